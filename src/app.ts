@@ -1,0 +1,17 @@
+import { Elysia } from "elysia";
+import { authRoutes } from "./auth/routes";
+import type { Context } from "./context";
+import { httpCore } from "./http/core";
+import { healthRoutes } from "./http/health";
+import { tenantsRoutes } from "./tenants/routes";
+
+/** The HTTP application: the shared core first (its hooks must precede every route), then features. */
+export function createApp(ctx: Context) {
+  return new Elysia({ normalize: true })
+    .use(httpCore(ctx))
+    .use(healthRoutes(ctx))
+    .use(tenantsRoutes(ctx))
+    .use(authRoutes(ctx));
+}
+
+export type App = ReturnType<typeof createApp>;

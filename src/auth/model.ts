@@ -1,0 +1,31 @@
+import { t } from "elysia";
+import { PASSWORD_MAX } from "../security/passwords";
+import { Email } from "../users/model";
+
+export const LoginBody = t.Object({
+  email: Email,
+  password: t.String({ minLength: 1, maxLength: PASSWORD_MAX }),
+});
+
+export const TokenPair = t.Object({
+  access_token: t.String(),
+  refresh_token: t.String(),
+  token_type: t.Literal("bearer"),
+});
+
+/** The body is optional: without one, the svc_refresh cookie is used. */
+export const RefreshBody = t.Optional(t.Nullable(t.Object({ refresh_token: t.Optional(t.String({ minLength: 1, maxLength: 4096 })) })));
+
+export const RevokeSessionBody = t.Object({ session_id: t.String({ minLength: 1, maxLength: 128 }) });
+
+export const SessionRead = t.Object({
+  id: t.String(),
+  created_at: t.String({ format: "date-time" }),
+  last_used_at: t.String({ format: "date-time" }),
+  expires_at: t.String({ format: "date-time" }),
+  ip: t.Nullable(t.String()),
+  user_agent: t.Nullable(t.String()),
+  current: t.Boolean(),
+});
+
+export const Confirmation = t.Object({ detail: t.String(), revoked: t.Integer() });

@@ -1,0 +1,82 @@
+import { Elysia } from "elysia";
+import type { Context } from "../context";
+import { authGuard } from "../http/auth-guard";
+import { requestInfo } from "../http/client";
+import { REFRESH_COOKIE, clearSessionCookies, setSessionCookies } from "../http/cookies";
+import { checkCsrf } from "../http/csrf";
+import { errors } from "../http/errors";
+import { requestedSubdomain } from "../http/tenancy";
+import { toUserRead } from "../users/model";
+import type { IssuedTokens } from "./service";
+import { LoginBody, RefreshBody, RevokeSessionBody } from "./model";
+
+const pair = (t: IssuedTokens) => ({ access_token: t.access_token, refresh_token: t.refresh_token, token_type: t.token_type });
+
+/** Sign-in, refresh and session management: /api/v1/auth. */
+export const authRoutes = (ctx: Context) => {
+  const tenantIdOf = async (headers: Record<string, string | undefined>): Promise<string | null> => {
+    const sub = requestedSubdomain(headers, ctx.config.baseDomain);
+    if (sub === null) return null;
+    const tenant = await ctx.repos.tenants.bySubdomain(sub);
+    if (!tenant) throw errors.tenantNotFound();
+    return tenant.id;
+  };
+
+  return new Elysia({ name: "auth-routes", prefix: "/api/v1/auth", seed: ctx.id })
+    .post(
+      "/login",
+      async ({ body, headers, request, server, cookie }) => {
+        const req = requestInfo(request, server, ctx.config.trustProxy);
+        const tokens = await ctx.auth.login(body, await tenantIdOf(headers), req);
+        setSessionCookies(cookie, ctx.config, tokens);
+        return pair(tokens);
+      },
+      { body: LoginBody },
+    )
+    .post(
+      "/refresh",
+      async ({ body, headers, request, server, cookie }) => {
+        let token = body?.refresh_token;
+        if (token === undefined) {
+          token = cookie[REFRESH_COOKIE]?.value as string | undefined;
+          if (!token) throw errors.notAuthenticated();
+          checkCsrf(request.method, headers, ctx.config.baseDomain);
+        }
+        const req = requestInfo(request, server, ctx.config.trustProxy);
+        const tokens = await ctx.auth.refresh(token, req, requestedSubdomain(headers, ctx.config.baseDomain));
+        setSessionCookies(cookie, ctx.config, tokens);
+        return pair(tokens);
+      },
+      { body: RefreshBody },
+    )
+    .use(authGuard(ctx))
+    .get("/me", async ({ auth }) => {
+      const user = await ctx.repos.users.byId(auth.tenantId, auth.userId);
+      if (!user) throw errors.sessionRevoked();
+      return { user: toUserRead(user), tenant: await ctx.tenants.read(auth.tenantId) };
+    })
+    .get("/sessions", ({ auth }) => ctx.auth.listSessions(auth))
+    .post(
+      "/sessions/revoke",
+      async ({ auth, body, request, server, cookie }) => {
+        const revoked = await ctx.auth.revokeSession(auth, body.session_id, requestInfo(request, server, ctx.config.trustProxy));
+        if (body.session_id === auth.sessionId) clearSessionCookies(cookie, ctx.config);
+        return { detail: "Session revoked.", revoked };
+      },
+      { body: RevokeSessionBody },
+    )
+    .post("/sessions/revoke-others", async ({ auth, request, server }) => {
+      const revoked = await ctx.auth.revokeOthers(auth, requestInfo(request, server, ctx.config.trustProxy));
+      return { detail: "Other sessions revoked.", revoked };
+    })
+    .post("/logout", async ({ auth, request, server, cookie }) => {
+      const revoked = await ctx.auth.revokeSession(auth, auth.sessionId, requestInfo(request, server, ctx.config.trustProxy));
+      clearSessionCookies(cookie, ctx.config);
+      return { detail: "Signed out.", revoked };
+    })
+    .post("/logout-all", async ({ auth, request, server, cookie }) => {
+      const revoked = await ctx.auth.logoutAll(auth, requestInfo(request, server, ctx.config.trustProxy));
+      clearSessionCookies(cookie, ctx.config);
+      return { detail: "Signed out everywhere.", revoked };
+    });
+};

@@ -1,0 +1,73 @@
+import { SignJWT, errors as joseErrors, jwtVerify } from "jose";
+import { errors } from "../http/errors";
+
+export type TokenType = "access" | "refresh" | "2fa";
+
+export interface TokenClaims {
+  sub: string;
+  tid: string;
+  sid: string;
+  typ: TokenType;
+  jti: string;
+  iat: number;
+  exp: number;
+}
+
+export const ISSUER = "workspace-suite";
+export const AUDIENCE = "workspace-suite-api";
+const REQUIRED = ["iss", "aud", "sub", "tid", "sid", "typ", "jti", "iat", "exp"];
+
+/**
+ * HS256 tokens whose every verify pins the algorithm, issuer, audience, header type and the
+ * `typ` claim (RFC 8725), so a token of one kind is never accepted where another is expected.
+ */
+export function createTokens(secret: string, refreshKey: string, now: () => number) {
+  const key = new TextEncoder().encode(secret);
+  const hmac = new Bun.CryptoHasher("sha256", refreshKey);
+
+  return {
+    /** The claims' order is fixed, so the same claims always sign to the same token. */
+    sign(c: TokenClaims): Promise<string> {
+      return new SignJWT({ tid: c.tid, sid: c.sid, typ: c.typ })
+        .setProtectedHeader({ alg: "HS256", typ: "JWT" })
+        .setIssuer(ISSUER)
+        .setAudience(AUDIENCE)
+        .setSubject(c.sub)
+        .setJti(c.jti)
+        .setIssuedAt(c.iat)
+        .setExpirationTime(c.exp)
+        .sign(key);
+    },
+
+    async verify(token: string, expected: TokenType): Promise<TokenClaims> {
+      let payload: Record<string, unknown>;
+      try {
+        ({ payload } = await jwtVerify(token, key, {
+          algorithms: ["HS256"],
+          issuer: ISSUER,
+          audience: AUDIENCE,
+          typ: "JWT",
+          requiredClaims: REQUIRED,
+          currentDate: new Date(now()),
+        }));
+      } catch (e) {
+        if (e instanceof joseErrors.JWTExpired) throw errors.tokenExpired();
+        throw errors.tokenInvalid();
+      }
+      const { sub, tid, sid, typ, jti, iat, exp } = payload;
+      if (typ !== expected) throw errors.tokenInvalid();
+      for (const v of [sub, tid, sid, jti]) if (typeof v !== "string" || v === "") throw errors.tokenInvalid();
+      return { sub, tid, sid, typ, jti, iat, exp } as TokenClaims;
+    },
+
+    /**
+     * The jti of a session's refresh token of one generation: derivable by the server alone,
+     * so no refresh token material needs storing and a two-tab retry gets the very same token.
+     */
+    refreshJti(sessionId: string, generation: number): string {
+      return hmac.copy().update(`${sessionId}:${generation}`).digest("base64url").slice(0, 32);
+    },
+  };
+}
+
+export type Tokens = ReturnType<typeof createTokens>;

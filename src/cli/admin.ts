@@ -1,0 +1,67 @@
+import { Value } from "@sinclair/typebox/value";
+import { existsSync } from "node:fs";
+import type { Config } from "../config";
+import { createContext } from "../context";
+import { backupTo, openDatabase } from "../db/database";
+import { CURRENT_PLAN, migrate } from "../db/migrate";
+import { RequestValidationError } from "../http/errors";
+import { toValidationItems } from "../http/validation";
+import { SignupBody } from "../tenants/model";
+import { UsageError } from "./args";
+
+type Out = (line: string) => void;
+
+export function migrateCommand(config: Config, out: Out): void {
+  const db = openDatabase(config.db);
+  try {
+    const r = migrate(db, CURRENT_PLAN, config.db);
+    out(r.from === r.to ? `${config.db}: schema version ${r.to}, up to date` : `${config.db}: schema version ${r.from} -> ${r.to}`);
+    if (r.backup) out(`previous database kept at ${r.backup}`);
+  } finally {
+    db.close();
+  }
+}
+
+export function backupCommand(config: Config, file: string | undefined, out: Out): void {
+  if (!file) throw new UsageError("usage: suite backup FILE");
+  if (existsSync(file)) throw new UsageError(`${file} already exists; choose a new file name`);
+  if (!existsSync(config.db)) throw new UsageError(`no database at ${config.db}`);
+  const db = openDatabase(config.db);
+  try {
+    backupTo(db, file);
+  } finally {
+    db.close();
+  }
+  const check = openDatabase(file);
+  const ok = (check.query("PRAGMA integrity_check").get() as { integrity_check: string }).integrity_check;
+  check.close();
+  if (ok !== "ok") throw new Error(`the copy at ${file} failed its integrity check: ${ok}`);
+  out(`backed up ${config.db} to ${file} (${Bun.file(file).size} bytes, integrity ok)`);
+}
+
+export async function tenantCreateCommand(config: Config, flags: Record<string, string>, out: Out): Promise<void> {
+  const input = {
+    email: (flags["admin-email"] ?? "").trim().toLowerCase(),
+    password: flags["admin-password"] ?? process.env.SUITE_ADMIN_PASSWORD ?? "",
+    tenant_name: flags.name ?? "",
+    subdomain: (flags.subdomain ?? "").trim().toLowerCase(),
+    ...(flags.modules !== undefined ? { initial_modules: flags.modules.split(",").map((m) => m.trim()).filter(Boolean) } : {}),
+    ...(flags["admin-name"] !== undefined ? { full_name: flags["admin-name"] } : {}),
+  };
+  const names: Record<string, string> = { email: "--admin-email", password: "--admin-password", tenant_name: "--name", subdomain: "--subdomain", initial_modules: "--modules" };
+  const explain = (items: { loc: Array<string | number>; msg: string }[]) =>
+    items.map((i) => `${names[String(i.loc[1])] ?? i.loc.slice(1).join(".")}: ${i.msg}`).join("; ");
+  if (!Value.Check(SignupBody, input)) throw new UsageError(explain(toValidationItems("body", [...Value.Errors(SignupBody, input)])));
+
+  const ctx = createContext({ config, log: () => {} });
+  try {
+    const { tenant, user } = await ctx.tenants.createOrganization(input, { ip: null, userAgent: "suite-cli" }, "cli");
+    out(`created tenant ${tenant.subdomain} (${tenant.id}) with admin ${user.email} (${user.id}); modules: ${tenant.modules.join(", ") || "none"}`);
+  } catch (e) {
+    if (e instanceof RequestValidationError) throw new UsageError(explain(e.items));
+    if (e instanceof Error && "code" in e && e.code === "subdomain_taken") throw new UsageError(`subdomain ${input.subdomain} is already taken`);
+    throw e;
+  } finally {
+    ctx.close();
+  }
+}

@@ -1,0 +1,164 @@
+import { availableParallelism } from "node:os";
+
+/** Every setting of the server, resolved from flags, then `SUITE_*` environment, then defaults. */
+export interface Config {
+  port: number;
+  host: string;
+  db: string;
+  baseDomain: string;
+  /** null: host-only cookies (browsers refuse `Domain=localhost` and IP addresses). */
+  cookieDomain: string | null;
+  cookieSecure: boolean;
+  jwtSecret: string | null;
+  smtpUrl: string | null;
+  mailFrom: string;
+  publicUrl: string;
+  trustProxy: boolean;
+  hashConcurrency: number;
+  /** Lifetimes, in seconds. */
+  accessTtl: number;
+  refreshTtl: number;
+  tempTokenTtl: number;
+  magicLinkTtl: number;
+  inviteTtl: number;
+  refreshGrace: number;
+}
+
+/** A bad setting: main prints `message` as one line and exits non-zero. */
+export class ConfigError extends Error {}
+
+type Kind = "port" | "string" | "url" | "seconds" | "bool" | "secure" | "count";
+interface Setting {
+  key: keyof Config;
+  env: string;
+  flag: string;
+  kind: Kind;
+}
+
+const SETTINGS: Setting[] = [
+  { key: "port", env: "SUITE_PORT", flag: "port", kind: "port" },
+  { key: "host", env: "SUITE_HOST", flag: "host", kind: "string" },
+  { key: "db", env: "SUITE_DB", flag: "db", kind: "string" },
+  { key: "baseDomain", env: "SUITE_BASE_DOMAIN", flag: "base-domain", kind: "string" },
+  { key: "cookieDomain", env: "SUITE_COOKIE_DOMAIN", flag: "cookie-domain", kind: "string" },
+  { key: "cookieSecure", env: "SUITE_COOKIE_SECURE", flag: "cookie-secure", kind: "secure" },
+  { key: "jwtSecret", env: "SUITE_JWT_SECRET", flag: "jwt-secret", kind: "string" },
+  { key: "smtpUrl", env: "SUITE_SMTP_URL", flag: "smtp-url", kind: "url" },
+  { key: "mailFrom", env: "SUITE_MAIL_FROM", flag: "mail-from", kind: "string" },
+  { key: "publicUrl", env: "SUITE_PUBLIC_URL", flag: "public-url", kind: "url" },
+  { key: "trustProxy", env: "SUITE_TRUST_PROXY", flag: "trust-proxy", kind: "bool" },
+  { key: "hashConcurrency", env: "SUITE_HASH_CONCURRENCY", flag: "hash-concurrency", kind: "count" },
+  { key: "accessTtl", env: "SUITE_ACCESS_TTL", flag: "access-ttl", kind: "seconds" },
+  { key: "refreshTtl", env: "SUITE_REFRESH_TTL", flag: "refresh-ttl", kind: "seconds" },
+  { key: "tempTokenTtl", env: "SUITE_TEMP_TOKEN_TTL", flag: "temp-token-ttl", kind: "seconds" },
+  { key: "magicLinkTtl", env: "SUITE_MAGIC_LINK_TTL", flag: "magic-link-ttl", kind: "seconds" },
+  { key: "inviteTtl", env: "SUITE_INVITE_TTL", flag: "invite-ttl", kind: "seconds" },
+  { key: "refreshGrace", env: "SUITE_REFRESH_GRACE", flag: "refresh-grace", kind: "seconds" },
+];
+
+/** The flag names `loadConfig` understands, for the command line's own parser. */
+export const CONFIG_FLAGS = new Set(SETTINGS.map((s) => s.flag));
+
+function parseValue(s: Setting, raw: string, where: string): unknown {
+  const bad = (why: string) => new ConfigError(`invalid ${where}=${JSON.stringify(raw)}: ${why}`);
+  const value = raw.trim();
+  switch (s.kind) {
+    case "port": {
+      if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > 65535) throw bad("expected a port number from 1 to 65535");
+      return Number(value);
+    }
+    case "seconds": {
+      if (!/^\d+$/.test(value) || Number(value) > 10 * 365 * 86400) throw bad("expected a whole number of seconds");
+      return Number(value);
+    }
+    case "count": {
+      if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > 256) throw bad("expected a whole number from 1 to 256");
+      return Number(value);
+    }
+    case "bool": {
+      const v = value.toLowerCase();
+      if (["1", "true", "yes", "on"].includes(v)) return true;
+      if (["0", "false", "no", "off"].includes(v)) return false;
+      throw bad("expected true or false");
+    }
+    case "secure": {
+      const v = value.toLowerCase();
+      if (v === "auto" || v === "true" || v === "false") return v;
+      throw bad("expected auto, true or false");
+    }
+    case "url": {
+      if (value === "") return null;
+      try {
+        new URL(value);
+      } catch {
+        throw bad("expected a URL");
+      }
+      return value.replace(/\/+$/, "");
+    }
+    default:
+      if (value === "") throw bad("must not be empty");
+      return value;
+  }
+}
+
+/** A development host: plain http is fine there, and cookies cannot carry its name as Domain. */
+export function isDevHost(host: string): boolean {
+  const h = host.toLowerCase();
+  return h === "localhost" || h.endsWith(".localhost") || /^127\.\d+\.\d+\.\d+$/.test(h) || h === "::1" || h === "[::1]";
+}
+
+const DOMAIN_RE = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
+
+/**
+ * Resolves the configuration. `flags` are `--name value` pairs already split by the command line.
+ * Throws ConfigError with one human line on the first bad value.
+ */
+export function loadConfig(flags: Record<string, string> = {}, env: Record<string, string | undefined> = process.env): Config {
+  const raw: Record<string, unknown> = {};
+  for (const s of SETTINGS) {
+    if (flags[s.flag] !== undefined) raw[s.key] = parseValue(s, flags[s.flag]!, `--${s.flag}`);
+    else if (env[s.env] !== undefined && env[s.env] !== "") raw[s.key] = parseValue(s, env[s.env]!, s.env);
+  }
+  const baseDomain = String(raw.baseDomain ?? "localhost").toLowerCase();
+  if (!DOMAIN_RE.test(baseDomain)) throw new ConfigError(`invalid SUITE_BASE_DOMAIN=${JSON.stringify(baseDomain)}: expected a domain name such as example.com`);
+  const cookieDomainRaw = raw.cookieDomain === undefined ? baseDomain : String(raw.cookieDomain).toLowerCase().replace(/^\./, "");
+  if (!DOMAIN_RE.test(cookieDomainRaw)) throw new ConfigError(`invalid SUITE_COOKIE_DOMAIN=${JSON.stringify(cookieDomainRaw)}: expected a domain name`);
+  if (baseDomain !== cookieDomainRaw && !baseDomain.endsWith(`.${cookieDomainRaw}`)) {
+    throw new ConfigError(`invalid SUITE_COOKIE_DOMAIN=${JSON.stringify(cookieDomainRaw)}: must be ${baseDomain} or a parent of it`);
+  }
+  const jwtSecret = (raw.jwtSecret as string | undefined) ?? null;
+  if (jwtSecret !== null && jwtSecret.length < 32) throw new ConfigError("invalid SUITE_JWT_SECRET: must be at least 32 characters");
+  const secure = (raw.cookieSecure as string | undefined) ?? "auto";
+  const port = (raw.port as number | undefined) ?? 8000;
+
+  const config: Config = {
+    port,
+    host: (raw.host as string | undefined) ?? "0.0.0.0",
+    db: (raw.db as string | undefined) ?? "./data/suite.db",
+    baseDomain,
+    cookieDomain: isDevHost(cookieDomainRaw) ? null : cookieDomainRaw,
+    cookieSecure: secure === "auto" ? !isDevHost(baseDomain) : secure === "true",
+    jwtSecret,
+    smtpUrl: (raw.smtpUrl as string | null | undefined) ?? null,
+    mailFrom: (raw.mailFrom as string | undefined) ?? `Workspace Suite <no-reply@${baseDomain}>`,
+    publicUrl: (raw.publicUrl as string | null | undefined) ?? `http://${baseDomain}:${port}`,
+    trustProxy: (raw.trustProxy as boolean | undefined) ?? false,
+    hashConcurrency: (raw.hashConcurrency as number | undefined) ?? availableParallelism(),
+    accessTtl: (raw.accessTtl as number | undefined) ?? 15 * 60,
+    refreshTtl: (raw.refreshTtl as number | undefined) ?? 30 * 86400,
+    tempTokenTtl: (raw.tempTokenTtl as number | undefined) ?? 5 * 60,
+    magicLinkTtl: (raw.magicLinkTtl as number | undefined) ?? 10 * 60,
+    inviteTtl: (raw.inviteTtl as number | undefined) ?? 7 * 86400,
+    refreshGrace: (raw.refreshGrace as number | undefined) ?? 10,
+  };
+  for (const key of ["accessTtl", "refreshTtl", "tempTokenTtl", "magicLinkTtl", "inviteTtl"] as const) {
+    if (config[key] < 1) throw new ConfigError(`invalid ${SETTINGS.find((s) => s.key === key)!.env}=0: a lifetime must be at least 1 second`);
+  }
+  if (config.accessTtl > config.refreshTtl) throw new ConfigError("invalid SUITE_ACCESS_TTL: must not exceed SUITE_REFRESH_TTL");
+  return config;
+}
+
+/** The settings table of the README, kept beside the code that reads them. */
+export function settingsHelp(): string {
+  return SETTINGS.map((s) => `  --${s.flag.padEnd(18)} ${s.env}`).join("\n");
+}

@@ -1,0 +1,80 @@
+import { randomBytes } from "node:crypto";
+import { createSessionsRepo } from "./auth/repo";
+import { createAuthService } from "./auth/service";
+import { createTokens } from "./auth/tokens";
+import type { Config } from "./config";
+import { createCrmRepo } from "./crm/repo";
+import { type Db, openDatabase } from "./db/database";
+import { CURRENT_PLAN, migrate } from "./db/migrate";
+import { createPasswordHasher } from "./security/passwords";
+import { LIMITS, type Limits, createRateLimiter } from "./security/rate-limit";
+import { type AuditEntry, createSecurityRepo } from "./security/repo";
+import { createTenantsRepo } from "./tenants/repo";
+import { createTenantsService } from "./tenants/service";
+import { createUsersRepo } from "./users/repo";
+
+/** One JSON object per line. Never given a password, token, code, cookie or mailed link. */
+export type Logger = (line: Record<string, unknown>) => void;
+
+export const stdoutLogger: Logger = (line) => process.stdout.write(`${JSON.stringify({ time: new Date().toISOString(), ...line })}\n`);
+
+export interface ContextOptions {
+  config: Config;
+  /** An already open database (tests pass ":memory:" ones); otherwise config.db is opened and migrated. */
+  db?: Db;
+  log?: Logger;
+  now?: () => number;
+  limits?: Partial<Limits>;
+}
+
+/** Builds every repo and service once, wired together: the one place that knows them all. */
+export function createContext(opts: ContextOptions) {
+  const { config } = opts;
+  const db = opts.db ?? openDatabase(config.db);
+  migrate(db, CURRENT_PLAN, opts.db ? undefined : config.db);
+  const now = opts.now ?? Date.now;
+  const log = opts.log ?? stdoutLogger;
+  const limits: Limits = { ...LIMITS, ...opts.limits };
+
+  const security = createSecurityRepo(db);
+  const sessions = createSessionsRepo(db);
+  const users = createUsersRepo(db);
+  const crm = createCrmRepo(db);
+  const tenants = createTenantsRepo(db, { users, crm, sessions, security });
+
+  const newKey = () => randomBytes(48).toString("base64url");
+  const jwtSecret = config.jwtSecret ?? security.settingOrCreate("jwt_secret", newKey);
+  const tokens = createTokens(jwtSecret, security.settingOrCreate("refresh_key", newKey), now);
+  const hasher = createPasswordHasher(config.hashConcurrency);
+  const limiter = createRateLimiter(security, now);
+  const audit = (e: AuditEntry) => security.audit(e, now());
+
+  const auth = createAuthService({ config, now, sessions, users, tokens, hasher, limiter, limits, audit });
+  const tenantsService = createTenantsService({ now, tenants, hasher, limiter, limits, auth });
+
+  return {
+    /** Distinguishes this context's Elysia plugins from another's in the same process (tests). */
+    id: Math.random().toString(36).slice(2),
+    config,
+    db,
+    now,
+    log,
+    limits,
+    repos: { security, sessions, users, crm, tenants },
+    tokens,
+    hasher,
+    limiter,
+    audit,
+    auth,
+    tenants: tenantsService,
+    /** Periodic clean-up: finished rate-limit windows, and sessions a day past their end. */
+    async housekeep(): Promise<void> {
+      const t = now();
+      await security.sweep(t);
+      await sessions.purgeExpired(t - 86_400_000);
+    },
+    close: () => db.close(),
+  };
+}
+
+export type Context = ReturnType<typeof createContext>;

@@ -1,0 +1,62 @@
+import schemaSql from "../../schema.sql" with { type: "text" };
+import { existsSync, renameSync } from "node:fs";
+import type { Db } from "./database";
+import { backupTo, writeTx } from "./database";
+import { MIGRATIONS, type Migration } from "./migrations";
+
+export interface MigrationPlan {
+  schema: string;
+  migrations: Migration[];
+}
+
+export const CURRENT_PLAN: MigrationPlan = { schema: schemaSql, migrations: MIGRATIONS };
+
+export const targetVersion = (plan: MigrationPlan): number =>
+  plan.migrations.length === 0 ? 1 : plan.migrations[plan.migrations.length - 1]!.version;
+
+export interface MigrateResult {
+  from: number;
+  to: number;
+  backup: string | null;
+}
+
+const userVersion = (db: Db): number => (db.query("PRAGMA user_version").get() as { user_version: number }).user_version;
+
+/**
+ * Brings the database to the plan's version, recording it in PRAGMA user_version. Each step runs
+ * in one IMMEDIATE transaction together with its version bump, so a failed step leaves the
+ * database exactly as it was. Before upgrading a file that holds data, a copy is kept beside it.
+ */
+export function migrate(db: Db, plan: MigrationPlan = CURRENT_PLAN, file?: string): MigrateResult {
+  const target = targetVersion(plan);
+  const from = userVersion(db);
+  if (from > target) {
+    throw new Error(`the database is at schema version ${from}, newer than this release understands (${target}); use a newer release`);
+  }
+  if (from === target) return { from, to: target, backup: null };
+
+  if (from === 0) {
+    const existing = db.query("SELECT count(*) AS n FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%'").get() as { n: number };
+    if (existing.n > 0) throw new Error("the database has tables but no schema version: it is not a Workspace Suite database");
+    writeTx(db, () => {
+      db.run(plan.schema);
+      db.run(`PRAGMA user_version = ${target}`);
+    });
+    return { from, to: target, backup: null };
+  }
+
+  let backup: string | null = null;
+  if (file && file !== ":memory:" && existsSync(file)) {
+    backup = `${file}.v${from}.bak`;
+    if (existsSync(backup)) renameSync(backup, `${backup}.${Date.now()}`);
+    backupTo(db, backup);
+  }
+  for (const step of plan.migrations) {
+    if (step.version <= from) continue;
+    writeTx(db, () => {
+      db.run(step.sql);
+      db.run(`PRAGMA user_version = ${step.version}`);
+    });
+  }
+  return { from, to: target, backup };
+}

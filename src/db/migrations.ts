@@ -1,0 +1,15 @@
+/**
+ * Upgrades for databases made by an older release. schema.sql is always the whole current
+ * schema and is what a new database gets; a database at version N-1 runs the migration with
+ * `version: N`. Version 1 is schema.sql as first released, so the list starts at 2.
+ *
+ * To change the schema: edit schema.sql, add { version: next, sql: "ALTER ..." } here, and
+ * tests/db/migrate.test.ts checks that the oldest snapshot plus every migration equals schema.sql.
+ */
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export const MIGRATIONS: Migration[] = [];

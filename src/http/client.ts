@@ -1,0 +1,20 @@
+import type { RequestInfo } from "../auth/service";
+
+type Server = { requestIP(request: Request): { address: string } | null } | null | undefined;
+
+const MAX_USER_AGENT = 512;
+
+/**
+ * Who sent the request. Behind a reverse proxy (SUITE_TRUST_PROXY), the address the proxy saw:
+ * the last X-Forwarded-For entry, the one the proxy itself appended.
+ */
+export function requestInfo(request: Request, server: Server, trustProxy: boolean): RequestInfo {
+  let ip: string | null = null;
+  if (trustProxy) {
+    const forwarded = request.headers.get("x-forwarded-for");
+    if (forwarded) ip = forwarded.split(",").at(-1)!.trim().slice(0, 64) || null;
+  }
+  ip ??= server?.requestIP(request)?.address ?? null;
+  const ua = request.headers.get("user-agent");
+  return { ip, userAgent: ua ? ua.slice(0, MAX_USER_AGENT) : null };
+}

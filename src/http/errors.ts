@@ -1,0 +1,53 @@
+/** The one error of the suite: a status, a snake_case code and a human sentence (CONTRACT §1). */
+export class AppError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    readonly detail: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(detail);
+    this.name = "AppError";
+  }
+}
+
+/** One item of a FastAPI-style 422 body. */
+export interface ValidationItem {
+  loc: Array<string | number>;
+  msg: string;
+  type: string;
+  input?: unknown;
+  ctx?: Record<string, unknown>;
+}
+
+/** A validation failure raised by our own code (a rule TypeBox cannot express). */
+export class RequestValidationError extends Error {
+  constructor(readonly items: ValidationItem[]) {
+    super("request validation failed");
+    this.name = "RequestValidationError";
+  }
+}
+
+const BEARER = { "WWW-Authenticate": "Bearer" };
+
+export const errors = {
+  notAuthenticated: () => new AppError(401, "not_authenticated", "Not authenticated.", BEARER),
+  tokenExpired: () => new AppError(401, "token_expired", "The token has expired.", BEARER),
+  tokenInvalid: () => new AppError(401, "token_invalid", "The token is not valid.", BEARER),
+  sessionRevoked: () => new AppError(401, "session_revoked", "The session has ended. Sign in again.", BEARER),
+  invalidCredentials: () => new AppError(401, "invalid_credentials", "Incorrect email or password."),
+  forbidden: (detail = "You do not have permission to do this.") => new AppError(403, "forbidden", detail),
+  moduleDisabled: (module: string) => new AppError(403, "module_disabled", `The ${module} module is not enabled for this organization.`),
+  tenantMismatch: () => new AppError(403, "tenant_mismatch", "These credentials belong to another organization."),
+  tenantRequired: () =>
+    new AppError(400, "tenant_required", "This email belongs to several organizations: name one with the X-Tenant header or its subdomain."),
+  tenantNotFound: () => new AppError(404, "tenant_not_found", "No organization has this subdomain."),
+  csrf: () => new AppError(403, "csrf_failed", "Cross-site request refused."),
+  notFound: (what = "Not found.") => new AppError(404, "not_found", what),
+  conflict: (code: string, detail: string) => new AppError(409, code, detail),
+  rateLimited: (retryAfterSeconds: number) =>
+    new AppError(429, "rate_limited", "Too many attempts. Try again later.", { "Retry-After": String(Math.max(1, Math.ceil(retryAfterSeconds))) }),
+  payloadTooLarge: () => new AppError(413, "payload_too_large", "The request body is larger than 1 MiB."),
+  unsupportedMediaType: () => new AppError(415, "unsupported_media_type", "Request bodies must be JSON (Content-Type: application/json)."),
+  internal: () => new AppError(500, "internal_error", "Something went wrong on our side."),
+};

@@ -1,0 +1,24 @@
+import { RESERVED_SUBDOMAINS } from "../tenants/model";
+import { errors } from "./errors";
+
+type Headers = Record<string, string | undefined>;
+
+/** The host name of a Host header, without port or IPv6 brackets, lower-cased. */
+export const hostName = (host: string): string => host.trim().toLowerCase().replace(/^\[([^\]]+)\](:\d+)?$/, "$1").replace(/:\d+$/, "");
+
+/**
+ * The subdomain a request names, by its Host (`acme.<base domain>`) or, for API clients, by the
+ * `X-Tenant` header; null when it names none. Naming two different tenants is refused.
+ */
+export function requestedSubdomain(headers: Headers, baseDomain: string): string | null {
+  const header = headers["x-tenant"]?.trim().toLowerCase() || null;
+  const host = hostName(headers.host ?? "");
+  let fromHost: string | null = null;
+  if (host.endsWith(`.${baseDomain}`)) {
+    const sub = host.slice(0, -(baseDomain.length + 1));
+    // www.<base>, api.<base>: the product's own hosts, which name no organization.
+    if (!RESERVED_SUBDOMAINS.has(sub)) fromHost = sub;
+  }
+  if (header && fromHost && header !== fromHost) throw errors.tenantMismatch();
+  return header ?? fromHost;
+}

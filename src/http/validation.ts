@@ -1,0 +1,175 @@
+import type { TSchema } from "@sinclair/typebox";
+import { ValueErrorType, type ValueError } from "@sinclair/typebox/errors";
+import { Value } from "@sinclair/typebox/value";
+import type { ValidationItem } from "./errors";
+
+/** Where a value came from, in FastAPI's words. */
+const SOURCES: Record<string, string> = { body: "body", query: "query", params: "path", headers: "header", cookie: "cookie" };
+
+/** Fields whose values never go back into an error body (nor, therefore, anywhere near a log). */
+const SECRET_FIELD = /pass|token|secret|code|otp/i;
+const MAX_ECHO = 1000;
+
+interface Described {
+  type: string;
+  msg: string;
+  ctx?: Record<string, unknown>;
+}
+
+const quoteList = (values: unknown[]) => values.map((v) => `'${String(v)}'`).join(", ").replace(/, ([^,]*)$/, " or $1");
+
+/** Elysia wraps numbers and booleans of a request in a union with a string that it coerces. */
+function coercedVariant(schema: TSchema): { target: TSchema; format: string } | null {
+  const anyOf = schema.anyOf as TSchema[] | undefined;
+  if (!anyOf || anyOf.length !== 2) return null;
+  const str = anyOf.find((s) => s.type === "string" && ["integer", "numeric", "boolean"].includes(s.format as string));
+  const target = anyOf.find((s) => s !== str);
+  return str && target ? { target, format: str.format as string } : null;
+}
+
+function describeUnion(schema: TSchema, value: unknown): Described {
+  const anyOf = (schema.anyOf as TSchema[]) ?? [];
+  if (anyOf.length > 0 && anyOf.every((s) => s.const !== undefined)) {
+    const expected = quoteList(anyOf.map((s) => s.const));
+    return { type: "literal_error", msg: `Input should be ${expected}`, ctx: { expected } };
+  }
+  const coerced = coercedVariant(schema);
+  if (coerced) {
+    let parsed = value;
+    if (typeof value === "string") {
+      const text = value.trim();
+      if (coerced.format === "integer") {
+        if (!/^[+-]?\d+$/.test(text)) return { type: "int_parsing", msg: "Input should be a valid integer, unable to parse string as an integer" };
+        parsed = Number(text);
+      } else if (coerced.format === "numeric") {
+        if (text === "" || !Number.isFinite(Number(text))) return { type: "float_parsing", msg: "Input should be a valid number, unable to parse string as a number" };
+        parsed = Number(text);
+      } else {
+        return { type: "bool_parsing", msg: "Input should be a valid boolean, unable to interpret input" };
+      }
+    }
+    return describeAgainst(coerced.target, parsed);
+  }
+  // A nullable field (X | null): explain the failure against X.
+  const nonNull = anyOf.filter((s) => s.type !== "null");
+  if (nonNull.length === 1) return describeAgainst(nonNull[0]!, value);
+  return { type: "value_error", msg: "Input does not match any allowed form" };
+}
+
+function describeAgainst(schema: TSchema, value: unknown): Described {
+  const first = Value.Errors(schema, value).First();
+  return first ? describe(first) : { type: "value_error", msg: "Input is not valid" };
+}
+
+function describe(e: ValueError): Described {
+  const s = e.schema as Record<string, any>;
+  const v = e.value;
+  switch (e.type) {
+    case ValueErrorType.ObjectRequiredProperty:
+      return { type: "missing", msg: "Field required" };
+    case ValueErrorType.Union:
+      return describeUnion(e.schema, v);
+    case ValueErrorType.String:
+      return { type: "string_type", msg: "Input should be a valid string" };
+    case ValueErrorType.StringMinLength:
+      return { type: "string_too_short", msg: `String should have at least ${s.minLength} character${s.minLength === 1 ? "" : "s"}`, ctx: { min_length: s.minLength } };
+    case ValueErrorType.StringMaxLength:
+      return { type: "string_too_long", msg: `String should have at most ${s.maxLength} characters`, ctx: { max_length: s.maxLength } };
+    case ValueErrorType.StringPattern:
+      return { type: "string_pattern_mismatch", msg: `String should match pattern '${s.pattern}'`, ctx: { pattern: s.pattern } };
+    case ValueErrorType.StringFormat:
+    case ValueErrorType.StringFormatUnknown:
+      return s.format === "email"
+        ? { type: "value_error", msg: "value is not a valid email address" }
+        : { type: "value_error", msg: `Input should be a valid ${s.format}` };
+    case ValueErrorType.Integer:
+      if (typeof v === "string") return { type: "int_parsing", msg: "Input should be a valid integer, unable to parse string as an integer" };
+      if (typeof v === "number") return { type: "int_from_float", msg: "Input should be a valid integer, got a number with a fractional part" };
+      return { type: "int_type", msg: "Input should be a valid integer" };
+    case ValueErrorType.Number:
+      return typeof v === "string"
+        ? { type: "float_parsing", msg: "Input should be a valid number, unable to parse string as a number" }
+        : { type: "float_type", msg: "Input should be a valid number" };
+    case ValueErrorType.IntegerMinimum:
+    case ValueErrorType.NumberMinimum:
+      return { type: "greater_than_equal", msg: `Input should be greater than or equal to ${s.minimum}`, ctx: { ge: s.minimum } };
+    case ValueErrorType.IntegerMaximum:
+    case ValueErrorType.NumberMaximum:
+      return { type: "less_than_equal", msg: `Input should be less than or equal to ${s.maximum}`, ctx: { le: s.maximum } };
+    case ValueErrorType.IntegerExclusiveMinimum:
+    case ValueErrorType.NumberExclusiveMinimum:
+      return { type: "greater_than", msg: `Input should be greater than ${s.exclusiveMinimum}`, ctx: { gt: s.exclusiveMinimum } };
+    case ValueErrorType.IntegerExclusiveMaximum:
+    case ValueErrorType.NumberExclusiveMaximum:
+      return { type: "less_than", msg: `Input should be less than ${s.exclusiveMaximum}`, ctx: { lt: s.exclusiveMaximum } };
+    case ValueErrorType.Boolean:
+      return typeof v === "string"
+        ? { type: "bool_parsing", msg: "Input should be a valid boolean, unable to interpret input" }
+        : { type: "bool_type", msg: "Input should be a valid boolean" };
+    case ValueErrorType.Literal: {
+      const expected = quoteList([s.const]);
+      return { type: "literal_error", msg: `Input should be ${expected}`, ctx: { expected } };
+    }
+    case ValueErrorType.Kind:
+      if (Array.isArray(s.enum)) {
+        const expected = quoteList(s.enum);
+        return { type: "literal_error", msg: `Input should be ${expected}`, ctx: { expected } };
+      }
+      return { type: "value_error", msg: e.message };
+    case ValueErrorType.Array:
+      return { type: "list_type", msg: "Input should be a valid list" };
+    case ValueErrorType.ArrayMaxItems:
+      return { type: "too_long", msg: `List should have at most ${s.maxItems} items`, ctx: { max_length: s.maxItems } };
+    case ValueErrorType.ArrayMinItems:
+      return { type: "too_short", msg: `List should have at least ${s.minItems} item${s.minItems === 1 ? "" : "s"}`, ctx: { min_length: s.minItems } };
+    case ValueErrorType.Object:
+      return s.properties
+        ? { type: "model_attributes_type", msg: "Input should be a valid dictionary or object to extract fields from" }
+        : { type: "dict_type", msg: "Input should be a valid dictionary" };
+    case ValueErrorType.ObjectAdditionalProperties:
+      return { type: "extra_forbidden", msg: "Extra inputs are not permitted" };
+    case ValueErrorType.Null:
+      return { type: "none_required", msg: "Input should be None" };
+    default:
+      return { type: "value_error", msg: e.message };
+  }
+}
+
+const pathToLoc = (path: string): Array<string | number> =>
+  path === ""
+    ? []
+    : path
+        .slice(1)
+        .split("/")
+        .map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~"))
+        .map((p) => (/^\d+$/.test(p) ? Number(p) : p));
+
+function echo(loc: Array<string | number>, value: unknown): unknown {
+  if (value === undefined) return undefined;
+  if (loc.some((p) => typeof p === "string" && SECRET_FIELD.test(p))) return undefined;
+  const text = JSON.stringify(value);
+  return text !== undefined && text.length <= MAX_ECHO ? value : undefined;
+}
+
+/**
+ * Turns TypeBox's errors (as Elysia reports them) into FastAPI's 422 items: one item per
+ * failing field, `loc` starting with where the value came from.
+ */
+export function toValidationItems(source: string, list: ValueError[]): ValidationItem[] {
+  const where = SOURCES[source] ?? source;
+  const seen = new Set<string>();
+  const items: ValidationItem[] = [];
+  for (const e of list) {
+    const loc = [where, ...pathToLoc(e.path)];
+    const key = JSON.stringify(loc);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    const d = e.value === undefined || (e.value === null && loc.length === 1) ? { type: "missing", msg: "Field required" } : describe(e);
+    const item: ValidationItem = { loc, msg: d.msg, type: d.type };
+    const input = d.type === "missing" ? undefined : echo(loc, e.value);
+    if (input !== undefined) item.input = input;
+    if (d.ctx) item.ctx = d.ctx;
+    items.push(item);
+  }
+  return items;
+}

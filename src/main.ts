@@ -1,0 +1,53 @@
+#!/usr/bin/env bun
+import { backupCommand, migrateCommand, tenantCreateCommand } from "./cli/admin";
+import { UsageError, parseArgs, takeFlags } from "./cli/args";
+import { serve } from "./cli/serve";
+import { CONFIG_FLAGS, ConfigError, loadConfig, settingsHelp } from "./config";
+
+const HELP = `Workspace Suite: sign-in, organizations and a CRM, in one executable.
+
+usage: suite [command] [options]
+
+commands:
+  serve                 serve HTTP (the default)
+  migrate               create or upgrade the database, then exit
+  tenant create         --name N --subdomain S --admin-email E --admin-password P
+                        [--admin-name NAME] [--modules crm,users]
+  backup FILE           write a consistent copy of the live database to FILE
+  help                  this text
+
+settings (flag or environment variable):
+${settingsHelp()}
+`;
+
+const out = (line: string): void => void process.stdout.write(`${line}\n`);
+
+async function main(argv: string[]): Promise<void> {
+  const { words, flags } = parseArgs(argv);
+  const [command = "serve", sub, ...rest] = words;
+  const own = command === "tenant" ? takeFlags(flags, ["name", "subdomain", "admin-email", "admin-password", "admin-name", "modules"]) : {};
+  for (const name of Object.keys(flags)) if (!CONFIG_FLAGS.has(name)) throw new UsageError(`unknown option --${name}`);
+
+  if (command === "help") return out(HELP);
+  const config = loadConfig(flags);
+  switch (command) {
+    case "serve":
+      return serve(config);
+    case "migrate":
+      return migrateCommand(config, out);
+    case "backup":
+      return backupCommand(config, sub, out);
+    case "tenant":
+      if (sub !== "create" || rest.length > 0) throw new UsageError("usage: suite tenant create --name N --subdomain S --admin-email E --admin-password P");
+      return tenantCreateCommand(config, own, out);
+    default:
+      throw new UsageError(`unknown command ${command}; see suite help`);
+  }
+}
+
+// Bad settings and usage stop with one clear line, never a stack trace.
+main(process.argv.slice(2)).catch((e: unknown) => {
+  if (e instanceof ConfigError || e instanceof UsageError) process.stderr.write(`suite: ${e.message}\n`);
+  else process.stderr.write(`suite: ${e instanceof Error ? e.message : String(e)}\n`);
+  process.exit(e instanceof UsageError ? 64 : e instanceof ConfigError ? 78 : 1);
+});

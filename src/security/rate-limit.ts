@@ -1,0 +1,50 @@
+import type { SecurityRepo } from "./repo";
+
+export interface Limit {
+  name: string;
+  max: number;
+  windowMs: number;
+}
+
+/** The limits of CONTRACT §11; tests may pass others. */
+export const LIMITS = {
+  loginPerAccount: { name: "login-account", max: 10, windowMs: 15 * 60_000 },
+  loginPerIp: { name: "login-ip", max: 60, windowMs: 60_000 },
+  signupPerIp: { name: "signup-ip", max: 20, windowMs: 60 * 60_000 },
+} satisfies Record<string, Limit>;
+
+export type Limits = typeof LIMITS;
+
+export interface LimitState {
+  allowed: boolean;
+  retryAfterSeconds: number;
+}
+
+/** Fixed-window counters in the database: a restart does not reset them. */
+export function createRateLimiter(repo: SecurityRepo, now: () => number) {
+  const keyOf = (limit: Limit, subject: string) => `${limit.name}:${subject}`;
+  const state = (limit: Limit, count: number, windowStart: number, t: number): LimitState => ({
+    allowed: count <= limit.max,
+    retryAfterSeconds: Math.max(1, Math.ceil((windowStart + limit.windowMs - t) / 1000)),
+  });
+  return {
+    /** Counts one attempt and says whether it is within the limit. */
+    async hit(limit: Limit, subject: string): Promise<LimitState> {
+      const t = now();
+      const row = await repo.hit(keyOf(limit, subject), t, limit.windowMs);
+      return state(limit, row.count, row.window_start, t);
+    },
+    /** Says whether the limit is already used up, without counting. */
+    async check(limit: Limit, subject: string): Promise<LimitState> {
+      const t = now();
+      const row = await repo.peek(keyOf(limit, subject));
+      if (!row || row.window_start + row.window_ms <= t) return { allowed: true, retryAfterSeconds: 0 };
+      return state(limit, row.count + 1, row.window_start, t);
+    },
+    async reset(limit: Limit, subject: string): Promise<void> {
+      await repo.clear(keyOf(limit, subject));
+    },
+  };
+}
+
+export type RateLimiter = ReturnType<typeof createRateLimiter>;

@@ -1,0 +1,40 @@
+import { t, type Static } from "elysia";
+import { toIso } from "../db/ids";
+import { PASSWORD_MAX, PASSWORD_MIN } from "../security/passwords";
+import { Email } from "../users/model";
+import type { TenantRow } from "./repo";
+
+export const MODULES = ["crm", "users"] as const;
+export type ModuleName = (typeof MODULES)[number];
+export const DEFAULT_MODULES: ModuleName[] = ["crm", "users"];
+
+/** Names that stand for the product itself, never for an organization. */
+export const RESERVED_SUBDOMAINS = new Set(["www", "api", "app", "admin", "mail", "static"]);
+export const SUBDOMAIN_PATTERN = "^[a-z0-9]([a-z0-9-]*[a-z0-9])?$";
+
+export const SignupBody = t.Object({
+  email: Email,
+  password: t.String({ minLength: PASSWORD_MIN, maxLength: PASSWORD_MAX }),
+  tenant_name: t.String({ minLength: 1, maxLength: 100, pattern: "\\S" }),
+  subdomain: t.String({ minLength: 3, maxLength: 63, pattern: SUBDOMAIN_PATTERN }),
+  initial_modules: t.Optional(t.Array(t.UnionEnum([...MODULES]), { maxItems: 16 })),
+  full_name: t.Optional(t.Nullable(t.String({ maxLength: 200 }))),
+});
+export type SignupBody = Static<typeof SignupBody>;
+
+export const TenantRead = t.Object({
+  id: t.String(),
+  name: t.String(),
+  subdomain: t.String(),
+  modules: t.Array(t.String()),
+  created_at: t.String({ format: "date-time" }),
+});
+export type TenantRead = Static<typeof TenantRead>;
+
+export const toTenantRead = (row: TenantRow, modules: string[]): TenantRead => ({
+  id: row.id,
+  name: row.name,
+  subdomain: row.subdomain,
+  modules,
+  created_at: toIso(row.created_at),
+});

@@ -1,0 +1,29 @@
+import { Elysia } from "elysia";
+import type { Context } from "../context";
+import { requestInfo } from "../http/client";
+import { setSessionCookies } from "../http/cookies";
+import { SignupBody } from "./model";
+
+/** Signup: a new organization and its first admin, signed in (CONTRACT §8). */
+export const tenantsRoutes = (ctx: Context) =>
+  new Elysia({ name: "tenants-routes", prefix: "/api/v1/auth", seed: ctx.id }).post(
+    "/signup",
+    async ({ body, request, server, cookie, set }) => {
+      const req = requestInfo(request, server, ctx.config.trustProxy);
+      const { tenant, user, tokens } = await ctx.tenants.createOrganization(body, req, "signup");
+      setSessionCookies(cookie, ctx.config, tokens);
+      set.status = 201;
+      return { tenant, user, access_token: tokens.access_token, refresh_token: tokens.refresh_token, token_type: tokens.token_type };
+    },
+    {
+      body: SignupBody,
+      // Addresses and subdomains are compared in lower case; accept them typed in any case.
+      transform({ body }) {
+        const b = body as { email?: unknown; subdomain?: unknown } | null;
+        if (b && typeof b === "object") {
+          if (typeof b.email === "string") b.email = b.email.trim().toLowerCase();
+          if (typeof b.subdomain === "string") b.subdomain = b.subdomain.trim().toLowerCase();
+        }
+      },
+    },
+  );

@@ -1,0 +1,91 @@
+import type { AuthService, IssuedTokens, RequestInfo } from "../auth/service";
+import { newId } from "../db/ids";
+import { RequestValidationError, errors } from "../http/errors";
+import type { PasswordHasher } from "../security/passwords";
+import type { Limits, RateLimiter } from "../security/rate-limit";
+import { type UserRead, normalizeEmail, toUserRead } from "../users/model";
+import { DEFAULT_MODULES, RESERVED_SUBDOMAINS, type TenantRead, toTenantRead } from "./model";
+import type { TenantRow, TenantsRepo } from "./repo";
+
+export interface SignupInput {
+  email: string;
+  password: string;
+  tenant_name: string;
+  subdomain: string;
+  initial_modules?: string[];
+  full_name?: string | null;
+}
+
+export interface TenantsDeps {
+  now: () => number;
+  tenants: TenantsRepo;
+  hasher: PasswordHasher;
+  limiter: RateLimiter;
+  limits: Limits;
+  auth: AuthService;
+}
+
+const isUniqueViolation = (e: unknown, column: string) =>
+  e instanceof Error && /UNIQUE constraint failed/.test(e.message) && e.message.includes(column);
+
+export function createTenantsService(d: TenantsDeps) {
+  /** Signup and `suite tenant create`: a new organization with its first admin, signed in. */
+  async function createOrganization(
+    input: SignupInput,
+    req: RequestInfo,
+    via: "signup" | "cli",
+  ): Promise<{ tenant: TenantRead; user: UserRead; tokens: IssuedTokens }> {
+    const subdomain = input.subdomain.trim().toLowerCase();
+    if (RESERVED_SUBDOMAINS.has(subdomain)) {
+      throw new RequestValidationError([
+        { loc: ["body", "subdomain"], msg: "Value error, this subdomain is reserved", type: "value_error", input: subdomain },
+      ]);
+    }
+    if (via === "signup") {
+      const limit = await d.limiter.hit(d.limits.signupPerIp, req.ip ?? "unknown");
+      if (!limit.allowed) throw errors.rateLimited(limit.retryAfterSeconds);
+    }
+    const taken = () => errors.conflict("subdomain_taken", "This subdomain is already taken.");
+    if (await d.tenants.bySubdomain(subdomain)) throw taken();
+
+    // The slow part happens before the transaction opens.
+    const passwordHash = await d.hasher.hash(input.password);
+    const now = d.now();
+    const tenant: TenantRow = { id: newId(), name: input.tenant_name.trim(), subdomain, created_at: now };
+    const modules = [...new Set(input.initial_modules ?? DEFAULT_MODULES)].sort();
+    const admin = {
+      id: newId(),
+      email: normalizeEmail(input.email),
+      full_name: input.full_name?.trim() || null,
+      password_hash: passwordHash,
+      created_at: now,
+    };
+    const session = d.auth.newSessionRow(via === "signup" ? "signup" : "cli", req);
+    let adminProfileId: string;
+    try {
+      ({ adminProfileId } = await d.tenants.createOrganization({
+        tenant,
+        modules,
+        admin,
+        session,
+        audit: { action: "tenant.signup", ip: req.ip, userAgent: req.userAgent, detail: { subdomain, via } },
+      }));
+    } catch (e) {
+      if (isUniqueViolation(e, "tenants.subdomain")) throw taken();
+      throw e;
+    }
+    const tokens = await d.auth.issue({ ...session, tenant_id: tenant.id, user_id: admin.id, refresh_gen: 0, rotated_at: null });
+    const userRow = { ...admin, tenant_id: tenant.id, role: "admin" as const, profile_id: adminProfileId, updated_at: now };
+    return { tenant: toTenantRead(tenant, modules), user: toUserRead(userRow), tokens };
+  }
+
+  async function read(tenantId: string): Promise<TenantRead> {
+    const row = await d.tenants.byId(tenantId);
+    if (!row) throw errors.notFound();
+    return toTenantRead(row, await d.tenants.modules(tenantId));
+  }
+
+  return { createOrganization, read };
+}
+
+export type TenantsService = ReturnType<typeof createTenantsService>;

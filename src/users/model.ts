@@ -1,0 +1,30 @@
+import { t, type Static } from "elysia";
+import { toIso } from "../db/ids";
+import type { UserRow } from "./repo";
+
+/** Emails are trimmed and lower-cased before they are checked, stored or compared (CONTRACT §2). */
+export const normalizeEmail = (email: string): string => email.trim().toLowerCase();
+
+export const Email = t.String({ format: "email", maxLength: 254 });
+
+export const UserRead = t.Object({
+  id: t.String(),
+  tenant_id: t.String(),
+  email: t.String(),
+  full_name: t.Nullable(t.String()),
+  role: t.UnionEnum(["admin", "member"]),
+  profile_id: t.Nullable(t.String()),
+  created_at: t.String({ format: "date-time" }),
+});
+export type UserRead = Static<typeof UserRead>;
+
+/** Never a password hash in any answer (CONTRACT §3). */
+export const toUserRead = (u: UserRow): UserRead => ({
+  id: u.id,
+  tenant_id: u.tenant_id,
+  email: u.email,
+  full_name: u.full_name,
+  role: u.role,
+  profile_id: u.profile_id,
+  created_at: toIso(u.created_at),
+});

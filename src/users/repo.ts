@@ -1,0 +1,52 @@
+import type { Db } from "../db/database";
+
+export interface UserRow {
+  id: string;
+  tenant_id: string;
+  email: string;
+  full_name: string | null;
+  role: "admin" | "member";
+  profile_id: string | null;
+  password_hash: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface ProfileRow {
+  id: string;
+  tenant_id: string;
+  name: string;
+  is_admin: number;
+  created_at: number;
+}
+
+/** SQL of users and profiles. Every statement is prepared once; every read names the tenant. */
+export function createUsersRepo(db: Db) {
+  const insertUser = db.prepare<never, [string, string, string, string | null, string, string | null, string, number]>(
+    `INSERT INTO users (id, tenant_id, email, full_name, role, profile_id, password_hash, created_at, updated_at)
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8)`,
+  );
+  const insertProfile = db.prepare<never, [string, string, string, number, number]>(
+    "INSERT INTO profiles (id, tenant_id, name, is_admin, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+  );
+  const byEmail = db.prepare<UserRow, [string, string]>("SELECT * FROM users WHERE tenant_id = ?1 AND email = ?2");
+  // Sign-in without a tenant: the only cross-tenant read, and it reads the address alone.
+  const byEmailAnyTenant = db.prepare<UserRow, [string]>("SELECT * FROM users WHERE email = ?1 LIMIT 2");
+  const byId = db.prepare<UserRow, [string, string]>("SELECT * FROM users WHERE tenant_id = ?1 AND id = ?2");
+  const profileById = db.prepare<ProfileRow, [string, string]>("SELECT * FROM profiles WHERE tenant_id = ?1 AND id = ?2");
+  const profiles = db.prepare<ProfileRow, [string]>("SELECT * FROM profiles WHERE tenant_id = ?1 ORDER BY created_at, name");
+
+  return {
+    insertInTx: (u: Omit<UserRow, "updated_at">) =>
+      void insertUser.run(u.id, u.tenant_id, u.email, u.full_name, u.role, u.profile_id, u.password_hash, u.created_at),
+    insertProfileInTx: (p: ProfileRow) => void insertProfile.run(p.id, p.tenant_id, p.name, p.is_admin, p.created_at),
+    byEmail: async (tenantId: string, email: string) => byEmail.get(tenantId, email),
+    /** At most two rows: enough to tell "one workspace" from "several". */
+    byEmailAnyTenant: async (email: string) => byEmailAnyTenant.all(email),
+    byId: async (tenantId: string, id: string) => byId.get(tenantId, id),
+    profile: async (tenantId: string, id: string) => profileById.get(tenantId, id),
+    profiles: async (tenantId: string) => profiles.all(tenantId),
+  };
+}
+
+export type UsersRepo = ReturnType<typeof createUsersRepo>;
