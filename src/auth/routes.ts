@@ -31,7 +31,14 @@ export const authRoutes = (ctx: Context) => {
         setSessionCookies(cookie, ctx.config, tokens);
         return pair(tokens);
       },
-      { body: LoginBody },
+      {
+        body: LoginBody,
+        // Addresses are compared trimmed and in lower case (CONTRACT §2): accept them typed so.
+        transform({ body }) {
+          const b = body as { email?: unknown } | null;
+          if (b && typeof b === "object" && typeof b.email === "string") b.email = b.email.trim().toLowerCase();
+        },
+      },
     )
     .post(
       "/refresh",
