@@ -33,6 +33,8 @@ interface Setting {
   env: string;
   flag: string;
   kind: Kind;
+  /** For `url` settings: the schemes accepted. */
+  schemes?: string[];
 }
 
 const SETTINGS: Setting[] = [
@@ -43,9 +45,9 @@ const SETTINGS: Setting[] = [
   { key: "cookieDomain", env: "SUITE_COOKIE_DOMAIN", flag: "cookie-domain", kind: "string" },
   { key: "cookieSecure", env: "SUITE_COOKIE_SECURE", flag: "cookie-secure", kind: "secure" },
   { key: "jwtSecret", env: "SUITE_JWT_SECRET", flag: "jwt-secret", kind: "string" },
-  { key: "smtpUrl", env: "SUITE_SMTP_URL", flag: "smtp-url", kind: "url" },
+  { key: "smtpUrl", env: "SUITE_SMTP_URL", flag: "smtp-url", kind: "url", schemes: ["smtp:", "smtps:"] },
   { key: "mailFrom", env: "SUITE_MAIL_FROM", flag: "mail-from", kind: "string" },
-  { key: "publicUrl", env: "SUITE_PUBLIC_URL", flag: "public-url", kind: "url" },
+  { key: "publicUrl", env: "SUITE_PUBLIC_URL", flag: "public-url", kind: "url", schemes: ["http:", "https:"] },
   { key: "trustProxy", env: "SUITE_TRUST_PROXY", flag: "trust-proxy", kind: "bool" },
   { key: "hashConcurrency", env: "SUITE_HASH_CONCURRENCY", flag: "hash-concurrency", kind: "count" },
   { key: "accessTtl", env: "SUITE_ACCESS_TTL", flag: "access-ttl", kind: "seconds" },
@@ -60,7 +62,9 @@ const SETTINGS: Setting[] = [
 export const CONFIG_FLAGS = new Set(SETTINGS.map((s) => s.flag));
 
 function parseValue(s: Setting, raw: string, where: string): unknown {
-  const bad = (why: string) => new ConfigError(`invalid ${where}=${JSON.stringify(raw)}: ${why}`);
+  // A secret (the JWT key, SMTP credentials inside the URL) is never echoed back.
+  const shown = s.key === "jwtSecret" || s.key === "smtpUrl" ? "" : `=${JSON.stringify(raw)}`;
+  const bad = (why: string) => new ConfigError(`invalid ${where}${shown}: ${why}`);
   const value = raw.trim();
   switch (s.kind) {
     case "port": {
@@ -88,11 +92,16 @@ function parseValue(s: Setting, raw: string, where: string): unknown {
     }
     case "url": {
       if (value === "") return null;
+      const expected = `expected a URL such as ${s.schemes?.[0] ?? "https:"}//host:port`;
+      let url: URL;
       try {
-        new URL(value);
+        url = new URL(value);
       } catch {
-        throw bad("expected a URL");
+        throw bad(expected);
       }
+      // "localhost:8000" parses as a URL of scheme "localhost:"; it is not what was meant.
+      if (s.schemes && !s.schemes.includes(url.protocol)) throw bad(expected);
+      if (!url.hostname) throw bad(expected);
       return value.replace(/\/+$/, "");
     }
     default:
@@ -107,6 +116,8 @@ export function isDevHost(host: string): boolean {
   return h === "localhost" || h.endsWith(".localhost") || /^127\.\d+\.\d+\.\d+$/.test(h) || h === "::1" || h === "[::1]";
 }
 
+const isIpAddress = (host: string): boolean => /^\d+\.\d+\.\d+\.\d+$/.test(host) || host.includes(":");
+
 const DOMAIN_RE = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
 
 /**
@@ -115,33 +126,43 @@ const DOMAIN_RE = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]
  */
 export function loadConfig(flags: Record<string, string> = {}, env: Record<string, string | undefined> = process.env): Config {
   const raw: Record<string, unknown> = {};
+  /** Where each given value came from (`--flag` or `SUITE_*`), for the error line. */
+  const where: Record<string, string> = {};
   for (const s of SETTINGS) {
-    if (flags[s.flag] !== undefined) raw[s.key] = parseValue(s, flags[s.flag]!, `--${s.flag}`);
+    where[s.key] = s.env;
+    if (flags[s.flag] !== undefined) raw[s.key] = parseValue(s, flags[s.flag]!, (where[s.key] = `--${s.flag}`));
     else if (env[s.env] !== undefined && env[s.env] !== "") raw[s.key] = parseValue(s, env[s.env]!, s.env);
   }
   const baseDomain = String(raw.baseDomain ?? "localhost").toLowerCase();
-  if (!DOMAIN_RE.test(baseDomain)) throw new ConfigError(`invalid SUITE_BASE_DOMAIN=${JSON.stringify(baseDomain)}: expected a domain name such as example.com`);
+  if (!DOMAIN_RE.test(baseDomain)) throw new ConfigError(`invalid ${where.baseDomain}=${JSON.stringify(baseDomain)}: expected a domain name such as example.com`);
   const cookieDomainRaw = raw.cookieDomain === undefined ? baseDomain : String(raw.cookieDomain).toLowerCase().replace(/^\./, "");
-  if (!DOMAIN_RE.test(cookieDomainRaw)) throw new ConfigError(`invalid SUITE_COOKIE_DOMAIN=${JSON.stringify(cookieDomainRaw)}: expected a domain name`);
+  if (!DOMAIN_RE.test(cookieDomainRaw)) throw new ConfigError(`invalid ${where.cookieDomain}=${JSON.stringify(cookieDomainRaw)}: expected a domain name`);
   if (baseDomain !== cookieDomainRaw && !baseDomain.endsWith(`.${cookieDomainRaw}`)) {
-    throw new ConfigError(`invalid SUITE_COOKIE_DOMAIN=${JSON.stringify(cookieDomainRaw)}: must be ${baseDomain} or a parent of it`);
+    throw new ConfigError(`invalid ${where.cookieDomain}=${JSON.stringify(cookieDomainRaw)}: must be ${baseDomain} or a parent of it`);
+  }
+  // Browsers refuse a cookie for a whole top-level domain ("Domain=com"): nobody could sign in.
+  if (cookieDomainRaw !== baseDomain && !cookieDomainRaw.includes(".")) {
+    throw new ConfigError(`invalid ${where.cookieDomain}=${JSON.stringify(cookieDomainRaw)}: a top-level domain cannot carry cookies`);
   }
   const jwtSecret = (raw.jwtSecret as string | undefined) ?? null;
-  if (jwtSecret !== null && jwtSecret.length < 32) throw new ConfigError("invalid SUITE_JWT_SECRET: must be at least 32 characters");
+  if (jwtSecret !== null && jwtSecret.length < 32) throw new ConfigError(`invalid ${where.jwtSecret}: must be at least 32 characters`);
   const secure = (raw.cookieSecure as string | undefined) ?? "auto";
   const port = (raw.port as number | undefined) ?? 8000;
+  const cookieSecure = secure === "auto" ? !isDevHost(baseDomain) : secure === "true";
 
   const config: Config = {
     port,
     host: (raw.host as string | undefined) ?? "0.0.0.0",
     db: (raw.db as string | undefined) ?? "./data/suite.db",
     baseDomain,
-    cookieDomain: isDevHost(cookieDomainRaw) ? null : cookieDomainRaw,
-    cookieSecure: secure === "auto" ? !isDevHost(baseDomain) : secure === "true",
+    // Browsers refuse Domain= for localhost and for IP addresses: host-only cookies there.
+    cookieDomain: isDevHost(cookieDomainRaw) || isIpAddress(cookieDomainRaw) ? null : cookieDomainRaw,
+    cookieSecure,
     jwtSecret,
     smtpUrl: (raw.smtpUrl as string | null | undefined) ?? null,
     mailFrom: (raw.mailFrom as string | undefined) ?? `Workspace Suite <no-reply@${baseDomain}>`,
-    publicUrl: (raw.publicUrl as string | null | undefined) ?? `http://${baseDomain}:${port}`,
+    // Secure cookies mean the site is served over https (behind a proxy, on the standard port).
+    publicUrl: (raw.publicUrl as string | null | undefined) ?? (cookieSecure ? `https://${baseDomain}` : `http://${baseDomain}:${port}`),
     trustProxy: (raw.trustProxy as boolean | undefined) ?? false,
     hashConcurrency: (raw.hashConcurrency as number | undefined) ?? availableParallelism(),
     accessTtl: (raw.accessTtl as number | undefined) ?? 15 * 60,
@@ -152,9 +173,9 @@ export function loadConfig(flags: Record<string, string> = {}, env: Record<strin
     refreshGrace: (raw.refreshGrace as number | undefined) ?? 10,
   };
   for (const key of ["accessTtl", "refreshTtl", "tempTokenTtl", "magicLinkTtl", "inviteTtl"] as const) {
-    if (config[key] < 1) throw new ConfigError(`invalid ${SETTINGS.find((s) => s.key === key)!.env}=0: a lifetime must be at least 1 second`);
+    if (config[key] < 1) throw new ConfigError(`invalid ${where[key]}=0: a lifetime must be at least 1 second`);
   }
-  if (config.accessTtl > config.refreshTtl) throw new ConfigError("invalid SUITE_ACCESS_TTL: must not exceed SUITE_REFRESH_TTL");
+  if (config.accessTtl > config.refreshTtl) throw new ConfigError(`invalid ${where.accessTtl}: must not exceed ${where.refreshTtl}`);
   return config;
 }
 

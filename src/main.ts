@@ -29,6 +29,9 @@ async function main(argv: string[]): Promise<void> {
   for (const name of Object.keys(flags)) if (!CONFIG_FLAGS.has(name)) throw new UsageError(`unknown option --${name}`);
 
   if (command === "help") return out(HELP);
+  // A stray word is a mistake (a typo, a second FILE), never silently ignored.
+  const extra = command === "serve" || command === "migrate" ? [sub, ...rest] : command === "backup" ? rest : [];
+  if (extra[0] !== undefined) throw new UsageError(`unexpected argument ${extra[0]}; see suite help`);
   const config = loadConfig(flags);
   switch (command) {
     case "serve":

@@ -9,9 +9,11 @@ export type Db = Database;
  * a killed process, FULL also survives a power cut, and our writes are small and few.
  */
 const PRAGMAS: Array<[name: string, value: string | number, expect: string | number]> = [
+  // First, so that the others (switching a new file to WAL takes a lock) wait for a busy peer
+  // instead of failing at once with "database is locked".
+  ["busy_timeout", 5000, 5000],
   ["journal_mode", "WAL", "wal"],
   ["foreign_keys", "ON", 1],
-  ["busy_timeout", 5000, 5000],
   ["synchronous", "FULL", 2],
 ];
 

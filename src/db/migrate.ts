@@ -36,12 +36,17 @@ export function migrate(db: Db, plan: MigrationPlan = CURRENT_PLAN, file?: strin
   if (from === target) return { from, to: target, backup: null };
 
   if (from === 0) {
-    const existing = db.query("SELECT count(*) AS n FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%'").get() as { n: number };
-    if (existing.n > 0) throw new Error("the database has tables but no schema version: it is not a Workspace Suite database");
-    writeTx(db, () => {
+    // Checked again under the write lock: another process (a second server, `suite migrate`)
+    // may have created the schema since the version was read above.
+    const created = writeTx(db, () => {
+      if (userVersion(db) !== 0) return false;
+      const existing = db.query("SELECT count(*) AS n FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%'").get() as { n: number };
+      if (existing.n > 0) throw new Error("the database has tables but no schema version: it is not a Workspace Suite database");
       db.run(plan.schema);
       db.run(`PRAGMA user_version = ${target}`);
+      return true;
     });
+    if (!created) return migrate(db, plan, file);
     return { from, to: target, backup: null };
   }
 
@@ -54,6 +59,8 @@ export function migrate(db: Db, plan: MigrationPlan = CURRENT_PLAN, file?: strin
   for (const step of plan.migrations) {
     if (step.version <= from) continue;
     writeTx(db, () => {
+      // Another process may have run this step meanwhile; each step runs once.
+      if (userVersion(db) >= step.version) return;
       db.run(step.sql);
       db.run(`PRAGMA user_version = ${step.version}`);
     });

@@ -1,0 +1,185 @@
+import { Database } from "bun:sqlite";
+import { afterAll, describe, expect, test } from "bun:test";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { backupTo, openDatabase, writeTx } from "../../src/db/database";
+
+const dir = mkdtempSync(join(tmpdir(), "suite-db-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+let n = 0;
+const freshFile = () => join(dir, `db-${++n}.sqlite`);
+
+const pragma = (db: Database, name: string): unknown => Object.values(db.query(`PRAGMA ${name}`).get() as Record<string, unknown>)[0];
+
+function withTable(file: string) {
+  const db = openDatabase(file);
+  db.run("CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE) STRICT");
+  return db;
+}
+
+describe("openDatabase", () => {
+  test("a file database runs with WAL, foreign keys, busy_timeout 5000 and synchronous FULL", () => {
+    const file = freshFile();
+    const db = openDatabase(file);
+    try {
+      expect(pragma(db, "journal_mode")).toBe("wal");
+      expect(pragma(db, "foreign_keys")).toBe(1);
+      expect(pragma(db, "busy_timeout")).toBe(5000);
+      expect(pragma(db, "synchronous")).toBe(2);
+    } finally {
+      db.close();
+    }
+    // WAL is a property of the file: another plain connection sees it too.
+    const other = new Database(file);
+    expect(pragma(other, "journal_mode")).toBe("wal");
+    other.close();
+  });
+
+  test("creates missing parent directories", () => {
+    const file = join(dir, "nested", "deeper", "suite.db");
+    const db = openDatabase(file);
+    db.close();
+    expect(existsSync(file)).toBe(true);
+  });
+
+  test("foreign keys are enforced", () => {
+    const db = openDatabase(freshFile());
+    db.run("CREATE TABLE parent (id INTEGER PRIMARY KEY)");
+    db.run("CREATE TABLE child (id INTEGER PRIMARY KEY, parent_id INTEGER NOT NULL REFERENCES parent(id))");
+    expect(() => db.run("INSERT INTO child (parent_id) VALUES (42)")).toThrow(/FOREIGN KEY/);
+    db.close();
+  });
+
+  test("an in-memory database opens with the same pragmas (journal mode memory)", () => {
+    const db = openDatabase(":memory:");
+    expect(pragma(db, "journal_mode")).toBe("memory");
+    expect(pragma(db, "foreign_keys")).toBe(1);
+    expect(pragma(db, "busy_timeout")).toBe(5000);
+    db.close();
+  });
+});
+
+describe("writeTx", () => {
+  test("takes the write lock at BEGIN (IMMEDIATE): another connection cannot start writing meanwhile", () => {
+    const file = freshFile();
+    const db = withTable(file);
+    const other = new Database(file);
+    other.run("PRAGMA busy_timeout = 0");
+    let inside: unknown = null;
+    const result = writeTx(db, () => {
+      // Nothing written yet: only an IMMEDIATE (or EXCLUSIVE) BEGIN holds the lock at this point.
+      try {
+        other.run("BEGIN IMMEDIATE");
+        other.run("ROLLBACK");
+        inside = "acquired";
+      } catch (e) {
+        inside = e;
+      }
+      return "done";
+    });
+    expect(result).toBe("done");
+    expect(inside).toBeInstanceOf(Error);
+    expect((inside as { code?: string }).code).toBe("SQLITE_BUSY");
+    // Once the transaction is over the lock is free again.
+    expect(() => {
+      other.run("BEGIN IMMEDIATE");
+      other.run("ROLLBACK");
+    }).not.toThrow();
+    other.close();
+    db.close();
+  });
+
+  test("control: a deferred transaction that has not written does not hold the write lock", () => {
+    const file = freshFile();
+    const db = withTable(file);
+    const other = new Database(file);
+    other.run("PRAGMA busy_timeout = 0");
+    let acquired = false;
+    db.transaction(() => {
+      other.run("BEGIN IMMEDIATE");
+      other.run("ROLLBACK");
+      acquired = true;
+    })();
+    expect(acquired).toBe(true);
+    other.close();
+    db.close();
+  });
+
+  test("commits what fn wrote and returns its value", () => {
+    const file = freshFile();
+    const db = withTable(file);
+    const id = writeTx(db, () => db.query("INSERT INTO items (name) VALUES ('a') RETURNING id").get() as { id: number });
+    expect(id.id).toBe(1);
+    const other = new Database(file);
+    expect(other.query("SELECT name FROM items").all()).toEqual([{ name: "a" }]);
+    other.close();
+    db.close();
+  });
+
+  test("rolls back everything on a throw, and the error reaches the caller", () => {
+    const file = freshFile();
+    const db = withTable(file);
+    db.run("INSERT INTO items (name) VALUES ('kept')");
+    expect(() =>
+      writeTx(db, () => {
+        db.run("INSERT INTO items (name) VALUES ('one')");
+        db.run("INSERT INTO items (name) VALUES ('two')");
+        db.run("UPDATE items SET name = 'changed' WHERE name = 'kept'");
+        throw new Error("boom");
+      }),
+    ).toThrow("boom");
+    expect(db.query("SELECT name FROM items ORDER BY id").all()).toEqual([{ name: "kept" }]);
+    expect(db.inTransaction).toBe(false);
+    // A failing statement (a constraint) rolls back the statements before it as well.
+    expect(() =>
+      writeTx(db, () => {
+        db.run("INSERT INTO items (name) VALUES ('three')");
+        db.run("INSERT INTO items (name) VALUES ('kept')");
+      }),
+    ).toThrow(/UNIQUE/);
+    expect(db.query("SELECT name FROM items ORDER BY id").all()).toEqual([{ name: "kept" }]);
+    // And the connection is usable afterwards.
+    writeTx(db, () => db.run("INSERT INTO items (name) VALUES ('after')"));
+    expect(db.query("SELECT count(*) AS n FROM items").get()).toEqual({ n: 2 });
+    db.close();
+  });
+});
+
+describe("backupTo", () => {
+  test("writes a consistent copy that passes integrity_check and holds the rows", () => {
+    const file = freshFile();
+    const db = withTable(file);
+    writeTx(db, () => {
+      for (let i = 0; i < 200; i++) db.run("INSERT INTO items (name) VALUES (?)", [`item ${i}`]);
+    });
+    const copy = join(dir, "backup.sqlite");
+    backupTo(db, copy);
+    // The live database keeps working after the copy.
+    db.run("INSERT INTO items (name) VALUES ('after backup')");
+    db.close();
+
+    expect(existsSync(copy)).toBe(true);
+    const b = new Database(copy, { readonly: true });
+    expect(b.query("PRAGMA integrity_check").get()).toEqual({ integrity_check: "ok" });
+    expect(b.query("SELECT count(*) AS n FROM items").get()).toEqual({ n: 200 });
+    expect(b.query("SELECT name FROM items WHERE id = 200").get()).toEqual({ name: "item 199" });
+    b.close();
+    expect(existsSync(`${copy}-wal`)).toBe(false);
+  });
+
+  test("copies rows committed by another connection, and refuses to overwrite an existing file", () => {
+    const file = freshFile();
+    const db = withTable(file);
+    const writer = new Database(file);
+    writer.run("INSERT INTO items (name) VALUES ('from the other connection')");
+    writer.close();
+    const copy = join(dir, "backup-2.sqlite");
+    backupTo(db, copy);
+    const b = new Database(copy, { readonly: true });
+    expect(b.query("SELECT name FROM items").all()).toEqual([{ name: "from the other connection" }]);
+    b.close();
+    expect(() => backupTo(db, copy)).toThrow();
+    db.close();
+  });
+});
