@@ -9,9 +9,12 @@ import { requestedSubdomain } from "./tenancy";
 /**
  * Resolves `auth` (the Principal) for every route registered after it: a bearer header or the
  * svc_session cookie, a live session, the tenant the request names, and CSRF for cookies.
+ * It runs before the body is validated (derive, not resolve), as FastAPI's dependencies do: a
+ * caller without credentials learns 401, not the shape of the body, and a cross-site cookie
+ * request is refused whatever it sends.
  */
 export const authGuard = (ctx: Context) =>
-  new Elysia({ name: "auth-guard", seed: ctx.id }).resolve({ as: "scoped" }, async ({ request, headers, cookie }): Promise<{ auth: Principal }> => {
+  new Elysia({ name: "auth-guard", seed: ctx.id }).derive({ as: "scoped" }, async ({ request, headers, cookie }): Promise<{ auth: Principal }> => {
     const header = headers.authorization;
     let token: string | undefined;
     if (header !== undefined) {

@@ -144,11 +144,56 @@ const pathToLoc = (path: string): Array<string | number> =>
         .map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~"))
         .map((p) => (/^\d+$/.test(p) ? Number(p) : p));
 
+const TOO_BIG = Symbol("too big");
+
+/**
+ * A copy of `value` without the members whose names say they hold a secret; TOO_BIG past a
+ * small depth or size (an input that large is not worth echoing, and recursing into an
+ * attacker's 100 000-deep object would overflow the stack).
+ */
+function withoutSecrets(value: unknown, budget = { nodes: 200 }, depth = 0): unknown {
+  if (value === null || typeof value !== "object") return value;
+  if (depth >= 16 || --budget.nodes < 0) return TOO_BIG;
+  const copy = (v: unknown) => withoutSecrets(v, budget, depth + 1);
+  if (Array.isArray(value)) {
+    if (value.length > 200) return TOO_BIG;
+    const out = value.map(copy);
+    return out.includes(TOO_BIG) ? TOO_BIG : out;
+  }
+  const entries = Object.entries(value);
+  if (entries.length > 200) return TOO_BIG;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of entries) {
+    if (SECRET_FIELD.test(k)) continue;
+    const c = copy(v);
+    if (c === TOO_BIG) return TOO_BIG;
+    out[k] = c;
+  }
+  return out;
+}
+
 function echo(loc: Array<string | number>, value: unknown): unknown {
   if (value === undefined) return undefined;
   if (loc.some((p) => typeof p === "string" && SECRET_FIELD.test(p))) return undefined;
-  const text = JSON.stringify(value);
-  return text !== undefined && text.length <= MAX_ECHO ? value : undefined;
+  const safe = withoutSecrets(value);
+  if (safe === TOO_BIG) return undefined;
+  const text = JSON.stringify(safe);
+  return text !== undefined && text.length <= MAX_ECHO ? safe : undefined;
+}
+
+/**
+ * A nullable (or optional-nullable) object or array that is present but wrong fails as a whole
+ * union in TypeBox; FastAPI reports the fields inside it. Answers those inner errors, with full
+ * paths, or the error itself when it is not such a wrapper.
+ */
+function expand(e: ValueError): ValueError[] {
+  if (e.type !== ValueErrorType.Union || e.value === null || e.value === undefined) return [e];
+  const anyOf = (e.schema.anyOf as TSchema[] | undefined) ?? [];
+  const nonNull = anyOf.filter((s) => s.type !== "null");
+  if (nonNull.length !== 1 || nonNull.length === anyOf.length || !["object", "array"].includes(nonNull[0]!.type as string)) return [e];
+  const inner = [...Value.Errors(nonNull[0]!, e.value)];
+  if (inner.length === 0) return [e];
+  return inner.flatMap((i) => expand({ ...i, path: e.path + i.path }));
 }
 
 /**
@@ -159,7 +204,7 @@ export function toValidationItems(source: string, list: ValueError[]): Validatio
   const where = SOURCES[source] ?? source;
   const seen = new Set<string>();
   const items: ValidationItem[] = [];
-  for (const e of list) {
+  for (const e of list.flatMap(expand)) {
     const loc = [where, ...pathToLoc(e.path)];
     const key = JSON.stringify(loc);
     if (seen.has(key)) continue;
