@@ -109,14 +109,16 @@ export function createAuthService(d: AuthDeps) {
       user = found[0];
     }
     const accountKey = `${tenantId ?? user?.tenant_id ?? "*"}:${email}`;
-    const locked = await d.limiter.check(d.limits.loginPerAccount, accountKey);
-    if (!locked.allowed) {
+    // The attempt is counted before the (slow, queued) hash, in one atomic statement: counting
+    // only after a failed verify would let a concurrent burst all pass a check made at count 0.
+    // A success clears the counter below, so only failures (and attempts in flight) add up.
+    const attempt = await d.limiter.hit(d.limits.loginPerAccount, accountKey);
+    if (!attempt.allowed) {
       await audit("login.locked", { tenantId: user?.tenant_id ?? tenantId, userId: user?.id ?? null }, req, { email });
-      throw errors.rateLimited(locked.retryAfterSeconds);
+      throw errors.rateLimited(attempt.retryAfterSeconds);
     }
     const ok = user ? await d.hasher.verify(input.password, user.password_hash) : await d.hasher.verifyNobody(input.password);
     if (!user || !ok) {
-      await d.limiter.hit(d.limits.loginPerAccount, accountKey);
       await audit("login.failure", { tenantId: user?.tenant_id ?? tenantId, userId: user?.id ?? null }, req, {
         email,
         reason: user ? "wrong_password" : "unknown_email",

@@ -25,6 +25,8 @@ describe("POST /auth/login on localhost", () => {
     // A new session, not the signup's.
     expect(access.sid).not.toBe(claimsOf(org.access_token).sid as string);
     expect((access.exp as number) - (access.iat as number)).toBe(900);
+    // Token responses are never cached (RFC 6749 §5.1).
+    expect(r.headers.get("cache-control")).toBe("no-store");
   });
 
   test("sets svc_session and svc_refresh with CONTRACT §5's attributes, host-only on localhost", async () => {

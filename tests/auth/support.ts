@@ -50,7 +50,7 @@ export async function forge(
 ): Promise<string> {
   const real = claimsOf(base);
   const nowS = Math.floor(t.ctx.now() / 1000);
-  const payload = {
+  const payload: Record<string, unknown> = {
     iss: "workspace-suite",
     aud: "workspace-suite-api",
     sub: real.sub,
