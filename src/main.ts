@@ -1,4 +1,5 @@
 #!/usr/bin/env bun
+import "./production";
 import { backupCommand, migrateCommand, tenantCreateCommand } from "./cli/admin";
 import { UsageError, parseArgs, takeFlags } from "./cli/args";
 import { serve } from "./cli/serve";

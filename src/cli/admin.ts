@@ -4,7 +4,6 @@ import type { Config } from "../config";
 import { createContext } from "../context";
 import { backupTo, openDatabase } from "../db/database";
 import { CURRENT_PLAN, migrate } from "../db/migrate";
-import { RequestValidationError } from "../http/errors";
 import { toValidationItems } from "../http/validation";
 import { SignupBody } from "../tenants/model";
 import { UsageError } from "./args";
@@ -58,7 +57,6 @@ export async function tenantCreateCommand(config: Config, flags: Record<string, 
     const { tenant, user } = await ctx.tenants.createOrganization(input, { ip: null, userAgent: "suite-cli" }, "cli");
     out(`created tenant ${tenant.subdomain} (${tenant.id}) with admin ${user.email} (${user.id}); modules: ${tenant.modules.join(", ") || "none"}`);
   } catch (e) {
-    if (e instanceof RequestValidationError) throw new UsageError(explain(e.items));
     if (e instanceof Error && "code" in e && e.code === "subdomain_taken") throw new UsageError(`subdomain ${input.subdomain} is already taken`);
     throw e;
   } finally {

@@ -1,4 +1,4 @@
-import type { TSchema } from "@sinclair/typebox";
+import { FormatRegistry, type TSchema } from "@sinclair/typebox";
 import { ValueErrorType, type ValueError } from "@sinclair/typebox/errors";
 import { Value } from "@sinclair/typebox/value";
 import type { ValidationItem } from "./errors";
@@ -9,6 +9,17 @@ const SOURCES: Record<string, string> = { body: "body", query: "query", params: 
 /** Fields whose values never go back into an error body (nor, therefore, anywhere near a log). */
 const SECRET_FIELD = /pass|token|secret|code|otp/i;
 const MAX_ECHO = 1000;
+
+const FORMAT_ERRORS = new Map<string, string>([["email", "value is not a valid email address"]]);
+
+/**
+ * A rule of one string field that a pattern cannot say (a reserved name, say), checked by the
+ * schema like any other so that it is reported beside every other failing field.
+ */
+export function registerFormat(name: string, check: (value: string) => boolean, message: string): void {
+  FormatRegistry.Set(name, check);
+  FORMAT_ERRORS.set(name, message);
+}
 
 interface Described {
   type: string;
@@ -79,9 +90,7 @@ function describe(e: ValueError): Described {
       return { type: "string_pattern_mismatch", msg: `String should match pattern '${s.pattern}'`, ctx: { pattern: s.pattern } };
     case ValueErrorType.StringFormat:
     case ValueErrorType.StringFormatUnknown:
-      return s.format === "email"
-        ? { type: "value_error", msg: "value is not a valid email address" }
-        : { type: "value_error", msg: `Input should be a valid ${s.format}` };
+      return { type: "value_error", msg: FORMAT_ERRORS.get(s.format) ?? `Input should be a valid ${s.format}` };
     case ValueErrorType.Integer:
       if (typeof v === "string") return { type: "int_parsing", msg: "Input should be a valid integer, unable to parse string as an integer" };
       if (typeof v === "number") return { type: "int_from_float", msg: "Input should be a valid integer, got a number with a fractional part" };

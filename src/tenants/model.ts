@@ -1,4 +1,5 @@
 import { t, type Static } from "elysia";
+import { registerFormat } from "../http/validation";
 import { toIso } from "../db/ids";
 import { PASSWORD_MAX, PASSWORD_MIN } from "../security/passwords";
 import { Email } from "../users/model";
@@ -11,12 +12,13 @@ export const DEFAULT_MODULES: ModuleName[] = ["crm", "users"];
 /** Names that stand for the product itself, never for an organization. */
 export const RESERVED_SUBDOMAINS = new Set(["www", "api", "app", "admin", "mail", "static"]);
 export const SUBDOMAIN_PATTERN = "^[a-z0-9]([a-z0-9-]*[a-z0-9])?$";
+registerFormat("subdomain", (v) => !RESERVED_SUBDOMAINS.has(v), "Value error, this subdomain is reserved");
 
 export const SignupBody = t.Object({
   email: Email,
   password: t.String({ minLength: PASSWORD_MIN, maxLength: PASSWORD_MAX }),
   tenant_name: t.String({ minLength: 1, maxLength: 100, pattern: "\\S" }),
-  subdomain: t.String({ minLength: 3, maxLength: 63, pattern: SUBDOMAIN_PATTERN }),
+  subdomain: t.String({ minLength: 3, maxLength: 63, pattern: SUBDOMAIN_PATTERN, format: "subdomain" }),
   initial_modules: t.Optional(t.Array(t.UnionEnum([...MODULES]), { maxItems: 16 })),
   full_name: t.Optional(t.Nullable(t.String({ maxLength: 200 }))),
 });

@@ -1,10 +1,10 @@
 import type { AuthService, IssuedTokens, RequestInfo } from "../auth/service";
 import { newId } from "../db/ids";
-import { RequestValidationError, errors } from "../http/errors";
+import { errors } from "../http/errors";
 import type { PasswordHasher } from "../security/passwords";
 import type { Limits, RateLimiter } from "../security/rate-limit";
 import { type UserRead, normalizeEmail, toUserRead } from "../users/model";
-import { DEFAULT_MODULES, RESERVED_SUBDOMAINS, type TenantRead, toTenantRead } from "./model";
+import { DEFAULT_MODULES, type TenantRead, toTenantRead } from "./model";
 import type { TenantRow, TenantsRepo } from "./repo";
 
 export interface SignupInput {
@@ -36,11 +36,6 @@ export function createTenantsService(d: TenantsDeps) {
     via: "signup" | "cli",
   ): Promise<{ tenant: TenantRead; user: UserRead; tokens: IssuedTokens }> {
     const subdomain = input.subdomain.trim().toLowerCase();
-    if (RESERVED_SUBDOMAINS.has(subdomain)) {
-      throw new RequestValidationError([
-        { loc: ["body", "subdomain"], msg: "Value error, this subdomain is reserved", type: "value_error", input: subdomain },
-      ]);
-    }
     if (via === "signup") {
       const limit = await d.limiter.hit(d.limits.signupPerIp, req.ip ?? "unknown");
       if (!limit.allowed) throw errors.rateLimited(limit.retryAfterSeconds);

@@ -94,6 +94,14 @@ describe("422 items: one per failing field, loc starting with body", () => {
     }
   });
 
+  test("a reserved subdomain is reported beside every other failing field", async () => {
+    const r = await t.json("POST", SIGNUP, { body: good({ subdomain: "admin", email: "not-an-email" }) });
+    expect422(r, [
+      { loc: ["body", "email"], msg: "value is not a valid email address", type: "value_error", input: "not-an-email" },
+      { loc: ["body", "subdomain"], msg: "Value error, this subdomain is reserved", type: "value_error", input: "admin" },
+    ]);
+  });
+
   test("a wrong field inside an optional object body is reported at its own loc", async () => {
     const r = await t.json("POST", "/api/v1/auth/refresh", { body: { refresh_token: 12345 } });
     expect422(r, [{ loc: ["body", "refresh_token"], msg: "Input should be a valid string", type: "string_type" }]);
