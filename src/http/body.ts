@@ -38,8 +38,9 @@ export async function readJsonBody(request: Request, contentType: string): Promi
   try {
     value = JSON.parse(text);
   } catch {
-    // The engine's message quotes the offending text, which may be a password: say only where.
-    throw new JsonInvalid(syntaxErrorOffset(text), "JSON decode error");
+    // The engine's message quotes the offending text, which may be a password, and names no
+    // position: the contract's "<char offset or 0>" is 0 here.
+    throw new JsonInvalid(0, "JSON decode error");
   }
   // Every body of this API is a JSON object (FastAPI: a model). Elysia would otherwise turn a
   // string, number or list into an empty object and report its fields as missing.
@@ -76,111 +77,6 @@ function depthExceeded(text: string): number | null {
 }
 
 const codePoints = (text: string, end: number) => Array.from(text.slice(0, Math.min(end, text.length))).length;
-
-/**
- * The character offset (in code points, as Python counts) of the first JSON syntax error in
- * `text`, found by a small RFC 8259 scanner; 0 if it finds none (the engine knows better).
- */
-export function syntaxErrorOffset(text: string): number {
-  let i = 0;
-  class Stop {}
-  const fail = (): never => {
-    throw new Stop();
-  };
-  const ws = () => {
-    while (i < text.length && " \t\n\r".includes(text[i]!)) i++;
-  };
-  const literal = (word: string) => {
-    for (const ch of word) {
-      if (text[i] !== ch) fail();
-      i++;
-    }
-  };
-  const string = () => {
-    i++; // the opening quote
-    for (;;) {
-      if (i >= text.length) fail();
-      const c = text.charCodeAt(i);
-      if (c === 0x22) return void i++;
-      if (c < 0x20) fail();
-      if (c === 0x5c) {
-        i++;
-        if (i >= text.length) fail();
-        if (text[i] === "u") {
-          i++;
-          for (let k = 0; k < 4; k++, i++) if (!/[0-9a-fA-F]/.test(text[i] ?? "")) fail();
-        } else if ('"\\/bfnrt'.includes(text[i]!)) i++;
-        else fail();
-      } else i++;
-    }
-  };
-  const digits = () => {
-    const start = i;
-    while (i < text.length && text[i]! >= "0" && text[i]! <= "9") i++;
-    if (i === start) fail();
-  };
-  const number = () => {
-    if (text[i] === "-") i++;
-    if (text[i] === "0") i++;
-    else digits();
-    if (text[i] === ".") {
-      i++;
-      digits();
-    }
-    if (text[i] === "e" || text[i] === "E") {
-      i++;
-      if (text[i] === "+" || text[i] === "-") i++;
-      digits();
-    }
-  };
-  const value = (): void => {
-    ws();
-    const c = text[i];
-    if (c === "{") {
-      i++;
-      ws();
-      if (text[i] === "}") return void i++;
-      for (;;) {
-        ws();
-        if (text[i] !== '"') fail();
-        string();
-        ws();
-        if (text[i] !== ":") fail();
-        i++;
-        value();
-        ws();
-        if (text[i] === ",") i++;
-        else if (text[i] === "}") return void i++;
-        else fail();
-      }
-    } else if (c === "[") {
-      i++;
-      ws();
-      if (text[i] === "]") return void i++;
-      for (;;) {
-        value();
-        ws();
-        if (text[i] === ",") i++;
-        else if (text[i] === "]") return void i++;
-        else fail();
-      }
-    } else if (c === '"') string();
-    else if (c === "t") literal("true");
-    else if (c === "f") literal("false");
-    else if (c === "n") literal("null");
-    else if (c === "-" || (c !== undefined && c >= "0" && c <= "9")) number();
-    else fail();
-  };
-  try {
-    value();
-    ws();
-    if (i < text.length) fail();
-    return 0;
-  } catch (e) {
-    // Anything but our own stop (a stack overflow on absurd nesting): say 0.
-    return e instanceof Stop ? codePoints(text, i) : 0;
-  }
-}
 
 /** A body that is not JSON: CONTRACT §1 answers it with a one-item 422. */
 export class JsonInvalid extends Error {

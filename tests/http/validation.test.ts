@@ -109,18 +109,12 @@ describe("422 items: one per failing field, loc starting with body", () => {
 });
 
 describe("bodies that are not a JSON object", () => {
-  test("malformed JSON: one json_invalid item at the character offset", async () => {
-    const cases: Array<[string, number]> = [
-      ['{"email": x}', 10],
-      ['{"email": "a@b.co",}', 19],
-      ["{", 1],
-      ['{"email": "a@b.co"} trailing', 20],
-      ["{'email': 1}", 1],
-      ['{"name": "\u{1F600}", oops}', 14], // offsets count code points, as Python does
-    ];
-    for (const [raw, offset] of cases) {
+  test("malformed JSON: one json_invalid item at [body, 0], never quoting the body", async () => {
+    const cases = ['{"email": x}', '{"email": "a@b.co",}', "{", '{"email": "a@b.co"} trailing', "{'email': 1}", '{"password": hunter2}'];
+    for (const raw of cases) {
       const r = await t.json("POST", LOGIN, { raw, headers: JSON_TYPE });
-      expect422(r, [{ loc: ["body", offset], msg: "JSON decode error", type: "json_invalid" }]);
+      expect422(r, [{ loc: ["body", 0], msg: "JSON decode error", type: "json_invalid" }]);
+      expect(JSON.stringify(r.body)).not.toContain("hunter2");
     }
   });
 
