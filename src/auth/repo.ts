@@ -40,8 +40,9 @@ export function createSessionsRepo(db: Db) {
   const rotate = db.prepare<never, [string, number, number]>(
     "UPDATE sessions SET refresh_gen = refresh_gen + 1, rotated_at = ?3, last_used_at = ?3 WHERE id = ?1 AND refresh_gen = ?2 AND revoked_at IS NULL",
   );
+  // Only a live session can be revoked: one past its end is gone, as GET /sessions shows.
   const revokeOne = db.prepare<never, [string, string, string, number, string]>(
-    "UPDATE sessions SET revoked_at = ?4, revoke_reason = ?5 WHERE id = ?1 AND tenant_id = ?2 AND user_id = ?3 AND revoked_at IS NULL",
+    "UPDATE sessions SET revoked_at = ?4, revoke_reason = ?5 WHERE id = ?1 AND tenant_id = ?2 AND user_id = ?3 AND revoked_at IS NULL AND expires_at > ?4",
   );
   const revokeOthers = db.prepare<never, [string, string, string, number, string]>(
     "UPDATE sessions SET revoked_at = ?4, revoke_reason = ?5 WHERE tenant_id = ?1 AND user_id = ?2 AND id <> ?3 AND revoked_at IS NULL",

@@ -81,6 +81,10 @@ describe("GET /auth/sessions", () => {
     const ids = (await list(fresh.body.access_token)).body.map((s: { id: string }) => s.id);
     expect(ids).toEqual([a.sid]);
     expect(ids).not.toContain(signupSid);
+    // ...and, being gone, cannot be revoked either.
+    const r = await revoke(fresh.body.access_token, String(signupSid));
+    expect(r.status).toBe(404);
+    expect(r.body.code).toBe("not_found");
   });
 
   test("last_used_at moves on with use", async () => {
