@@ -6,6 +6,7 @@ import { REFRESH_COOKIE, clearSessionCookies, setSessionCookies } from "../http/
 import { checkCsrf } from "../http/csrf";
 import { errors } from "../http/errors";
 import { requestedSubdomain } from "../http/tenancy";
+import { lowerCaseFields } from "../http/validation";
 import { toUserRead } from "../users/model";
 import type { IssuedTokens } from "./service";
 import { LoginBody, RefreshBody, RevokeSessionBody } from "./model";
@@ -31,14 +32,8 @@ export const authRoutes = (ctx: Context) => {
         setSessionCookies(cookie, ctx.config, tokens);
         return pair(tokens);
       },
-      {
-        body: LoginBody,
-        // Addresses are compared trimmed and in lower case (CONTRACT §2): accept them typed so.
-        transform({ body }) {
-          const b = body as { email?: unknown } | null;
-          if (b && typeof b === "object" && typeof b.email === "string") b.email = b.email.trim().toLowerCase();
-        },
-      },
+      // Addresses are compared trimmed and in lower case (CONTRACT §2): accept them typed so.
+      { body: LoginBody, transform: lowerCaseFields("email") },
     )
     .post(
       "/refresh",

@@ -4,7 +4,7 @@ import type { Config } from "../config";
 import { createContext } from "../context";
 import { backupTo, openDatabase } from "../db/database";
 import { CURRENT_PLAN, migrate } from "../db/migrate";
-import { toValidationItems } from "../http/validation";
+import { lowerCaseFields, toValidationItems } from "../http/validation";
 import { SignupBody } from "../tenants/model";
 import { UsageError } from "./args";
 
@@ -40,16 +40,17 @@ export function backupCommand(config: Config, file: string | undefined, out: Out
 
 export async function tenantCreateCommand(config: Config, flags: Record<string, string>, out: Out): Promise<void> {
   const input = {
-    email: (flags["admin-email"] ?? "").trim().toLowerCase(),
+    email: flags["admin-email"] ?? "",
     password: flags["admin-password"] ?? process.env.SUITE_ADMIN_PASSWORD ?? "",
     tenant_name: flags.name ?? "",
-    subdomain: (flags.subdomain ?? "").trim().toLowerCase(),
+    subdomain: flags.subdomain ?? "",
     ...(flags.modules !== undefined ? { initial_modules: flags.modules.split(",").map((m) => m.trim()).filter(Boolean) } : {}),
     ...(flags["admin-name"] !== undefined ? { full_name: flags["admin-name"] } : {}),
   };
   const names: Record<string, string> = { email: "--admin-email", password: "--admin-password", tenant_name: "--name", subdomain: "--subdomain", initial_modules: "--modules" };
   const explain = (items: { loc: Array<string | number>; msg: string }[]) =>
     items.map((i) => `${names[String(i.loc[1])] ?? i.loc.slice(1).join(".")}: ${i.msg}`).join("; ");
+  lowerCaseFields("email", "subdomain")({ body: input });
   if (!Value.Check(SignupBody, input)) throw new UsageError(explain(toValidationItems("body", [...Value.Errors(SignupBody, input)])));
 
   const ctx = createContext({ config, log: () => {} });

@@ -21,6 +21,19 @@ export function registerFormat(name: string, check: (value: string) => boolean, 
   FORMAT_ERRORS.set(name, message);
 }
 
+/**
+ * Trims and lower-cases the named string fields of a body before it is validated: addresses and
+ * subdomains are compared that way (CONTRACT §2), so `" Bob@X.io "` and `Acme` are accepted as
+ * typed. Used as a route's `transform` (`{ transform: lowerCaseFields("email") }`) and by the CLI.
+ */
+export const lowerCaseFields =
+  (...fields: string[]) =>
+  ({ body }: { body: unknown }): void => {
+    if (!body || typeof body !== "object") return;
+    const b = body as Record<string, unknown>;
+    for (const f of fields) if (typeof b[f] === "string") b[f] = (b[f] as string).trim().toLowerCase();
+  };
+
 interface Described {
   type: string;
   msg: string;

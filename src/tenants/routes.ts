@@ -2,6 +2,7 @@ import { Elysia } from "elysia";
 import type { Context } from "../context";
 import { requestInfo } from "../http/client";
 import { setSessionCookies } from "../http/cookies";
+import { lowerCaseFields } from "../http/validation";
 import { SignupBody } from "./model";
 
 /** Signup: a new organization and its first admin, signed in (CONTRACT §8). */
@@ -15,15 +16,6 @@ export const tenantsRoutes = (ctx: Context) =>
       set.status = 201;
       return { tenant, user, access_token: tokens.access_token, refresh_token: tokens.refresh_token, token_type: tokens.token_type };
     },
-    {
-      body: SignupBody,
-      // Addresses and subdomains are compared in lower case; accept them typed in any case.
-      transform({ body }) {
-        const b = body as { email?: unknown; subdomain?: unknown } | null;
-        if (b && typeof b === "object") {
-          if (typeof b.email === "string") b.email = b.email.trim().toLowerCase();
-          if (typeof b.subdomain === "string") b.subdomain = b.subdomain.trim().toLowerCase();
-        }
-      },
-    },
+    // Addresses and subdomains are compared in lower case: accept them typed in any case.
+    { body: SignupBody, transform: lowerCaseFields("email", "subdomain") },
   );
