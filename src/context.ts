@@ -1,9 +1,11 @@
 import { randomBytes } from "node:crypto";
 import { createSessionsRepo } from "./auth/repo";
 import { createAuthService } from "./auth/service";
+import { type SecondFactorGate, createSignIn } from "./auth/sign-in";
 import { createTokens } from "./auth/tokens";
 import type { Config } from "./config";
 import { createCrmRepo } from "./crm/repo";
+import { createMailRepo } from "./mail/repo";
 import { type Db, openDatabase } from "./db/database";
 import { CURRENT_PLAN, migrate } from "./db/migrate";
 import { createPasswordHasher } from "./security/passwords";
@@ -40,6 +42,7 @@ export function createContext(opts: ContextOptions) {
   const sessions = createSessionsRepo(db);
   const users = createUsersRepo(db);
   const crm = createCrmRepo(db);
+  const mail = createMailRepo(db);
   const tenants = createTenantsRepo(db, { users, crm, sessions, security });
 
   const newKey = () => randomBytes(48).toString("base64url");
@@ -51,6 +54,9 @@ export function createContext(opts: ContextOptions) {
 
   const auth = createAuthService({ config, now, sessions, users, tokens, hasher, limiter, limits, audit });
   const tenantsService = createTenantsService({ now, tenants, hasher, limiter, limits, auth });
+  // Until the second-factor service is wired in, no user has a second factor.
+  const secondFactorGate: SecondFactorGate = async () => null;
+  const signIn = createSignIn(auth, secondFactorGate);
 
   return {
     /** Distinguishes this context's Elysia plugins from another's in the same process (tests). */
@@ -60,12 +66,14 @@ export function createContext(opts: ContextOptions) {
     now,
     log,
     limits,
-    repos: { security, sessions, users, crm, tenants },
+    repos: { security, sessions, users, crm, tenants, mail },
     tokens,
     hasher,
     limiter,
     audit,
     auth,
+    /** Password login and magic-verify go through here: a session, or the 2FA challenge. */
+    signIn,
     tenants: tenantsService,
     /** Periodic clean-up: finished rate-limit windows, and sessions a day past their end. */
     async housekeep(): Promise<void> {

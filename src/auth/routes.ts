@@ -9,6 +9,7 @@ import { requestedSubdomain } from "../http/tenancy";
 import { lowerCaseFields } from "../http/validation";
 import { toUserRead } from "../users/model";
 import type { IssuedTokens } from "./service";
+import { answerSignIn } from "./sign-in";
 import { LoginBody, RefreshBody, RevokeSessionBody } from "./model";
 
 const pair = (t: IssuedTokens) => ({ access_token: t.access_token, refresh_token: t.refresh_token, token_type: t.token_type });
@@ -28,9 +29,8 @@ export const authRoutes = (ctx: Context) => {
       "/login",
       async ({ body, headers, request, server, cookie }) => {
         const req = requestInfo(request, server, ctx.config.trustProxy);
-        const tokens = await ctx.auth.login(body, await tenantIdOf(headers), req);
-        setSessionCookies(cookie, ctx.config, tokens);
-        return pair(tokens);
+        const user = await ctx.auth.checkPassword(body, await tenantIdOf(headers), req);
+        return answerSignIn(cookie, ctx.config, await ctx.signIn(user, "password", req));
       },
       // Addresses are compared trimmed and in lower case (CONTRACT §2): accept them typed so.
       { body: LoginBody, transform: lowerCaseFields("email") },

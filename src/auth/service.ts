@@ -129,11 +129,6 @@ export function createAuthService(d: AuthDeps) {
     return user;
   }
 
-  async function login(input: { email: string; password: string }, tenantId: string | null, req: RequestInfo): Promise<IssuedTokens> {
-    const user = await checkPassword(input, tenantId, req);
-    return startSession(user, "password", req);
-  }
-
   /** The check behind every protected request: a valid access token of a live session. */
   async function authenticate(token: string): Promise<Principal> {
     const claims = await d.tokens.verify(token, "access");
@@ -208,7 +203,7 @@ export function createAuthService(d: AuthDeps) {
     return n;
   }
 
-  return { newSessionRow, issue, startSession, checkPassword, login, authenticate, refresh, listSessions, revokeSession, revokeOthers, logoutAll };
+  return { newSessionRow, issue, startSession, checkPassword, authenticate, refresh, listSessions, revokeSession, revokeOthers, logoutAll };
 }
 
 export type AuthService = ReturnType<typeof createAuthService>;

@@ -1,9 +1,11 @@
+import v2 from "./migrations/0002-second-factor-invitations-mail.sql" with { type: "text" };
+
 /**
  * Upgrades for databases made by an older release. schema.sql is always the whole current
  * schema and is what a new database gets; a database at version N-1 runs the migration with
  * `version: N`. Version 1 is schema.sql as first released, so the list starts at 2.
  *
- * To change the schema: edit schema.sql, add { version: next, sql: "ALTER ..." } here, and
+ * To change the schema: edit schema.sql, put the same change in migrations/NNNN-name.sql, list it here, and
  * tests/db/migrate.test.ts checks that the oldest snapshot plus every migration equals schema.sql.
  */
 export interface Migration {
@@ -12,4 +14,4 @@ export interface Migration {
   sql: string;
 }
 
-export const MIGRATIONS: Migration[] = [];
+export const MIGRATIONS: Migration[] = [{ version: 2, name: "second factor, magic links, invitations, mail outbox", sql: v2 }];

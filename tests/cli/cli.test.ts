@@ -4,7 +4,10 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
+import { CURRENT_PLAN, targetVersion } from "../../src/db/migrate";
+
 const BUN = process.execPath;
+const TARGET = targetVersion(CURRENT_PLAN);
 const MAIN = join(import.meta.dir, "..", "..", "src", "main.ts");
 const dir = mkdtempSync(join(tmpdir(), "suite-cli-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -58,13 +61,13 @@ describe("migrate", () => {
     const db = freshDb();
     const first = await run(["migrate"], { SUITE_DB: db });
     expect(first.code).toBe(0);
-    expect(first.stdout).toContain("schema version 0 -> 1");
+    expect(first.stdout).toContain(`schema version 0 -> ${TARGET}`);
     expect(existsSync(db)).toBe(true);
     const again = await run(["migrate", "--db", db]);
     expect(again.code).toBe(0);
-    expect(again.stdout).toContain("schema version 1, up to date");
+    expect(again.stdout).toContain(`schema version ${TARGET}, up to date`);
     const d = new Database(db, { readonly: true });
-    expect(d.query("PRAGMA user_version").get()).toEqual({ user_version: 1 });
+    expect(d.query("PRAGMA user_version").get()).toEqual({ user_version: TARGET });
     d.close();
   });
 
@@ -75,7 +78,7 @@ describe("migrate", () => {
       expect(r.stderr).toBe("");
       expect(r.code).toBe(0);
     }
-    expect(runs.filter((r) => r.stdout.includes("0 -> 1"))).toHaveLength(1);
+    expect(runs.filter((r) => r.stdout.includes(`0 -> ${TARGET}`))).toHaveLength(1);
   });
 
   test("a database from a newer release, or not ours, is refused in one line", async () => {
