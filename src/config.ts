@@ -10,6 +10,8 @@ export interface Config {
   cookieDomain: string | null;
   cookieSecure: boolean;
   jwtSecret: string | null;
+  /** The key that encrypts TOTP secrets and keys backup-code hashes; null: one kept in the database. */
+  encryptionKey: string | null;
   smtpUrl: string | null;
   mailFrom: string;
   publicUrl: string;
@@ -45,6 +47,7 @@ const SETTINGS: Setting[] = [
   { key: "cookieDomain", env: "SUITE_COOKIE_DOMAIN", flag: "cookie-domain", kind: "string" },
   { key: "cookieSecure", env: "SUITE_COOKIE_SECURE", flag: "cookie-secure", kind: "secure" },
   { key: "jwtSecret", env: "SUITE_JWT_SECRET", flag: "jwt-secret", kind: "string" },
+  { key: "encryptionKey", env: "SUITE_ENCRYPTION_KEY", flag: "encryption-key", kind: "string" },
   { key: "smtpUrl", env: "SUITE_SMTP_URL", flag: "smtp-url", kind: "url", schemes: ["smtp:", "smtps:"] },
   { key: "mailFrom", env: "SUITE_MAIL_FROM", flag: "mail-from", kind: "string" },
   { key: "publicUrl", env: "SUITE_PUBLIC_URL", flag: "public-url", kind: "url", schemes: ["http:", "https:"] },
@@ -63,7 +66,7 @@ export const CONFIG_FLAGS = new Set(SETTINGS.map((s) => s.flag));
 
 function parseValue(s: Setting, raw: string, where: string): unknown {
   // A secret (the JWT key, SMTP credentials inside the URL) is never echoed back.
-  const shown = s.key === "jwtSecret" || s.key === "smtpUrl" ? "" : `=${JSON.stringify(raw)}`;
+  const shown = s.key === "jwtSecret" || s.key === "encryptionKey" || s.key === "smtpUrl" ? "" : `=${JSON.stringify(raw)}`;
   const bad = (why: string) => new ConfigError(`invalid ${where}${shown}: ${why}`);
   const value = raw.trim();
   switch (s.kind) {
@@ -146,6 +149,8 @@ export function loadConfig(flags: Record<string, string> = {}, env: Record<strin
   }
   const jwtSecret = (raw.jwtSecret as string | undefined) ?? null;
   if (jwtSecret !== null && jwtSecret.length < 32) throw new ConfigError(`invalid ${where.jwtSecret}: must be at least 32 characters`);
+  const encryptionKey = (raw.encryptionKey as string | undefined) ?? null;
+  if (encryptionKey !== null && encryptionKey.length < 32) throw new ConfigError(`invalid ${where.encryptionKey}: must be at least 32 characters`);
   const secure = (raw.cookieSecure as string | undefined) ?? "auto";
   const port = (raw.port as number | undefined) ?? 8000;
   const cookieSecure = secure === "auto" ? !isDevHost(baseDomain) : secure === "true";
@@ -159,6 +164,7 @@ export function loadConfig(flags: Record<string, string> = {}, env: Record<strin
     cookieDomain: isDevHost(cookieDomainRaw) || isIpAddress(cookieDomainRaw) ? null : cookieDomainRaw,
     cookieSecure,
     jwtSecret,
+    encryptionKey,
     smtpUrl: (raw.smtpUrl as string | null | undefined) ?? null,
     mailFrom: (raw.mailFrom as string | undefined) ?? `Workspace Suite <no-reply@${baseDomain}>`,
     // Secure cookies mean the site is served over https (behind a proxy, on the standard port).
