@@ -11,6 +11,8 @@ export const LIMITS = {
   loginPerAccount: { name: "login-account", max: 10, windowMs: 15 * 60_000 },
   loginPerIp: { name: "login-ip", max: 60, windowMs: 60_000 },
   signupPerIp: { name: "signup-ip", max: 20, windowMs: 60 * 60_000 },
+  /** Second-factor codes checked per user (verify, confirm and disable share it): SPEC §8. */
+  twoFactorVerify: { name: "2fa-user", max: 5, windowMs: 60_000 },
 } satisfies Record<string, Limit>;
 
 export type Limits = typeof LIMITS;
