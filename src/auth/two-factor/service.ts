@@ -1,0 +1,189 @@
+import type { Config } from "../../config";
+import { newId, toIso } from "../../db/ids";
+import { errors } from "../../http/errors";
+import type { PasswordHasher } from "../../security/passwords";
+import type { Limits, RateLimiter } from "../../security/rate-limit";
+import type { AuditEntry } from "../../security/repo";
+import type { TenantsRepo } from "../../tenants/repo";
+import type { UserRow, UsersRepo } from "../../users/repo";
+import type { AuthService, IssuedTokens, Principal, RequestInfo } from "../service";
+import type { Tokens } from "../tokens";
+import { backupCodeHash, newBackupCodes, normalizeBackupCode } from "./backup-codes";
+import { type TwoFactorStatus, type TwoFactorSetup, twoFactorErrors as fail } from "./model";
+import type { Owner, TotpRow, TwoFactorRepo } from "./repo";
+import type { SecretBox } from "./secret-box";
+import { TOTP_ISSUER, matchStep, newTotpSecret, otpauthUrl } from "./totp";
+
+/** Consecutive wrong codes, across all of a user's temp tokens, that lock the factor (CONTRACT §6). */
+export const MAX_FAILURES = 20;
+export const LOCK_MS = 15 * 60_000;
+
+export interface TwoFactorDeps {
+  config: Config;
+  now: () => number;
+  repo: TwoFactorRepo;
+  box: SecretBox;
+  users: UsersRepo;
+  tenants: TenantsRepo;
+  tokens: Tokens;
+  hasher: PasswordHasher;
+  limiter: RateLimiter;
+  limits: Limits;
+  auth: AuthService;
+  audit: (e: AuditEntry) => Promise<void>;
+}
+
+const seconds = (ms: number) => Math.floor(ms / 1000);
+const ownerOf = (p: Principal): Owner => ({ tenantId: p.tenantId, userId: p.userId });
+const isEnabled = (row: TotpRow | null): row is TotpRow => row !== null && row.enabled_at !== null;
+
+export function createTwoFactorService(d: TwoFactorDeps) {
+  const entry = (action: string, req: RequestInfo, detail?: Record<string, unknown>) => ({ action, ip: req.ip, userAgent: req.userAgent, detail });
+  const audit = (o: Owner, action: string, req: RequestInfo, detail?: Record<string, unknown>) =>
+    d.audit({ tenantId: o.tenantId, userId: o.userId, ...entry(action, req, detail) });
+
+  const secretOf = (row: TotpRow) => d.box.open(row.secret_enc, row.user_id);
+
+  function freshBackupCodes(userId: string) {
+    const codes = newBackupCodes();
+    return { codes, hashes: codes.map((c) => backupCodeHash(d.box.mac, userId, normalizeBackupCode(c)!)) };
+  }
+
+  async function revokeOthersIf(wanted: boolean | undefined, p: Principal, req: RequestInfo) {
+    if (wanted === true) await d.auth.revokeOthers(p, req);
+  }
+
+  /**
+   * Counts the attempt, atomically, before any code is looked at: of 50 sent at once, at most the
+   * limit are checked. A locked factor is refused before it is even counted.
+   */
+  async function admit(o: Owner, row: TotpRow) {
+    const now = d.now();
+    if (row.locked_until !== null && row.locked_until > now) throw fail.locked((row.locked_until - now) / 1000);
+    const limit = await d.limiter.hit(d.limits.twoFactorVerify, `${o.tenantId}:${o.userId}`);
+    if (!limit.allowed) throw errors.rateLimited(limit.retryAfterSeconds);
+  }
+
+  /**
+   * Spends `code` (a TOTP step, or a backup code) of an enabled factor; a wrong one is counted
+   * toward the lock and audited (with why, never with the code).
+   */
+  async function prove(o: Owner, row: TotpRow, code: string, req: RequestInfo, during: string): Promise<void> {
+    const now = d.now();
+    let reason: string;
+    if (/^\d{6}$/.test(code)) {
+      const secret = secretOf(row);
+      const step = matchStep(secret, code, now, row.last_step);
+      if (step !== null && (await d.repo.acceptStep(o, step, now))) return;
+      reason = step !== null || matchStep(secret, code, now, null) !== null ? "replayed_code" : "wrong_code";
+    } else {
+      const normalized = normalizeBackupCode(code);
+      if (normalized !== null && (await d.repo.useBackupCode(o, backupCodeHash(d.box.mac, o.userId, normalized), now))) {
+        await audit(o, "2fa.backup_code_used", req, { during, remaining: await d.repo.remainingBackupCodes(o) });
+        return;
+      }
+      reason = "wrong_backup_code";
+    }
+    const { lockedUntil } = await d.repo.recordFailure(o, now, MAX_FAILURES, LOCK_MS);
+    await audit(o, "2fa.failure", req, { during, reason });
+    if (lockedUntil !== null) await audit(o, "2fa.locked", req, { until: toIso(lockedUntil), failures: MAX_FAILURES });
+    throw fail.invalidCode();
+  }
+
+  /**
+   * The second-factor gate of every sign-in (password, magic link): a temp_token when the user's
+   * factor is on, null when it is not.
+   */
+  async function challenge(user: UserRow, method: string, req: RequestInfo): Promise<string | null> {
+    const o = { tenantId: user.tenant_id, userId: user.id };
+    if (!isEnabled(await d.repo.get(o))) return null;
+    const iat = seconds(d.now());
+    // sid names this challenge, not a session: none exists until the second factor is proven.
+    const token = await d.tokens.sign({ sub: user.id, tid: user.tenant_id, sid: newId(), typ: "2fa", jti: newId(), iat, exp: iat + d.config.tempTokenTtl });
+    await audit(o, "2fa.challenge", req, { method });
+    return token;
+  }
+
+  async function setup(p: Principal, req: RequestInfo, revokeOthers?: boolean): Promise<TwoFactorSetup> {
+    const o = ownerOf(p);
+    const existing = await d.repo.get(o);
+    if (isEnabled(existing)) throw fail.alreadyEnabled();
+    const secret = newTotpSecret();
+    const { codes, hashes } = freshBackupCodes(p.userId);
+    const started = await d.repo.startSetup(o, d.box.seal(secret, p.userId), hashes, entry("2fa.setup", req, { replaced_pending: existing !== null }), d.now());
+    if (!started) throw fail.alreadyEnabled();
+    await revokeOthersIf(revokeOthers, p, req);
+    return { secret, otpauth_url: otpauthUrl(secret, p.email, `${TOTP_ISSUER} (${p.subdomain})`), backup_codes: codes };
+  }
+
+  /** Only a code from the app turns the factor on: it proves the app holds the secret. */
+  async function confirm(p: Principal, code: string, req: RequestInfo): Promise<{ enabled: true }> {
+    const o = ownerOf(p);
+    const row = await d.repo.get(o);
+    if (row === null) throw fail.notPending();
+    if (row.enabled_at !== null) throw fail.alreadyEnabled();
+    await admit(o, row);
+    const now = d.now();
+    const step = matchStep(secretOf(row), code, now, row.last_step);
+    if (step === null || !(await d.repo.enable(o, step, entry("2fa.enabled", req), now))) {
+      await audit(o, "2fa.failure", req, { during: "confirm", reason: "wrong_code" });
+      throw fail.invalidCode();
+    }
+    return { enabled: true };
+  }
+
+  /** temp_token + code → a session (method "2fa"). */
+  async function verify(input: { temp_token: string; code: string }, requestedSubdomain: string | null, req: RequestInfo): Promise<IssuedTokens> {
+    let o: Owner;
+    try {
+      const claims = await d.tokens.verify(input.temp_token, "2fa");
+      o = { tenantId: claims.tid, userId: claims.sub };
+    } catch {
+      throw fail.invalidTempToken();
+    }
+    if (requestedSubdomain !== null && (await d.tenants.byId(o.tenantId))?.subdomain !== requestedSubdomain) throw errors.tenantMismatch();
+    const user = await d.users.byId(o.tenantId, o.userId);
+    const row = user ? await d.repo.get(o) : null;
+    // The factor was turned off (or the user removed) since the challenge: sign in again.
+    if (!user || !isEnabled(row)) throw fail.invalidTempToken();
+    await admit(o, row);
+    await prove(o, row, input.code, req, "verify");
+    return d.auth.startSession(user, "2fa", req);
+  }
+
+  async function disable(p: Principal, input: { password: string; code: string; revoke_other_sessions?: boolean }, req: RequestInfo) {
+    const o = ownerOf(p);
+    const row = await d.repo.get(o);
+    if (!isEnabled(row)) throw fail.notEnabled();
+    await admit(o, row);
+    const user = await d.users.byId(o.tenantId, o.userId);
+    if (!user || !(await d.hasher.verify(input.password, user.password_hash))) {
+      await audit(o, "2fa.failure", req, { during: "disable", reason: "wrong_password" });
+      throw errors.invalidCredentials();
+    }
+    await prove(o, row, input.code, req, "disable");
+    if (!(await d.repo.disable(o, entry("2fa.disabled", req), d.now()))) throw fail.notEnabled();
+    await revokeOthersIf(input.revoke_other_sessions, p, req);
+    return { enabled: false as const };
+  }
+
+  async function status(p: Principal): Promise<TwoFactorStatus> {
+    const o = ownerOf(p);
+    const row = await d.repo.get(o);
+    const enabled = isEnabled(row);
+    // A pending setup's codes do not work yet: none remain until it is confirmed.
+    return { enabled, pending: row !== null && !enabled, backup_codes_remaining: enabled ? await d.repo.remainingBackupCodes(o) : 0 };
+  }
+
+  async function regenerateBackupCodes(p: Principal, req: RequestInfo, revokeOthers?: boolean): Promise<{ backup_codes: string[] }> {
+    const o = ownerOf(p);
+    const { codes, hashes } = freshBackupCodes(p.userId);
+    if (!(await d.repo.replaceBackupCodes(o, hashes, entry("2fa.backup_codes_regenerated", req), d.now()))) throw fail.notEnabled();
+    await revokeOthersIf(revokeOthers, p, req);
+    return { backup_codes: codes };
+  }
+
+  return { challenge, setup, confirm, verify, disable, status, regenerateBackupCodes };
+}
+
+export type TwoFactorService = ReturnType<typeof createTwoFactorService>;
