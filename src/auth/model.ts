@@ -13,6 +13,10 @@ export const TokenPair = t.Object({
   token_type: t.Literal("bearer"),
 });
 
+/** Login's answer when the second factor is on: no session yet, and no cookie. */
+export const TwoFactorChallenge = t.Object({ requires_2fa: t.Literal(true), temp_token: t.String() });
+export const LoginResponse = t.Union([TokenPair, TwoFactorChallenge]);
+
 /** The body is optional: without one, the svc_refresh cookie is used. */
 export const RefreshBody = t.Optional(t.Nullable(t.Object({ refresh_token: t.Optional(t.String({ minLength: 1, maxLength: 4096 })) })));
 
@@ -27,5 +31,7 @@ export const SessionRead = t.Object({
   user_agent: t.Nullable(t.String()),
   current: t.Boolean(),
 });
+
+export const SessionList = t.Array(SessionRead);
 
 export const Confirmation = t.Object({ detail: t.String(), revoked: t.Integer() });

@@ -10,7 +10,13 @@ import { lowerCaseFields } from "../http/validation";
 import { toUserRead } from "../users/model";
 import type { IssuedTokens } from "./service";
 import { answerSignIn } from "./sign-in";
-import { LoginBody, RefreshBody, RevokeSessionBody } from "./model";
+import { doc } from "../http/openapi";
+import { TenantRead } from "../tenants/model";
+import { UserRead } from "../users/model";
+import { Confirmation, LoginBody, LoginResponse, RefreshBody, RevokeSessionBody, SessionList, TokenPair } from "./model";
+import { t } from "elysia";
+
+const Me = t.Object({ user: UserRead, tenant: TenantRead });
 
 const pair = (t: IssuedTokens) => ({ access_token: t.access_token, refresh_token: t.refresh_token, token_type: t.token_type });
 
@@ -33,7 +39,17 @@ export const authRoutes = (ctx: Context) => {
         return answerSignIn(cookie, ctx.config, await ctx.signIn(user, "password", req));
       },
       // Addresses are compared trimmed and in lower case (CONTRACT §2): accept them typed so.
-      { body: LoginBody, transform: lowerCaseFields("email") },
+      {
+        body: LoginBody,
+        transform: lowerCaseFields("email"),
+        ...doc({
+          summary: "Sign in with email and password",
+          description: "Answers a token pair and sets the session cookies, or, when 2FA is on, `requires_2fa` and a `temp_token` (no cookie).",
+          tags: ["auth"],
+          ok: { 200: ["LoginResponse", LoginResponse] },
+          errors: [400, 401, 403, 404, 429],
+        }),
+      },
     )
     .post(
       "/refresh",
@@ -49,15 +65,28 @@ export const authRoutes = (ctx: Context) => {
         setSessionCookies(cookie, ctx.config, tokens);
         return pair(tokens);
       },
-      { body: RefreshBody },
+      {
+        body: RefreshBody,
+        ...doc({
+          summary: "Rotate both tokens",
+          description: "Takes the refresh token in the body or, with no body, the `svc_refresh` cookie.",
+          tags: ["auth"],
+          ok: { 200: ["TokenPair", TokenPair] },
+          errors: [401, 403],
+        }),
+      },
     )
     .use(authGuard(ctx))
-    .get("/me", async ({ auth }) => {
-      const user = await ctx.repos.users.byId(auth.tenantId, auth.userId);
-      if (!user) throw errors.sessionRevoked();
-      return { user: toUserRead(user), tenant: await ctx.tenants.read(auth.tenantId) };
-    })
-    .get("/sessions", ({ auth }) => ctx.auth.listSessions(auth))
+    .get(
+      "/me",
+      async ({ auth }) => {
+        const user = await ctx.repos.users.byId(auth.tenantId, auth.userId);
+        if (!user) throw errors.sessionRevoked();
+        return { user: toUserRead(user), tenant: await ctx.tenants.read(auth.tenantId) };
+      },
+      doc({ summary: "The signed-in user and their organization", tags: ["auth"], auth: true, ok: { 200: ["Me", Me] } }),
+    )
+    .get("/sessions", ({ auth }) => ctx.auth.listSessions(auth), doc({ summary: "The caller's live sessions, newest first", tags: ["auth"], auth: true, ok: { 200: ["SessionList", SessionList] } }))
     .post(
       "/sessions/revoke",
       async ({ auth, body, request, server, cookie }) => {
@@ -65,20 +94,20 @@ export const authRoutes = (ctx: Context) => {
         if (body.session_id === auth.sessionId) clearSessionCookies(cookie, ctx.config);
         return { detail: "Session revoked.", revoked };
       },
-      { body: RevokeSessionBody },
+      { body: RevokeSessionBody, ...doc({ summary: "End one of the caller's sessions", tags: ["auth"], auth: true, ok: { 200: ["Confirmation", Confirmation] }, errors: [404] }) },
     )
     .post("/sessions/revoke-others", async ({ auth, request, server }) => {
       const revoked = await ctx.auth.revokeOthers(auth, requestInfo(request, server, ctx.config.trustProxy));
       return { detail: "Other sessions revoked.", revoked };
-    })
+    }, doc({ summary: "End every session but this one", tags: ["auth"], auth: true, ok: { 200: ["Confirmation", Confirmation] } }))
     .post("/logout", async ({ auth, request, server, cookie }) => {
       const revoked = await ctx.auth.revokeSession(auth, auth.sessionId, requestInfo(request, server, ctx.config.trustProxy));
       clearSessionCookies(cookie, ctx.config);
       return { detail: "Signed out.", revoked };
-    })
+    }, doc({ summary: "End this session and clear the cookies", tags: ["auth"], auth: true, ok: { 200: ["Confirmation", Confirmation] } }))
     .post("/logout-all", async ({ auth, request, server, cookie }) => {
       const revoked = await ctx.auth.logoutAll(auth, requestInfo(request, server, ctx.config.trustProxy));
       clearSessionCookies(cookie, ctx.config);
       return { detail: "Signed out everywhere.", revoked };
-    });
+    }, doc({ summary: "End every session of the caller, this one included", tags: ["auth"], auth: true, ok: { 200: ["Confirmation", Confirmation] } }));
 };

@@ -1,4 +1,5 @@
-import { Elysia } from "elysia";
+import { Elysia, t } from "elysia";
+import { doc } from "./openapi";
 import type { Context } from "../context";
 import { AppError } from "./errors";
 
@@ -16,4 +17,6 @@ export const healthRoutes = (ctx: Context) =>
       throw new AppError(503, "unavailable", "The database does not answer.");
     }
     return { status: "ok" };
-  });
+  }, doc({ summary: "Whether the server and its database answer", tags: ["operations"], ok: { 200: ["Health", Health] }, errors: [503] }));
+
+const Health = t.Object({ status: t.Literal("ok") });

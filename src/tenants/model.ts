@@ -2,7 +2,7 @@ import { t, type Static } from "elysia";
 import { registerFormat } from "../http/validation";
 import { toIso } from "../db/ids";
 import { PASSWORD_MAX, PASSWORD_MIN } from "../security/passwords";
-import { Email } from "../users/model";
+import { Email, UserRead } from "../users/model";
 import type { TenantRow } from "./repo";
 
 export const MODULES = ["crm", "users"] as const;
@@ -32,6 +32,14 @@ export const TenantRead = t.Object({
   created_at: t.String({ format: "date-time" }),
 });
 export type TenantRead = Static<typeof TenantRead>;
+
+export const SignupResponse = t.Object({
+  tenant: TenantRead,
+  user: UserRead,
+  access_token: t.String(),
+  refresh_token: t.String(),
+  token_type: t.Literal("bearer"),
+});
 
 export const toTenantRead = (row: TenantRow, modules: string[]): TenantRead => ({
   id: row.id,

@@ -3,7 +3,8 @@ import type { Context } from "../context";
 import { requestInfo } from "../http/client";
 import { setSessionCookies } from "../http/cookies";
 import { lowerCaseFields } from "../http/validation";
-import { SignupBody } from "./model";
+import { doc } from "../http/openapi";
+import { SignupBody, SignupResponse } from "./model";
 
 /** Signup: a new organization and its first admin, signed in (CONTRACT §8). */
 export const tenantsRoutes = (ctx: Context) =>
@@ -17,5 +18,14 @@ export const tenantsRoutes = (ctx: Context) =>
       return { tenant, user, access_token: tokens.access_token, refresh_token: tokens.refresh_token, token_type: tokens.token_type };
     },
     // Addresses and subdomains are compared in lower case: accept them typed in any case.
-    { body: SignupBody, transform: lowerCaseFields("email", "subdomain") },
+    {
+      body: SignupBody,
+      transform: lowerCaseFields("email", "subdomain"),
+      ...doc({
+        summary: "Create an organization and its first admin, signed in",
+        tags: ["auth"],
+        ok: { 201: ["SignupResponse", SignupResponse] },
+        errors: [409, 429],
+      }),
+    },
   );

@@ -1,0 +1,57 @@
+import { type AnyElysia, Elysia } from "elysia";
+import swaggerCss from "swagger-ui-dist/swagger-ui.css" with { type: "file" };
+import swaggerJs from "swagger-ui-dist/swagger-ui-bundle.js" with { type: "file" };
+import pkg from "../../package.json";
+import type { Context } from "../context";
+import { buildDocument } from "./openapi";
+
+const PAGE = `<!doctype html>
+<html lang="en">
+<head>
+  <meta charset="utf-8">
+  <meta name="viewport" content="width=device-width, initial-scale=1">
+  <title>Workspace Suite API</title>
+  <link rel="stylesheet" href="/api/v1/docs/swagger-ui.css">
+</head>
+<body>
+  <div id="swagger-ui"></div>
+  <script src="/api/v1/docs/swagger-ui-bundle.js"></script>
+  <script>
+    window.ui = SwaggerUIBundle({ url: "/api/v1/openapi.json", dom_id: "#swagger-ui", deepLinking: true });
+  </script>
+</body>
+</html>
+`;
+
+/** An embedded asset, gzipped once on first use: the page works offline, inside the binary. */
+function asset(path: string, type: string) {
+  let plain: Uint8Array<ArrayBuffer> | undefined;
+  let gzipped: Uint8Array<ArrayBuffer> | undefined;
+  return async (request: Request) => {
+    plain ??= new Uint8Array(await Bun.file(path).arrayBuffer());
+    const headers: Record<string, string> = { "content-type": type, "cache-control": "public, max-age=86400", vary: "accept-encoding" };
+    if (/\bgzip\b/.test(request.headers.get("accept-encoding") ?? "")) {
+      gzipped ??= new Uint8Array(Bun.gzipSync(plain));
+      return new Response(gzipped, { headers: { ...headers, "content-encoding": "gzip" } });
+    }
+    return new Response(plain, { headers });
+  };
+}
+
+/**
+ * GET /api/v1/openapi.json (generated from the routes of `app`, once) and GET /api/v1/docs, a
+ * Swagger UI reference page whose assets are embedded: nothing is fetched from a CDN.
+ */
+export const docsRoutes = (ctx: Context, app: () => AnyElysia) => {
+  let document: string | undefined;
+  const js = asset(swaggerJs, "text/javascript; charset=utf-8");
+  const css = asset(swaggerCss, "text/css; charset=utf-8");
+  return new Elysia({ name: "docs", prefix: "/api/v1", seed: ctx.id })
+    .get("/openapi.json", () => {
+      document ??= JSON.stringify(buildDocument(app(), pkg.version));
+      return new Response(document, { headers: { "content-type": "application/json" } });
+    })
+    .get("/docs", () => new Response(PAGE, { headers: { "content-type": "text/html; charset=utf-8" } }))
+    .get("/docs/swagger-ui-bundle.js", ({ request }) => js(request))
+    .get("/docs/swagger-ui.css", ({ request }) => css(request));
+};
