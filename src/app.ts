@@ -1,5 +1,6 @@
 import { Elysia } from "elysia";
 import { authRoutes } from "./auth/routes";
+import { twoFactorRoutes } from "./auth/two-factor/routes";
 import type { Context } from "./context";
 import { httpCore } from "./http/core";
 import { healthRoutes } from "./http/health";
@@ -11,7 +12,8 @@ export function createApp(ctx: Context) {
     .use(httpCore(ctx))
     .use(healthRoutes(ctx))
     .use(tenantsRoutes(ctx))
-    .use(authRoutes(ctx));
+    .use(authRoutes(ctx))
+    .use(twoFactorRoutes(ctx));
 }
 
 export type App = ReturnType<typeof createApp>;

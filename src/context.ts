@@ -3,6 +3,9 @@ import { createSessionsRepo } from "./auth/repo";
 import { createAuthService } from "./auth/service";
 import { type SecondFactorGate, createSignIn } from "./auth/sign-in";
 import { createTokens } from "./auth/tokens";
+import { createTwoFactorRepo } from "./auth/two-factor/repo";
+import { createSecretBox } from "./auth/two-factor/secret-box";
+import { createTwoFactorService } from "./auth/two-factor/service";
 import type { Config } from "./config";
 import { createCrmRepo } from "./crm/repo";
 import { createMailRepo } from "./mail/repo";
@@ -54,8 +57,11 @@ export function createContext(opts: ContextOptions) {
 
   const auth = createAuthService({ config, now, sessions, users, tokens, hasher, limiter, limits, audit });
   const tenantsService = createTenantsService({ now, tenants, hasher, limiter, limits, auth });
-  // Until the second-factor service is wired in, no user has a second factor.
-  const secondFactorGate: SecondFactorGate = async () => null;
+  const twoFactorRepo = createTwoFactorRepo(db, { security });
+  // TOTP secrets are sealed under SUITE_ENCRYPTION_KEY, or a key kept in the database like the JWT key.
+  const secretBox = createSecretBox(config.encryptionKey ?? security.settingOrCreate("encryption_key", newKey));
+  const twoFactor = createTwoFactorService({ config, now, repo: twoFactorRepo, box: secretBox, users, tenants, tokens, hasher, limiter, limits, auth, audit });
+  const secondFactorGate: SecondFactorGate = twoFactor.challenge;
   const signIn = createSignIn(auth, secondFactorGate);
 
   return {
@@ -66,7 +72,7 @@ export function createContext(opts: ContextOptions) {
     now,
     log,
     limits,
-    repos: { security, sessions, users, crm, tenants, mail },
+    repos: { security, sessions, users, crm, tenants, mail, twoFactor: twoFactorRepo },
     tokens,
     hasher,
     limiter,
@@ -75,6 +81,7 @@ export function createContext(opts: ContextOptions) {
     /** Password login and magic-verify go through here: a session, or the 2FA challenge. */
     signIn,
     tenants: tenantsService,
+    twoFactor,
     /** Periodic clean-up: finished rate-limit windows, and sessions a day past their end. */
     async housekeep(): Promise<void> {
       const t = now();
