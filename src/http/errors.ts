@@ -36,6 +36,7 @@ export const errors = {
   tokenInvalid: () => new AppError(401, "token_invalid", "The token is not valid.", BEARER),
   sessionRevoked: () => new AppError(401, "session_revoked", "The session has ended. Sign in again.", BEARER),
   invalidCredentials: () => new AppError(401, "invalid_credentials", "Incorrect email or password."),
+  invalidToken: () => new AppError(401, "invalid_token", "This link is not valid: it was already used, it expired, or it never existed."),
   forbidden: (detail = "You do not have permission to do this.") => new AppError(403, "forbidden", detail),
   moduleDisabled: (module: string) => new AppError(403, "module_disabled", `The ${module} module is not enabled for this organization.`),
   tenantMismatch: () => new AppError(403, "tenant_mismatch", "These credentials belong to another organization."),
@@ -45,6 +46,8 @@ export const errors = {
   csrf: () => new AppError(403, "csrf_failed", "Cross-site request refused."),
   notFound: (what = "Not found.") => new AppError(404, "not_found", what),
   conflict: (code: string, detail: string) => new AppError(409, code, detail),
+  invitationInvalid: () =>
+    new AppError(400, "invitation_invalid", "This invitation is not valid: it was already used, revoked, replaced or has expired."),
   rateLimited: (retryAfterSeconds: number) =>
     new AppError(429, "rate_limited", "Too many attempts. Try again later.", { "Retry-After": String(Math.max(1, Math.ceil(retryAfterSeconds))) }),
   payloadTooLarge: () => new AppError(413, "payload_too_large", "The request body is larger than 1 MiB."),

@@ -11,6 +11,13 @@ export const LIMITS = {
   loginPerAccount: { name: "login-account", max: 10, windowMs: 15 * 60_000 },
   loginPerIp: { name: "login-ip", max: 60, windowMs: 60_000 },
   signupPerIp: { name: "signup-ip", max: 20, windowMs: 60 * 60_000 },
+  magicLinkPerAddress: { name: "magic-link-address", max: 3, windowMs: 15 * 60_000 },
+  magicLinkPerIp: { name: "magic-link-ip", max: 30, windowMs: 15 * 60_000 },
+  magicVerifyPerIp: { name: "magic-verify-ip", max: 60, windowMs: 60_000 },
+  // Each invite sends a mail: an admin's account must not become a mail cannon.
+  invitesPerAdmin: { name: "invite-admin", max: 50, windowMs: 60 * 60_000 },
+  // Each accept costs a password hash; an office behind one address still fits.
+  acceptPerIp: { name: "invite-accept-ip", max: 30, windowMs: 15 * 60_000 },
   /** Second-factor codes checked per user (verify, confirm and disable share it): SPEC §8. */
   twoFactorVerify: { name: "2fa-user", max: 5, windowMs: 60_000 },
 } satisfies Record<string, Limit>;

@@ -28,3 +28,9 @@ export const toUserRead = (u: UserRow): UserRead => ({
   profile_id: u.profile_id,
   created_at: toIso(u.created_at),
 });
+
+/** PATCH /users/{id}: a name, or null (or blank) to clear it. */
+export const UpdateUserBody = t.Object({
+  full_name: t.Nullable(t.String({ maxLength: 200 })),
+});
+export type UpdateUserBody = Static<typeof UpdateUserBody>;

@@ -1,4 +1,4 @@
-import type { Db } from "../db/database";
+import { type Db, writeTx } from "../db/database";
 
 export interface UserRow {
   id: string;
@@ -35,6 +35,17 @@ export function createUsersRepo(db: Db) {
   const byId = db.prepare<UserRow, [string, string]>("SELECT * FROM users WHERE tenant_id = ?1 AND id = ?2");
   const profileById = db.prepare<ProfileRow, [string, string]>("SELECT * FROM profiles WHERE tenant_id = ?1 AND id = ?2");
   const profiles = db.prepare<ProfileRow, [string]>("SELECT * FROM profiles WHERE tenant_id = ?1 ORDER BY created_at, name");
+  const profileByName = db.prepare<ProfileRow, [string, string]>("SELECT * FROM profiles WHERE tenant_id = ?1 AND name = ?2");
+  // Members oldest first (the founder leads, and new members join at the end, not shifting pages).
+  // ?2 is a LIKE pattern over the lower-cased address and name, or null for everyone.
+  const memberFilter = "tenant_id = ?1 AND (?2 IS NULL OR email LIKE ?2 ESCAPE '\\' OR lower(coalesce(full_name, '')) LIKE ?2 ESCAPE '\\')";
+  const page = db.prepare<UserRow, [string, string | null, number, number]>(
+    `SELECT * FROM users WHERE ${memberFilter} ORDER BY created_at, id LIMIT ?3 OFFSET ?4`,
+  );
+  const count = db.prepare<{ n: number }, [string, string | null]>(`SELECT count(*) AS n FROM users WHERE ${memberFilter}`);
+  const rename = db.prepare<never, [string, string, string | null, number]>(
+    "UPDATE users SET full_name = ?3, updated_at = ?4 WHERE tenant_id = ?1 AND id = ?2",
+  );
 
   return {
     insertInTx: (u: Omit<UserRow, "updated_at">) =>
@@ -46,6 +57,26 @@ export function createUsersRepo(db: Db) {
     byId: async (tenantId: string, id: string) => byId.get(tenantId, id),
     profile: async (tenantId: string, id: string) => profileById.get(tenantId, id),
     profiles: async (tenantId: string) => profiles.all(tenantId),
+    profileByName: async (tenantId: string, name: string) => profileByName.get(tenantId, name),
+    /** `pattern` from containsPattern (paging.ts), or null for every member. */
+    page: async (tenantId: string, pattern: string | null, limit: number, offset: number) => page.all(tenantId, pattern, limit, offset),
+    count: async (tenantId: string, pattern: string | null) => count.get(tenantId, pattern)!.n,
+    byEmailInTx: (tenantId: string, email: string) => byEmail.get(tenantId, email),
+    byIdInTx: (tenantId: string, id: string) => byId.get(tenantId, id),
+    profileInTx: (tenantId: string, id: string) => profileById.get(tenantId, id),
+    /**
+     * Sets a member's name; `alsoInTx` runs in the same transaction with the renamed row (the CRM
+     * copies the name into its deals there, and the audit row is written), so no reader sees one
+     * without the other. Answers undefined for an id not in this tenant.
+     */
+    async rename(tenantId: string, id: string, fullName: string | null, now: number, alsoInTx: (u: UserRow) => void): Promise<UserRow | undefined> {
+      return writeTx(db, () => {
+        if (rename.run(tenantId, id, fullName, now).changes !== 1) return undefined;
+        const user = byId.get(tenantId, id)!;
+        alsoInTx(user);
+        return user;
+      });
+    },
   };
 }
 

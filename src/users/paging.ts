@@ -1,0 +1,95 @@
+import { RequestValidationError, type ValidationItem } from "../http/errors";
+
+/** A page of any list: FastAPI's `{items, total, page, size, pages}` (CONTRACT §10). */
+export interface Page<T> {
+  items: T[];
+  total: number;
+  page: number;
+  size: number;
+  pages: number;
+}
+
+export const MAX_PAGE_SIZE = 100;
+export const DEFAULT_PAGE_SIZE = 20;
+export const MAX_SEARCH = 200;
+
+export type RawQuery = Record<string, string | string[] | undefined>;
+
+/**
+ * Reads list parameters by hand rather than by a route schema: Elysia's query coercion reports
+ * bounds without their `loc` and fills absent enums with a default. Every failing parameter
+ * gets its own item, as FastAPI does. A repeated scalar parameter counts by its last value.
+ */
+export class QueryReader {
+  readonly items: ValidationItem[] = [];
+  constructor(private readonly raw: RawQuery) {}
+
+  private value(name: string): string | undefined {
+    const v = this.raw[name];
+    return Array.isArray(v) ? v.at(-1) : v;
+  }
+
+  int(name: string, fallback: number, min: number, max?: number): number {
+    const text = this.value(name);
+    if (text === undefined) return fallback;
+    const loc = ["query", name];
+    if (!/^\s*[+-]?\d+\s*$/.test(text)) {
+      this.items.push({ loc, msg: "Input should be a valid integer, unable to parse string as an integer", type: "int_parsing", input: text });
+      return fallback;
+    }
+    const n = Number(text);
+    if (n < min) this.items.push({ loc, msg: `Input should be greater than or equal to ${min}`, type: "greater_than_equal", input: text, ctx: { ge: min } });
+    else if (max !== undefined && n > max)
+      this.items.push({ loc, msg: `Input should be less than or equal to ${max}`, type: "less_than_equal", input: text, ctx: { le: max } });
+    return n;
+  }
+
+  literal<T extends string>(name: string, allowed: readonly T[]): T | null {
+    const text = this.value(name);
+    if (text === undefined || text === "") return null;
+    if ((allowed as readonly string[]).includes(text)) return text as T;
+    const expected = allowed.map((a) => `'${a}'`).join(", ").replace(/, ([^,]*)$/, " or $1");
+    this.items.push({ loc: ["query", name], msg: `Input should be ${expected}`, type: "literal_error", input: text, ctx: { expected } });
+    return null;
+  }
+
+  /** Trimmed; null when absent or blank. */
+  search(name: string): string | null {
+    const text = this.value(name)?.trim();
+    if (!text) return null;
+    if (text.length > MAX_SEARCH) {
+      this.items.push({
+        loc: ["query", name],
+        msg: `String should have at most ${MAX_SEARCH} characters`,
+        type: "string_too_long",
+        ctx: { max_length: MAX_SEARCH },
+      });
+      return null;
+    }
+    return text;
+  }
+
+  /** page ≥ 1 and 1 ≤ size ≤ 100. */
+  paging(): { page: number; size: number } {
+    return { page: this.int("page", 1, 1), size: this.int("size", DEFAULT_PAGE_SIZE, 1, MAX_PAGE_SIZE) };
+  }
+
+  /** Throws the collected failures, if any. */
+  done(): void {
+    if (this.items.length > 0) throw new RequestValidationError(this.items);
+  }
+}
+
+export const pageOf = <T>(items: T[], total: number, page: number, size: number): Page<T> => ({
+  items,
+  total,
+  page,
+  size,
+  pages: total === 0 ? 0 : Math.ceil(total / size),
+});
+
+/** Rows to skip; bounded so that an absurd page number is just a page past the end. */
+export const offsetOf = (page: number, size: number): number => Math.min((page - 1) * size, Number.MAX_SAFE_INTEGER);
+
+/** A LIKE pattern matching `text` anywhere, with LIKE's wildcards taken literally (ESCAPE '\'). */
+export const containsPattern = (text: string): string => `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
