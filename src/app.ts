@@ -1,4 +1,5 @@
 import { Elysia } from "elysia";
+import { magicLinkRoutes } from "./auth/magic-link/routes";
 import { authRoutes } from "./auth/routes";
 import { twoFactorRoutes } from "./auth/two-factor/routes";
 import type { Context } from "./context";
@@ -13,6 +14,7 @@ export function createApp(ctx: Context) {
     .use(healthRoutes(ctx))
     .use(tenantsRoutes(ctx))
     .use(authRoutes(ctx))
+    .use(magicLinkRoutes(ctx))
     .use(twoFactorRoutes(ctx));
 }
 

@@ -9,6 +9,10 @@ import { createTwoFactorService } from "./auth/two-factor/service";
 import type { Config } from "./config";
 import { createCrmRepo } from "./crm/repo";
 import { createMailRepo } from "./mail/repo";
+import { type Mailer, createMailSender, noMailSender } from "./mail/sender";
+import { createSmtpTransport, smtpSecrets } from "./mail/smtp";
+import { createMagicLinkService } from "./auth/magic-link/service";
+import { createMagicLinksRepo } from "./auth/magic-link/repo";
 import { type Db, openDatabase } from "./db/database";
 import { CURRENT_PLAN, migrate } from "./db/migrate";
 import { createPasswordHasher } from "./security/passwords";
@@ -46,6 +50,7 @@ export function createContext(opts: ContextOptions) {
   const users = createUsersRepo(db);
   const crm = createCrmRepo(db);
   const mail = createMailRepo(db);
+  const magicLinksRepo = createMagicLinksRepo(db);
   const tenants = createTenantsRepo(db, { users, crm, sessions, security });
 
   const newKey = () => randomBytes(48).toString("base64url");
@@ -63,6 +68,11 @@ export function createContext(opts: ContextOptions) {
   const twoFactor = createTwoFactorService({ config, now, repo: twoFactorRepo, box: secretBox, users, tenants, tokens, hasher, limiter, limits, auth, audit });
   const secondFactorGate: SecondFactorGate = twoFactor.challenge;
   const signIn = createSignIn(auth, secondFactorGate);
+  // Without SUITE_SMTP_URL there is no sender: mail waits in the outbox for `suite mail list`.
+  const mailer: Mailer = config.smtpUrl
+    ? createMailSender({ repo: mail, transport: createSmtpTransport(config.smtpUrl), from: config.mailFrom, now, log, secrets: smtpSecrets(config.smtpUrl) })
+    : noMailSender;
+  const magicLinks = createMagicLinkService({ db, config, now, log, limiter, limits, users, mail, links: magicLinksRepo, security, mailer });
 
   return {
     /** Distinguishes this context's Elysia plugins from another's in the same process (tests). */
@@ -72,7 +82,7 @@ export function createContext(opts: ContextOptions) {
     now,
     log,
     limits,
-    repos: { security, sessions, users, crm, tenants, mail, twoFactor: twoFactorRepo },
+    repos: { security, sessions, users, crm, tenants, mail, magicLinks: magicLinksRepo, twoFactor: twoFactorRepo },
     tokens,
     hasher,
     limiter,
@@ -81,12 +91,17 @@ export function createContext(opts: ContextOptions) {
     /** Password login and magic-verify go through here: a session, or the 2FA challenge. */
     signIn,
     tenants: tenantsService,
+    /** Outbox delivery: `suite serve` starts it; routes kick it after committing a mail. */
+    mail: mailer,
+    magicLinks,
     twoFactor,
     /** Periodic clean-up: finished rate-limit windows, and sessions a day past their end. */
     async housekeep(): Promise<void> {
       const t = now();
       await security.sweep(t);
       await sessions.purgeExpired(t - 86_400_000);
+      await magicLinksRepo.purgeExpired(t - 86_400_000);
+      await mail.purgeFinished(t - 30 * 86_400_000);
     },
     close: () => db.close(),
   };

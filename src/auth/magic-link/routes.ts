@@ -1,0 +1,43 @@
+import { Elysia } from "elysia";
+import type { Context } from "../../context";
+import { requestInfo } from "../../http/client";
+import { errors } from "../../http/errors";
+import { requestedSubdomain } from "../../http/tenancy";
+import { lowerCaseFields } from "../../http/validation";
+import { answerSignIn } from "../sign-in";
+import { MAGIC_LINK_ACCEPTED } from "./service";
+import { MagicLinkBody, MagicVerifyBody } from "./model";
+
+/** Passwordless sign-in: ask for a link by mail, then trade its token for a session. */
+export const magicLinkRoutes = (ctx: Context) => {
+  /** The workspace the Host or X-Tenant names, if any (an unknown one is 404, as at login). */
+  const tenantIdOf = async (headers: Record<string, string | undefined>): Promise<string | null> => {
+    const sub = requestedSubdomain(headers, ctx.config.baseDomain);
+    if (sub === null) return null;
+    const tenant = await ctx.repos.tenants.bySubdomain(sub);
+    if (!tenant) throw errors.tenantNotFound();
+    return tenant.id;
+  };
+
+  return new Elysia({ name: "magic-link-routes", prefix: "/api/v1/auth", seed: ctx.id })
+    .post(
+      "/magic-link",
+      async ({ body, headers, request, server, set }) => {
+        const req = requestInfo(request, server, ctx.config.trustProxy);
+        await ctx.magicLinks.request(body.email, await tenantIdOf(headers), req);
+        set.status = 202;
+        return { detail: MAGIC_LINK_ACCEPTED };
+      },
+      { body: MagicLinkBody, transform: lowerCaseFields("email") },
+    )
+    .post(
+      "/magic-verify",
+      async ({ body, headers, request, server, cookie }) => {
+        const req = requestInfo(request, server, ctx.config.trustProxy);
+        const user = await ctx.magicLinks.verify(body.token, await tenantIdOf(headers), req);
+        // Through the one sign-in path: a user with 2FA on gets the challenge, not a session.
+        return answerSignIn(cookie, ctx.config, await ctx.signIn(user, "magic_link", req));
+      },
+      { body: MagicVerifyBody },
+    );
+};

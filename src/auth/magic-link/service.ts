@@ -1,0 +1,137 @@
+import { createHash } from "node:crypto";
+import type { Config } from "../../config";
+import type { Logger } from "../../context";
+import { type Db, writeTx } from "../../db/database";
+import { newSecretToken } from "../../db/ids";
+import { AppError, errors } from "../../http/errors";
+import { mailLink } from "../../mail/links";
+import type { MailRepo } from "../../mail/repo";
+import { renderMail } from "../../mail/render";
+import type { Mailer } from "../../mail/sender";
+import type { Limits, RateLimiter } from "../../security/rate-limit";
+import type { SecurityRepo } from "../../security/repo";
+import { normalizeEmail } from "../../users/model";
+import type { UserRow, UsersRepo } from "../../users/repo";
+import type { RequestInfo } from "../service";
+import type { MagicLinkTarget, MagicLinksRepo } from "./repo";
+
+export interface MagicLinkDeps {
+  db: Db;
+  config: Config;
+  now: () => number;
+  log: Logger;
+  limiter: RateLimiter;
+  limits: Limits;
+  users: UsersRepo;
+  mail: MailRepo;
+  links: MagicLinksRepo;
+  security: SecurityRepo;
+  mailer: Mailer;
+}
+
+export const MAGIC_LINK_ACCEPTED = "If that address has an account, a sign-in link is on its way.";
+
+/** Only the SHA-256 of a mailed token is stored: a copy of the database signs no one in. */
+export const hashToken = (token: string): string => createHash("sha256").update(token, "utf8").digest("hex");
+
+export function createMagicLinkService(d: MagicLinkDeps) {
+  /** Background deliveries not yet committed (tests and shutdown wait for them). */
+  const inFlight = new Set<Promise<void>>();
+
+  function compose(target: MagicLinkTarget, token: string) {
+    const url = mailLink(d.config, target.subdomain, "/magic-link", token);
+    const minutes = Math.max(1, Math.round(d.config.magicLinkTtl / 60));
+    const mail = renderMail({
+      subject: `Your sign-in link for ${target.tenant_name}`,
+      heading: `Sign in to ${target.tenant_name}`,
+      paragraphs: [
+        `Someone, probably you, asked to sign in to ${target.tenant_name} (${target.subdomain}) as ${target.email}.`,
+        "If it was not you, ignore this mail: without the link, no one can sign in.",
+      ],
+      action: { label: "Sign in", url },
+      footer: `The link works once, for ${minutes} minute${minutes === 1 ? "" : "s"}.`,
+    });
+    return { url, mail };
+  }
+
+  /** Writes the link and its mail in one transaction: either both exist or neither does. */
+  function issueFor(target: MagicLinkTarget, req: RequestInfo): void {
+    const token = newSecretToken();
+    const { url, mail } = compose(target, token);
+    const now = d.now();
+    writeTx(d.db, () => {
+      d.links.insertInTx({ token_hash: hashToken(token), tenant_id: target.tenant_id, user_id: target.id, expires_at: now + d.config.magicLinkTtl * 1000, created_at: now });
+      const mailId = d.mail.enqueueInTx(
+        { tenantId: target.tenant_id, kind: "magic_link", recipient: target.email, subject: mail.subject, text: mail.text, html: mail.html, link: url },
+        now,
+      );
+      d.security.auditInTx(
+        { tenantId: target.tenant_id, userId: target.id, action: "magic_link.requested", ip: req.ip, userAgent: req.userAgent, detail: { mail_id: mailId } },
+        now,
+      );
+    });
+  }
+
+  async function deliver(email: string, tenantId: string | null, req: RequestInfo): Promise<void> {
+    const one = tenantId ? await d.links.target(tenantId, email) : null;
+    const targets = tenantId ? (one ? [one] : []) : await d.links.targetsAnyTenant(email);
+    for (const target of targets) issueFor(target, req);
+    if (targets.length > 0) d.mailer.kick();
+  }
+
+  /**
+   * Asks for a link. The limits are checked the same way for every address, known or not;
+   * then the answer goes back at once and the lookup and writes happen after it, so neither
+   * the status, the body nor the time taken says whether the address has an account.
+   */
+  async function request(rawEmail: string, tenantId: string | null, req: RequestInfo): Promise<void> {
+    const email = normalizeEmail(rawEmail);
+    const perIp = await d.limiter.hit(d.limits.magicLinkPerIp, req.ip ?? "unknown");
+    if (!perIp.allowed) throw errors.rateLimited(perIp.retryAfterSeconds);
+    // Per address, across workspaces, whether or not it exists: the limit itself reveals nothing.
+    const perAddress = await d.limiter.hit(d.limits.magicLinkPerAddress, email);
+    if (!perAddress.allowed) throw errors.rateLimited(perAddress.retryAfterSeconds);
+
+    const job: Promise<void> = deliver(email, tenantId, req)
+      .catch((e: unknown) => d.log({ level: "error", msg: "magic link not issued", error: e instanceof Error ? e.message : String(e) }))
+      .finally(() => inFlight.delete(job));
+    inFlight.add(job);
+  }
+
+  /**
+   * Redeems a token: answers the user it signs in, once. A token of another workspace than the
+   * one the request names is refused without being spent, so it still works where it belongs.
+   */
+  async function verify(token: string, tenantId: string | null, req: RequestInfo): Promise<UserRow> {
+    const hash = hashToken(token);
+    const now = d.now();
+    const refuse = async (reason: string, who: { tenantId: string | null; userId: string | null }, error: AppError) => {
+      await d.security.audit({ ...who, action: "magic_link.invalid", ip: req.ip, userAgent: req.userAgent, detail: { reason } }, now);
+      return error;
+    };
+    const perIp = await d.limiter.hit(d.limits.magicVerifyPerIp, req.ip ?? "unknown");
+    if (!perIp.allowed) throw errors.rateLimited(perIp.retryAfterSeconds);
+
+    const link = await d.links.live(hash, now);
+    if (!link) throw await refuse("unknown_used_or_expired", { tenantId, userId: null }, errors.invalidToken());
+    const who = { tenantId: link.tenant_id, userId: link.user_id };
+    if (tenantId !== null && tenantId !== link.tenant_id) throw await refuse("tenant_mismatch", who, errors.tenantMismatch());
+    const used = await d.links.consume(hash, link.tenant_id, now);
+    // Another request spent it between the two statements: exactly one of them signs in.
+    if (!used) throw await refuse("used", who, errors.invalidToken());
+    const user = await d.users.byId(used.tenant_id, used.user_id);
+    if (!user) throw await refuse("user_gone", who, errors.invalidToken());
+    return user;
+  }
+
+  return {
+    request,
+    verify,
+    /** Resolves once every link asked for so far is committed (or has failed and been logged). */
+    settled: async (): Promise<void> => {
+      while (inFlight.size > 0) await Promise.all([...inFlight]);
+    },
+  };
+}
+
+export type MagicLinkService = ReturnType<typeof createMagicLinkService>;
