@@ -6,6 +6,8 @@ import type { Context } from "./context";
 import { httpCore } from "./http/core";
 import { healthRoutes } from "./http/health";
 import { tenantsRoutes } from "./tenants/routes";
+import { invitationAcceptRoutes } from "./users/accept-routes";
+import { usersRoutes } from "./users/routes";
 
 /** The HTTP application: the shared core first (its hooks must precede every route), then features. */
 export function createApp(ctx: Context) {
@@ -15,7 +17,9 @@ export function createApp(ctx: Context) {
     .use(tenantsRoutes(ctx))
     .use(authRoutes(ctx))
     .use(magicLinkRoutes(ctx))
-    .use(twoFactorRoutes(ctx));
+    .use(twoFactorRoutes(ctx))
+    .use(invitationAcceptRoutes(ctx))
+    .use(usersRoutes(ctx));
 }
 
 export type App = ReturnType<typeof createApp>;

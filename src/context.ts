@@ -21,6 +21,9 @@ import { type AuditEntry, createSecurityRepo } from "./security/repo";
 import { createTenantsRepo } from "./tenants/repo";
 import { createTenantsService } from "./tenants/service";
 import { createUsersRepo } from "./users/repo";
+import { createInvitationsRepo } from "./users/invitations-repo";
+import { createInvitationsService } from "./users/invitations-service";
+import { createUsersService } from "./users/service";
 
 /** One JSON object per line. Never given a password, token, code, cookie or mailed link. */
 export type Logger = (line: Record<string, unknown>) => void;
@@ -62,6 +65,14 @@ export function createContext(opts: ContextOptions) {
 
   const auth = createAuthService({ config, now, sessions, users, tokens, hasher, limiter, limits, audit });
   const tenantsService = createTenantsService({ now, tenants, hasher, limiter, limits, auth });
+  const invitationsRepo = createInvitationsRepo(db, { users, sessions, security, mail });
+  const invitations = createInvitationsService({
+    config, now, invitations: invitationsRepo, users, tenants, readTenant: (id) => tenantsService.read(id), hasher, limiter, limits, auth,
+  });
+  // A renamed user shows at once in every deal assigned to them (CONTRACT §10b); the CRM repo
+  // may not have the hook yet while it is being built, hence the guard.
+  const crmHooks = crm as { assigneeRenamedInTx?: (tenantId: string, userId: string, fullName: string | null, email: string) => void };
+  const usersService = createUsersService({ now, users, security, renamedInTx: (...a) => crmHooks.assigneeRenamedInTx?.(...a) });
   const twoFactorRepo = createTwoFactorRepo(db, { security });
   // TOTP secrets are sealed under SUITE_ENCRYPTION_KEY, or a key kept in the database like the JWT key.
   const secretBox = createSecretBox(config.encryptionKey ?? security.settingOrCreate("encryption_key", newKey));
@@ -82,7 +93,7 @@ export function createContext(opts: ContextOptions) {
     now,
     log,
     limits,
-    repos: { security, sessions, users, crm, tenants, mail, magicLinks: magicLinksRepo, twoFactor: twoFactorRepo },
+    repos: { security, sessions, users, crm, tenants, mail, magicLinks: magicLinksRepo, invitations: invitationsRepo, twoFactor: twoFactorRepo },
     tokens,
     hasher,
     limiter,
@@ -91,6 +102,10 @@ export function createContext(opts: ContextOptions) {
     /** Password login and magic-verify go through here: a session, or the 2FA challenge. */
     signIn,
     tenants: tenantsService,
+    /** Invite, resend, accept, list and revoke invitations. */
+    invitations,
+    /** The team: members and their names. */
+    users: usersService,
     /** Outbox delivery: `suite serve` starts it; routes kick it after committing a mail. */
     mail: mailer,
     magicLinks,

@@ -37,7 +37,6 @@ export const errors = {
   sessionRevoked: () => new AppError(401, "session_revoked", "The session has ended. Sign in again.", BEARER),
   invalidCredentials: () => new AppError(401, "invalid_credentials", "Incorrect email or password."),
   invalidToken: () => new AppError(401, "invalid_token", "This link is not valid: it was already used, it expired, or it never existed."),
-  invalidToken: () => new AppError(401, "invalid_token", "This link is not valid: it was already used, it expired, or it never existed."),
   forbidden: (detail = "You do not have permission to do this.") => new AppError(403, "forbidden", detail),
   moduleDisabled: (module: string) => new AppError(403, "module_disabled", `The ${module} module is not enabled for this organization.`),
   tenantMismatch: () => new AppError(403, "tenant_mismatch", "These credentials belong to another organization."),

@@ -14,9 +14,6 @@ export const LIMITS = {
   magicLinkPerAddress: { name: "magic-link-address", max: 3, windowMs: 15 * 60_000 },
   magicLinkPerIp: { name: "magic-link-ip", max: 30, windowMs: 15 * 60_000 },
   magicVerifyPerIp: { name: "magic-verify-ip", max: 60, windowMs: 60_000 },
-  magicLinkPerAddress: { name: "magic-link-address", max: 3, windowMs: 15 * 60_000 },
-  magicLinkPerIp: { name: "magic-link-ip", max: 30, windowMs: 15 * 60_000 },
-  magicVerifyPerIp: { name: "magic-verify-ip", max: 60, windowMs: 60_000 },
   // Each invite sends a mail: an admin's account must not become a mail cannon.
   invitesPerAdmin: { name: "invite-admin", max: 50, windowMs: 60 * 60_000 },
   // Each accept costs a password hash; an office behind one address still fits.
