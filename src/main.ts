@@ -2,6 +2,7 @@
 import "./production";
 import { backupCommand, migrateCommand, tenantCreateCommand } from "./cli/admin";
 import { UsageError, parseArgs, takeFlags } from "./cli/args";
+import { mailListCommand } from "./cli/mail";
 import { serve } from "./cli/serve";
 import { CONFIG_FLAGS, ConfigError, loadConfig, settingsHelp } from "./config";
 
@@ -14,6 +15,8 @@ commands:
   migrate               create or upgrade the database, then exit
   tenant create         --name N --subdomain S --admin-email E --admin-password P
                         [--admin-name NAME] [--modules crm,users]
+  mail list             [--limit N] the outbox, newest first: recipient, subject, status,
+                        and the link while the mail is pending (no SMTP: hand it over)
   backup FILE           write a consistent copy of the live database to FILE
   help                  this text
 
@@ -26,7 +29,12 @@ const out = (line: string): void => void process.stdout.write(`${line}\n`);
 async function main(argv: string[]): Promise<void> {
   const { words, flags } = parseArgs(argv);
   const [command = "serve", sub, ...rest] = words;
-  const own = command === "tenant" ? takeFlags(flags, ["name", "subdomain", "admin-email", "admin-password", "admin-name", "modules"]) : {};
+  const own =
+    command === "tenant"
+      ? takeFlags(flags, ["name", "subdomain", "admin-email", "admin-password", "admin-name", "modules"])
+      : command === "mail"
+        ? takeFlags(flags, ["limit"])
+        : {};
   for (const name of Object.keys(flags)) if (!CONFIG_FLAGS.has(name)) throw new UsageError(`unknown option --${name}`);
 
   if (command === "help") return out(HELP);
@@ -39,6 +47,9 @@ async function main(argv: string[]): Promise<void> {
       return serve(config);
     case "migrate":
       return migrateCommand(config, out);
+    case "mail":
+      if (sub !== "list" || rest.length > 0) throw new UsageError("usage: suite mail list [--limit N]");
+      return mailListCommand(config, own, out);
     case "backup":
       return backupCommand(config, sub, out);
     case "tenant":

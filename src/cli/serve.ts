@@ -18,6 +18,9 @@ export async function serve(config: Config): Promise<void> {
   const timer = setInterval(() => void ctx.housekeep().catch(() => {}), HOUSEKEEPING_MS);
   timer.unref();
   ctx.log({ level: "info", msg: "listening", url: `http://${config.host}:${app.server?.port}`, db: config.db });
+  // Mail left pending by an earlier run (or leased by one that crashed) goes out now.
+  ctx.mail.start();
+  if (!ctx.mail.enabled) ctx.log({ level: "info", msg: "no SUITE_SMTP_URL: mail stays in the outbox (suite mail list)" });
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -30,6 +33,9 @@ export async function serve(config: Config): Promise<void> {
     }, STOP_DEADLINE_MS);
     clearInterval(timer);
     await app.server?.stop(false);
+    // Links asked for just before the stop are committed, and the send under way finishes.
+    await ctx.magicLinks.settled();
+    await ctx.mail.stop();
     ctx.close();
     clearTimeout(deadline);
     ctx.log({ level: "info", msg: "stopped" });

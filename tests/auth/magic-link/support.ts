@@ -1,0 +1,32 @@
+import type { TestApp } from "../../helpers";
+
+export const MAGIC_LINK = "/api/v1/auth/magic-link";
+export const MAGIC_VERIFY = "/api/v1/auth/magic-verify";
+export const ACCEPTED = { detail: "If that address has an account, a sign-in link is on its way." };
+
+/** Asks for a link and waits until the (background) issue has committed. */
+export async function askLink(t: TestApp, email: string, o: { tenant?: string; headers?: Record<string, string> } = {}) {
+  const r = await t.json("POST", MAGIC_LINK, { body: { email }, ...o });
+  await t.ctx.magicLinks.settled();
+  return r;
+}
+
+/** The links waiting in the outbox, newest first (no SMTP in these tests: they stay pending). */
+export async function outboxLinks(t: TestApp): Promise<string[]> {
+  return (await t.ctx.repos.mail.list()).map((r) => r.link).filter((l): l is string => l !== null);
+}
+
+export const tokenOf = (link: string): string => decodeURIComponent(new URL(link).hash.replace(/^#token=/, ""));
+
+/** The token of the newest mailed link. */
+export async function newestToken(t: TestApp): Promise<string> {
+  const [link] = await outboxLinks(t);
+  if (!link) throw new Error("no link in the outbox");
+  return tokenOf(link);
+}
+
+export const verifyToken = (t: TestApp, token: unknown, o: { tenant?: string; headers?: Record<string, string> } = {}) =>
+  t.json("POST", MAGIC_VERIFY, { body: { token }, ...o });
+
+export const countRows = (t: TestApp, table: string): number =>
+  (t.ctx.db.query(`SELECT COUNT(*) AS n FROM ${table}`).get() as { n: number }).n;
