@@ -1,4 +1,5 @@
 import v2 from "./migrations/0002-second-factor-invitations-mail.sql" with { type: "text" };
+import v3 from "./migrations/0003-crm.sql" with { type: "text" };
 
 /**
  * Upgrades for databases made by an older release. schema.sql is always the whole current
@@ -14,4 +15,7 @@ export interface Migration {
   sql: string;
 }
 
-export const MIGRATIONS: Migration[] = [{ version: 2, name: "second factor, magic links, invitations, mail outbox", sql: v2 }];
+export const MIGRATIONS: Migration[] = [
+  { version: 2, name: "second factor, magic links, invitations, mail outbox", sql: v2 },
+  { version: 3, name: "CRM: accounts, contacts, deals, deal search and counts", sql: v3 },
+];

@@ -1,0 +1,123 @@
+-- ---- version 3: CRM ----
+
+-- Per-tenant CRM numbering. A deal's rowid (seq) is tenant_no * 2^32 + n, so one tenant's deals
+-- are one rowid range: full-text matches are limited to a tenant by a rowid range that FTS5
+-- seeks to, instead of joining every match of every tenant to its deal.
+CREATE TABLE crm_tenants (
+  tenant_id TEXT PRIMARY KEY REFERENCES tenants(id) ON DELETE CASCADE,
+  tenant_no INTEGER NOT NULL UNIQUE,
+  next_deal INTEGER NOT NULL DEFAULT 0
+) STRICT;
+
+CREATE TABLE accounts (
+  id         TEXT PRIMARY KEY,
+  tenant_id  TEXT NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
+  name       TEXT NOT NULL,
+  domain     TEXT,
+  industry   TEXT,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+) STRICT;
+CREATE INDEX accounts_by_tenant ON accounts (tenant_id, created_at, id);
+
+CREATE TABLE contacts (
+  id         TEXT PRIMARY KEY,
+  tenant_id  TEXT NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
+  first_name TEXT NOT NULL,
+  last_name  TEXT,
+  email      TEXT,
+  phone      TEXT,
+  account_id TEXT REFERENCES accounts(id) ON DELETE SET NULL,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+) STRICT;
+CREATE INDEX contacts_by_tenant ON contacts (tenant_id, created_at, id);
+CREATE INDEX contacts_by_account ON contacts (tenant_id, account_id);
+
+-- Deals. The *_key columns are lower-cased sort keys kept in step with the names they copy
+-- (the account's, contact's and assignee's, renamed in the same transaction as the rename);
+-- search_text is the lower-cased title, notes, account name and contact name, indexed by deals_fts.
+-- The display names are read from their own tables, so only the keys can go stale, and they do not.
+CREATE TABLE deals (
+  seq          INTEGER PRIMARY KEY,
+  id           TEXT NOT NULL UNIQUE,
+  tenant_id    TEXT NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
+  title        TEXT NOT NULL,
+  account_id   TEXT NOT NULL REFERENCES accounts(id),
+  contact_id   TEXT REFERENCES contacts(id),
+  assigned_to  TEXT REFERENCES users(id),
+  stage        TEXT NOT NULL,
+  value_cents  INTEGER NOT NULL DEFAULT 0,   -- exact: the decimal text times 100
+  currency     TEXT NOT NULL DEFAULT 'USD',
+  close_date   TEXT,                         -- YYYY-MM-DD
+  probability  INTEGER CHECK (probability BETWEEN 0 AND 100),
+  notes        TEXT,
+  custom_data  TEXT,                         -- JSON object
+  created_at   INTEGER NOT NULL,
+  updated_at   INTEGER NOT NULL,
+  title_key    TEXT NOT NULL,
+  account_key  TEXT NOT NULL,
+  contact_key  TEXT,
+  assignee_key TEXT,
+  search_text  TEXT NOT NULL
+) STRICT;
+-- One index per sort order (ties by id). Nullable keys sort nulls last both ways, so they get an
+-- ascending and a descending index that both lead with (key IS NULL).
+CREATE INDEX deals_by_created ON deals (tenant_id, created_at, id);
+CREATE INDEX deals_by_updated ON deals (tenant_id, updated_at, id);
+CREATE INDEX deals_by_title ON deals (tenant_id, title_key, id);
+CREATE INDEX deals_by_value ON deals (tenant_id, value_cents, id);
+CREATE INDEX deals_by_stage ON deals (tenant_id, stage, id);
+CREATE INDEX deals_by_account ON deals (tenant_id, account_key, id);
+CREATE INDEX deals_by_stage_created ON deals (tenant_id, stage, created_at, id);
+CREATE INDEX deals_by_assignee_created ON deals (tenant_id, assigned_to, created_at, id);
+CREATE INDEX deals_by_close_asc ON deals (tenant_id, close_date IS NULL, close_date, id);
+CREATE INDEX deals_by_close_desc ON deals (tenant_id, close_date IS NULL, close_date DESC, id DESC);
+CREATE INDEX deals_by_probability_asc ON deals (tenant_id, probability IS NULL, probability, id);
+CREATE INDEX deals_by_probability_desc ON deals (tenant_id, probability IS NULL, probability DESC, id DESC);
+CREATE INDEX deals_by_contact_asc ON deals (tenant_id, contact_key IS NULL, contact_key, id);
+CREATE INDEX deals_by_contact_desc ON deals (tenant_id, contact_key IS NULL, contact_key DESC, id DESC);
+CREATE INDEX deals_by_assignee_asc ON deals (tenant_id, assignee_key IS NULL, assignee_key, id);
+CREATE INDEX deals_by_assignee_desc ON deals (tenant_id, assignee_key IS NULL, assignee_key DESC, id DESC);
+-- Renames find the deals that copy a name.
+CREATE INDEX deals_by_account_id ON deals (tenant_id, account_id);
+CREATE INDEX deals_by_contact_id ON deals (tenant_id, contact_id);
+
+-- Substring search: trigram FTS over deals.search_text (external content, rowid = deals.seq),
+-- kept in step by the triggers below inside the writing transaction.
+CREATE VIRTUAL TABLE deals_fts USING fts5(search_text, content='deals', content_rowid='seq', tokenize='trigram case_sensitive 1');
+
+CREATE TRIGGER deals_fts_insert AFTER INSERT ON deals BEGIN
+  INSERT INTO deals_fts (rowid, search_text) VALUES (new.seq, new.search_text);
+END;
+CREATE TRIGGER deals_fts_delete AFTER DELETE ON deals BEGIN
+  INSERT INTO deals_fts (deals_fts, rowid, search_text) VALUES ('delete', old.seq, old.search_text);
+END;
+CREATE TRIGGER deals_fts_update AFTER UPDATE OF search_text ON deals BEGIN
+  INSERT INTO deals_fts (deals_fts, rowid, search_text) VALUES ('delete', old.seq, old.search_text);
+  INSERT INTO deals_fts (rowid, search_text) VALUES (new.seq, new.search_text);
+END;
+
+-- Deal counts by tenant, stage and assignee ('' = unassigned), so that the unfiltered, stage and
+-- assignee totals of the deal list are sums of a few rows instead of a count over every deal.
+-- Kept by triggers, so no write path can forget them.
+CREATE TABLE deal_counts (
+  tenant_id TEXT NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
+  stage     TEXT NOT NULL,
+  assignee  TEXT NOT NULL,
+  n         INTEGER NOT NULL,
+  PRIMARY KEY (tenant_id, stage, assignee)
+) STRICT, WITHOUT ROWID;
+
+CREATE TRIGGER deal_counts_insert AFTER INSERT ON deals BEGIN
+  INSERT INTO deal_counts (tenant_id, stage, assignee, n) VALUES (new.tenant_id, new.stage, coalesce(new.assigned_to, ''), 1)
+    ON CONFLICT (tenant_id, stage, assignee) DO UPDATE SET n = n + 1;
+END;
+CREATE TRIGGER deal_counts_delete AFTER DELETE ON deals BEGIN
+  UPDATE deal_counts SET n = n - 1 WHERE tenant_id = old.tenant_id AND stage = old.stage AND assignee = coalesce(old.assigned_to, '');
+END;
+CREATE TRIGGER deal_counts_update AFTER UPDATE OF stage, assigned_to ON deals BEGIN
+  UPDATE deal_counts SET n = n - 1 WHERE tenant_id = old.tenant_id AND stage = old.stage AND assignee = coalesce(old.assigned_to, '');
+  INSERT INTO deal_counts (tenant_id, stage, assignee, n) VALUES (new.tenant_id, new.stage, coalesce(new.assigned_to, ''), 1)
+    ON CONFLICT (tenant_id, stage, assignee) DO UPDATE SET n = n + 1;
+END;
