@@ -113,7 +113,7 @@ describe("temp_token", () => {
     await t.signup("globex");
     const temp = await challenge(t, org.email, org.password);
     const code = appCode(secret, clock.now());
-    for (const headers of [{ host: "globex.localhost" }, { "x-tenant": "globex" }]) {
+    for (const headers of [{ host: "globex.localhost" }, { "x-tenant": "globex" }] as Array<Record<string, string>>) {
       const r = await verify(t, temp, code, headers);
       expect({ status: r.status, code: r.body.code }).toEqual({ status: 403, code: "tenant_mismatch" });
     }
