@@ -7,8 +7,12 @@ import type { MailTransport } from "./sender";
  * so a hung server cannot make two senders deliver the same row.
  */
 export function createSmtpTransport(url: string): MailTransport {
+  // One kept-alive connection: the sender sends one mail at a time, and a new SMTP session
+  // (greeting, EHLO, maybe TLS and AUTH) costs far more than the message itself.
   const transport = nodemailer.createTransport({
     url,
+    pool: true,
+    maxConnections: 1,
     connectionTimeout: 15_000,
     greetingTimeout: 15_000,
     socketTimeout: 60_000,
