@@ -2,7 +2,9 @@ import { Elysia } from "elysia";
 import type { Context } from "../context";
 import { requestInfo } from "../http/client";
 import { setSessionCookies } from "../http/cookies";
+import { doc } from "../http/openapi";
 import { requestedSubdomain } from "../http/tenancy";
+import { SignupResponse } from "../tenants/model";
 import { AcceptInvitationBody } from "./invitations-model";
 
 /** Joining by invitation: the invited person chooses a password and is signed in (CONTRACT §8). */
@@ -17,5 +19,14 @@ export const invitationAcceptRoutes = (ctx: Context) =>
       set.status = 201;
       return { user, tenant, access_token: tokens.access_token, refresh_token: tokens.refresh_token, token_type: tokens.token_type };
     },
-    { body: AcceptInvitationBody },
+    {
+      body: AcceptInvitationBody,
+      ...doc({
+        summary: "Accept an invitation: choose a password, join the organization, signed in",
+        tags: ["auth"],
+        // The same shape as signup's answer: the user, their organization and a token pair.
+        ok: { 201: ["SignupResponse", SignupResponse] },
+        errors: [400, 403, 409, 429],
+      }),
+    },
   );

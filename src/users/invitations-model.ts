@@ -46,7 +46,10 @@ export function statusOf(row: InvitationRow, now: number): InvitationStatus {
   return "pending";
 }
 
-/** SPEC.md's Invitation, field for field; `role_id` mirrors `profile_id` for legacy clients. */
+/**
+ * SPEC.md's Invitation, field for field (profile_id and role_id are "not required" there, so
+ * optional here, though always sent); `role_id` mirrors `profile_id` for legacy clients.
+ */
 export const InvitationRead = t.Object({
   id: t.String(),
   email: t.String(),
@@ -55,12 +58,12 @@ export const InvitationRead = t.Object({
   accepted_at: t.Nullable(t.String({ format: "date-time" })),
   revoked_at: t.Nullable(t.String({ format: "date-time" })),
   created_at: t.String({ format: "date-time" }),
-  profile_id: t.Nullable(t.String()),
-  role_id: t.Nullable(t.String()),
+  profile_id: t.Optional(t.Nullable(t.String())),
+  role_id: t.Optional(t.Nullable(t.String())),
 });
 export type InvitationRead = Static<typeof InvitationRead>;
 
-export const toInvitationRead = (r: InvitationRow): InvitationRead => ({
+export const toInvitationRead = (r: InvitationRow): Required<InvitationRead> => ({
   id: r.id,
   email: r.email,
   invited_by: r.invited_by,

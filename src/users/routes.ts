@@ -3,13 +3,19 @@ import type { Principal } from "../auth/service";
 import type { Context } from "../context";
 import { authGuard, requireAdmin } from "../http/auth-guard";
 import { requestInfo } from "../http/client";
+import { doc } from "../http/openapi";
 import { lowerCaseFields } from "../http/validation";
-import { INVITATION_STATUSES, InviteUserBody } from "./invitations-model";
-import { UpdateUserBody } from "./model";
-import { QueryReader, type RawQuery } from "./paging";
+import { INVITATION_STATUSES, InvitationRead, InviteUserBody } from "./invitations-model";
+import { UpdateUserBody, UserRead } from "./model";
+import { MAX_SEARCH, QueryReader, type RawQuery, listParameters, pageSchema } from "./paging";
 
 /** Checked as a transform, before the body is validated: a member learns 403, not the body's shape. */
 const adminsOnly = ({ auth }: { auth: Principal }) => requireAdmin(auth);
+
+/** A route's API description, with the list parameters QueryReader reads. */
+const withParameters = (d: ReturnType<typeof doc>, parameters: unknown[]) => ({ detail: { ...d.detail, parameters } as typeof d.detail });
+
+const INVITATION: readonly [string, typeof InvitationRead] = ["Invitation", InvitationRead];
 
 /** The team: invitations and members, under /api/v1/users. */
 export const usersRoutes = (ctx: Context) =>
@@ -24,8 +30,18 @@ export const usersRoutes = (ctx: Context) =>
         set.status = created ? 201 : 200;
         return invitation;
       },
-      // Addresses are compared trimmed and in lower case (CONTRACT §2): accept them typed so.
-      { body: InviteUserBody, transform: [adminsOnly, lowerCaseFields("email")] },
+      {
+        body: InviteUserBody,
+        // Addresses are compared trimmed and in lower case (CONTRACT §2): accept them typed so.
+        transform: [adminsOnly, lowerCaseFields("email")],
+        ...doc({
+          summary: "Invite someone by email (admins); a repeat for a pending invitation resends it",
+          tags: ["users"],
+          auth: true,
+          ok: { 201: INVITATION, 200: INVITATION },
+          errors: [404, 409, 429],
+        }),
+      },
     )
     .get(
       "/invitations",
@@ -36,12 +52,21 @@ export const usersRoutes = (ctx: Context) =>
         q.done();
         return ctx.invitations.list(auth, { ...paging, status });
       },
-      { transform: adminsOnly },
+      {
+        transform: adminsOnly,
+        ...withParameters(
+          doc({ summary: "The organization's invitations, newest first (admins)", tags: ["users"], auth: true, ok: { 200: ["InvitationPage", pageSchema(InvitationRead)] } }),
+          listParameters([{ name: "status", description: "Only invitations in this state", schema: { type: "string", enum: [...INVITATION_STATUSES] } }]),
+        ),
+      },
     )
     .post(
       "/invitations/:id/revoke",
       async ({ auth, params, request, server }) => ctx.invitations.revoke(auth, params.id, requestInfo(request, server, ctx.config.trustProxy)),
-      { transform: adminsOnly },
+      {
+        transform: adminsOnly,
+        ...doc({ summary: "Revoke an invitation: its link stops working (admins)", tags: ["users"], auth: true, ok: { 200: INVITATION }, errors: [404, 409] }),
+      },
     )
     .get(
       "/",
@@ -52,11 +77,20 @@ export const usersRoutes = (ctx: Context) =>
         q.done();
         return ctx.users.list(auth, { ...paging, search });
       },
-      { transform: adminsOnly },
+      {
+        transform: adminsOnly,
+        ...withParameters(
+          doc({ summary: "The organization's members, oldest first (admins)", tags: ["users"], auth: true, ok: { 200: ["UserPage", pageSchema(UserRead)] } }),
+          listParameters([{ name: "search", description: "Part of an email or name, any case", schema: { type: "string", maxLength: MAX_SEARCH } }]),
+        ),
+      },
     )
     .patch(
       "/:id",
       async ({ auth, params, body, request, server }) =>
         ctx.users.rename(auth, params.id, body.full_name, requestInfo(request, server, ctx.config.trustProxy)),
-      { body: UpdateUserBody },
+      {
+        body: UpdateUserBody,
+        ...doc({ summary: "Rename a member (themself, or anyone for admins)", tags: ["users"], auth: true, ok: { 200: ["UserRead", UserRead] }, errors: [404] }),
+      },
     );

@@ -125,7 +125,8 @@ describe("POST /auth/invitations/accept", () => {
 
   test("a token of tenant A on tenant B's host or X-Tenant is refused (403 tenant_mismatch); on A's it works", async () => {
     const { token } = await invited(t, admin, "crossing@example.com");
-    for (const headers of [{ host: "globex.localhost" }, { "x-tenant": "globex" }, { "x-tenant": "nosuchorg" }]) {
+    const foreignHosts: Record<string, string>[] = [{ host: "globex.localhost" }, { "x-tenant": "globex" }, { "x-tenant": "nosuchorg" }];
+    for (const headers of foreignHosts) {
       const r = await accept(t, { token, password: PASSWORD }, headers);
       expect(r.status).toBe(403);
       expect(r.body.code).toBe("tenant_mismatch");
