@@ -244,7 +244,8 @@ CREATE TABLE deals (
 ) STRICT;
 -- One index per sort order (ties by id). Nullable keys sort nulls last both ways, so they get an
 -- ascending and a descending index that both lead with (key IS NULL).
-CREATE INDEX deals_by_created ON deals (tenant_id, created_at, id);
+-- The default order also carries the filter columns, so a filtered deep page is read from the index alone.
+CREATE INDEX deals_by_created ON deals (tenant_id, created_at, id, stage, assigned_to);
 CREATE INDEX deals_by_updated ON deals (tenant_id, updated_at, id);
 CREATE INDEX deals_by_title ON deals (tenant_id, title_key, id);
 CREATE INDEX deals_by_value ON deals (tenant_id, value_cents, id);

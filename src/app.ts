@@ -8,6 +8,7 @@ import { healthRoutes } from "./http/health";
 import { tenantsRoutes } from "./tenants/routes";
 import { invitationAcceptRoutes } from "./users/accept-routes";
 import { usersRoutes } from "./users/routes";
+import { crmRoutes } from "./crm/routes";
 
 /** The HTTP application: the shared core first (its hooks must precede every route), then features. */
 export function createApp(ctx: Context) {
@@ -19,7 +20,8 @@ export function createApp(ctx: Context) {
     .use(magicLinkRoutes(ctx))
     .use(twoFactorRoutes(ctx))
     .use(invitationAcceptRoutes(ctx))
-    .use(usersRoutes(ctx));
+    .use(usersRoutes(ctx))
+    .use(crmRoutes(ctx));
 }
 
 export type App = ReturnType<typeof createApp>;

@@ -7,7 +7,10 @@ import { createTwoFactorRepo } from "./auth/two-factor/repo";
 import { createSecretBox } from "./auth/two-factor/secret-box";
 import { createTwoFactorService } from "./auth/two-factor/service";
 import type { Config } from "./config";
+import { createDealsQuery } from "./crm/deals-query";
+import { createDealsService } from "./crm/deals-service";
 import { createCrmRepo } from "./crm/repo";
+import { createCrmService } from "./crm/service";
 import { createMailRepo } from "./mail/repo";
 import { type Mailer, createMailSender, noMailSender } from "./mail/sender";
 import { createSmtpTransport, smtpSecrets } from "./mail/smtp";
@@ -72,6 +75,8 @@ export function createContext(opts: ContextOptions) {
   // A renamed user shows at once in every deal assigned to them (CONTRACT §10b); the CRM repo
   // may not have the hook yet while it is being built, hence the guard.
   const crmHooks = crm as { assigneeRenamedInTx?: (tenantId: string, userId: string, fullName: string | null, email: string) => void };
+  const crmService = createCrmService({ now, repo: crm });
+  const deals = createDealsService({ now, repo: crm, deals: crm.deals, query: createDealsQuery(db) });
   const usersService = createUsersService({ now, users, security, renamedInTx: (...a) => crmHooks.assigneeRenamedInTx?.(...a) });
   const twoFactorRepo = createTwoFactorRepo(db, { security });
   // TOTP secrets are sealed under SUITE_ENCRYPTION_KEY, or a key kept in the database like the JWT key.
@@ -104,6 +109,10 @@ export function createContext(opts: ContextOptions) {
     tenants: tenantsService,
     /** Invite, resend, accept, list and revoke invitations. */
     invitations,
+    /** Pipeline stages, accounts, contacts, and the CRM module check. */
+    crm: crmService,
+    /** Deals and the deal list. */
+    deals,
     /** The team: members and their names. */
     users: usersService,
     /** Outbox delivery: `suite serve` starts it; routes kick it after committing a mail. */

@@ -1,3 +1,7 @@
+import { t, type Static } from "elysia";
+import { registerFormat } from "../http/validation";
+import "./money";
+
 /** The pipeline every new organization starts with (CONTRACT §10b). */
 export const DEFAULT_STAGES = [
   { key: "new", name: "New", color: "#64748b", probability: 10, is_won: 0, is_lost: 0 },
@@ -7,3 +11,208 @@ export const DEFAULT_STAGES = [
   { key: "won", name: "Won", color: "#22c55e", probability: 100, is_won: 1, is_lost: 0 },
   { key: "lost", name: "Lost", color: "#ef4444", probability: 0, is_won: 0, is_lost: 1 },
 ] as const;
+
+/** custom_data: a JSON object of at most 16 KiB, as UTF-8 JSON text. */
+export const MAX_CUSTOM_DATA_BYTES = 16 * 1024;
+
+const isCalendarDate = (v: string): boolean => {
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(v);
+  if (!m) return false;
+  const d = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])));
+  return d.toISOString().slice(0, 10) === v;
+};
+registerFormat("calendar_date", isCalendarDate, "Input should be a valid date in the format YYYY-MM-DD");
+
+const Text = (max: number) => t.String({ minLength: 1, maxLength: max, pattern: "\\S" });
+const OptionalText = (max: number) => t.Optional(t.Nullable(t.String({ maxLength: max })));
+const Ref = t.String({ minLength: 1, maxLength: 64 });
+
+// ---- pipeline stages ----
+
+export const StageCreate = t.Object({
+  key: t.String({ minLength: 1, maxLength: 50, pattern: "^[a-z0-9]+(?:[-_][a-z0-9]+)*$" }),
+  name: Text(100),
+  color: t.Optional(t.String({ pattern: "^#[0-9a-fA-F]{6}$" })),
+  position: t.Optional(t.Integer({ minimum: 0, maximum: 10_000 })),
+  probability: t.Optional(t.Integer({ minimum: 0, maximum: 100 })),
+  is_won: t.Optional(t.Boolean()),
+  is_lost: t.Optional(t.Boolean()),
+});
+export type StageCreate = Static<typeof StageCreate>;
+
+// ---- accounts ----
+
+export const AccountCreate = t.Object({
+  name: Text(200),
+  domain: OptionalText(253),
+  industry: OptionalText(100),
+});
+export type AccountCreate = Static<typeof AccountCreate>;
+
+export const AccountPatch = t.Object({
+  name: t.Optional(Text(200)),
+  domain: OptionalText(253),
+  industry: OptionalText(100),
+});
+export type AccountPatch = Static<typeof AccountPatch>;
+
+// ---- contacts ----
+
+export const ContactCreate = t.Object({
+  first_name: Text(100),
+  last_name: OptionalText(100),
+  email: OptionalText(254),
+  phone: OptionalText(50),
+  account_id: t.Optional(t.Nullable(Ref)),
+});
+export type ContactCreate = Static<typeof ContactCreate>;
+
+export const ContactPatch = t.Object({
+  first_name: t.Optional(Text(100)),
+  last_name: OptionalText(100),
+  email: OptionalText(254),
+  phone: OptionalText(50),
+  account_id: t.Optional(t.Nullable(Ref)),
+});
+export type ContactPatch = Static<typeof ContactPatch>;
+
+// ---- deals ----
+
+/** value arrives as "1234.5" or 1234.5; the route's transform turns a number into its text first. */
+const Money = t.String({ format: "money", maxLength: 40 });
+const Currency = t.String({ pattern: "^[A-Z]{3}$" });
+const CloseDate = t.Nullable(t.String({ format: "calendar_date" }));
+const Probability = t.Nullable(t.Integer({ minimum: 0, maximum: 100 }));
+const CustomData = t.Nullable(t.Record(t.String(), t.Any()));
+const Stage = t.String({ minLength: 1, maxLength: 50 });
+
+export const DealCreate = t.Object({
+  title: Text(200),
+  account_id: Ref,
+  value: t.Optional(Money),
+  currency: t.Optional(Currency),
+  stage: t.Optional(Stage),
+  close_date: t.Optional(CloseDate),
+  probability: t.Optional(Probability),
+  assigned_to: t.Optional(t.Nullable(Ref)),
+  notes: OptionalText(10_000),
+  custom_data: t.Optional(CustomData),
+  contact_id: t.Optional(t.Nullable(Ref)),
+});
+export type DealCreate = Static<typeof DealCreate>;
+
+export const DealPatch = t.Object({
+  title: t.Optional(Text(200)),
+  account_id: t.Optional(Ref),
+  value: t.Optional(Money),
+  currency: t.Optional(Currency),
+  stage: t.Optional(Stage),
+  close_date: t.Optional(CloseDate),
+  probability: t.Optional(Probability),
+  assigned_to: t.Optional(t.Nullable(Ref)),
+  notes: OptionalText(10_000),
+  custom_data: t.Optional(CustomData),
+  contact_id: t.Optional(t.Nullable(Ref)),
+});
+export type DealPatch = Static<typeof DealPatch>;
+
+/** The deal list's sortable fields (CONTRACT §10). */
+export const SORT_FIELDS = [
+  "title",
+  "value",
+  "stage",
+  "probability",
+  "close_date",
+  "created_at",
+  "updated_at",
+  "account_name",
+  "contact_name",
+  "assignee_name",
+] as const;
+export type SortField = (typeof SORT_FIELDS)[number];
+export const SORT_DIRS = ["asc", "desc"] as const;
+export type SortDir = (typeof SORT_DIRS)[number];
+
+export interface DealListQuery {
+  page: number;
+  size: number;
+  search: string | null;
+  stages: string[] | null;
+  /** A user id; "" for unassigned; null for anyone. */
+  assignee: string | null;
+  sortBy: SortField;
+  sortDir: SortDir;
+}
+
+// ---- what the API answers ----
+
+export interface StageRead {
+  id: string;
+  tenant_id: string;
+  key: string;
+  name: string;
+  color: string;
+  position: number;
+  probability: number;
+  is_won: boolean;
+  is_lost: boolean;
+  created_at: string;
+}
+
+export interface AccountRead {
+  id: string;
+  tenant_id: string;
+  name: string;
+  domain: string | null;
+  industry: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ContactRead {
+  id: string;
+  tenant_id: string;
+  first_name: string;
+  last_name: string | null;
+  name: string;
+  email: string | null;
+  phone: string | null;
+  account_id: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface DealRead {
+  id: string;
+  tenant_id: string;
+  title: string;
+  account_id: string;
+  value: string;
+  currency: string;
+  stage: string;
+  close_date: string | null;
+  probability: number | null;
+  assigned_to: string | null;
+  notes: string | null;
+  custom_data: Record<string, unknown> | null;
+  contact_id: string | null;
+  pipeline_stage_id: string | null;
+  pipeline_stage_name: string | null;
+  pipeline_stage_color: string | null;
+  is_won: boolean;
+  is_lost: boolean;
+  account_name: string | null;
+  contact_name: string | null;
+  assignee_name: string | null;
+  assignee_email: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A contact's display name: "first last", or the first name alone. */
+export const contactName = (first: string, last: string | null): string => (last?.trim() ? `${first} ${last}` : first);
+
+/** Sort keys and search text are lower-cased the same way everywhere (JS, Unicode-aware). */
+export const sortKey = (s: string): string => s.toLowerCase();
+export const searchTextOf = (title: string, notes: string | null, account: string, contact: string | null): string =>
+  [title, notes ?? "", account, contact ?? ""].join("\n").toLowerCase();

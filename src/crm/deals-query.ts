@@ -1,0 +1,128 @@
+import type { Statement } from "bun:sqlite";
+import type { Db } from "../db/database";
+import { TENANT_SPAN } from "./deals-repo";
+import type { DealListQuery, SortField } from "./model";
+
+/** Below this many characters trigrams cannot match: the search reads the rows instead. */
+const MIN_FTS_TERM = 3;
+
+/** Sort key column of each sortable field; the nullable ones sort nulls last both ways. */
+const SORT_COLUMN: Record<SortField, { column: string; nullable: boolean }> = {
+  title: { column: "title_key", nullable: false },
+  value: { column: "value_cents", nullable: false },
+  stage: { column: "stage", nullable: false },
+  probability: { column: "probability", nullable: true },
+  close_date: { column: "close_date", nullable: true },
+  created_at: { column: "created_at", nullable: false },
+  updated_at: { column: "updated_at", nullable: false },
+  account_name: { column: "account_key", nullable: false },
+  contact_name: { column: "contact_key", nullable: true },
+  assignee_name: { column: "assignee_key", nullable: true },
+};
+
+/** An FTS5 query matching `term` as one literal phrase: quotes doubled, operators inert. */
+export const ftsPhrase = (term: string): string => `"${term.replace(/"/g, '""')}"`;
+
+export interface ListedSeqs {
+  seqs: number[];
+  total: number;
+}
+
+/**
+ * The deal list's SQL. Totals come from the deal_counts table when there is no search (a sum of
+ * a few rows), else from the trigram index limited to the tenant's rowid range. The page is read
+ * from the index of the requested order; a search either walks that order testing each row's
+ * text (when matches are dense, the first page is near) or sorts the matching rows (when rare),
+ * whichever touches fewer rows. Statements are prepared once per shape and kept.
+ */
+export function createDealsQuery(db: Db) {
+  const prepared = new Map<string, Statement>();
+  const stmt = (sql: string): Statement => {
+    let s = prepared.get(sql);
+    if (!s) {
+      s = db.prepare(sql);
+      prepared.set(sql, s);
+    }
+    return s;
+  };
+  const tenantNo = db.prepare<{ tenant_no: number }, [string]>("SELECT tenant_no FROM crm_tenants WHERE tenant_id = ?1");
+
+  return {
+    async list(tenantId: string, q: DealListQuery): Promise<ListedSeqs> {
+      const t = tenantNo.get(tenantId);
+      if (!t || (q.stages !== null && q.stages.length === 0)) return { seqs: [], total: 0 };
+      const lo = t.tenant_no * TENANT_SPAN;
+      const hi = lo + TENANT_SPAN - 1;
+
+      // Filters over deals (d), and the same over deal_counts.
+      const where: string[] = [];
+      const args: Array<string | number> = [];
+      const countWhere: string[] = [];
+      const countArgs: Array<string | number> = [];
+      if (q.stages !== null) {
+        where.push(`d.stage IN (${q.stages.map(() => "?").join(", ")})`);
+        args.push(...q.stages);
+        countWhere.push(`stage IN (${q.stages.map(() => "?").join(", ")})`);
+        countArgs.push(...q.stages);
+      }
+      if (q.assignee === "") where.push("d.assigned_to IS NULL");
+      else if (q.assignee !== null) {
+        where.push("d.assigned_to = ?");
+        args.push(q.assignee);
+      }
+      if (q.assignee !== null) {
+        countWhere.push("assignee = ?");
+        countArgs.push(q.assignee);
+      }
+      const filtered = where.length > 0;
+      const filterSql = where.map((w) => ` AND ${w}`).join("");
+      const unsearchedTotal = (): number =>
+        (stmt(`SELECT coalesce(sum(n), 0) AS n FROM deal_counts WHERE tenant_id = ?${countWhere.map((w) => ` AND ${w}`).join("")}`).get(
+          tenantId,
+          ...countArgs,
+        ) as { n: number }).n;
+
+      const { column, nullable } = SORT_COLUMN[q.sortBy];
+      const dir = q.sortDir === "asc" ? "ASC" : "DESC";
+      const orderBy = `${nullable ? `d.${column} IS NULL, ` : ""}d.${column} ${dir}, d.id ${dir}`;
+      const offset = Math.min((q.page - 1) * q.size, Number.MAX_SAFE_INTEGER);
+      const page = (extra: string, extraArgs: Array<string | number>): number[] =>
+        (
+          stmt(`SELECT d.seq FROM deals d WHERE d.tenant_id = ?${extra}${filterSql} ORDER BY ${orderBy} LIMIT ? OFFSET ?`).all(
+            tenantId,
+            ...extraArgs,
+            ...args,
+            q.size,
+            offset,
+          ) as { seq: number }[]
+        ).map((r) => r.seq);
+
+      if (q.search === null) {
+        const total = unsearchedTotal();
+        return { seqs: offset >= total ? [] : page("", []), total };
+      }
+
+      const term = q.search.toLowerCase();
+      const scan = " AND instr(d.search_text, ?) > 0";
+      if ([...term].length < MIN_FTS_TERM) {
+        const total = (stmt(`SELECT count(*) AS n FROM deals d WHERE d.tenant_id = ?${scan}${filterSql}`).get(tenantId, term, ...args) as { n: number }).n;
+        return { seqs: offset >= total ? [] : page(scan, [term]), total };
+      }
+
+      const phrase = ftsPhrase(term);
+      const total = filtered
+        ? (stmt(
+            `SELECT count(*) AS n FROM deals_fts f JOIN deals d ON d.seq = f.rowid
+             WHERE f.deals_fts MATCH ? AND f.rowid BETWEEN ? AND ? AND d.tenant_id = ?${filterSql}`,
+          ).get(phrase, lo, hi, tenantId, ...args) as { n: number }).n
+        : (stmt("SELECT count(*) AS n FROM deals_fts WHERE deals_fts MATCH ? AND rowid BETWEEN ? AND ?").get(phrase, lo, hi) as { n: number }).n;
+      if (offset >= total) return { seqs: [], total };
+      // Rows walked in order before the page is full, if matches are spread evenly, against rows sorted.
+      const walked = ((offset + q.size) * unsearchedTotal()) / total;
+      if (walked < total) return { seqs: page(scan, [term]), total };
+      return { seqs: page(" AND d.seq IN (SELECT rowid FROM deals_fts WHERE deals_fts MATCH ? AND rowid BETWEEN ? AND ?)", [phrase, lo, hi]), total };
+    },
+  };
+}
+
+export type DealsQuery = ReturnType<typeof createDealsQuery>;

@@ -1,0 +1,129 @@
+import type { Principal } from "../auth/service";
+import { newId } from "../db/ids";
+import { RequestValidationError, errors } from "../http/errors";
+import { type Page, pageOf } from "../users/paging";
+import type { DealFields, DealsRepo, Missing, WriteResult } from "./deals-repo";
+import type { DealsQuery } from "./deals-query";
+import { type DealCreate, type DealListQuery, type DealPatch, type DealRead, MAX_CUSTOM_DATA_BYTES } from "./model";
+import { centsOf } from "./money";
+import type { CrmRepo } from "./repo";
+import { toDealRead } from "./read";
+import { clean } from "./service";
+
+export interface DealsDeps {
+  now: () => number;
+  repo: CrmRepo;
+  deals: DealsRepo;
+  query: DealsQuery;
+}
+
+/** What the list's assignee parameters ask for: a user id, "" for unassigned, or null for anyone. */
+export interface AssigneeFilter {
+  assigned_to: string | null;
+  unassigned: boolean;
+  mine: boolean;
+}
+
+const NOT_FOUND: Record<Exclude<Missing, "stage">, string> = {
+  account_id: "Account not found.",
+  contact_id: "Contact not found.",
+  assigned_to: "Assignee not found.",
+};
+
+/** Deals: create, read, change, delete, and the deal list. */
+export function createDealsService(d: DealsDeps) {
+  /** A stage key the tenant does not have is a 422 naming the keys it does have. */
+  async function badStage(tenantId: string, stage: string): Promise<RequestValidationError> {
+    const keys = (await d.repo.stages(tenantId)).map((s) => `'${s.key}'`);
+    const expected = keys.join(", ").replace(/, ([^,]*)$/, " or $1");
+    return new RequestValidationError([{ loc: ["body", "stage"], msg: `Input should be ${expected}`, type: "literal_error", input: stage, ctx: { expected } }]);
+  }
+
+  async function settle(tenantId: string, r: WriteResult, stage: () => string): Promise<void> {
+    if (r.ok) return;
+    if ("notFound" in r) throw errors.notFound("Deal not found.");
+    if (r.missing === "stage") throw await badStage(tenantId, stage());
+    throw errors.notFound(NOT_FOUND[r.missing]);
+  }
+
+  function customData(v: Record<string, unknown> | null | undefined): string | null {
+    if (v === undefined || v === null) return null;
+    const text = JSON.stringify(v);
+    if (Buffer.byteLength(text, "utf8") > MAX_CUSTOM_DATA_BYTES) {
+      throw new RequestValidationError([
+        { loc: ["body", "custom_data"], msg: `Value error, custom_data must be at most ${MAX_CUSTOM_DATA_BYTES} bytes of JSON`, type: "value_error" },
+      ]);
+    }
+    return text;
+  }
+
+  async function read(tenantId: string, id: string): Promise<DealRead> {
+    const row = await d.deals.byId(tenantId, id);
+    if (!row) throw errors.notFound("Deal not found.");
+    return toDealRead(row);
+  }
+
+  async function create(auth: Principal, body: DealCreate): Promise<DealRead> {
+    const f: DealFields = {
+      title: body.title.trim(),
+      account_id: body.account_id,
+      contact_id: body.contact_id ?? null,
+      assigned_to: body.assigned_to ?? null,
+      stage: body.stage ?? "new",
+      value_cents: body.value === undefined ? 0 : centsOf(body.value)!,
+      currency: body.currency ?? "USD",
+      close_date: body.close_date ?? null,
+      probability: body.probability ?? null,
+      notes: clean(body.notes),
+      custom_data: customData(body.custom_data),
+    };
+    const id = newId();
+    await settle(auth.tenantId, await d.deals.insert(auth.tenantId, id, f, d.now()), () => f.stage);
+    return read(auth.tenantId, id);
+  }
+
+  async function patch(auth: Principal, id: string, body: DealPatch): Promise<DealRead> {
+    const data = body.custom_data === undefined ? undefined : customData(body.custom_data);
+    const r = await d.deals.update(
+      auth.tenantId,
+      id,
+      (c) => ({
+        title: body.title !== undefined ? body.title.trim() : c.title,
+        account_id: body.account_id ?? c.account_id,
+        contact_id: body.contact_id !== undefined ? body.contact_id : c.contact_id,
+        assigned_to: body.assigned_to !== undefined ? body.assigned_to : c.assigned_to,
+        stage: body.stage ?? c.stage,
+        value_cents: body.value !== undefined ? centsOf(body.value)! : c.value_cents,
+        currency: body.currency ?? c.currency,
+        close_date: body.close_date !== undefined ? body.close_date : c.close_date,
+        probability: body.probability !== undefined ? body.probability : c.probability,
+        notes: body.notes !== undefined ? clean(body.notes) : c.notes,
+        custom_data: data !== undefined ? data : c.custom_data,
+      }),
+      d.now(),
+    );
+    await settle(auth.tenantId, r, () => body.stage ?? "");
+    return read(auth.tenantId, id);
+  }
+
+  async function remove(auth: Principal, id: string): Promise<void> {
+    if (!(await d.deals.remove(auth.tenantId, id))) throw errors.notFound("Deal not found.");
+  }
+
+  /** The deal list (CONTRACT §10). Stage keys the tenant lacks match nothing. */
+  async function list(auth: Principal, q: Omit<DealListQuery, "assignee"> & AssigneeFilter): Promise<Page<DealRead>> {
+    let stages: string[] | null = null;
+    if (q.stages !== null) {
+      const known = new Set((await d.repo.stages(auth.tenantId)).map((s) => s.key));
+      stages = [...new Set(q.stages)].filter((s) => known.has(s)).sort();
+    }
+    const assignee = q.mine ? auth.userId : q.unassigned ? "" : q.assigned_to;
+    const { seqs, total } = await d.query.list(auth.tenantId, { ...q, stages, assignee });
+    const rows = await d.deals.bySeqs(auth.tenantId, seqs);
+    return pageOf(rows.map(toDealRead), total, q.page, q.size);
+  }
+
+  return { create, read: (auth: Principal, id: string) => read(auth.tenantId, id), patch, remove, list };
+}
+
+export type DealsService = ReturnType<typeof createDealsService>;

@@ -1,0 +1,158 @@
+import { Elysia, t } from "elysia";
+import type { Context } from "../context";
+import { authGuard } from "../http/auth-guard";
+import type { ValidationItem } from "../http/errors";
+import { QueryReader, type RawQuery } from "../users/paging";
+import type { AssigneeFilter } from "./deals-service";
+import { AccountCreate, AccountPatch, ContactCreate, ContactPatch, DealCreate, DealPatch, SORT_DIRS, SORT_FIELDS, StageCreate } from "./model";
+import { decimalText } from "./money";
+
+const TRUE = new Set(["true", "1", "yes", "on"]);
+const FALSE = new Set(["false", "0", "no", "off"]);
+
+/** Every value of every query parameter, repeated ones as lists. */
+function rawQuery(url: string): RawQuery {
+  const out: RawQuery = {};
+  const at = url.indexOf("?");
+  if (at === -1) return out;
+  for (const [k, v] of new URLSearchParams(url.slice(at + 1))) {
+    const prev = out[k];
+    out[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];
+  }
+  return out;
+}
+
+const last = (v: string | string[] | undefined) => (Array.isArray(v) ? v.at(-1) : v);
+
+/** Pydantic's lax booleans: true/false/1/0/yes/no/on/off in any case. */
+function readBool(raw: RawQuery, name: string, items: ValidationItem[]): boolean {
+  const v = last(raw[name]);
+  if (v === undefined) return false;
+  const s = v.trim().toLowerCase();
+  if (TRUE.has(s)) return true;
+  if (!FALSE.has(s)) items.push({ loc: ["query", name], msg: "Input should be a valid boolean, unable to interpret input", type: "bool_parsing", input: v });
+  return false;
+}
+
+/** The deal list's parameters (SPEC.md, CONTRACT §10); every failing one gets its own 422 item. */
+function readDealQuery(url: string) {
+  const raw = rawQuery(url);
+  const q = new QueryReader(raw);
+  const paging = q.paging();
+  const search = q.search("search");
+  const sortBy = q.literal("sort_by", SORT_FIELDS);
+  const sortDir = q.literal("sort_dir", SORT_DIRS);
+  const stageValues = raw.stage === undefined ? [] : ([] as string[]).concat(raw.stage).filter((s) => s !== "");
+  const assignedTo = last(raw.assigned_to) || null;
+  const unassigned = readBool(raw, "unassigned", q.items);
+  const mine = readBool(raw, "mine", q.items);
+  const given = [assignedTo !== null && "assigned_to", unassigned && "unassigned", mine && "mine"].filter(Boolean) as string[];
+  if (given.length > 1) {
+    q.items.push({
+      loc: ["query", given[1]!],
+      msg: `Value error, ${given.join(", ")} cannot be combined: give at most one of assigned_to, unassigned and mine`,
+      type: "value_error",
+    });
+  }
+  q.done();
+  const filter: AssigneeFilter = { assigned_to: assignedTo, unassigned, mine };
+  return {
+    ...paging,
+    search,
+    stages: stageValues.length > 0 ? stageValues : null,
+    sortBy: sortBy ?? "created_at",
+    sortDir: sortDir ?? (sortBy ? "asc" : "desc"),
+    ...filter,
+  } as const;
+}
+
+function readListQuery(url: string) {
+  const q = new QueryReader(rawQuery(url));
+  const paging = q.paging();
+  const search = q.search("search");
+  q.done();
+  return { ...paging, search };
+}
+
+/** A JSON number for `value` is read as the decimal text it was written as (see money.ts). */
+const valueAsText = ({ body }: { body: unknown }) => {
+  if (body && typeof body === "object" && "value" in body) (body as Record<string, unknown>).value = decimalText((body as Record<string, unknown>).value);
+};
+
+const Id = t.Object({ id: t.String() });
+
+/** The CRM: /api/v1/crm (CONTRACT §10, §10b). */
+export const crmRoutes = (ctx: Context) =>
+  new Elysia({ name: "crm-routes", prefix: "/api/v1/crm", seed: ctx.id })
+    .use(authGuard(ctx))
+    // Before the body is validated, as FastAPI's dependencies run: a tenant without the CRM learns 403.
+    .derive({ as: "local" }, async ({ auth }) => {
+      await ctx.crm.requireCrm(auth);
+      return {};
+    })
+    .get("/pipeline-stages", ({ auth }) => ctx.crm.stages(auth))
+    .post(
+      "/pipeline-stages",
+      async ({ auth, body, set }) => {
+        set.status = 201;
+        return ctx.crm.createStage(auth, body);
+      },
+      { body: StageCreate },
+    )
+    .get("/deals", ({ auth, request }) => ctx.deals.list(auth, readDealQuery(request.url)))
+    .post(
+      "/deals",
+      async ({ auth, body, set }) => {
+        set.status = 201;
+        return ctx.deals.create(auth, body);
+      },
+      { body: DealCreate, transform: valueAsText },
+    )
+    .get("/deals/:id", ({ auth, params }) => ctx.deals.read(auth, params.id), { params: Id })
+    .patch("/deals/:id", ({ auth, params, body }) => ctx.deals.patch(auth, params.id, body), { params: Id, body: DealPatch, transform: valueAsText })
+    .delete(
+      "/deals/:id",
+      async ({ auth, params, set }) => {
+        await ctx.deals.remove(auth, params.id);
+        set.status = 204;
+      },
+      { params: Id },
+    )
+    .get("/accounts", ({ auth, request }) => ctx.crm.listAccounts(auth, readListQuery(request.url)))
+    .post(
+      "/accounts",
+      async ({ auth, body, set }) => {
+        set.status = 201;
+        return ctx.crm.createAccount(auth, body);
+      },
+      { body: AccountCreate },
+    )
+    .get("/accounts/:id", ({ auth, params }) => ctx.crm.getAccount(auth, params.id), { params: Id })
+    .patch("/accounts/:id", ({ auth, params, body }) => ctx.crm.patchAccount(auth, params.id, body), { params: Id, body: AccountPatch })
+    .delete(
+      "/accounts/:id",
+      async ({ auth, params, set }) => {
+        await ctx.crm.deleteAccount(auth, params.id);
+        set.status = 204;
+      },
+      { params: Id },
+    )
+    .get("/contacts", ({ auth, request }) => ctx.crm.listContacts(auth, readListQuery(request.url)))
+    .post(
+      "/contacts",
+      async ({ auth, body, set }) => {
+        set.status = 201;
+        return ctx.crm.createContact(auth, body);
+      },
+      { body: ContactCreate },
+    )
+    .get("/contacts/:id", ({ auth, params }) => ctx.crm.getContact(auth, params.id), { params: Id })
+    .patch("/contacts/:id", ({ auth, params, body }) => ctx.crm.patchContact(auth, params.id, body), { params: Id, body: ContactPatch })
+    .delete(
+      "/contacts/:id",
+      async ({ auth, params, set }) => {
+        await ctx.crm.deleteContact(auth, params.id);
+        set.status = 204;
+      },
+      { params: Id },
+    );
