@@ -3,14 +3,23 @@ import type { Principal } from "../auth/service";
 import type { Context } from "../context";
 import { authGuard, requireAdmin } from "../http/auth-guard";
 import { requestInfo } from "../http/client";
+import { errors } from "../http/errors";
 import { doc } from "../http/openapi";
 import { lowerCaseFields } from "../http/validation";
 import { INVITATION_STATUSES, InvitationRead, InviteUserBody } from "./invitations-model";
 import { UpdateUserBody, UserRead } from "./model";
 import { MAX_SEARCH, QueryReader, type RawQuery, listParameters, pageSchema } from "./paging";
 
-/** Checked as a transform, before the body is validated: a member learns 403, not the body's shape. */
-const adminsOnly = ({ auth }: { auth: Principal }) => requireAdmin(auth);
+/**
+ * Admins of an organization with the users module: checked as a transform, before the body is
+ * validated, so a member learns 403, not the body's shape.
+ */
+const teamAdmin =
+  (ctx: Context) =>
+  async ({ auth }: { auth: Principal }) => {
+    requireAdmin(auth);
+    if (!(await ctx.repos.tenants.modules(auth.tenantId)).includes("users")) throw errors.moduleDisabled("users");
+  };
 
 /** A route's API description, with the list parameters QueryReader reads. */
 const withParameters = (d: ReturnType<typeof doc>, parameters: unknown[]) => ({ detail: { ...d.detail, parameters } as typeof d.detail });
@@ -18,8 +27,9 @@ const withParameters = (d: ReturnType<typeof doc>, parameters: unknown[]) => ({ 
 const INVITATION: readonly [string, typeof InvitationRead] = ["Invitation", InvitationRead];
 
 /** The team: invitations and members, under /api/v1/users. */
-export const usersRoutes = (ctx: Context) =>
-  new Elysia({ name: "users-routes", prefix: "/api/v1/users", seed: ctx.id })
+export const usersRoutes = (ctx: Context) => {
+  const adminsOnly = teamAdmin(ctx);
+  return new Elysia({ name: "users-routes", prefix: "/api/v1/users", seed: ctx.id })
     .use(authGuard(ctx))
     .post(
       "/invite",
@@ -94,3 +104,4 @@ export const usersRoutes = (ctx: Context) =>
         ...doc({ summary: "Rename a member (themself, or anyone for admins)", tags: ["users"], auth: true, ok: { 200: ["UserRead", UserRead] }, errors: [404] }),
       },
     );
+};

@@ -127,3 +127,20 @@ describe("PATCH /users/{id}", () => {
     }
   });
 });
+
+describe("the users module", () => {
+  test("an organization without it gets 403 module_disabled on the team's admin routes; renaming oneself still works", async () => {
+    const crmOnly = await t.signup("crmonly", { initial_modules: ["crm"] });
+    const as = { token: crmOnly.access_token };
+    for (const [method, path, body] of [
+      ["POST", "/api/v1/users/invite", { email: "x@example.com" }],
+      ["GET", "/api/v1/users/invitations", undefined],
+      ["POST", "/api/v1/users/invitations/any/revoke", undefined],
+      ["GET", USERS, undefined],
+    ] as const) {
+      const r = await t.json(method, path, { ...as, body });
+      expect({ path, status: r.status, code: r.body.code }).toEqual({ path, status: 403, code: "module_disabled" });
+    }
+    expect((await patch(crmOnly.user.id, { full_name: "Solo" }, crmOnly.access_token)).status).toBe(200);
+  });
+});
