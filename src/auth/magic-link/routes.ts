@@ -3,10 +3,12 @@ import type { Context } from "../../context";
 import { requestInfo } from "../../http/client";
 import { errors } from "../../http/errors";
 import { requestedSubdomain } from "../../http/tenancy";
+import { doc } from "../../http/openapi";
 import { lowerCaseFields } from "../../http/validation";
+import { LoginResponse } from "../model";
 import { answerSignIn } from "../sign-in";
 import { MAGIC_LINK_ACCEPTED } from "./service";
-import { MagicLinkBody, MagicVerifyBody } from "./model";
+import { MagicLinkAccepted, MagicLinkBody, MagicVerifyBody } from "./model";
 
 /** Passwordless sign-in: ask for a link by mail, then trade its token for a session. */
 export const magicLinkRoutes = (ctx: Context) => {
@@ -28,7 +30,18 @@ export const magicLinkRoutes = (ctx: Context) => {
         set.status = 202;
         return { detail: MAGIC_LINK_ACCEPTED };
       },
-      { body: MagicLinkBody, transform: lowerCaseFields("email") },
+      {
+        body: MagicLinkBody,
+        transform: lowerCaseFields("email"),
+        ...doc({
+          summary: "Mail a one-time sign-in link",
+          description:
+            "Always 202 with the same body, whether or not the address has an account. Without a tenant in Host or `X-Tenant`, one link per workspace the address belongs to. At most 3 per address per 15 minutes.",
+          tags: ["auth"],
+          ok: { 202: ["MagicLinkAccepted", MagicLinkAccepted] },
+          errors: [404, 429],
+        }),
+      },
     )
     .post(
       "/magic-verify",
@@ -38,6 +51,16 @@ export const magicLinkRoutes = (ctx: Context) => {
         // Through the one sign-in path: a user with 2FA on gets the challenge, not a session.
         return answerSignIn(cookie, ctx.config, await ctx.signIn(user, "magic_link", req));
       },
-      { body: MagicVerifyBody },
+      {
+        body: MagicVerifyBody,
+        ...doc({
+          summary: "Sign in with the token of a mailed link",
+          description:
+            "Single use, 10 minutes. Answers a token pair and sets the session cookies or, when 2FA is on, `requires_2fa` and a `temp_token`. A used, expired or unknown token: 401 `invalid_token`; another workspace's token: 403 `tenant_mismatch`.",
+          tags: ["auth"],
+          ok: { 200: ["LoginResponse", LoginResponse] },
+          errors: [401, 403, 404, 429],
+        }),
+      },
     );
 };

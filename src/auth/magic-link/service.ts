@@ -92,7 +92,10 @@ export function createMagicLinkService(d: MagicLinkDeps) {
     const perAddress = await d.limiter.hit(d.limits.magicLinkPerAddress, email);
     if (!perAddress.allowed) throw errors.rateLimited(perAddress.retryAfterSeconds);
 
-    const job: Promise<void> = deliver(email, tenantId, req)
+    // setImmediate, not a bare call: even the lookup must wait until the answer has been
+    // written, or a known address would spend its commit (an fsync) inside the request.
+    const job: Promise<void> = new Promise<void>((resolve) => setImmediate(resolve))
+      .then(() => deliver(email, tenantId, req))
       .catch((e: unknown) => d.log({ level: "error", msg: "magic link not issued", error: e instanceof Error ? e.message : String(e) }))
       .finally(() => inFlight.delete(job));
     inFlight.add(job);
