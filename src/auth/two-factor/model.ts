@@ -26,6 +26,7 @@ export const DisableBody = t.Object({
 export const TwoFactorSetup = t.Object({ secret: t.String(), otpauth_url: t.String(), backup_codes: t.Array(t.String()) });
 export const TwoFactorStatus = t.Object({ enabled: t.Boolean(), pending: t.Boolean(), backup_codes_remaining: t.Integer() });
 export const BackupCodes = t.Object({ backup_codes: t.Array(t.String()) });
+export const TwoFactorEnabled = t.Object({ enabled: t.Boolean() });
 
 export type TwoFactorSetup = typeof TwoFactorSetup.static;
 export type TwoFactorStatus = typeof TwoFactorStatus.static;

@@ -3,8 +3,23 @@ import type { Context } from "../../context";
 import { authGuard } from "../../http/auth-guard";
 import { requestInfo } from "../../http/client";
 import { setSessionCookies } from "../../http/cookies";
+import { doc } from "../../http/openapi";
 import { requestedSubdomain } from "../../http/tenancy";
-import { ConfirmBody, DisableBody, SessionsOption, VerifyBody, compactCode } from "./model";
+import { TokenPair } from "../model";
+import {
+  BackupCodes,
+  ConfirmBody,
+  DisableBody,
+  SessionsOption,
+  TwoFactorEnabled,
+  TwoFactorSetup,
+  TwoFactorStatus,
+  VerifyBody,
+  compactCode,
+} from "./model";
+
+const tags = ["two-factor"];
+const REVOKE = "`{\"revoke_other_sessions\": true}` also ends the caller's other sessions.";
 
 /** TOTP second factor: /api/v1/auth/2fa. Verify is the only route without the auth guard. */
 export const twoFactorRoutes = (ctx: Context) =>
@@ -17,27 +32,71 @@ export const twoFactorRoutes = (ctx: Context) =>
         setSessionCookies(cookie, ctx.config, tokens);
         return { access_token: tokens.access_token, refresh_token: tokens.refresh_token, token_type: tokens.token_type };
       },
-      { body: VerifyBody, transform: compactCode },
+      {
+        body: VerifyBody,
+        transform: compactCode,
+        ...doc({
+          summary: "Complete a sign-in with the second factor",
+          description: "The login's `temp_token` and a 6-digit code (or a backup code `xxxx-xxxx`): a token pair and the session cookies. 5 attempts per minute per user; 20 wrong codes in a row lock the factor for 15 minutes.",
+          tags,
+          ok: { 200: ["TokenPair", TokenPair] },
+          errors: [401, 403, 429],
+        }),
+      },
     )
     .use(authGuard(ctx))
     .post(
       "/setup",
-      ({ auth, body, request, server }) =>
-        ctx.twoFactor.setup(auth, requestInfo(request, server, ctx.config.trustProxy), body?.revoke_other_sessions),
-      { body: SessionsOption },
+      ({ auth, body, request, server }) => ctx.twoFactor.setup(auth, requestInfo(request, server, ctx.config.trustProxy), body?.revoke_other_sessions),
+      {
+        body: SessionsOption,
+        ...doc({
+          summary: "Start 2FA setup: a new secret, its otpauth:// URI and 10 backup codes",
+          description: `No body needed. A second setup before confirm replaces the pending secret. ${REVOKE}`,
+          tags,
+          auth: true,
+          ok: { 200: ["TwoFactorSetup", TwoFactorSetup] },
+          errors: [409],
+        }),
+      },
     )
     .post("/confirm", ({ auth, body, request, server }) => ctx.twoFactor.confirm(auth, body.code, requestInfo(request, server, ctx.config.trustProxy)), {
       body: ConfirmBody,
       transform: compactCode,
+      ...doc({
+        summary: "Turn 2FA on with a code from the authenticator app",
+        tags,
+        auth: true,
+        ok: { 200: ["TwoFactorEnabled", TwoFactorEnabled] },
+        errors: [409, 429],
+      }),
     })
     .post("/disable", ({ auth, body, request, server }) => ctx.twoFactor.disable(auth, body, requestInfo(request, server, ctx.config.trustProxy)), {
       body: DisableBody,
       transform: compactCode,
+      ...doc({
+        summary: "Turn 2FA off with the password and a code (or a backup code)",
+        description: REVOKE,
+        tags,
+        auth: true,
+        ok: { 200: ["TwoFactorEnabled", TwoFactorEnabled] },
+        errors: [409, 429],
+      }),
     })
-    .get("/status", ({ auth }) => ctx.twoFactor.status(auth))
+    .get("/status", ({ auth }) => ctx.twoFactor.status(auth), doc({ summary: "Whether 2FA is on or pending, and the backup codes left", tags, auth: true, ok: { 200: ["TwoFactorStatus", TwoFactorStatus] } }))
     .post(
       "/backup-codes",
       ({ auth, body, request, server }) =>
         ctx.twoFactor.regenerateBackupCodes(auth, requestInfo(request, server, ctx.config.trustProxy), body?.revoke_other_sessions),
-      { body: SessionsOption },
+      {
+        body: SessionsOption,
+        ...doc({
+          summary: "Replace the backup codes with 10 new ones",
+          description: `No body needed; the old codes stop working. 409 when 2FA is not on. ${REVOKE}`,
+          tags,
+          auth: true,
+          ok: { 200: ["BackupCodes", BackupCodes] },
+          errors: [409],
+        }),
+      },
     );
