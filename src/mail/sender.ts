@@ -139,13 +139,18 @@ export function createMailSender(d: MailSenderDeps) {
     kick,
     /** One pass, for the command line and tests; does not need start(). */
     drain,
-    /** Stops the timer and waits for the pass under way; a send cut short is retried next start. */
-    async stop(): Promise<void> {
+    /**
+     * Stops the timer and waits (a few seconds at most, inside serve's stop deadline) for the
+     * send under way; a send cut short keeps its lease and is retried after the next start.
+     */
+    async stop(graceMs = 5_000): Promise<void> {
       stopped = true;
       stopping = true;
       if (timer) clearTimeout(timer);
       timer = null;
-      await current;
+      let grace: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([current, new Promise<void>((resolve) => (grace = setTimeout(resolve, graceMs)))]);
+      clearTimeout(grace);
       d.transport.close?.();
     },
   };
@@ -159,7 +164,7 @@ export const noMailSender = {
   start(): void {},
   kick(): void {},
   drain: async (): Promise<number> => 0,
-  stop: async (): Promise<void> => {},
+  stop: async (_graceMs?: number): Promise<void> => {},
 };
 
 export type Mailer = MailSender | typeof noMailSender;

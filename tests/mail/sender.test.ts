@@ -141,6 +141,45 @@ describe("the outbox sender", () => {
     expect(new Set(smtp.received.map((m) => m.to[0])).size).toBe(6);
   });
 
+  test("stopping: the send under way finishes, the rest of the batch is handed back unsent", async () => {
+    const o = outbox();
+    const ids = o.enqueue(3);
+    let finishFirst!: () => void;
+    const sent: string[] = [];
+    const sender = createMailSender({
+      repo: o.repo,
+      from: "suite@test.local",
+      now: o.clock.now,
+      log: () => {},
+      transport: {
+        sendMail: async (m) => {
+          if (sent.length === 0) await new Promise<void>((r) => (finishFirst = r));
+          sent.push(m.to);
+        },
+      },
+    });
+    sender.start();
+    await Bun.sleep(5);
+    const stopped = sender.stop();
+    finishFirst();
+    await stopped;
+    expect(sent).toEqual(["r0@test.local"]);
+    expect((await row(o.repo, ids[0]!)).status).toBe("sent");
+    for (const id of ids.slice(1)) expect(await row(o.repo, id)).toMatchObject({ status: "pending", attempts: 0, locked_until: null });
+  });
+
+  test("stopping does not wait past its grace for a hung server; the row keeps its lease", async () => {
+    const o = outbox();
+    const [id] = o.enqueue(1);
+    const sender = createMailSender({ repo: o.repo, from: "x@test.local", now: o.clock.now, log: () => {}, transport: { sendMail: () => new Promise(() => {}) } });
+    sender.start();
+    await Bun.sleep(5);
+    const t0 = performance.now();
+    await sender.stop(50);
+    expect(performance.now() - t0).toBeLessThan(1000);
+    expect(await row(o.repo, id!)).toMatchObject({ status: "sending", attempts: 1 });
+  });
+
   test("SMTP credentials never reach a log line or last_error", async () => {
     // Nothing listens on port 1: every attempt fails, with the URL's credentials configured.
     const o = outbox({}, "smtp://mailer:hunter2-secret@127.0.0.1:1");
