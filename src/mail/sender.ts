@@ -94,13 +94,17 @@ export function createMailSender(d: MailSenderDeps) {
     }
   }
 
-  function schedule(): void {
+  /** Wakes when the next retry falls due, or after the poll interval (another process's mail). */
+  async function schedule(): Promise<void> {
+    if (stopped) return;
+    const due = await d.repo.nextDueAt().catch(() => null);
+    const wait = due === null ? policy.pollMs : Math.min(policy.pollMs, Math.max(50, due - d.now()));
     if (stopped) return;
     if (timer) clearTimeout(timer);
     timer = setTimeout(() => {
       timer = null;
       kick();
-    }, policy.pollMs);
+    }, wait);
     timer.unref?.();
   }
 
@@ -123,7 +127,7 @@ export function createMailSender(d: MailSenderDeps) {
         }
       } while (again && !stopped);
       running = false;
-      schedule();
+      await schedule();
     })();
   }
 

@@ -24,11 +24,11 @@ afterEach(async () => {
 });
 
 /** An outbox on its own database, and a sender for it on a hand-moved clock. */
-function outbox(policy: Partial<DeliveryPolicy> = {}, url = smtp.url) {
+function outbox(policy: Partial<DeliveryPolicy> = {}, url = smtp.url, now?: () => number) {
   const db = openDatabase(":memory:");
   migrate(db, CURRENT_PLAN);
   const repo = createMailRepo(db);
-  const c = clock();
+  const c = now ? { now, advance: () => {} } : clock();
   const logs: Record<string, unknown>[] = [];
   const newSender = () => {
     const s = createMailSender({ repo, transport: createSmtpTransport(url), from: "suite@test.local", now: c.now, log: (l) => logs.push(l), secrets: smtpSecrets(url), policy });
@@ -92,6 +92,18 @@ describe("the outbox sender", () => {
     expect(await row(o.repo, id!)).toMatchObject({ status: "failed", attempts: 3, link: null, text_body: null, html_body: null });
     expect(await sender.drain()).toBe(0);
     expect(o.logs.at(-1)).toMatchObject({ msg: "mail failed", level: "error", mail_id: id, status: "failed" });
+  });
+
+  test("a running sender wakes by itself when a retry falls due", async () => {
+    const o = outbox({ backoffMs: () => 100, pollMs: 60 * 60_000 }, smtp.url, Date.now);
+    const sender = o.newSender();
+    sender.start();
+    smtp.refuseNext(1);
+    const [id] = o.enqueue(1);
+    sender.kick();
+    await smtp.waitFor(1, 3000);
+    await sender.stop();
+    expect(await row(o.repo, id!)).toMatchObject({ status: "sent", attempts: 2 });
   });
 
   test("backoff doubles from 30 s and is capped at an hour", () => {
