@@ -72,12 +72,10 @@ export function createContext(opts: ContextOptions) {
   const invitations = createInvitationsService({
     config, now, invitations: invitationsRepo, users, tenants, readTenant: (id) => tenantsService.read(id), hasher, limiter, limits, auth,
   });
-  // A renamed user shows at once in every deal assigned to them (CONTRACT §10b); the CRM repo
-  // may not have the hook yet while it is being built, hence the guard.
-  const crmHooks = crm as { assigneeRenamedInTx?: (tenantId: string, userId: string, fullName: string | null, email: string) => void };
   const crmService = createCrmService({ now, repo: crm });
   const deals = createDealsService({ now, repo: crm, deals: crm.deals, query: createDealsQuery(db) });
-  const usersService = createUsersService({ now, users, security, renamedInTx: (...a) => crmHooks.assigneeRenamedInTx?.(...a) });
+  // A renamed user shows at once in every deal assigned to them (CONTRACT §10b).
+  const usersService = createUsersService({ now, users, security, renamedInTx: (...a) => crm.assigneeRenamedInTx(...a) });
   const twoFactorRepo = createTwoFactorRepo(db, { security });
   // TOTP secrets are sealed under SUITE_ENCRYPTION_KEY, or a key kept in the database like the JWT key.
   const secretBox = createSecretBox(config.encryptionKey ?? security.settingOrCreate("encryption_key", newKey));

@@ -79,6 +79,15 @@ export function doc(d: RouteDoc): { detail: DocumentDecoration } {
   };
 }
 
+interface Operation {
+  requestBody?: { required?: boolean };
+}
+
+/** Elysia's `/users/:id` is OpenAPI's `/users/{id}`. */
+const openApiPath = (path: string) => path.replace(/:([^/]+)/g, "{$1}");
+const isOptional = (schema: unknown) =>
+  typeof schema === "object" && schema !== null && (schema as Record<symbol, unknown>)[Symbol.for("TypeBox.Optional")] === "Optional";
+
 /** Strips TypeBox's symbol keys and Elysia's coercion wrappers' extras: plain JSON Schema. */
 const plain = (schema: TSchema): unknown => JSON.parse(JSON.stringify(schema));
 
@@ -88,7 +97,7 @@ const plain = (schema: TSchema): unknown => JSON.parse(JSON.stringify(schema));
  */
 export function buildDocument(app: AnyElysia, version: string) {
   // The generator's reading of routes is protected API; it is what @elysiajs/openapi itself calls.
-  const inner = app as unknown as { getGlobalRoutes(): { path: string; hooks: Record<string, unknown> }[]; getGlobalDefinitions?(): unknown };
+  const inner = app as unknown as { getGlobalRoutes(): { method: string; path: string; hooks: Record<string, unknown> }[]; getGlobalDefinitions?(): unknown };
   const jsonOnly = {
     getGlobalRoutes: () =>
       inner
@@ -97,7 +106,12 @@ export function buildDocument(app: AnyElysia, version: string) {
         .map((r) => ({ ...r, hooks: { ...r.hooks, parse: [{ fn: "json" }] } })),
     getGlobalDefinitions: () => inner.getGlobalDefinitions?.(),
   } as unknown as AnyElysia;
-  const generated = toOpenAPISchema(jsonOnly, undefined, undefined, undefined, "3.1.1").paths as Record<string, unknown>;
+  const generated = toOpenAPISchema(jsonOnly, undefined, undefined, undefined, "3.1.1").paths as Record<string, Record<string, Operation>>;
+  // The generator marks every body required; a route whose body schema is t.Optional takes none.
+  for (const r of inner.getGlobalRoutes()) {
+    const op = generated[openApiPath(r.path)]?.[r.method.toLowerCase()];
+    if (op?.requestBody && isOptional(r.hooks.body)) op.requestBody.required = false;
+  }
   // A route mounted at its plugin's prefix ("/users" + "/") answers without the slash too.
   const paths = Object.fromEntries(Object.entries(generated).map(([path, ops]) => [path.length > 1 ? path.replace(/\/$/, "") : path, ops]));
   return {
