@@ -1,9 +1,10 @@
-import { Elysia } from "elysia";
+import { type AnyElysia, Elysia } from "elysia";
 import { magicLinkRoutes } from "./auth/magic-link/routes";
 import { authRoutes } from "./auth/routes";
 import { twoFactorRoutes } from "./auth/two-factor/routes";
 import type { Context } from "./context";
 import { httpCore } from "./http/core";
+import { docsRoutes } from "./http/docs";
 import { healthRoutes } from "./http/health";
 import { tenantsRoutes } from "./tenants/routes";
 import { invitationAcceptRoutes } from "./users/accept-routes";
@@ -12,16 +13,21 @@ import { crmRoutes } from "./crm/routes";
 
 /** The HTTP application: the shared core first (its hooks must precede every route), then features. */
 export function createApp(ctx: Context) {
-  return new Elysia({ normalize: true })
+  // The API description is generated from every route, so it reads the app once built.
+  let self: AnyElysia | undefined;
+  const app = new Elysia({ normalize: true })
     .use(httpCore(ctx))
+    .use(docsRoutes(ctx, () => self!))
     .use(healthRoutes(ctx))
     .use(tenantsRoutes(ctx))
     .use(authRoutes(ctx))
-    .use(magicLinkRoutes(ctx))
     .use(twoFactorRoutes(ctx))
+    .use(magicLinkRoutes(ctx))
     .use(invitationAcceptRoutes(ctx))
     .use(usersRoutes(ctx))
     .use(crmRoutes(ctx));
+  self = app;
+  return app;
 }
 
 export type App = ReturnType<typeof createApp>;

@@ -7,7 +7,7 @@ export const ValidationError = t.Object({
   msg: t.String(),
   type: t.String(),
   input: t.Optional(t.Any()),
-  ctx: t.Optional(t.Object({}, { additionalProperties: true })),
+  ctx: t.Optional(t.Record(t.String(), t.Any())),
 });
 /** SPEC.md: "an object with an optional `detail`, a list of ValidationError". */
 export const HTTPValidationError = t.Object({ detail: t.Optional(t.Array(ValidationError)) });
@@ -88,8 +88,27 @@ const openApiPath = (path: string) => path.replace(/:([^/]+)/g, "{$1}");
 const isOptional = (schema: unknown) =>
   typeof schema === "object" && schema !== null && (schema as Record<symbol, unknown>)[Symbol.for("TypeBox.Optional")] === "Optional";
 
-/** Strips TypeBox's symbol keys and Elysia's coercion wrappers' extras: plain JSON Schema. */
-const plain = (schema: TSchema): unknown => JSON.parse(JSON.stringify(schema));
+const COERCED_FROM_TEXT = new Set(["integer", "numeric", "boolean"]);
+
+/**
+ * Plain JSON Schema for an answer: TypeBox's symbol keys dropped, and Elysia's coercing types
+ * (t.Integer is "an integer, or text that parses as one", for query strings) reduced to what a
+ * response really holds.
+ */
+function plain(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(plain);
+  if (typeof schema !== "object" || schema === null) return schema;
+  const s = schema as Record<string, unknown>;
+  const anyOf = s.anyOf as Record<string, unknown>[] | undefined;
+  if (anyOf?.length === 2) {
+    const text = anyOf.findIndex((a) => a.type === "string" && COERCED_FROM_TEXT.has(a.format as string));
+    if (text !== -1) {
+      const { anyOf: _, ...rest } = s;
+      return plain({ ...rest, ...anyOf[1 - text] });
+    }
+  }
+  return Object.fromEntries(Object.entries(s).map(([k, v]) => [k, plain(v)]));
+}
 
 /**
  * The OpenAPI 3.1 document of every route registered on `app`, generated from their TypeBox
@@ -133,7 +152,7 @@ export function buildDocument(app: AnyElysia, version: string) {
     ],
     paths,
     components: {
-      schemas: Object.fromEntries([...named].map(([name, schema]) => [name, plain(schema)])),
+      schemas: Object.fromEntries([...named].map(([name, schema]) => [name, plain(JSON.parse(JSON.stringify(schema)))])),
       securitySchemes: {
         bearer: { type: "http", scheme: "bearer", bearerFormat: "JWT", description: "The access token from sign-in." },
         cookie: { type: "apiKey", in: "cookie", name: "svc_session", description: "The session cookie set by sign-in (browsers)." },
