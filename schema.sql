@@ -240,7 +240,10 @@ CREATE TABLE deals (
   account_key  TEXT NOT NULL,
   contact_key  TEXT,
   assignee_key TEXT,
-  search_text  TEXT NOT NULL
+  search_text  TEXT NOT NULL,
+  -- The stage as one exact token for the search index ("\x01won\x01"): a search within some
+  -- stages is counted by the index alone. Computed, never stored.
+  stage_token  TEXT GENERATED ALWAYS AS (char(1) || stage || char(1)) VIRTUAL
 ) STRICT;
 -- One index per sort order (ties by id). Nullable keys sort nulls last both ways, so they get an
 -- ascending and a descending index that both lead with (key IS NULL).
@@ -265,19 +268,20 @@ CREATE INDEX deals_by_assignee_desc ON deals (tenant_id, assignee_key IS NULL, a
 CREATE INDEX deals_by_account_id ON deals (tenant_id, account_id);
 CREATE INDEX deals_by_contact_id ON deals (tenant_id, contact_id);
 
--- Substring search: trigram FTS over deals.search_text (external content, rowid = deals.seq),
--- kept in step by the triggers below inside the writing transaction.
-CREATE VIRTUAL TABLE deals_fts USING fts5(search_text, content='deals', content_rowid='seq', tokenize='trigram case_sensitive 1');
+-- Substring search: trigram FTS over deals.search_text, and stage_token for searches within
+-- stages (external content, rowid = deals.seq), kept in step by these triggers inside the
+-- writing transaction. Queries always name the column they match.
+CREATE VIRTUAL TABLE deals_fts USING fts5(search_text, stage_token, content='deals', content_rowid='seq', tokenize='trigram case_sensitive 1');
 
 CREATE TRIGGER deals_fts_insert AFTER INSERT ON deals BEGIN
-  INSERT INTO deals_fts (rowid, search_text) VALUES (new.seq, new.search_text);
+  INSERT INTO deals_fts (rowid, search_text, stage_token) VALUES (new.seq, new.search_text, new.stage_token);
 END;
 CREATE TRIGGER deals_fts_delete AFTER DELETE ON deals BEGIN
-  INSERT INTO deals_fts (deals_fts, rowid, search_text) VALUES ('delete', old.seq, old.search_text);
+  INSERT INTO deals_fts (deals_fts, rowid, search_text, stage_token) VALUES ('delete', old.seq, old.search_text, old.stage_token);
 END;
-CREATE TRIGGER deals_fts_update AFTER UPDATE OF search_text ON deals BEGIN
-  INSERT INTO deals_fts (deals_fts, rowid, search_text) VALUES ('delete', old.seq, old.search_text);
-  INSERT INTO deals_fts (rowid, search_text) VALUES (new.seq, new.search_text);
+CREATE TRIGGER deals_fts_update AFTER UPDATE OF search_text, stage ON deals BEGIN
+  INSERT INTO deals_fts (deals_fts, rowid, search_text, stage_token) VALUES ('delete', old.seq, old.search_text, old.stage_token);
+  INSERT INTO deals_fts (rowid, search_text, stage_token) VALUES (new.seq, new.search_text, new.stage_token);
 END;
 
 -- Deal counts by tenant, stage and assignee ('' = unassigned), so that the unfiltered, stage and

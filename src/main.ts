@@ -3,6 +3,7 @@ import "./production";
 import { backupCommand, migrateCommand, tenantCreateCommand } from "./cli/admin";
 import { UsageError, parseArgs, takeFlags } from "./cli/args";
 import { mailListCommand } from "./cli/mail";
+import { SEED_FLAGS, seedCommand } from "./cli/seed";
 import { serve } from "./cli/serve";
 import { CONFIG_FLAGS, ConfigError, loadConfig, settingsHelp } from "./config";
 
@@ -17,6 +18,8 @@ commands:
                         [--admin-name NAME] [--modules crm,users]
   mail list             [--limit N] the outbox, newest first: recipient, subject, status,
                         and the link while the mail is pending (no SMTP: hand it over)
+  seed                  --tenant S [--deals N] demo CRM data (accounts, contacts, users, deals)
+                        for organization S, created first if missing; prints the demo password
   backup FILE           write a consistent copy of the live database to FILE
   help                  this text
 
@@ -34,12 +37,14 @@ async function main(argv: string[]): Promise<void> {
       ? takeFlags(flags, ["name", "subdomain", "admin-email", "admin-password", "admin-name", "modules"])
       : command === "mail"
         ? takeFlags(flags, ["limit"])
-        : {};
+        : command === "seed"
+          ? takeFlags(flags, SEED_FLAGS)
+          : {};
   for (const name of Object.keys(flags)) if (!CONFIG_FLAGS.has(name)) throw new UsageError(`unknown option --${name}`);
 
   if (command === "help") return out(HELP);
   // A stray word is a mistake (a typo, a second FILE), never silently ignored.
-  const extra = command === "serve" || command === "migrate" ? [sub, ...rest] : command === "backup" ? rest : [];
+  const extra = command === "serve" || command === "migrate" || command === "seed" ? [sub, ...rest] : command === "backup" ? rest : [];
   if (extra[0] !== undefined) throw new UsageError(`unexpected argument ${extra[0]}; see suite help`);
   const config = loadConfig(flags);
   switch (command) {
@@ -52,6 +57,8 @@ async function main(argv: string[]): Promise<void> {
       return mailListCommand(config, own, out);
     case "backup":
       return backupCommand(config, sub, out);
+    case "seed":
+      return seedCommand(config, own, out);
     case "tenant":
       if (sub !== "create" || rest.length > 0) throw new UsageError("usage: suite tenant create --name N --subdomain S --admin-email E --admin-password P");
       return tenantCreateCommand(config, own, out);

@@ -5,6 +5,8 @@ import type { DealListQuery, SortField } from "./model";
 
 /** Below this many characters trigrams cannot match: the search reads the rows instead. */
 const MIN_FTS_TERM = 3;
+/** A term with fewer matches than this in a tenant is rare: its rows are looked up one by one. */
+const RARE = 5000;
 
 /** Sort key column of each sortable field; the nullable ones sort nulls last both ways. */
 const SORT_COLUMN: Record<SortField, { column: string; nullable: boolean }> = {
@@ -74,7 +76,6 @@ export function createDealsQuery(db: Db) {
         countWhere.push("assignee = ?");
         countArgs.push(q.assignee);
       }
-      const filtered = where.length > 0;
       const filterSql = where.map((w) => ` AND ${w}`).join("");
       const unsearchedTotal = (): number =>
         (stmt(`SELECT coalesce(sum(n), 0) AS n FROM deal_counts WHERE tenant_id = ?${countWhere.map((w) => ` AND ${w}`).join("")}`).get(
@@ -105,22 +106,46 @@ export function createDealsQuery(db: Db) {
       const term = q.search.toLowerCase();
       const scan = " AND instr(d.search_text, ?) > 0";
       if ([...term].length < MIN_FTS_TERM) {
-        const total = (stmt(`SELECT count(*) AS n FROM deals d WHERE d.tenant_id = ?${scan}${filterSql}`).get(tenantId, term, ...args) as { n: number }).n;
+        // The tenant's rowid range is read in order: a sequential scan, not a lookup per row.
+        const total = (stmt(`SELECT count(*) AS n FROM deals d WHERE d.seq BETWEEN ? AND ?${scan}${filterSql}`).get(lo, hi, term, ...args) as { n: number })
+          .n;
         return { seqs: offset >= total ? [] : page(scan, [term]), total };
       }
 
-      const phrase = ftsPhrase(term);
-      const total = filtered
-        ? (stmt(
-            `SELECT count(*) AS n FROM deals_fts f JOIN deals d ON d.seq = f.rowid
-             WHERE f.deals_fts MATCH ? AND f.rowid BETWEEN ? AND ? AND d.tenant_id = ?${filterSql}`,
-          ).get(phrase, lo, hi, tenantId, ...args) as { n: number }).n
-        : (stmt("SELECT count(*) AS n FROM deals_fts WHERE deals_fts MATCH ? AND rowid BETWEEN ? AND ?").get(phrase, lo, hi) as { n: number }).n;
+      const termOnly = `search_text : ${ftsPhrase(term)}`;
+      const matching = "SELECT rowid FROM deals_fts WHERE deals_fts MATCH ? AND rowid BETWEEN ? AND ?";
+      const count = (sql: string, ...a: Array<string | number>) => (stmt(sql).get(...a) as { n: number }).n;
+      // How common is the term? Reading at most RARE matches costs little either way, and a rare
+      // term's matches are all there is to filter, count and sort: the index is read once.
+      const hits = (stmt(`${matching} LIMIT ?`).values(termOnly, lo, hi, RARE) as number[][]).map((r) => r[0]!);
+      if (hits.length < RARE) {
+        const set = JSON.stringify(hits);
+        const inSet = " AND d.seq IN (SELECT value FROM json_each(?))";
+        const total = where.length === 0 ? hits.length : count(`SELECT count(*) AS n FROM deals d WHERE d.tenant_id = ?${inSet}${filterSql}`, tenantId, set, ...args);
+        return { seqs: offset >= total ? [] : page(inSet, [set]), total };
+      }
+      let total: number;
+      if (q.assignee === null) {
+        // A common term: stages are matched inside the index (stage_token), no row is read.
+        const match =
+          termOnly + (q.stages !== null ? ` AND stage_token : (${q.stages.map((s) => ftsPhrase(`\x01${s}\x01`)).join(" OR ")})` : "");
+        total = count(`SELECT count(*) AS n FROM deals_fts WHERE deals_fts MATCH ? AND rowid BETWEEN ? AND ?`, match, lo, hi);
+      } else {
+        // A common term for one assignee: walk the assignee's deals, probing the set of matches.
+        total = count(
+          `SELECT count(*) AS n FROM deals d INDEXED BY deals_by_assignee_created WHERE d.tenant_id = ?${filterSql} AND d.seq IN (${matching})`,
+          tenantId,
+          ...args,
+          termOnly,
+          lo,
+          hi,
+        );
+      }
       if (offset >= total) return { seqs: [], total };
       // Rows walked in order before the page is full, if matches are spread evenly, against rows sorted.
       const walked = ((offset + q.size) * unsearchedTotal()) / total;
       if (walked < total) return { seqs: page(scan, [term]), total };
-      return { seqs: page(" AND d.seq IN (SELECT rowid FROM deals_fts WHERE deals_fts MATCH ? AND rowid BETWEEN ? AND ?)", [phrase, lo, hi]), total };
+      return { seqs: page(` AND d.seq IN (${matching})`, [termOnly, lo, hi]), total };
     },
   };
 }

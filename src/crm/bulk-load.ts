@@ -1,0 +1,206 @@
+import { type Db, writeTx } from "../db/database";
+import { newId } from "../db/ids";
+import { TENANT_SPAN } from "./deals-repo";
+import { contactName, searchTextOf, sortKey } from "./model";
+import {
+  FIRST_NAMES,
+  INDUSTRIES,
+  LAST_NAMES,
+  type RandomSource,
+  STAGE_WEIGHTS,
+  companyName,
+  companyWord,
+  dealNotes,
+  dealTitle,
+  dealValueCents,
+  randomSource,
+} from "./demo-data";
+
+export interface SeedTenant {
+  tenantId: string;
+  subdomain: string;
+  deals: number;
+  /** One argon2 hash, computed once by the caller, shared by every demo user. */
+  passwordHash: string;
+}
+
+export interface SeedResult {
+  subdomain: string;
+  users: number;
+  accounts: number;
+  contacts: number;
+  deals: number;
+}
+
+const DAY = 86_400_000;
+
+/**
+ * Writes demo CRM data for tenants in one transaction. When the new deals are at least as many
+ * as those already stored, the deal indexes and triggers are dropped first and rebuilt after
+ * (from their own stored SQL, so the schema is unchanged), the search index and the counts are
+ * filled in bulk: building an index once is many times faster than growing it row by row.
+ */
+export function bulkSeed(db: Db, tenants: SeedTenant[], now: number): SeedResult[] {
+  db.run("PRAGMA cache_size = -262144");
+  // Index builds sort with helper threads; ANALYZE samples instead of reading every row.
+  db.run("PRAGMA threads = 4");
+  db.run("PRAGMA analysis_limit = 2000");
+  const existing = (db.query("SELECT count(*) AS n FROM deals").get() as { n: number }).n;
+  const adding = tenants.reduce((s, t) => s + t.deals, 0);
+  const bulk = adding >= existing;
+  // A rollback journal holds only the pages a bulk load changes (few: most are new), where WAL
+  // would write the whole load twice. Only possible while no other connection is open; else WAL stays.
+  const journal = bulk ? String((db.query("PRAGMA journal_mode = DELETE").get() as { journal_mode: string }).journal_mode) : "wal";
+
+  const results = writeTx(db, () => {
+    const saved = bulk
+      ? (db.query("SELECT type, name, sql FROM sqlite_schema WHERE tbl_name = 'deals' AND type IN ('index', 'trigger') AND sql IS NOT NULL").all() as {
+          type: string;
+          name: string;
+          sql: string;
+        }[])
+      : [];
+    for (const s of saved) db.run(`DROP ${s.type === "index" ? "INDEX" : "TRIGGER"} ${s.name}`);
+    const ranges: Array<[number, number]> = [];
+    const out = tenants.map((t) => {
+      const r = seedOne(db, t, now);
+      ranges.push(r.range);
+      return r.result;
+    });
+    if (bulk) {
+      for (const s of saved) if (s.type === "index") db.run(s.sql);
+      const fts = db.prepare("INSERT INTO deals_fts (rowid, search_text, stage_token) SELECT seq, search_text, stage_token FROM deals WHERE seq BETWEEN ?1 AND ?2");
+      for (const [lo, hi] of ranges) fts.run(lo, hi);
+      for (const t of tenants) {
+        db.run("DELETE FROM deal_counts WHERE tenant_id = ?1", [t.tenantId]);
+        db.run(
+          `INSERT INTO deal_counts (tenant_id, stage, assignee, n)
+           SELECT tenant_id, stage, coalesce(assigned_to, ''), count(*) FROM deals WHERE tenant_id = ?1 GROUP BY stage, assigned_to`,
+          [t.tenantId],
+        );
+      }
+      for (const s of saved) if (s.type === "trigger") db.run(s.sql);
+    }
+    return out;
+  });
+  db.run("ANALYZE");
+  if (journal !== "wal") db.run("PRAGMA journal_mode = WAL");
+  db.run("PRAGMA wal_checkpoint(TRUNCATE)");
+  return results;
+}
+
+function seedOne(db: Db, t: SeedTenant, now: number): { result: SeedResult; range: [number, number] } {
+  const r = randomSource(t.subdomain);
+  const userIds = seedUsers(db, t, r, now);
+  const accounts = seedAccounts(db, t, r, now);
+  const contacts = seedContacts(db, t, r, accounts, now);
+  const stages = (db.query("SELECT key FROM pipeline_stages WHERE tenant_id = ?1 ORDER BY position").all(t.tenantId) as { key: string }[]).map((s) => s.key);
+  const weights = stages.map((k) => STAGE_WEIGHTS[k] ?? 5);
+
+  // The tenant's rowid range (see deals-repo.ts), reserved for all the deals at once.
+  db.run("INSERT OR IGNORE INTO crm_tenants (tenant_id, tenant_no, next_deal) SELECT ?1, coalesce(max(tenant_no), 0) + 1, 0 FROM crm_tenants", [t.tenantId]);
+  const numbering = db.query("SELECT tenant_no, next_deal FROM crm_tenants WHERE tenant_id = ?1").get(t.tenantId) as { tenant_no: number; next_deal: number };
+  const first = numbering.tenant_no * TENANT_SPAN + numbering.next_deal;
+  db.run("UPDATE crm_tenants SET next_deal = next_deal + ?2 WHERE tenant_id = ?1", [t.tenantId, t.deals]);
+
+  const insert = db.prepare(
+    `INSERT INTO deals (seq, id, tenant_id, title, account_id, contact_id, assigned_to, stage, value_cents, currency, close_date, probability,
+       notes, custom_data, created_at, updated_at, title_key, account_key, contact_key, assignee_key, search_text)
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, NULL, ?14, ?15, ?16, ?17, ?18, ?19, ?20)`,
+  );
+  // Two years of history, oldest first, so rowid order follows creation like live data does.
+  const span = 730 * DAY;
+  const start = now - span;
+  const currencies = ["USD", "USD", "USD", "EUR", "EUR", "GBP", "JPY"];
+  for (let i = 0; i < t.deals; i++) {
+    const account = accounts[r.int(accounts.length)]!;
+    const contact = r.next() < 0.75 ? contacts[account.contactFrom + r.int(account.contactCount)] : undefined;
+    const assignee = r.next() < 1 / 3 ? null : userIds[r.int(userIds.length)]!;
+    const stage = r.weighted(stages, weights);
+    const created = start + Math.floor((i * span) / t.deals) + r.int(60_000);
+    const updated = Math.min(now, created + r.int(90) * DAY);
+    const title = dealTitle(r, account.word);
+    const notes = r.next() < 0.3 ? dealNotes(r) : null;
+    const closeDate = r.next() < 0.6 ? new Date(created + r.int(240) * DAY).toISOString().slice(0, 10) : null;
+    const probability = r.next() < 0.7 ? r.int(21) * 5 : null;
+    const cName = contact ? contact.name : null;
+    insert.run(
+      first + i,
+      newId(),
+      t.tenantId,
+      title,
+      account.id,
+      contact ? contact.id : null,
+      assignee ? assignee.id : null,
+      stage,
+      dealValueCents(r),
+      r.pick(currencies),
+      closeDate,
+      probability,
+      notes,
+      created,
+      updated,
+      sortKey(title),
+      sortKey(account.name),
+      cName === null ? null : sortKey(cName),
+      assignee ? sortKey(assignee.name) : null,
+      searchTextOf(title, notes, account.name, cName),
+    );
+  }
+  return {
+    result: { subdomain: t.subdomain, users: userIds.length, accounts: accounts.length, contacts: contacts.length, deals: t.deals },
+    range: [first, first + t.deals - 1],
+  };
+}
+
+function seedUsers(db: Db, t: SeedTenant, r: RandomSource, now: number): Array<{ id: string; name: string }> {
+  const count = Math.min(48, Math.max(12, Math.round(t.deals / 2000)));
+  const insert = db.prepare(
+    `INSERT OR IGNORE INTO users (id, tenant_id, email, full_name, role, profile_id, password_hash, created_at, updated_at)
+     VALUES (?1, ?2, ?3, ?4, 'member', NULL, ?5, ?6, ?6)`,
+  );
+  for (let i = 0; i < count; i++) {
+    const first = FIRST_NAMES[i % FIRST_NAMES.length]!;
+    const last = r.pick(LAST_NAMES);
+    const email = `${first}.${last}.${i}@${t.subdomain}.example`.normalize("NFD").replace(/[\u0300-\u036f]/g, "").toLowerCase();
+    insert.run(newId(), t.tenantId, email, `${first} ${last}`, t.passwordHash, now);
+  }
+  return (db.query("SELECT id, full_name AS name FROM users WHERE tenant_id = ?1 AND full_name IS NOT NULL").all(t.tenantId) as { id: string; name: string }[]);
+}
+
+type SeedAccount = { id: string; name: string; word: string; contactFrom: number; contactCount: number };
+
+function seedAccounts(db: Db, t: SeedTenant, r: RandomSource, now: number): SeedAccount[] {
+  const count = Math.min(5000, Math.max(50, Math.round(t.deals / 200)));
+  const insert = db.prepare("INSERT INTO accounts (id, tenant_id, name, domain, industry, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)");
+  const out: SeedAccount[] = [];
+  for (let i = 0; i < count; i++) {
+    const word = companyWord(r);
+    const name = companyName(r, word);
+    const id = newId();
+    insert.run(id, t.tenantId, name, `${word.toLowerCase()}.example`, r.pick(INDUSTRIES), now - r.int(900) * DAY);
+    out.push({ id, name, word, contactFrom: 0, contactCount: 0 });
+  }
+  return out;
+}
+
+function seedContacts(db: Db, t: SeedTenant, r: RandomSource, accounts: SeedAccount[], now: number): Array<{ id: string; name: string }> {
+  const insert = db.prepare(
+    `INSERT INTO contacts (id, tenant_id, first_name, last_name, email, phone, account_id, created_at, updated_at)
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8)`,
+  );
+  const out: Array<{ id: string; name: string }> = [];
+  for (const a of accounts) {
+    a.contactFrom = out.length;
+    a.contactCount = 1 + r.int(3);
+    for (let i = 0; i < a.contactCount; i++) {
+      const first = r.pick(FIRST_NAMES);
+      const last = r.pick(LAST_NAMES);
+      const id = newId();
+      const email = `${first}.${last}@${a.word}.example`.normalize("NFD").replace(/[\u0300-\u036f]/g, "").toLowerCase();
+      insert.run(id, t.tenantId, first, last, email, `+1 555 ${String(r.int(10_000_000)).padStart(7, "0")}`, a.id, now - r.int(900) * DAY);
+      out.push({ id, name: contactName(first, last) });
+    }
+  }
+  return out;
+}
