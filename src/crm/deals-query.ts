@@ -37,7 +37,8 @@ export interface ListedSeqs {
  * text (when matches are dense, the first page is near) or sorts the matching rows (when rare),
  * whichever touches fewer rows. Statements are prepared once per shape and kept.
  */
-export function createDealsQuery(db: Db) {
+export function createDealsQuery(db: Db, opts: { rare?: number } = {}) {
+  const rare = opts.rare ?? RARE;
   const prepared = new Map<string, Statement>();
   const stmt = (sql: string): Statement => {
     let s = prepared.get(sql);
@@ -117,8 +118,8 @@ export function createDealsQuery(db: Db) {
       const count = (sql: string, ...a: Array<string | number>) => (stmt(sql).get(...a) as { n: number }).n;
       // How common is the term? Reading at most RARE matches costs little either way, and a rare
       // term's matches are all there is to filter, count and sort: the index is read once.
-      const hits = (stmt(`${matching} LIMIT ?`).values(termOnly, lo, hi, RARE) as number[][]).map((r) => r[0]!);
-      if (hits.length < RARE) {
+      const hits = (stmt(`${matching} LIMIT ?`).values(termOnly, lo, hi, rare) as number[][]).map((r) => r[0]!);
+      if (hits.length < rare) {
         const set = JSON.stringify(hits);
         const inSet = " AND d.seq IN (SELECT value FROM json_each(?))";
         const total = where.length === 0 ? hits.length : count(`SELECT count(*) AS n FROM deals d WHERE d.tenant_id = ?${inSet}${filterSql}`, tenantId, set, ...args);

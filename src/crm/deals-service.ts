@@ -46,8 +46,11 @@ export function createDealsService(d: DealsDeps) {
     throw errors.notFound(NOT_FOUND[r.missing]);
   }
 
-  function customData(v: Record<string, unknown> | null | undefined): string | null {
+  function customData(v: unknown): string | null {
     if (v === undefined || v === null) return null;
+    if (typeof v !== "object" || Array.isArray(v)) {
+      throw new RequestValidationError([{ loc: ["body", "custom_data"], msg: "Input should be a valid dictionary", type: "dict_type" }]);
+    }
     const text = JSON.stringify(v);
     if (Buffer.byteLength(text, "utf8") > MAX_CUSTOM_DATA_BYTES) {
       throw new RequestValidationError([

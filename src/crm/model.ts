@@ -83,7 +83,8 @@ const Money = t.String({ format: "money", maxLength: 40 });
 const Currency = t.String({ pattern: "^[A-Z]{3}$" });
 const CloseDate = t.Nullable(t.String({ format: "calendar_date" }));
 const Probability = t.Nullable(t.Integer({ minimum: 0, maximum: 100 }));
-const CustomData = t.Nullable(t.Record(t.String(), t.Any()));
+// Checked by the service (deals-service.ts): Elysia would coerce a list or a string into an object.
+const CustomData = t.Any();
 const Stage = t.String({ minLength: 1, maxLength: 50 });
 
 export const DealCreate = t.Object({

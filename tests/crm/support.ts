@@ -1,3 +1,4 @@
+import { newId } from "../../src/db/ids";
 import { type TestApp, testApp } from "../helpers";
 
 export const CRM = "/api/v1/crm";
@@ -29,3 +30,38 @@ export type CrmOrg = Awaited<ReturnType<typeof crmOrg>>;
 
 /** A fresh app; each test file closes its own. */
 export const crmApp = () => testApp();
+
+/** A member written straight to the database (never signs in): an assignee with a name. */
+export function addUser(t: TestApp, tenantId: string, email: string, fullName: string | null): string {
+  const id = newId();
+  t.ctx.repos.users.insertInTx({ id, tenant_id: tenantId, email, full_name: fullName, role: "member", profile_id: null, password_hash: "unused", created_at: t.ctx.now() });
+  return id;
+}
+
+/** The 422 items of a response, reduced to what a test compares. */
+export const items422 = (body: { detail: Array<{ loc: unknown[]; type: string; ctx?: unknown }> }) =>
+  body.detail.map((d) => ({ loc: d.loc, type: d.type, ...(d.ctx ? { ctx: d.ctx } : {}) }));
+
+export type Deal = Record<string, any> & { id: string };
+
+/** CONTRACT §10's order, computed independently: key, nulls last both ways, ties by id in the same direction. */
+export function referenceSort(deals: Deal[], field: string, dir: "asc" | "desc"): string[] {
+  const key = (d: Deal): string | number | null => {
+    const v = d[field];
+    if (v === null || v === undefined) return null;
+    if (field === "value") return Math.round(Number(v) * 100);
+    if (field === "probability") return v as number;
+    return typeof v === "string" ? v.toLowerCase() : v;
+  };
+  const sign = dir === "asc" ? 1 : -1;
+  return [...deals]
+    .sort((a, b) => {
+      const ka = key(a);
+      const kb = key(b);
+      if (ka === null && kb !== null) return 1;
+      if (kb === null && ka !== null) return -1;
+      if (ka !== null && kb !== null && ka !== kb) return (ka < kb ? -1 : 1) * sign;
+      return (a.id < b.id ? -1 : 1) * sign;
+    })
+    .map((d) => d.id);
+}
