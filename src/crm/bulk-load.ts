@@ -105,8 +105,9 @@ function seedOne(db: Db, t: SeedTenant, now: number): { result: SeedResult; rang
 
   const insert = db.prepare(
     `INSERT INTO deals (seq, id, tenant_id, title, account_id, contact_id, assigned_to, stage, value_cents, currency, close_date, probability,
-       notes, custom_data, created_at, updated_at, title_key, account_key, contact_key, assignee_key, search_text)
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, NULL, ?14, ?15, ?16, ?17, ?18, ?19, ?20)`,
+       notes, custom_data, created_at, updated_at, title_key, account_key, contact_key, assignee_key, search_text,
+       account_name, contact_name, assignee_name, assignee_email)
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, NULL, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24)`,
   );
   // Two years of history, oldest first, so rowid order follows creation like live data does.
   const span = 730 * DAY;
@@ -145,6 +146,10 @@ function seedOne(db: Db, t: SeedTenant, now: number): { result: SeedResult; rang
       cName === null ? null : sortKey(cName),
       assignee ? sortKey(assignee.name) : null,
       searchTextOf(title, notes, account.name, cName),
+      account.name,
+      cName,
+      assignee ? assignee.name : null,
+      assignee ? assignee.email : null,
     );
   }
   return {
@@ -153,7 +158,7 @@ function seedOne(db: Db, t: SeedTenant, now: number): { result: SeedResult; rang
   };
 }
 
-function seedUsers(db: Db, t: SeedTenant, r: RandomSource, now: number): Array<{ id: string; name: string }> {
+function seedUsers(db: Db, t: SeedTenant, r: RandomSource, now: number): Array<{ id: string; name: string; email: string }> {
   const count = Math.min(48, Math.max(12, Math.round(t.deals / 2000)));
   const insert = db.prepare(
     `INSERT OR IGNORE INTO users (id, tenant_id, email, full_name, role, profile_id, password_hash, created_at, updated_at)
@@ -165,7 +170,11 @@ function seedUsers(db: Db, t: SeedTenant, r: RandomSource, now: number): Array<{
     const email = `${first}.${last}.${i}@${t.subdomain}.example`.normalize("NFD").replace(/[\u0300-\u036f]/g, "").toLowerCase();
     insert.run(newId(), t.tenantId, email, `${first} ${last}`, t.passwordHash, now);
   }
-  return (db.query("SELECT id, full_name AS name FROM users WHERE tenant_id = ?1 AND full_name IS NOT NULL").all(t.tenantId) as { id: string; name: string }[]);
+  return db.query("SELECT id, full_name AS name, email FROM users WHERE tenant_id = ?1 AND full_name IS NOT NULL").all(t.tenantId) as {
+    id: string;
+    name: string;
+    email: string;
+  }[];
 }
 
 type SeedAccount = { id: string; name: string; word: string; contactFrom: number; contactCount: number };

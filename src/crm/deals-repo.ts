@@ -1,3 +1,4 @@
+import type { Statement } from "bun:sqlite";
 import { type Db, writeTx } from "../db/database";
 import { contactName, searchTextOf, sortKey } from "./model";
 
@@ -24,11 +25,10 @@ export interface DealRow extends DealFields {
   updated_at: number;
 }
 
-/** A deal with what it names: its account, contact, assignee and stage, read live. */
+/** A deal with the names it shows (copied, kept current) and its stage's data (joined). */
 export interface DealJoined extends DealRow {
-  account_name: string | null;
-  contact_first: string | null;
-  contact_last: string | null;
+  account_name: string;
+  contact_name: string | null;
   assignee_name: string | null;
   assignee_email: string | null;
   stage_id: string | null;
@@ -45,21 +45,39 @@ export type WriteResult = { ok: true } | { ok: false; missing: Missing } | { ok:
 /** A tenant's deals are one rowid range: [tenant_no * 2^32, (tenant_no + 1) * 2^32). */
 export const TENANT_SPAN = 2 ** 32;
 
-const JOINED = `SELECT d.seq, d.id, d.tenant_id, d.title, d.account_id, d.contact_id, d.assigned_to, d.stage, d.value_cents,
-    d.currency, d.close_date, d.probability, d.notes, d.custom_data, d.created_at, d.updated_at,
-    a.name AS account_name, c.first_name AS contact_first, c.last_name AS contact_last,
-    u.full_name AS assignee_name, u.email AS assignee_email,
-    s.id AS stage_id, s.name AS stage_name, s.color AS stage_color, s.is_won, s.is_lost
-  FROM deals d
-  LEFT JOIN accounts a ON a.id = d.account_id
-  LEFT JOIN contacts c ON c.id = d.contact_id
-  LEFT JOIN users u ON u.id = d.assigned_to
-  LEFT JOIN pipeline_stages s ON s.tenant_id = d.tenant_id AND s.key = d.stage`;
+const DEAL_COLUMNS = `seq, id, tenant_id, title, account_id, contact_id, assigned_to, stage, value_cents, currency, close_date,
+  probability, notes, custom_data, created_at, updated_at, account_name, contact_name, assignee_name, assignee_email`;
+
+type StageData = { key: string; stage_id: string; stage_name: string; stage_color: string; is_won: number; is_lost: number };
 
 /** SQL of single deals: create, read, change, delete, and keeping the copied names current. */
 export function createDealsRepo(db: Db) {
-  const byId = db.prepare<DealJoined, [string, string]>(`${JOINED} WHERE d.tenant_id = ?1 AND d.id = ?2`);
-  const bySeqs = db.prepare<DealJoined, [string, string]>(`${JOINED} WHERE d.seq IN (SELECT value FROM json_each(?2)) AND d.tenant_id = ?1`);
+  const byId = db.prepare<DealJoined, [string, string]>(`SELECT ${DEAL_COLUMNS} FROM deals WHERE tenant_id = ?1 AND id = ?2`);
+  // A page is read by rowid, one statement per page length (at most 100), and its stages once.
+  const bySeqsOfLength = new Map<number, Statement>();
+  const bySeqs = (n: number): Statement => {
+    let st = bySeqsOfLength.get(n);
+    if (!st) {
+      st = db.prepare(`SELECT ${DEAL_COLUMNS} FROM deals WHERE tenant_id = ? AND seq IN (${Array(n).fill("?").join(", ")})`);
+      bySeqsOfLength.set(n, st);
+    }
+    return st;
+  };
+  const stagesOf = db.prepare<StageData, [string]>(
+    "SELECT key, id AS stage_id, name AS stage_name, color AS stage_color, is_won, is_lost FROM pipeline_stages WHERE tenant_id = ?1",
+  );
+  const withStages = (tenantId: string, rows: DealJoined[]): DealJoined[] => {
+    const stages = new Map(stagesOf.all(tenantId).map((s) => [s.key, s]));
+    for (const r of rows) {
+      const s = stages.get(r.stage);
+      r.stage_id = s?.stage_id ?? null;
+      r.stage_name = s?.stage_name ?? null;
+      r.stage_color = s?.stage_color ?? null;
+      r.is_won = s?.is_won ?? 0;
+      r.is_lost = s?.is_lost ?? 0;
+    }
+    return rows;
+  };
   const rowById = db.prepare<DealRow, [string, string]>("SELECT * FROM deals WHERE tenant_id = ?1 AND id = ?2");
 
   const tenantNo = db.prepare<{ tenant_no: number; next_deal: number }, [string]>("SELECT tenant_no, next_deal FROM crm_tenants WHERE tenant_id = ?1");
@@ -72,19 +90,22 @@ export function createDealsRepo(db: Db) {
   const contactNames = db.prepare<{ first_name: string; last_name: string | null }, [string, string]>(
     "SELECT first_name, last_name FROM contacts WHERE tenant_id = ?1 AND id = ?2",
   );
-  const userName = db.prepare<{ full_name: string | null }, [string, string]>("SELECT full_name FROM users WHERE tenant_id = ?1 AND id = ?2");
+  const userName = db.prepare<{ full_name: string | null; email: string }, [string, string]>(
+    "SELECT full_name, email FROM users WHERE tenant_id = ?1 AND id = ?2",
+  );
   const stageExists = db.prepare<{ one: number }, [string, string]>("SELECT 1 AS one FROM pipeline_stages WHERE tenant_id = ?1 AND key = ?2");
 
   const COLUMNS = `title, account_id, contact_id, assigned_to, stage, value_cents, currency, close_date, probability, notes, custom_data,
-    title_key, account_key, contact_key, assignee_key, search_text`;
+    title_key, account_key, contact_key, assignee_key, search_text, account_name, contact_name, assignee_name, assignee_email`;
   const insert = db.prepare(
     `INSERT INTO deals (seq, id, tenant_id, created_at, updated_at, ${COLUMNS})
-     VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)`,
+     VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24)`,
   );
   const update = db.prepare(
     `UPDATE deals SET updated_at = ?3, title = ?4, account_id = ?5, contact_id = ?6, assigned_to = ?7, stage = ?8, value_cents = ?9,
        currency = ?10, close_date = ?11, probability = ?12, notes = ?13, custom_data = ?14, title_key = ?15, account_key = ?16,
-       contact_key = ?17, assignee_key = ?18, search_text = ?19
+       contact_key = ?17, assignee_key = ?18, search_text = ?19, account_name = ?20, contact_name = ?21, assignee_name = ?22,
+       assignee_email = ?23
      WHERE tenant_id = ?1 AND id = ?2`,
   );
   const remove = db.prepare<never, [string, string]>("DELETE FROM deals WHERE tenant_id = ?1 AND id = ?2");
@@ -94,13 +115,14 @@ export function createDealsRepo(db: Db) {
     FROM deals d JOIN accounts a ON a.id = d.account_id LEFT JOIN contacts c ON c.id = d.contact_id`;
   const namedByAccount = db.prepare<Named, [string, string]>(`${NAMED} WHERE d.tenant_id = ?1 AND d.account_id = ?2`);
   const namedByContact = db.prepare<Named, [string, string]>(`${NAMED} WHERE d.tenant_id = ?1 AND d.contact_id = ?2`);
-  const setNames = db.prepare<never, [number, string, string | null, string]>(
-    "UPDATE deals SET account_key = ?2, contact_key = ?3, search_text = ?4 WHERE seq = ?1",
+  const setNames = db.prepare<never, [number, string, string | null, string, string, string | null]>(
+    "UPDATE deals SET account_key = ?2, contact_key = ?3, search_text = ?4, account_name = ?5, contact_name = ?6 WHERE seq = ?1",
   );
   const detachContact = db.prepare<never, [string, string]>("UPDATE deals SET contact_id = NULL WHERE tenant_id = ?1 AND contact_id = ?2");
 
-  /** The copied keys of a deal, from the live names of what it references; or what is missing. */
-  function keysInTx(tenantId: string, f: DealFields): { missing: Missing } | { keys: [string, string | null, string | null, string] } {
+  /** The copied names and keys of a deal, from what it references; or what is missing. */
+  type Copies = [string, string | null, string | null, string, string, string | null, string | null, string | null];
+  function copiesInTx(tenantId: string, f: DealFields): { missing: Missing } | { copies: Copies } {
     const account = accountName.get(tenantId, f.account_id);
     if (!account) return { missing: "account_id" };
     let contact: string | null = null;
@@ -109,15 +131,25 @@ export function createDealsRepo(db: Db) {
       if (!c) return { missing: "contact_id" };
       contact = contactName(c.first_name, c.last_name);
     }
-    let assignee: string | null = null;
+    let user: { full_name: string | null; email: string } | null = null;
     if (f.assigned_to !== null) {
-      const u = userName.get(tenantId, f.assigned_to);
-      if (!u) return { missing: "assigned_to" };
-      assignee = u.full_name;
+      user = userName.get(tenantId, f.assigned_to);
+      if (!user) return { missing: "assigned_to" };
     }
     if (!stageExists.get(tenantId, f.stage)) return { missing: "stage" };
-    const text = searchTextOf(f.title, f.notes, account.name, contact);
-    return { keys: [sortKey(account.name), contact === null ? null : sortKey(contact), assignee === null ? null : sortKey(assignee), text] };
+    const assignee = user?.full_name ?? null;
+    return {
+      copies: [
+        sortKey(account.name),
+        contact === null ? null : sortKey(contact),
+        assignee === null ? null : sortKey(assignee),
+        searchTextOf(f.title, f.notes, account.name, contact),
+        account.name,
+        contact,
+        assignee,
+        user?.email ?? null,
+      ],
+    };
   }
 
   /** The next rowid of the tenant's range (see TENANT_SPAN). */
@@ -135,21 +167,23 @@ export function createDealsRepo(db: Db) {
     [f.title, f.account_id, f.contact_id, f.assigned_to, f.stage, f.value_cents, f.currency, f.close_date, f.probability, f.notes, f.custom_data] as const;
 
   return {
-    byId: async (tenantId: string, id: string) => byId.get(tenantId, id),
+    async byId(tenantId: string, id: string): Promise<DealJoined | null> {
+      const row = byId.get(tenantId, id);
+      return row ? withStages(tenantId, [row])[0]! : null;
+    },
     /** The rows of one page, in the order of `seqs`. */
     async bySeqs(tenantId: string, seqs: number[]): Promise<DealJoined[]> {
       if (seqs.length === 0) return [];
-      const rows = bySeqs.all(tenantId, JSON.stringify(seqs));
+      const rows = bySeqs(seqs.length).all(tenantId, ...seqs) as DealJoined[];
       const at = new Map(rows.map((r) => [r.seq, r]));
-      return seqs.map((s) => at.get(s)).filter((r): r is DealJoined => r !== undefined);
+      return withStages(tenantId, seqs.map((s) => at.get(s)).filter((r): r is DealJoined => r !== undefined));
     },
 
     async insert(tenantId: string, id: string, f: DealFields, now: number): Promise<WriteResult> {
       return writeTx(db, () => {
-        const k = keysInTx(tenantId, f);
+        const k = copiesInTx(tenantId, f);
         if ("missing" in k) return { ok: false, missing: k.missing };
-        const title = sortKey(f.title);
-        insert.run(nextSeqInTx(tenantId), id, tenantId, now, ...values(f), title, ...k.keys);
+        insert.run(nextSeqInTx(tenantId), id, tenantId, now, ...values(f), sortKey(f.title), ...k.copies);
         return { ok: true };
       });
     },
@@ -160,9 +194,9 @@ export function createDealsRepo(db: Db) {
         const current = rowById.get(tenantId, id);
         if (!current) return { ok: false, notFound: true };
         const f = change(current);
-        const k = keysInTx(tenantId, f);
+        const k = copiesInTx(tenantId, f);
         if ("missing" in k) return { ok: false, missing: k.missing };
-        update.run(tenantId, id, now, ...values(f), sortKey(f.title), ...k.keys);
+        update.run(tenantId, id, now, ...values(f), sortKey(f.title), ...k.copies);
         return { ok: true };
       });
     },
@@ -176,7 +210,8 @@ export function createDealsRepo(db: Db) {
       const rows = (by === "account" ? namedByAccount : namedByContact).all(tenantId, id);
       for (const r of rows) {
         const contact = r.first_name === null ? null : contactName(r.first_name, r.last_name);
-        setNames.run(r.seq, sortKey(r.account_name), contact === null ? null : sortKey(contact), searchTextOf(r.title, r.notes, r.account_name, contact));
+        const text = searchTextOf(r.title, r.notes, r.account_name, contact);
+        setNames.run(r.seq, sortKey(r.account_name), contact === null ? null : sortKey(contact), text, r.account_name, contact);
       }
     },
 
@@ -184,7 +219,7 @@ export function createDealsRepo(db: Db) {
     detachContactInTx(tenantId: string, contactId: string): void {
       const rows = namedByContact.all(tenantId, contactId);
       detachContact.run(tenantId, contactId);
-      for (const r of rows) setNames.run(r.seq, sortKey(r.account_name), null, searchTextOf(r.title, r.notes, r.account_name, null));
+      for (const r of rows) setNames.run(r.seq, sortKey(r.account_name), null, searchTextOf(r.title, r.notes, r.account_name, null), r.account_name, null);
     },
   };
 }

@@ -25,7 +25,7 @@ export const toDealRead = (d: DealJoined): DealRead => ({
   is_won: d.is_won === 1,
   is_lost: d.is_lost === 1,
   account_name: d.account_name,
-  contact_name: d.contact_first === null ? null : contactName(d.contact_first, d.contact_last),
+  contact_name: d.contact_name,
   assignee_name: d.assignee_name,
   assignee_email: d.assignee_email,
   created_at: toIso(d.created_at),

@@ -90,8 +90,8 @@ export function createCrmRepo(db: Db) {
   );
   const countContacts = db.prepare<{ n: number }, [string, string | null]>(`SELECT count(*) AS n FROM contacts WHERE ${contactFilter}`);
 
-  const renameAssignee = db.prepare<never, [string, string, string | null]>(
-    "UPDATE deals SET assignee_key = ?3 WHERE tenant_id = ?1 AND assigned_to = ?2",
+  const renameAssignee = db.prepare<never, [string, string, string | null, string | null, string]>(
+    "UPDATE deals SET assignee_key = ?3, assignee_name = ?4, assignee_email = ?5 WHERE tenant_id = ?1 AND assigned_to = ?2",
   );
 
   return {
@@ -154,12 +154,11 @@ export function createCrmRepo(db: Db) {
     },
 
     /**
-     * Called by the users feature inside the transaction that renames a user: the deal list's
-     * assignee sort key follows the new name at once (the name and email shown are read live).
+     * Called by the users feature inside the transaction that renames a user (or changes their
+     * address): every deal assigned to them shows, and sorts by, the new name at once.
      */
     assigneeRenamedInTx(tenantId: string, userId: string, fullName: string | null, email: string): void {
-      void email; // shown from the users table, never copied
-      renameAssignee.run(tenantId, userId, fullName === null ? null : sortKey(fullName));
+      renameAssignee.run(tenantId, userId, fullName === null ? null : sortKey(fullName), fullName, email);
     },
   };
 }

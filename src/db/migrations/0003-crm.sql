@@ -34,10 +34,10 @@ CREATE TABLE contacts (
 CREATE INDEX contacts_by_tenant ON contacts (tenant_id, created_at, id);
 CREATE INDEX contacts_by_account ON contacts (tenant_id, account_id);
 
--- Deals. The *_key columns are lower-cased sort keys kept in step with the names they copy
--- (the account's, contact's and assignee's, renamed in the same transaction as the rename);
--- search_text is the lower-cased title, notes, account name and contact name, indexed by deals_fts.
--- The display names are read from their own tables, so only the keys can go stale, and they do not.
+-- Deals. account_name, contact_name, assignee_name and assignee_email are copies of the names a
+-- deal shows, and the *_key columns their lower-cased sort keys: a page of deals is read without
+-- a join. The transaction that renames an account, contact or user rewrites every copy (and
+-- search_text, the lower-cased title, notes, account name and contact name that deals_fts indexes).
 CREATE TABLE deals (
   seq          INTEGER PRIMARY KEY,
   id           TEXT NOT NULL UNIQUE,
@@ -60,6 +60,10 @@ CREATE TABLE deals (
   contact_key  TEXT,
   assignee_key TEXT,
   search_text  TEXT NOT NULL,
+  account_name   TEXT NOT NULL,
+  contact_name   TEXT,
+  assignee_name  TEXT,
+  assignee_email TEXT,
   -- The stage as one exact token for the search index ("\x01won\x01"): a search within some
   -- stages is counted by the index alone. Computed, never stored.
   stage_token  TEXT GENERATED ALWAYS AS (char(1) || stage || char(1)) VIRTUAL

@@ -1,0 +1,189 @@
+// bun run bench: the deal list at scale. Seeds a fresh database (one tenant of 1,000,000 deals
+// beside nine of 100,000), builds dist/suite when it is missing or older than the source, serves
+// it on a free port, and drives it over loopback from a separate load-generator process
+// (bench/load.ts). Prints one table and writes bench/results/<timestamp>.json.
+// Options (environment): BENCH_BIG (1000000), BENCH_SMALL (100000), BENCH_TENANTS (10),
+// BENCH_LATENCY_S (2), BENCH_THROUGHPUT_S (2), BENCH_KEEP=1 keeps the temporary directory.
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { buildShapes } from "../bench/shapes";
+import { loadConfig } from "../src/config";
+import { createContext } from "../src/context";
+import { bulkSeed } from "../src/crm/bulk-load";
+
+const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
+const BIG = env("BENCH_BIG", 1_000_000);
+const SMALL = env("BENCH_SMALL", 100_000);
+const TENANTS = env("BENCH_TENANTS", 10);
+const PASSWORD = "bench password 1";
+const root = join(import.meta.dir, "..");
+const dir = mkdtempSync(join(tmpdir(), "suite-bench-"));
+const dbFile = join(dir, "bench.db");
+const say = (s: string) => process.stdout.write(`${s}\n`);
+const bun = process.execPath;
+
+function newestMtime(path: string): number {
+  const s = statSync(path);
+  if (!s.isDirectory()) return s.mtimeMs;
+  return Math.max(s.mtimeMs, ...readdirSync(path).map((f) => newestMtime(join(path, f))));
+}
+
+async function freePort(): Promise<number> {
+  const s = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
+  const port = s.port!;
+  s.stop(true);
+  return port;
+}
+
+async function waitFor(url: string, ms = 20_000): Promise<void> {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {}
+    await Bun.sleep(100);
+  }
+  throw new Error(`${url} did not answer`);
+}
+
+// ---- 1. seed ----
+say(`seeding ${dbFile}: 1 tenant of ${BIG} deals and ${TENANTS - 1} of ${SMALL}...`);
+const seedStarted = performance.now();
+const ctx = createContext({ config: loadConfig({}, { SUITE_DB: dbFile }), log: () => {} });
+const subs = Array.from({ length: TENANTS }, (_, i) => (i === 0 ? "bigco" : `smallco${i}`));
+const tenantIds: string[] = [];
+for (const sub of subs) {
+  const { tenant } = await ctx.tenants.createOrganization(
+    { email: `admin@${sub}.example`, password: PASSWORD, tenant_name: sub, subdomain: sub },
+    { ip: null, userAgent: "bench" },
+    "cli",
+  );
+  tenantIds.push(tenant.id);
+}
+const hash = await ctx.hasher.hash(PASSWORD);
+bulkSeed(ctx.db, subs.map((s, i) => ({ tenantId: tenantIds[i]!, subdomain: s, deals: i === 0 ? BIG : SMALL, passwordHash: hash })), ctx.now());
+const seedSeconds = (performance.now() - seedStarted) / 1000;
+const big = tenantIds[0]!;
+const users = ctx.db.query("SELECT id, email FROM users WHERE tenant_id = ? AND role = 'member' ORDER BY email").all(big) as { id: string; email: string }[];
+const stages = (ctx.db.query("SELECT key FROM pipeline_stages WHERE tenant_id = ? ORDER BY position").all(big) as { key: string }[]).map((s) => s.key);
+const rareWords = (ctx.db.query("SELECT name FROM accounts WHERE tenant_id = ? ORDER BY id LIMIT 200").all(big) as { name: string }[]).map((a) =>
+  a.name.split(" ")[0]!.toLowerCase(),
+);
+ctx.close();
+say(`  seeded in ${seedSeconds.toFixed(1)} s (${(statSync(dbFile).size / 2 ** 20).toFixed(0)} MiB)`);
+
+// ---- 2. build ----
+const binary = join(root, "dist", "suite");
+if (!existsSync(binary) || statSync(binary).mtimeMs < Math.max(newestMtime(join(root, "src")), statSync(join(root, "schema.sql")).mtimeMs)) {
+  say("building dist/suite...");
+  const b = Bun.spawnSync([bun, "run", "build"], { cwd: root, stdout: "inherit", stderr: "inherit" });
+  if (b.exitCode !== 0) throw new Error("build failed");
+}
+
+// ---- 3. serve, and watch its memory ----
+const port = await freePort();
+const server = Bun.spawn([binary, "serve", "--port", String(port), "--host", "127.0.0.1", "--db", dbFile], {
+  env: { ...process.env, SUITE_ACCESS_TTL: "7200", SUITE_JWT_SECRET: "bench-secret-bench-secret-bench-secret-0123" },
+  stdout: "ignore",
+  stderr: "inherit",
+});
+let maxRssKb = 0;
+const rssOf = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0);
+const sampler = setInterval(() => {
+  try {
+    maxRssKb = Math.max(maxRssKb, rssOf(server.pid));
+  } catch {}
+}, 100);
+const base = `http://127.0.0.1:${port}`;
+let bare: ReturnType<typeof Bun.spawn> | undefined;
+try {
+  await waitFor(`${base}/api/v1/health`);
+
+  const login = async (email: string, sub: string) => {
+    const r = await fetch(`${base}/api/v1/auth/login`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-tenant": sub },
+      body: JSON.stringify({ email, password: PASSWORD }),
+    });
+    if (!r.ok) throw new Error(`login ${email}: ${r.status} ${await r.text()}`);
+    return ((await r.json()) as { access_token: string }).access_token;
+  };
+  const adminToken = await login("admin@bigco.example", "bigco");
+  const members = [];
+  for (const u of users.slice(0, 10)) members.push({ id: u.id, token: await login(u.email, "bigco") });
+
+  // ---- 4. the bare HTTP limit: the same response bytes from a bare Bun.serve ----
+  const sample = join(dir, "sample.json");
+  await Bun.write(sample, await (await fetch(`${base}/api/v1/crm/deals`, { headers: { authorization: `Bearer ${adminToken}` } })).arrayBuffer());
+  const barePort = await freePort();
+  bare = Bun.spawn([bun, join(root, "bench", "bare.ts"), String(barePort), sample], { stdout: "pipe", stderr: "inherit" });
+  await waitFor(`http://127.0.0.1:${barePort}/`);
+
+  // ---- 5. the load generator, in its own process ----
+  const shapes = buildShapes({ tenantId: big, adminToken, members, userIds: users.map((u) => u.id), stages, rareWords });
+  const loadConfigFile = join(dir, "load.json");
+  const loadOut = join(dir, "load-out.json");
+  await Bun.write(
+    loadConfigFile,
+    JSON.stringify({
+      base,
+      bare: `http://127.0.0.1:${barePort}/`,
+      db: dbFile,
+      shapes,
+      latencySeconds: env("BENCH_LATENCY_S", 2),
+      throughputSeconds: env("BENCH_THROUGHPUT_S", 2),
+      connections: 32,
+    }),
+  );
+  const load = Bun.spawn([bun, join(root, "bench", "load.ts"), loadConfigFile, loadOut], { stdout: "inherit", stderr: "inherit" });
+  if ((await load.exited) !== 0) throw new Error("the load generator failed");
+  const out = (await Bun.file(loadOut).json()) as { bare_rps: number; shapes: import("../bench/load").ShapeResult[] };
+
+  // ---- 6. report ----
+  const rows = out.shapes.map((s) => ({
+    ...s,
+    ratio_to_bare: s.rps_c32 / out.bare_rps,
+    meets_target: s.p99_ms <= (s.search ? 25 : 10),
+  }));
+  const pad = (v: string, n: number) => v.padStart(n);
+  say("");
+  say(`${"shape".padEnd(32)}${pad("p50 ms", 9)}${pad("p99 ms", 9)}${pad("req/s c32", 11)}${pad("× bare", 9)}  total  p99 target`);
+  for (const r of rows) {
+    say(
+      `${r.name.padEnd(32)}${pad(r.p50_ms.toFixed(2), 9)}${pad(r.p99_ms.toFixed(2), 9)}${pad(String(Math.round(r.rps_c32)), 11)}${pad(
+        `${(r.ratio_to_bare * 100).toFixed(1)}%`,
+        9,
+      )}  ${r.correct ? "ok   " : "WRONG"}  ${r.meets_target ? "met" : "MISSED"} (≤ ${r.search ? 25 : 10} ms)`,
+    );
+  }
+  const maxRssMb = maxRssKb / 1024;
+  say("");
+  say(`bare Bun.serve: ${Math.round(out.bare_rps)} req/s; server max RSS ${maxRssMb.toFixed(1)} MB (target < 200); seed ${seedSeconds.toFixed(1)} s`);
+  const stamp = new Date().toISOString().replace(/[:.]/g, "-");
+  mkdirSync(join(root, "bench", "results"), { recursive: true });
+  const file = join(root, "bench", "results", `${stamp}.json`);
+  await Bun.write(
+    file,
+    JSON.stringify(
+      {
+        at: new Date().toISOString(),
+        machine: { cpus: navigator.hardwareConcurrency, bun: Bun.version },
+        data: { big_tenant_deals: BIG, small_tenants: TENANTS - 1, small_tenant_deals: SMALL, seed_seconds: seedSeconds },
+        bare_rps: out.bare_rps,
+        server_max_rss_mb: maxRssMb,
+        shapes: rows,
+      },
+      null,
+      2,
+    ),
+  );
+  say(`results: ${file}`);
+} finally {
+  clearInterval(sampler);
+  server.kill("SIGTERM");
+  bare?.kill("SIGTERM");
+  await server.exited;
+  if (process.env.BENCH_KEEP !== "1") rmSync(dir, { recursive: true, force: true });
+  else say(`kept ${dir}`);
+}
