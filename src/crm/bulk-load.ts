@@ -74,8 +74,12 @@ export function bulkSeed(db: Db, tenants: SeedTenant[], now: number): SeedResult
       for (const t of tenants) {
         db.run("DELETE FROM deal_counts WHERE tenant_id = ?1", [t.tenantId]);
         db.run(
-          `INSERT INTO deal_counts (tenant_id, stage, assignee, n)
-           SELECT tenant_id, stage, coalesce(assigned_to, ''), count(*) FROM deals WHERE tenant_id = ?1 GROUP BY stage, assigned_to`,
+          `INSERT INTO deal_counts (tenant_id, assignee, stage, n)
+           SELECT tenant_id, coalesce(assigned_to, ''), stage, count(*) FROM deals WHERE tenant_id = ?1 GROUP BY assigned_to, stage`,
+          [t.tenantId],
+        );
+        db.run(
+          "INSERT INTO deal_counts (tenant_id, assignee, stage, n) SELECT tenant_id, '*', stage, count(*) FROM deals WHERE tenant_id = ?1 GROUP BY stage",
           [t.tenantId],
         );
       }
@@ -83,7 +87,9 @@ export function bulkSeed(db: Db, tenants: SeedTenant[], now: number): SeedResult
     }
     return out;
   });
-  db.run("ANALYZE");
+  // Statistics of the deals only: the other tables grow later from their few seeded rows, and
+  // stale statistics would make the planner scan them (sessions, say) for ever.
+  db.run("ANALYZE deals");
   if (journal !== "wal") db.run("PRAGMA journal_mode = WAL");
   db.run("PRAGMA wal_checkpoint(TRUNCATE)");
   return results;

@@ -73,10 +73,9 @@ export function createDealsQuery(db: Db, opts: { rare?: number } = {}) {
         where.push("d.assigned_to = ?");
         args.push(q.assignee);
       }
-      if (q.assignee !== null) {
-        countWhere.push("assignee = ?");
-        countArgs.push(q.assignee);
-      }
+      // '*' rows hold every assignee together.
+      countWhere.unshift("assignee = ?");
+      countArgs.unshift(q.assignee ?? "*");
       const filterSql = where.map((w) => ` AND ${w}`).join("");
       const unsearchedTotal = (): number =>
         (stmt(`SELECT coalesce(sum(n), 0) AS n FROM deal_counts WHERE tenant_id = ?${countWhere.map((w) => ` AND ${w}`).join("")}`).get(
@@ -88,16 +87,27 @@ export function createDealsQuery(db: Db, opts: { rare?: number } = {}) {
       const dir = q.sortDir === "asc" ? "ASC" : "DESC";
       const orderBy = `${nullable ? `d.${column} IS NULL, ` : ""}d.${column} ${dir}, d.id ${dir}`;
       const offset = Math.min((q.page - 1) * q.size, Number.MAX_SAFE_INTEGER);
+      /** A page walked along the order's index, keeping the rows `extra` accepts. */
       const page = (extra: string, extraArgs: Array<string | number>): number[] =>
         (
-          stmt(`SELECT d.seq FROM deals d WHERE d.tenant_id = ?${extra}${filterSql} ORDER BY ${orderBy} LIMIT ? OFFSET ?`).all(
+          stmt(`SELECT d.seq FROM deals d WHERE d.tenant_id = ?${extra}${filterSql} ORDER BY ${orderBy} LIMIT ? OFFSET ?`).values(
             tenantId,
             ...extraArgs,
             ...args,
             q.size,
             offset,
-          ) as { seq: number }[]
-        ).map((r) => r.seq);
+          ) as number[][]
+        ).map((r) => r[0]!);
+      /**
+       * A page of a set of rowids: each is looked up, then the few are sorted. CROSS JOIN pins that
+       * order, which the planner, without statistics, may otherwise turn into a walk of the whole index.
+       */
+      const pageOfSet = (set: string, setArgs: Array<string | number>): number[] =>
+        (
+          stmt(
+            `SELECT d.seq FROM (${set}) m CROSS JOIN deals d ON d.seq = m.seq WHERE d.tenant_id = ?${filterSql} ORDER BY ${orderBy} LIMIT ? OFFSET ?`,
+          ).values(...setArgs, tenantId, ...args, q.size, offset) as number[][]
+        ).map((r) => r[0]!);
 
       if (q.search === null) {
         const total = unsearchedTotal();
@@ -123,7 +133,7 @@ export function createDealsQuery(db: Db, opts: { rare?: number } = {}) {
         const set = JSON.stringify(hits);
         const inSet = " AND d.seq IN (SELECT value FROM json_each(?))";
         const total = where.length === 0 ? hits.length : count(`SELECT count(*) AS n FROM deals d WHERE d.tenant_id = ?${inSet}${filterSql}`, tenantId, set, ...args);
-        return { seqs: offset >= total ? [] : page(inSet, [set]), total };
+        return { seqs: offset >= total ? [] : pageOfSet("SELECT value AS seq FROM json_each(?)", [set]), total };
       }
       let total: number;
       if (q.assignee === null) {
@@ -146,7 +156,7 @@ export function createDealsQuery(db: Db, opts: { rare?: number } = {}) {
       // Rows walked in order before the page is full, if matches are spread evenly, against rows sorted.
       const walked = ((offset + q.size) * unsearchedTotal()) / total;
       if (walked < total) return { seqs: page(scan, [term]), total };
-      return { seqs: page(` AND d.seq IN (${matching})`, [termOnly, lo, hi]), total };
+      return { seqs: pageOfSet("SELECT rowid AS seq FROM deals_fts WHERE deals_fts MATCH ? AND rowid BETWEEN ? AND ?", [termOnly, lo, hi]), total };
     },
   };
 }

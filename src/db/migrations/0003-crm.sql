@@ -107,26 +107,29 @@ CREATE TRIGGER deals_fts_update AFTER UPDATE OF search_text, stage ON deals BEGI
   INSERT INTO deals_fts (rowid, search_text, stage_token) VALUES (new.seq, new.search_text, new.stage_token);
 END;
 
--- Deal counts by tenant, stage and assignee ('' = unassigned), so that the unfiltered, stage and
--- assignee totals of the deal list are sums of a few rows instead of a count over every deal.
--- Kept by triggers, so no write path can forget them.
+-- Deal counts by tenant, assignee ('' = unassigned) and stage, plus one row per stage with
+-- assignee '*' for all assignees together, so that the unfiltered, stage and assignee totals of
+-- the deal list are sums of a few rows instead of a count over every deal. Kept by triggers, so
+-- no write path can forget them.
 CREATE TABLE deal_counts (
   tenant_id TEXT NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
-  stage     TEXT NOT NULL,
   assignee  TEXT NOT NULL,
+  stage     TEXT NOT NULL,
   n         INTEGER NOT NULL,
-  PRIMARY KEY (tenant_id, stage, assignee)
+  PRIMARY KEY (tenant_id, assignee, stage)
 ) STRICT, WITHOUT ROWID;
 
 CREATE TRIGGER deal_counts_insert AFTER INSERT ON deals BEGIN
-  INSERT INTO deal_counts (tenant_id, stage, assignee, n) VALUES (new.tenant_id, new.stage, coalesce(new.assigned_to, ''), 1)
-    ON CONFLICT (tenant_id, stage, assignee) DO UPDATE SET n = n + 1;
+  INSERT INTO deal_counts (tenant_id, assignee, stage, n) VALUES (new.tenant_id, coalesce(new.assigned_to, ''), new.stage, 1), (new.tenant_id, '*', new.stage, 1)
+    ON CONFLICT (tenant_id, assignee, stage) DO UPDATE SET n = n + 1;
 END;
 CREATE TRIGGER deal_counts_delete AFTER DELETE ON deals BEGIN
-  UPDATE deal_counts SET n = n - 1 WHERE tenant_id = old.tenant_id AND stage = old.stage AND assignee = coalesce(old.assigned_to, '');
+  UPDATE deal_counts SET n = n - 1
+   WHERE tenant_id = old.tenant_id AND stage = old.stage AND assignee IN (coalesce(old.assigned_to, ''), '*');
 END;
 CREATE TRIGGER deal_counts_update AFTER UPDATE OF stage, assigned_to ON deals BEGIN
-  UPDATE deal_counts SET n = n - 1 WHERE tenant_id = old.tenant_id AND stage = old.stage AND assignee = coalesce(old.assigned_to, '');
-  INSERT INTO deal_counts (tenant_id, stage, assignee, n) VALUES (new.tenant_id, new.stage, coalesce(new.assigned_to, ''), 1)
-    ON CONFLICT (tenant_id, stage, assignee) DO UPDATE SET n = n + 1;
+  UPDATE deal_counts SET n = n - 1
+   WHERE tenant_id = old.tenant_id AND stage = old.stage AND assignee IN (coalesce(old.assigned_to, ''), '*');
+  INSERT INTO deal_counts (tenant_id, assignee, stage, n) VALUES (new.tenant_id, coalesce(new.assigned_to, ''), new.stage, 1), (new.tenant_id, '*', new.stage, 1)
+    ON CONFLICT (tenant_id, assignee, stage) DO UPDATE SET n = n + 1;
 END;
