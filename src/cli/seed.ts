@@ -25,6 +25,7 @@ export async function seedCommand(config: Config, flags: Record<string, string>,
   try {
     const password = process.env.SUITE_SEED_PASSWORD || `demo-${newSecretToken().slice(0, 12)}`;
     let tenant = await ctx.repos.tenants.bySubdomain(subdomain);
+    const created = !tenant;
     if (!tenant) {
       const admin = `admin@${subdomain}.example`;
       await ctx.tenants.createOrganization(
@@ -40,7 +41,7 @@ export async function seedCommand(config: Config, flags: Record<string, string>,
     const [r] = bulkSeed(ctx.db, [{ tenantId: tenant.id, subdomain, deals, passwordHash }], ctx.now());
     const seconds = ((performance.now() - started) / 1000).toFixed(1);
     out(`seeded ${subdomain}: ${r!.deals} deals, ${r!.accounts} accounts, ${r!.contacts} contacts, ${r!.users} users in ${seconds} s`);
-    out(`demo users (…@${subdomain}.example) sign in with the password: ${password}`);
+    out(`the demo users (…@${subdomain}.example)${created ? ` and admin@${subdomain}.example` : ""} sign in with the password: ${password}`);
   } finally {
     ctx.close();
   }

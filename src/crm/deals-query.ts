@@ -135,12 +135,11 @@ export function createDealsQuery(db: Db, opts: { rare?: number } = {}) {
         const total = where.length === 0 ? hits.length : count(`SELECT count(*) AS n FROM deals d WHERE d.tenant_id = ?${inSet}${filterSql}`, tenantId, set, ...args);
         return { seqs: offset >= total ? [] : pageOfSet("SELECT value AS seq FROM json_each(?)", [set]), total };
       }
+      // Stages are matched inside the index (stage_token): no row is read to filter them.
+      const match = termOnly + (q.stages !== null ? ` AND stage_token : (${q.stages.map((s) => ftsPhrase(`\x01${s}\x01`)).join(" OR ")})` : "");
       let total: number;
       if (q.assignee === null) {
-        // A common term: stages are matched inside the index (stage_token), no row is read.
-        const match =
-          termOnly + (q.stages !== null ? ` AND stage_token : (${q.stages.map((s) => ftsPhrase(`\x01${s}\x01`)).join(" OR ")})` : "");
-        total = count(`SELECT count(*) AS n FROM deals_fts WHERE deals_fts MATCH ? AND rowid BETWEEN ? AND ?`, match, lo, hi);
+        total = count("SELECT count(*) AS n FROM deals_fts WHERE deals_fts MATCH ? AND rowid BETWEEN ? AND ?", match, lo, hi);
       } else {
         // A common term for one assignee: walk the assignee's deals, probing the set of matches.
         total = count(
@@ -156,7 +155,7 @@ export function createDealsQuery(db: Db, opts: { rare?: number } = {}) {
       // Rows walked in order before the page is full, if matches are spread evenly, against rows sorted.
       const walked = ((offset + q.size) * unsearchedTotal()) / total;
       if (walked < total) return { seqs: page(scan, [term]), total };
-      return { seqs: pageOfSet("SELECT rowid AS seq FROM deals_fts WHERE deals_fts MATCH ? AND rowid BETWEEN ? AND ?", [termOnly, lo, hi]), total };
+      return { seqs: pageOfSet("SELECT rowid AS seq FROM deals_fts WHERE deals_fts MATCH ? AND rowid BETWEEN ? AND ?", [match, lo, hi]), total };
     },
   };
 }

@@ -1,0 +1,115 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { testApp } from "../helpers";
+import { type CrmOrg, crmOrg, items422 } from "./support";
+
+const t = testApp();
+let org: CrmOrg;
+let account: { id: string };
+
+beforeAll(async () => {
+  org = await crmOrg(t, "valuesorg");
+  account = await org.account("Acme");
+});
+afterAll(() => t.close());
+
+const post = (body: Record<string, unknown>) => org.call("POST", "/deals", body);
+
+describe("exact decimal value", () => {
+  const cases: Array<[unknown, string]> = [
+    ["1234.5", "1234.50"],
+    [1234.5, "1234.50"],
+    [0.1, "0.10"],
+    ["0.1", "0.10"],
+    [0.29, "0.29"],
+    [1.15, "1.15"],
+    ["9999999999999.99", "9999999999999.99"],
+    [9999999999999.99, "9999999999999.99"],
+    [1234567890123.45, "1234567890123.45"],
+    ["0", "0.00"],
+    [0, "0.00"],
+    ["007.50", "7.50"],
+    ["1.500", "1.50"],
+    [100, "100.00"],
+  ];
+  for (const [input, answer] of cases) {
+    test(`${JSON.stringify(input)} → "${answer}", and back unchanged`, async () => {
+      const d = await org.deal({ title: "v", account_id: account.id, value: input });
+      expect(d.value).toBe(answer);
+      expect((await org.ok("GET", `/deals/${d.id}`)).value).toBe(answer);
+      const again = await org.ok("PATCH", `/deals/${d.id}`, { value: d.value });
+      expect(again.value).toBe(answer);
+    });
+  }
+
+  test("raw JSON number text is read exactly", async () => {
+    const r = await t.json("POST", "/api/v1/crm/deals", {
+      token: org.token,
+      raw: `{"title":"raw","account_id":"${account.id}","value":9007199254740.99}`,
+      headers: { "content-type": "application/json" },
+    });
+    expect(r.status).toBe(201);
+    expect(r.body.value).toBe("9007199254740.99");
+  });
+
+  for (const bad of ["1.234", 1.234, -1, "-0.5", "10000000000000", 1e13, "1e3", 1e21, "abc", "", " 1", "1,5", ".5", "0x10", 1e-7]) {
+    test(`${JSON.stringify(bad)} is 422 at ["body","value"]`, async () => {
+      const r = await post({ title: "v", account_id: account.id, value: bad });
+      expect(r.status).toBe(422);
+      expect(r.body.detail.map((i: { loc: unknown[] }) => i.loc)).toEqual([["body", "value"]]);
+    });
+  }
+
+  test("a boolean or object value is string_type", async () => {
+    const r = await post({ title: "v", account_id: account.id, value: true });
+    expect(items422(r.body)).toEqual([{ loc: ["body", "value"], type: "string_type" }]);
+  });
+});
+
+describe("validation: one item per failing field", () => {
+  const check = async (body: Record<string, unknown>, expected: Array<[string, string]>) => {
+    const r = await post(body);
+    expect(r.status).toBe(422);
+    expect(r.body.detail.map((i: { loc: unknown[]; type: string }) => [i.loc.slice(1).join("."), i.type])).toEqual(expected);
+  };
+
+  test("title and account_id are required", () => check({}, [["title", "missing"], ["account_id", "missing"]]));
+  test("title: not empty, not blank, at most 200", async () => {
+    await check({ title: "", account_id: "a" }, [["title", "string_too_short"]]);
+    await check({ title: "   ", account_id: "a" }, [["title", "string_pattern_mismatch"]]);
+    await check({ title: "x".repeat(201), account_id: "a" }, [["title", "string_too_long"]]);
+    await check({ title: 5, account_id: "a" }, [["title", "string_type"]]);
+  });
+  test("currency: three upper-case letters", async () => {
+    for (const c of ["usd", "US", "USDX", "U$D", ""]) await check({ title: "x", account_id: "a", currency: c }, [["currency", "string_pattern_mismatch"]]);
+  });
+  test("probability: an integer from 0 to 100", async () => {
+    await check({ title: "x", account_id: "a", probability: -1 }, [["probability", "greater_than_equal"]]);
+    await check({ title: "x", account_id: "a", probability: 101 }, [["probability", "less_than_equal"]]);
+    await check({ title: "x", account_id: "a", probability: 50.5 }, [["probability", "int_from_float"]]);
+  });
+  test("close_date: a real calendar date", async () => {
+    await check({ title: "x", account_id: "a", close_date: "2030-02-30" }, [["close_date", "value_error"]]);
+    await check({ title: "x", account_id: "a", close_date: "tomorrow" }, [["close_date", "value_error"]]);
+  });
+  test("custom_data: a JSON object of at most 16 KiB", async () => {
+    await check({ title: "x", account_id: account.id, custom_data: [1, 2] }, [["custom_data", "dict_type"]]);
+    await check({ title: "x", account_id: account.id, custom_data: "text" }, [["custom_data", "dict_type"]]);
+    await check({ title: "x", account_id: account.id, custom_data: { big: "x".repeat(16 * 1024) } }, [["custom_data", "value_error"]]);
+    const fits = await org.deal({ title: "x", account_id: account.id, custom_data: { big: "é".repeat(4000) } });
+    expect(fits.custom_data.big).toHaveLength(4000);
+  });
+  test("several bad fields at once", () =>
+    check({ title: "", account_id: "a", currency: "x", probability: 200, value: "-1" }, [
+      ["title", "string_too_short"],
+      ["value", "value_error"],
+      ["currency", "string_pattern_mismatch"],
+      ["probability", "less_than_equal"],
+    ]));
+  test("a stage the tenant does not have is 422 literal_error naming its stages", async () => {
+    const r = await post({ title: "x", account_id: account.id, stage: "archived" });
+    expect(r.status).toBe(422);
+    expect(r.body.detail[0]).toMatchObject({ loc: ["body", "stage"], type: "literal_error", input: "archived" });
+    expect(r.body.detail[0].ctx.expected).toBe("'new', 'qualified', 'proposal', 'negotiation', 'won' or 'lost'");
+  });
+});
+
