@@ -6,6 +6,7 @@ import { QueryReader, type RawQuery } from "../users/paging";
 import type { AssigneeFilter } from "./deals-service";
 import { AccountCreate, AccountPatch, ContactCreate, ContactPatch, DealCreate, DealPatch, SORT_DIRS, SORT_FIELDS, StageCreate } from "./model";
 import { decimalText } from "./money";
+import { CRM_DOCS as D } from "./docs";
 
 const TRUE = new Set(["true", "1", "yes", "on"]);
 const FALSE = new Set(["false", "0", "no", "off"]);
@@ -90,69 +91,69 @@ export const crmRoutes = (ctx: Context) =>
       await ctx.crm.requireCrm(auth);
       return {};
     })
-    .get("/pipeline-stages", ({ auth }) => ctx.crm.stages(auth))
+    .get("/pipeline-stages", ({ auth }) => ctx.crm.stages(auth), D.listStages)
     .post(
       "/pipeline-stages",
       async ({ auth, body, set }) => {
         set.status = 201;
         return ctx.crm.createStage(auth, body);
       },
-      { body: StageCreate },
+      { body: StageCreate, ...D.createStage },
     )
-    .get("/deals", ({ auth, request }) => ctx.deals.list(auth, readDealQuery(request.url)))
+    .get("/deals", ({ auth, request }) => ctx.deals.list(auth, readDealQuery(request.url)), D.listDeals)
     .post(
       "/deals",
       async ({ auth, body, set }) => {
         set.status = 201;
         return ctx.deals.create(auth, body);
       },
-      { body: DealCreate, transform: valueAsText },
+      { body: DealCreate, transform: valueAsText, ...D.createDeal },
     )
-    .get("/deals/:id", ({ auth, params }) => ctx.deals.read(auth, params.id), { params: Id })
-    .patch("/deals/:id", ({ auth, params, body }) => ctx.deals.patch(auth, params.id, body), { params: Id, body: DealPatch, transform: valueAsText })
+    .get("/deals/:id", ({ auth, params }) => ctx.deals.read(auth, params.id), { params: Id, ...D.getDeal })
+    .patch("/deals/:id", ({ auth, params, body }) => ctx.deals.patch(auth, params.id, body), { params: Id, body: DealPatch, transform: valueAsText, ...D.patchDeal })
     .delete(
       "/deals/:id",
       async ({ auth, params, set }) => {
         await ctx.deals.remove(auth, params.id);
         set.status = 204;
       },
-      { params: Id },
+      { params: Id, ...D.deleteDeal },
     )
-    .get("/accounts", ({ auth, request }) => ctx.crm.listAccounts(auth, readListQuery(request.url)))
+    .get("/accounts", ({ auth, request }) => ctx.crm.listAccounts(auth, readListQuery(request.url)), D.listAccounts)
     .post(
       "/accounts",
       async ({ auth, body, set }) => {
         set.status = 201;
         return ctx.crm.createAccount(auth, body);
       },
-      { body: AccountCreate },
+      { body: AccountCreate, ...D.createAccount },
     )
-    .get("/accounts/:id", ({ auth, params }) => ctx.crm.getAccount(auth, params.id), { params: Id })
-    .patch("/accounts/:id", ({ auth, params, body }) => ctx.crm.patchAccount(auth, params.id, body), { params: Id, body: AccountPatch })
+    .get("/accounts/:id", ({ auth, params }) => ctx.crm.getAccount(auth, params.id), { params: Id, ...D.getAccount })
+    .patch("/accounts/:id", ({ auth, params, body }) => ctx.crm.patchAccount(auth, params.id, body), { params: Id, body: AccountPatch, ...D.patchAccount })
     .delete(
       "/accounts/:id",
       async ({ auth, params, set }) => {
         await ctx.crm.deleteAccount(auth, params.id);
         set.status = 204;
       },
-      { params: Id },
+      { params: Id, ...D.deleteAccount },
     )
-    .get("/contacts", ({ auth, request }) => ctx.crm.listContacts(auth, readListQuery(request.url)))
+    .get("/contacts", ({ auth, request }) => ctx.crm.listContacts(auth, readListQuery(request.url)), D.listContacts)
     .post(
       "/contacts",
       async ({ auth, body, set }) => {
         set.status = 201;
         return ctx.crm.createContact(auth, body);
       },
-      { body: ContactCreate },
+      { body: ContactCreate, ...D.createContact },
     )
-    .get("/contacts/:id", ({ auth, params }) => ctx.crm.getContact(auth, params.id), { params: Id })
-    .patch("/contacts/:id", ({ auth, params, body }) => ctx.crm.patchContact(auth, params.id, body), { params: Id, body: ContactPatch })
+    .get("/contacts/:id", ({ auth, params }) => ctx.crm.getContact(auth, params.id), { params: Id, ...D.getContact })
+    .patch("/contacts/:id", ({ auth, params, body }) => ctx.crm.patchContact(auth, params.id, body), { params: Id, body: ContactPatch, ...D.patchContact })
     .delete(
       "/contacts/:id",
       async ({ auth, params, set }) => {
         await ctx.crm.deleteContact(auth, params.id);
         set.status = 204;
       },
-      { params: Id },
+      { params: Id, ...D.deleteContact },
     );

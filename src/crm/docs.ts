@@ -1,0 +1,115 @@
+import { t } from "elysia";
+import { doc } from "../http/openapi";
+import { MAX_SEARCH, listParameters, pageSchema } from "../users/paging";
+import { SORT_DIRS, SORT_FIELDS } from "./model";
+
+// What the CRM answers, for the API description only (answers are not checked against them at
+// run time). DealRead follows SPEC.md's table: its Required and Nullable columns, field by field.
+const Time = t.String({ format: "date-time" });
+const Maybe = <T extends Parameters<typeof t.Nullable>[0]>(s: T) => t.Optional(t.Nullable(s));
+
+export const DealRead = t.Object({
+  title: t.String(),
+  account_id: t.String(),
+  id: t.String(),
+  tenant_id: t.String(),
+  created_at: Time,
+  updated_at: Time,
+  value: t.Optional(t.String({ description: 'Exact decimal text with two places, "1234.50"' })),
+  currency: t.Optional(t.String({ description: "Three upper-case letters" })),
+  stage: t.Optional(t.String({ description: "One of the organization's pipeline stage keys" })),
+  close_date: Maybe(t.String({ format: "date" })),
+  probability: Maybe(t.Integer({ minimum: 0, maximum: 100 })),
+  assigned_to: Maybe(t.String()),
+  notes: Maybe(t.String()),
+  custom_data: Maybe(t.Record(t.String(), t.Any())),
+  contact_id: Maybe(t.String()),
+  pipeline_stage_id: Maybe(t.String()),
+  pipeline_stage_name: Maybe(t.String()),
+  pipeline_stage_color: Maybe(t.String()),
+  is_won: t.Optional(t.Boolean()),
+  is_lost: t.Optional(t.Boolean()),
+  account_name: Maybe(t.String()),
+  contact_name: Maybe(t.String()),
+  assignee_name: Maybe(t.String()),
+  assignee_email: Maybe(t.String()),
+});
+
+export const StageRead = t.Object({
+  id: t.String(),
+  tenant_id: t.String(),
+  key: t.String(),
+  name: t.String(),
+  color: t.String(),
+  position: t.Integer(),
+  probability: t.Integer(),
+  is_won: t.Boolean(),
+  is_lost: t.Boolean(),
+  created_at: Time,
+});
+
+export const AccountRead = t.Object({
+  id: t.String(),
+  tenant_id: t.String(),
+  name: t.String(),
+  domain: t.Nullable(t.String()),
+  industry: t.Nullable(t.String()),
+  created_at: Time,
+  updated_at: Time,
+});
+
+export const ContactRead = t.Object({
+  id: t.String(),
+  tenant_id: t.String(),
+  first_name: t.String(),
+  last_name: t.Nullable(t.String()),
+  name: t.String(),
+  email: t.Nullable(t.String()),
+  phone: t.Nullable(t.String()),
+  account_id: t.Nullable(t.String()),
+  created_at: Time,
+  updated_at: Time,
+});
+
+const bool = (description: string) => ({ name: "", description, schema: { type: "boolean", default: false } });
+
+/** SPEC.md's query parameters of the deal list, with CONTRACT §10's bounds and vocabularies. */
+const DEAL_LIST_PARAMETERS = listParameters([
+  { name: "search", description: "Part of a deal's title or notes, or of its account's or contact's name; any case", schema: { type: "string", maxLength: MAX_SEARCH } },
+  { name: "stage", description: "Repeatable: deals in any of these stages", schema: { type: "array", items: { type: "string" } } },
+  { name: "assigned_to", description: "Deals of this user (not with unassigned or mine)", schema: { type: "string" } },
+  { ...bool("Only deals without an assignee; true/false/1/0/yes/no/on/off"), name: "unassigned" },
+  { ...bool("Only the caller's deals; true/false/1/0/yes/no/on/off"), name: "mine" },
+  { name: "sort_by", description: "Default created_at (then desc); ties by id, nulls last", schema: { type: "string", enum: [...SORT_FIELDS] } },
+  { name: "sort_dir", description: "asc when only sort_by is given", schema: { type: "string", enum: [...SORT_DIRS] } },
+]);
+const PAGE_PARAMETERS = listParameters([{ name: "search", description: "Part of a name (or email), any case", schema: { type: "string", maxLength: MAX_SEARCH } }]);
+
+const crm = (summary: string, ok: Parameters<typeof doc>[0]["ok"], errors: number[] = []) =>
+  doc({ summary, tags: ["crm"], auth: true, ok, errors: [...errors, 403] });
+const withParameters = (d: ReturnType<typeof doc>, parameters: unknown[]) => ({ detail: { ...d.detail, parameters } as typeof d.detail });
+
+const DEAL = ["DealRead", DealRead] as const;
+const ACCOUNT = ["AccountRead", AccountRead] as const;
+const CONTACT = ["ContactRead", ContactRead] as const;
+
+/** The route descriptions, by route. */
+export const CRM_DOCS = {
+  listStages: crm("The organization's pipeline stages, in order", { 200: ["StageList", t.Array(StageRead)] }),
+  createStage: crm("Add a pipeline stage (admins)", { 201: ["StageRead", StageRead] }, [409]),
+  listDeals: withParameters(crm("The deal list: paged, filtered, sorted and searched", { 200: ["DealPage", pageSchema(DealRead)] }), DEAL_LIST_PARAMETERS),
+  createDeal: crm("Create a deal", { 201: DEAL }, [404]),
+  getDeal: crm("One deal", { 200: DEAL }, [404]),
+  patchDeal: crm("Change any writable field of a deal", { 200: DEAL }, [404]),
+  deleteDeal: crm("Delete a deal", { 204: null }, [404]),
+  listAccounts: withParameters(crm("The organization's accounts, newest first", { 200: ["AccountPage", pageSchema(AccountRead)] }), PAGE_PARAMETERS),
+  createAccount: crm("Create an account", { 201: ACCOUNT }),
+  getAccount: crm("One account", { 200: ACCOUNT }, [404]),
+  patchAccount: crm("Change an account; a new name shows at once in its deals", { 200: ACCOUNT }, [404]),
+  deleteAccount: crm("Delete an account that has no deals", { 204: null }, [404, 409]),
+  listContacts: withParameters(crm("The organization's contacts, newest first", { 200: ["ContactPage", pageSchema(ContactRead)] }), PAGE_PARAMETERS),
+  createContact: crm("Create a contact", { 201: CONTACT }, [404]),
+  getContact: crm("One contact", { 200: CONTACT }, [404]),
+  patchContact: crm("Change a contact; a new name shows at once in its deals", { 200: CONTACT }, [404]),
+  deleteContact: crm("Delete a contact; its deals keep going without one", { 204: null }, [404]),
+};
