@@ -6,7 +6,7 @@ import type { DealListQuery, SortField } from "./model";
 /** Below this many characters trigrams cannot match: the search reads the rows instead. */
 const MIN_FTS_TERM = 3;
 /** A term with fewer matches than this in a tenant is rare: its rows are looked up one by one. */
-const RARE = 5000;
+const RARE = 10_000;
 
 /** Sort key column of each sortable field; the nullable ones sort nulls last both ways. */
 const SORT_COLUMN: Record<SortField, { column: string; nullable: boolean }> = {
