@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ME, REFRESH, claimsOf, clockedApp, denial, forge, unsigned } from "./support";
+import { createTokens } from "../../src/auth/tokens";
 
 const { t } = clockedApp();
 afterAll(() => t.close());
@@ -184,5 +185,41 @@ describe("missing or unusable credentials", () => {
   test("refresh with neither body nor cookie: 401 not_authenticated", async () => {
     const r = await t.json("POST", REFRESH);
     expect(denial(r)).toEqual({ status: 401, code: "not_authenticated", www: "Bearer" });
+  });
+});
+
+describe("the cache of verified tokens", () => {
+  const tokens = () => {
+    let now = Date.UTC(2030, 0, 1);
+    const tk = createTokens("k".repeat(48), "r".repeat(48), () => now);
+    return { tk, advance: (ms: number) => (now += ms), now: () => now };
+  };
+  const claims = (now: number, typ: "access" | "refresh") => ({
+    sub: "u",
+    tid: "t",
+    sid: "s",
+    typ,
+    jti: "j",
+    iat: Math.floor(now / 1000),
+    exp: Math.floor(now / 1000) + 60,
+  });
+
+  test("a remembered token is still refused once expired, and for another type", async () => {
+    const { tk, advance, now } = tokens();
+    const access = await tk.sign(claims(now(), "access"));
+    expect((await tk.verify(access, "access")).sub).toBe("u");
+    expect((await tk.verify(access, "access")).sub).toBe("u");
+    await expect(tk.verify(access, "refresh")).rejects.toMatchObject({ code: "token_invalid" });
+    advance(60_000);
+    await expect(tk.verify(access, "access")).rejects.toMatchObject({ code: "token_expired" });
+  });
+
+  test("a token differing from a remembered one by its signature alone is checked in full", async () => {
+    const { tk, now } = tokens();
+    const access = await tk.sign(claims(now(), "access"));
+    await tk.verify(access, "access");
+    const [h, p, sig] = access.split(".");
+    const flipped = `${h}.${p}.${sig!.slice(0, -2)}${sig!.endsWith("AA") ? "BA" : "AA"}`;
+    await expect(tk.verify(flipped, "access")).rejects.toMatchObject({ code: "token_invalid" });
   });
 });
