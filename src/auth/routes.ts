@@ -5,7 +5,7 @@ import { requestInfo } from "../http/client";
 import { REFRESH_COOKIE, clearSessionCookies, setSessionCookies } from "../http/cookies";
 import { checkCsrf } from "../http/csrf";
 import { errors } from "../http/errors";
-import { requestedSubdomain } from "../http/tenancy";
+import { namedTenantId, requestedSubdomain } from "../http/tenancy";
 import { lowerCaseFields } from "../http/validation";
 import { toUserRead } from "../users/model";
 import type { IssuedTokens } from "./service";
@@ -22,13 +22,7 @@ const pair = (t: IssuedTokens) => ({ access_token: t.access_token, refresh_token
 
 /** Sign-in, refresh and session management: /api/v1/auth. */
 export const authRoutes = (ctx: Context) => {
-  const tenantIdOf = async (headers: Record<string, string | undefined>): Promise<string | null> => {
-    const sub = requestedSubdomain(headers, ctx.config.baseDomain);
-    if (sub === null) return null;
-    const tenant = await ctx.repos.tenants.bySubdomain(sub);
-    if (!tenant) throw errors.tenantNotFound();
-    return tenant.id;
-  };
+  const tenantIdOf = (headers: Record<string, string | undefined>) => namedTenantId(headers, ctx.config.baseDomain, ctx.repos.tenants.bySubdomain);
 
   return new Elysia({ name: "auth-routes", prefix: "/api/v1/auth", seed: ctx.id })
     .post(

@@ -102,19 +102,8 @@ export const DealCreate = t.Object({
 });
 export type DealCreate = Static<typeof DealCreate>;
 
-export const DealPatch = t.Object({
-  title: t.Optional(Text(200)),
-  account_id: t.Optional(Ref),
-  value: t.Optional(Money),
-  currency: t.Optional(Currency),
-  stage: t.Optional(Stage),
-  close_date: t.Optional(CloseDate),
-  probability: t.Optional(Probability),
-  assigned_to: t.Optional(t.Nullable(Ref)),
-  notes: OptionalText(10_000),
-  custom_data: t.Optional(CustomData),
-  contact_id: t.Optional(t.Nullable(Ref)),
-});
+/** Any writable field; absent ones stay as they are. */
+export const DealPatch = t.Partial(DealCreate);
 export type DealPatch = Static<typeof DealPatch>;
 
 /** The deal list's sortable fields (CONTRACT §10). */

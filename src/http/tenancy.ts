@@ -22,3 +22,19 @@ export function requestedSubdomain(headers: Headers, baseDomain: string): string
   if (header && fromHost && header !== fromHost) throw errors.tenantMismatch();
   return header ?? fromHost;
 }
+
+/**
+ * The id of the tenant a request names (Host or X-Tenant), or null when it names none. An unknown
+ * subdomain is 404 `tenant_not_found`: subdomains are public, so this reveals nothing.
+ */
+export async function namedTenantId(
+  headers: Headers,
+  baseDomain: string,
+  bySubdomain: (subdomain: string) => Promise<{ id: string } | null | undefined>,
+): Promise<string | null> {
+  const sub = requestedSubdomain(headers, baseDomain);
+  if (sub === null) return null;
+  const tenant = await bySubdomain(sub);
+  if (!tenant) throw errors.tenantNotFound();
+  return tenant.id;
+}

@@ -2,7 +2,7 @@ import { Elysia } from "elysia";
 import type { Context } from "../../context";
 import { requestInfo } from "../../http/client";
 import { errors } from "../../http/errors";
-import { requestedSubdomain } from "../../http/tenancy";
+import { namedTenantId } from "../../http/tenancy";
 import { doc } from "../../http/openapi";
 import { lowerCaseFields } from "../../http/validation";
 import { LoginResponse } from "../model";
@@ -12,14 +12,7 @@ import { MagicLinkAccepted, MagicLinkBody, MagicVerifyBody } from "./model";
 
 /** Passwordless sign-in: ask for a link by mail, then trade its token for a session. */
 export const magicLinkRoutes = (ctx: Context) => {
-  /** The workspace the Host or X-Tenant names, if any (an unknown one is 404, as at login). */
-  const tenantIdOf = async (headers: Record<string, string | undefined>): Promise<string | null> => {
-    const sub = requestedSubdomain(headers, ctx.config.baseDomain);
-    if (sub === null) return null;
-    const tenant = await ctx.repos.tenants.bySubdomain(sub);
-    if (!tenant) throw errors.tenantNotFound();
-    return tenant.id;
-  };
+  const tenantIdOf = (headers: Record<string, string | undefined>) => namedTenantId(headers, ctx.config.baseDomain, ctx.repos.tenants.bySubdomain);
 
   return new Elysia({ name: "magic-link-routes", prefix: "/api/v1/auth", seed: ctx.id })
     .post(
