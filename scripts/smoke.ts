@@ -69,6 +69,20 @@ async function run(target: string): Promise<string[]> {
     if (login.status !== 200) fail(`${target} login answered ${login.status}`);
     const bearer = { authorization: `Bearer ${login.body.access_token}` };
     await call("GET", "/auth/me", undefined, bearer);
+    // The features that lean on what the binary must carry inside: FTS5 search, otpauth, mail, docs.
+    const account = await call("POST", "/crm/accounts", { name: "Smoke Industries" }, bearer);
+    await call("POST", "/crm/deals", { title: "Smoke deal", account_id: account.body.id, value: "1234.5" }, bearer);
+    await call("GET", "/crm/deals?search=industr&sort_by=value", undefined, bearer);
+    await call("POST", "/auth/2fa/setup", undefined, bearer);
+    await call("POST", "/auth/magic-link", { email: "owner@smoke.test" }, { "x-tenant": "smoke" });
+    await call("POST", "/users/invite", { email: "new@smoke.test" }, bearer);
+    const doc = await fetch(`${base}/openapi.json`);
+    const paths = Object.keys(((await doc.json()) as { paths?: object }).paths ?? {}).length;
+    transcript.push(`GET /openapi.json -> ${doc.status} ${paths} paths`);
+    for (const asset of ["/docs", "/docs/swagger-ui-bundle.js", "/docs/swagger-ui.css"]) {
+      const res = await fetch(`${base}${asset}`);
+      transcript.push(`GET ${asset} -> ${res.status} ${res.headers.get("content-type")} ${(await res.arrayBuffer()).byteLength} bytes`);
+    }
     const refreshed = await call("POST", "/auth/refresh", { refresh_token: login.body.refresh_token });
     await call("GET", "/auth/sessions", undefined, { authorization: `Bearer ${refreshed.body.access_token}` });
     await call("POST", "/auth/logout-all", undefined, { authorization: `Bearer ${refreshed.body.access_token}` });

@@ -107,7 +107,8 @@ function plain(schema: unknown): unknown {
       return plain({ ...rest, ...anyOf[1 - text] });
     }
   }
-  return Object.fromEntries(Object.entries(s).map(([k, v]) => [k, plain(v)]));
+  // `nullable` is OpenAPI 3.0's word; in 3.1 the `null` type in anyOf says it.
+  return Object.fromEntries(Object.entries(s).filter(([k]) => k !== "nullable").map(([k, v]) => [k, plain(v)]));
 }
 
 /**
