@@ -81,6 +81,7 @@ export function doc(d: RouteDoc): { detail: DocumentDecoration } {
 
 interface Operation {
   requestBody?: { required?: boolean };
+  responses?: Record<string, unknown>;
 }
 
 /** Elysia's `/users/:id` is OpenAPI's `/users/{id}`. */
@@ -130,7 +131,11 @@ export function buildDocument(app: AnyElysia, version: string) {
   // The generator marks every body required; a route whose body schema is t.Optional takes none.
   for (const r of inner.getGlobalRoutes()) {
     const op = generated[openApiPath(r.path)]?.[r.method.toLowerCase()];
-    if (op?.requestBody && isOptional(r.hooks.body)) op.requestBody.required = false;
+    if (!op?.requestBody) continue;
+    if (isOptional(r.hooks.body)) op.requestBody.required = false;
+    // Every route with a body can meet the body reader's refusals (src/http/body.ts).
+    op.responses ??= {};
+    for (const status of [413, 415]) op.responses[status] ??= { description: REASONS[status]!, ...json(ref("ErrorBody")) };
   }
   // A route mounted at its plugin's prefix ("/users" + "/") answers without the slash too.
   const paths = Object.fromEntries(Object.entries(generated).map(([path, ops]) => [path.length > 1 ? path.replace(/\/$/, "") : path, ops]));

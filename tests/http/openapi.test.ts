@@ -136,12 +136,21 @@ describe("GET /api/v1/openapi.json", () => {
     }
   });
 
-  test("request bodies are JSON only", () => {
+  test("request bodies are JSON only, and their routes say they may answer 413 and 415", () => {
+    let bodies = 0;
     for (const ops of Object.values<Schema>(document.paths)) {
       for (const op of Object.values<Schema>(ops)) {
-        if (op.requestBody) expect(Object.keys(op.requestBody.content)).toEqual(["application/json"]);
+        if (!op.requestBody) continue;
+        bodies++;
+        expect(Object.keys(op.requestBody.content)).toEqual(["application/json"]);
+        expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(["413", "415", "422"]));
       }
     }
+    expect(bodies).toBeGreaterThan(15);
+  });
+
+  test("answers are described as JSON Schema 2020-12, without OpenAPI 3.0's `nullable`", () => {
+    expect(JSON.stringify(document.components.schemas)).not.toContain('"nullable"');
   });
 });
 
