@@ -7,6 +7,8 @@ import type { DealListQuery, SortField } from "./model";
 const MIN_FTS_TERM = 3;
 /** A term with fewer matches than this in a tenant is rare: its rows are looked up one by one. */
 const RARE = 10_000;
+/** Index entries walked (each tested against a set of matches) that cost as much as one row looked up. */
+const WALK_STEP_COST = 1 / 10;
 
 /** Sort key column of each sortable field; the nullable ones sort nulls last both ways. */
 const SORT_COLUMN: Record<SortField, { column: string; nullable: boolean }> = {
@@ -37,8 +39,9 @@ export interface ListedSeqs {
  * text (when matches are dense, the first page is near) or sorts the matching rows (when rare),
  * whichever touches fewer rows. Statements are prepared once per shape and kept.
  */
-export function createDealsQuery(db: Db, opts: { rare?: number } = {}) {
+export function createDealsQuery(db: Db, opts: { rare?: number; pageBy?: "cost" | "walk" | "sort" } = {}) {
   const rare = opts.rare ?? RARE;
+  const pageBy = opts.pageBy ?? "cost";
   const prepared = new Map<string, Statement>();
   const stmt = (sql: string): Statement => {
     let s = prepared.get(sql);
@@ -83,6 +86,8 @@ export function createDealsQuery(db: Db, opts: { rare?: number } = {}) {
           ...countArgs,
         ) as { n: number }).n;
 
+      const tenantTotal = (): number => (stmt("SELECT coalesce(sum(n), 0) AS n FROM deal_counts WHERE tenant_id = ? AND assignee = '*'").get(tenantId) as { n: number }).n;
+
       const { column, nullable } = SORT_COLUMN[q.sortBy];
       const dir = q.sortDir === "asc" ? "ASC" : "DESC";
       const orderBy = `${nullable ? `d.${column} IS NULL, ` : ""}d.${column} ${dir}, d.id ${dir}`;
@@ -109,6 +114,18 @@ export function createDealsQuery(db: Db, opts: { rare?: number } = {}) {
           ).values(...setArgs, tenantId, ...args, q.size, offset) as number[][]
         ).map((r) => r[0]!);
 
+      /**
+       * A page of a set of (already filtered) rowids found by walking the order's index: `+` keeps
+       * the planner from looking the set up by rowid, so each index entry is tested against the set
+       * and no row is read.
+       */
+      const walkSet = (set: string): number[] =>
+        (
+          stmt(
+            `SELECT d.seq FROM deals d WHERE d.tenant_id = ? AND +d.seq IN (SELECT value FROM json_each(?)) ORDER BY ${orderBy} LIMIT ? OFFSET ?`,
+          ).values(tenantId, set, q.size, offset) as number[][]
+        ).map((r) => r[0]!);
+
       if (q.search === null) {
         const total = unsearchedTotal();
         return { seqs: offset >= total ? [] : page("", []), total };
@@ -130,10 +147,23 @@ export function createDealsQuery(db: Db, opts: { rare?: number } = {}) {
       // term's matches are all there is to filter, count and sort: the index is read once.
       const hits = (stmt(`${matching} LIMIT ?`).values(termOnly, lo, hi, rare) as number[][]).map((r) => r[0]!);
       if (hits.length < rare) {
-        const set = JSON.stringify(hits);
-        const inSet = " AND d.seq IN (SELECT value FROM json_each(?))";
-        const total = where.length === 0 ? hits.length : count(`SELECT count(*) AS n FROM deals d WHERE d.tenant_id = ?${inSet}${filterSql}`, tenantId, set, ...args);
-        return { seqs: offset >= total ? [] : pageOfSet("SELECT value AS seq FROM json_each(?)", [set]), total };
+        // Filters read the small (seq, stage, assigned_to) index, not the rows; every hit is in the tenant's range.
+        const found =
+          where.length === 0
+            ? hits
+            : (
+                stmt(
+                  `SELECT d.seq FROM json_each(?) m CROSS JOIN deals d INDEXED BY deals_filters_by_seq ON d.seq = m.value WHERE 1${filterSql}`,
+                ).values(JSON.stringify(hits), ...args) as number[][]
+              ).map((r) => r[0]!);
+        const total = found.length;
+        if (offset >= total) return { seqs: [], total };
+        const set = JSON.stringify(found);
+        // Either look up every match and sort them (a random read each), or walk the order's index
+        // from its start testing each entry against the set (no row read), whichever costs less.
+        const walkedEntries = ((offset + q.size) * tenantTotal()) / total;
+        if (pageBy === "walk" || (pageBy === "cost" && walkedEntries * WALK_STEP_COST < total)) return { seqs: walkSet(set), total };
+        return { seqs: pageOfSet("SELECT value AS seq FROM json_each(?)", [set]), total };
       }
       // Stages are matched inside the index (stage_token): no row is read to filter them.
       const match = termOnly + (q.stages !== null ? ` AND stage_token : (${q.stages.map((s) => ftsPhrase(`\x01${s}\x01`)).join(" OR ")})` : "");

@@ -104,6 +104,9 @@ describe("both search strategies agree", () => {
   // rare: 1 makes every term "common": counts come from the index with stage tokens, pages from walking the order.
   const common = createDealsQuery(t.ctx.db, { rare: 1 });
   const rare = createDealsQuery(t.ctx.db);
+  // A rare term's page either from sorting its looked-up matches or from walking the order's index.
+  const sorted = createDealsQuery(t.ctx.db, { pageBy: "sort" });
+  const walked = createDealsQuery(t.ctx.db, { pageBy: "walk" });
   const base: DealListQuery = { page: 1, size: 2, search: null, stages: null, assignee: null, sortBy: "created_at", sortDir: "desc" };
   const cases: Array<Partial<DealListQuery>> = [
     { search: "globex" },
@@ -115,6 +118,10 @@ describe("both search strategies agree", () => {
     { search: "quarterly", stages: ["won"] },
     { search: "nothing here" },
     { search: "globex", stages: ["new"], sortBy: "title", sortDir: "desc", size: 100 },
+    { search: "globex", stages: ["new", "won"], assignee: "", sortBy: "probability", sortDir: "desc" },
+    { search: "globex", sortBy: "close_date", sortDir: "asc", page: 2 },
+    { search: "globex", sortBy: "contact_name", sortDir: "desc", size: 3 },
+    { search: "globex", sortBy: "assignee_name", sortDir: "asc", page: 9 },
   ];
   for (const c of cases) {
     test(JSON.stringify(c), async () => {
@@ -122,6 +129,8 @@ describe("both search strategies agree", () => {
       const a = await common.list(org.tenant.id, q);
       const b = await rare.list(org.tenant.id, q);
       expect(a).toEqual(b);
+      expect(await sorted.list(org.tenant.id, q)).toEqual(b);
+      expect(await walked.list(org.tenant.id, q)).toEqual(b);
       if (c.search === "globex" && !c.stages && c.assignee === undefined) expect(a.total).toBe(5);
     });
   }
@@ -130,6 +139,8 @@ describe("both search strategies agree", () => {
     const q = { ...base, search: "globex", assignee: kim, size: 10 };
     const a = await common.list(org.tenant.id, q);
     expect(a).toEqual(await rare.list(org.tenant.id, q));
+    expect(a).toEqual(await walked.list(org.tenant.id, q));
+    expect(a).toEqual(await sorted.list(org.tenant.id, q));
     expect(a.total).toBe(2);
   });
 });

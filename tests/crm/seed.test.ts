@@ -76,6 +76,32 @@ describe("bulk seed", () => {
         );
       }
     }
+    // Pages of rare terms, from sorting the looked-up matches or walking the order's index, equal a direct scan.
+    const assignee = one<{ id: string }>("SELECT assigned_to AS id FROM deals WHERE tenant_id = ? AND assigned_to IS NOT NULL LIMIT 1", a.tenant.id).id;
+    const pageCases: Array<Partial<DealListQuery>> = [
+      { search: word, sortBy: "value", sortDir: "desc" },
+      { search: "ion", stages: ["won", "lost"], sortBy: "value", sortDir: "asc", page: 2 },
+      { search: "renewal", stages: ["new"], sortBy: "created_at", sortDir: "desc" },
+      { search: "renewal", assignee, sortBy: "title", sortDir: "asc" },
+      { search: "ion", assignee: "", stages: ["qualified"], sortBy: "close_date", sortDir: "desc", page: 3, size: 7 },
+    ];
+    const direct = (c: DealListQuery): number[] => {
+      const where = ["tenant_id = ?", "instr(search_text, ?) > 0"];
+      const args: Array<string | number> = [a.tenant.id, c.search!];
+      if (c.stages) where.push(`stage IN (${c.stages.map(() => "?").join(", ")})`), args.push(...c.stages);
+      if (c.assignee === "") where.push("assigned_to IS NULL");
+      else if (c.assignee) where.push("assigned_to = ?"), args.push(c.assignee);
+      const col = { value: "value_cents", created_at: "created_at", title: "title_key", close_date: "close_date" }[c.sortBy as string]!;
+      const dir = c.sortDir === "asc" ? "ASC" : "DESC";
+      const sql = `SELECT seq FROM deals WHERE ${where.join(" AND ")} ORDER BY ${col} IS NULL, ${col} ${dir}, id ${dir} LIMIT ? OFFSET ?`;
+      return (t.ctx.db.query(sql).values(...args, c.size, (c.page - 1) * c.size) as number[][]).map((r) => r[0]!);
+    };
+    for (const c of pageCases) {
+      const q = { ...base, ...c };
+      const want = direct(q);
+      expect(want.length).toBeGreaterThan(0);
+      for (const pageBy of ["walk", "sort"] as const) expect((await createDealsQuery(t.ctx.db, { pageBy }).list(a.tenant.id, q)).seqs).toEqual(want);
+    }
     // Other tenants' rows never count.
     expect((await createDealsQuery(t.ctx.db).list(b.tenant.id, base)).total).toBe(400);
   });
