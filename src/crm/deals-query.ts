@@ -170,8 +170,20 @@ export function createDealsQuery(db: Db, opts: { rare?: number; pageBy?: "cost" 
       let total: number;
       if (q.assignee === null) {
         total = count("SELECT count(*) AS n FROM deals_fts WHERE deals_fts MATCH ? AND rowid BETWEEN ? AND ?", match, lo, hi);
+      } else if (q.assignee !== "") {
+        // A common term for one user: the index's matches (within the stages) are tested against
+        // the user's few deals, read once from the assignee index (ion/mine: 49 -> 28 ms at 1M).
+        total = count(
+          `SELECT count(*) AS n FROM deals_fts WHERE deals_fts MATCH ? AND rowid BETWEEN ? AND ?
+             AND +rowid IN (SELECT seq FROM deals INDEXED BY deals_by_assignee_created WHERE tenant_id = ? AND assigned_to = ?)`,
+          match,
+          lo,
+          hi,
+          tenantId,
+          q.assignee,
+        );
       } else {
-        // A common term for one assignee: walk the assignee's deals, probing the set of matches.
+        // A common term among the unassigned (a large set either way): walk them, probing the set of matches.
         total = count(
           `SELECT count(*) AS n FROM deals d INDEXED BY deals_by_assignee_created WHERE d.tenant_id = ?${filterSql} AND d.seq IN (${matching})`,
           tenantId,

@@ -142,5 +142,9 @@ describe("both search strategies agree", () => {
     expect(a).toEqual(await walked.list(org.tenant.id, q));
     expect(a).toEqual(await sorted.list(org.tenant.id, q));
     expect(a.total).toBe(2);
+    const withStage = { ...q, stages: ["won"] };
+    const w = await common.list(org.tenant.id, withStage);
+    expect(w).toEqual(await rare.list(org.tenant.id, withStage));
+    expect(w.total).toBe(1);
   });
 });

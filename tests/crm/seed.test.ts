@@ -96,6 +96,10 @@ describe("bulk seed", () => {
       const sql = `SELECT seq FROM deals WHERE ${where.join(" AND ")} ORDER BY ${col} IS NULL, ${col} ${dir}, id ${dir} LIMIT ? OFFSET ?`;
       return (t.ctx.db.query(sql).values(...args, c.size, (c.page - 1) * c.size) as number[][]).map((r) => r[0]!);
     };
+    for (const term of ["ion", "renewal"]) {
+      const mine = one<{ n: number }>("SELECT count(*) AS n FROM deals WHERE tenant_id = ? AND assigned_to = ? AND stage = 'new' AND instr(search_text, ?) > 0", a.tenant.id, assignee, term).n;
+      for (const rare of [1, 5000]) expect((await createDealsQuery(t.ctx.db, { rare }).list(a.tenant.id, { ...base, search: term, assignee, stages: ["new"] })).total).toBe(mine);
+    }
     for (const c of pageCases) {
       const q = { ...base, ...c };
       const want = direct(q);
