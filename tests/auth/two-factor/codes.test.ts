@@ -2,20 +2,14 @@ import { afterAll, describe, expect, test } from "bun:test";
 import type { TestApp } from "../../helpers";
 import { ME, SESSIONS, allAudit, login } from "../support";
 import { appCode } from "./rfc6238";
-import { BACKUP_CODES, DISABLE, NEXT_MINUTE, SETUP, STATUS, STEP_MS, challenge, enable, orgWithClock, verify } from "./support";
+import { BACKUP_CODES, DISABLE, NEXT_MINUTE, SETUP, STATUS, STEP_MS, challenge, enable, enabledOrg as enabledOrgIn, orgWithClock, verify } from "./support";
 
 const apps: TestApp[] = [];
 afterAll(() => {
   for (const a of apps) a.close();
 });
 
-async function enabledOrg() {
-  const o = await orgWithClock(apps);
-  const factor = await enable(o.t, o.org.access_token);
-  // Past the step that confirm used, and into a fresh rate-limit window.
-  o.clock.advance(NEXT_MINUTE);
-  return { ...o, ...factor };
-}
+const enabledOrg = () => enabledOrgIn(apps);
 
 describe("time steps", () => {
   test("one step either side is accepted, two are refused", async () => {

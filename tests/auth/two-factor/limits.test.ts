@@ -2,19 +2,14 @@ import { afterAll, describe, expect, test } from "bun:test";
 import type { TestApp } from "../../helpers";
 import { allAudit } from "../support";
 import { appCode } from "./rfc6238";
-import { CONFIRM, DISABLE, NEXT_MINUTE, SETUP, challenge, enable, orgWithClock, verify } from "./support";
+import { CONFIRM, DISABLE, NEXT_MINUTE, SETUP, challenge, enable, enabledOrg as enabledOrgIn, orgWithClock, verify } from "./support";
 
 const apps: TestApp[] = [];
 afterAll(() => {
   for (const a of apps) a.close();
 });
 
-async function enabledOrg() {
-  const o = await orgWithClock(apps);
-  const factor = await enable(o.t, o.org.access_token);
-  o.clock.advance(NEXT_MINUTE);
-  return { ...o, ...factor };
-}
+const enabledOrg = () => enabledOrgIn(apps);
 
 /** A code that is not the app's for any step in the window. */
 function wrongCode(secret: string, now: number): string {

@@ -23,6 +23,14 @@ export async function orgWithClock(apps: TestApp[], subdomain = "acme") {
   return { t, clock, org };
 }
 
+/** An organization whose admin has 2FA on, past the step that confirm used and into a fresh rate-limit window. */
+export async function enabledOrg(apps: TestApp[]) {
+  const o = await orgWithClock(apps);
+  const factor = await enable(o.t, o.org.access_token);
+  o.clock.advance(NEXT_MINUTE);
+  return { ...o, ...factor };
+}
+
 /** Runs setup and confirm (with the tests' own RFC 6238 code); answers the secret and backup codes. */
 export async function enable(t: TestApp, token: string) {
   const setup = await t.json("POST", SETUP, { token });
