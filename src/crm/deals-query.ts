@@ -1,5 +1,6 @@
 import type { Statement } from "bun:sqlite";
 import type { Db } from "../db/database";
+import { offsetOf } from "../http/paging";
 import { TENANT_SPAN } from "./deals-repo";
 import type { DealListQuery, SortField } from "./model";
 
@@ -91,7 +92,7 @@ export function createDealsQuery(db: Db, opts: { rare?: number; pageBy?: "cost" 
       const { column, nullable } = SORT_COLUMN[q.sortBy];
       const dir = q.sortDir === "asc" ? "ASC" : "DESC";
       const orderBy = `${nullable ? `d.${column} IS NULL, ` : ""}d.${column} ${dir}, d.id ${dir}`;
-      const offset = Math.min((q.page - 1) * q.size, Number.MAX_SAFE_INTEGER);
+      const offset = offsetOf(q.page, q.size);
       /** A page walked along the order's index, keeping the rows `extra` accepts. */
       const page = (extra: string, extraArgs: Array<string | number>): number[] =>
         (

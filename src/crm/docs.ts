@@ -1,6 +1,6 @@
 import { t } from "elysia";
 import { doc } from "../http/openapi";
-import { MAX_SEARCH, listParameters, pageSchema } from "../users/paging";
+import { MAX_SEARCH, listParameters, pageSchema } from "../http/paging";
 import { SORT_DIRS, SORT_FIELDS } from "./model";
 
 // What the CRM answers, for the API description only (answers are not checked against them at

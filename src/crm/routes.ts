@@ -1,52 +1,23 @@
 import { Elysia, t } from "elysia";
 import type { Context } from "../context";
 import { authGuard } from "../http/auth-guard";
-import type { ValidationItem } from "../http/errors";
-import { QueryReader, type RawQuery } from "../users/paging";
+import { QueryReader, rawQuery } from "../http/paging";
 import type { AssigneeFilter } from "./deals-service";
 import { AccountCreate, AccountPatch, ContactCreate, ContactPatch, DealCreate, DealPatch, SORT_DIRS, SORT_FIELDS, StageCreate } from "./model";
 import { decimalText } from "./money";
 import { CRM_DOCS as D } from "./docs";
 
-const TRUE = new Set(["true", "1", "yes", "on"]);
-const FALSE = new Set(["false", "0", "no", "off"]);
-
-/** Every value of every query parameter, repeated ones as lists. */
-function rawQuery(url: string): RawQuery {
-  const out: RawQuery = {};
-  const at = url.indexOf("?");
-  if (at === -1) return out;
-  for (const [k, v] of new URLSearchParams(url.slice(at + 1))) {
-    const prev = out[k];
-    out[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];
-  }
-  return out;
-}
-
-const last = (v: string | string[] | undefined) => (Array.isArray(v) ? v.at(-1) : v);
-
-/** Pydantic's lax booleans: true/false/1/0/yes/no/on/off in any case. */
-function readBool(raw: RawQuery, name: string, items: ValidationItem[]): boolean {
-  const v = last(raw[name]);
-  if (v === undefined) return false;
-  const s = v.trim().toLowerCase();
-  if (TRUE.has(s)) return true;
-  if (!FALSE.has(s)) items.push({ loc: ["query", name], msg: "Input should be a valid boolean, unable to interpret input", type: "bool_parsing", input: v });
-  return false;
-}
-
 /** The deal list's parameters (SPEC.md, CONTRACT §10); every failing one gets its own 422 item. */
 function readDealQuery(url: string) {
-  const raw = rawQuery(url);
-  const q = new QueryReader(raw);
+  const q = new QueryReader(rawQuery(url));
   const paging = q.paging();
   const search = q.search("search");
   const sortBy = q.literal("sort_by", SORT_FIELDS);
   const sortDir = q.literal("sort_dir", SORT_DIRS);
-  const stageValues = raw.stage === undefined ? [] : ([] as string[]).concat(raw.stage).filter((s) => s !== "");
-  const assignedTo = last(raw.assigned_to) || null;
-  const unassigned = readBool(raw, "unassigned", q.items);
-  const mine = readBool(raw, "mine", q.items);
+  const stageValues = q.all("stage");
+  const assignedTo = q.value("assigned_to") || null;
+  const unassigned = q.bool("unassigned");
+  const mine = q.bool("mine");
   const given = [assignedTo !== null && "assigned_to", unassigned && "unassigned", mine && "mine"].filter(Boolean) as string[];
   if (given.length > 1) {
     q.items.push({

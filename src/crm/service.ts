@@ -1,7 +1,7 @@
 import type { Principal } from "../auth/service";
 import { newId } from "../db/ids";
 import { RequestValidationError, errors } from "../http/errors";
-import { type Page, containsPattern, offsetOf, pageOf } from "../users/paging";
+import { type Page, containsPattern, offsetOf, pageOf } from "../http/paging";
 import type { AccountCreate, AccountPatch, AccountRead, ContactCreate, ContactPatch, ContactRead, StageCreate, StageRead } from "./model";
 import { toAccountRead, toContactRead, toStageRead } from "./read";
 import type { AccountRow, ContactRow, CrmRepo } from "./repo";

@@ -10,7 +10,7 @@ import { invitationMail } from "./invitation-mail";
 import { type AcceptInvitationBody, type InvitationRead, type InvitationStatus, type InviteUserBody, statusOf, toInvitationRead } from "./invitations-model";
 import type { InvitationsRepo } from "./invitations-repo";
 import { type UserRead, normalizeEmail, toUserRead } from "./model";
-import { type Page, offsetOf, pageOf } from "./paging";
+import { type Page, offsetOf, pageOf } from "../http/paging";
 import type { UsersRepo } from "./repo";
 
 export const DEFAULT_PROFILE = "Standard user";

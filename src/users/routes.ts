@@ -8,7 +8,7 @@ import { doc } from "../http/openapi";
 import { lowerCaseFields } from "../http/validation";
 import { INVITATION_STATUSES, InvitationRead, InviteUserBody } from "./invitations-model";
 import { UpdateUserBody, UserRead } from "./model";
-import { MAX_SEARCH, QueryReader, type RawQuery, listParameters, pageSchema } from "./paging";
+import { MAX_SEARCH, QueryReader, type RawQuery, listParameters, pageSchema } from "../http/paging";
 
 /**
  * Admins of an organization with the users module: checked as a transform, before the body is

@@ -2,7 +2,7 @@ import type { Principal, RequestInfo } from "../auth/service";
 import { errors } from "../http/errors";
 import type { AuditEntry, SecurityRepo } from "../security/repo";
 import { type UserRead, toUserRead } from "./model";
-import { type Page, containsPattern, offsetOf, pageOf } from "./paging";
+import { type Page, containsPattern, offsetOf, pageOf } from "../http/paging";
 import type { UserRow, UsersRepo } from "./repo";
 
 /** Keeps copies of a user's name elsewhere (the CRM's deals) in step, inside the rename's transaction. */

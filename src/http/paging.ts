@@ -1,5 +1,5 @@
 import { type TSchema, t } from "elysia";
-import { RequestValidationError, type ValidationItem } from "../http/errors";
+import { RequestValidationError, type ValidationItem } from "./errors";
 
 /** A page of any list: FastAPI's `{items, total, page, size, pages}` (CONTRACT §10). */
 export interface Page<T> {
@@ -16,6 +16,21 @@ export const MAX_SEARCH = 200;
 
 export type RawQuery = Record<string, string | string[] | undefined>;
 
+const TRUE = new Set(["true", "1", "yes", "on"]);
+const FALSE = new Set(["false", "0", "no", "off"]);
+
+/** Every value of every query parameter of a URL, repeated ones as lists. */
+export function rawQuery(url: string): RawQuery {
+  const out: RawQuery = {};
+  const at = url.indexOf("?");
+  if (at === -1) return out;
+  for (const [k, v] of new URLSearchParams(url.slice(at + 1))) {
+    const prev = out[k];
+    out[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];
+  }
+  return out;
+}
+
 /**
  * Reads list parameters by hand rather than by a route schema: Elysia's query coercion reports
  * bounds without their `loc` and fills absent enums with a default. Every failing parameter
@@ -25,9 +40,26 @@ export class QueryReader {
   readonly items: ValidationItem[] = [];
   constructor(private readonly raw: RawQuery) {}
 
-  private value(name: string): string | undefined {
+  /** The last value of a parameter given more than once. */
+  value(name: string): string | undefined {
     const v = this.raw[name];
     return Array.isArray(v) ? v.at(-1) : v;
+  }
+
+  /** Every non-empty value of a repeatable parameter, in order. */
+  all(name: string): string[] {
+    const v = this.raw[name];
+    return v === undefined ? [] : ([] as string[]).concat(v).filter((s) => s !== "");
+  }
+
+  /** Pydantic's lax booleans: true/false/1/0/yes/no/on/off in any case; absent is false. */
+  bool(name: string): boolean {
+    const text = this.value(name);
+    if (text === undefined) return false;
+    const s = text.trim().toLowerCase();
+    if (TRUE.has(s)) return true;
+    if (!FALSE.has(s)) this.items.push({ loc: ["query", name], msg: "Input should be a valid boolean, unable to interpret input", type: "bool_parsing", input: text });
+    return false;
   }
 
   int(name: string, fallback: number, min: number, max?: number): number {
