@@ -85,9 +85,8 @@ const DEAL_LIST_PARAMETERS = listParameters([
 ]);
 const PAGE_PARAMETERS = listParameters([{ name: "search", description: "Part of a name (or email), any case", schema: { type: "string", maxLength: MAX_SEARCH } }]);
 
-const crm = (summary: string, ok: Parameters<typeof doc>[0]["ok"], errors: number[] = []) =>
-  doc({ summary, tags: ["crm"], auth: true, ok, errors: [...errors, 403] });
-const withParameters = (d: ReturnType<typeof doc>, parameters: unknown[]) => ({ detail: { ...d.detail, parameters } as typeof d.detail });
+const crm = (summary: string, ok: Parameters<typeof doc>[0]["ok"], errors: number[] = [], parameters?: unknown[]) =>
+  doc({ summary, tags: ["crm"], auth: true, ok, errors: [...errors, 403], parameters });
 
 const DEAL = ["DealRead", DealRead] as const;
 const ACCOUNT = ["AccountRead", AccountRead] as const;
@@ -97,17 +96,17 @@ const CONTACT = ["ContactRead", ContactRead] as const;
 export const CRM_DOCS = {
   listStages: crm("The organization's pipeline stages, in order", { 200: ["StageList", t.Array(StageRead)] }),
   createStage: crm("Add a pipeline stage (admins)", { 201: ["StageRead", StageRead] }, [409]),
-  listDeals: withParameters(crm("The deal list: paged, filtered, sorted and searched", { 200: ["DealPage", pageSchema(DealRead)] }), DEAL_LIST_PARAMETERS),
+  listDeals: crm("The deal list: paged, filtered, sorted and searched", { 200: ["DealPage", pageSchema(DealRead)] }, [], DEAL_LIST_PARAMETERS),
   createDeal: crm("Create a deal", { 201: DEAL }, [404]),
   getDeal: crm("One deal", { 200: DEAL }, [404]),
   patchDeal: crm("Change any writable field of a deal", { 200: DEAL }, [404]),
   deleteDeal: crm("Delete a deal", { 204: null }, [404]),
-  listAccounts: withParameters(crm("The organization's accounts, newest first", { 200: ["AccountPage", pageSchema(AccountRead)] }), PAGE_PARAMETERS),
+  listAccounts: crm("The organization's accounts, newest first", { 200: ["AccountPage", pageSchema(AccountRead)] }, [], PAGE_PARAMETERS),
   createAccount: crm("Create an account", { 201: ACCOUNT }),
   getAccount: crm("One account", { 200: ACCOUNT }, [404]),
   patchAccount: crm("Change an account; a new name shows at once in its deals", { 200: ACCOUNT }, [404]),
   deleteAccount: crm("Delete an account that has no deals", { 204: null }, [404, 409]),
-  listContacts: withParameters(crm("The organization's contacts, newest first", { 200: ["ContactPage", pageSchema(ContactRead)] }), PAGE_PARAMETERS),
+  listContacts: crm("The organization's contacts, newest first", { 200: ["ContactPage", pageSchema(ContactRead)] }, [], PAGE_PARAMETERS),
   createContact: crm("Create a contact", { 201: CONTACT }, [404]),
   getContact: crm("One contact", { 200: CONTACT }, [404]),
   patchContact: crm("Change a contact; a new name shows at once in its deals", { 200: CONTACT }, [404]),

@@ -52,6 +52,8 @@ export interface RouteDoc {
   /** Further error statuses this route answers, beyond 422 and 500. */
   errors?: number[];
   description?: string;
+  /** Query parameters a route reads by hand (QueryReader), which no route schema declares. */
+  parameters?: unknown[];
 }
 
 /**
@@ -73,6 +75,7 @@ export function doc(d: RouteDoc): { detail: DocumentDecoration } {
       summary: d.summary,
       tags: d.tags,
       ...(d.description ? { description: d.description } : {}),
+      ...(d.parameters ? { parameters: d.parameters as never } : {}),
       ...(d.auth ? { security: [{ bearer: [] }, { cookie: [] }] } : { security: [] }),
       responses,
     },

@@ -21,9 +21,6 @@ const teamAdmin =
     if (!(await ctx.repos.tenants.modules(auth.tenantId)).includes("users")) throw errors.moduleDisabled("users");
   };
 
-/** A route's API description, with the list parameters QueryReader reads. */
-const withParameters = (d: ReturnType<typeof doc>, parameters: unknown[]) => ({ detail: { ...d.detail, parameters } as typeof d.detail });
-
 const INVITATION: readonly [string, typeof InvitationRead] = ["Invitation", InvitationRead];
 
 /** The team: invitations and members, under /api/v1/users. */
@@ -64,10 +61,13 @@ export const usersRoutes = (ctx: Context) => {
       },
       {
         transform: adminsOnly,
-        ...withParameters(
-          doc({ summary: "The organization's invitations, newest first (admins)", tags: ["users"], auth: true, ok: { 200: ["InvitationPage", pageSchema(InvitationRead)] } }),
-          listParameters([{ name: "status", description: "Only invitations in this state", schema: { type: "string", enum: [...INVITATION_STATUSES] } }]),
-        ),
+        ...doc({
+          summary: "The organization's invitations, newest first (admins)",
+          tags: ["users"],
+          auth: true,
+          ok: { 200: ["InvitationPage", pageSchema(InvitationRead)] },
+          parameters: listParameters([{ name: "status", description: "Only invitations in this state", schema: { type: "string", enum: [...INVITATION_STATUSES] } }]),
+        }),
       },
     )
     .post(
@@ -89,10 +89,13 @@ export const usersRoutes = (ctx: Context) => {
       },
       {
         transform: adminsOnly,
-        ...withParameters(
-          doc({ summary: "The organization's members, oldest first (admins)", tags: ["users"], auth: true, ok: { 200: ["UserPage", pageSchema(UserRead)] } }),
-          listParameters([{ name: "search", description: "Part of an email or name, any case", schema: { type: "string", maxLength: MAX_SEARCH } }]),
-        ),
+        ...doc({
+          summary: "The organization's members, oldest first (admins)",
+          tags: ["users"],
+          auth: true,
+          ok: { 200: ["UserPage", pageSchema(UserRead)] },
+          parameters: listParameters([{ name: "search", description: "Part of an email or name, any case", schema: { type: "string", maxLength: MAX_SEARCH } }]),
+        }),
       },
     )
     .patch(
