@@ -54,7 +54,6 @@ export function createCrmRepo(db: Db) {
   const stages = db.prepare<PipelineStageRow, [string]>("SELECT * FROM pipeline_stages WHERE tenant_id = ?1 ORDER BY position, key");
   const stageByKey = db.prepare<PipelineStageRow, [string, string]>("SELECT * FROM pipeline_stages WHERE tenant_id = ?1 AND key = ?2");
   const nextPosition = db.prepare<{ p: number }, [string]>("SELECT coalesce(max(position) + 1, 0) AS p FROM pipeline_stages WHERE tenant_id = ?1");
-  const hasModule = db.prepare<{ one: number }, [string, string]>("SELECT 1 AS one FROM tenant_modules WHERE tenant_id = ?1 AND module = ?2");
 
   const insertAccount = db.prepare<never, [string, string, string, string | null, string | null, number]>(
     "INSERT INTO accounts (id, tenant_id, name, domain, industry, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)",
@@ -100,7 +99,6 @@ export function createCrmRepo(db: Db) {
     seedDefaultStagesInTx(tenantId: string, now: number) {
       DEFAULT_STAGES.forEach((s, i) => insertStage.run(newId(), tenantId, s.key, s.name, s.color, i, s.probability, s.is_won, s.is_lost, now));
     },
-    hasModule: async (tenantId: string, module: string) => hasModule.get(tenantId, module) !== null,
     stages: async (tenantId: string) => stages.all(tenantId),
     stage: async (tenantId: string, key: string) => stageByKey.get(tenantId, key),
     async insertStage(s: Omit<PipelineStageRow, "position"> & { position: number | null }): Promise<PipelineStageRow> {

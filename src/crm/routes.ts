@@ -59,7 +59,7 @@ export const crmRoutes = (ctx: Context) =>
     .use(authGuard(ctx))
     // Before the body is validated, as FastAPI's dependencies run: a tenant without the CRM learns 403.
     .derive({ as: "local" }, async ({ auth }) => {
-      await ctx.crm.requireCrm(auth);
+      await ctx.tenants.requireModule(auth.tenantId, "crm");
       return {};
     })
     .get("/pipeline-stages", ({ auth }) => ctx.crm.stages(auth), D.listStages)

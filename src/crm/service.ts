@@ -15,14 +15,9 @@ export interface CrmDeps {
 export const clean = (s: string | null | undefined): string | null => (s === undefined || s === null ? null : s.trim() || null);
 const isUniqueViolation = (e: unknown) => e instanceof Error && /UNIQUE constraint failed/.test(e.message);
 
-/** Pipeline stages, accounts and contacts, and the module check every CRM route makes. */
+/** Pipeline stages, accounts and contacts. */
 export function createCrmService(d: CrmDeps) {
   const { repo } = d;
-
-  /** 403 module_disabled unless the caller's organization has the CRM. */
-  async function requireCrm(auth: Principal): Promise<void> {
-    if (!(await repo.hasModule(auth.tenantId, "crm"))) throw errors.moduleDisabled("crm");
-  }
 
   async function stages(auth: Principal): Promise<StageRead[]> {
     return (await repo.stages(auth.tenantId)).map(toStageRead);
@@ -165,7 +160,6 @@ export function createCrmService(d: CrmDeps) {
   }
 
   return {
-    requireCrm,
     stages,
     createStage,
     listAccounts,

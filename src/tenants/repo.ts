@@ -29,11 +29,13 @@ export function createTenantsRepo(db: Db, others: { users: UsersRepo; crm: CrmRe
   const bySubdomain = db.prepare<TenantRow, [string]>("SELECT * FROM tenants WHERE subdomain = ?1");
   const byId = db.prepare<TenantRow, [string]>("SELECT * FROM tenants WHERE id = ?1");
   const modules = db.prepare<{ module: string }, [string]>("SELECT module FROM tenant_modules WHERE tenant_id = ?1 ORDER BY module");
+  const hasModule = db.prepare<{ one: number }, [string, string]>("SELECT 1 AS one FROM tenant_modules WHERE tenant_id = ?1 AND module = ?2");
 
   return {
     bySubdomain: async (subdomain: string) => bySubdomain.get(subdomain),
     byId: async (id: string) => byId.get(id),
     modules: async (tenantId: string) => modules.all(tenantId).map((m) => m.module),
+    hasModule: async (tenantId: string, module: string) => hasModule.get(tenantId, module) !== null,
 
     /**
      * Tenant, modules, the two default profiles, the default pipeline, the first admin and their

@@ -4,7 +4,7 @@ import { errors } from "../http/errors";
 import type { PasswordHasher } from "../security/passwords";
 import type { Limits, RateLimiter } from "../security/rate-limit";
 import { type UserRead, normalizeEmail, toUserRead } from "../users/model";
-import { DEFAULT_MODULES, type TenantRead, toTenantRead } from "./model";
+import { DEFAULT_MODULES, type ModuleName, type TenantRead, toTenantRead } from "./model";
 import type { TenantRow, TenantsRepo } from "./repo";
 
 export interface SignupInput {
@@ -80,7 +80,12 @@ export function createTenantsService(d: TenantsDeps) {
     return toTenantRead(row, await d.tenants.modules(tenantId));
   }
 
-  return { createOrganization, read };
+  /** 403 module_disabled unless the organization has `module`: the check behind every module's routes. */
+  async function requireModule(tenantId: string, module: ModuleName): Promise<void> {
+    if (!(await d.tenants.hasModule(tenantId, module))) throw errors.moduleDisabled(module);
+  }
+
+  return { createOrganization, read, requireModule };
 }
 
 export type TenantsService = ReturnType<typeof createTenantsService>;

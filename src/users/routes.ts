@@ -3,7 +3,6 @@ import type { Principal } from "../auth/service";
 import type { Context } from "../context";
 import { authGuard, requireAdmin } from "../http/auth-guard";
 import { requestInfo } from "../http/client";
-import { errors } from "../http/errors";
 import { doc } from "../http/openapi";
 import { lowerCaseFields } from "../http/validation";
 import { INVITATION_STATUSES, InvitationRead, InviteUserBody } from "./invitations-model";
@@ -18,7 +17,7 @@ const teamAdmin =
   (ctx: Context) =>
   async ({ auth }: { auth: Principal }) => {
     requireAdmin(auth);
-    if (!(await ctx.repos.tenants.modules(auth.tenantId)).includes("users")) throw errors.moduleDisabled("users");
+    await ctx.tenants.requireModule(auth.tenantId, "users");
   };
 
 const INVITATION: readonly [string, typeof InvitationRead] = ["Invitation", InvitationRead];
