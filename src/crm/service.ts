@@ -1,4 +1,5 @@
 import type { Principal } from "../auth/service";
+import { isUniqueViolation } from "../db/database";
 import { newId } from "../db/ids";
 import { RequestValidationError, errors } from "../http/errors";
 import { type Page, containsPattern, offsetOf, pageOf } from "../http/paging";
@@ -13,7 +14,6 @@ export interface CrmDeps {
 
 /** Trimmed; a blank optional text is no text. */
 export const clean = (s: string | null | undefined): string | null => (s === undefined || s === null ? null : s.trim() || null);
-const isUniqueViolation = (e: unknown) => e instanceof Error && /UNIQUE constraint failed/.test(e.message);
 
 /** Pipeline stages, accounts and contacts. */
 export function createCrmService(d: CrmDeps) {

@@ -6,6 +6,12 @@ export const newId = (): string => nanoid();
 /** A secret token for a link or a session: 43 URL-safe characters, 256 random bits. */
 export const newSecretToken = (): string => nanoid(43);
 
+/**
+ * What is stored of a mailed token (magic link, invitation): its SHA-256, in hex. A token of 256
+ * random bits needs no salt or slow hash; a database copy then opens no link.
+ */
+export const hashToken = (token: string): string => new Bun.CryptoHasher("sha256").update(token).digest("hex");
+
 /** Milliseconds since the epoch, as stored; API answers use ISO 8601 with a Z. */
 export const toIso = (ms: number): string => new Date(ms).toISOString();
 export const toIsoOrNull = (ms: number | null): string | null => (ms === null ? null : toIso(ms));

@@ -1,4 +1,5 @@
 import type { AuthService, IssuedTokens, RequestInfo } from "../auth/service";
+import { isUniqueViolation } from "../db/database";
 import { newId } from "../db/ids";
 import { errors } from "../http/errors";
 import type { PasswordHasher } from "../security/passwords";
@@ -24,9 +25,6 @@ export interface TenantsDeps {
   limits: Limits;
   auth: AuthService;
 }
-
-const isUniqueViolation = (e: unknown, column: string) =>
-  e instanceof Error && /UNIQUE constraint failed/.test(e.message) && e.message.includes(column);
 
 export function createTenantsService(d: TenantsDeps) {
   /** Signup and `suite tenant create`: a new organization with its first admin, signed in. */

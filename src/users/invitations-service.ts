@@ -1,6 +1,6 @@
 import type { AuthService, IssuedTokens, Principal, RequestInfo } from "../auth/service";
 import type { Config } from "../config";
-import { newId, newSecretToken } from "../db/ids";
+import { hashToken, newId, newSecretToken } from "../db/ids";
 import { RequestValidationError, errors } from "../http/errors";
 import type { PasswordHasher } from "../security/passwords";
 import type { Limits, RateLimiter } from "../security/rate-limit";
@@ -28,8 +28,6 @@ export interface InvitationsDeps {
   auth: AuthService;
 }
 
-/** Only the SHA-256 of a mailed token is stored (CONTRACT §8); 256 random bits need no salt. */
-export const hashInvitationToken = (token: string): string => new Bun.CryptoHasher("sha256").update(token).digest("hex");
 
 const memberConflict = () => errors.conflict("already_member", "This address already belongs to a member of this organization.");
 
@@ -80,7 +78,7 @@ export function createInvitationsService(d: InvitationsDeps) {
         profileId: profile.id,
         profileNamed: profile.named,
         invitedBy: p.userId,
-        tokenHash: hashInvitationToken(token),
+        tokenHash: hashToken(token),
         expiresAt,
         mail,
         who: req,
@@ -104,7 +102,7 @@ export function createInvitationsService(d: InvitationsDeps) {
     if (!limit.allowed) throw errors.rateLimited(limit.retryAfterSeconds);
 
     // Cheap refusals first, so an unknown token never costs a password hash.
-    const tokenHash = hashInvitationToken(body.token);
+    const tokenHash = hashToken(body.token);
     const invitation = await d.invitations.byTokenHash(tokenHash);
     if (!invitation || statusOf(invitation, d.now()) !== "pending") throw errors.invitationInvalid();
     const tenant = await d.readTenant(invitation.tenant_id);

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { hashInvitationToken } from "../../src/users/invitations-service";
+import { hashToken } from "../../src/db/ids";
 import { addMember, allAudit, clockedApp, login } from "../auth/support";
 import { testApp } from "../helpers";
 import { INVITE, accept, countRows, invite, invited, lastMail, mailedToken, PASSWORD } from "./support";
@@ -45,7 +45,7 @@ describe("POST /users/invite", () => {
     expect(mail.text_body).toContain(mail.link);
     // Only the hash is stored.
     const row = t.ctx.db.query("SELECT token_hash FROM invitations WHERE id = ?1").get(r.body.id) as { token_hash: string };
-    expect(row.token_hash).toBe(hashInvitationToken(token));
+    expect(row.token_hash).toBe(hashToken(token));
     expect(row.token_hash).not.toContain(token);
   });
 

@@ -1,8 +1,7 @@
-import { createHash } from "node:crypto";
 import type { Config } from "../../config";
 import type { Logger } from "../../context";
 import { type Db, writeTx } from "../../db/database";
-import { newSecretToken } from "../../db/ids";
+import { hashToken, newSecretToken } from "../../db/ids";
 import { AppError, errors } from "../../http/errors";
 import { mailLink } from "../../mail/links";
 import type { MailRepo } from "../../mail/repo";
@@ -31,8 +30,6 @@ export interface MagicLinkDeps {
 
 export const MAGIC_LINK_ACCEPTED = "If that address has an account, a sign-in link is on its way.";
 
-/** Only the SHA-256 of a mailed token is stored: a copy of the database signs no one in. */
-export const hashToken = (token: string): string => createHash("sha256").update(token, "utf8").digest("hex");
 
 export function createMagicLinkService(d: MagicLinkDeps) {
   /** Background deliveries not yet committed (tests and shutdown wait for them). */
