@@ -68,9 +68,13 @@ export function createContext(opts: ContextOptions) {
 
   const auth = createAuthService({ config, now, sessions, users, tokens, hasher, limiter, limits, audit });
   const tenantsService = createTenantsService({ now, tenants, hasher, limiter, limits, auth });
+  // Without SUITE_SMTP_URL there is no sender: mail waits in the outbox for `suite mail list`.
+  const mailer: Mailer = config.smtpUrl
+    ? createMailSender({ repo: mail, transport: createSmtpTransport(config.smtpUrl), from: config.mailFrom, now, log, secrets: smtpSecrets(config.smtpUrl) })
+    : noMailSender;
   const invitationsRepo = createInvitationsRepo(db, { users, sessions, security, mail });
   const invitations = createInvitationsService({
-    config, now, invitations: invitationsRepo, users, tenants, readTenant: (id) => tenantsService.read(id), hasher, limiter, limits, auth,
+    config, now, invitations: invitationsRepo, users, tenants, readTenant: (id) => tenantsService.read(id), hasher, limiter, limits, auth, mailer,
   });
   const crmService = createCrmService({ now, repo: crm });
   const deals = createDealsService({ now, repo: crm, deals: crm.deals, query: createDealsQuery(db) });
@@ -82,10 +86,6 @@ export function createContext(opts: ContextOptions) {
   const twoFactor = createTwoFactorService({ config, now, repo: twoFactorRepo, box: secretBox, users, tenants, tokens, hasher, limiter, limits, auth, audit });
   const secondFactorGate: SecondFactorGate = twoFactor.challenge;
   const signIn = createSignIn(auth, secondFactorGate);
-  // Without SUITE_SMTP_URL there is no sender: mail waits in the outbox for `suite mail list`.
-  const mailer: Mailer = config.smtpUrl
-    ? createMailSender({ repo: mail, transport: createSmtpTransport(config.smtpUrl), from: config.mailFrom, now, log, secrets: smtpSecrets(config.smtpUrl) })
-    : noMailSender;
   const magicLinks = createMagicLinkService({ db, config, now, log, limiter, limits, users, mail, links: magicLinksRepo, security, mailer });
 
   return {

@@ -1,3 +1,4 @@
+import type { Mailer } from "../mail/sender";
 import type { AuthService, IssuedTokens, Principal, RequestInfo } from "../auth/service";
 import type { Config } from "../config";
 import { hashToken, newId, newSecretToken } from "../db/ids";
@@ -26,6 +27,8 @@ export interface InvitationsDeps {
   limiter: RateLimiter;
   limits: Limits;
   auth: AuthService;
+  /** Told after a mail is committed, so it leaves now rather than at the sender's next poll. */
+  mailer: Pick<Mailer, "kick">;
 }
 
 
@@ -86,6 +89,7 @@ export function createInvitationsService(d: InvitationsDeps) {
       now,
     );
     if (outcome.kind === "member") throw memberConflict();
+    d.mailer.kick();
     return { created: outcome.kind === "created", invitation: toInvitationRead(outcome.row) };
   }
 

@@ -31,8 +31,6 @@ export const usersRoutes = (ctx: Context) => {
       "/invite",
       async ({ auth, body, request, server, set }) => {
         const { created, invitation } = await ctx.invitations.invite(auth, body, requestInfo(request, server, ctx.config.trustProxy));
-        // The mail row is committed: let the sender take it now rather than at its next poll.
-        ctx.mail.kick();
         set.status = created ? 201 : 200;
         return invitation;
       },
