@@ -18,7 +18,7 @@ import { createMagicLinkService } from "./auth/magic-link/service";
 import { createMagicLinksRepo } from "./auth/magic-link/repo";
 import { type Db, openDatabase } from "./db/database";
 import { CURRENT_PLAN, migrate } from "./db/migrate";
-import { createPasswordHasher } from "./security/passwords";
+import { type PasswordHasher, createPasswordHasher } from "./security/passwords";
 import { LIMITS, type Limits, createRateLimiter } from "./security/rate-limit";
 import { type AuditEntry, createSecurityRepo } from "./security/repo";
 import { createTenantsRepo } from "./tenants/repo";
@@ -40,6 +40,8 @@ export interface ContextOptions {
   log?: Logger;
   now?: () => number;
   limits?: Partial<Limits>;
+  /** Tests only: a cheap stand-in for argon2 (the bad-input fuzz hashes thousands of passwords). */
+  hasher?: PasswordHasher;
 }
 
 /** Builds every repo and service once, wired together: the one place that knows them all. */
@@ -62,7 +64,7 @@ export function createContext(opts: ContextOptions) {
   const newKey = () => randomBytes(48).toString("base64url");
   const jwtSecret = config.jwtSecret ?? security.settingOrCreate("jwt_secret", newKey);
   const tokens = createTokens(jwtSecret, security.settingOrCreate("refresh_key", newKey), now);
-  const hasher = createPasswordHasher(config.hashConcurrency);
+  const hasher = opts.hasher ?? createPasswordHasher(config.hashConcurrency);
   const limiter = createRateLimiter(security, now);
   const audit = (e: AuditEntry) => security.audit(e, now());
 
