@@ -68,6 +68,9 @@ export function createMailRepo(db: Db) {
        text_body = NULL, html_body = NULL, link = NULL
      WHERE id = ?1 AND status = 'sending'`,
   );
+  const renew = db.prepare<never, [string, number]>(
+    "UPDATE mail_outbox SET locked_until = ?2 WHERE status = 'sending' AND id IN (SELECT value FROM json_each(?1))",
+  );
   const release = db.prepare<never, [string]>(
     "UPDATE mail_outbox SET status = 'pending', locked_until = NULL, attempts = attempts - 1 WHERE id = ?1 AND status = 'sending'",
   );
@@ -93,6 +96,8 @@ export function createMailRepo(db: Db) {
     markSent: async (id: string, now: number) => markSent.run(id, now).changes === 1,
     markRetry: async (id: string, nextAttemptAt: number, error: string) => markRetry.run(id, nextAttemptAt, error).changes === 1,
     markFailed: async (id: string, error: string) => markFailed.run(id, error).changes === 1,
+    /** Extends the lease of rows a live sender still holds; answers how many it extended. */
+    renewLeases: async (ids: string[], lockedUntil: number) => (ids.length === 0 ? 0 : renew.run(JSON.stringify(ids), lockedUntil).changes),
     /** Gives a claimed row back unsent (a sender stopping), without counting the attempt. */
     release: async (id: string) => release.run(id).changes === 1,
     /** When the earliest pending row falls due or the earliest lease lapses; null when idle. */

@@ -11,6 +11,8 @@ export interface MailTransport {
 export interface DeliveryPolicy {
   /** How long a claimed row stays a sender's; past it, the row is someone else's to retry. */
   leaseMs: number;
+  /** How often a sender extends the lease of the rows it still holds (well under leaseMs). */
+  renewMs: number;
   /** After this many attempts the row is `failed`. */
   maxAttempts: number;
   /** The wait before attempt n + 1, after n failed attempts. */
@@ -21,9 +23,15 @@ export interface DeliveryPolicy {
   batch: number;
 }
 
-/** 30 s, 1 min, 2 min ... up to an hour between attempts; given up after 10 (about 3 hours). */
+/**
+ * 30 s, 1 min, 2 min ... up to an hour between attempts; given up after 10 (about 3 hours).
+ * A short lease, renewed while the sender lives: a killed server's claimed mail goes out within
+ * 15 s of its death instead of minutes, and a live sender (a slow SMTP send, or another server on
+ * the same file) keeps its rows for as long as it works on them.
+ */
 export const DEFAULT_POLICY: DeliveryPolicy = {
-  leaseMs: 2 * 60_000,
+  leaseMs: 15_000,
+  renewMs: 5_000,
   maxAttempts: 10,
   backoffMs: (attempts) => Math.min(30_000 * 2 ** Math.max(0, attempts - 1), 60 * 60_000),
   pollMs: 15_000,
@@ -54,6 +62,29 @@ export function createMailSender(d: MailSenderDeps) {
   let again = false;
   let current: Promise<void> | null = null;
   let timer: ReturnType<typeof setTimeout> | null = null;
+  // Claimed rows not yet sent, deferred or handed back, and the timer that renews their lease.
+  const held = new Set<string>();
+  let renewer: ReturnType<typeof setInterval> | null = null;
+
+  function hold(ids: string[]): void {
+    for (const id of ids) held.add(id);
+    if (renewer || held.size === 0) return;
+    renewer = setInterval(() => {
+      // A busy or closed database: the next tick tries again, and the lease is still running.
+      void d.repo.renewLeases([...held], d.now() + policy.leaseMs).catch(() => {});
+    }, policy.renewMs);
+    renewer.unref?.();
+  }
+
+  function letGo(id: string): void {
+    held.delete(id);
+    if (held.size === 0) stopRenewing();
+  }
+
+  function stopRenewing(): void {
+    if (renewer) clearInterval(renewer);
+    renewer = null;
+  }
 
   async function deliver(row: OutboxRow): Promise<void> {
     try {
@@ -81,15 +112,21 @@ export function createMailSender(d: MailSenderDeps) {
       const now = d.now();
       const rows = await d.repo.claimDue(now, now + policy.leaseMs, policy.batch);
       if (rows.length === 0) return handled;
-      // One at a time: a transactional mail stream is small, and one SMTP connection is polite.
-      for (const [i, row] of rows.entries()) {
-        if (stopping) {
-          // Shutting down: hand the rest back untouched rather than hold them for a lease.
-          for (const left of rows.slice(i)) await d.repo.release(left.id);
-          return handled;
+      hold(rows.map((r) => r.id));
+      try {
+        // One at a time: a transactional mail stream is small, and one SMTP connection is polite.
+        for (const [i, row] of rows.entries()) {
+          if (stopping) {
+            // Shutting down: hand the rest back untouched rather than hold them for a lease.
+            for (const left of rows.slice(i)) await d.repo.release(left.id);
+            return handled;
+          }
+          await deliver(row);
+          letGo(row.id);
+          handled++;
         }
-        await deliver(row);
-        handled++;
+      } finally {
+        for (const row of rows) letGo(row.id);
       }
     }
   }
@@ -145,7 +182,8 @@ export function createMailSender(d: MailSenderDeps) {
     drain,
     /**
      * Stops the timer and waits (a few seconds at most, inside serve's stop deadline) for the
-     * send under way; a send cut short keeps its lease and is retried after the next start.
+     * send under way; a send cut short keeps its lease, no longer renewed, and is retried once
+     * it lapses.
      */
     async stop(graceMs = 5_000): Promise<void> {
       stopped = true;
@@ -155,6 +193,7 @@ export function createMailSender(d: MailSenderDeps) {
       let grace: ReturnType<typeof setTimeout> | undefined;
       await Promise.race([current, new Promise<void>((resolve) => (grace = setTimeout(resolve, graceMs)))]);
       clearTimeout(grace);
+      stopRenewing();
       d.transport.close?.();
     },
   };
