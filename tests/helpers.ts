@@ -2,6 +2,7 @@ import { createApp } from "../src/app";
 import { type Config, loadConfig } from "../src/config";
 import { type ContextOptions, createContext } from "../src/context";
 import { openDatabase } from "../src/db/database";
+import { noteHeaders, noteLog, noteRequestSecrets, noteResponseSecrets, noteSecret } from "./security/ledger";
 
 export interface TestAppOptions {
   env?: Record<string, string>;
@@ -30,11 +31,20 @@ export function testApp(opts: TestAppOptions = {}) {
   const ctx = createContext({
     config,
     db: opts.db ? undefined : openDatabase(":memory:"),
-    log: (line) => logs.push(line),
+    log: (line) => {
+      logs.push(line);
+      noteLog(line);
+    },
     now: opts.now,
     limits: opts.limits,
   });
   const app = createApp(ctx);
+  // Mailed links are secrets too: note each one as it is written to the outbox.
+  const enqueue = ctx.repos.mail.enqueueInTx;
+  ctx.repos.mail.enqueueInTx = (m, now) => {
+    noteSecret("mailed link", m.link);
+    return enqueue(m, now);
+  };
 
   async function request(method: string, path: string, o: RequestOptions = {}): Promise<Response> {
     const headers: Record<string, string> = { ...o.headers };
@@ -46,7 +56,11 @@ export function testApp(opts: TestAppOptions = {}) {
     if (o.token) headers.authorization = `Bearer ${o.token}`;
     if (o.cookies) headers.cookie = Object.entries(o.cookies).map(([k, v]) => `${k}=${v}`).join("; ");
     if (o.tenant) headers.host = `${o.tenant}.localhost`;
+    noteHeaders(headers);
+    if (o.body !== undefined) noteRequestSecrets(o.body);
     const res = await app.handle(new Request(`http://localhost${path}`, { method, headers, body }));
+    noteHeaders(res.headers);
+    if (res.headers.get("content-type")?.includes("json")) noteResponseSecrets(await res.clone().json().catch(() => null));
     // Let onAfterResponse (the access log) run before the caller looks at the logs.
     await Bun.sleep(0);
     return res;

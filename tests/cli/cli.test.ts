@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 import { CURRENT_PLAN, targetVersion } from "../../src/db/migrate";
+import { noteLog, noteSecret } from "../security/ledger";
 
 const BUN = process.execPath;
 const TARGET = targetVersion(CURRENT_PLAN);
@@ -33,6 +34,8 @@ function spawn(args: string[], env: Record<string, string>) {
 async function run(args: string[], env: Record<string, string> = {}): Promise<Run> {
   const p = spawn(args, env);
   const [stdout, stderr, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+  noteLog(stdout);
+  noteLog(stderr);
   return { code, stdout, stderr };
 }
 
@@ -47,7 +50,9 @@ function expectOneLineFailure(r: Run): string {
   return r.stderr.trim();
 }
 
-const ACME = ["tenant", "create", "--name", "Acme", "--subdomain", "acme", "--admin-email", "a@acme.io", "--admin-password", "long enough pw"];
+const PASSWORD = "long enough pw";
+noteSecret("password", PASSWORD);
+const ACME = ["tenant", "create", "--name", "Acme", "--subdomain", "acme", "--admin-email", "a@acme.io", "--admin-password", PASSWORD];
 
 function freePort(): number {
   const s = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response("") });
@@ -249,8 +254,8 @@ describe("usage", () => {
 async function startServer(db: string) {
   const port = freePort();
   const p = spawn(["serve"], { SUITE_DB: db, SUITE_HOST: "127.0.0.1", SUITE_PORT: String(port) });
-  const stdout = new Response(p.stdout).text();
-  const stderr = new Response(p.stderr).text();
+  const stdout = new Response(p.stdout).text().then((text) => (noteLog(text), text));
+  const stderr = new Response(p.stderr).text().then((text) => (noteLog(text), text));
   const url = `http://127.0.0.1:${port}`;
   let health: Response | null = null;
   for (let i = 0; i < 100 && !health && p.exitCode === null; i++) {

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { testApp } from "../helpers";
 import { askLink, tokenOf, verifyToken } from "../auth/magic-link/support";
+import { noteLog } from "../security/ledger";
 import { startSmtp } from "./smtp-support";
 
 const BUN = process.execPath;
@@ -20,6 +21,11 @@ function spawn(args: string[], env: Record<string, string>) {
 async function run(args: string[], env: Record<string, string>) {
   const p = spawn(args, env);
   const [stdout, stderr, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+  // `suite mail list` prints pending links by design; it is a command's answer, not a log.
+  if (args[0] !== "mail") {
+    noteLog(stdout);
+    noteLog(stderr);
+  }
   return { code, stdout, stderr };
 }
 
@@ -56,6 +62,7 @@ describe("suite mail list, and delivery of the backlog by suite serve", () => {
       server.kill("SIGTERM");
       expect(await server.exited).toBe(0);
       const out = await new Response(server.stdout).text();
+      noteLog(out);
       expect(out).toContain('"msg":"mail sent"');
       expect(out).not.toContain(tokenOf(link!));
     } finally {

@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { appCode } from "../auth/two-factor/rfc6238";
 import { startSmtp } from "../mail/smtp-support";
+import { noteLog, noteSecret } from "./ledger";
 
 /**
  * The whole sign-in story against a real `suite serve` with real SMTP: signup, login, 2FA setup,
@@ -49,6 +50,7 @@ test("no password, token, cookie, code, secret or mailed link reaches the log or
   const keep = (what: string, value: unknown) => {
     expect(typeof value).toBe("string");
     secrets.set(what, value as string);
+    noteSecret("real-server flow", value);
     return value as string;
   };
   const cookiesOf = (r: Response) => r.headers.getSetCookie().map((c) => c.split(";")[0]!);
@@ -150,6 +152,7 @@ test("no password, token, cookie, code, secret or mailed link reaches the log or
   }
 
   const output = (await new Response(server.stdout).text()) + (await new Response(server.stderr).text());
+  noteLog(output);
   expect(output).toContain('"path":"/api/v1/auth/2fa/verify"'); // the log was captured, and it logs these requests
   const audit = new Database(db, { readonly: true });
   const rows = JSON.stringify(audit.query("SELECT * FROM audit_log").all());

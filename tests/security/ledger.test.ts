@@ -1,0 +1,32 @@
+import { describe, expect, test } from "bun:test";
+import { searchLogs } from "./ledger";
+
+// The whole-run check (tests/preload.ts) is only as good as this search: it must find a secret
+// however it is logged, and not cry wolf over numbers that merely contain a code.
+const jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ1MSIsImp0aSI6Ijk4NzYifQ.kP3vJzq0d3l9mC2f8YH1n0sJt4rWq7xVb6uE5aZc1oM";
+const secrets = new Map([
+  [jwt, "access token"],
+  ["Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MGFiY2RlZg", "refresh token"],
+  ["correct horse battery", "password"],
+  ["https://acme.example/magic-link#token=T0k3nT0k3nT0k3nT0k3nT0k3nT0k3n", "mailed link"],
+  ["482913", "code"],
+  ["abcd-ef12", "backup code"],
+]);
+const found = (line: string) => searchLogs([line], secrets).hits.map((h) => h.split(" (")[0]);
+
+describe("the secrets ledger's search", () => {
+  test("finds each kind of secret however it is written into a log line", () => {
+    expect(found(JSON.stringify({ auth: `Bearer ${jwt}` }))).toEqual(["access token"]);
+    expect(found(`cookie: svc_session=x.${jwt.split(".")[2]}; Path=/`)).toEqual(["access token"]);
+    expect(found(JSON.stringify({ refresh: "Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MGFiY2RlZg" }))).toEqual(["refresh token"]);
+    expect(found("login failed for password correct horse battery")).toEqual(["password"]);
+    expect(found('{"url":"/magic-link?t=T0k3nT0k3nT0k3nT0k3nT0k3nT0k3n"}')).toEqual(["mailed link"]);
+    expect(found('{"code":"482913"}')).toEqual(["code"]);
+    expect(found("used abcd-ef12 today")).toEqual(["backup code"]);
+  });
+
+  test("does not take a number or text that merely contains a secret for the secret", () => {
+    expect(found('{"duration_ms":0.482913,"time":1764482913000,"id":"x482913y"}')).toEqual([]);
+    expect(found('{"msg":"request","path":"/api/v1/auth/login","status":401}')).toEqual([]);
+  });
+});
