@@ -28,15 +28,16 @@ export class RequestValidationError extends Error {
   }
 }
 
-const BEARER = { "WWW-Authenticate": "Bearer" };
+/** Every 401 names its scheme (RFC 9110 §15.5.2: a 401 MUST carry WWW-Authenticate), failed sign-ins included. */
+export const BEARER = { "WWW-Authenticate": "Bearer" };
 
 export const errors = {
   notAuthenticated: () => new AppError(401, "not_authenticated", "Not authenticated.", BEARER),
   tokenExpired: () => new AppError(401, "token_expired", "The token has expired.", BEARER),
   tokenInvalid: () => new AppError(401, "token_invalid", "The token is not valid.", BEARER),
   sessionRevoked: () => new AppError(401, "session_revoked", "The session has ended. Sign in again.", BEARER),
-  invalidCredentials: () => new AppError(401, "invalid_credentials", "Incorrect email or password."),
-  invalidToken: () => new AppError(401, "invalid_token", "This link is not valid: it was already used, it expired, or it never existed."),
+  invalidCredentials: () => new AppError(401, "invalid_credentials", "Incorrect email or password.", BEARER),
+  invalidToken: () => new AppError(401, "invalid_token", "This link is not valid: it was already used, it expired, or it never existed.", BEARER),
   forbidden: (detail = "You do not have permission to do this.") => new AppError(403, "forbidden", detail),
   moduleDisabled: (module: string) => new AppError(403, "module_disabled", `The ${module} module is not enabled for this organization.`),
   tenantMismatch: () => new AppError(403, "tenant_mismatch", "These credentials belong to another organization."),

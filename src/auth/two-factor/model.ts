@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { AppError } from "../../http/errors";
+import { AppError, BEARER } from "../../http/errors";
 import { PASSWORD_MAX } from "../../security/passwords";
 
 /** A code from the authenticator app. */
@@ -42,8 +42,8 @@ export const compactCode = ({ body }: { body: unknown }): void => {
 };
 
 export const twoFactorErrors = {
-  invalidCode: () => new AppError(401, "invalid_2fa_code", "The code is not valid."),
-  invalidTempToken: () => new AppError(401, "invalid_temp_token", "The sign-in challenge is not valid or has expired. Sign in again."),
+  invalidCode: () => new AppError(401, "invalid_2fa_code", "The code is not valid.", BEARER),
+  invalidTempToken: () => new AppError(401, "invalid_temp_token", "The sign-in challenge is not valid or has expired. Sign in again.", BEARER),
   alreadyEnabled: () => new AppError(409, "2fa_already_enabled", "Two-factor authentication is already on."),
   notPending: () => new AppError(409, "2fa_not_pending", "There is no two-factor setup to confirm: start one first."),
   notEnabled: () => new AppError(409, "2fa_not_enabled", "Two-factor authentication is not on."),
