@@ -1,0 +1,97 @@
+import { join } from "node:path";
+import { noteHeaders, noteLog, noteRequestSecrets, noteResponseSecrets } from "./security/ledger";
+
+/**
+ * A real `suite serve` process (from source) for the tests that need one: several processes on
+ * one database, signals, crashes. Its output and every secret sent or received go to the
+ * secrets ledger, like an in-process test app's.
+ */
+
+const BUN = process.execPath;
+const MAIN = join(import.meta.dir, "..", "src", "main.ts");
+
+export function freePort(): number {
+  const s = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response("") });
+  const port = s.port!;
+  s.stop(true);
+  return port;
+}
+
+export interface CallOptions {
+  body?: unknown;
+  token?: string;
+  tenant?: string;
+  headers?: Record<string, string>;
+}
+
+export interface Answer {
+  status: number;
+  headers: Headers;
+  // biome-ignore lint: the tests read answers loosely.
+  body: any;
+  text: string;
+}
+
+export async function startServer(db: string, env: Record<string, string> = {}) {
+  const port = freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const p = Bun.spawn([BUN, MAIN, "serve"], {
+    cwd: join(db, ".."),
+    env: {
+      PATH: process.env.PATH ?? "/usr/bin:/bin",
+      HOME: join(db, ".."),
+      SUITE_DB: db,
+      SUITE_HOST: "127.0.0.1",
+      SUITE_PORT: String(port),
+      SUITE_HASH_CONCURRENCY: "2",
+      ...env,
+    },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const stdout = new Response(p.stdout).text().then((t) => (noteLog(t), t));
+  const stderr = new Response(p.stderr).text().then((t) => (noteLog(t), t));
+  for (let i = 0; i < 200; i++) {
+    if (p.exitCode !== null) throw new Error(`suite serve exited ${p.exitCode}: ${await stderr}`);
+    if ((await fetch(`${url}/api/v1/health`).catch(() => null))?.ok) break;
+    await Bun.sleep(50);
+  }
+
+  async function call(method: string, path: string, o: CallOptions = {}): Promise<Answer> {
+    const headers: Record<string, string> = { ...o.headers };
+    if (o.body !== undefined) headers["content-type"] = "application/json";
+    if (o.token) headers.authorization = `Bearer ${o.token}`;
+    if (o.tenant) headers["x-tenant"] = o.tenant;
+    noteHeaders(headers);
+    if (o.body !== undefined) noteRequestSecrets(o.body);
+    const res = await fetch(`${url}${path}`, { method, headers, body: o.body === undefined ? undefined : JSON.stringify(o.body) });
+    const text = await res.text();
+    let body: unknown = null;
+    try {
+      body = text ? JSON.parse(text) : null;
+    } catch {
+      body = text;
+    }
+    noteHeaders(res.headers);
+    noteResponseSecrets(body);
+    return { status: res.status, headers: res.headers, body, text };
+  }
+
+  return {
+    url,
+    process: p,
+    call,
+    /** SIGTERM, then the exit code and everything the server wrote. */
+    async stop(): Promise<{ code: number; stdout: string; stderr: string }> {
+      p.kill("SIGTERM");
+      const code = await Promise.race([p.exited, Bun.sleep(15_000).then(() => -1)]);
+      if (p.exitCode === null) p.kill("SIGKILL");
+      return { code, stdout: await stdout, stderr: await stderr };
+    },
+    kill(): void {
+      if (p.exitCode === null) p.kill("SIGKILL");
+    },
+  };
+}
+
+export type Server = Awaited<ReturnType<typeof startServer>>;
