@@ -1,0 +1,200 @@
+import { appCode } from "../../auth/two-factor/rfc6238";
+import { claimsOf, clockedApp } from "../../auth/support";
+import type { TestApp } from "../../helpers";
+
+/**
+ * Two organizations with data in every feature, for the tenant-isolation test. Each has its own
+ * word in every name it can carry (titles, notes, account, contact, user and tenant names), so
+ * that a search, a list or an error body that shows the other tenant's data is caught by text.
+ */
+
+export const SHARED_EMAIL = "shared@people.test";
+
+export interface Signed {
+  id: string;
+  email: string;
+  password: string;
+  access: string;
+  refresh: string;
+  sessionId: string;
+}
+
+export interface Tenant {
+  word: string;
+  subdomain: string;
+  tenantId: string;
+  admin: Signed;
+  /** A member, invited and accepted; its email exists in both tenants. */
+  member: Signed;
+  profiles: { admin: string; standard: string };
+  stage: { id: string; key: string };
+  accountId: string;
+  contactId: string;
+  dealIds: string[];
+  invitations: { accepted: string; pending: { id: string; token: string }; revoked: { id: string; token: string } };
+}
+
+/** Tenant A also holds every short-lived credential B could try to replay. */
+export interface Victim extends Tenant {
+  /** A refresh token already rotated away (a replay would trigger reuse detection). */
+  rotatedRefresh: string;
+  /** The member has 2FA on; a challenge is outstanding and this code would pass it. */
+  tempToken: string;
+  totpSecret: string;
+  /** An unused magic-link token of the admin. */
+  magicToken: string;
+}
+
+export interface World {
+  t: TestApp;
+  clock: { now: () => number; advance: (ms: number) => void };
+  a: Victim;
+  b: Tenant;
+  /** A valid TOTP code for A's member right now (not yet used). */
+  code: () => string;
+}
+
+const API = "/api/v1";
+const cap = (w: string) => w[0]!.toUpperCase() + w.slice(1);
+
+async function ok(t: TestApp, method: string, path: string, o: Parameters<TestApp["json"]>[2], status: number) {
+  const r = await t.json(method, `${API}${path}`, o);
+  if (r.status !== status) throw new Error(`${method} ${path}: ${r.status} ${JSON.stringify(r.body)}`);
+  return r.body;
+}
+
+/** The token of the newest mail to `recipient`, read from its link as the recipient would. */
+export function mailedToken(t: TestApp, recipient: string): string {
+  const row = t.ctx.db.query("SELECT link FROM mail_outbox WHERE recipient = ?1 ORDER BY rowid DESC LIMIT 1").get(recipient) as { link: string } | null;
+  const token = row?.link && new URL(row.link).hash.match(/token=([^&]+)/)?.[1];
+  if (!token) throw new Error(`no mailed token for ${recipient}`);
+  return decodeURIComponent(token);
+}
+
+async function populate(t: TestApp, subdomain: string, word: string): Promise<Tenant> {
+  const W = cap(word);
+  const signup = await t.signup(subdomain, { tenant_name: `${W} Holdings`, full_name: `${W} Founder` });
+  const host = { tenant: subdomain };
+  const admin = { token: signup.access_token, ...host };
+  const tenantId = signup.tenant.id;
+  const profiles = t.ctx.db.query("SELECT id, name FROM profiles WHERE tenant_id = ?1").all(tenantId) as Array<{ id: string; name: string }>;
+
+  const stage = await ok(t, "POST", "/crm/pipeline-stages", { ...admin, body: { key: `${word}-stage`, name: `${W} stage`, probability: 40 } }, 201);
+  const account = await ok(t, "POST", "/crm/accounts", { ...admin, body: { name: `${W} Corp`, domain: `${word}.example`, industry: `${W} farming` } }, 201);
+  const contact = await ok(t, "POST", "/crm/contacts", { ...admin, body: { first_name: W, last_name: "Person", email: `${word}@contact.test`, account_id: account.id } }, 201);
+
+  // The member joins by invitation; the same address is a member of both tenants.
+  const memberPassword = `${word} member password`;
+  const inv = await ok(t, "POST", "/users/invite", { ...admin, body: { email: SHARED_EMAIL } }, 201);
+  const joined = await ok(t, "POST", "/auth/invitations/accept", { ...host, body: { token: mailedToken(t, SHARED_EMAIL), password: memberPassword, full_name: `${W} Member` } }, 201);
+  const pending = await ok(t, "POST", "/users/invite", { ...admin, body: { email: `pending-${word}@people.test` } }, 201);
+  const pendingToken = mailedToken(t, `pending-${word}@people.test`);
+  const revoked = await ok(t, "POST", "/users/invite", { ...admin, body: { email: `revoked-${word}@people.test` } }, 201);
+  const revokedToken = mailedToken(t, `revoked-${word}@people.test`);
+  await ok(t, "POST", `/users/invitations/${revoked.id}/revoke`, admin, 200);
+
+  const deals: string[] = [];
+  for (const body of [
+    { title: `${W} expansion`, account_id: account.id, contact_id: contact.id, assigned_to: joined.user.id, stage: stage.key, notes: `Call the ${word} people`, value: "1200.50" },
+    { title: `${W} renewal`, account_id: account.id, stage: "won", value: 99 },
+    // The word only in the account's and the contact's names.
+    { title: "Plain licence", account_id: account.id, contact_id: contact.id, assigned_to: signup.user.id },
+  ]) {
+    deals.push((await ok(t, "POST", "/crm/deals", { ...admin, body }, 201)).id);
+  }
+
+  const signed = (id: string, email: string, password: string, access: string, refresh: string): Signed => ({
+    id,
+    email,
+    password,
+    access,
+    refresh,
+    sessionId: claimsOf(access).sid as string,
+  });
+  return {
+    word,
+    subdomain,
+    tenantId,
+    admin: signed(signup.user.id, signup.email, signup.password, signup.access_token, signup.refresh_token),
+    member: signed(joined.user.id, SHARED_EMAIL, memberPassword, joined.access_token, joined.refresh_token),
+    profiles: { admin: profiles.find((p) => p.name === "Administrator")!.id, standard: profiles.find((p) => p.name === "Standard user")!.id },
+    stage: { id: stage.id, key: stage.key },
+    accountId: account.id,
+    contactId: contact.id,
+    dealIds: deals,
+    invitations: { accepted: inv.id, pending: { id: pending.id, token: pendingToken }, revoked: { id: revoked.id, token: revokedToken } },
+  };
+}
+
+/** Builds A ("alpha", word "quokka") and B ("bravo", word "wombat"); about eight password hashes. */
+export async function buildWorld(): Promise<World> {
+  const { t, clock } = clockedApp();
+  const base = await populate(t, "alpha", "quokka");
+  const b = await populate(t, "bravo", "wombat");
+  const host = { tenant: "alpha" };
+
+  // A refresh token rotated away, past the two-tabs grace window.
+  const rotated = base.admin.refresh;
+  const pair = await ok(t, "POST", "/auth/refresh", { ...host, body: { refresh_token: rotated } }, 200);
+  base.admin.access = pair.access_token;
+  base.admin.refresh = pair.refresh_token;
+  clock.advance(11_000);
+
+  // 2FA on for A's member, then a challenge left open.
+  const setup = await ok(t, "POST", "/auth/2fa/setup", { ...host, token: base.member.access }, 200);
+  await ok(t, "POST", "/auth/2fa/confirm", { ...host, token: base.member.access, body: { code: appCode(setup.secret, clock.now()) } }, 200);
+  clock.advance(61_000);
+  const challenge = await ok(t, "POST", "/auth/login", { ...host, body: { email: SHARED_EMAIL, password: base.member.password } }, 200);
+  if (challenge.requires_2fa !== true) throw new Error("expected a 2FA challenge");
+
+  // A magic link for A's admin, waiting unused.
+  await ok(t, "POST", "/auth/magic-link", { ...host, body: { email: base.admin.email } }, 202);
+  await t.ctx.magicLinks.settled();
+  const magicToken = mailedToken(t, base.admin.email);
+
+  // Every session has been touched at this clock time: B's attempts, made without moving the
+  // clock, leave `last_used_at` alone unless they really use a session.
+  for (const s of [base.admin, base.member, b.admin, b.member]) await ok(t, "GET", "/auth/me", { token: s.access, tenant: s === b.admin || s === b.member ? "bravo" : "alpha" }, 200);
+
+  const a: Victim = { ...base, rotatedRefresh: rotated, tempToken: challenge.temp_token, totpSecret: setup.secret, magicToken };
+  return { t, clock, a, b, code: () => appCode(setup.secret, clock.now()) };
+}
+
+/** Tables that hold tenant rows (those with a tenant_id column), found from the schema itself. */
+export function tenantTables(t: TestApp): string[] {
+  const tables = t.ctx.db.query("SELECT name FROM sqlite_master WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%'").all() as Array<{ name: string }>;
+  return tables
+    .map((r) => r.name)
+    .filter((n) => (t.ctx.db.query(`SELECT name FROM pragma_table_info('${n}')`).all() as Array<{ name: string }>).some((c) => c.name === "tenant_id"))
+    .sort();
+}
+
+/** Every row of one tenant, table by table (audit excepted: see the test), in a stable order. */
+export function snapshot(t: TestApp, tenantId: string): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  out.tenants = (t.ctx.db.query("SELECT * FROM tenants WHERE id = ?1").all(tenantId) as unknown[]).map((r) => JSON.stringify(r));
+  for (const table of tenantTables(t)) {
+    if (table === "audit_log") continue;
+    out[table] = (t.ctx.db.query(`SELECT * FROM ${table} WHERE tenant_id = ?1`).all(tenantId) as unknown[]).map((r) => JSON.stringify(r)).sort();
+  }
+  return out;
+}
+
+/** Every id of one tenant's rows, with the tenant's own id: none may reach the other tenant. */
+export function idsOf(t: TestApp, tenantId: string): Set<string> {
+  const ids = new Set<string>([tenantId]);
+  for (const table of tenantTables(t)) {
+    for (const col of ["id", "user_id"]) {
+      const has = (t.ctx.db.query(`SELECT name FROM pragma_table_info('${table}')`).all() as Array<{ name: string }>).some((c) => c.name === col);
+      if (!has) continue;
+      for (const r of t.ctx.db.query(`SELECT ${col} AS v FROM ${table} WHERE tenant_id = ?1`).all(tenantId) as Array<{ v: unknown }>) {
+        if (typeof r.v === "string" && r.v.length >= 8) ids.add(r.v);
+      }
+    }
+  }
+  return ids;
+}
+
+/** How many rows of `table` a tenant has, optionally narrowed by a WHERE fragment. */
+export const countOf = (t: TestApp, table: string, tenantId: string, where = "1") =>
+  (t.ctx.db.query(`SELECT COUNT(*) AS n FROM ${table} WHERE tenant_id = ?1 AND (${where})`).get(tenantId) as { n: number }).n;
