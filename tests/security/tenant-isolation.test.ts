@@ -17,6 +17,7 @@ let operations: Operation[];
 let before: Record<string, string[]>;
 /** Everything of A that must never reach B: its ids (tenant, users, sessions, rows) and its word. */
 let secrets: string[];
+let auditMark: number;
 const stats = { attempts: 0, ops: new Set<string>(), foreignRows: 0, leaks: [] as string[] };
 
 beforeAll(async () => {
@@ -26,6 +27,7 @@ beforeAll(async () => {
     Object.entries(ops).map(([method, op]) => ({ method: method.toUpperCase(), path, op: resolveOp(doc, op) })),
   );
   before = snapshot(w.t, w.a.tenantId);
+  auditMark = (w.t.ctx.db.query("SELECT coalesce(max(rowid), 0) AS n FROM audit_log").get() as { n: number }).n;
   secrets = [...idsOf(w.t, w.a.tenantId), w.a.word];
 });
 
@@ -102,6 +104,8 @@ function crossedCredentials(o: Operation): Attempt[] {
   return [
     make("B's token, Host alpha.localhost", { token: w.b.admin.access, tenant: "alpha" }),
     make("B's token, X-Tenant: alpha", { token: w.b.admin.access, headers: { "x-tenant": "alpha" } }),
+    make("B's token, Host ALPHA.LocalHost:8000", { token: w.b.admin.access, headers: { host: "ALPHA.LocalHost:8000" } }),
+    make("B's token, Host bravo.localhost with X-Tenant: alpha", { token: w.b.admin.access, tenant: "bravo", headers: { "x-tenant": "alpha" } }),
     make("B's member's token, Host alpha.localhost", { token: w.b.member.access, tenant: "alpha" }),
     make("A's token, Host bravo.localhost", { token: w.a.admin.access, tenant: "bravo" }),
     make("A's token, X-Tenant: bravo", { token: w.a.admin.access, headers: { "x-tenant": "bravo" } }),
@@ -170,12 +174,27 @@ describe("A is untouched", () => {
     expect(Object.keys(after).sort()).toEqual(Object.keys(before).sort());
   });
 
+  test("B's attempts leave at most a refusal in A's audit log, and nothing of A in anyone else's", () => {
+    const rows = w.t.ctx.db.query("SELECT tenant_id, action, user_id, detail FROM audit_log WHERE rowid > ?1").all(auditMark) as Array<Record<string, string | null>>;
+    // A's security log may record that A's credentials or host were tried (an operator wants to
+    // know), but only as a refusal.
+    const inA = rows.filter((r) => r.tenant_id === w.a.tenantId).map((r) => r.action);
+    expect(inA.filter((a) => !/(failure|invalid|mismatch|refused)/.test(a ?? ""))).toEqual([]);
+    const elsewhere = rows.filter((r) => r.tenant_id !== w.a.tenantId).map((r) => JSON.stringify(r));
+    expect(elsewhere.filter((r) => secrets.some((s) => r.includes(s)))).toEqual([]);
+  });
+
   test("A's credentials that B presented still work on A (nothing was spent or revoked)", async () => {
     const host = { tenant: "alpha" };
     for (const s of [w.a.admin, w.a.member]) expect((await w.t.json("GET", "/api/v1/auth/me", { ...host, token: s.access })).status).toBe(200);
     expect((await w.t.json("POST", "/api/v1/auth/2fa/verify", { ...host, body: { temp_token: w.a.tempToken, code: w.code() } })).status).toBe(200);
     expect((await w.t.json("POST", "/api/v1/auth/magic-verify", { ...host, body: { token: w.a.magicToken } })).status).toBe(200);
     expect((await w.t.json("POST", "/api/v1/auth/refresh", { ...host, body: { refresh_token: w.a.admin.refresh } })).status).toBe(200);
+    // B spending its own member's sign-in attempts on the shared address does not lock A's.
+    for (let i = 0; i < 10; i++) await w.t.json("POST", "/api/v1/auth/login", { tenant: "bravo", body: { email: w.b.member.email, password: "not the password" } });
+    expect((await w.t.json("POST", "/api/v1/auth/login", { tenant: "bravo", body: { email: w.b.member.email, password: w.b.member.password } })).status).toBe(429);
+    const a2fa = await w.t.json("POST", "/api/v1/auth/login", { ...host, body: { email: w.a.member.email, password: w.a.member.password } });
+    expect({ status: a2fa.status, requires_2fa: a2fa.body.requires_2fa }).toEqual({ status: 200, requires_2fa: true });
     const accepted = await w.t.json("POST", "/api/v1/auth/invitations/accept", { ...host, body: { token: w.a.invitations.pending.token, password: "correct horse battery" } });
     expect({ status: accepted.status, tenant: accepted.body?.user?.tenant_id }).toEqual({ status: 201, tenant: w.a.tenantId });
   });

@@ -108,6 +108,12 @@ export const ATTEMPTS: Attempt[] = [
   },
   {
     op: "POST /api/v1/auth/login",
+    what: "the shared address with B's member password, no tenant named: ambiguous, not A",
+    send: (w) => req("POST", "/auth/login", { body: { email: w.b.member.email, password: w.b.member.password } }),
+    expect: { status: 400, code: "tenant_required" },
+  },
+  {
+    op: "POST /api/v1/auth/login",
     what: "B's admin login naming A's tenant_id signs in to B",
     send: (w) => req("POST", "/auth/login", { tenant: "bravo", body: { email: w.b.admin.email, password: w.b.admin.password, tenant_id: w.a.tenantId } }),
     expect: { status: 200 },
@@ -145,6 +151,16 @@ export const ATTEMPTS: Attempt[] = [
       expect(countOf(w.t, "mail_outbox", w.b.tenantId, `recipient = '${w.a.admin.email}'`)).toBe(0);
     },
     tenantIdInBody: true,
+  },
+  {
+    op: "POST /api/v1/auth/magic-link",
+    what: "a link for the address both tenants share, asked on B's host, goes to B's member only",
+    send: (w) => req("POST", "/auth/magic-link", { tenant: "bravo", body: { email: w.b.member.email } }),
+    expect: { status: 202 },
+    check: async (_b, w) => {
+      await w.t.ctx.magicLinks.settled();
+      expect(countOf(w.t, "magic_links", w.b.tenantId, `user_id = '${w.b.member.id}'`)).toBe(1);
+    },
   },
   ...[{ tenant: "bravo" }, { headers: { "x-tenant": "bravo" } }].map(
     (where): Attempt => ({
@@ -212,6 +228,22 @@ export const ATTEMPTS: Attempt[] = [
   },
   {
     op: "POST /api/v1/users/invite",
+    what: "inviting an address A has a pending invitation for is a first invite in B, not A's resend",
+    send: (w) => req("POST", "/users/invite", { ...asB(w), body: { email: "pending-alpha@people.test" } }),
+    expect: { status: 201 },
+    check: (b, w) => {
+      expect(b.id).not.toBe(w.a.invitations.pending.id);
+      expect(countOf(w.t, "invitations", w.b.tenantId, `id = '${b.id}'`)).toBe(1);
+    },
+  },
+  {
+    op: "POST /api/v1/users/invite",
+    what: "B's member invites with A's profile_id",
+    send: (w) => req("POST", "/users/invite", { token: w.b.member.access, tenant: "bravo", body: { email: "new3@people.test", profile_id: w.a.profiles.standard } }),
+    expect: { status: 403, code: "forbidden" },
+  },
+  {
+    op: "POST /api/v1/users/invite",
     what: "inviting A's admin's address is a first invite in B, not a 409",
     send: (w) => req("POST", "/users/invite", { ...asB(w), body: { email: w.a.admin.email } }),
     expect: { status: 201 },
@@ -235,6 +267,13 @@ export const ATTEMPTS: Attempt[] = [
       expect: notFound,
     }),
   ),
+  {
+    op: "POST /api/v1/users/invitations/{id}/revoke",
+    what: "B's member revokes A's pending invitation",
+    send: (w) => req("POST", `/users/invitations/${w.a.invitations.pending.id}/revoke`, { token: w.b.member.access, tenant: "bravo" }),
+    expect: { status: 403, code: "forbidden" },
+  },
+  { op: "GET /api/v1/users", what: "B's member lists members", send: (w) => req("GET", "/users", { token: w.b.member.access, tenant: "bravo" }), expect: { status: 403, code: "forbidden" } },
   { op: "GET /api/v1/users", what: "list members", send: (w) => req("GET", "/users?size=100", asB(w)), expect: { status: 200 }, check: ownPage("users") },
   ...["quokka", "alpha.test", "Founder"].map(
     (search): Attempt => ({
@@ -269,7 +308,7 @@ export const ATTEMPTS: Attempt[] = [
   {
     op: "PATCH /api/v1/users/{id}",
     what: "rename naming A's tenant_id stays in B",
-    send: (w) => req("PATCH", `/users/${w.b.member.id}`, { ...asB(w), body: { full_name: "Wombat Member", tenant_id: w.a.tenantId } }),
+    send: (w) => req("PATCH", `/users/${w.b.member.id}`, { ...asB(w), body: { full_name: "Wombat Renamed", tenant_id: w.a.tenantId } }),
     expect: { status: 200 },
     check: landedInB,
     tenantIdInBody: true,
@@ -281,6 +320,7 @@ export const ATTEMPTS: Attempt[] = [
   // ---- CRM: deals ----
   { op: "GET /api/v1/crm/deals", what: "list deals", send: (w) => req("GET", "/crm/deals?size=100", asB(w)), expect: { status: 200 }, check: ownPage("deals") },
   { op: "GET /api/v1/crm/deals", what: "list deals, no tenant named", send: (w) => req("GET", "/crm/deals?size=100", { token: w.b.admin.access }), expect: { status: 200 }, check: ownPage("deals") },
+  { op: "GET /api/v1/crm/deals", what: "B's member lists deals", send: (w) => req("GET", "/crm/deals?size=100", { token: w.b.member.access, tenant: "bravo" }), expect: { status: 200 }, check: ownPage("deals") },
   { op: "GET /api/v1/crm/deals", what: "mine=true", send: (w) => req("GET", "/crm/deals?mine=true", asB(w)), expect: { status: 200 }, check: ownPage("deals", (w) => `assigned_to = '${w.b.admin.id}'`) },
   ...A_SEARCHES.map(
     (search): Attempt => ({
@@ -333,6 +373,7 @@ export const ATTEMPTS: Attempt[] = [
   },
   ...[0, 1, 2].flatMap((i): Attempt[] => [
     { op: "GET /api/v1/crm/deals/{id}", what: `read A's deal ${i}`, send: (w) => req("GET", `/crm/deals/${w.a.dealIds[i]}`, asB(w)), expect: notFound },
+    { op: "GET /api/v1/crm/deals/{id}", what: `B's member reads A's deal ${i}`, send: (w) => req("GET", `/crm/deals/${w.a.dealIds[i]}`, { token: w.b.member.access }), expect: notFound },
     { op: "PATCH /api/v1/crm/deals/{id}", what: `change A's deal ${i}`, send: (w) => req("PATCH", `/crm/deals/${w.a.dealIds[i]}`, { ...asB(w), body: { title: "Hijacked", account_id: w.b.accountId } }), expect: notFound },
     { op: "DELETE /api/v1/crm/deals/{id}", what: `delete A's deal ${i}`, send: (w) => req("DELETE", `/crm/deals/${w.a.dealIds[i]}`, asB(w)), expect: notFound },
   ]),
@@ -386,8 +427,8 @@ export const ATTEMPTS: Attempt[] = [
       { op: `DELETE /api/v1/crm/${kind}/{id}`, what: `delete A's ${kind}`, send: (w) => req("DELETE", `/crm/${kind}/${idOf(w, "a")}`, asB(w)), expect: notFound },
       {
         op: `PATCH /api/v1/crm/${kind}/{id}`,
-        what: `change B's ${kind} naming A's tenant_id`,
-        send: (w) => req("PATCH", `/crm/${kind}/${idOf(w, "b")}`, { ...asB(w), body: { tenant_id: w.a.tenantId } }),
+        what: `rename B's ${kind} (its deals follow) naming A's tenant_id`,
+        send: (w) => req("PATCH", `/crm/${kind}/${idOf(w, "b")}`, { ...asB(w), body: { ...(kind === "accounts" ? { name: "Wombat Corp 2" } : { last_name: "Persona" }), tenant_id: w.a.tenantId } }),
         expect: { status: 200 },
         check: landedInB,
         tenantIdInBody: true,

@@ -87,10 +87,11 @@ async function populate(t: TestApp, subdomain: string, word: string): Promise<Te
   const memberPassword = `${word} member password`;
   const inv = await ok(t, "POST", "/users/invite", { ...admin, body: { email: SHARED_EMAIL } }, 201);
   const joined = await ok(t, "POST", "/auth/invitations/accept", { ...host, body: { token: mailedToken(t, SHARED_EMAIL), password: memberPassword, full_name: `${W} Member` } }, 201);
-  const pending = await ok(t, "POST", "/users/invite", { ...admin, body: { email: `pending-${word}@people.test` } }, 201);
-  const pendingToken = mailedToken(t, `pending-${word}@people.test`);
-  const revoked = await ok(t, "POST", "/users/invite", { ...admin, body: { email: `revoked-${word}@people.test` } }, 201);
-  const revokedToken = mailedToken(t, `revoked-${word}@people.test`);
+  // Addresses without the word: B invites the same ones in its own tenant.
+  const pending = await ok(t, "POST", "/users/invite", { ...admin, body: { email: `pending-${subdomain}@people.test` } }, 201);
+  const pendingToken = mailedToken(t, `pending-${subdomain}@people.test`);
+  const revoked = await ok(t, "POST", "/users/invite", { ...admin, body: { email: `revoked-${subdomain}@people.test` } }, 201);
+  const revokedToken = mailedToken(t, `revoked-${subdomain}@people.test`);
   await ok(t, "POST", `/users/invitations/${revoked.id}/revoke`, admin, 200);
 
   const deals: string[] = [];
