@@ -1,6 +1,7 @@
 import { createApp } from "../app";
 import type { Config } from "../config";
 import { createContext } from "../context";
+import { threadedPasswordHasher } from "../security/passwords";
 
 const HOUSEKEEPING_MS = 5 * 60_000;
 const STOP_DEADLINE_MS = 10_000;
@@ -10,7 +11,7 @@ const STOP_DEADLINE_MS = 10_000;
  * finish, closes the database (checkpointing the WAL), and exits 0 within 10 seconds.
  */
 export async function serve(config: Config): Promise<void> {
-  const ctx = createContext({ config });
+  const ctx = createContext({ config, hasher: threadedPasswordHasher(config.hashConcurrency) });
   ctx.hasher.warm();
   const app = createApp(ctx);
   // The 1 MiB bound is ours (a JSON 413); Bun's own limit only backs it up.

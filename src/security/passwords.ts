@@ -2,7 +2,9 @@
  * argon2id at OWASP's first recommended setting (19 MiB, 2 passes, 1 lane). Hashes run at most
  * `concurrency` at a time, so a login flood queues instead of eating memory.
  */
-const ARGON2 = { algorithm: "argon2id", memoryCost: 19456, timeCost: 2 } as const;
+import { argon2Threads } from "./argon2-threads";
+
+export const ARGON2 = { algorithm: "argon2id", memoryCost: 19456, timeCost: 2 } as const;
 
 export const PASSWORD_MIN = 8;
 export const PASSWORD_MAX = 128;
@@ -24,17 +26,29 @@ function semaphore(size: number) {
   };
 }
 
-export function createPasswordHasher(concurrency: number) {
+/** The argon2 primitive itself, at the parameters above. */
+export interface Argon2 {
+  hash(password: string): Promise<string>;
+  verify(password: string, hash: string): Promise<boolean>;
+}
+
+/** Bun.password's async calls (on Bun's shared work pool): the CLI's and the tests' primitive. */
+export const pooledArgon2: Argon2 = {
+  hash: (password) => Bun.password.hash(password, ARGON2),
+  verify: (password, hash) => Bun.password.verify(password, hash),
+};
+
+export function createPasswordHasher(concurrency: number, argon2: Argon2 = pooledArgon2) {
   const run = semaphore(concurrency);
   let dummy: Promise<string> | null = null;
-  const dummyHash = () => (dummy ??= run(() => Bun.password.hash(crypto.randomUUID(), ARGON2)));
+  const dummyHash = () => (dummy ??= run(() => argon2.hash(crypto.randomUUID())));
   return {
-    hash: (password: string) => run(() => Bun.password.hash(password, ARGON2)),
-    verify: (password: string, hash: string) => run(() => Bun.password.verify(password, hash)),
+    hash: (password: string) => run(() => argon2.hash(password)),
+    verify: (password: string, hash: string) => run(() => argon2.verify(password, hash)),
     /** Spends the same time as a real verify, for an account that does not exist. */
     async verifyNobody(password: string): Promise<false> {
       const h = await dummyHash();
-      await run(() => Bun.password.verify(password, h));
+      await run(() => argon2.verify(password, h));
       return false;
     },
     /** Computes the stand-in hash ahead of the first unknown-email sign-in. */
@@ -43,3 +57,6 @@ export function createPasswordHasher(concurrency: number) {
 }
 
 export type PasswordHasher = ReturnType<typeof createPasswordHasher>;
+
+/** The server's hasher: argon2 on threads of its own, leaving Bun's work pool to crypto.subtle. */
+export const threadedPasswordHasher = (concurrency: number) => createPasswordHasher(concurrency, argon2Threads(concurrency, ARGON2));
