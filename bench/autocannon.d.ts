@@ -6,6 +6,8 @@ declare module "autocannon" {
     non2xx: number;
     errors: number;
     timeouts: number;
+    duration: number;
+    statusCodeStats?: Record<string, { count: number }>;
   }
   function autocannon(options: Record<string, unknown>): Promise<Result>;
   export default autocannon;

@@ -12,6 +12,12 @@ import { loadConfig } from "../src/config";
 import { createContext } from "../src/context";
 import { bulkSeed } from "../src/crm/bulk-load";
 
+// bun run bench flood: the login-flood bench (bench/flood.ts) instead of this one.
+if (process.argv[2] === "flood") {
+  await import("../bench/flood");
+  process.exit(0);
+}
+
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const BIG = env("BENCH_BIG", 1_000_000);
 const SMALL = env("BENCH_SMALL", 100_000);

@@ -1,0 +1,50 @@
+// What a bench needs around the server process: a free port, a readiness wait, a fresh build of
+// dist/suite, and the memory figures Linux keeps for a process.
+import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+
+export async function freePort(): Promise<number> {
+  const s = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
+  const port = s.port!;
+  s.stop(true);
+  return port;
+}
+
+export async function waitFor(url: string, ms = 20_000): Promise<void> {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {}
+    await Bun.sleep(100);
+  }
+  throw new Error(`${url} did not answer`);
+}
+
+function newestMtime(path: string): number {
+  const s = statSync(path);
+  if (!s.isDirectory()) return s.mtimeMs;
+  return Math.max(s.mtimeMs, ...readdirSync(path).map((f) => newestMtime(join(path, f))));
+}
+
+/** dist/suite, built first when it is missing or older than the source. */
+export function freshBinary(root: string, say: (s: string) => void): string {
+  const binary = join(root, "dist", "suite");
+  if (!existsSync(binary) || statSync(binary).mtimeMs < Math.max(newestMtime(join(root, "src")), statSync(join(root, "schema.sql")).mtimeMs)) {
+    say("building dist/suite...");
+    const b = Bun.spawnSync([process.execPath, "run", "build"], { cwd: root, stdout: "inherit", stderr: "inherit" });
+    if (b.exitCode !== 0) throw new Error("build failed");
+  }
+  return binary;
+}
+
+/** VmRSS (resident now) and VmHWM (the kernel's own peak of it), in KiB; zeros once the process is gone. */
+export function memoryOf(pid: number): { rssKb: number; hwmKb: number } {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, "utf8");
+    const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
+    return { rssKb: kb("VmRSS"), hwmKb: kb("VmHWM") };
+  } catch {
+    return { rssKb: 0, hwmKb: 0 };
+  }
+}
