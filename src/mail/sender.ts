@@ -26,12 +26,12 @@ export interface DeliveryPolicy {
 /**
  * 30 s, 1 min, 2 min ... up to an hour between attempts; given up after 10 (about 3 hours).
  * A short lease, renewed while the sender lives: a killed server's claimed mail goes out within
- * 15 s of its death instead of minutes, and a live sender (a slow SMTP send, or another server on
+ * 10 s of its death instead of minutes, and a live sender (a slow SMTP send, or another server on
  * the same file) keeps its rows for as long as it works on them.
  */
 export const DEFAULT_POLICY: DeliveryPolicy = {
-  leaseMs: 15_000,
-  renewMs: 5_000,
+  leaseMs: 10_000,
+  renewMs: 2_000,
   maxAttempts: 10,
   backoffMs: (attempts) => Math.min(30_000 * 2 ** Math.max(0, attempts - 1), 60 * 60_000),
   pollMs: 15_000,

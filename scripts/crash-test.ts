@@ -1,0 +1,345 @@
+// bun run crash-test [--source | --binary FILE] [--rounds N] [--clients C] [--seed S]: starts the
+// server (dist/suite; `bun src/main.ts` with --source) on a fresh database with a real SMTP server,
+// lets C clients create and update deals and invite people, kills it with SIGKILL at a random
+// moment, and after every kill checks that each acknowledged write is in the file and that
+// PRAGMA integrity_check is ok; at the end it waits for a mail per acknowledged invitation and
+// stops the server with SIGTERM. Exits non-zero, with a line saying why, if anything was lost.
+// The seed replays the random choices (operations, kill delays), not the machine's timing.
+import { Database } from "bun:sqlite";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { SMTPServer } from "smtp-server";
+
+const ROOT = join(import.meta.dir, "..");
+const BINARY = join(ROOT, "dist", "suite");
+const INVITES_PER_ADMIN = 45; // under the limit of 50 an hour, with room for cut-off attempts
+const MAIL_WAIT_MS = 45_000; // a killed server's lease (10 s) plus room on a busy machine
+
+function fail(message: string): never {
+  console.error(`crash-test: ${message}`);
+  process.exit(1);
+}
+
+function options() {
+  const argv = process.argv.slice(2);
+  const o = { source: false, binary: BINARY, rounds: 20, clients: 16, seed: Math.floor(Math.random() * 2 ** 31) };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === "--source") o.source = true;
+    else if (a === "--binary" && argv[i + 1]) o.binary = argv[++i]!;
+    else if (a === "--rounds" || a === "--clients" || a === "--seed") {
+      const v = Number(argv[++i]);
+      if (!Number.isInteger(v) || v < (a === "--seed" ? 0 : 1)) fail(`${a} expects a whole number${a === "--seed" ? "" : " of at least 1"}`);
+      o[a.slice(2) as "rounds" | "clients" | "seed"] = v;
+    } else fail(`unknown argument ${a} (use --source, --binary FILE, --rounds N, --clients C, --seed S)`);
+  }
+  return o;
+}
+
+const opts = options();
+if (!opts.source && !existsSync(opts.binary)) fail(`no ${opts.binary}: run \`bun run build\` first, or pass --source`);
+const suite = opts.source ? [process.execPath, join(ROOT, "src", "main.ts")] : [resolve(opts.binary)];
+
+/** mulberry32: the whole run is one seeded sequence, printed so a failure can be replayed. */
+let state = opts.seed >>> 0;
+function random(): number {
+  state = (state + 0x6d2b79f5) >>> 0;
+  let t = state;
+  t = Math.imul(t ^ (t >>> 15), t | 1);
+  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+}
+const pick = <T>(xs: T[]): T => xs[Math.floor(random() * xs.length)]!;
+
+// ---- the world: a real SMTP server, a temp database, and the server process of each round ----
+
+const mails = new Map<string, number>(); // recipient -> messages received
+const smtp = new SMTPServer({
+  authOptional: true,
+  disabledCommands: ["STARTTLS"],
+  disableReverseLookup: true,
+  logger: false,
+  onData(stream, session, done) {
+    stream.on("data", () => {});
+    stream.on("end", () => {
+      for (const r of session.envelope.rcptTo) mails.set(r.address, (mails.get(r.address) ?? 0) + 1);
+      done();
+    });
+  },
+});
+// A server killed mid-message resets its connection: expected here, and not worth a stack trace.
+smtp.on("error", () => {});
+await new Promise<void>((resolve) => smtp.listen(0, "127.0.0.1", resolve));
+const smtpPort = (smtp.server.address() as { port: number }).port;
+
+const dir = mkdtempSync(join(tmpdir(), "suite-crash-"));
+const dbFile = join(dir, "suite.db");
+const env: Record<string, string> = {
+  PATH: process.env.PATH ?? "/usr/bin:/bin",
+  HOME: dir,
+  SUITE_DB: dbFile,
+  SUITE_HOST: "127.0.0.1",
+  SUITE_SMTP_URL: `smtp://127.0.0.1:${smtpPort}`,
+  SUITE_PUBLIC_URL: "http://localhost:8000",
+  SUITE_HASH_CONCURRENCY: "2",
+  SUITE_ACCESS_TTL: String(24 * 3600),
+};
+
+console.log(
+  `crash-test: ${opts.source ? "bun src/main.ts" : opts.binary}, ${opts.rounds} rounds, ${opts.clients} clients, seed ${opts.seed} ` +
+    `(replay with --seed ${opts.seed}), database ${dbFile}, SMTP on port ${smtpPort}`,
+);
+
+function freePort(): number {
+  const s = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response("") });
+  const port = s.port!;
+  s.stop(true);
+  return port;
+}
+
+let serverNo = 0;
+async function startServer() {
+  const port = freePort();
+  const log = join(dir, `server-${++serverNo}.log`);
+  const started = performance.now();
+  const proc = Bun.spawn([...suite, "serve", "--port", String(port)], { cwd: dir, env, stdout: Bun.file(log), stderr: Bun.file(`${log}.err`) });
+  const base = `http://127.0.0.1:${port}/api/v1`;
+  for (;;) {
+    if (await fetch(`${base}/health`).then((r) => r.ok, () => false)) break;
+    if (proc.exitCode !== null) fail(`the server exited with ${proc.exitCode} before answering /health; see ${log}.err`);
+    if (performance.now() - started > 20_000) fail(`the server did not answer /health within 20 s; see ${log}`);
+    await Bun.sleep(20);
+  }
+  return { proc, base, readyMs: performance.now() - started };
+}
+
+// ---- tenants, writes and what was acknowledged ----
+
+interface Tenant { sub: string; token: string; accountId: string; invites: number }
+interface Write { cents: number; sent: number; acked: number | null; round: number }
+interface Deal { id: string; title: string; tenant: Tenant; writes: Write[] }
+
+const tenantCount = Math.max(3, Math.ceil((opts.rounds * 2 * opts.clients) / INVITES_PER_ADMIN) + 1);
+const tenants: Tenant[] = [];
+const deals: Deal[] = [];
+const invitations: { tenant: Tenant; email: string }[] = [];
+const refused: string[] = [];
+const roundEnds: number[] = []; // when each round's server was killed: the latest a cut-off write can land
+let cents = 100_000;
+let inviteNo = 0;
+let acknowledged = 0;
+let cutOff = 0;
+
+async function createTenants(): Promise<void> {
+  const migrate = Bun.spawnSync([...suite, "migrate"], { cwd: dir, env });
+  if (migrate.exitCode !== 0) fail(`migrate exited ${migrate.exitCode}: ${migrate.stderr}`);
+  const subs = Array.from({ length: tenantCount }, (_, i) => `crash${i + 1}`);
+  for (let i = 0; i < subs.length; i += 4) {
+    await Promise.all(
+      subs.slice(i, i + 4).map(async (sub) => {
+        const args = ["tenant", "create", "--name", `Crash ${sub}`, "--subdomain", sub, "--admin-email", `admin@${sub}.test`];
+        // The password goes by environment, not argv, so it is in no process list.
+        const p = Bun.spawn([...suite, ...args], { cwd: dir, env: { ...env, SUITE_ADMIN_PASSWORD: `crash test ${sub} passphrase` }, stdout: "pipe", stderr: "pipe" });
+        if ((await p.exited) !== 0) fail(`tenant create ${sub} failed: ${await new Response(p.stderr).text()}`);
+      }),
+    );
+  }
+  tenants.push(...subs.map((sub) => ({ sub, token: "", accountId: "", invites: 0 })));
+}
+
+async function call(base: string, method: string, path: string, token: string | null, body: unknown, tenant?: string) {
+  const headers: Record<string, string> = { "content-type": "application/json" };
+  if (token) headers.authorization = `Bearer ${token}`;
+  if (tenant) headers["x-tenant"] = tenant;
+  const res = await fetch(`${base}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  return { status: res.status, body: (await res.json()) as Record<string, any> };
+}
+
+async function signInTenants(base: string): Promise<void> {
+  for (const t of tenants) {
+    const login = await call(base, "POST", "/auth/login", null, { email: `admin@${t.sub}.test`, password: `crash test ${t.sub} passphrase` }, t.sub);
+    if (login.status !== 200) fail(`login to ${t.sub} answered ${login.status}`);
+    t.token = login.body.access_token;
+    const account = await call(base, "POST", "/crm/accounts", t.token, { name: `Crash account of ${t.sub}` });
+    if (account.status !== 201) fail(`account in ${t.sub} answered ${account.status}`);
+    t.accountId = account.body.id;
+  }
+}
+
+const money = (c: number) => `${Math.floor(c / 100)}.${String(c % 100).padStart(2, "0")}`;
+
+interface Round { no: number; base: string; invites: number; over: boolean }
+
+/** Each admin may invite 50 an hour: a round gets its share, spread over its writes. */
+const invitesPerRound = 2 * opts.clients;
+const mayInvite = (round: Round) => round.invites < invitesPerRound && tenants.some((t) => t.invites < INVITES_PER_ADMIN);
+
+/** One write, counted as acknowledged once its 2xx answer was fully read (before the kill). */
+async function write(round: Round): Promise<void> {
+  const { base, no } = round;
+  const r = random();
+  let sent: () => Promise<{ status: number; body: Record<string, any> }>;
+  let onAck: (body: Record<string, any>, at: number) => void;
+  let expected: number;
+  if (r < 0.03 && mayInvite(round)) {
+    round.invites++;
+    const open = tenants.filter((t) => t.invites < INVITES_PER_ADMIN);
+    const t = pick(open);
+    t.invites++;
+    const email = `crash-${opts.seed}-${++inviteNo}@invitee.test`;
+    sent = () => call(base, "POST", "/users/invite", t.token, { email });
+    onAck = () => invitations.push({ tenant: t, email });
+    expected = 201;
+  } else if (r < 0.55 && deals.length > 0) {
+    const deal = pick(deals);
+    const w: Write = { cents: ++cents, sent: performance.now(), acked: null, round: no };
+    deal.writes.push(w);
+    sent = () => call(base, "PATCH", `/crm/deals/${deal.id}`, deal.tenant.token, { value: money(w.cents) });
+    onAck = (_, at) => (w.acked = at);
+    expected = 200;
+  } else {
+    const t = pick(tenants);
+    const w: Write = { cents: ++cents, sent: performance.now(), acked: null, round: no };
+    const title = `crash deal ${w.cents}`;
+    sent = () => call(base, "POST", "/crm/deals", t.token, { title, account_id: t.accountId, value: money(w.cents) });
+    onAck = (body, at) => {
+      w.acked = at;
+      deals.push({ id: body.id, title, tenant: t, writes: [w] });
+    };
+    expected = 201;
+  }
+  let answer: { status: number; body: Record<string, any> };
+  try {
+    answer = await sent();
+  } catch {
+    cutOff++; // cut off by the kill: it may or may not have landed
+    return;
+  }
+  if (answer.status !== expected) {
+    refused.push(`${answer.status} ${JSON.stringify(answer.body).slice(0, 200)}`);
+    return;
+  }
+  acknowledged++;
+  onAck(answer.body, performance.now());
+}
+
+// ---- checks ----
+
+/** Every acknowledged write against the file itself (no server running), and its integrity. */
+function checkFile(): { lost: Map<string, string>; integrity: string } {
+  const db = new Database(dbFile, { readonly: true });
+  try {
+    const integrity = (db.query("PRAGMA integrity_check").all() as { integrity_check: string }[]).map((r) => r.integrity_check).join("; ");
+    const rows = new Map((db.query("SELECT id, title, value_cents FROM deals").all() as { id: string; title: string; value_cents: number }[]).map((r) => [r.id, r]));
+    const invited = new Set((db.query("SELECT t.subdomain || ' ' || i.email AS k FROM invitations i JOIN tenants t ON t.id = i.tenant_id").all() as { k: string }[]).map((r) => r.k));
+    const lost = new Map<string, string>(); // one entry per lost write's deal or invitation
+    for (const d of deals) {
+      const row = rows.get(d.id);
+      if (!row || row.title !== d.title) {
+        lost.set(d.id, `deal ${d.id} (${d.title}) acknowledged as created, ${row ? `but titled ${row.title}` : "but missing"}`);
+        continue;
+      }
+      // The value read back must come from a write no acknowledged write followed: one that was
+      // sent after it was acknowledged (or after the server that may have taken it was killed).
+      const from = d.writes.find((w) => w.cents === row.value_cents);
+      const done = (w: Write) => w.acked ?? roundEnds[w.round] ?? Infinity;
+      const later = from && d.writes.find((w) => w.acked !== null && w.sent > done(from));
+      if (!from) lost.set(d.id, `deal ${d.id} holds value ${money(row.value_cents)}, which no client wrote`);
+      else if (later) lost.set(d.id, `deal ${d.id} holds ${money(from.cents)}, but ${money(later.cents)} was acknowledged later`);
+    }
+    for (const i of invitations) if (!invited.has(`${i.tenant.sub} ${i.email}`)) lost.set(i.email, `invitation of ${i.email} in ${i.tenant.sub} acknowledged but missing`);
+    return { lost, integrity };
+  } finally {
+    db.close();
+  }
+}
+
+/** A sample of acknowledged deals, read back through the restarted server. */
+async function checkServed(base: string): Promise<Map<string, string>> {
+  const wrong = new Map<string, string>();
+  for (let i = 0; i < Math.min(10, deals.length); i++) {
+    const d = pick(deals);
+    const r = await call(base, "GET", `/crm/deals/${d.id}`, d.tenant.token, undefined);
+    if (r.status !== 200 || r.body.title !== d.title) wrong.set(d.id, `GET /crm/deals/${d.id} answered ${r.status} after the restart`);
+  }
+  return wrong;
+}
+
+// ---- the rounds ----
+
+const lost = new Map<string, string>();
+const note = (found: Map<string, string>, prefix = "") => {
+  for (const [k, v] of found) if (!lost.has(k)) lost.set(k, prefix + v);
+};
+let integrityOk = true;
+await createTenants();
+for (let round = 0; round < opts.rounds; round++) {
+  const server = await startServer();
+  if (round === 0) await signInTenants(server.base);
+  else note(await checkServed(server.base));
+  const before = acknowledged;
+  const cutBefore = cutOff;
+  const state: Round = { no: round, base: server.base, invites: 0, over: false };
+  const clients = Array.from({ length: opts.clients }, async () => {
+    while (!state.over) await write(state);
+  });
+  const delay = 50 + Math.floor(random() * 1450);
+  await Bun.sleep(delay);
+  state.over = true; // no new writes: the ones in flight meet the kill
+  server.proc.kill("SIGKILL");
+  await server.proc.exited;
+  roundEnds[round] = performance.now();
+  await Promise.all(clients);
+  const checked = checkFile();
+  note(checked.lost, `round ${round + 1}: `);
+  if (checked.integrity !== "ok") {
+    integrityOk = false;
+    console.error(`crash-test: round ${round + 1}: integrity_check says ${checked.integrity}`);
+  }
+  console.log(
+    `round ${round + 1}: up in ${server.readyMs.toFixed(0)} ms, killed after ${delay} ms, ${acknowledged - before} writes acknowledged, ` +
+      `${cutOff - cutBefore} cut off; all ${acknowledged} so far checked: lost ${checked.lost.size}, integrity ${checked.integrity}`,
+  );
+}
+
+// ---- the end: every acknowledged invitation's mail arrives, then a clean stop ----
+
+const final = await startServer();
+note(await checkServed(final.base), "after the last restart: ");
+const waitStart = performance.now();
+const undelivered = () => invitations.filter((i) => !mails.has(i.email));
+while (undelivered().length > 0 && performance.now() - waitStart < MAIL_WAIT_MS) await Bun.sleep(50);
+const mailWait = performance.now() - waitStart;
+final.proc.kill("SIGTERM");
+const stopStart = performance.now();
+const exitCode = await Promise.race([final.proc.exited, Bun.sleep(15_000).then(() => null)]);
+const stopMs = performance.now() - stopStart;
+if (exitCode === null) final.proc.kill("SIGKILL");
+smtp.close();
+
+const last = checkFile();
+if (last.integrity !== "ok") integrityOk = false;
+note(last.lost, "after the clean stop: ");
+const missing = undelivered();
+const delivered = invitations.length - missing.length;
+const inviteMails = [...mails.entries()].filter(([to]) => to.endsWith("@invitee.test"));
+const duplicates = inviteMails.reduce((n, [, count]) => n + count - 1, 0);
+
+console.log(
+  `final start: up in ${final.readyMs.toFixed(0)} ms; mail for every acknowledged invitation after ${mailWait.toFixed(0)} ms; ` +
+    `SIGTERM -> exit ${exitCode ?? "none"} in ${stopMs.toFixed(0)} ms; ${cutOff} writes cut off in all`,
+);
+for (const p of [...lost.values()].slice(0, 20)) console.error(`crash-test: LOST ${p}`);
+for (const r of refused.slice(0, 10)) console.error(`crash-test: a write was refused: ${r}`);
+for (const m of missing.slice(0, 10)) console.error(`crash-test: no mail arrived for the invitation of ${m.email}`);
+if (exitCode !== 0) console.error(`crash-test: the last server did not exit 0 on SIGTERM (${exitCode === null ? "still running after 15 s" : `exit ${exitCode}`})`);
+if (!integrityOk) console.error("crash-test: PRAGMA integrity_check failed");
+console.log(
+  `crash-test: ${opts.rounds} rounds, ${acknowledged} writes acknowledged, ${lost.size} lost, integrity ${integrityOk ? "ok" : "FAILED"}, ` +
+    `${delivered}/${invitations.length} invitation mails delivered (${duplicates} duplicates)`,
+);
+const ok = lost.size === 0 && integrityOk && missing.length === 0 && refused.length === 0 && exitCode === 0;
+if (ok) rmSync(dir, { recursive: true, force: true });
+else console.error(`crash-test: FAILED (seed ${opts.seed}); the database and server logs are kept in ${dir}`);
+process.exit(ok ? 0 : 1);
