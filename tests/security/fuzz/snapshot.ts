@@ -1,0 +1,59 @@
+import type { Db } from "../../../src/db/database";
+
+/**
+ * What a refused request may legitimately write, and nothing else:
+ * - rate_limits: every limited attempt is counted, refused or not (CONTRACT §11).
+ * - audit_log: new rows of these failure actions only (CONTRACT §11: failures are audited).
+ * - user_totp.failures / locked_until / updated_at: a wrong second-factor code counts toward the
+ *   15-minute lock (CONTRACT §6).
+ * sessions.last_used_at needs no exclusion: the fuzz clock stands still, so it is never touched.
+ */
+export const AUDITED_FAILURES = ["login.failure", "login.locked", "2fa.failure", "2fa.locked", "magic_link.invalid"];
+const EXCLUDED_COLUMNS: Record<string, string[]> = { user_totp: ["failures", "locked_until", "updated_at"] };
+const SKIPPED_TABLES = new Set(["rate_limits"]);
+
+/** Hashes of every table's rows, with the exclusions above; compare two with `diffSnapshots`. */
+export function snapshotter(db: Db) {
+  const tables = (db.query("SELECT name FROM sqlite_master WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%'").all() as { name: string }[])
+    .map((r) => r.name)
+    .filter((n) => !SKIPPED_TABLES.has(n));
+  const failures = AUDITED_FAILURES.map((a) => `'${a}'`).join(", ");
+  const statements = tables.map((table) => {
+    const columns = (db.query(`SELECT name FROM pragma_table_info('${table}')`).all() as { name: string }[])
+      .map((c) => c.name)
+      .filter((c) => !EXCLUDED_COLUMNS[table]?.includes(c));
+    const row = columns.map((c) => `quote("${c}")`).join(" || '|' || ");
+    // Audit rows of failures may be added, never changed or removed: keep their count up to the
+    // highest id seen, and hash every other row in full.
+    const where = table === "audit_log" ? `WHERE action NOT IN (${failures})` : "";
+    return { table, query: db.query(`SELECT count(*) AS n, group_concat(${row}, char(10)) AS rows FROM "${table}" ${where}`) };
+  });
+  const failureRows = db.query(`SELECT count(*) AS n, max(id) AS top FROM audit_log WHERE action IN (${failures})`);
+  const failuresUpTo = db.query(`SELECT count(*) AS n FROM audit_log WHERE action IN (${failures}) AND id <= ?1`);
+
+  function take(): Map<string, string> {
+    const out = new Map<string, string>();
+    for (const s of statements) {
+      const r = s.query.get() as { n: number; rows: string | null };
+      out.set(s.table, `${r.n}:${Bun.hash(r.rows ?? "").toString(36)}`);
+    }
+    const f = failureRows.get() as { n: number; top: number | null };
+    out.set("audit_log(failures)", `${f.n}@${f.top ?? 0}`);
+    return out;
+  }
+
+  /** Tables that changed between two snapshots, beyond the exclusions. */
+  function diff(before: Map<string, string>, after: Map<string, string>): string[] {
+    const changed: string[] = [];
+    for (const [table, hash] of before) {
+      if (table === "audit_log(failures)") {
+        const [n, top] = hash.split("@").map(Number) as [number, number];
+        const kept = (failuresUpTo.get(top) as { n: number }).n;
+        if (kept !== n) changed.push("audit_log (a failure row changed or vanished)");
+      } else if (after.get(table) !== hash) changed.push(table);
+    }
+    return changed;
+  }
+
+  return { take, diff };
+}
