@@ -179,7 +179,7 @@ const mayInvite = (round: Round) => round.invites < invitesPerRound && tenants.s
 async function write(round: Round): Promise<void> {
   const { base, no } = round;
   const r = random();
-  let sent: () => Promise<{ status: number; body: Record<string, any> }>;
+  let send: () => Promise<{ status: number; body: Record<string, any> }>;
   let onAck: (body: Record<string, any>, at: number) => void;
   let expected: number;
   if (r < 0.03 && mayInvite(round)) {
@@ -188,21 +188,21 @@ async function write(round: Round): Promise<void> {
     const t = pick(open);
     t.invites++;
     const email = `crash-${opts.seed}-${++inviteNo}@invitee.test`;
-    sent = () => call(base, "POST", "/users/invite", t.token, { email });
+    send = () => call(base, "POST", "/users/invite", t.token, { email });
     onAck = () => invitations.push({ tenant: t, email });
     expected = 201;
   } else if (r < 0.55 && deals.length > 0) {
     const deal = pick(deals);
     const w: Write = { cents: ++cents, sent: performance.now(), acked: null, round: no };
     deal.writes.push(w);
-    sent = () => call(base, "PATCH", `/crm/deals/${deal.id}`, deal.tenant.token, { value: money(w.cents) });
+    send = () => call(base, "PATCH", `/crm/deals/${deal.id}`, deal.tenant.token, { value: money(w.cents) });
     onAck = (_, at) => (w.acked = at);
     expected = 200;
   } else {
     const t = pick(tenants);
     const w: Write = { cents: ++cents, sent: performance.now(), acked: null, round: no };
     const title = `crash deal ${w.cents}`;
-    sent = () => call(base, "POST", "/crm/deals", t.token, { title, account_id: t.accountId, value: money(w.cents) });
+    send = () => call(base, "POST", "/crm/deals", t.token, { title, account_id: t.accountId, value: money(w.cents) });
     onAck = (body, at) => {
       w.acked = at;
       deals.push({ id: body.id, title, tenant: t, writes: [w] });
@@ -211,7 +211,7 @@ async function write(round: Round): Promise<void> {
   }
   let answer: { status: number; body: Record<string, any> };
   try {
-    answer = await sent();
+    answer = await send();
   } catch {
     cutOff++; // cut off by the kill: it may or may not have landed
     return;
