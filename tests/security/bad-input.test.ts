@@ -3,7 +3,7 @@ import fc from "fast-check";
 import { LIMITS } from "../../src/security/rate-limit";
 import { contractProblems } from "./fuzz/contract";
 import { type Answer, type FuzzApp, type Sent, fuzzApp } from "./fuzz/harness";
-import { type Operation, type RequestSpec, materialize, operationsOf, requestArb } from "./fuzz/requests";
+import { type Operation, type RequestSpec, materialize, offDocumentArb, operationsOf, requestArb } from "./fuzz/requests";
 import { AUDITED_FAILURES, snapshotter } from "./fuzz/snapshot";
 import { type World, buildWorld } from "./fuzz/world";
 
@@ -131,7 +131,11 @@ describe("bad input (property-based)", () => {
   });
 
   test("every operation, with limits raised: no 5xx, contract shapes, no write on refusal", async () => {
-    await fuzz(raised, await buildWorld(raised), documented, RUNS, 0);
+    const world = await buildWorld(raised);
+    await fuzz(raised, world, documented, RUNS, 0);
+    // Other methods on the document's paths, unknown and mangled paths: the same rules hold.
+    await fc.assert(fc.asyncProperty(offDocumentArb(documented), checker(raised, world)), { seed: SEED + 500, numRuns: RUNS * 2, endOnFailure: true });
+    reached.delete("off-document");
     // Every operation of the document was tried, and each got past authentication at least once.
     expect([...reached.keys()].sort()).toEqual(documented.map((o) => o.key).sort());
     const stuck = [...reached].filter(([, s]) => ![...s].some((status) => status !== 401 && status !== 404 && status !== 413 && status !== 415));

@@ -191,3 +191,20 @@ export function materialize(spec: RequestSpec, world: World): Sent {
   const query = fill(spec.query, world).text;
   return { method: spec.method, target: `${path}${query ? `?${query}` : ""}`, headers, body };
 }
+
+/** Requests outside the document: other methods on its paths, unknown and mangled paths. */
+export function offDocumentArb(ops: Operation[]): fc.Arbitrary<RequestSpec> {
+  const paths = [...new Set(ops.map((o) => o.path.replace("{id}", "@@REF:deal:0@@")))];
+  const mangle = fc.constantFrom<(p: string) => string>(
+    (p) => p, (p) => `${p}/`, (p) => p.replace("/api/v1", ""), (p) => p.replace("/api/v1", "/api/v2"), (p) => p.replace("/api/v1", "/API/V1"),
+    (p) => p.replace(/\//g, "//"), (p) => `${p}/extra`, (p) => `${p}/..`, (p) => `${p}%2F..%2Fhealth`, (p) => `${p};x=1`, (p) => `/api/v1/${"a/".repeat(200)}`, (p) => `${p}%00`,
+  );
+  return fc
+    .record({
+      method: fc.constantFrom("GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "PROPFIND"),
+      path: fc.tuple(fc.constantFrom(...paths), mangle).map(([p, m]) => m(p)),
+      auth: authArb,
+      body: fc.option(bodyArb(undefined), { nil: undefined }),
+    })
+    .map(({ method, path, auth, body }) => ({ op: "off-document", method, path, query: "", headers: auth, body: method === "GET" ? undefined : body }));
+}
