@@ -19,6 +19,7 @@ const c = (await Bun.file(configFile!).json()) as LoginsConfig;
 let n = 0;
 const addressOf = (i: number) => `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`;
 
+const cpuStarted = process.cpuUsage();
 const result = await autocannon({
   url: c.base,
   connections: c.connections,
@@ -40,6 +41,7 @@ const result = await autocannon({
     },
   ],
 });
+const cpu = process.cpuUsage(cpuStarted);
 const statuses: Record<string, number> = {};
 for (const [code, s] of Object.entries(result.statusCodeStats ?? {})) statuses[code] = s.count;
 const ok = statuses["200"] ?? 0;
@@ -54,5 +56,6 @@ await Bun.write(
     timeouts: result.timeouts,
     latency_p50_ms: result.latency.p50,
     latency_p99_ms: result.latency.p99,
+    cpu_seconds: (cpu.user + cpu.system) / 1e6,
   }),
 );

@@ -33,11 +33,13 @@ const run = (seconds: number, record: boolean) => {
 };
 await run(c.warmupSeconds, false);
 const started = performance.now();
+const cpuStarted = process.cpuUsage();
 await run(c.seconds, true);
+const cpu = process.cpuUsage(cpuStarted);
 const elapsed = (performance.now() - started) / 1000;
 times.sort((a, b) => a - b);
 const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))] ?? Number.NaN;
 await Bun.write(
   outFile!,
-  JSON.stringify({ requests: times.length, seconds: elapsed, rps: times.length / elapsed, p50_ms: at(0.5), p99_ms: at(0.99), max_ms: times.at(-1) ?? null, statuses }),
+  JSON.stringify({ requests: times.length, seconds: elapsed, rps: times.length / elapsed, p50_ms: at(0.5), p99_ms: at(0.99), max_ms: times.at(-1) ?? null, statuses, cpu_seconds: (cpu.user + cpu.system) / 1e6 }),
 );

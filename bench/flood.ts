@@ -9,14 +9,14 @@
 // FLOOD_S (20), FLOOD_RAW_S (5), FLOOD_BINARY (another build to compare, instead of dist/suite),
 // BENCH_KEEP=1 keeps the temporary directory.
 import { mkdirSync, mkdtempSync, rmSync, statSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig } from "../src/config";
 import { createContext } from "../src/context";
 import { bulkSeed } from "../src/crm/bulk-load";
 import { writeTx } from "../src/db/database";
 import { newId } from "../src/db/ids";
-import { freePort, freshBinary, memoryOf, waitFor } from "./process-support";
+import { cpuOf, freePort, freshBinary, memoryOf, waitFor } from "./process-support";
 
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const DEALS = env("FLOOD_DEALS", 100_000);
@@ -40,6 +40,14 @@ const serverEnv = { ...process.env, SUITE_TRUST_PROXY: "true", SUITE_ACCESS_TTL:
 // The server's own reading of its settings: the raw measure uses its very hash concurrency.
 const config = loadConfig({}, { ...serverEnv, SUITE_DB: dbFile });
 
+/** Cores the server used since `from`, by thread: its event loop, its argon2 workers, the rest. */
+function serverCores([cpu, at]: readonly [ReturnType<typeof cpuOf>, number]) {
+  const now = cpuOf(server.pid);
+  const wall = (performance.now() - at) / 1000;
+  const cores = (a: number, b: number) => Number(((a - b) / wall).toFixed(2));
+  return { event_loop: cores(now.main, cpu.main), argon2_workers: cores(now.workers, cpu.workers), other_threads: cores(now.other, cpu.other), total: cores(now.total, cpu.total) };
+}
+
 /** Runs a helper script in its own process with a JSON config, and answers its JSON output. */
 async function runScript<T>(script: string, name: string, input: unknown): Promise<T> {
   const inFile = join(dir, `${name}-in.json`);
@@ -50,17 +58,27 @@ async function runScript<T>(script: string, name: string, input: unknown): Promi
   return (await Bun.file(outFile).json()) as T;
 }
 
-type Readers = { requests: number; rps: number; p50_ms: number | null; p99_ms: number | null; max_ms: number | null; statuses: Record<string, number> };
-type Logins = { seconds: number; ok: number; ok_per_second: number; statuses: Record<string, number>; errors: number; timeouts: number; latency_p50_ms: number; latency_p99_ms: number };
+type Readers = { seconds: number; cpu_seconds: number; requests: number; rps: number; p50_ms: number | null; p99_ms: number | null; max_ms: number | null; statuses: Record<string, number> };
+type Logins = { seconds: number; cpu_seconds: number; ok: number; ok_per_second: number; statuses: Record<string, number>; errors: number; timeouts: number; latency_p50_ms: number; latency_p99_ms: number };
 type Raw = { concurrency: number; seconds: number; verifies: number; per_second: number };
 
-// ---- 1. raw argon2, before any server runs ----
-say(`raw argon2 verify throughput, ${config.hashConcurrency} at once (the server's hash concurrency), ${RAW_S} s...`);
-const rawOut = join(dir, "raw-out.json");
-const rawProc = Bun.spawn([bun, join(import.meta.dir, "argon2-raw.ts"), String(config.hashConcurrency), String(RAW_S), rawOut], { stdout: "inherit", stderr: "inherit" });
-if ((await rawProc.exited) !== 0) throw new Error("argon2-raw failed");
-const raw = (await Bun.file(rawOut).json()) as Raw;
-say(`  ${raw.per_second.toFixed(1)} verifies/s`);
+// Other work on the machine skews every figure here: the load averages go into the results.
+const loadAtStart = loadavg();
+
+// ---- 1. raw argon2, before any server runs (and again after the flood, the server idle) ----
+async function measureRaw(concurrency: number, name: string): Promise<Raw> {
+  const out = join(dir, `${name}-out.json`);
+  const p = Bun.spawn([bun, join(import.meta.dir, "argon2-raw.ts"), String(concurrency), String(RAW_S), out], { stdout: "inherit", stderr: "inherit" });
+  if ((await p.exited) !== 0) throw new Error("argon2-raw failed");
+  const raw = (await Bun.file(out).json()) as Raw;
+  say(`  ${concurrency} at once: ${raw.per_second.toFixed(1)} verifies/s`);
+  return raw;
+}
+const CORES = navigator.hardwareConcurrency;
+say(`raw argon2 verify throughput at the server's hash concurrency (${config.hashConcurrency}), ${RAW_S} s...`);
+const rawBefore = await measureRaw(config.hashConcurrency, "raw-before");
+// For the record only: what every core could verify, when the server runs fewer hashes at once.
+const rawAllCores = config.hashConcurrency === CORES ? rawBefore : await measureRaw(CORES, "raw-all-cores");
 
 // ---- 2. seed: one tenant of deals, and ACCOUNTS sign-in accounts sharing one password ----
 say(`seeding ${dbFile}: ${DEALS} deals, ${ACCOUNTS} accounts...`);
@@ -109,17 +127,25 @@ try {
 
   // ---- 4. quiet, then flood ----
   say(`quiet: ${READERS} clients read the deal list for ${QUIET_S} s...`);
+  const cpuAt = [cpuOf(server.pid), performance.now()] as const;
   const quiet = await runScript<Readers>("flood-readers.ts", "quiet", readers(QUIET_S));
+  const cpuQuiet = serverCores(cpuAt);
   sample();
   const rssBeforeFloodMb = memoryOf(server.pid).rssKb / 1024;
   say(`  p50 ${ms(quiet.p50_ms)} ms, p99 ${ms(quiet.p99_ms)} ms, ${Math.round(quiet.rps)} req/s`);
   say(`flood: ${LOGIN_CLIENTS} clients sign in while ${READERS} read, ${FLOOD_S} s...`);
+  const cpuFloodAt = [cpuOf(server.pid), performance.now()] as const;
   const [loud, logins] = await Promise.all([
     // The readers' 2 s warm-up overlaps the flood's start: their timed window lies inside it.
     runScript<Readers>("flood-readers.ts", "flood", { ...readers(FLOOD_S - 3), warmupSeconds: 2 }),
     runScript<Logins>("flood-logins.ts", "logins", { base, subdomain: SUB, emails, password: PASSWORD, connections: LOGIN_CLIENTS, seconds: FLOOD_S }),
   ]);
+  const cpuFlood = serverCores(cpuFloodAt);
   sample();
+  say("raw argon2 again, the server idle...");
+  const rawAfter = await measureRaw(config.hashConcurrency, "raw-after");
+  // The mean of the two measures: other work on the machine drifts over a run.
+  const raw: Raw = { ...rawBefore, verifies: rawBefore.verifies + rawAfter.verifies, seconds: rawBefore.seconds + rawAfter.seconds, per_second: (rawBefore.per_second + rawAfter.per_second) / 2 };
 
   // ---- 5. report ----
   const ratio = (loud.p99_ms ?? Number.NaN) / (quiet.p99_ms ?? Number.NaN);
@@ -137,8 +163,13 @@ try {
   row("  flood p99 ÷ quiet p99", `${ratio.toFixed(2)}×`, `< ${TARGET.p99Ratio}×`, ratio < TARGET.p99Ratio);
   row("logins/s vs raw argon2 verify/s", `${logins.ok_per_second.toFixed(1)} / ${raw.per_second.toFixed(1)}`, "", null);
   row("  share of raw", `${(share * 100).toFixed(1)} %`, `>= ${TARGET.loginShare * 100} %`, share >= TARGET.loginShare);
+  if (rawAllCores !== rawBefore) row(`  (raw verify/s on all ${CORES} cores)`, `${rawAllCores.per_second.toFixed(1)} (${((logins.ok_per_second / rawAllCores.per_second) * 100).toFixed(1)} %)`, "", null);
   row("server peak RSS (VmHWM)", `${peakMb.toFixed(1)} MB`, `< ${TARGET.rssMb} MB`, peakMb < TARGET.rssMb);
   row("login answers other than 200", `${nonOkCount} ${nonOkCount ? JSON.stringify(notOk) : ""}`.trim(), "0", nonOkCount === 0);
+  const genCores = (r: { cpu_seconds: number; seconds: number }) => (r.cpu_seconds / r.seconds).toFixed(2);
+  say(`cores used, quiet: server ${JSON.stringify(cpuQuiet)}, readers ${genCores(quiet)}`);
+  say(`cores used, flood: server ${JSON.stringify(cpuFlood)}, readers ${genCores(loud)}, login clients ${genCores(logins)}`);
+  say(`load average ${loadAtStart.map((l) => l.toFixed(2)).join(" ")} at start, ${loadavg().map((l) => l.toFixed(2)).join(" ")} at the end (${navigator.hardwareConcurrency} cores)`);
   say(`(login latency p50 ${logins.latency_p50_ms} ms, p99 ${logins.latency_p99_ms} ms; deal list ${Math.round(quiet.rps)} → ${Math.round(loud.rps)} req/s; hash concurrency ${config.hashConcurrency} on ${navigator.hardwareConcurrency} cores)`);
 
   const stamp = new Date().toISOString().replace(/[:.]/g, "-");
@@ -149,12 +180,12 @@ try {
     JSON.stringify(
       {
         at: new Date().toISOString(),
-        machine: { cpus: navigator.hardwareConcurrency, bun: Bun.version, hash_concurrency: config.hashConcurrency },
+        machine: { cpus: navigator.hardwareConcurrency, bun: Bun.version, hash_concurrency: config.hashConcurrency, load_average_at_start: loadAtStart, load_average_at_end: loadavg() },
         setup: { deals: DEALS, accounts: emails.length, readers: READERS, login_clients: LOGIN_CLIENTS, quiet_seconds: QUIET_S, flood_seconds: FLOOD_S },
-        raw_argon2: raw,
+        raw_argon2: { mean_per_second: raw.per_second, before: rawBefore, after: rawAfter, all_cores: rawAllCores },
         quiet,
         flood: { readers: loud, logins },
-        server: { peak_rss_mb: peakMb, rss_before_flood_mb: rssBeforeFloodMb },
+        server: { peak_rss_mb: peakMb, rss_before_flood_mb: rssBeforeFloodMb, cores_quiet: cpuQuiet, cores_flood: cpuFlood },
         verdicts: {
           p99_ratio: { value: ratio, target: `< ${TARGET.p99Ratio}`, pass: ratio < TARGET.p99Ratio },
           login_share: { value: share, target: `>= ${TARGET.loginShare}`, pass: share >= TARGET.loginShare },

@@ -48,3 +48,28 @@ export function memoryOf(pid: number): { rssKb: number; hwmKb: number } {
     return { rssKb: 0, hwmKb: 0 };
   }
 }
+
+/** CPU seconds (user + system) a process has used, split by thread: its main thread, its Worker threads, the rest. */
+export function cpuOf(pid: number): { main: number; workers: number; other: number; total: number } {
+  const out = { main: 0, workers: 0, other: 0, total: 0 };
+  const tick = 100; // USER_HZ on Linux
+  let tasks: string[] = [];
+  try {
+    tasks = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return out;
+  }
+  for (const tid of tasks) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
+      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      const seconds = (Number(f[11]) + Number(f[12])) / tick;
+      const comm = readFileSync(`/proc/${pid}/task/${tid}/comm`, "utf8").trim();
+      if (tid === String(pid)) out.main += seconds;
+      else if (comm === "Worker") out.workers += seconds;
+      else out.other += seconds;
+      out.total += seconds;
+    } catch {}
+  }
+  return out;
+}

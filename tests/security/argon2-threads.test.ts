@@ -55,3 +55,13 @@ describe("argon2 on threads of its own (the server's hasher)", () => {
     expect(times[20]!).toBeLessThan(5);
   });
 });
+
+describe("how many hashes run at once", () => {
+  test("by default one core fewer than the machine has (at least one): the event loop keeps a core", async () => {
+    const { availableParallelism } = await import("node:os");
+    const { loadConfig } = await import("../../src/config");
+    const cores = availableParallelism();
+    expect(loadConfig({}, {}).hashConcurrency).toBe(Math.max(1, cores - 1));
+    expect(loadConfig({}, { SUITE_HASH_CONCURRENCY: "3" }).hashConcurrency).toBe(3);
+  });
+});
