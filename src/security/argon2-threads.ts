@@ -45,7 +45,8 @@ export function argon2Threads(count: number, options: unknown): Argon2 {
     };
     lane.worker.onerror = (e) => {
       // A dead thread fails its own jobs and is replaced on the next call.
-      lanes.splice(lanes.indexOf(lane), 1);
+      const at = lanes.indexOf(lane);
+      if (at >= 0) lanes.splice(at, 1);
       for (const p of lane.pending.values()) p.reject(new Error(`argon2 thread failed: ${e.message}`));
       lane.pending.clear();
     };
