@@ -165,6 +165,8 @@ try {
   row("  share of raw", `${(share * 100).toFixed(1)} %`, `>= ${TARGET.loginShare * 100} %`, share >= TARGET.loginShare);
   if (rawAllCores !== rawBefore) row(`  (raw verify/s on all ${CORES} cores)`, `${rawAllCores.per_second.toFixed(1)} (${((logins.ok_per_second / rawAllCores.per_second) * 100).toFixed(1)} %)`, "", null);
   row("server peak RSS (VmHWM)", `${peakMb.toFixed(1)} MB`, `< ${TARGET.rssMb} MB`, peakMb < TARGET.rssMb);
+  const readsNotOk = [quiet, loud].reduce((n, r) => n + Object.entries(r.statuses).reduce((m, [code, k]) => m + (code === "200" ? 0 : k), 0), 0);
+  row("deal list answers other than 200", String(readsNotOk), "0", readsNotOk === 0);
   row("login answers other than 200", `${nonOkCount} ${nonOkCount ? JSON.stringify(notOk) : ""}`.trim(), "0", nonOkCount === 0);
   const genCores = (r: { cpu_seconds: number; seconds: number }) => (r.cpu_seconds / r.seconds).toFixed(2);
   say(`cores used, quiet: server ${JSON.stringify(cpuQuiet)}, readers ${genCores(quiet)}`);
@@ -191,6 +193,7 @@ try {
           login_share: { value: share, target: `>= ${TARGET.loginShare}`, pass: share >= TARGET.loginShare },
           peak_rss_mb: { value: peakMb, target: `< ${TARGET.rssMb}`, pass: peakMb < TARGET.rssMb },
           non_200_logins: { value: nonOkCount, target: "0", pass: nonOkCount === 0 },
+          non_200_reads: { value: readsNotOk, target: "0", pass: readsNotOk === 0 },
         },
       },
       null,
