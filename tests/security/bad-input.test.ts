@@ -14,7 +14,7 @@ import { type World, buildWorld } from "./fuzz/world";
  * SUITE_FUZZ_SEED reproduces a run; SUITE_FUZZ_RUNS sets the requests per operation.
  */
 const SEED = Number(process.env.SUITE_FUZZ_SEED ?? 20_301_001);
-const RUNS = Number(process.env.SUITE_FUZZ_RUNS ?? 140);
+const RUNS = Number(process.env.SUITE_FUZZ_RUNS ?? 180);
 /** Operations that count attempts: fuzzed a second time under the real limits, to meet 429s. */
 const LIMITED = ["POST /api/v1/auth/login", "POST /api/v1/auth/signup", "POST /api/v1/auth/magic-link", "POST /api/v1/auth/magic-verify",
   "POST /api/v1/auth/invitations/accept", "POST /api/v1/auth/2fa/verify", "POST /api/v1/auth/2fa/confirm", "POST /api/v1/users/invite"];

@@ -8,6 +8,7 @@ export interface BodySpec {
   text?: string;
   bytes?: Uint8Array;
   contentType: string | null;
+  chunked?: boolean;
 }
 
 /** Values for fields whose name says what they hold: real ids and tokens as often as made-up ones. */
@@ -108,5 +109,5 @@ export function bodyArb(schema: Schema | undefined): fc.Arbitrary<BodySpec> {
         { weight: 4, arbitrary: oddBody },
       )
     : oddBody;
-  return fc.tuple(shaped, contentType).map(([b, ct]) => ({ ...b, contentType: ct }));
+  return fc.tuple(shaped, contentType, fc.nat(9)).map(([b, ct, n]) => ({ ...b, contentType: ct, chunked: n === 0 }));
 }

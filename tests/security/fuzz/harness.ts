@@ -34,7 +34,19 @@ export interface Sent {
   target: string;
   headers: Record<string, string>;
   body?: string | Uint8Array;
+  /** Sent as a stream of small chunks (no Content-Length), as a chunked upload arrives. */
+  chunked?: boolean;
 }
+
+const chunks = (body: string | Uint8Array) => {
+  const bytes = typeof body === "string" ? new TextEncoder().encode(body) : body;
+  return new ReadableStream<Uint8Array>({
+    start(c) {
+      for (let i = 0; i < bytes.length; i += 16_384) c.enqueue(bytes.subarray(i, i + 16_384));
+      c.close();
+    },
+  });
+};
 
 export interface Answer {
   status: number;
@@ -61,7 +73,7 @@ export function fuzzApp(limits: ContextOptions["limits"] = RAISED_LIMITS) {
   /** Undefined when the request cannot even be built (a header value fetch refuses). */
   function build(s: Sent): Request | undefined {
     try {
-      return new Request(`http://localhost${s.target}`, { method: s.method, headers: s.headers, body: s.body });
+      return new Request(`http://localhost${s.target}`, { method: s.method, headers: s.headers, body: s.chunked && s.body !== undefined ? chunks(s.body) : s.body });
     } catch {
       return undefined;
     }

@@ -189,7 +189,7 @@ export function materialize(spec: RequestSpec, world: World): Sent {
   }
   const path = fill(spec.path, world).text;
   const query = fill(spec.query, world).text;
-  return { method: spec.method, target: `${path}${query ? `?${query}` : ""}`, headers, body };
+  return { method: spec.method, target: `${path}${query ? `?${query}` : ""}`, headers, body, chunked: spec.body?.chunked };
 }
 
 /** Requests outside the document: other methods on its paths, unknown and mangled paths. */

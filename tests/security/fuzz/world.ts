@@ -81,6 +81,7 @@ export async function buildWorld(f: FuzzApp) {
   await ok("POST", "/auth/2fa/confirm", { code: appCode(setup.secret, f.ctx.now()) }, twofa);
   tokens.temp = (await login("twofa@acme.test", "acme")).temp_token!;
   await ok("POST", "/auth/magic-link", { email: "admin@acme.test" });
+  await f.ctx.magicLinks.settled();
 
   const tenantIds = { acme: acme.tenant.id as string, other: other.tenant.id as string };
   const claims = JSON.parse(Buffer.from(tokens.admin.split(".")[1]!, "base64url").toString());
