@@ -170,8 +170,8 @@ export function loadConfig(flags: Record<string, string> = {}, env: Record<strin
     // Secure cookies mean the site is served over https (behind a proxy, on the standard port).
     publicUrl: (raw.publicUrl as string | null | undefined) ?? (cookieSecure ? `https://${baseDomain}` : `http://${baseDomain}:${port}`),
     trustProxy: (raw.trustProxy as boolean | undefined) ?? false,
-    // One core stays with the event loop: argon2 on every core starves it in a login flood.
-    hashConcurrency: (raw.hashConcurrency as number | undefined) ?? Math.max(1, availableParallelism() - 1),
+    // As many hashes as cores (CONTRACT §11); their threads run below the event loop's priority.
+    hashConcurrency: (raw.hashConcurrency as number | undefined) ?? availableParallelism(),
     accessTtl: (raw.accessTtl as number | undefined) ?? 15 * 60,
     refreshTtl: (raw.refreshTtl as number | undefined) ?? 30 * 86400,
     tempTokenTtl: (raw.tempTokenTtl as number | undefined) ?? 5 * 60,

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { argon2Threads } from "../../src/security/argon2-threads";
+import { readFileSync, readdirSync } from "node:fs";
+import { SCHED_IDLE, STEADY_NICE, argon2Threads } from "../../src/security/argon2-threads";
 import { ARGON2, threadedPasswordHasher } from "../../src/security/passwords";
 
 const ARGON2_PREFIX = "$argon2id$v=19$m=19456,t=2,";
@@ -56,12 +57,32 @@ describe("argon2 on threads of its own (the server's hasher)", () => {
   });
 });
 
-describe("how many hashes run at once", () => {
-  test("by default one core fewer than the machine has (at least one): the event loop keeps a core", async () => {
+describe("how many hashes run at once, and at what priority", () => {
+  test("by default as many as the machine has cores (CONTRACT §11)", async () => {
     const { availableParallelism } = await import("node:os");
     const { loadConfig } = await import("../../src/config");
-    const cores = availableParallelism();
-    expect(loadConfig({}, {}).hashConcurrency).toBe(Math.max(1, cores - 1));
+    expect(loadConfig({}, {}).hashConcurrency).toBe(availableParallelism());
     expect(loadConfig({}, { SUITE_HASH_CONCURRENCY: "3" }).hashConcurrency).toBe(3);
+  });
+
+  /** Nice value and scheduling policy of each of this process's threads (Linux: /proc/self/task/N/stat fields 19 and 41). */
+  const threads = () =>
+    readdirSync("/proc/self/task").map((task) => {
+      const stat = readFileSync(`/proc/self/task/${task}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      return { nice: Number(fields[16]), policy: Number(fields[38]) };
+    });
+  const count = (want: { nice?: number; policy?: number }) =>
+    threads().filter((t) => (want.nice === undefined || t.nice === want.nice) && (want.policy === undefined || t.policy === want.policy)).length;
+
+  test.if(process.platform === "linux")("one argon2 thread runs at nice 10, the others under SCHED_IDLE; the event loop keeps its priority", async () => {
+    const steady = count({ nice: STEADY_NICE, policy: 0 });
+    const idle = count({ policy: SCHED_IDLE });
+    const hasher = threadedPasswordHasher(3);
+    await Promise.all([hasher.hash("first password"), hasher.hash("second password"), hasher.hash("third password")]);
+    expect(count({ nice: STEADY_NICE, policy: 0 })).toBe(steady + 1);
+    expect(count({ policy: SCHED_IDLE })).toBe(idle + 2);
+    const { getPriority } = await import("node:os");
+    expect(getPriority()).toBe(0);
   });
 });
