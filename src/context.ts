@@ -16,7 +16,7 @@ import { type Mailer, createMailSender, noMailSender } from "./mail/sender";
 import { createSmtpTransport, smtpSecrets } from "./mail/smtp";
 import { createMagicLinkService } from "./auth/magic-link/service";
 import { createMagicLinksRepo } from "./auth/magic-link/repo";
-import { type Db, openDatabase } from "./db/database";
+import { type Db, openCountersConnection, openDatabase } from "./db/database";
 import { CURRENT_PLAN, migrate } from "./db/migrate";
 import { type PasswordHasher, createPasswordHasher } from "./security/passwords";
 import { LIMITS, type Limits, createRateLimiter } from "./security/rate-limit";
@@ -40,8 +40,13 @@ export interface ContextOptions {
   log?: Logger;
   now?: () => number;
   limits?: Partial<Limits>;
-  /** Tests only: a cheap stand-in for argon2 (the bad-input fuzz hashes thousands of passwords). */
+  /** The server passes argon2 on threads of its own; the bad-input fuzz a cheap stand-in. Default: in-process argon2. */
   hasher?: PasswordHasher;
+  /**
+   * Rate-limit counters on a second connection that does not fsync (the server's choice; see
+   * openCountersConnection). The command line keeps one connection: a bulk seed needs the file alone.
+   */
+  counterConnection?: boolean;
 }
 
 /** Builds every repo and service once, wired together: the one place that knows them all. */
@@ -53,8 +58,9 @@ export function createContext(opts: ContextOptions) {
   const log = opts.log ?? stdoutLogger;
   const limits: Limits = { ...LIMITS, ...opts.limits };
 
-  const security = createSecurityRepo(db);
-  const sessions = createSessionsRepo(db);
+  const counters = opts.counterConnection && !opts.db ? openCountersConnection(config.db, db) : db;
+  const security = createSecurityRepo(db, counters);
+  const sessions = createSessionsRepo(db, { security });
   const users = createUsersRepo(db);
   const crm = createCrmRepo(db);
   const mail = createMailRepo(db);
@@ -127,7 +133,12 @@ export function createContext(opts: ContextOptions) {
       await magicLinksRepo.purgeExpired(t - 86_400_000);
       await mail.purgeFinished(t - 30 * 86_400_000);
     },
-    close: () => db.close(),
+    close: () => {
+      // close(true) finalizes the prepared statements, so the connection really closes now; the
+      // main one last, as the last to close checkpoints the WAL into the file and removes it.
+      if (counters !== db) counters.close(true);
+      db.close(true);
+    },
   };
 }
 

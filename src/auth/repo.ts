@@ -1,4 +1,5 @@
-import type { Db } from "../db/database";
+import { type Db, writeTx } from "../db/database";
+import type { AuditEntry, SecurityRepo } from "../security/repo";
 
 export interface SessionRow {
   id: string;
@@ -24,7 +25,7 @@ export interface SessionPrincipalRow extends SessionRow {
 }
 
 /** SQL of sessions. Every statement is prepared once. */
-export function createSessionsRepo(db: Db) {
+export function createSessionsRepo(db: Db, others: { security: SecurityRepo }) {
   const insert = db.prepare<never, [string, string, string, string, number, number, string | null, string | null]>(
     `INSERT INTO sessions (id, tenant_id, user_id, method, created_at, last_used_at, expires_at, ip, user_agent)
      VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7, ?8)`,
@@ -62,7 +63,12 @@ export function createSessionsRepo(db: Db) {
   return {
     /** Session rows are also written inside signup's and invitation-accept's transactions. */
     insertInTx,
-    insert: async (s: Parameters<typeof insertInTx>[0]) => insertInTx(s),
+    /** A new session and its audit row in one commit: a sign-in flood then costs half the fsyncs. */
+    insertAudited: async (s: Parameters<typeof insertInTx>[0], entry: AuditEntry, now: number) =>
+      writeTx(db, () => {
+        insertInTx(s);
+        others.security.auditInTx(entry, now);
+      }),
     principal: async (id: string) => principal.get(id),
     byId: async (id: string) => byId.get(id),
     touch: async (id: string, now: number) => void touch.run(id, now),

@@ -87,8 +87,8 @@ export function createAuthService(d: AuthDeps) {
   /** Opens a session for a user whose sign-in is complete, and answers its tokens. */
   async function startSession(user: UserRow, method: string, req: RequestInfo): Promise<IssuedTokens> {
     const row = { ...newSessionRow(method, req), tenant_id: user.tenant_id, user_id: user.id };
-    await d.sessions.insert(row);
-    await audit("login.success", { tenantId: user.tenant_id, userId: user.id }, req, { method, session_id: row.id });
+    const entry = { tenantId: user.tenant_id, userId: user.id, action: "login.success", ip: req.ip, userAgent: req.userAgent, detail: { method, session_id: row.id } };
+    await d.sessions.insertAudited(row, entry, row.created_at);
     return issue({ ...row, refresh_gen: 0, rotated_at: null });
   }
 

@@ -1,6 +1,7 @@
 import { createApp } from "../app";
 import type { Config } from "../config";
 import { createContext } from "../context";
+import { startCheckpointer } from "../db/checkpointer";
 import { threadedPasswordHasher } from "../security/passwords";
 
 const HOUSEKEEPING_MS = 5 * 60_000;
@@ -11,9 +12,10 @@ const STOP_DEADLINE_MS = 10_000;
  * finish, closes the database (checkpointing the WAL), and exits 0 within 10 seconds.
  */
 export async function serve(config: Config): Promise<void> {
-  const ctx = createContext({ config, hasher: threadedPasswordHasher(config.hashConcurrency) });
+  const ctx = createContext({ config, hasher: threadedPasswordHasher(config.hashConcurrency), counterConnection: true });
   ctx.hasher.warm();
   const app = createApp(ctx);
+  const checkpointer = startCheckpointer(config.db);
   // The 1 MiB bound is ours (a JSON 413); Bun's own limit only backs it up.
   app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: 64 * 1024 * 1024 });
   const timer = setInterval(() => void ctx.housekeep().catch(() => {}), HOUSEKEEPING_MS);
@@ -37,6 +39,7 @@ export async function serve(config: Config): Promise<void> {
     // Links asked for just before the stop are committed, and the send under way finishes.
     await ctx.magicLinks.settled();
     await ctx.mail.stop();
+    await checkpointer.stop();
     ctx.close();
     clearTimeout(deadline);
     ctx.log({ level: "info", msg: "stopped" });

@@ -20,6 +20,19 @@ const PRAGMAS: Array<[name: string, value: string | number, expect: string | num
   ["cache_size", -32768, -32768],
 ];
 
+/**
+ * A second connection to the same file for rate-limit counters, at synchronous=NORMAL: a counter
+ * write then costs no fsync (a login flood writes three per sign-in), still survives a killed
+ * process, and at worst a power cut forgets the last second of counts. In-memory databases have
+ * one connection only, so the counters share it.
+ */
+export function openCountersConnection(path: string, main: Db): Db {
+  if (path === ":memory:") return main;
+  const db = openDatabase(path);
+  db.run("PRAGMA synchronous = NORMAL");
+  return db;
+}
+
 /** Opens (creating if needed) the database file and sets and checks its pragmas. */
 export function openDatabase(path: string): Db {
   if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
