@@ -1,5 +1,6 @@
 // The HTTP limit of this machine: a bare Bun.serve answering a stored copy of a real deal-list
 // response, with the same headers' weight. Run by scripts/bench.ts: bun bench/bare.ts PORT FILE
+export {};
 const [port, file] = process.argv.slice(2);
 const body = await Bun.file(file!).bytes();
 Bun.serve({

@@ -4,9 +4,10 @@
 // (bench/load.ts). Prints one table and writes bench/results/<timestamp>.json.
 // Options (environment): BENCH_BIG (1000000), BENCH_SMALL (100000), BENCH_TENANTS (10),
 // BENCH_LATENCY_S (2), BENCH_THROUGHPUT_S (2), BENCH_KEEP=1 keeps the temporary directory.
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { freePort, freshBinary, waitFor } from "../bench/process-support";
 import { buildShapes } from "../bench/shapes";
 import { loadConfig } from "../src/config";
 import { createContext } from "../src/context";
@@ -28,30 +29,6 @@ const dir = mkdtempSync(join(tmpdir(), "suite-bench-"));
 const dbFile = join(dir, "bench.db");
 const say = (s: string) => process.stdout.write(`${s}\n`);
 const bun = process.execPath;
-
-function newestMtime(path: string): number {
-  const s = statSync(path);
-  if (!s.isDirectory()) return s.mtimeMs;
-  return Math.max(s.mtimeMs, ...readdirSync(path).map((f) => newestMtime(join(path, f))));
-}
-
-async function freePort(): Promise<number> {
-  const s = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
-  const port = s.port!;
-  s.stop(true);
-  return port;
-}
-
-async function waitFor(url: string, ms = 20_000): Promise<void> {
-  const until = Date.now() + ms;
-  while (Date.now() < until) {
-    try {
-      if ((await fetch(url)).ok) return;
-    } catch {}
-    await Bun.sleep(100);
-  }
-  throw new Error(`${url} did not answer`);
-}
 
 // ---- 1. seed ----
 say(`seeding ${dbFile}: 1 tenant of ${BIG} deals and ${TENANTS - 1} of ${SMALL}...`);
@@ -80,12 +57,7 @@ ctx.close();
 say(`  seeded in ${seedSeconds.toFixed(1)} s (${(statSync(dbFile).size / 2 ** 20).toFixed(0)} MiB)`);
 
 // ---- 2. build ----
-const binary = join(root, "dist", "suite");
-if (!existsSync(binary) || statSync(binary).mtimeMs < Math.max(newestMtime(join(root, "src")), statSync(join(root, "schema.sql")).mtimeMs)) {
-  say("building dist/suite...");
-  const b = Bun.spawnSync([bun, "run", "build"], { cwd: root, stdout: "inherit", stderr: "inherit" });
-  if (b.exitCode !== 0) throw new Error("build failed");
-}
+const binary = freshBinary(root, say);
 
 // ---- 3. serve, and watch its memory ----
 const port = await freePort();
