@@ -83,7 +83,7 @@ export function doc(d: RouteDoc): { detail: DocumentDecoration } {
 }
 
 interface Operation {
-  requestBody?: { required?: boolean };
+  requestBody?: { required?: boolean; content?: Record<string, { schema?: unknown }> };
   responses?: Record<string, unknown>;
 }
 
@@ -136,6 +136,8 @@ export function buildDocument(app: AnyElysia, version: string) {
     const op = generated[openApiPath(r.path)]?.[r.method.toLowerCase()];
     if (!op?.requestBody) continue;
     if (isOptional(r.hooks.body)) op.requestBody.required = false;
+    // Request bodies get the same plain JSON Schema as answers: no 3.0 `nullable`, no coercion unions.
+    for (const media of Object.values(op.requestBody.content ?? {})) media.schema = plain(media.schema);
     // Every route with a body can meet the body reader's refusals (src/http/body.ts).
     op.responses ??= {};
     for (const status of [413, 415]) op.responses[status] ??= { description: REASONS[status]!, ...json(ref("ErrorBody")) };
