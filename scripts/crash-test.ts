@@ -6,113 +6,22 @@
 // stops the server with SIGTERM. Exits non-zero, with a line saying why, if anything was lost.
 // The seed replays the random choices (operations, kill delays), not the machine's timing.
 import { Database } from "bun:sqlite";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { SMTPServer } from "smtp-server";
+import { rmSync } from "node:fs";
+import { fail, options, seededRandom, serverWorld, startMailSink } from "./crash/world";
 
-const ROOT = join(import.meta.dir, "..");
-const BINARY = join(ROOT, "dist", "suite");
 const INVITES_PER_ADMIN = 45; // under the limit of 50 an hour, with room for cut-off attempts
 const MAIL_WAIT_MS = 45_000; // a killed server's lease (10 s) plus room on a busy machine
 
-function fail(message: string): never {
-  console.error(`crash-test: ${message}`);
-  process.exit(1);
-}
-
-function options() {
-  const argv = process.argv.slice(2);
-  const o = { source: false, binary: BINARY, rounds: 20, clients: 16, seed: Math.floor(Math.random() * 2 ** 31) };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    if (a === "--source") o.source = true;
-    else if (a === "--binary" && argv[i + 1]) o.binary = argv[++i]!;
-    else if (a === "--rounds" || a === "--clients" || a === "--seed") {
-      const v = Number(argv[++i]);
-      if (!Number.isInteger(v) || v < (a === "--seed" ? 0 : 1)) fail(`${a} expects a whole number${a === "--seed" ? "" : " of at least 1"}`);
-      o[a.slice(2) as "rounds" | "clients" | "seed"] = v;
-    } else fail(`unknown argument ${a} (use --source, --binary FILE, --rounds N, --clients C, --seed S)`);
-  }
-  return o;
-}
-
 const opts = options();
-if (!opts.source && !existsSync(opts.binary)) fail(`no ${opts.binary}: run \`bun run build\` first, or pass --source`);
-const suite = opts.source ? [process.execPath, join(ROOT, "src", "main.ts")] : [resolve(opts.binary)];
-
-/** mulberry32: the whole run is one seeded sequence, printed so a failure can be replayed. */
-let state = opts.seed >>> 0;
-function random(): number {
-  state = (state + 0x6d2b79f5) >>> 0;
-  let t = state;
-  t = Math.imul(t ^ (t >>> 15), t | 1);
-  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-}
-const pick = <T>(xs: T[]): T => xs[Math.floor(random() * xs.length)]!;
-
-// ---- the world: a real SMTP server, a temp database, and the server process of each round ----
-
-const mails = new Map<string, number>(); // recipient -> messages received
-const smtp = new SMTPServer({
-  authOptional: true,
-  disabledCommands: ["STARTTLS"],
-  disableReverseLookup: true,
-  logger: false,
-  onData(stream, session, done) {
-    stream.on("data", () => {});
-    stream.on("end", () => {
-      for (const r of session.envelope.rcptTo) mails.set(r.address, (mails.get(r.address) ?? 0) + 1);
-      done();
-    });
-  },
-});
-// A server killed mid-message resets its connection: expected here, and not worth a stack trace.
-smtp.on("error", () => {});
-await new Promise<void>((resolve) => smtp.listen(0, "127.0.0.1", resolve));
-const smtpPort = (smtp.server.address() as { port: number }).port;
-
-const dir = mkdtempSync(join(tmpdir(), "suite-crash-"));
-const dbFile = join(dir, "suite.db");
-const env: Record<string, string> = {
-  PATH: process.env.PATH ?? "/usr/bin:/bin",
-  HOME: dir,
-  SUITE_DB: dbFile,
-  SUITE_HOST: "127.0.0.1",
-  SUITE_SMTP_URL: `smtp://127.0.0.1:${smtpPort}`,
-  SUITE_PUBLIC_URL: "http://localhost:8000",
-  SUITE_HASH_CONCURRENCY: "2",
-  SUITE_ACCESS_TTL: String(24 * 3600),
-};
+const { random, pick } = seededRandom(opts.seed);
+const sink = await startMailSink();
+const mails = sink.mails;
+const { suite, dir, dbFile, env, startServer } = await serverWorld(opts, sink.port);
 
 console.log(
   `crash-test: ${opts.source ? "bun src/main.ts" : opts.binary}, ${opts.rounds} rounds, ${opts.clients} clients, seed ${opts.seed} ` +
-    `(replay with --seed ${opts.seed}), database ${dbFile}, SMTP on port ${smtpPort}`,
+    `(replay with --seed ${opts.seed}), database ${dbFile}, SMTP on port ${sink.port}`,
 );
-
-function freePort(): number {
-  const s = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response("") });
-  const port = s.port!;
-  s.stop(true);
-  return port;
-}
-
-let serverNo = 0;
-async function startServer() {
-  const port = freePort();
-  const log = join(dir, `server-${++serverNo}.log`);
-  const started = performance.now();
-  const proc = Bun.spawn([...suite, "serve", "--port", String(port)], { cwd: dir, env, stdout: Bun.file(log), stderr: Bun.file(`${log}.err`) });
-  const base = `http://127.0.0.1:${port}/api/v1`;
-  for (;;) {
-    if (await fetch(`${base}/health`).then((r) => r.ok, () => false)) break;
-    if (proc.exitCode !== null) fail(`the server exited with ${proc.exitCode} before answering /health; see ${log}.err`);
-    if (performance.now() - started > 20_000) fail(`the server did not answer /health within 20 s; see ${log}`);
-    await Bun.sleep(20);
-  }
-  return { proc, base, readyMs: performance.now() - started };
-}
 
 // ---- tenants, writes and what was acknowledged ----
 
@@ -316,7 +225,7 @@ const stopStart = performance.now();
 const exitCode = await Promise.race([final.proc.exited, Bun.sleep(15_000).then(() => null)]);
 const stopMs = performance.now() - stopStart;
 if (exitCode === null) final.proc.kill("SIGKILL");
-smtp.close();
+void sink.close();
 
 const last = checkFile();
 if (last.integrity !== "ok") integrityOk = false;
