@@ -1,0 +1,60 @@
+import { expect } from "bun:test";
+import type { RequestOptions } from "../../helpers";
+import { countOf, type World } from "./world";
+
+/** What the tables of cross-tenant attempts (attempts-*.ts) are made of, and their shared checks. */
+
+export interface Sent {
+  method: string;
+  path: string;
+  o: RequestOptions;
+}
+
+export interface Attempt {
+  /** "METHOD /api/v1/path/{param}", as the OpenAPI document names the operation. */
+  op: string;
+  what: string;
+  send: (w: World) => Sent | Promise<Sent>;
+  /** The contract's answer: status and `code` (or, for 422, the first item's `type`). */
+  expect: { status: number; code?: string; type?: string };
+  /** Further checks on the parsed body: lists hold only B's rows and count only B's. */
+  check?: (body: any, w: World) => void | Promise<void>;
+  /** The body names A's tenant id, which must be ignored. */
+  tenantIdInBody?: boolean;
+}
+
+export const API = "/api/v1";
+export const PW = "correct horse battery";
+
+/** B's admin on B's host; `extra` overrides. */
+export const asB = (w: World, extra: RequestOptions = {}): RequestOptions => ({ token: w.b.admin.access, tenant: "bravo", ...extra });
+export const req = (method: string, path: string, o: RequestOptions): Sent => ({ method, path: `${API}${path}`, o });
+
+export const notFound = { status: 404, code: "not_found" };
+export const mismatch = { status: 403, code: "tenant_mismatch" };
+
+/** A page or array of B's rows only: every id is B's, and the total is B's count. */
+export const ownPage = (table: string, where: string | ((w: World) => string) = "1") => (body: any, w: World) => {
+  const cond = typeof where === "function" ? where(w) : where;
+  const items: Array<{ id: string; tenant_id?: string }> = Array.isArray(body) ? body : body.items;
+  const bIds = new Set((w.t.ctx.db.query(`SELECT id FROM ${table} WHERE tenant_id = ?1 AND (${cond})`).all(w.b.tenantId) as Array<{ id: string }>).map((r) => r.id));
+  expect(items.filter((i) => !bIds.has(i.id)).map((i) => i.id)).toEqual([]);
+  for (const i of items) if ("tenant_id" in i) expect(i.tenant_id).toBe(w.b.tenantId);
+  const n = countOf(w.t, table, w.b.tenantId, cond);
+  if (Array.isArray(body)) expect(items.length).toBe(n);
+  else expect({ total: body.total, pages: body.pages }).toEqual({ total: n, pages: Math.ceil(n / body.size) });
+};
+
+/** A page that must be empty: a search or filter naming only A's data. */
+export const emptyPage = (body: any) => expect({ items: body.items, total: body.total, pages: body.pages }).toEqual({ items: [], total: 0, pages: 0 });
+
+/** A created or updated row that landed in B (or the new tenant), never in A. */
+export const landedInB = (body: any, w: World) => expect(body.tenant_id).toBe(w.b.tenantId);
+
+export const INVITATION_STATUS: Record<string, (now: number) => string> = {
+  pending: (now) => `accepted_at IS NULL AND revoked_at IS NULL AND expires_at > ${now}`,
+  accepted: () => "accepted_at IS NOT NULL",
+  revoked: () => "accepted_at IS NULL AND revoked_at IS NOT NULL",
+};
+
+export const A_SEARCHES = ["quokka", "Quokka Corp", "QUOKKA PERSON", "the quokka people", "qu", "alpha", "quokka-stage"];

@@ -1,0 +1,155 @@
+import { expect } from "bun:test";
+import { SORT_FIELDS } from "../../../src/crm/model";
+import { type Attempt, asB, req, notFound, ownPage, emptyPage, landedInB, A_SEARCHES } from "./attempt-kit";
+import { type World } from "./world";
+
+/** The CRM: stages, deals, accounts and contacts across tenants. */
+export const CRM_ATTEMPTS: Attempt[] = [
+  // ---- CRM: stages ----
+  { op: "GET /api/v1/crm/pipeline-stages", what: "list stages", send: (w) => req("GET", "/crm/pipeline-stages", asB(w)), expect: { status: 200 }, check: ownPage("pipeline_stages") },
+
+  // ---- CRM: deals ----
+  { op: "GET /api/v1/crm/deals", what: "list deals", send: (w) => req("GET", "/crm/deals?size=100", asB(w)), expect: { status: 200 }, check: ownPage("deals") },
+  { op: "GET /api/v1/crm/deals", what: "list deals, no tenant named", send: (w) => req("GET", "/crm/deals?size=100", { token: w.b.admin.access }), expect: { status: 200 }, check: ownPage("deals") },
+  { op: "GET /api/v1/crm/deals", what: "B's member lists deals", send: (w) => req("GET", "/crm/deals?size=100", { token: w.b.member.access, tenant: "bravo" }), expect: { status: 200 }, check: ownPage("deals") },
+  { op: "GET /api/v1/crm/deals", what: "mine=true", send: (w) => req("GET", "/crm/deals?mine=true", asB(w)), expect: { status: 200 }, check: ownPage("deals", (w) => `assigned_to = '${w.b.admin.id}'`) },
+  ...A_SEARCHES.map(
+    (search): Attempt => ({
+      op: "GET /api/v1/crm/deals",
+      what: `search deals for "${search}"`,
+      send: (w) => req("GET", `/crm/deals?search=${encodeURIComponent(search)}`, asB(w)),
+      expect: { status: 200 },
+      check: emptyPage,
+    }),
+  ),
+  ...(["admin", "member"] as const).map(
+    (who): Attempt => ({
+      op: "GET /api/v1/crm/deals",
+      what: `assigned_to = A's ${who}`,
+      send: (w) => req("GET", `/crm/deals?assigned_to=${w.a[who].id}`, asB(w)),
+      expect: { status: 200 },
+      check: emptyPage,
+    }),
+  ),
+  { op: "GET /api/v1/crm/deals", what: "stage = A's own stage key", send: (w) => req("GET", `/crm/deals?stage=${w.a.stage.key}`, asB(w)), expect: { status: 200 }, check: emptyPage },
+  ...SORT_FIELDS.flatMap((field) =>
+    (["asc", "desc"] as const).map(
+      (dir): Attempt => ({
+        op: "GET /api/v1/crm/deals",
+        what: `sorted by ${field} ${dir}`,
+        send: (w) => req("GET", `/crm/deals?size=100&sort_by=${field}&sort_dir=${dir}`, asB(w)),
+        expect: { status: 200 },
+        check: ownPage("deals"),
+      }),
+    ),
+  ),
+  ...(
+    [
+      ["A's account_id", (w: World) => ({ account_id: w.a.accountId }), notFound],
+      ["A's contact_id", (w: World) => ({ account_id: w.b.accountId, contact_id: w.a.contactId }), notFound],
+      ["A's member as assigned_to", (w: World) => ({ account_id: w.b.accountId, assigned_to: w.a.member.id }), notFound],
+      ["A's stage key", (w: World) => ({ account_id: w.b.accountId, stage: w.a.stage.key }), { status: 422, type: "literal_error" }],
+    ] as const
+  ).map(([what, body, expected]): Attempt => ({ op: "POST /api/v1/crm/deals", what: `create a deal with ${what}`, send: (w) => req("POST", "/crm/deals", { ...asB(w), body: { title: "Wombat x", ...body(w) } }), expect: expected })),
+  {
+    op: "POST /api/v1/crm/deals",
+    what: "create a deal naming A's tenant_id and a deal id of A",
+    send: (w) => req("POST", "/crm/deals", { ...asB(w), body: { title: "Wombat planted", account_id: w.b.accountId, tenant_id: w.a.tenantId, id: w.a.dealIds[0] } }),
+    expect: { status: 201 },
+    check: (b, w) => {
+      landedInB(b, w);
+      expect(b.id).not.toBe(w.a.dealIds[0]);
+    },
+    tenantIdInBody: true,
+  },
+  ...[0, 1, 2].flatMap((i): Attempt[] => [
+    { op: "GET /api/v1/crm/deals/{id}", what: `read A's deal ${i}`, send: (w) => req("GET", `/crm/deals/${w.a.dealIds[i]}`, asB(w)), expect: notFound },
+    { op: "GET /api/v1/crm/deals/{id}", what: `B's member reads A's deal ${i}`, send: (w) => req("GET", `/crm/deals/${w.a.dealIds[i]}`, { token: w.b.member.access }), expect: notFound },
+    { op: "PATCH /api/v1/crm/deals/{id}", what: `change A's deal ${i}`, send: (w) => req("PATCH", `/crm/deals/${w.a.dealIds[i]}`, { ...asB(w), body: { title: "Hijacked", account_id: w.b.accountId } }), expect: notFound },
+    { op: "DELETE /api/v1/crm/deals/{id}", what: `delete A's deal ${i}`, send: (w) => req("DELETE", `/crm/deals/${w.a.dealIds[i]}`, asB(w)), expect: notFound },
+  ]),
+  { op: "PATCH /api/v1/crm/deals/{id}", what: "an empty change of A's deal", send: (w) => req("PATCH", `/crm/deals/${w.a.dealIds[0]}`, { ...asB(w), body: {} }), expect: notFound },
+  ...(
+    [
+      ["A's account_id", (w: World) => ({ account_id: w.a.accountId }), notFound],
+      ["A's contact_id", (w: World) => ({ contact_id: w.a.contactId }), notFound],
+      ["A's member as assigned_to", (w: World) => ({ assigned_to: w.a.member.id }), notFound],
+      ["A's stage key", (w: World) => ({ stage: w.a.stage.key }), { status: 422, type: "literal_error" }],
+    ] as const
+  ).map(([what, body, expected]): Attempt => ({ op: "PATCH /api/v1/crm/deals/{id}", what: `move B's deal to ${what}`, send: (w) => req("PATCH", `/crm/deals/${w.b.dealIds[0]}`, { ...asB(w), body: body(w) }), expect: expected })),
+  {
+    op: "PATCH /api/v1/crm/deals/{id}",
+    what: "change B's deal naming A's tenant_id",
+    send: (w) => req("PATCH", `/crm/deals/${w.b.dealIds[1]}`, { ...asB(w), body: { notes: "still wombat", tenant_id: w.a.tenantId } }),
+    expect: { status: 200 },
+    check: landedInB,
+    tenantIdInBody: true,
+  },
+
+  // ---- CRM: accounts and contacts ----
+  ...(["accounts", "contacts"] as const).flatMap((kind): Attempt[] => {
+    const table = kind;
+    const idOf = (w: World, t: "a" | "b") => (kind === "accounts" ? w[t].accountId : w[t].contactId);
+    const create = (w: World) => (kind === "accounts" ? { name: "Wombat Two" } : { first_name: "Wombat", last_name: "Two" });
+    return [
+      { op: `GET /api/v1/crm/${kind}`, what: `list ${kind}`, send: (w) => req("GET", `/crm/${kind}?size=100`, asB(w)), expect: { status: 200 }, check: ownPage(table) },
+      ...["quokka", "qu", "quokka.example", "quokka@contact"].map(
+        (search): Attempt => ({
+          op: `GET /api/v1/crm/${kind}`,
+          what: `search ${kind} for "${search}"`,
+          send: (w) => req("GET", `/crm/${kind}?search=${encodeURIComponent(search)}`, asB(w)),
+          expect: { status: 200 },
+          check: emptyPage,
+        }),
+      ),
+      {
+        op: `POST /api/v1/crm/${kind}`,
+        what: `create naming A's tenant_id and A's id`,
+        send: (w) => req("POST", `/crm/${kind}`, { ...asB(w), body: { ...create(w), tenant_id: w.a.tenantId, id: idOf(w, "a") } }),
+        expect: { status: 201 },
+        check: (b, w) => {
+          landedInB(b, w);
+          expect(b.id).not.toBe(idOf(w, "a"));
+        },
+        tenantIdInBody: true,
+      },
+      { op: `GET /api/v1/crm/${kind}/{id}`, what: `read A's ${kind}`, send: (w) => req("GET", `/crm/${kind}/${idOf(w, "a")}`, asB(w)), expect: notFound },
+      { op: `PATCH /api/v1/crm/${kind}/{id}`, what: `change A's ${kind}`, send: (w) => req("PATCH", `/crm/${kind}/${idOf(w, "a")}`, { ...asB(w), body: create(w) }), expect: notFound },
+      { op: `DELETE /api/v1/crm/${kind}/{id}`, what: `delete A's ${kind}`, send: (w) => req("DELETE", `/crm/${kind}/${idOf(w, "a")}`, asB(w)), expect: notFound },
+      {
+        op: `PATCH /api/v1/crm/${kind}/{id}`,
+        what: `rename B's ${kind} (its deals follow) naming A's tenant_id`,
+        send: (w) => req("PATCH", `/crm/${kind}/${idOf(w, "b")}`, { ...asB(w), body: { ...(kind === "accounts" ? { name: "Wombat Corp 2" } : { last_name: "Persona" }), tenant_id: w.a.tenantId } }),
+        expect: { status: 200 },
+        check: landedInB,
+        tenantIdInBody: true,
+      },
+    ];
+  }),
+  {
+    op: "POST /api/v1/crm/contacts",
+    what: "create a contact at A's account",
+    send: (w) => req("POST", "/crm/contacts", { ...asB(w), body: { first_name: "Wombat", account_id: w.a.accountId } }),
+    expect: notFound,
+  },
+  {
+    op: "PATCH /api/v1/crm/contacts/{id}",
+    what: "move B's contact to A's account",
+    send: (w) => req("PATCH", `/crm/contacts/${w.b.contactId}`, { ...asB(w), body: { account_id: w.a.accountId } }),
+    expect: notFound,
+  },
+
+  // Last, because it gives B a stage whose key carries A's word: stage keys are per tenant, so
+  // A's key is free in B, and A's tenant_id is ignored.
+  {
+    op: "POST /api/v1/crm/pipeline-stages",
+    what: "create a stage with A's key, naming A's tenant_id",
+    send: (w) => req("POST", "/crm/pipeline-stages", { ...asB(w), body: { key: w.a.stage.key, name: "Copied", tenant_id: w.a.tenantId } }),
+    expect: { status: 201 },
+    check: (b, w) => {
+      landedInB(b, w);
+      expect(b.id).not.toBe(w.a.stage.id);
+    },
+    tenantIdInBody: true,
+  },
+];
