@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { SMTPServer } from "smtp-server";
 import { freePort } from "../../bench/process-support";
+import { randomSource } from "../../src/crm/demo-data";
 
 const ROOT = join(import.meta.dir, "..", "..");
 const BINARY = join(ROOT, "dist", "suite");
@@ -33,18 +34,10 @@ export function options() {
 
 export type Options = ReturnType<typeof options>;
 
-/** mulberry32: the whole run is one seeded sequence, printed so a failure can be replayed. */
+/** The whole run is one seeded sequence (the demo data's PRNG), printed so a failure can be replayed. */
 export function seededRandom(seed: number) {
-  let state = seed >>> 0;
-  const random = (): number => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const pick = <T>(xs: T[]): T => xs[Math.floor(random() * xs.length)]!;
-  return { random, pick };
+  const source = randomSource(`crash-test ${seed}`);
+  return { random: source.next, pick: <T>(xs: T[]): T => source.pick(xs) };
 }
 
 /** An SMTP server that accepts everything and counts the messages each recipient received. */
