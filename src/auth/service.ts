@@ -51,8 +51,14 @@ const TOUCH_EVERY_MS = 60_000;
 const seconds = (ms: number) => Math.floor(ms / 1000);
 
 export function createAuthService(d: AuthDeps) {
-  const audit = (action: string, who: { tenantId: string | null; userId: string | null }, req: RequestInfo, detail?: Record<string, unknown>) =>
-    d.audit({ ...who, action, ip: req.ip, userAgent: req.userAgent, detail });
+  const auditEntry = (action: string, who: { tenantId: string | null; userId: string | null }, req: RequestInfo, detail?: Record<string, unknown>) => ({
+    ...who,
+    action,
+    ip: req.ip,
+    userAgent: req.userAgent,
+    detail,
+  });
+  const audit = (...a: Parameters<typeof auditEntry>) => d.audit(auditEntry(...a));
 
   /** A new session's row: signup and invitation-accept insert it inside their own transactions. */
   function newSessionRow(method: string, req: RequestInfo) {
@@ -87,7 +93,7 @@ export function createAuthService(d: AuthDeps) {
   /** Opens a session for a user whose sign-in is complete, and answers its tokens. */
   async function startSession(user: UserRow, method: string, req: RequestInfo): Promise<IssuedTokens> {
     const row = { ...newSessionRow(method, req), tenant_id: user.tenant_id, user_id: user.id };
-    const entry = { tenantId: user.tenant_id, userId: user.id, action: "login.success", ip: req.ip, userAgent: req.userAgent, detail: { method, session_id: row.id } };
+    const entry = auditEntry("login.success", { tenantId: user.tenant_id, userId: user.id }, req, { method, session_id: row.id });
     await d.sessions.insertAudited(row, entry, row.created_at);
     return issue({ ...row, refresh_gen: 0, rotated_at: null });
   }

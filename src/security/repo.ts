@@ -48,16 +48,17 @@ export function createSecurityRepo(db: Db, counters: Db = db) {
   const insertSetting = db.prepare<never, [string, string]>("INSERT OR IGNORE INTO settings (key, value) VALUES (?1, ?2)");
   const getSetting = db.prepare<{ value: string }, [string]>("SELECT value FROM settings WHERE key = ?1");
 
+  const auditInTx = (e: AuditEntry, now: number) =>
+    void insertAudit.run(e.tenantId, e.userId, e.action, e.ip, e.userAgent, e.detail ? JSON.stringify(e.detail) : null, now);
+
   return {
     hit: async (key: string, now: number, windowMs: number) => hit.get(key, now, windowMs)!,
     peek: async (key: string) => peek.get(key),
     clear: async (key: string) => void clear.run(key),
     sweep: async (now: number) => sweep.run(now).changes,
-    audit: async (e: AuditEntry, now: number) =>
-      void insertAudit.run(e.tenantId, e.userId, e.action, e.ip, e.userAgent, e.detail ? JSON.stringify(e.detail) : null, now),
+    audit: async (e: AuditEntry, now: number) => auditInTx(e, now),
     /** Audit rows are also written inside other features' transactions. */
-    auditInTx: (e: AuditEntry, now: number) =>
-      void insertAudit.run(e.tenantId, e.userId, e.action, e.ip, e.userAgent, e.detail ? JSON.stringify(e.detail) : null, now),
+    auditInTx,
     auditForTenant: async (tenantId: string, limit = 100) => auditForTenant.all(tenantId, limit),
     /** Keeps the first value ever stored under `key` (safe when two processes start at once). */
     settingOrCreate: (key: string, make: () => string): string => {
