@@ -1,4 +1,5 @@
-import { join } from "node:path";
+import { mkdirSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { noteHeaders, noteLog, noteRequestSecrets, noteResponseSecrets } from "./security/ledger";
 
 /**
@@ -35,11 +36,13 @@ export interface Answer {
 export async function startServer(db: string, env: Record<string, string> = {}) {
   const port = freePort();
   const url = `http://127.0.0.1:${port}`;
+  // The server runs in its database's folder, which may not exist yet (the server would make it).
+  mkdirSync(dirname(db), { recursive: true });
   const p = Bun.spawn([BUN, MAIN, "serve"], {
-    cwd: join(db, ".."),
+    cwd: dirname(db),
     env: {
       PATH: process.env.PATH ?? "/usr/bin:/bin",
-      HOME: join(db, ".."),
+      HOME: dirname(db),
       SUITE_DB: db,
       SUITE_HOST: "127.0.0.1",
       SUITE_PORT: String(port),

@@ -6,6 +6,7 @@ import { join } from "node:path";
 
 import { CURRENT_PLAN, targetVersion } from "../../src/db/migrate";
 import { noteLog, noteSecret } from "../security/ledger";
+import { startServer } from "../server";
 
 const BUN = process.execPath;
 const TARGET = targetVersion(CURRENT_PLAN);
@@ -53,13 +54,6 @@ function expectOneLineFailure(r: Run): string {
 const PASSWORD = "long enough pw";
 noteSecret("password", PASSWORD);
 const ACME = ["tenant", "create", "--name", "Acme", "--subdomain", "acme", "--admin-email", "a@acme.io", "--admin-password", PASSWORD];
-
-function freePort(): number {
-  const s = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response("") });
-  const port = s.port!;
-  s.stop(true);
-  return port;
-}
 
 describe("migrate", () => {
   test("creates the database and prints the version; a second run is up to date", async () => {
@@ -250,48 +244,29 @@ describe("usage", () => {
   });
 });
 
-/** Starts `suite serve` on a free port and waits until health answers. */
-async function startServer(db: string) {
-  const port = freePort();
-  const p = spawn(["serve"], { SUITE_DB: db, SUITE_HOST: "127.0.0.1", SUITE_PORT: String(port) });
-  const stdout = new Response(p.stdout).text().then((text) => (noteLog(text), text));
-  const stderr = new Response(p.stderr).text().then((text) => (noteLog(text), text));
-  const url = `http://127.0.0.1:${port}`;
-  let health: Response | null = null;
-  for (let i = 0; i < 100 && !health && p.exitCode === null; i++) {
-    health = await fetch(`${url}/api/v1/health`).catch(() => null);
-    if (!health) await Bun.sleep(50);
-  }
-  const signup = (subdomain: string) =>
-    fetch(`${url}/api/v1/auth/signup`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ email: `a@${subdomain}.io`, password: "long enough pw", tenant_name: subdomain, subdomain }),
-    });
-  return { p, health, stdout, stderr, signup };
-}
+const signupBody = (subdomain: string) => ({ body: { email: `a@${subdomain}.io`, password: PASSWORD, tenant_name: subdomain, subdomain } });
 
 describe("serve", () => {
   test("answers health, and on SIGTERM stops cleanly within 10 s", async () => {
     const db = freshDb();
     const s = await startServer(db);
+    let stopped: Awaited<ReturnType<typeof s.stop>>;
     try {
-      expect(s.health).not.toBeNull();
-      expect(s.health!.status).toBe(200);
-      expect(await s.health!.json()).toEqual({ status: "ok" });
+      const health = await s.call("GET", "/api/v1/health");
+      expect(health.status).toBe(200);
+      expect(health.body).toEqual({ status: "ok" });
       // A write, so that the WAL has something in it to checkpoint.
-      expect((await s.signup("acme")).status).toBe(201);
+      expect((await s.call("POST", "/api/v1/auth/signup", signupBody("acme"))).status).toBe(201);
 
       const started = performance.now();
-      s.p.kill("SIGTERM");
-      const code = await Promise.race([s.p.exited, Bun.sleep(10_000).then(() => "timeout" as const)]);
-      expect(code).toBe(0);
+      stopped = await s.stop();
+      expect(stopped.code).toBe(0);
       expect(performance.now() - started).toBeLessThan(10_000);
     } finally {
-      if (s.p.exitCode === null) s.p.kill("SIGKILL");
+      s.kill();
     }
-    expect(await s.stderr).toBe("");
-    const log = lines(await s.stdout).map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(stopped.stderr).toBe("");
+    const log = lines(stopped.stdout).map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(log.some((l) => l.msg === "request" && l.path === "/api/v1/health" && l.status === 200)).toBe(true);
     expect(JSON.stringify(log)).not.toContain("long enough pw");
 
@@ -307,11 +282,11 @@ describe("serve", () => {
     const db = freshDb();
     const s = await startServer(db);
     try {
-      expect(s.health?.status).toBe(200);
-      expect((await s.signup("durable")).status).toBe(201);
+      expect((await s.call("GET", "/api/v1/health")).status).toBe(200);
+      expect((await s.call("POST", "/api/v1/auth/signup", signupBody("durable"))).status).toBe(201);
     } finally {
-      s.p.kill("SIGKILL");
-      await s.p.exited;
+      s.kill();
+      await s.process.exited;
     }
     const d = new Database(db);
     expect(d.query("PRAGMA integrity_check").get()).toEqual({ integrity_check: "ok" });

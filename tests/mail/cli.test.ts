@@ -6,6 +6,7 @@ import { testApp } from "../helpers";
 import { askLink, tokenOf, verifyToken } from "../auth/magic-link/support";
 import { noteLog } from "../security/ledger";
 import { startSmtp } from "./smtp-support";
+import { freePort } from "../server";
 
 const BUN = process.execPath;
 const MAIN = join(import.meta.dir, "..", "..", "src", "main.ts");
@@ -27,13 +28,6 @@ async function run(args: string[], env: Record<string, string>) {
     noteLog(stderr);
   }
   return { code, stdout, stderr };
-}
-
-function freePort(): number {
-  const s = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response("") });
-  const port = s.port!;
-  s.stop(true);
-  return port;
 }
 
 describe("suite mail list, and delivery of the backlog by suite serve", () => {

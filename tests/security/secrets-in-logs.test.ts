@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { appCode } from "../auth/two-factor/rfc6238";
 import { startSmtp } from "../mail/smtp-support";
 import { noteLog, noteSecret } from "./ledger";
+import { freePort } from "../server";
 
 /**
  * The whole sign-in story against a real `suite serve` with real SMTP: signup, login, 2FA setup,
@@ -19,13 +20,6 @@ const BUN = process.execPath;
 const MAIN = join(import.meta.dir, "..", "..", "src", "main.ts");
 const dir = mkdtempSync(join(tmpdir(), "suite-secrets-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-function freePort(): number {
-  const s = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response("") });
-  const port = s.port!;
-  s.stop(true);
-  return port;
-}
 
 test("no password, token, cookie, code, secret or mailed link reaches the log or the audit table", async () => {
   const smtp = await startSmtp();
