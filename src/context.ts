@@ -16,7 +16,8 @@ import { type Mailer, createMailSender, noMailSender } from "./mail/sender";
 import { createSmtpTransport, smtpSecrets } from "./mail/smtp";
 import { createMagicLinkService } from "./auth/magic-link/service";
 import { createMagicLinksRepo } from "./auth/magic-link/repo";
-import { type Db, openCountersConnection, openDatabase } from "./db/database";
+import { type Db, openDatabase } from "./db/database";
+import { type WalSync, startGroupCommit } from "./db/group-commit";
 import { CURRENT_PLAN, migrate } from "./db/migrate";
 import { type PasswordHasher, createPasswordHasher } from "./security/passwords";
 import { LIMITS, type Limits, createRateLimiter } from "./security/rate-limit";
@@ -43,10 +44,10 @@ export interface ContextOptions {
   /** The server passes argon2 on threads of its own; the bad-input fuzz a cheap stand-in. Default: in-process argon2. */
   hasher?: PasswordHasher;
   /**
-   * Rate-limit counters on a second connection that does not fsync (the server's choice; see
-   * openCountersConnection). The command line keeps one connection: a bulk seed needs the file alone.
+   * How commits reach the disk before an answer is sent (see group-commit.ts). The server passes
+   * walDatasync; without it every commit fsyncs in place (synchronous=FULL).
    */
-  counterConnection?: boolean;
+  walSync?: (file: string) => WalSync;
 }
 
 /** Builds every repo and service once, wired together: the one place that knows them all. */
@@ -58,8 +59,8 @@ export function createContext(opts: ContextOptions) {
   const log = opts.log ?? stdoutLogger;
   const limits: Limits = { ...LIMITS, ...opts.limits };
 
-  const counters = opts.counterConnection && !opts.db ? openCountersConnection(config.db, db) : db;
-  const security = createSecurityRepo(db, counters);
+  const commits = opts.walSync && !opts.db && config.db !== ":memory:" ? startGroupCommit(db, opts.walSync(config.db)) : null;
+  const security = createSecurityRepo(db);
   const sessions = createSessionsRepo(db, { security });
   const users = createUsersRepo(db);
   const crm = createCrmRepo(db);
@@ -125,6 +126,8 @@ export function createContext(opts: ContextOptions) {
     mail: mailer,
     magicLinks,
     twoFactor,
+    /** Resolves once every commit so far is on disk: an answer after a write awaits it (http/core.ts). */
+    durable: commits ? commits.durable : async () => {},
     /** Periodic clean-up: finished rate-limit windows, and sessions a day past their end. */
     async housekeep(): Promise<void> {
       const t = now();
@@ -134,9 +137,9 @@ export function createContext(opts: ContextOptions) {
       await mail.purgeFinished(t - 30 * 86_400_000);
     },
     close: () => {
-      // close(true) finalizes the prepared statements, so the connection really closes now; the
-      // main one last, as the last to close checkpoints the WAL into the file and removes it.
-      if (counters !== db) counters.close(true);
+      commits?.close();
+      // close(true) finalizes the prepared statements, so the connection really closes now: the
+      // last to close checkpoints the WAL into the file and removes it.
       db.close(true);
     },
   };

@@ -10,6 +10,8 @@ export interface TestAppOptions {
   db?: string;
   now?: () => number;
   limits?: ContextOptions["limits"];
+  /** Group commit, as the server runs it (needs `db`). */
+  walSync?: ContextOptions["walSync"];
 }
 
 export interface RequestOptions {
@@ -37,6 +39,7 @@ export function testApp(opts: TestAppOptions = {}) {
     },
     now: opts.now,
     limits: opts.limits,
+    walSync: opts.walSync,
   });
   const app = createApp(ctx);
   // Mailed links are secrets too: note each one as it is written to the outbox.

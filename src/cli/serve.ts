@@ -2,6 +2,7 @@ import { createApp } from "../app";
 import type { Config } from "../config";
 import { createContext } from "../context";
 import { startCheckpointer } from "../db/checkpointer";
+import { walDatasync } from "../db/group-commit";
 import { threadedPasswordHasher } from "../security/passwords";
 
 const HOUSEKEEPING_MS = 5 * 60_000;
@@ -12,7 +13,7 @@ const STOP_DEADLINE_MS = 10_000;
  * finish, closes the database (checkpointing the WAL), and exits 0 within 10 seconds.
  */
 export async function serve(config: Config): Promise<void> {
-  const ctx = createContext({ config, hasher: threadedPasswordHasher(config.hashConcurrency), counterConnection: true });
+  const ctx = createContext({ config, hasher: threadedPasswordHasher(config.hashConcurrency), walSync: walDatasync });
   ctx.hasher.warm();
   const app = createApp(ctx);
   const checkpointer = startCheckpointer(config.db);

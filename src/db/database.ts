@@ -6,7 +6,10 @@ export type Db = Database;
 
 /**
  * The pragmas every connection runs with. synchronous=FULL: with WAL, NORMAL already survives
- * a killed process, FULL also survives a power cut, and our writes are small and few.
+ * a killed process, FULL also survives a power cut. The server keeps FULL's promise another way,
+ * off its event loop (see group-commit.ts). One connection writes: in WAL mode a commit from any
+ * other connection makes this one drop its whole page cache before its next read (rate-limit
+ * counters on a second connection cost about 2,400 page reads a second under a login flood).
  */
 const PRAGMAS: Array<[name: string, value: string | number, expect: string | number]> = [
   // First, so that the others (switching a new file to WAL takes a lock) wait for a busy peer
@@ -19,19 +22,6 @@ const PRAGMAS: Array<[name: string, value: string | number, expect: string | num
   // random, and each miss is a read; measured in the bench, and well inside the 200 MB budget.
   ["cache_size", -32768, -32768],
 ];
-
-/**
- * A second connection to the same file for rate-limit counters, at synchronous=NORMAL: a counter
- * write then costs no fsync (a login flood writes three per sign-in), still survives a killed
- * process, and at worst a power cut forgets the last second of counts. In-memory databases have
- * one connection only, so the counters share it.
- */
-export function openCountersConnection(path: string, main: Db): Db {
-  if (path === ":memory:") return main;
-  const db = openDatabase(path);
-  db.run("PRAGMA synchronous = NORMAL");
-  return db;
-}
 
 /** Opens (creating if needed) the database file and sets and checks its pragmas. */
 export function openDatabase(path: string): Db {

@@ -5,11 +5,14 @@ import { AppError, RequestValidationError, errors } from "./errors";
 import { toValidationItems } from "./validation";
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
+/** Methods that never write what a caller is told about (a session's last-use mark is not that). */
+const READS = new Set(["GET", "HEAD", "OPTIONS"]);
 
 /**
  * What every request gets, whatever its route: a request id, the 1 MiB body bound, our JSON
- * reader, CONTRACT §1's error bodies, and one access-log line (method, path without its query,
- * status, duration, request id: nothing that could carry a secret).
+ * reader, CONTRACT §1's error bodies, answers to writes held until their commits are on disk
+ * (ctx.durable), and one access-log line (method, path without its query, status, duration,
+ * request id: nothing that could carry a secret).
  */
 export const httpCore = (ctx: Context) => {
   const started = new WeakMap<Request, { at: number; id: string }>();
@@ -23,7 +26,12 @@ export const httpCore = (ctx: Context) => {
       checkDeclaredLength(request);
     })
     .onParse({ as: "global" }, ({ request, contentType }) => readJsonBody(request, contentType ?? ""))
-    .onError({ as: "global" }, ({ code, error: raised, set, request }) => {
+    .onAfterHandle({ as: "global" }, async ({ request }) => {
+      if (!READS.has(request.method)) await ctx.durable();
+    })
+    .onError({ as: "global" }, async ({ code, error: raised, set, request }) => {
+      // A refusal may follow writes too (an audit row, a counter): on disk before the answer.
+      if (!READS.has(request.method)) await ctx.durable().catch(() => {});
       // Elysia wraps what our body reader throws in its own ParseError.
       const error = code === "PARSE" && (raised as Error).cause ? (raised as Error).cause : raised;
       const fail = (e: AppError) => {

@@ -20,13 +20,10 @@ export interface AuditRow {
   created_at: number;
 }
 
-/**
- * SQL of rate limits, audit and stored keys. Each statement is prepared once. Rate-limit
- * counters go through `counters` (see openCountersConnection); it is `db` itself by default.
- */
-export function createSecurityRepo(db: Db, counters: Db = db) {
+/** SQL of rate limits, audit and stored keys. Each statement is prepared once. */
+export function createSecurityRepo(db: Db) {
   // One statement, so the count cannot be raced: the window restarts once it has passed.
-  const hit = counters.prepare<{ count: number; window_start: number }, [string, number, number]>(
+  const hit = db.prepare<{ count: number; window_start: number }, [string, number, number]>(
     `INSERT INTO rate_limits (key, window_start, window_ms, count) VALUES (?1, ?2, ?3, 1)
      ON CONFLICT (key) DO UPDATE SET
        count        = CASE WHEN window_start + window_ms <= ?2 THEN 1 ELSE count + 1 END,
@@ -34,11 +31,11 @@ export function createSecurityRepo(db: Db, counters: Db = db) {
        window_ms    = ?3
      RETURNING count, window_start`,
   );
-  const peek = counters.prepare<{ count: number; window_start: number; window_ms: number }, [string]>(
+  const peek = db.prepare<{ count: number; window_start: number; window_ms: number }, [string]>(
     "SELECT count, window_start, window_ms FROM rate_limits WHERE key = ?1",
   );
-  const clear = counters.prepare<never, [string]>("DELETE FROM rate_limits WHERE key = ?1");
-  const sweep = counters.prepare<never, [number]>("DELETE FROM rate_limits WHERE window_start + window_ms <= ?1");
+  const clear = db.prepare<never, [string]>("DELETE FROM rate_limits WHERE key = ?1");
+  const sweep = db.prepare<never, [number]>("DELETE FROM rate_limits WHERE window_start + window_ms <= ?1");
   const insertAudit = db.prepare<never, [string | null, string | null, string, string | null, string | null, string | null, number]>(
     "INSERT INTO audit_log (tenant_id, user_id, action, ip, user_agent, detail, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
   );
