@@ -71,12 +71,10 @@ export function startGroupCommit(db: Db, wal: WalSync): GroupCommit {
       .sync()
       .then(
         () => {
-          synced = Math.max(synced, upTo);
-          for (let i = waiters.length - 1; i >= 0; i--) {
-            if (waiters[i]!.upTo > synced) continue;
-            waiters[i]!.resolve();
-            waiters.splice(i, 1);
-          }
+          synced = upTo;
+          // Waiters queue in the order of their marks (total_changes() only grows): the covered
+          // ones are the front of the queue.
+          while (waiters.length > 0 && waiters[0]!.upTo <= synced) waiters.shift()!.resolve();
         },
         (e) => {
           for (const w of waiters.splice(0)) w.reject(e);
