@@ -1,3 +1,9 @@
+/**
+ * What every error `code` looks like: an identifier that starts with a letter, so that clients can
+ * map codes to enum members (`2fa_already_enabled` could not be one).
+ */
+export const ERROR_CODE = /^[a-z][a-z0-9_]*$/;
+
 /** The one error of the suite: a status, a snake_case code and a human sentence (CONTRACT §1). */
 export class AppError extends Error {
   constructor(
@@ -8,6 +14,10 @@ export class AppError extends Error {
   ) {
     super(detail);
     this.name = "AppError";
+    // A programming error, refused where it is made. Every code is a literal in the source and
+    // tests/http/error-codes.test.ts builds each one, so this never fires while serving; if it
+    // did, the request would get a 500 from onError, never end the process.
+    if (!ERROR_CODE.test(code)) throw new TypeError(`AppError code ${JSON.stringify(code)} is not an identifier starting with a letter`);
   }
 }
 

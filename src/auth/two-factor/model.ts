@@ -44,9 +44,9 @@ export const compactCode = ({ body }: { body: unknown }): void => {
 export const twoFactorErrors = {
   invalidCode: () => new AppError(401, "invalid_2fa_code", "The code is not valid.", BEARER),
   invalidTempToken: () => new AppError(401, "invalid_temp_token", "The sign-in challenge is not valid or has expired. Sign in again.", BEARER),
-  alreadyEnabled: () => new AppError(409, "2fa_already_enabled", "Two-factor authentication is already on."),
-  notPending: () => new AppError(409, "2fa_not_pending", "There is no two-factor setup to confirm: start one first."),
-  notEnabled: () => new AppError(409, "2fa_not_enabled", "Two-factor authentication is not on."),
+  alreadyEnabled: () => new AppError(409, "two_factor_already_enabled", "Two-factor authentication is already on."),
+  notPending: () => new AppError(409, "two_factor_not_pending", "There is no two-factor setup to confirm: start one first."),
+  notEnabled: () => new AppError(409, "two_factor_not_enabled", "Two-factor authentication is not on."),
   locked: (retryAfterSeconds: number) =>
     new AppError(429, "rate_limited", "Too many wrong codes: the second factor is locked for a while. Try again later.", {
       "Retry-After": String(Math.max(1, Math.ceil(retryAfterSeconds))),

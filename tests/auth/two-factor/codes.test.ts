@@ -87,9 +87,9 @@ describe("backup codes", () => {
 
   test("regenerating without 2FA on is 409", async () => {
     const { t, org } = await orgWithClock(apps);
-    expect(await t.json("POST", BACKUP_CODES, { token: org.access_token })).toMatchObject({ status: 409, body: { code: "2fa_not_enabled" } });
+    expect(await t.json("POST", BACKUP_CODES, { token: org.access_token })).toMatchObject({ status: 409, body: { code: "two_factor_not_enabled" } });
     await t.json("POST", SETUP, { token: org.access_token });
-    expect(await t.json("POST", BACKUP_CODES, { token: org.access_token })).toMatchObject({ status: 409, body: { code: "2fa_not_enabled" } });
+    expect(await t.json("POST", BACKUP_CODES, { token: org.access_token })).toMatchObject({ status: 409, body: { code: "two_factor_not_enabled" } });
   });
 });
 
@@ -112,7 +112,7 @@ describe("disable", () => {
     expect(allAudit(t).map((a) => a.action)).toContain("2fa.disabled");
     expect(await t.json("POST", DISABLE, { token, body: { password: org.password, code: code() } })).toMatchObject({
       status: 409,
-      body: { code: "2fa_not_enabled" },
+      body: { code: "two_factor_not_enabled" },
     });
     // Rows are gone: no backup code of the old factor is left.
     expect(t.ctx.db.query("SELECT count(*) AS n FROM backup_codes").get()).toEqual({ n: 0 });

@@ -82,7 +82,7 @@ describe("setup → confirm → login challenge → verify", () => {
     expect((await t.json("POST", CONFIRM, { token, body: { code: appCode(two.secret, clock.now()) } })).status).toBe(200);
 
     const again = await t.json("POST", SETUP, { token });
-    expect(again).toMatchObject({ status: 409, body: { code: "2fa_already_enabled", detail: expect.any(String) } });
+    expect(again).toMatchObject({ status: 409, body: { code: "two_factor_already_enabled", detail: expect.any(String) } });
     // The enabled secret is untouched: its code still signs in.
     clock.advance(STEP_MS);
     const temp = await challenge(t, org.email, org.password);
@@ -92,7 +92,7 @@ describe("setup → confirm → login challenge → verify", () => {
   test("confirm: wrong code 401, nothing pending 409, already enabled 409", async () => {
     const { t, clock, org } = await orgWithClock(apps);
     const token = org.access_token;
-    expect(await t.json("POST", CONFIRM, { token, body: { code: "123456" } })).toMatchObject({ status: 409, body: { code: "2fa_not_pending" } });
+    expect(await t.json("POST", CONFIRM, { token, body: { code: "123456" } })).toMatchObject({ status: 409, body: { code: "two_factor_not_pending" } });
     const { secret } = (await t.json("POST", SETUP, { token })).body;
     const wrong = String((Number(appCode(secret, clock.now())) + 1) % 1_000_000).padStart(6, "0");
     const r = await t.json("POST", CONFIRM, { token, body: { code: wrong } });
@@ -102,7 +102,7 @@ describe("setup → confirm → login challenge → verify", () => {
     clock.advance(STEP_MS);
     expect(await t.json("POST", CONFIRM, { token, body: { code: appCode(secret, clock.now()) } })).toMatchObject({
       status: 409,
-      body: { code: "2fa_already_enabled" },
+      body: { code: "two_factor_already_enabled" },
     });
   });
 

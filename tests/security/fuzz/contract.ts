@@ -2,6 +2,8 @@ import type { Answer } from "./harness";
 
 const LOC_SOURCES = new Set(["body", "query", "path", "header"]);
 const SNAKE = /^[a-z0-9]+(_[a-z0-9]+)*$/;
+/** An error code: an identifier that starts with a letter (src/http/errors.ts). */
+const CODE = /^[a-z][a-z0-9_]*$/;
 const ITEM_KEYS = new Set(["loc", "msg", "type", "input", "ctx"]);
 /** What a stack trace or an SQL error looks like in a body. */
 const LEAKS = [/\bat .+:\d+:\d+/, /\.ts:\d+/, /node_modules/, /SQLITE_/i, /\bSELECT\b.+\bFROM\b/i, /\bINSERT INTO\b/i, /\bUPDATE\b.+\bSET\b/i, /no such (table|column)/i, /\bsyntax error\b/i, /fts5/i];
@@ -33,7 +35,7 @@ export function contractProblems(a: Answer): string[] {
   } else {
     if (Object.keys(b).sort().join() !== "code,detail") problems.push(`error keys ${Object.keys(b)}`);
     if (typeof b.detail !== "string" || b.detail.length === 0) problems.push("detail is not a sentence");
-    if (typeof b.code !== "string" || !SNAKE.test(b.code)) problems.push(`code ${JSON.stringify(b.code)} is not snake_case`);
+    if (typeof b.code !== "string" || !CODE.test(b.code)) problems.push(`code ${JSON.stringify(b.code)} is not an identifier starting with a letter`);
   }
   if (a.status === 401 && a.headers.get("www-authenticate") !== "Bearer") problems.push("401 without WWW-Authenticate: Bearer");
   if (a.status === 429 && !/^[1-9]\d*$/.test(a.headers.get("retry-after") ?? "")) problems.push("429 without a Retry-After in seconds");
