@@ -7,14 +7,22 @@ export const LoginBody = t.Object({
   password: t.String({ minLength: 1, maxLength: PASSWORD_MAX }),
 });
 
-export const TokenPair = t.Object({
-  access_token: t.String(),
-  refresh_token: t.String(),
-  token_type: t.Literal("bearer"),
-});
+// A `title` names a schema in the API description: it becomes a component there, referenced
+// wherever it is used (src/http/openapi-document.ts).
+export const TokenPair = t.Object(
+  {
+    access_token: t.String({ description: "A JWT, for `Authorization: Bearer`" }),
+    refresh_token: t.String({ description: "A JWT for /auth/refresh; long-lived, keep it secret" }),
+    token_type: t.Literal("bearer"),
+  },
+  { title: "TokenPair" },
+);
 
 /** Login's answer when the second factor is on: no session yet, and no cookie. */
-export const TwoFactorChallenge = t.Object({ requires_2fa: t.Literal(true), temp_token: t.String() });
+export const TwoFactorChallenge = t.Object(
+  { requires_2fa: t.Literal(true), temp_token: t.String({ description: "Single use, short-lived: send it to /auth/2fa/verify with a code" }) },
+  { title: "TwoFactorChallenge" },
+);
 export const LoginResponse = t.Union([TokenPair, TwoFactorChallenge]);
 
 /** The body is optional: without one, the svc_refresh cookie is used. */
@@ -30,7 +38,7 @@ export const SessionRead = t.Object({
   ip: t.Nullable(t.String()),
   user_agent: t.Nullable(t.String()),
   current: t.Boolean(),
-});
+}, { title: "SessionRead" });
 
 export const SessionList = t.Array(SessionRead);
 

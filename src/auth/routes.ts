@@ -41,6 +41,7 @@ export const authRoutes = (ctx: Context) => {
           description: "Answers a token pair and sets the session cookies, or, when 2FA is on, `requires_2fa` and a `temp_token` (no cookie).",
           tags: ["auth"],
           ok: { 200: ["LoginResponse", LoginResponse] },
+          cookies: "set",
           errors: [400, 401, 403, 404, 429],
         }),
       },
@@ -66,6 +67,7 @@ export const authRoutes = (ctx: Context) => {
           description: "Takes the refresh token in the body or, with no body, the `svc_refresh` cookie.",
           tags: ["auth"],
           ok: { 200: ["TokenPair", TokenPair] },
+          cookies: "set",
           errors: [401, 403],
         }),
       },
@@ -88,7 +90,15 @@ export const authRoutes = (ctx: Context) => {
         if (body.session_id === auth.sessionId) clearSessionCookies(cookie, ctx.config);
         return { detail: "Session revoked.", revoked };
       },
-      { body: RevokeSessionBody, ...doc({ summary: "End one of the caller's sessions", tags: ["auth"], auth: true, ok: { 200: ["Confirmation", Confirmation] }, errors: [404] }) },
+      { body: RevokeSessionBody, ...doc({
+          summary: "End one of the caller's sessions",
+          description: "Ending the caller's own session also clears the cookies.",
+          tags: ["auth"],
+          auth: true,
+          ok: { 200: ["Confirmation", Confirmation] },
+          cookies: "clear",
+          errors: [404],
+        }) },
     )
     .post("/sessions/revoke-others", async ({ auth, request, server }) => {
       const revoked = await ctx.auth.revokeOthers(auth, requestInfo(request, server, ctx.config.trustProxy));
@@ -98,10 +108,10 @@ export const authRoutes = (ctx: Context) => {
       const revoked = await ctx.auth.revokeSession(auth, auth.sessionId, requestInfo(request, server, ctx.config.trustProxy));
       clearSessionCookies(cookie, ctx.config);
       return { detail: "Signed out.", revoked };
-    }, doc({ summary: "End this session and clear the cookies", tags: ["auth"], auth: true, ok: { 200: ["Confirmation", Confirmation] } }))
+    }, doc({ summary: "End this session and clear the cookies", tags: ["auth"], auth: true, ok: { 200: ["Confirmation", Confirmation] }, cookies: "clear" }))
     .post("/logout-all", async ({ auth, request, server, cookie }) => {
       const revoked = await ctx.auth.logoutAll(auth, requestInfo(request, server, ctx.config.trustProxy));
       clearSessionCookies(cookie, ctx.config);
       return { detail: "Signed out everywhere.", revoked };
-    }, doc({ summary: "End every session of the caller, this one included", tags: ["auth"], auth: true, ok: { 200: ["Confirmation", Confirmation] } }));
+    }, doc({ summary: "End every session of the caller, this one included", tags: ["auth"], auth: true, ok: { 200: ["Confirmation", Confirmation] }, cookies: "clear" }));
 };

@@ -1,6 +1,6 @@
 import { t } from "elysia";
 import { doc } from "../http/openapi";
-import { MAX_SEARCH, listParameters, pageSchema } from "../http/paging";
+import { MAX_SEARCH, QUERY_BOOLEAN, listParameters, pageSchema } from "../http/paging";
 import { SORT_DIRS, SORT_FIELDS } from "./model";
 
 // What the CRM answers, for the API description only (answers are not checked against them at
@@ -15,9 +15,10 @@ export const DealRead = t.Object({
   tenant_id: t.String(),
   created_at: Time,
   updated_at: Time,
-  value: t.Optional(t.String({ description: 'Exact decimal text with two places, "1234.50"' })),
-  currency: t.Optional(t.String({ description: "Three upper-case letters" })),
-  stage: t.Optional(t.String({ description: "One of the organization's pipeline stage keys" })),
+  // SPEC.md's Default column: what a deal created without the field holds.
+  value: t.Optional(t.String({ description: 'Exact decimal text with two places, "1234.50"', default: "0.00" })),
+  currency: t.Optional(t.String({ description: "Three upper-case letters", default: "USD" })),
+  stage: t.Optional(t.String({ description: "One of the organization's pipeline stage keys", default: "new" })),
   close_date: Maybe(t.String({ format: "date" })),
   probability: Maybe(t.Integer({ minimum: 0, maximum: 100 })),
   assigned_to: Maybe(t.String()),
@@ -27,13 +28,13 @@ export const DealRead = t.Object({
   pipeline_stage_id: Maybe(t.String()),
   pipeline_stage_name: Maybe(t.String()),
   pipeline_stage_color: Maybe(t.String()),
-  is_won: t.Optional(t.Boolean()),
-  is_lost: t.Optional(t.Boolean()),
+  is_won: t.Optional(t.Boolean({ default: false })),
+  is_lost: t.Optional(t.Boolean({ default: false })),
   account_name: Maybe(t.String()),
   contact_name: Maybe(t.String()),
   assignee_name: Maybe(t.String()),
   assignee_email: Maybe(t.String()),
-});
+}, { title: "DealRead" });
 
 export const StageRead = t.Object({
   id: t.String(),
@@ -46,7 +47,7 @@ export const StageRead = t.Object({
   is_won: t.Boolean(),
   is_lost: t.Boolean(),
   created_at: Time,
-});
+}, { title: "StageRead" });
 
 export const AccountRead = t.Object({
   id: t.String(),
@@ -56,7 +57,7 @@ export const AccountRead = t.Object({
   industry: t.Nullable(t.String()),
   created_at: Time,
   updated_at: Time,
-});
+}, { title: "AccountRead" });
 
 export const ContactRead = t.Object({
   id: t.String(),
@@ -69,17 +70,17 @@ export const ContactRead = t.Object({
   account_id: t.Nullable(t.String()),
   created_at: Time,
   updated_at: Time,
-});
+}, { title: "ContactRead" });
 
-const bool = (description: string) => ({ name: "", description, schema: { type: "boolean", default: false } });
+const bool = (description: string) => ({ name: "", description: `${description}; ${QUERY_BOOLEAN.description}`, schema: QUERY_BOOLEAN.schema });
 
 /** SPEC.md's query parameters of the deal list, with CONTRACT §10's bounds and vocabularies. */
 const DEAL_LIST_PARAMETERS = listParameters([
   { name: "search", description: "Part of a deal's title or notes, or of its account's or contact's name; any case", schema: { type: "string", maxLength: MAX_SEARCH } },
   { name: "stage", description: "Repeatable: deals in any of these stages", schema: { type: "array", items: { type: "string" } } },
   { name: "assigned_to", description: "Deals of this user (not with unassigned or mine)", schema: { type: "string" } },
-  { ...bool("Only deals without an assignee; true/false/1/0/yes/no/on/off"), name: "unassigned" },
-  { ...bool("Only the caller's deals; true/false/1/0/yes/no/on/off"), name: "mine" },
+  { ...bool("Only deals without an assignee"), name: "unassigned" },
+  { ...bool("Only the caller's deals"), name: "mine" },
   { name: "sort_by", description: "Default created_at (then desc); ties by id, nulls last", schema: { type: "string", enum: [...SORT_FIELDS] } },
   { name: "sort_dir", description: "asc when only sort_by is given", schema: { type: "string", enum: [...SORT_DIRS] } },
 ]);

@@ -1,6 +1,7 @@
 import { t, type Static } from "elysia";
+import { documentedAs } from "../http/openapi";
 import { registerFormat } from "../http/validation";
-import "./money";
+import { MAX_MONEY, MONEY_PATTERN } from "./money";
 
 /** The pipeline every new organization starts with (CONTRACT §10b). */
 export const DEFAULT_STAGES = [
@@ -78,8 +79,22 @@ export type ContactPatch = Static<typeof ContactPatch>;
 
 // ---- deals ----
 
-/** value arrives as "1234.5" or 1234.5; the route's transform turns a number into its text first. */
-const Money = t.String({ format: "money", maxLength: 40 });
+/**
+ * value arrives as "1234.5" or 1234.5; the route's transform turns a number into its text first,
+ * so the validator sees text. The API description shows both forms (`documentedAs`).
+ */
+const Money = t.String({
+  format: "money",
+  maxLength: 40,
+  ...documentedAs({
+    title: "DealValue",
+    description: 'An exact amount, at most 13 digits before the point and 2 after: decimal text ("1234.5") or a JSON number (1234.5). Answered as text with two places ("1234.50").',
+    oneOf: [
+      { type: "string", maxLength: 40, pattern: MONEY_PATTERN, examples: ["1234.5"] },
+      { type: "number", minimum: 0, maximum: MAX_MONEY, examples: [1234.5] },
+    ],
+  }),
+});
 const Currency = t.String({ pattern: "^[A-Z]{3}$" });
 const CloseDate = t.Nullable(t.String({ format: "calendar_date" }));
 const Probability = t.Nullable(t.Integer({ minimum: 0, maximum: 100 }));

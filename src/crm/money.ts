@@ -18,6 +18,14 @@ export function centsOf(text: string): number | null {
   return Number(whole) * 100 + Number(frac.padEnd(2, "0"));
 }
 
+/**
+ * What centsOf accepts, as a pattern for the API description (tests/http/openapi-tools.test.ts checks
+ * the two agree): leading zeros, 1 to 13 digits, and a point with at most 2 places before any
+ * trailing zeros.
+ */
+export const MONEY_PATTERN = `^0*[0-9]{1,${MAX_WHOLE_DIGITS}}(?:\\.[0-9]{0,2}0*)?$`;
+export const MAX_MONEY = 10 ** MAX_WHOLE_DIGITS - 0.01;
+
 /** 123450 → "1234.50". */
 export function formatCents(cents: number): string {
   const whole = Math.floor(cents / 100);

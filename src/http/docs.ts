@@ -3,7 +3,7 @@ import swaggerCss from "swagger-ui-dist/swagger-ui.css" with { type: "file" };
 import swaggerJs from "swagger-ui-dist/swagger-ui-bundle.js" with { type: "file" };
 import pkg from "../../package.json";
 import type { Context } from "../context";
-import { buildDocument } from "./openapi";
+import { buildDocument } from "./openapi-document";
 
 const PAGE = `<!doctype html>
 <html lang="en">

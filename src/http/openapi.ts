@@ -1,20 +1,42 @@
-import { toOpenAPISchema } from "@elysiajs/openapi";
-import { type AnyElysia, type DocumentDecoration, type TSchema, t } from "elysia";
+import { type DocumentDecoration, type TSchema, t } from "elysia";
+import { ERROR_CODE } from "./errors";
+
+// What routes say about themselves for the API description (`doc()`), and the pieces every
+// operation shares. The document itself is put together in openapi-document.ts.
 
 /** One item of the 422 body (SPEC.md's ValidationError table). */
-export const ValidationError = t.Object({
-  loc: t.Array(t.Union([t.String(), t.Integer()])),
-  msg: t.String(),
-  type: t.String(),
-  input: t.Optional(t.Any()),
-  ctx: t.Optional(t.Record(t.String(), t.Any())),
-});
+export const ValidationError = t.Object(
+  {
+    loc: t.Array(t.Union([t.String(), t.Integer()]), { description: 'Where: `["body", "email"]`, `["query", "size"]`, `["path", "id"]`' }),
+    msg: t.String(),
+    type: t.String({ description: "What failed, as Pydantic names it: `missing`, `string_too_short`, `json_invalid`…" }),
+    input: t.Optional(t.Any()),
+    ctx: t.Optional(t.Record(t.String(), t.Any())),
+  },
+  { title: "ValidationError" },
+);
 /** SPEC.md: "an object with an optional `detail`, a list of ValidationError". */
-export const HTTPValidationError = t.Object({ detail: t.Optional(t.Array(ValidationError)) });
+export const HTTPValidationError = t.Object({ detail: t.Optional(t.Array(ValidationError)) }, { title: "HTTPValidationError" });
 /** Every other error (CONTRACT §1). */
-export const ErrorBody = t.Object({ detail: t.String(), code: t.String() });
+export const ErrorBody = t.Object(
+  {
+    detail: t.String({ description: "A sentence for people" }),
+    code: t.String({ pattern: ERROR_CODE.source, description: "What went wrong, for programs: an identifier that starts with a letter" }),
+  },
+  { title: "ErrorBody" },
+);
 
-const REASONS: Record<number, string> = {
+/** One tag per part of the API, by URL: /auth, /auth/2fa, /users, /crm, /health. */
+export const TAGS = {
+  auth: "Signup, sign-in (password, magic link, invitation), tokens and sessions: /api/v1/auth",
+  "two-factor": "The TOTP second factor and its backup codes: /api/v1/auth/2fa",
+  users: "The team: members and invitations (/api/v1/users)",
+  crm: "Deals, accounts, contacts and pipeline stages (/api/v1/crm)",
+  health: "Whether the server and its database answer",
+} as const;
+export type Tag = keyof typeof TAGS;
+
+export const REASONS: Record<number, string> = {
   200: "OK",
   201: "Created",
   202: "Accepted",
@@ -32,19 +54,78 @@ const REASONS: Record<number, string> = {
   503: "The database does not answer",
 };
 
+/** components.headers: what answers carry besides their body. */
+export const HEADERS = {
+  WWWAuthenticate: {
+    description: "On every 401 (RFC 9110 §11.6.1): the scheme to authenticate with.",
+    schema: { type: "string", const: "Bearer" },
+  },
+  RetryAfter: { description: "On every 429: seconds until this caller may try again.", schema: { type: "integer", minimum: 1 } },
+  SetSessionCookies: {
+    description:
+      "Two cookies: `svc_session`, the access token (`Path=/`, `SameSite=Lax`, lives as long as the token), and `svc_refresh`, the refresh token " +
+      "(`Path=/api/v1/auth`, `SameSite=Strict`, lives as long as the session). Both `HttpOnly`, `Secure` unless the base domain is localhost, " +
+      "and scoped to the base domain so that every organization's subdomain shares them.",
+    schema: { type: "string" },
+  },
+  ClearSessionCookies: {
+    description: "Clears `svc_session` and `svc_refresh`: both sent empty with `Max-Age=0`, with the Path and Domain that set them.",
+    schema: { type: "string" },
+  },
+} as const;
+
+/** The subdomain of an organization, as X-Tenant names it (any case: it is compared in lower case). */
+const X_TENANT_PATTERN = "^[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?$";
+
+/** components.parameters: the header every operation may carry. */
+export const PARAMETERS = {
+  XTenant: {
+    name: "X-Tenant",
+    in: "header",
+    required: false,
+    description:
+      "The organization a request is for, by its subdomain (`acme`), for API clients that do not call `acme.<base domain>`. " +
+      "Where the Host names one too, both must agree (else 403 `tenant_mismatch`). With credentials it must be their organization's " +
+      "(else 403 `tenant_mismatch`); sign-in, magic links and invitations use it to pick the workspace (an unknown one is 404 `tenant_not_found`). Routes that serve no organization (health) ignore it.",
+    schema: { type: "string", maxLength: 63, pattern: X_TENANT_PATTERN },
+    example: "acme",
+  },
+} as const;
+
+/**
+ * A schema the validator sees only after a route's `transform` has converted what the client sent
+ * (a deal's value: a JSON number becomes its text first). The API description shows `form`, what
+ * clients may send, in its place; validation is unchanged.
+ */
+export const DOCUMENTED_AS = "x-documented-as";
+export const documentedAs = (form: Record<string, unknown>) => ({ [DOCUMENTED_AS]: form });
+
 /** Named schemas the routes answer with; they become components.schemas (and a typed client's types). */
-const named = new Map<string, TSchema>([
+export const named = new Map<string, TSchema>([
   ["ValidationError", ValidationError],
   ["HTTPValidationError", HTTPValidationError],
   ["ErrorBody", ErrorBody],
 ]);
 
-const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-const json = (schema: unknown) => ({ content: { "application/json": { schema } } });
+export const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+export const json = (schema: unknown) => ({ content: { "application/json": { schema } } });
+const header = (name: keyof typeof HEADERS) => ({ $ref: `#/components/headers/${name}` });
+
+/** The declared headers of an error status. */
+export const errorHeaders = (status: number) =>
+  status === 401 ? { headers: { "WWW-Authenticate": header("WWWAuthenticate") } } : status === 429 ? { headers: { "Retry-After": header("RetryAfter") } } : {};
+
+/** An error response: its reason, body schema and headers. */
+export const errorResponse = (status: number) => ({
+  description: REASONS[status] ?? "Error",
+  ...errorHeaders(status),
+  ...json(ref(status === 422 ? "HTTPValidationError" : "ErrorBody")),
+});
 
 export interface RouteDoc {
   summary: string;
-  tags: string[];
+  /** The one tag of the route's part of the API (TAGS). */
+  tags: readonly [Tag];
   /** Success statuses and what they answer: a named schema, or null for an empty body. */
   ok: Record<number, readonly [name: string, schema: TSchema] | null>;
   /** Needs the bearer token or the session cookie: 401 and 403 come with it. */
@@ -54,6 +135,8 @@ export interface RouteDoc {
   description?: string;
   /** Query parameters a route reads by hand (QueryReader), which no route schema declares. */
   parameters?: unknown[];
+  /** Its success answer sets the session cookies, or clears them. */
+  cookies?: "set" | "clear";
 }
 
 /**
@@ -62,112 +145,21 @@ export interface RouteDoc {
  */
 export function doc(d: RouteDoc): { detail: DocumentDecoration } {
   const responses: NonNullable<DocumentDecoration["responses"]> = {};
+  const cookies = d.cookies && { headers: { "Set-Cookie": header(d.cookies === "set" ? "SetSessionCookies" : "ClearSessionCookies") } };
   for (const [status, body] of Object.entries(d.ok)) {
     if (body) named.set(body[0], body[1]);
-    responses[status] = { description: REASONS[Number(status)] ?? "OK", ...(body ? json(ref(body[0])) : {}) } as never;
+    responses[status] = { description: REASONS[Number(status)] ?? "OK", ...cookies, ...(body ? json(ref(body[0])) : {}) } as never;
   }
   const errors = new Set([...(d.auth ? [401, 403] : []), ...(d.errors ?? []), 422, 500]);
-  for (const status of [...errors].sort()) {
-    responses[status] = { description: REASONS[status] ?? "Error", ...json(ref(status === 422 ? "HTTPValidationError" : "ErrorBody")) } as never;
-  }
+  for (const status of [...errors].sort()) responses[status] = errorResponse(status) as never;
   return {
     detail: {
       summary: d.summary,
-      tags: d.tags,
+      tags: [...d.tags],
       ...(d.description ? { description: d.description } : {}),
       ...(d.parameters ? { parameters: d.parameters as never } : {}),
       ...(d.auth ? { security: [{ bearer: [] }, { cookie: [] }] } : { security: [] }),
       responses,
-    },
-  };
-}
-
-interface Operation {
-  requestBody?: { required?: boolean; content?: Record<string, { schema?: unknown }> };
-  responses?: Record<string, unknown>;
-}
-
-/** Elysia's `/users/:id` is OpenAPI's `/users/{id}`. */
-const openApiPath = (path: string) => path.replace(/:([^/]+)/g, "{$1}");
-const isOptional = (schema: unknown) =>
-  typeof schema === "object" && schema !== null && (schema as Record<symbol, unknown>)[Symbol.for("TypeBox.Optional")] === "Optional";
-
-const COERCED_FROM_TEXT = new Set(["integer", "numeric", "boolean"]);
-
-/**
- * Plain JSON Schema for an answer: TypeBox's symbol keys dropped, and Elysia's coercing types
- * (t.Integer is "an integer, or text that parses as one", for query strings) reduced to what a
- * response really holds.
- */
-function plain(schema: unknown): unknown {
-  if (Array.isArray(schema)) return schema.map(plain);
-  if (typeof schema !== "object" || schema === null) return schema;
-  const s = schema as Record<string, unknown>;
-  const anyOf = s.anyOf as Record<string, unknown>[] | undefined;
-  if (anyOf?.length === 2) {
-    const text = anyOf.findIndex((a) => a.type === "string" && COERCED_FROM_TEXT.has(a.format as string));
-    if (text !== -1) {
-      const { anyOf: _, ...rest } = s;
-      return plain({ ...rest, ...anyOf[1 - text] });
-    }
-  }
-  // `nullable` is OpenAPI 3.0's word; in 3.1 the `null` type in anyOf says it.
-  return Object.fromEntries(Object.entries(s).filter(([k]) => k !== "nullable").map(([k, v]) => [k, plain(v)]));
-}
-
-/**
- * The OpenAPI 3.1 document of every route registered on `app`, generated from their TypeBox
- * schemas. Bodies are JSON only: our own body reader (src/http/body.ts) accepts nothing else.
- */
-export function buildDocument(app: AnyElysia, version: string) {
-  // The generator's reading of routes is protected API; it is what @elysiajs/openapi itself calls.
-  const inner = app as unknown as { getGlobalRoutes(): { method: string; path: string; hooks: Record<string, unknown> }[]; getGlobalDefinitions?(): unknown };
-  const jsonOnly = {
-    getGlobalRoutes: () =>
-      inner
-        .getGlobalRoutes()
-        .filter((r) => r.path.startsWith("/api/v1/") && !r.path.startsWith("/api/v1/docs") && r.path !== "/api/v1/openapi.json")
-        .map((r) => ({ ...r, hooks: { ...r.hooks, parse: [{ fn: "json" }] } })),
-    getGlobalDefinitions: () => inner.getGlobalDefinitions?.(),
-  } as unknown as AnyElysia;
-  const generated = toOpenAPISchema(jsonOnly, undefined, undefined, undefined, "3.1.1").paths as Record<string, Record<string, Operation>>;
-  // The generator marks every body required; a route whose body schema is t.Optional takes none.
-  for (const r of inner.getGlobalRoutes()) {
-    const op = generated[openApiPath(r.path)]?.[r.method.toLowerCase()];
-    if (!op?.requestBody) continue;
-    if (isOptional(r.hooks.body)) op.requestBody.required = false;
-    // Request bodies get the same plain JSON Schema as answers: no 3.0 `nullable`, no coercion unions.
-    for (const media of Object.values(op.requestBody.content ?? {})) media.schema = plain(media.schema);
-    // Every route with a body can meet the body reader's refusals (src/http/body.ts).
-    op.responses ??= {};
-    for (const status of [413, 415]) op.responses[status] ??= { description: REASONS[status]!, ...json(ref("ErrorBody")) };
-  }
-  // A route mounted at its plugin's prefix ("/users" + "/") answers without the slash too.
-  const paths = Object.fromEntries(Object.entries(generated).map(([path, ops]) => [path.length > 1 ? path.replace(/\/$/, "") : path, ops]));
-  return {
-    openapi: "3.1.1",
-    info: {
-      title: "Workspace Suite API",
-      version,
-      description:
-        "Sign-in with 2FA and magic links, sessions, organizations and invitations, and a CRM. " +
-        "A request's organization is named by its Host (`acme.<base domain>`) or the `X-Tenant` header.",
-    },
-    servers: [{ url: "/" }],
-    tags: [
-      { name: "auth", description: "Sign-in, tokens and sessions" },
-      { name: "2fa", description: "TOTP second factor" },
-      { name: "users", description: "Members and invitations" },
-      { name: "crm", description: "Deals, accounts, contacts and pipeline stages" },
-      { name: "operations", description: "Health" },
-    ],
-    paths,
-    components: {
-      schemas: Object.fromEntries([...named].map(([name, schema]) => [name, plain(JSON.parse(JSON.stringify(schema)))])),
-      securitySchemes: {
-        bearer: { type: "http", scheme: "bearer", bearerFormat: "JWT", description: "The access token from sign-in." },
-        cookie: { type: "apiKey", in: "cookie", name: "svc_session", description: "The session cookie set by sign-in (browsers)." },
-      },
     },
   };
 }

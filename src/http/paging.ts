@@ -19,6 +19,18 @@ export type RawQuery = Record<string, string | string[] | undefined>;
 const TRUE = new Set(["true", "1", "yes", "on"]);
 const FALSE = new Set(["false", "0", "no", "off"]);
 
+/** `yes` → `[Yy][Ee][Ss]`: a word in any case, as a pattern (JSON Schema patterns have no flags). */
+const anyCase = (word: string) => word.replace(/[a-z]/g, (c) => `[${c.toUpperCase()}${c}]`);
+
+/**
+ * A query boolean as the API description gives it: text, since a query holds no JSON booleans,
+ * in exactly the spellings QueryReader.bool reads (the same word lists, any case, spaces around).
+ */
+export const QUERY_BOOLEAN = {
+  description: `true: ${[...TRUE].join(", ")}; false: ${[...FALSE].join(", ")}; any case; absent is false`,
+  schema: { type: "string", pattern: `^\\s*(?:${[...TRUE, ...FALSE].map(anyCase).join("|")})\\s*$`, default: "false", examples: ["true", "false"] },
+};
+
 /** Every value of every query parameter of a URL, repeated ones as lists. */
 export function rawQuery(url: string): RawQuery {
   const out: RawQuery = {};

@@ -2,6 +2,7 @@ import { t, type Static } from "elysia";
 import { registerFormat } from "../http/validation";
 import { toIso } from "../db/ids";
 import { PASSWORD_MAX, PASSWORD_MIN } from "../security/passwords";
+import { TokenPair } from "../auth/model";
 import { Email, UserRead } from "../users/model";
 import type { TenantRow } from "./repo";
 
@@ -30,16 +31,11 @@ export const TenantRead = t.Object({
   subdomain: t.String(),
   modules: t.Array(t.String()),
   created_at: t.String({ format: "date-time" }),
-});
+}, { title: "TenantRead" });
 export type TenantRead = Static<typeof TenantRead>;
 
-export const SignupResponse = t.Object({
-  tenant: TenantRead,
-  user: UserRead,
-  access_token: t.String(),
-  refresh_token: t.String(),
-  token_type: t.Literal("bearer"),
-});
+/** The new organization, its user and a token pair, side by side (signup, invitation accept). */
+export const SignupResponse = t.Intersect([t.Object({ tenant: TenantRead, user: UserRead }), TokenPair]);
 
 export const toTenantRead = (row: TenantRow, modules: string[]): TenantRead => ({
   id: row.id,

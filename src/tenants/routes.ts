@@ -25,6 +25,7 @@ export const tenantsRoutes = (ctx: Context) =>
         summary: "Create an organization and its first admin, signed in",
         tags: ["auth"],
         ok: { 201: ["SignupResponse", SignupResponse] },
+        cookies: "set",
         errors: [409, 429],
       }),
     },

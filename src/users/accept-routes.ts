@@ -26,6 +26,7 @@ export const invitationAcceptRoutes = (ctx: Context) =>
         tags: ["auth"],
         // The same shape as signup's answer: the user, their organization and a token pair.
         ok: { 201: ["SignupResponse", SignupResponse] },
+        cookies: "set",
         errors: [400, 403, 409, 429],
       }),
     },

@@ -60,7 +60,7 @@ export const InvitationRead = t.Object({
   created_at: t.String({ format: "date-time" }),
   profile_id: t.Optional(t.Nullable(t.String())),
   role_id: t.Optional(t.Nullable(t.String())),
-});
+}, { title: "Invitation" });
 export type InvitationRead = Static<typeof InvitationRead>;
 
 export const toInvitationRead = (r: InvitationRow): Required<InvitationRead> => ({

@@ -15,7 +15,7 @@ export const UserRead = t.Object({
   role: t.UnionEnum(["admin", "member"]),
   profile_id: t.Nullable(t.String()),
   created_at: t.String({ format: "date-time" }),
-});
+}, { title: "UserRead" });
 export type UserRead = Static<typeof UserRead>;
 
 /** Never a password hash in any answer (CONTRACT §3). */

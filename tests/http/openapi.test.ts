@@ -1,8 +1,10 @@
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { afterAll, describe, expect, test } from "bun:test";
+import { crmOrg } from "../crm/support";
 import { testApp } from "../helpers";
 import {
   SPEC_DEAL,
+  SPEC_DEAL_DEFAULTS,
   SPEC_DEAL_PAGE,
   SPEC_ENDPOINTS,
   SPEC_INVITATION,
@@ -162,6 +164,16 @@ describe("SPEC.md's tables, field by field", () => {
     expect(page).toBeDefined();
     expect(fieldsMatch(page, SPEC_DEAL_PAGE)).toEqual([]);
     expect(fieldsMatch(resolve(resolve(page).properties.items).items, SPEC_DEAL)).toEqual([]);
+  });
+
+  test("DealRead carries SPEC.md's defaults, and a deal created without those fields answers them", async () => {
+    const deal = resolve(responseSchema("GET", "/api/v1/crm/deals/{id}", 200));
+    const defaults = Object.fromEntries(Object.entries<Schema>(deal.properties).filter(([, p]) => "default" in p).map(([name, p]) => [name, p.default]));
+    expect(defaults).toEqual(SPEC_DEAL_DEFAULTS);
+    const org = await crmOrg(t, "defaults");
+    const account = await org.account("Acme");
+    const created = await org.deal({ title: "Bare", account_id: account.id });
+    for (const [name, value] of Object.entries(SPEC_DEAL_DEFAULTS)) expect({ name, value: created[name] }).toEqual({ name, value });
   });
 
   test("the deal list's query parameters are SPEC.md's", () => {

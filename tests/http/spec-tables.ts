@@ -75,6 +75,9 @@ export const SPEC_DEAL: SpecField[] = [
   f("assignee_email", "string", false, true),
 ];
 
+/** The Default column of SPEC.md's Deal table. */
+export const SPEC_DEAL_DEFAULTS: Record<string, unknown> = { value: "0.00", currency: "USD", stage: "new", is_won: false, is_lost: false };
+
 /** Deal page: SPEC.md has no Nullable column; none of its fields is nullable. */
 export const SPEC_DEAL_PAGE: SpecField[] = [
   f("items", "list of Deal", true, false),

@@ -52,6 +52,7 @@ export const magicLinkRoutes = (ctx: Context) => {
             "Single use, 10 minutes. Answers a token pair and sets the session cookies or, when 2FA is on, `requires_2fa` and a `temp_token`. A used, expired or unknown token: 401 `invalid_token`; another workspace's token: 403 `tenant_mismatch`.",
           tags: ["auth"],
           ok: { 200: ["LoginResponse", LoginResponse] },
+          cookies: "set",
           errors: [401, 403, 404, 429],
         }),
       },

@@ -18,7 +18,7 @@ import {
   compactCode,
 } from "./model";
 
-const tags = ["two-factor"];
+const tags = ["two-factor"] as const;
 const REVOKE = "`{\"revoke_other_sessions\": true}` also ends the caller's other sessions.";
 
 /** TOTP second factor: /api/v1/auth/2fa. Verify is the only route without the auth guard. */
@@ -40,6 +40,7 @@ export const twoFactorRoutes = (ctx: Context) =>
           description: "The login's `temp_token` and a 6-digit code (or a backup code `xxxx-xxxx`): a token pair and the session cookies. 5 attempts per minute per user; 20 wrong codes in a row lock the factor for 15 minutes.",
           tags,
           ok: { 200: ["TokenPair", TokenPair] },
+          cookies: "set",
           errors: [401, 403, 429],
         }),
       },
