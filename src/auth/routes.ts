@@ -43,6 +43,7 @@ export const authRoutes = (ctx: Context) => {
           ok: { 200: ["LoginResponse", LoginResponse] },
           cookies: "set",
           errors: [400, 401, 403, 404, 429],
+          codes: { 400: ["tenant_required"] },
         }),
       },
     )

@@ -86,8 +86,9 @@ const DEAL_LIST_PARAMETERS = listParameters([
 ]);
 const PAGE_PARAMETERS = listParameters([{ name: "search", description: "Part of a name (or email), any case", schema: { type: "string", maxLength: MAX_SEARCH } }]);
 
-const crm = (summary: string, ok: Parameters<typeof doc>[0]["ok"], errors: number[] = [], parameters?: unknown[]) =>
-  doc({ summary, tags: ["crm"], auth: true, ok, errors: [...errors, 403], parameters });
+type RouteDoc = Parameters<typeof doc>[0];
+const crm = (summary: string, ok: RouteDoc["ok"], errors: number[] = [], parameters?: unknown[], codes?: RouteDoc["codes"]) =>
+  doc({ summary, tags: ["crm"], auth: true, ok, errors: [...errors, 403], parameters, codes });
 
 const DEAL = ["DealRead", DealRead] as const;
 const ACCOUNT = ["AccountRead", AccountRead] as const;
@@ -96,7 +97,7 @@ const CONTACT = ["ContactRead", ContactRead] as const;
 /** The route descriptions, by route. */
 export const CRM_DOCS = {
   listStages: crm("The organization's pipeline stages, in order", { 200: ["StageList", t.Array(StageRead)] }),
-  createStage: crm("Add a pipeline stage (admins)", { 201: ["StageRead", StageRead] }, [409]),
+  createStage: crm("Add a pipeline stage (admins)", { 201: ["StageRead", StageRead] }, [409], undefined, { 409: ["stage_exists"] }),
   listDeals: crm("The deal list: paged, filtered, sorted and searched", { 200: ["DealPage", pageSchema(DealRead)] }, [], DEAL_LIST_PARAMETERS),
   createDeal: crm("Create a deal", { 201: DEAL }, [404]),
   getDeal: crm("One deal", { 200: DEAL }, [404]),
@@ -106,7 +107,7 @@ export const CRM_DOCS = {
   createAccount: crm("Create an account", { 201: ACCOUNT }),
   getAccount: crm("One account", { 200: ACCOUNT }, [404]),
   patchAccount: crm("Change an account; a new name shows at once in its deals", { 200: ACCOUNT }, [404]),
-  deleteAccount: crm("Delete an account that has no deals", { 204: null }, [404, 409]),
+  deleteAccount: crm("Delete an account that has no deals", { 204: null }, [404, 409], undefined, { 409: ["account_has_deals"] }),
   listContacts: crm("The organization's contacts, newest first", { 200: ["ContactPage", pageSchema(ContactRead)] }, [], PAGE_PARAMETERS),
   createContact: crm("Create a contact", { 201: CONTACT }, [404]),
   getContact: crm("One contact", { 200: CONTACT }, [404]),

@@ -17,6 +17,6 @@ export const healthRoutes = (ctx: Context) =>
       throw new AppError(503, "unavailable", "The database does not answer.");
     }
     return { status: "ok" };
-  }, doc({ summary: "Whether the server and its database answer", tags: ["health"], ok: { 200: ["Health", Health] }, errors: [503] }));
+  }, doc({ summary: "Whether the server and its database answer", tags: ["health"], ok: { 200: ["Health", Health] }, errors: [503], codes: { 503: ["unavailable"] } }));
 
 const Health = t.Object({ status: t.Literal("ok") });

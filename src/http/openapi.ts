@@ -1,5 +1,5 @@
 import { type DocumentDecoration, type TSchema, t } from "elysia";
-import { ERROR_CODE } from "./errors";
+import { ERROR_CODE, errors } from "./errors";
 
 // What routes say about themselves for the API description (`doc()`), and the pieces every
 // operation shares. The document itself is put together in openapi-document.ts.
@@ -28,11 +28,11 @@ export const ErrorBody = t.Object(
 
 /** One tag per part of the API, by URL: /auth, /auth/2fa, /users, /crm, /health. */
 export const TAGS = {
-  auth: "Signup, sign-in (password, magic link, invitation), tokens and sessions: /api/v1/auth",
-  "two-factor": "The TOTP second factor and its backup codes: /api/v1/auth/2fa",
+  auth: "Signup, sign-in (password, magic link, invitation), tokens and sessions (/api/v1/auth)",
+  "two-factor": "The TOTP second factor and its backup codes (/api/v1/auth/2fa)",
   users: "The team: members and invitations (/api/v1/users)",
   crm: "Deals, accounts, contacts and pipeline stages (/api/v1/crm)",
-  health: "Whether the server and its database answer",
+  health: "Whether the server and its database answer (/api/v1/health)",
 } as const;
 export type Tag = keyof typeof TAGS;
 
@@ -41,7 +41,7 @@ export const REASONS: Record<number, string> = {
   201: "Created",
   202: "Accepted",
   204: "No content",
-  400: "Bad request (`code` says which rule)",
+  400: "Bad request",
   401: "Missing, expired or revoked credentials, or a failed sign-in",
   403: "Not allowed: `forbidden`, `module_disabled`, `tenant_mismatch` or `csrf_failed`",
   404: "Not found",
@@ -84,9 +84,8 @@ export const PARAMETERS = {
     in: "header",
     required: false,
     description:
-      "The organization a request is for, by its subdomain (`acme`), for API clients that do not call `acme.<base domain>`. " +
-      "Where the Host names one too, both must agree (else 403 `tenant_mismatch`). With credentials it must be their organization's " +
-      "(else 403 `tenant_mismatch`); sign-in, magic links and invitations use it to pick the workspace (an unknown one is 404 `tenant_not_found`). Routes that serve no organization (health) ignore it.",
+      "The organization, by its subdomain (`acme`), for API clients that do not call `acme.<base domain>`. It must agree with the Host " +
+      "and with the credentials' organization (else 403 `tenant_mismatch`); where sign-in looks it up, an unknown one is 404 `tenant_not_found`.",
     schema: { type: "string", maxLength: 63, pattern: X_TENANT_PATTERN },
     example: "acme",
   },
@@ -111,16 +110,28 @@ export const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 export const json = (schema: unknown) => ({ content: { "application/json": { schema } } });
 const header = (name: keyof typeof HEADERS) => ({ $ref: `#/components/headers/${name}` });
 
+/** What an error status answers most often, as its example: the very error the server builds. */
+const EXAMPLES: Record<number, { detail: string; code: string }> = Object.fromEntries(
+  [errors.notAuthenticated(), errors.forbidden(), errors.notFound(), errors.payloadTooLarge(), errors.unsupportedMediaType(), errors.rateLimited(60), errors.internal()].map(
+    (e) => [e.status, { detail: e.detail, code: e.code }],
+  ),
+);
+const EXAMPLE_422 = { detail: [{ loc: ["body", "email"], msg: "Field required", type: "missing" }] };
+
 /** The declared headers of an error status. */
 export const errorHeaders = (status: number) =>
   status === 401 ? { headers: { "WWW-Authenticate": header("WWWAuthenticate") } } : status === 429 ? { headers: { "Retry-After": header("RetryAfter") } } : {};
 
-/** An error response: its reason, body schema and headers. */
-export const errorResponse = (status: number) => ({
-  description: REASONS[status] ?? "Error",
-  ...errorHeaders(status),
-  ...json(ref(status === 422 ? "HTTPValidationError" : "ErrorBody")),
-});
+/** An error response: its reason (with the codes a route names for it), body schema, example and headers. */
+export function errorResponse(status: number, codes?: readonly string[]) {
+  const reason = REASONS[status] ?? "Error";
+  const example = status === 422 ? EXAMPLE_422 : codes ? { detail: `${reason.replace(/ \(.*\)$/, "")}.`, code: codes[0] } : EXAMPLES[status];
+  return {
+    description: codes ? `${reason}: ${codes.map((c) => `\`${c}\``).join(", ")}` : reason,
+    ...errorHeaders(status),
+    content: { "application/json": { schema: ref(status === 422 ? "HTTPValidationError" : "ErrorBody"), ...(example ? { example } : {}) } },
+  };
+}
 
 export interface RouteDoc {
   summary: string;
@@ -137,6 +148,8 @@ export interface RouteDoc {
   parameters?: unknown[];
   /** Its success answer sets the session cookies, or clears them. */
   cookies?: "set" | "clear";
+  /** The codes of an error status whose code depends on the route (400, 409, 503), most frequent first. */
+  codes?: Partial<Record<number, readonly string[]>>;
 }
 
 /**
@@ -150,8 +163,8 @@ export function doc(d: RouteDoc): { detail: DocumentDecoration } {
     if (body) named.set(body[0], body[1]);
     responses[status] = { description: REASONS[Number(status)] ?? "OK", ...cookies, ...(body ? json(ref(body[0])) : {}) } as never;
   }
-  const errors = new Set([...(d.auth ? [401, 403] : []), ...(d.errors ?? []), 422, 500]);
-  for (const status of [...errors].sort()) responses[status] = errorResponse(status) as never;
+  const failures = new Set([...(d.auth ? [401, 403] : []), ...(d.errors ?? []), 422, 500]);
+  for (const status of [...failures].sort()) responses[status] = errorResponse(status, d.codes?.[status]) as never;
   return {
     detail: {
       summary: d.summary,

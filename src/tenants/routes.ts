@@ -27,6 +27,7 @@ export const tenantsRoutes = (ctx: Context) =>
         ok: { 201: ["SignupResponse", SignupResponse] },
         cookies: "set",
         errors: [409, 429],
+        codes: { 409: ["subdomain_taken"] },
       }),
     },
   );

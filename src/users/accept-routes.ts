@@ -28,6 +28,7 @@ export const invitationAcceptRoutes = (ctx: Context) =>
         ok: { 201: ["SignupResponse", SignupResponse] },
         cookies: "set",
         errors: [400, 403, 409, 429],
+        codes: { 400: ["invitation_invalid"], 409: ["already_member"] },
       }),
     },
   );

@@ -44,6 +44,7 @@ export const usersRoutes = (ctx: Context) => {
           auth: true,
           ok: { 201: INVITATION, 200: INVITATION },
           errors: [404, 409, 429],
+          codes: { 409: ["already_member"] },
         }),
       },
     )
@@ -72,7 +73,7 @@ export const usersRoutes = (ctx: Context) => {
       async ({ auth, params, request, server }) => ctx.invitations.revoke(auth, params.id, requestInfo(request, server, ctx.config.trustProxy)),
       {
         transform: adminsOnly,
-        ...doc({ summary: "Revoke an invitation: its link stops working (admins)", tags: ["users"], auth: true, ok: { 200: INVITATION }, errors: [404, 409] }),
+        ...doc({ summary: "Revoke an invitation: its link stops working (admins)", tags: ["users"], auth: true, ok: { 200: INVITATION }, errors: [404, 409], codes: { 409: ["invitation_accepted"] } }),
       },
     )
     .get(

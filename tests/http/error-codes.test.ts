@@ -1,8 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import { Glob } from "bun";
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { AppError, ERROR_CODE, errors } from "../../src/http/errors";
+import { SRC, conflicts, constructions, files } from "./error-catalogue";
 
 /**
  * The whole catalogue of error codes (issue 13, 3b): every code is an identifier that starts with
@@ -10,42 +9,6 @@ import { AppError, ERROR_CODE, errors } from "../../src/http/errors";
  * for every `new AppError(` and `errors.conflict(` (so a code nobody calls in a test is still
  * seen), and by importing the factory objects and calling every factory.
  */
-
-const SRC = join(import.meta.dir, "../../src");
-const files = [...new Glob("**/*.ts").scanSync(SRC)].map((f) => ({ path: f, text: readFileSync(join(SRC, f), "utf8") }));
-
-interface Site {
-  file: string;
-  line: number;
-  status: number | null;
-  code: string | null;
-}
-
-const lineOf = (text: string, index: number) => text.slice(0, index).split("\n").length;
-
-/** Every `new AppError(status, "code"` in src/, with null where the code is not a string literal. */
-function constructions(): Site[] {
-  const sites: Site[] = [];
-  for (const { path, text } of files) {
-    for (const m of text.matchAll(/new AppError\(/g)) {
-      const literal = /^new AppError\(\s*(\d{3})\s*,\s*"([^"\\]*)"\s*,/.exec(text.slice(m.index));
-      sites.push({ file: path, line: lineOf(text, m.index), status: literal ? Number(literal[1]) : null, code: literal ? literal[2]! : null });
-    }
-  }
-  return sites;
-}
-
-/** Every `errors.conflict("code"` in src/ (the one factory that takes its code from its caller). */
-function conflicts(): Site[] {
-  const sites: Site[] = [];
-  for (const { path, text } of files) {
-    for (const m of text.matchAll(/errors\.conflict\(/g)) {
-      const literal = /^errors\.conflict\(\s*"([^"\\]*)"\s*,/.exec(text.slice(m.index));
-      sites.push({ file: path, line: lineOf(text, m.index), status: 409, code: literal ? literal[1]! : null });
-    }
-  }
-  return sites;
-}
 
 /** Exported objects named like `errors` / `twoFactorErrors`, from every file that builds an AppError. */
 async function factoryObjects(): Promise<Array<[string, Record<string, (...args: unknown[]) => unknown>]>> {

@@ -7,6 +7,7 @@ import { centsOf, decimalText } from "../../src/crm/money";
 import { ERROR_CODE } from "../../src/http/errors";
 import { QueryReader } from "../../src/http/paging";
 import { testApp } from "../helpers";
+import { catalogue } from "./error-catalogue";
 
 /**
  * The OpenAPI document as third-party tools read it (issue 13, 3c): Redocly's lint, one tag per
@@ -196,6 +197,27 @@ describe("headers", () => {
       expect(r.status).toBe(200);
       expect(names(r)).toEqual(["svc_refresh", "svc_session"]);
       expect(cleared(r)).toBe(true);
+    }
+  });
+});
+
+describe("error answers", () => {
+  test("every error response has an example whose code the server can answer; 400, 409 and 503 name their route's codes", () => {
+    const known = catalogue();
+    for (const o of operations) {
+      for (const [status, response] of Object.entries<Schema>(o.op.responses)) {
+        if (Number(status) < 400) continue;
+        const example = response.content["application/json"].example;
+        const at = `${key(o)} ${status}`;
+        expect({ at, example: example !== undefined }).toEqual({ at, example: true });
+        if (status === "422") continue;
+        expect({ at, known: known.has(example.code) }).toEqual({ at, known: true });
+        if (["400", "409", "503"].includes(status)) {
+          const named = [...response.description.matchAll(/`([a-z0-9_]+)`/g)].map((m) => m[1]!);
+          expect({ at, named: named.length > 0 && named.every((c) => known.has(c)) }).toEqual({ at, named: true });
+          expect(named).toContain(example.code);
+        }
+      }
     }
   });
 });

@@ -58,6 +58,7 @@ export const twoFactorRoutes = (ctx: Context) =>
           auth: true,
           ok: { 200: ["TwoFactorSetup", TwoFactorSetup] },
           errors: [409],
+          codes: { 409: ["two_factor_already_enabled"] },
         }),
       },
     )
@@ -70,6 +71,7 @@ export const twoFactorRoutes = (ctx: Context) =>
         auth: true,
         ok: { 200: ["TwoFactorEnabled", TwoFactorEnabled] },
         errors: [409, 429],
+        codes: { 409: ["two_factor_not_pending", "two_factor_already_enabled"] },
       }),
     })
     .post("/disable", ({ auth, body, request, server }) => ctx.twoFactor.disable(auth, body, requestInfo(request, server, ctx.config.trustProxy)), {
@@ -82,6 +84,7 @@ export const twoFactorRoutes = (ctx: Context) =>
         auth: true,
         ok: { 200: ["TwoFactorEnabled", TwoFactorEnabled] },
         errors: [409, 429],
+        codes: { 409: ["two_factor_not_enabled"] },
       }),
     })
     .get("/status", ({ auth }) => ctx.twoFactor.status(auth), doc({ summary: "Whether 2FA is on or pending, and the backup codes left", tags, auth: true, ok: { 200: ["TwoFactorStatus", TwoFactorStatus] } }))
@@ -98,6 +101,7 @@ export const twoFactorRoutes = (ctx: Context) =>
           auth: true,
           ok: { 200: ["BackupCodes", BackupCodes] },
           errors: [409],
+          codes: { 409: ["two_factor_not_enabled"] },
         }),
       },
     );
