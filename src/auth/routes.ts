@@ -91,7 +91,9 @@ export const authRoutes = (ctx: Context) => {
         if (body.session_id === auth.sessionId) clearSessionCookies(cookie, ctx.config);
         return { detail: "Session revoked.", revoked };
       },
-      { body: RevokeSessionBody, ...doc({
+      {
+        body: RevokeSessionBody,
+        ...doc({
           summary: "End one of the caller's sessions",
           description: "Ending the caller's own session also clears the cookies.",
           tags: ["auth"],
@@ -99,7 +101,8 @@ export const authRoutes = (ctx: Context) => {
           ok: { 200: ["Confirmation", Confirmation] },
           cookies: "clear",
           errors: [404],
-        }) },
+        }),
+      },
     )
     .post("/sessions/revoke-others", async ({ auth, request, server }) => {
       const revoked = await ctx.auth.revokeOthers(auth, requestInfo(request, server, ctx.config.trustProxy));
