@@ -15,7 +15,7 @@ const PAGE = `<!doctype html>
   <link rel="stylesheet" href="/api/v1/docs/swagger-ui.css">
 </head>
 <body>
-  <div id="swagger-ui"></div>
+  <div id="swagger-ui" data-url="/api/v1/openapi.json"></div>
   <script src="/api/v1/docs/swagger-ui-bundle.js"></script>
   <script src="/api/v1/docs/init.js"></script>
 </body>
@@ -23,7 +23,9 @@ const PAGE = `<!doctype html>
 `;
 
 /** The page's own script, a file rather than inline so that its CSP needs no 'unsafe-inline'. */
-const INIT = `window.ui = SwaggerUIBundle({ url: "/api/v1/openapi.json", dom_id: "#swagger-ui", deepLinking: true });\n`;
+const INIT = `const root = document.getElementById("swagger-ui");
+window.ui = SwaggerUIBundle({ url: root.dataset.url, domNode: root, deepLinking: true });
+`;
 
 /**
  * Swagger UI needs its own script and stylesheet, `data:` images (its icons live in its CSS), and
