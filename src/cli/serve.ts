@@ -75,7 +75,7 @@ export async function serve(config: Config): Promise<void> {
  * request's own failures are already answered and logged where they happen (http/core.ts). The
  * database stays consistent whatever a request left undone: every write is one transaction.
  */
-function lastLineOfDefence(log: (line: Record<string, unknown>) => void): void {
+export function lastLineOfDefence(log: (line: Record<string, unknown>) => void): void {
   const report = (kind: string) => (e: unknown) => {
     const err = e as Error | undefined;
     try {
