@@ -4,7 +4,7 @@ import { backupCommand, migrateCommand, tenantCreateCommand } from "./cli/admin"
 import { UsageError, parseArgs, takeFlags } from "./cli/args";
 import { mailListCommand } from "./cli/mail";
 import { SEED_FLAGS, seedCommand } from "./cli/seed";
-import { serve } from "./cli/serve";
+import { PortInUse, serve } from "./cli/serve";
 import { CONFIG_FLAGS, ConfigError, loadConfig, settingsHelp } from "./config";
 
 const HELP = `Workspace Suite: sign-in, organizations and a CRM, in one executable.
@@ -71,5 +71,5 @@ async function main(argv: string[]): Promise<void> {
 main(process.argv.slice(2)).catch((e: unknown) => {
   if (e instanceof ConfigError || e instanceof UsageError) process.stderr.write(`suite: ${e.message}\n`);
   else process.stderr.write(`suite: ${e instanceof Error ? e.message : String(e)}\n`);
-  process.exit(e instanceof UsageError ? 64 : e instanceof ConfigError ? 78 : 1);
+  process.exit(e instanceof UsageError ? 64 : e instanceof ConfigError ? 78 : e instanceof PortInUse ? e.exitCode : 1);
 });

@@ -7,6 +7,16 @@ import { threadedPasswordHasher } from "../security/passwords";
 
 const HOUSEKEEPING_MS = 5 * 60_000;
 const STOP_DEADLINE_MS = 10_000;
+/** sysexits EX_UNAVAILABLE: the port this server was told to serve is not available to it. */
+export const EXIT_PORT_IN_USE = 69;
+
+/** One line on stderr, and the exit code the CLI documents. */
+export class PortInUse extends Error {
+  readonly exitCode = EXIT_PORT_IN_USE;
+  constructor(readonly port: number) {
+    super(`port ${port} is already in use (another suite serve?)`);
+  }
+}
 
 /**
  * Serves until SIGTERM or SIGINT, then stops taking connections, lets the requests in flight
@@ -16,9 +26,18 @@ export async function serve(config: Config): Promise<void> {
   const ctx = createContext({ config, hasher: threadedPasswordHasher(config.hashConcurrency), walSync: walDatasync });
   ctx.hasher.warm();
   const app = createApp(ctx);
+  try {
+    // The 1 MiB bound is ours (a JSON 413); Bun's own limit only backs it up. Elysia asks for
+    // SO_REUSEPORT, under which a second server on the same port starts and silently takes half
+    // the connections: one port, one server.
+    app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: 64 * 1024 * 1024, reusePort: false });
+  } catch (e) {
+    ctx.close();
+    if ((e as { code?: string }).code === "EADDRINUSE") throw new PortInUse(config.port);
+    throw e;
+  }
   const checkpointer = startCheckpointer(config.db);
-  // The 1 MiB bound is ours (a JSON 413); Bun's own limit only backs it up.
-  app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: 64 * 1024 * 1024 });
+  lastLineOfDefence(ctx.log);
   const timer = setInterval(() => void ctx.housekeep().catch(() => {}), HOUSEKEEPING_MS);
   timer.unref();
   ctx.log({ level: "info", msg: "listening", url: `http://${config.host}:${app.server?.port}`, db: config.db });
@@ -48,4 +67,23 @@ export async function serve(config: Config): Promise<void> {
   };
   process.on("SIGTERM", () => void stop("SIGTERM"));
   process.on("SIGINT", () => void stop("SIGINT"));
+}
+
+/**
+ * A failure no request caught (a promise someone forgot, a timer's callback) is logged, not
+ * fatal: one organization's odd request must not stop every organization's service, and each
+ * request's own failures are already answered and logged where they happen (http/core.ts). The
+ * database stays consistent whatever a request left undone: every write is one transaction.
+ */
+export function lastLineOfDefence(log: (line: Record<string, unknown>) => void): void {
+  const report = (kind: string) => (e: unknown) => {
+    const err = e as Error | undefined;
+    try {
+      log({ level: "error", msg: kind, error: err?.name, message: err?.message, stack: err?.stack });
+    } catch {
+      // Nowhere left to report it.
+    }
+  };
+  process.on("unhandledRejection", report("unhandled rejection"));
+  process.on("uncaughtException", report("uncaught exception"));
 }

@@ -1,3 +1,4 @@
+import { isIP } from "node:net";
 import type { RequestInfo } from "../auth/service";
 
 type Server = { requestIP(request: Request): { address: string } | null } | null | undefined;
@@ -6,13 +7,16 @@ const MAX_USER_AGENT = 512;
 
 /**
  * Who sent the request. Behind a reverse proxy (SUITE_TRUST_PROXY), the address the proxy saw:
- * the last X-Forwarded-For entry, the one the proxy itself appended.
+ * the last X-Forwarded-For entry, the one the proxy itself appended. An entry that is not an IP
+ * address (a port, brackets, a name, junk) is not used: the socket's address is, so what lands
+ * in audit rows and rate-limit keys is always an address.
  */
 export function requestInfo(request: Request, server: Server, trustProxy: boolean): RequestInfo {
   let ip: string | null = null;
   if (trustProxy) {
     const forwarded = request.headers.get("x-forwarded-for");
-    if (forwarded) ip = forwarded.split(",").at(-1)!.trim().slice(0, 64) || null;
+    const last = forwarded?.split(",").at(-1)!.trim();
+    if (last && isIP(last) !== 0) ip = last;
   }
   ip ??= server?.requestIP(request)?.address ?? null;
   const ua = request.headers.get("user-agent");

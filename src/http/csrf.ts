@@ -1,27 +1,49 @@
-import { hostName } from "./tenancy";
 import { errors } from "./errors";
+import { hostName, requestedSubdomain } from "./tenancy";
 
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 const JSON_TYPE = /^application\/([\w.+-]+\+)?json\s*(;|$)/i;
+/** Our session or refresh cookie in a Cookie header. */
+const OUR_COOKIE = /(?:^|;)\s*svc_(?:session|refresh)=/;
 
-const fromOurDomain = (url: string, baseDomain: string): boolean => {
+type Headers = Record<string, string | undefined>;
+
+/** The host name of an Origin or Referer, or null when it is not a URL (or is `null`). */
+const originHost = (url: string): string | null => {
   try {
-    const host = hostName(new URL(url).host);
-    return host === baseDomain || host.endsWith(`.${baseDomain}`);
+    const host = new URL(url).host;
+    return host ? hostName(host) : null;
   } catch {
-    return false;
+    return null;
   }
 };
 
 /**
  * For cookie-authenticated requests that change state (CONTRACT §5): a JSON content type, no
- * `Sec-Fetch-Site: cross-site`, and an Origin (or Referer) on the base domain or a subdomain.
- * A JSON content type alone already forces a CORS preflight on any cross-site page.
+ * `Sec-Fetch-Site: cross-site`, and an Origin (or Referer) that is the base domain itself or the
+ * request's own organization host: the one its Host or X-Tenant names. Organizations are
+ * neighbours on one base domain, so `evil.<base>` is another site for this purpose even though
+ * browsers call it same-site (and send it our cookie). A JSON content type alone already forces a
+ * CORS preflight on any cross-site page.
  */
-export function checkCsrf(method: string, headers: Record<string, string | undefined>, baseDomain: string): void {
+export function checkCsrf(method: string, headers: Headers, baseDomain: string): void {
   if (SAFE_METHODS.has(method)) return;
   if (!JSON_TYPE.test(headers["content-type"] ?? "")) throw errors.csrf();
   if ((headers["sec-fetch-site"] ?? "").toLowerCase() === "cross-site") throw errors.csrf();
   const origin = headers.origin ?? headers.referer;
-  if (!origin || !fromOurDomain(origin, baseDomain)) throw errors.csrf();
+  const from = origin ? originHost(origin) : null;
+  if (from === null) throw errors.csrf();
+  if (from === baseDomain) return;
+  const own = requestedSubdomain(headers, baseDomain);
+  if (own === null || from !== `${own}.${baseDomain}`) throw errors.csrf();
+}
+
+/**
+ * A write whose body is not JSON, sent with our cookie and no bearer header: what a cross-site
+ * HTML form can send. It is refused 403 `csrf_failed` before any route sees it (CONTRACT §5),
+ * where a bearer client sending the same gets 415.
+ */
+export function isCookieWrite(request: Request): boolean {
+  if (SAFE_METHODS.has(request.method) || request.headers.has("authorization")) return false;
+  return OUR_COOKIE.test(request.headers.get("cookie") ?? "");
 }

@@ -3,8 +3,19 @@ import { errors } from "./errors";
 
 type Headers = Record<string, string | undefined>;
 
-/** The host name of a Host header, without port or IPv6 brackets, lower-cased. */
-export const hostName = (host: string): string => host.trim().toLowerCase().replace(/^\[([^\]]+)\](:\d+)?$/, "$1").replace(/:\d+$/, "");
+/**
+ * The host name of a Host header (or of an Origin's host), without port or IPv6 brackets,
+ * lower-cased, and without the trailing dot of a fully qualified name: `acme.example.com.` is
+ * the same host as `acme.example.com` (DNS resolves both alike).
+ */
+export function hostName(host: string): string {
+  const h = host.trim().toLowerCase();
+  const v6 = /^\[([^\]]*)\](?::\d*)?$/.exec(h);
+  if (v6) return v6[1]!;
+  // A bare IPv6 address (no brackets) has no port to take off.
+  const name = h.indexOf(":") === h.lastIndexOf(":") ? h.replace(/:\d*$/, "") : h;
+  return name.endsWith(".") ? name.slice(0, -1) : name;
+}
 
 /**
  * The subdomain a request names, by its Host (`acme.<base domain>`) or, for API clients, by the

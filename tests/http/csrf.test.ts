@@ -38,6 +38,13 @@ const refused: Array<[string, Record<string, string>]> = [
   ["a malformed Origin", { ...JSON_TYPE, origin: "not a url" }],
   ["a Referer of another domain", { ...JSON_TYPE, referer: "https://evil.example/acme.localhost/" }],
   ["a foreign Origin even with a good Referer", { ...JSON_TYPE, origin: "http://evil.example", referer: `${ORIGIN}/` }],
+  // Neighbours: another organization's subdomain of the same base domain (issue 13, 2f).
+  ["Origin of another organization's subdomain", { ...JSON_TYPE, origin: "http://evil.localhost:8000" }],
+  ["Origin of another organization's subdomain, https, no port", { ...JSON_TYPE, origin: "https://evil.localhost" }],
+  ["Referer of another organization's subdomain", { ...JSON_TYPE, referer: "http://evil.localhost:8000/acme" }],
+  ["Origin of a product host that is not the base domain (app.<base>)", { ...JSON_TYPE, origin: "https://app.localhost" }],
+  ["Origin of a deeper name under the tenant's host", { ...JSON_TYPE, origin: "http://x.acme.localhost" }],
+  ["Origin whose name only starts with the tenant's host", { ...JSON_TYPE, origin: "http://acme.localhost.evil.example" }],
 ];
 
 describe("cookie-authenticated writes are refused 403 csrf_failed", () => {
@@ -69,7 +76,9 @@ describe("cookie-authenticated writes from our own pages are accepted", () => {
   const accepted: Array<[string, Record<string, string>]> = [
     ["JSON + Origin of the tenant's host", { ...JSON_TYPE, origin: ORIGIN }],
     ["JSON + Origin of the base domain", browserHeaders()],
-    ["JSON + Origin of another subdomain", { ...JSON_TYPE, origin: "https://app.localhost" }],
+    ["JSON + Origin of the tenant's host, another port and upper case", { ...JSON_TYPE, origin: "https://ACME.localhost:3000" }],
+    ["JSON + Origin of the tenant's host with a trailing dot", { ...JSON_TYPE, origin: "http://acme.localhost.:8000" }],
+    ["JSON + Origin of the base domain with a trailing dot", { ...JSON_TYPE, origin: "http://localhost." }],
     ["JSON with a charset + Origin", { "content-type": "application/json; charset=utf-8", origin: ORIGIN }],
     ["JSON + only a Referer on the base domain", { ...JSON_TYPE, referer: `${ORIGIN}/settings/security?tab=sessions` }],
     ["JSON + Origin + Sec-Fetch-Site: same-site", { ...JSON_TYPE, origin: ORIGIN, "sec-fetch-site": "same-site" }],
@@ -89,6 +98,60 @@ describe("cookie-authenticated writes from our own pages are accepted", () => {
     const list = await withCookie("GET", SESSIONS, {});
     expect(list.body).toHaveLength(1);
     expect(list.body[0].current).toBe(true);
+  });
+});
+
+describe("a request naming its organization only by X-Tenant (Host is the base domain)", () => {
+  const viaHeader = (origin: string) =>
+    t.json("POST", REVOKE_OTHERS, { cookies: { svc_session: session }, headers: { ...JSON_TYPE, "x-tenant": "acme", origin } });
+
+  test("accepts the base domain and that organization's host", async () => {
+    expect((await viaHeader("http://localhost:8000")).status).toBe(200);
+    expect((await viaHeader("http://acme.localhost:8000")).status).toBe(200);
+  });
+
+  test("refuses another organization's host", async () => {
+    expectError(await viaHeader("http://evil.localhost:8000"), 403, "csrf_failed");
+  });
+
+  test("with no tenant named at all, only the base domain is ours", async () => {
+    const none = (origin: string) => t.json("POST", REVOKE_OTHERS, { cookies: { svc_session: session }, headers: { ...JSON_TYPE, origin } });
+    expect((await none("http://localhost:8000")).status).toBe(200);
+    expectError(await none("http://acme.localhost:8000"), 403, "csrf_failed");
+  });
+});
+
+describe("a cookie write whose body is not JSON", () => {
+  const types = ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "text/html"];
+  for (const type of types) {
+    test(`${type}: 403 csrf_failed, not 415, even from our own Origin`, async () => {
+      const before = await liveSessions();
+      const r = await t.json("POST", REVOKE_OTHERS, { cookies: { svc_session: session }, tenant: "acme", raw: "a=b", headers: { "content-type": type, origin: ORIGIN } });
+      expectError(r, 403, "csrf_failed");
+      expect(await liveSessions()).toBe(before);
+    });
+  }
+
+  test("the refresh cookie alone counts too", async () => {
+    const { refresh } = await cookieLogin(t, org.email, org.password, "acme");
+    const r = await t.json("POST", REFRESH, { cookies: { svc_refresh: refresh }, tenant: "acme", raw: "a=b", headers: { "content-type": "text/plain", origin: ORIGIN } });
+    expectError(r, 403, "csrf_failed");
+    expect(r.headers.getSetCookie()).toEqual([]);
+  });
+
+  test("a bearer request with the same body is still 415", async () => {
+    const login = await t.json("POST", "/api/v1/auth/login", { body: { email: org.email, password: org.password }, tenant: "acme" });
+    const r = await t.json("POST", "/api/v1/auth/sessions/revoke", { token: login.body.access_token, tenant: "acme", raw: "a=b", headers: { "content-type": "text/plain" } });
+    expectError(r, 415, "unsupported_media_type");
+    // Bearer wins over a cookie sent alongside it.
+    const both = await t.json("POST", "/api/v1/auth/sessions/revoke", {
+      token: login.body.access_token, cookies: { svc_session: session }, tenant: "acme", raw: "a=b", headers: { "content-type": "text/plain" },
+    });
+    expectError(both, 415, "unsupported_media_type");
+  });
+
+  test("no cookie and no bearer: 415 as before (a public route)", async () => {
+    expectError(await t.json("POST", "/api/v1/auth/login", { raw: "a=b", headers: { "content-type": "text/plain" } }), 415, "unsupported_media_type");
   });
 });
 

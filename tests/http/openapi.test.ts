@@ -220,7 +220,8 @@ describe("GET /api/v1/docs", () => {
       expect(a.startsWith("/api/v1/")).toBe(true);
       const r = await t.request("GET", a);
       expect(r.status).toBe(200);
-      expect((await r.arrayBuffer()).byteLength).toBeGreaterThan(1000);
+      // The page's own init.js is a few lines; Swagger UI's files are large.
+      expect((await r.arrayBuffer()).byteLength).toBeGreaterThan(a.endsWith("/init.js") ? 50 : 1000);
     }
     expect(html).toContain("/api/v1/openapi.json");
     expect(html).not.toMatch(/https?:\/\//);

@@ -1,0 +1,41 @@
+import { afterAll, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { noteLog } from "../security/ledger";
+import { startServer } from "../server";
+
+const dir = mkdtempSync(join(tmpdir(), "suite-port-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** Issue 13, 4b: Elysia asks for SO_REUSEPORT, under which a second server shared the port. */
+test("a second suite serve on a port already served exits 69 with one line naming the port", async () => {
+  const db = join(dir, "suite.db");
+  const first = await startServer(db);
+  try {
+    const port = new URL(first.url).port;
+    const second = Bun.spawn([process.execPath, join(import.meta.dir, "..", "..", "src", "main.ts"), "serve"], {
+      cwd: dir,
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: dir, SUITE_DB: db, SUITE_HOST: "127.0.0.1", SUITE_PORT: port, SUITE_HASH_CONCURRENCY: "2" },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    const exited = await Promise.race([second.exited, Bun.sleep(15_000).then(() => null)]);
+    if (exited === null) second.kill("SIGKILL");
+    const [stdout, stderr] = await Promise.all([new Response(second.stdout).text(), new Response(second.stderr).text()]);
+    noteLog(stdout);
+    noteLog(stderr);
+    expect({ code: exited, stderr }).toEqual({ code: 69, stderr: `suite: port ${port} is already in use (another suite serve?)\n` });
+    // It never said it was listening.
+    expect(stdout).not.toContain('"listening"');
+
+    // The first server still has the port to itself: every request is its own.
+    for (let i = 0; i < 20; i++) expect((await first.call("GET", "/api/v1/health")).status).toBe(200);
+    const stopped = await first.stop();
+    expect(stopped.code).toBe(0);
+    const answered = stopped.stdout.split("\n").filter((l) => l.includes('"msg":"request"')).length;
+    expect(answered).toBeGreaterThanOrEqual(21);
+  } finally {
+    first.kill();
+  }
+});
