@@ -1,4 +1,4 @@
-import type { Db } from "../db/database";
+import { type Db, writeTx } from "../db/database";
 
 export interface AuditEntry {
   tenantId: string | null;
@@ -42,8 +42,9 @@ export function createSecurityRepo(db: Db) {
   const auditForTenant = db.prepare<AuditRow, [string, number]>(
     "SELECT * FROM audit_log WHERE tenant_id = ?1 ORDER BY created_at DESC, id DESC LIMIT ?2",
   );
-  const insertSetting = db.prepare<never, [string, string]>("INSERT OR IGNORE INTO settings (key, value) VALUES (?1, ?2)");
   const getSetting = db.prepare<{ value: string }, [string]>("SELECT value FROM settings WHERE key = ?1");
+  const deleteSetting = db.prepare<never, [string]>("DELETE FROM settings WHERE key = ?1");
+  const anyUser = db.prepare<{ n: number }, []>("SELECT EXISTS (SELECT 1 FROM users) AS n");
 
   const auditInTx = (e: AuditEntry, now: number) =>
     void insertAudit.run(e.tenantId, e.userId, e.action, e.ip, e.userAgent, e.detail ? JSON.stringify(e.detail) : null, now);
@@ -57,11 +58,29 @@ export function createSecurityRepo(db: Db) {
     /** Audit rows are also written inside other features' transactions. */
     auditInTx,
     auditForTenant: async (tenantId: string, limit = 100) => auditForTenant.all(tenantId, limit),
-    /** Keeps the first value ever stored under `key` (safe when two processes start at once). */
-    settingOrCreate: (key: string, make: () => string): string => {
-      insertSetting.run(key, make());
-      return getSetting.get(key)!.value;
+    /** Keys an earlier release kept in the settings table (see security/key-file.ts), by name. */
+    storedKeys: (names: readonly string[]): Record<string, string> => {
+      const out: Record<string, string> = {};
+      for (const k of names) {
+        const row = getSetting.get(k);
+        if (row) out[k] = row.value;
+      }
+      return out;
     },
+    /** Deletes those rows, overwriting their bytes in the file (secure_delete) rather than leaving them in free pages. */
+    forgetKeys: (names: readonly string[]): void => {
+      const was = (db.query("PRAGMA secure_delete").get() as { secure_delete: number }).secure_delete;
+      db.run("PRAGMA secure_delete = ON");
+      try {
+        writeTx(db, () => {
+          for (const k of names) deleteSetting.run(k);
+        });
+      } finally {
+        db.run(`PRAGMA secure_delete = ${was ? "ON" : "OFF"}`);
+      }
+    },
+    /** Whether any account exists: then lost keys would end every session and 2FA secret. */
+    holdsAccounts: (): boolean => anyUser.get()!.n === 1,
   };
 }
 
