@@ -20,8 +20,8 @@ import { type WalSync, startGroupCommit } from "./db/group-commit";
 import { CURRENT_PLAN, migrate } from "./db/migrate";
 import { type PasswordHasher, createPasswordHasher } from "./security/passwords";
 import { LIMITS, type Limits, createRateLimiter } from "./security/rate-limit";
-import { generateKeys, keyStoreOf, loadServerKeys } from "./security/key-file";
-import { type AuditEntry, createSecurityRepo } from "./security/repo";
+import { generateKeys, keyFileOf, loadServerKeys, moveStoredKeys } from "./security/key-file";
+import { type AuditEntry, createKeyStore, createSecurityRepo } from "./security/repo";
 import { createTenantsRepo } from "./tenants/repo";
 import { createTenantsService } from "./tenants/service";
 import { createUsersRepo } from "./users/repo";
@@ -54,7 +54,10 @@ export interface ContextOptions {
 export function createContext(opts: ContextOptions) {
   const { config } = opts;
   const db = opts.db ?? openDatabase(config.db);
-  migrate(db, CURRENT_PLAN, opts.db ? undefined : config.db);
+  const keyFile = opts.db || config.db === ":memory:" ? null : config.db;
+  // An earlier release's keys leave the database before a migration copies it to `.v<N>.bak`.
+  const moveKeys = () => void (keyFile && moveStoredKeys(keyFileOf(keyFile), createKeyStore(db)));
+  migrate(db, CURRENT_PLAN, opts.db ? undefined : config.db, moveKeys);
   const now = opts.now ?? Date.now;
   const log = opts.log ?? stdoutLogger;
   const limits: Limits = { ...LIMITS, ...opts.limits };
@@ -70,7 +73,7 @@ export function createContext(opts: ContextOptions) {
 
   // Generated keys live in `<db>.keys` beside the database, never in it (security/key-file.ts); an
   // in-memory database keeps them in memory. SUITE_JWT_SECRET and SUITE_ENCRYPTION_KEY win when set.
-  const stored = opts.db || config.db === ":memory:" ? generateKeys() : loadServerKeys(config.db, keyStoreOf(security));
+  const stored = keyFile ? loadServerKeys(keyFile, createKeyStore(db)) : generateKeys();
   const keys = {
     jwtSecret: config.jwtSecret ?? stored.jwt_secret,
     refreshKey: stored.refresh_key,

@@ -4,8 +4,8 @@ import type { Config } from "../config";
 import { createContext } from "../context";
 import { backupTo, openDatabase } from "../db/database";
 import { CURRENT_PLAN, migrate } from "../db/migrate";
-import { KEY_NAMES, keyFileOf, keyStoreOf, loadServerKeys, moveStoredKeys } from "../security/key-file";
-import { createSecurityRepo } from "../security/repo";
+import { KEY_NAMES, keyFileOf, loadServerKeys, moveStoredKeys } from "../security/key-file";
+import { createKeyStore } from "../security/repo";
 import { lowerCaseFields, toValidationItems } from "../http/validation";
 import { SignupBody } from "../tenants/model";
 import { UsageError } from "./args";
@@ -15,11 +15,12 @@ type Out = (line: string) => void;
 export function migrateCommand(config: Config, out: Out): void {
   const db = openDatabase(config.db);
   try {
-    const r = migrate(db, CURRENT_PLAN, config.db);
+    // An earlier release's keys leave the database before the migration copies it to `.v<N>.bak`.
+    const r = migrate(db, CURRENT_PLAN, config.db, () => void moveStoredKeys(keyFileOf(config.db), createKeyStore(db)));
     out(r.from === r.to ? `${config.db}: schema version ${r.to}, up to date` : `${config.db}: schema version ${r.from} -> ${r.to}`);
     if (r.backup) out(`previous database kept at ${r.backup}`);
     // Creates the key file, or moves an earlier release's keys out of the database into it.
-    loadServerKeys(config.db, keyStoreOf(createSecurityRepo(db)));
+    loadServerKeys(config.db, createKeyStore(db));
     out(`keys kept at ${keyFileOf(config.db)}`);
   } finally {
     db.close();
@@ -34,7 +35,7 @@ export function backupCommand(config: Config, file: string | undefined, out: Out
   const db = openDatabase(config.db);
   try {
     // Keys an earlier release kept in the database go to the key file first: the copy holds data only.
-    moveStoredKeys(keyFile, keyStoreOf(createSecurityRepo(db)));
+    moveStoredKeys(keyFile, createKeyStore(db));
     backupTo(db, file);
   } finally {
     db.close();

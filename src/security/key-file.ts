@@ -145,9 +145,3 @@ export function loadServerKeys(dbFile: string, db: StoredKeys): ServerKeys {
   return createKeyFile(path, generateKeys());
 }
 
-/** The key file's view of the security repo. */
-export const keyStoreOf = (repo: {
-  storedKeys(names: readonly string[]): Record<string, string>;
-  forgetKeys(names: readonly string[]): void;
-  holdsAccounts(): boolean;
-}): StoredKeys => ({ stored: repo.storedKeys, forget: repo.forgetKeys, holdsAccounts: repo.holdsAccounts });

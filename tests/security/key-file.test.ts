@@ -121,6 +121,24 @@ describe("the key file", () => {
     for (const v of Object.values(keys)) expect(bytes.includes(Buffer.from(v))).toBe(false);
   });
 
+  test("upgrading a first-release database: the keys leave it before the migration's .v1.bak copy is made", () => {
+    const db = freshDb();
+    const d = openDatabase(db);
+    d.run(readFileSync(join(import.meta.dir, "..", "db", "fixtures", "schema-v1.sql"), "utf8"));
+    d.run("PRAGMA user_version = 1");
+    const keys = generateKeys();
+    for (const [k, v] of Object.entries(keys)) d.run("INSERT INTO settings (key, value) VALUES (?, ?)", [k, v]);
+    d.close();
+    const t = app(db);
+    expect(t.ctx.keys.jwtSecret).toBe(keys.jwt_secret);
+    expect(keysIn(keyFileOf(db))).toEqual(keys);
+    const bak = `${db}.v1.bak`;
+    expect(mode(bak)).toBe(0o600);
+    expect(settingsOf(bak)).toEqual([]);
+    const bytes = readFileSync(bak);
+    for (const v of Object.values(keys)) expect(bytes.includes(Buffer.from(v))).toBe(false);
+  });
+
   test("a crash between writing the file and deleting the rows: the next start finds the file and deletes the rows", async () => {
     const db = freshDb();
     const { keys } = await earlierRelease(db);
