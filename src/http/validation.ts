@@ -20,7 +20,7 @@ const CONTROLS = "\\u0000-\\u001F\\u007F-\\u009F\\u2028\\u2029\\u202A-\\u202E\\u
 /** One line of text without control characters; may be empty. Violations are string_pattern_mismatch. */
 export const SINGLE_LINE_PATTERN = `^[^${CONTROLS}]*$`;
 /** A name: one line without control characters, with at least one non-blank character. */
-export const NAME_PATTERN = `^(?=.*\\S)[^${CONTROLS}]*$`;
+export const NAME_PATTERN = `^[^${CONTROLS}]*[^${CONTROLS}\\s][^${CONTROLS}]*$`;
 /** Multi-line free text (deal notes): tabs and line breaks allowed, no other C0 control nor DEL. */
 export const MULTILINE_PATTERN = "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$";
 const SINGLE_LINE = new RegExp(SINGLE_LINE_PATTERN);
