@@ -34,9 +34,9 @@ function privateFiles(path: string): void {
   if (!existsSync(dir)) mkdirSync(dir, { recursive: true, mode: 0o700 });
   closeSync(openSync(path, "a", 0o600));
   const name = basename(path);
-  const siblings = new Set([`${name}-wal`, `${name}-shm`, `${name}-journal`, `${name}.keys`]);
+  const siblings = new Set([`${name}-wal`, `${name}-shm`, `${name}-journal`]);
   for (const f of readdirSync(dir)) {
-    if (f === name || siblings.has(f) || (f.startsWith(`${name}.v`) && f.includes(".bak"))) tightenFile(join(dir, f));
+    if (f === name || siblings.has(f) || f.startsWith(`${name}.keys`) || (f.startsWith(`${name}.v`) && f.includes(".bak"))) tightenFile(join(dir, f));
   }
 }
 

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { closeSync, fsyncSync, linkSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, copyFileSync, fsyncSync, linkSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { ConfigError } from "../config";
 import { tightenFile } from "../db/database";
@@ -70,15 +70,36 @@ export function createKeyFile(path: string, keys: ServerKeys): ServerKeys {
     fsyncDir(dirname(path));
     return keys;
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === "EEXIST") return readKeyFile(path)!;
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === "EEXIST") return readKeyFile(path)!;
+    // A filesystem without hard links: exclusive creation in place (a reader racing it retries).
+    if (code === "EPERM" || code === "ENOTSUP" || code === "EOPNOTSUPP" || code === "ENOSYS") return createInPlace(path, keys);
     throw e;
   } finally {
     unlinkSync(tmp);
   }
 }
 
+function createInPlace(path: string, keys: ServerKeys): ServerKeys {
+  let fd: number;
+  try {
+    fd = openSync(path, "wx", 0o600);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "EEXIST") return readKeyFile(path)!;
+    throw e;
+  }
+  try {
+    writeSync(fd, `${JSON.stringify(keys, null, 2)}\n`);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  fsyncDir(dirname(path));
+  return keys;
+}
+
 /** The keys in the file, or null when there is none. Missing keys (an operator's `{}`) are added. */
-export function readKeyFile(path: string): ServerKeys | null {
+export function readKeyFile(path: string, attempt = 0): ServerKeys | null {
   let text: string;
   try {
     text = readFileSync(path, "utf8");
@@ -93,6 +114,11 @@ export function readKeyFile(path: string): ServerKeys | null {
     parsed = null;
   }
   if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) {
+    // Being written by a peer right now (only where hard links are missing): look again shortly.
+    if (attempt < 20) {
+      Bun.sleepSync(50);
+      return readKeyFile(path, attempt + 1);
+    }
     throw new ConfigError(`the key file ${path} is not a JSON object of keys; restore it from your copy`);
   }
   const o = parsed as Record<string, unknown>;
@@ -121,7 +147,21 @@ export function moveStoredKeys(path: string, db: StoredKeys): ServerKeys | null 
   const stored = db.stored(KEY_NAMES);
   const existing = readKeyFile(path);
   if (Object.keys(stored).length === 0) return existing;
-  const keys = existing ?? createKeyFile(path, { ...generateKeys(), ...stored });
+  let keys = existing ?? createKeyFile(path, { ...generateKeys(), ...stored });
+  if (Object.entries(stored).some(([k, v]) => keys[k as KeyName] !== v)) {
+    // Rows that differ from the file (an earlier release's backup restored beside a newer key
+    // file): the data was made with the rows' keys, so they win; the old file is kept aside.
+    keys = { ...keys, ...stored };
+    const tmp = writeTemp(path, keys);
+    const aside = `${path}.replaced-${Date.now()}`;
+    try {
+      linkSync(path, aside);
+    } catch {
+      copyFileSync(path, aside);
+    }
+    renameSync(tmp, path);
+    fsyncDir(dirname(path));
+  }
   db.forget(KEY_NAMES);
   return keys;
 }

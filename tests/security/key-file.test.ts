@@ -143,9 +143,27 @@ describe("the key file", () => {
     const db = freshDb();
     const { keys } = await earlierRelease(db);
     createKeyFile(keyFileOf(db), keys);
+    const files = readdirSync(join(db, ".."));
     const t = app(db);
     expect(t.ctx.keys.jwtSecret).toBe(keys.jwt_secret);
     expect(settingsOf(db)).toEqual([]);
+    // Nothing was replaced: the file already held these keys.
+    expect(readdirSync(join(db, "..")).filter((f) => f.includes("replaced"))).toEqual([]);
+    expect(files.filter((f) => f.includes("replaced"))).toEqual([]);
+  });
+
+  test("an earlier release's backup restored beside a newer key file: the database's own keys win, the file is kept aside", async () => {
+    const db = freshDb();
+    const { org, keys } = await earlierRelease(db);
+    const stale = generateKeys();
+    createKeyFile(keyFileOf(db), stale);
+    const t = app(db);
+    expect(t.ctx.keys.jwtSecret).toBe(keys.jwt_secret);
+    expect(keysIn(keyFileOf(db))).toEqual(keys);
+    const aside = readdirSync(join(db, "..")).filter((f) => f.startsWith("suite.db.keys.replaced-"));
+    expect(aside).toHaveLength(1);
+    expect(keysIn(join(db, "..", aside[0]!))).toEqual(stale);
+    expect((await t.json("GET", ME, { token: org.access_token })).status).toBe(200);
   });
 
   test("two starting at once agree on one file: the second to create it gets the first's keys", () => {
