@@ -32,7 +32,14 @@ const PRAGMAS: Array<[name: string, value: string | number, expect: string | num
 function privateFiles(path: string): void {
   const dir = dirname(path);
   if (!existsSync(dir)) mkdirSync(dir, { recursive: true, mode: 0o700 });
-  closeSync(openSync(path, "a", 0o600));
+  if (!existsSync(path)) {
+    try {
+      closeSync(openSync(path, "wx", 0o600));
+    } catch (e) {
+      // Another process made it first: it is tightened below like any existing file.
+      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+    }
+  }
   const name = basename(path);
   const siblings = new Set([`${name}-wal`, `${name}-shm`, `${name}-journal`]);
   for (const f of readdirSync(dir)) {
