@@ -177,6 +177,28 @@ describe("the key file", () => {
     expect(readdirSync(root).filter((f) => f.includes("race.keys") && f.endsWith(".tmp"))).toEqual([]);
   });
 
+  test("four processes starting at once on a new database all use the one key file's keys", async () => {
+    const db = freshDb();
+    const script = `
+      const { createContext } = await import(${JSON.stringify(join(import.meta.dir, "..", "..", "src", "context.ts"))});
+      const { loadConfig } = await import(${JSON.stringify(join(import.meta.dir, "..", "..", "src", "config.ts"))});
+      const ctx = createContext({ config: loadConfig({}, { SUITE_DB: ${JSON.stringify(db)} }), log: () => {} });
+      const k = ctx.keys;
+      console.log(new Bun.CryptoHasher("sha256").update(k.jwtSecret + k.refreshKey + k.encryptionKey).digest("hex"));
+      ctx.close();`;
+    const runs = await Promise.all(
+      [0, 1, 2, 3].map(async () => {
+        const p = Bun.spawn([process.execPath, "-e", script], { stdout: "pipe", stderr: "pipe", env: { PATH: process.env.PATH ?? "" } });
+        const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+        return { out: out.trim(), err, code };
+      }),
+    );
+    const file = keysIn(keyFileOf(db));
+    const want = new Bun.CryptoHasher("sha256").update(file.jwt_secret! + file.refresh_key! + file.encryption_key!).digest("hex");
+    expect(runs.map((r) => ({ code: r.code, err: r.err, out: r.out }))).toEqual(runs.map(() => ({ code: 0, err: "", out: want })));
+    expect(readdirSync(join(db, "..")).filter((f) => f.endsWith(".tmp"))).toEqual([]);
+  });
+
   test("a database with accounts but no key file is refused, naming the file (exit 78); {} starts over with new keys", async () => {
     const db = freshDb();
     const t = app(db);
