@@ -10,7 +10,7 @@ export interface Config {
   cookieDomain: string | null;
   cookieSecure: boolean;
   jwtSecret: string | null;
-  /** The key that encrypts TOTP secrets and keys backup-code hashes; null: one kept in the database. */
+  /** The key that encrypts TOTP secrets and keys backup-code hashes; null: the generated one in the key file (security/key-file.ts). */
   encryptionKey: string | null;
   smtpUrl: string | null;
   mailFrom: string;

@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import { createSessionsRepo } from "./auth/repo";
 import { createAuthService } from "./auth/service";
 import { type SecondFactorGate, createSignIn } from "./auth/sign-in";
@@ -21,7 +20,8 @@ import { type WalSync, startGroupCommit } from "./db/group-commit";
 import { CURRENT_PLAN, migrate } from "./db/migrate";
 import { type PasswordHasher, createPasswordHasher } from "./security/passwords";
 import { LIMITS, type Limits, createRateLimiter } from "./security/rate-limit";
-import { type AuditEntry, createSecurityRepo } from "./security/repo";
+import { generateKeys, keyFileOf, loadServerKeys, moveStoredKeys } from "./security/key-file";
+import { type AuditEntry, createKeyStore, createSecurityRepo } from "./security/repo";
 import { createTenantsRepo } from "./tenants/repo";
 import { createTenantsService } from "./tenants/service";
 import { createUsersRepo } from "./users/repo";
@@ -54,7 +54,10 @@ export interface ContextOptions {
 export function createContext(opts: ContextOptions) {
   const { config } = opts;
   const db = opts.db ?? openDatabase(config.db);
-  migrate(db, CURRENT_PLAN, opts.db ? undefined : config.db);
+  const keyFile = opts.db || config.db === ":memory:" ? null : config.db;
+  // An earlier release's keys leave the database before a migration copies it to `.v<N>.bak`.
+  const moveKeys = () => void (keyFile && moveStoredKeys(keyFileOf(keyFile), createKeyStore(db)));
+  migrate(db, CURRENT_PLAN, opts.db ? undefined : config.db, moveKeys);
   const now = opts.now ?? Date.now;
   const log = opts.log ?? stdoutLogger;
   const limits: Limits = { ...LIMITS, ...opts.limits };
@@ -68,9 +71,15 @@ export function createContext(opts: ContextOptions) {
   const magicLinksRepo = createMagicLinksRepo(db);
   const tenants = createTenantsRepo(db, { users, crm, sessions, security });
 
-  const newKey = () => randomBytes(48).toString("base64url");
-  const jwtSecret = config.jwtSecret ?? security.settingOrCreate("jwt_secret", newKey);
-  const tokens = createTokens(jwtSecret, security.settingOrCreate("refresh_key", newKey), now);
+  // Generated keys live in `<db>.keys` beside the database, never in it (security/key-file.ts); an
+  // in-memory database keeps them in memory. SUITE_JWT_SECRET and SUITE_ENCRYPTION_KEY win when set.
+  const stored = keyFile ? loadServerKeys(keyFile, createKeyStore(db)) : generateKeys();
+  const keys = {
+    jwtSecret: config.jwtSecret ?? stored.jwt_secret,
+    refreshKey: stored.refresh_key,
+    encryptionKey: config.encryptionKey ?? stored.encryption_key,
+  };
+  const tokens = createTokens(keys.jwtSecret, keys.refreshKey, now);
   const hasher = opts.hasher ?? createPasswordHasher(config.hashConcurrency);
   const limiter = createRateLimiter(security, now);
   const audit = (e: AuditEntry) => security.audit(e, now());
@@ -90,8 +99,8 @@ export function createContext(opts: ContextOptions) {
   // A renamed user shows at once in every deal assigned to them (CONTRACT §10b).
   const usersService = createUsersService({ now, users, security, renamedInTx: (...a) => crm.assigneeRenamedInTx(...a) });
   const twoFactorRepo = createTwoFactorRepo(db, { security });
-  // TOTP secrets are sealed under SUITE_ENCRYPTION_KEY, or a key kept in the database like the JWT key.
-  const secretBox = createSecretBox(config.encryptionKey ?? security.settingOrCreate("encryption_key", newKey));
+  // TOTP secrets are sealed under SUITE_ENCRYPTION_KEY, or the key file's key.
+  const secretBox = createSecretBox(keys.encryptionKey);
   const twoFactor = createTwoFactorService({ config, now, repo: twoFactorRepo, box: secretBox, users, tenants, tokens, hasher, limiter, limits, auth, audit });
   const secondFactorGate: SecondFactorGate = twoFactor.challenge;
   const signIn = createSignIn(auth, secondFactorGate);
@@ -107,6 +116,8 @@ export function createContext(opts: ContextOptions) {
     limits,
     repos: { security, sessions, users, crm, tenants, mail, magicLinks: magicLinksRepo, invitations: invitationsRepo, twoFactor: twoFactorRepo },
     tokens,
+    /** The keys in use (tests sign with them; nothing else reads them). */
+    keys,
     hasher,
     limiter,
     audit,

@@ -20,7 +20,8 @@ commands:
                         and the link while the mail is pending (no SMTP: hand it over)
   seed                  --tenant S [--deals N] demo CRM data (accounts, contacts, users, deals)
                         for organization S, created first if missing; prints the demo password
-  backup FILE           write a consistent copy of the live database to FILE
+  backup FILE           write a consistent copy of the live database to FILE (the data
+                        only: the keys stay in <db>.keys, to be copied apart)
   help                  this text
 
 settings (flag or environment variable):

@@ -4,6 +4,8 @@ import type { Config } from "../config";
 import { createContext } from "../context";
 import { backupTo, openDatabase } from "../db/database";
 import { CURRENT_PLAN, migrate } from "../db/migrate";
+import { KEY_NAMES, keyFileOf, loadServerKeys, moveStoredKeys } from "../security/key-file";
+import { createKeyStore } from "../security/repo";
 import { lowerCaseFields, toValidationItems } from "../http/validation";
 import { SignupBody } from "../tenants/model";
 import { UsageError } from "./args";
@@ -13,9 +15,13 @@ type Out = (line: string) => void;
 export function migrateCommand(config: Config, out: Out): void {
   const db = openDatabase(config.db);
   try {
-    const r = migrate(db, CURRENT_PLAN, config.db);
+    // An earlier release's keys leave the database before the migration copies it to `.v<N>.bak`.
+    const r = migrate(db, CURRENT_PLAN, config.db, () => void moveStoredKeys(keyFileOf(config.db), createKeyStore(db)));
     out(r.from === r.to ? `${config.db}: schema version ${r.to}, up to date` : `${config.db}: schema version ${r.from} -> ${r.to}`);
     if (r.backup) out(`previous database kept at ${r.backup}`);
+    // Creates the key file, or moves an earlier release's keys out of the database into it.
+    loadServerKeys(config.db, createKeyStore(db));
+    out(`keys kept at ${keyFileOf(config.db)}`);
   } finally {
     db.close();
   }
@@ -25,17 +31,33 @@ export function backupCommand(config: Config, file: string | undefined, out: Out
   if (!file) throw new UsageError("usage: suite backup FILE");
   if (existsSync(file)) throw new UsageError(`${file} already exists; choose a new file name`);
   if (!existsSync(config.db)) throw new UsageError(`no database at ${config.db}`);
+  const keyFile = keyFileOf(config.db);
   const db = openDatabase(config.db);
   try {
+    // Keys an earlier release kept in the database go to the key file first: the copy holds data only.
+    moveStoredKeys(keyFile, createKeyStore(db));
     backupTo(db, file);
   } finally {
     db.close();
   }
   const check = openDatabase(file);
-  const ok = (check.query("PRAGMA integrity_check").get() as { integrity_check: string }).integrity_check;
-  check.close();
+  let ok: string;
+  try {
+    ok = (check.query("PRAGMA integrity_check").get() as { integrity_check: string }).integrity_check;
+    // Belt and braces: no key row may reach a copy, not even in its free pages.
+    check.run("PRAGMA secure_delete = ON");
+    const leaked = check.run(`DELETE FROM settings WHERE key IN (${KEY_NAMES.map((k) => `'${k}'`).join(", ")})`).changes;
+    if (leaked > 0) check.run("VACUUM");
+  } finally {
+    check.close();
+  }
   if (ok !== "ok") throw new Error(`the copy at ${file} failed its integrity check: ${ok}`);
   out(`backed up ${config.db} to ${file} (${Bun.file(file).size} bytes, integrity ok)`);
+  out(
+    existsSync(keyFile)
+      ? `the keys are not in the backup: keep a copy of ${keyFile} apart from it, and restore it beside the database as <db>.keys`
+      : `no key file at ${keyFile}: no server has started on this database yet`,
+  );
 }
 
 export async function tenantCreateCommand(config: Config, flags: Record<string, string>, out: Out): Promise<void> {

@@ -50,8 +50,35 @@ export function bulkSeed(db: Db, tenants: SeedTenant[], now: number): SeedResult
   const bulk = adding >= existing;
   // A rollback journal holds only the pages a bulk load changes (few: most are new), where WAL
   // would write the whole load twice. Only possible while no other connection is open; else WAL stays.
-  const journal = bulk ? String((db.query("PRAGMA journal_mode = DELETE").get() as { journal_mode: string }).journal_mode) : "wal";
+  if (bulk) claimFile(db);
+  try {
+    return loadAll(db, tenants, now, bulk);
+  } finally {
+    // Back to WAL (if it was switched, here or by the caller) even when the load failed and rolled back.
+    db.run("PRAGMA journal_mode = WAL");
+    db.run("PRAGMA wal_checkpoint(TRUNCATE)");
+  }
+}
 
+/**
+ * Switches the file to a rollback journal, which SQLite allows only when no other connection has
+ * it open: so this answers whether the seed has the file to itself (a running server, a `suite
+ * migrate`, a second seed: not). Asked without waiting (busy_timeout 0), never "database is locked".
+ */
+export function claimFile(db: Db): boolean {
+  db.run("PRAGMA busy_timeout = 0");
+  try {
+    const mode = String((db.query("PRAGMA journal_mode = DELETE").get() as { journal_mode: string }).journal_mode);
+    return mode === "delete" || mode === "memory";
+  } catch (e) {
+    if (e instanceof Error && /locked|busy/i.test(e.message)) return false;
+    throw e;
+  } finally {
+    db.run("PRAGMA busy_timeout = 5000");
+  }
+}
+
+function loadAll(db: Db, tenants: SeedTenant[], now: number, bulk: boolean): SeedResult[] {
   const results = writeTx(db, () => {
     const saved = bulk
       ? (db.query("SELECT type, name, sql FROM sqlite_schema WHERE tbl_name = 'deals' AND type IN ('index', 'trigger') AND sql IS NOT NULL").all() as {
@@ -63,9 +90,11 @@ export function bulkSeed(db: Db, tenants: SeedTenant[], now: number): SeedResult
     for (const s of saved) db.run(`DROP ${s.type === "index" ? "INDEX" : "TRIGGER"} ${s.name}`);
     const ranges: Array<[number, number]> = [];
     const out = tenants.map((t) => {
-      const r = seedOne(db, t, now);
-      ranges.push(r.range);
-      return r.result;
+      const plan = startSeed(db, t, now);
+      plan.insertDeals(0, t.deals);
+      setDemoPassword(db, t);
+      ranges.push(plan.range);
+      return plan.result;
     });
     if (bulk) {
       for (const s of saved) if (s.type === "index") db.run(s.sql);
@@ -90,13 +119,34 @@ export function bulkSeed(db: Db, tenants: SeedTenant[], now: number): SeedResult
   // Statistics of the deals only: the other tables grow later from their few seeded rows, and
   // stale statistics would make the planner scan them (sessions, say) for ever.
   db.run("ANALYZE deals");
-  if (journal !== "wal") db.run("PRAGMA journal_mode = WAL");
-  db.run("PRAGMA wal_checkpoint(TRUNCATE)");
   return results;
 }
 
-function seedOne(db: Db, t: SeedTenant, now: number): { result: SeedResult; range: [number, number] } {
+/**
+ * Every demo user of the tenant (an address at `<subdomain>.example`, the seed's own admin
+ * included) gets the password the seed prints: a re-seed's new password works for them all.
+ */
+export function setDemoPassword(db: Db, t: SeedTenant): number {
+  return db.run("UPDATE users SET password_hash = ?2 WHERE tenant_id = ?1 AND email LIKE ?3 ESCAPE '\\'", [
+    t.tenantId,
+    t.passwordHash,
+    `%@${t.subdomain.replace(/[\\%_]/g, (c) => `\\${c}`)}.example`,
+  ]).changes;
+}
+
+/** What the seed wrote before its deals, and how to write deals [from, to) of its range. */
+export interface SeedPlan {
+  result: SeedResult;
+  range: [number, number];
+  /** Ids of the users, accounts and contacts this seed added (not those already there). */
+  added: { users: string[]; accounts: string[]; contacts: string[] };
+  insertDeals(from: number, to: number): void;
+}
+
+/** Writes the tenant's demo users, accounts and contacts and reserves its deals' rowid range. */
+export function startSeed(db: Db, t: SeedTenant, now: number): SeedPlan {
   const r = randomSource(t.subdomain);
+  const before = new Set((db.query("SELECT id FROM users WHERE tenant_id = ?1").values(t.tenantId) as string[][]).map((v) => v[0]!));
   const userIds = seedUsers(db, t, r, now);
   const accounts = seedAccounts(db, t, r, now);
   const contacts = seedContacts(db, t, r, accounts, now);
@@ -119,48 +169,52 @@ function seedOne(db: Db, t: SeedTenant, now: number): { result: SeedResult; rang
   const span = 730 * DAY;
   const start = now - span;
   const currencies = ["USD", "USD", "USD", "EUR", "EUR", "GBP", "JPY"];
-  for (let i = 0; i < t.deals; i++) {
-    const account = accounts[r.int(accounts.length)]!;
-    const contact = r.next() < 0.75 ? contacts[account.contactFrom + r.int(account.contactCount)] : undefined;
-    const assignee = r.next() < 1 / 3 ? null : userIds[r.int(userIds.length)]!;
-    const stage = r.weighted(stages, weights);
-    const created = start + Math.floor((i * span) / t.deals) + r.int(60_000);
-    const updated = Math.min(now, created + r.int(90) * DAY);
-    const title = dealTitle(r, account.word);
-    const notes = r.next() < 0.3 ? dealNotes(r) : null;
-    const closeDate = r.next() < 0.6 ? new Date(created + r.int(240) * DAY).toISOString().slice(0, 10) : null;
-    const probability = r.next() < 0.7 ? r.int(21) * 5 : null;
-    const cName = contact ? contact.name : null;
-    insert.run(
-      first + i,
-      newId(),
-      t.tenantId,
-      title,
-      account.id,
-      contact ? contact.id : null,
-      assignee ? assignee.id : null,
-      stage,
-      dealValueCents(r),
-      r.pick(currencies),
-      closeDate,
-      probability,
-      notes,
-      created,
-      updated,
-      sortKey(title),
-      sortKey(account.name),
-      cName === null ? null : sortKey(cName),
-      assignee ? sortKey(assignee.name) : null,
-      searchTextOf(title, notes, account.name, cName),
-      account.name,
-      cName,
-      assignee ? assignee.name : null,
-      assignee ? assignee.email : null,
-    );
-  }
+  const insertDeals = (from: number, to: number) => {
+    for (let i = from; i < to; i++) {
+      const account = accounts[r.int(accounts.length)]!;
+      const contact = r.next() < 0.75 ? contacts[account.contactFrom + r.int(account.contactCount)] : undefined;
+      const assignee = r.next() < 1 / 3 ? null : userIds[r.int(userIds.length)]!;
+      const stage = r.weighted(stages, weights);
+      const created = start + Math.floor((i * span) / t.deals) + r.int(60_000);
+      const updated = Math.min(now, created + r.int(90) * DAY);
+      const title = dealTitle(r, account.word);
+      const notes = r.next() < 0.3 ? dealNotes(r) : null;
+      const closeDate = r.next() < 0.6 ? new Date(created + r.int(240) * DAY).toISOString().slice(0, 10) : null;
+      const probability = r.next() < 0.7 ? r.int(21) * 5 : null;
+      const cName = contact ? contact.name : null;
+      insert.run(
+        first + i,
+        newId(),
+        t.tenantId,
+        title,
+        account.id,
+        contact ? contact.id : null,
+        assignee ? assignee.id : null,
+        stage,
+        dealValueCents(r),
+        r.pick(currencies),
+        closeDate,
+        probability,
+        notes,
+        created,
+        updated,
+        sortKey(title),
+        sortKey(account.name),
+        cName === null ? null : sortKey(cName),
+        assignee ? sortKey(assignee.name) : null,
+        searchTextOf(title, notes, account.name, cName),
+        account.name,
+        cName,
+        assignee ? assignee.name : null,
+        assignee ? assignee.email : null,
+      );
+    }
+  };
   return {
     result: { subdomain: t.subdomain, users: userIds.length, accounts: accounts.length, contacts: contacts.length, deals: t.deals },
     range: [first, first + t.deals - 1],
+    added: { users: userIds.map((u) => u.id).filter((id) => !before.has(id)), accounts: accounts.map((a) => a.id), contacts: contacts.map((c) => c.id) },
+    insertDeals,
   };
 }
 

@@ -1,6 +1,6 @@
 import { t } from "elysia";
 import { doc } from "../http/openapi";
-import { MAX_SEARCH, QUERY_BOOLEAN, listParameters, pageSchema } from "../http/paging";
+import { QUERY_BOOLEAN, SEARCH_SCHEMA, listParameters, pageSchema } from "../http/paging";
 import { SORT_DIRS, SORT_FIELDS } from "./model";
 
 // What the CRM answers, for the API description only (answers are not checked against them at
@@ -76,7 +76,7 @@ const bool = (description: string) => ({ name: "", description: `${description};
 
 /** SPEC.md's query parameters of the deal list, with CONTRACT §10's bounds and vocabularies. */
 const DEAL_LIST_PARAMETERS = listParameters([
-  { name: "search", description: "Part of a deal's title or notes, or of its account's or contact's name; any case", schema: { type: "string", maxLength: MAX_SEARCH } },
+  { name: "search", description: "Part of a deal's title or notes, or of its account's or contact's name; any case", schema: SEARCH_SCHEMA },
   { name: "stage", description: "Repeatable: deals in any of these stages", schema: { type: "array", items: { type: "string" } } },
   { name: "assigned_to", description: "Deals of this user (not with unassigned or mine)", schema: { type: "string" } },
   { ...bool("Only deals without an assignee"), name: "unassigned" },
@@ -84,7 +84,7 @@ const DEAL_LIST_PARAMETERS = listParameters([
   { name: "sort_by", description: "Default created_at (then desc); ties by id, nulls last", schema: { type: "string", enum: [...SORT_FIELDS] } },
   { name: "sort_dir", description: "asc when only sort_by is given", schema: { type: "string", enum: [...SORT_DIRS] } },
 ]);
-const PAGE_PARAMETERS = listParameters([{ name: "search", description: "Part of a name (or email), any case", schema: { type: "string", maxLength: MAX_SEARCH } }]);
+const PAGE_PARAMETERS = listParameters([{ name: "search", description: "Part of a name (or email), any case", schema: SEARCH_SCHEMA }]);
 
 type RouteDoc = Parameters<typeof doc>[0];
 const crm = (summary: string, ok: RouteDoc["ok"], errors: number[] = [], parameters?: unknown[], codes?: RouteDoc["codes"]) =>

@@ -1,6 +1,6 @@
 import { t, type Static } from "elysia";
 import { documentedAs } from "../http/openapi";
-import { registerFormat } from "../http/validation";
+import { MULTILINE_PATTERN, NAME_PATTERN, SINGLE_LINE_PATTERN, registerFormat } from "../http/validation";
 import { MAX_MONEY, MONEY_PATTERN } from "./money";
 
 /** The pipeline every new organization starts with (CONTRACT §10b). */
@@ -24,8 +24,11 @@ const isCalendarDate = (v: string): boolean => {
 };
 registerFormat("calendar_date", isCalendarDate, "Input should be a valid date in the format YYYY-MM-DD");
 
-const Text = (max: number) => t.String({ minLength: 1, maxLength: max, pattern: "\\S" });
-const OptionalText = (max: number) => t.Optional(t.Nullable(t.String({ maxLength: max })));
+// Names and short fields are one line without control characters (they reach mails and lists);
+// notes are multi-line by nature and keep tabs and line breaks.
+const Text = (max: number) => t.String({ minLength: 1, maxLength: max, pattern: NAME_PATTERN });
+const OptionalText = (max: number) => t.Optional(t.Nullable(t.String({ maxLength: max, pattern: SINGLE_LINE_PATTERN })));
+const Notes = t.Optional(t.Nullable(t.String({ maxLength: 10_000, pattern: MULTILINE_PATTERN })));
 const Ref = t.String({ minLength: 1, maxLength: 64 });
 
 // ---- pipeline stages ----
@@ -100,7 +103,7 @@ const CloseDate = t.Nullable(t.String({ format: "calendar_date" }));
 const Probability = t.Nullable(t.Integer({ minimum: 0, maximum: 100 }));
 // Checked by the service (deals-service.ts): Elysia would coerce a list or a string into an object.
 const CustomData = t.Any();
-const Stage = t.String({ minLength: 1, maxLength: 50 });
+const Stage = t.String({ minLength: 1, maxLength: 50, pattern: SINGLE_LINE_PATTERN });
 
 export const DealCreate = t.Object({
   title: Text(200),
@@ -111,7 +114,7 @@ export const DealCreate = t.Object({
   close_date: t.Optional(CloseDate),
   probability: t.Optional(Probability),
   assigned_to: t.Optional(t.Nullable(Ref)),
-  notes: OptionalText(10_000),
+  notes: Notes,
   custom_data: t.Optional(CustomData),
   contact_id: t.Optional(t.Nullable(Ref)),
 });

@@ -1,6 +1,6 @@
 import { Database } from "bun:sqlite";
-import { mkdirSync } from "node:fs";
-import { dirname } from "node:path";
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readdirSync, rmSync, statSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
 
 export type Db = Database;
 
@@ -23,9 +23,42 @@ const PRAGMAS: Array<[name: string, value: string | number, expect: string | num
   ["cache_size", -32768, -32768],
 ];
 
+/**
+ * Makes the database's folder (0700 when created here) and file (0600) before SQLite does, and
+ * tightens files an earlier release left readable to others (0644). SQLite creates -wal, -shm and
+ * -journal with the database file's own mode, so they are private too. Beside them: the
+ * `<db>.v<N>.bak` copies of migrations and the key file.
+ */
+function privateFiles(path: string): void {
+  const dir = dirname(path);
+  if (!existsSync(dir)) mkdirSync(dir, { recursive: true, mode: 0o700 });
+  if (!existsSync(path)) {
+    try {
+      closeSync(openSync(path, "wx", 0o600));
+    } catch (e) {
+      // Another process made it first: it is tightened below like any existing file.
+      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+    }
+  }
+  const name = basename(path);
+  const siblings = new Set([`${name}-wal`, `${name}-shm`, `${name}-journal`]);
+  for (const f of readdirSync(dir)) {
+    if (f === name || siblings.has(f) || f.startsWith(`${name}.keys`) || (f.startsWith(`${name}.v`) && f.includes(".bak"))) tightenFile(join(dir, f));
+  }
+}
+
+/** A file others can read or write becomes its owner's alone. */
+export function tightenFile(file: string): void {
+  try {
+    if ((statSync(file).mode & 0o077) !== 0) chmodSync(file, 0o600);
+  } catch {
+    // Gone meanwhile, or not ours to change.
+  }
+}
+
 /** Opens (creating if needed) the database file and sets and checks its pragmas. */
 export function openDatabase(path: string): Db {
-  if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+  if (path !== ":memory:") privateFiles(path);
   const db = new Database(path, { create: true, strict: true });
   for (const [name, value] of PRAGMAS) db.run(`PRAGMA ${name} = ${value}`);
   for (const [name, , expect] of PRAGMAS) {
@@ -52,7 +85,15 @@ export function writeTx<T>(db: Db, fn: () => T): T {
 
 /** Copies the live database, consistently, into a new file (works while the server runs). */
 export function backupTo(db: Db, file: string): void {
-  db.run("VACUUM INTO ?", [file]);
+  // Created here, empty, exclusively and private (VACUUM INTO accepts an empty file).
+  closeSync(openSync(file, "wx", 0o600));
+  try {
+    db.run("VACUUM INTO ?", [file]);
+  } catch (e) {
+    rmSync(file, { force: true });
+    throw e;
+  }
+  tightenFile(file);
 }
 
 /** Whether `e` is SQLite refusing a duplicate, on `column` ("table.column") when one is named. */

@@ -27,7 +27,7 @@ const userVersion = (db: Db): number => (db.query("PRAGMA user_version").get() a
  * in one IMMEDIATE transaction together with its version bump, so a failed step leaves the
  * database exactly as it was. Before upgrading a file that holds data, a copy is kept beside it.
  */
-export function migrate(db: Db, plan: MigrationPlan = CURRENT_PLAN, file?: string): MigrateResult {
+export function migrate(db: Db, plan: MigrationPlan = CURRENT_PLAN, file?: string, beforeCopy?: () => void): MigrateResult {
   const target = targetVersion(plan);
   const from = userVersion(db);
   if (from > target) {
@@ -46,7 +46,7 @@ export function migrate(db: Db, plan: MigrationPlan = CURRENT_PLAN, file?: strin
       db.run(`PRAGMA user_version = ${target}`);
       return true;
     });
-    if (!created) return migrate(db, plan, file);
+    if (!created) return migrate(db, plan, file, beforeCopy);
     return { from, to: target, backup: null };
   }
 
@@ -54,6 +54,8 @@ export function migrate(db: Db, plan: MigrationPlan = CURRENT_PLAN, file?: strin
   if (file && file !== ":memory:" && existsSync(file)) {
     backup = `${file}.v${from}.bak`;
     if (existsSync(backup)) renameSync(backup, `${backup}.${Date.now()}`);
+    // The caller takes what must not be copied out first (an earlier release's keys: security/key-file.ts).
+    beforeCopy?.();
     backupTo(db, backup);
   }
   for (const step of plan.migrations) {

@@ -1,5 +1,6 @@
 import { type TSchema, t } from "elysia";
 import { RequestValidationError, type ValidationItem } from "./errors";
+import { SINGLE_LINE_PATTERN, isSingleLine } from "./validation";
 
 /** A page of any list: FastAPI's `{items, total, page, size, pages}` (CONTRACT §10). */
 export interface Page<T> {
@@ -13,6 +14,8 @@ export interface Page<T> {
 export const MAX_PAGE_SIZE = 100;
 export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_SEARCH = 200;
+/** The `search` parameter, for the API description (QueryReader.search checks the same). */
+export const SEARCH_SCHEMA = { type: "string", maxLength: MAX_SEARCH, pattern: SINGLE_LINE_PATTERN };
 
 export type RawQuery = Record<string, string | string[] | undefined>;
 
@@ -98,9 +101,14 @@ export class QueryReader {
     return null;
   }
 
-  /** Trimmed; null when absent or blank. */
+  /** Trimmed; null when absent or blank. A control character (NUL, a newline) anywhere is a 422. */
   search(name: string): string | null {
-    const text = this.value(name)?.trim();
+    const raw = this.value(name);
+    if (raw !== undefined && !isSingleLine(raw)) {
+      this.items.push({ loc: ["query", name], msg: `String should match pattern '${SINGLE_LINE_PATTERN}'`, type: "string_pattern_mismatch", ctx: { pattern: SINGLE_LINE_PATTERN } });
+      return null;
+    }
+    const text = raw?.trim();
     if (!text) return null;
     if (text.length > MAX_SEARCH) {
       this.items.push({

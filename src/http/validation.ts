@@ -10,6 +10,23 @@ const SOURCES: Record<string, string> = { body: "body", query: "query", params: 
 const SECRET_FIELD = /pass|token|secret|code|otp/i;
 const MAX_ECHO = 1000;
 
+/**
+ * Characters no name or search may hold: C0 and C1 controls (NUL, \n, \r, \t, ESC...), DEL, the
+ * Unicode line and paragraph separators, and the bidi embeddings, overrides and isolates
+ * (U+202A-U+202E, U+2066-U+2069). Names reach the text of mails, where a newline forges a line
+ * and a bidi override disguises what follows; a NUL in a search made SQLite fail (a 500).
+ */
+const CONTROLS = "\\u0000-\\u001F\\u007F-\\u009F\\u2028\\u2029\\u202A-\\u202E\\u2066-\\u2069";
+/** One line of text without control characters; may be empty. Violations are string_pattern_mismatch. */
+export const SINGLE_LINE_PATTERN = `^[^${CONTROLS}]*$`;
+/** A name: one line without control characters, with at least one non-blank character. */
+export const NAME_PATTERN = `^[^${CONTROLS}]*[^${CONTROLS}\\s][^${CONTROLS}]*$`;
+/** Multi-line free text (deal notes): tabs and line breaks allowed, no other C0 control nor DEL. */
+export const MULTILINE_PATTERN = "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$";
+const SINGLE_LINE = new RegExp(SINGLE_LINE_PATTERN);
+/** Whether `text` is one line free of control characters (the query-string counterpart of the patterns). */
+export const isSingleLine = (text: string): boolean => SINGLE_LINE.test(text);
+
 const FORMAT_ERRORS = new Map<string, string>([["email", "value is not a valid email address"]]);
 
 /**

@@ -1,4 +1,5 @@
-import type { Db } from "../db/database";
+import { type Db, writeTx } from "../db/database";
+import type { StoredKeys } from "./key-file";
 
 export interface AuditEntry {
   tenantId: string | null;
@@ -42,8 +43,6 @@ export function createSecurityRepo(db: Db) {
   const auditForTenant = db.prepare<AuditRow, [string, number]>(
     "SELECT * FROM audit_log WHERE tenant_id = ?1 ORDER BY created_at DESC, id DESC LIMIT ?2",
   );
-  const insertSetting = db.prepare<never, [string, string]>("INSERT OR IGNORE INTO settings (key, value) VALUES (?1, ?2)");
-  const getSetting = db.prepare<{ value: string }, [string]>("SELECT value FROM settings WHERE key = ?1");
 
   const auditInTx = (e: AuditEntry, now: number) =>
     void insertAudit.run(e.tenantId, e.userId, e.action, e.ip, e.userAgent, e.detail ? JSON.stringify(e.detail) : null, now);
@@ -57,12 +56,43 @@ export function createSecurityRepo(db: Db) {
     /** Audit rows are also written inside other features' transactions. */
     auditInTx,
     auditForTenant: async (tenantId: string, limit = 100) => auditForTenant.all(tenantId, limit),
-    /** Keeps the first value ever stored under `key` (safe when two processes start at once). */
-    settingOrCreate: (key: string, make: () => string): string => {
-      insertSetting.run(key, make());
-      return getSetting.get(key)!.value;
-    },
   };
 }
 
 export type SecurityRepo = ReturnType<typeof createSecurityRepo>;
+
+/**
+ * The key file's view of the database (security/key-file.ts): keys an earlier release kept in the
+ * settings table, and whether any account exists. Prepared on use, so that it works on a database
+ * of any version, before its migrations run (a `.v<N>.bak` copy must not carry the keys either).
+ */
+export function createKeyStore(db: Db): StoredKeys {
+  const hasTable = (name: string) => db.query("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?1").get(name) !== null;
+  return {
+    stored(names) {
+      const out: Record<string, string> = {};
+      if (!hasTable("settings")) return out;
+      const get = db.query("SELECT value FROM settings WHERE key = ?1");
+      for (const k of names) {
+        const row = get.get(k) as { value: string } | null;
+        if (row) out[k] = row.value;
+      }
+      return out;
+    },
+    // The rows' bytes are overwritten in the file (secure_delete), not left in free pages.
+    forget(names) {
+      if (!hasTable("settings")) return;
+      const was = (db.query("PRAGMA secure_delete").get() as { secure_delete: number }).secure_delete;
+      db.run("PRAGMA secure_delete = ON");
+      try {
+        writeTx(db, () => {
+          for (const k of names) db.run("DELETE FROM settings WHERE key = ?1", [k]);
+        });
+      } finally {
+        db.run(`PRAGMA secure_delete = ${was ? "ON" : "OFF"}`);
+      }
+    },
+    // Lost keys would end every session and 2FA secret of these accounts.
+    holdsAccounts: () => hasTable("users") && db.query("SELECT 1 FROM users LIMIT 1").get() !== null,
+  };
+}

@@ -1,5 +1,5 @@
 import { t, type Static } from "elysia";
-import { registerFormat } from "../http/validation";
+import { NAME_PATTERN, SINGLE_LINE_PATTERN, registerFormat } from "../http/validation";
 import { toIso } from "../db/ids";
 import { PASSWORD_MAX, PASSWORD_MIN } from "../security/passwords";
 import { TokenPair } from "../auth/model";
@@ -18,10 +18,10 @@ registerFormat("subdomain", (v) => !RESERVED_SUBDOMAINS.has(v), "Value error, th
 export const SignupBody = t.Object({
   email: Email,
   password: t.String({ minLength: PASSWORD_MIN, maxLength: PASSWORD_MAX }),
-  tenant_name: t.String({ minLength: 1, maxLength: 100, pattern: "\\S" }),
+  tenant_name: t.String({ minLength: 1, maxLength: 100, pattern: NAME_PATTERN }),
   subdomain: t.String({ minLength: 3, maxLength: 63, pattern: SUBDOMAIN_PATTERN, format: "subdomain" }),
   initial_modules: t.Optional(t.Array(t.UnionEnum([...MODULES]), { maxItems: 16 })),
-  full_name: t.Optional(t.Nullable(t.String({ maxLength: 200 }))),
+  full_name: t.Optional(t.Nullable(t.String({ maxLength: 200, pattern: SINGLE_LINE_PATTERN }))),
 });
 export type SignupBody = Static<typeof SignupBody>;
 

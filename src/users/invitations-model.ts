@@ -1,5 +1,6 @@
 import { t, type Static } from "elysia";
 import { toIso, toIsoOrNull } from "../db/ids";
+import { SINGLE_LINE_PATTERN } from "../http/validation";
 import { PASSWORD_MAX, PASSWORD_MIN } from "../security/passwords";
 import { Email } from "./model";
 
@@ -16,7 +17,7 @@ export type InviteUserBody = Static<typeof InviteUserBody>;
 export const AcceptInvitationBody = t.Object({
   token: t.String({ minLength: 1, maxLength: 256 }),
   password: t.String({ minLength: PASSWORD_MIN, maxLength: PASSWORD_MAX }),
-  full_name: t.Optional(t.Nullable(t.String({ maxLength: 200 }))),
+  full_name: t.Optional(t.Nullable(t.String({ maxLength: 200, pattern: SINGLE_LINE_PATTERN }))),
 });
 export type AcceptInvitationBody = Static<typeof AcceptInvitationBody>;
 

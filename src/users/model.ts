@@ -1,5 +1,6 @@
 import { t, type Static } from "elysia";
 import { toIso } from "../db/ids";
+import { SINGLE_LINE_PATTERN } from "../http/validation";
 import type { UserRow } from "./repo";
 
 /** Emails are trimmed and lower-cased before they are checked, stored or compared (CONTRACT §2). */
@@ -31,6 +32,6 @@ export const toUserRead = (u: UserRow): UserRead => ({
 
 /** PATCH /users/{id}: a name, or null (or blank) to clear it. */
 export const UpdateUserBody = t.Object({
-  full_name: t.Nullable(t.String({ maxLength: 200 })),
+  full_name: t.Nullable(t.String({ maxLength: 200, pattern: SINGLE_LINE_PATTERN })),
 });
 export type UpdateUserBody = Static<typeof UpdateUserBody>;

@@ -7,7 +7,7 @@ import { doc } from "../http/openapi";
 import { lowerCaseFields } from "../http/validation";
 import { INVITATION_STATUSES, InvitationRead, InviteUserBody } from "./invitations-model";
 import { UpdateUserBody, UserRead } from "./model";
-import { MAX_SEARCH, QueryReader, type RawQuery, listParameters, pageSchema } from "../http/paging";
+import { SEARCH_SCHEMA, QueryReader, type RawQuery, listParameters, pageSchema } from "../http/paging";
 
 /**
  * Admins of an organization with the users module: checked as a transform, before the body is
@@ -92,7 +92,7 @@ export const usersRoutes = (ctx: Context) => {
           tags: ["users"],
           auth: true,
           ok: { 200: ["UserPage", pageSchema(UserRead)] },
-          parameters: listParameters([{ name: "search", description: "Part of an email or name, any case", schema: { type: "string", maxLength: MAX_SEARCH } }]),
+          parameters: listParameters([{ name: "search", description: "Part of an email or name, any case", schema: SEARCH_SCHEMA }]),
         }),
       },
     )

@@ -35,7 +35,7 @@ export function claimsOf(token: string): Record<string, unknown> {
 }
 
 /** The app's own signing key, as the server keeps it in its database. */
-export const signingKey = (t: TestApp) => new TextEncoder().encode(t.ctx.repos.security.settingOrCreate("jwt_secret", () => ""));
+export const signingKey = (t: TestApp) => new TextEncoder().encode(t.ctx.keys.jwtSecret);
 
 /**
  * A token signed with the app's key: by default a valid access token for `base` (a real token,

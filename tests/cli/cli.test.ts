@@ -178,7 +178,11 @@ describe("backup", () => {
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("integrity ok");
+    // The data only, private, and the answer says where the keys are.
+    expect(r.stdout).toContain(`keep a copy of ${db}.keys`);
+    expect(statSync(copy).mode & 0o777).toBe(0o600);
     const b = new Database(copy, { readonly: true });
+    expect(b.query("SELECT count(*) AS n FROM settings").get()).toEqual({ n: 0 });
     expect(b.query("PRAGMA integrity_check").get()).toEqual({ integrity_check: "ok" });
     expect(b.query("SELECT subdomain FROM tenants").all()).toEqual([{ subdomain: "acme" }]);
     expect(b.query("SELECT count(*) AS n FROM pipeline_stages").get()).toEqual({ n: 6 });

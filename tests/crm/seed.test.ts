@@ -1,4 +1,5 @@
 import { afterAll, describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -6,6 +7,8 @@ import { bulkSeed } from "../../src/crm/bulk-load";
 import { createDealsQuery } from "../../src/crm/deals-query";
 import type { DealListQuery } from "../../src/crm/model";
 import { testApp } from "../helpers";
+import { noteSecret } from "../security/ledger";
+import { startServer } from "../server";
 
 const t = testApp();
 const dir = mkdtempSync(join(tmpdir(), "suite-seed-"));
@@ -129,4 +132,124 @@ describe("suite seed", () => {
     expect(bad.exitCode).toBe(64);
     expect(bad.stderr.toString()).toContain("--deals");
   });
+});
+
+const ROOT = join(import.meta.dir, "..", "..");
+/** `suite seed` as a subprocess; answers its exit code, output and the password it printed. */
+async function seed(db: string, tenant: string, deals: number) {
+  const p = Bun.spawn([process.execPath, "src/main.ts", "seed", "--tenant", tenant, "--deals", String(deals)], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? "", SUITE_DB: db, SUITE_HASH_CONCURRENCY: "1" },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [stdout, stderr, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+  const password = /password: (\S+)/.exec(stdout)?.[1];
+  if (password) noteSecret("demo password", password);
+  return { code, stdout, stderr, password };
+}
+/** Runs SQL on its own connection (a trigger that injects a failure, a count). */
+function sql<T>(db: string, text: string): T[] {
+  const d = new Database(db);
+  d.run("PRAGMA busy_timeout = 5000");
+  try {
+    return d.query(text).all() as T[];
+  } finally {
+    d.close();
+  }
+}
+const failAfter = (table: string, n: number) =>
+  `CREATE TRIGGER inject_failure BEFORE INSERT ON ${table} WHEN (SELECT count(*) FROM ${table} WHERE tenant_id = NEW.tenant_id) >= ${n}
+   BEGIN SELECT RAISE(ABORT, 'injected failure'); END`;
+
+describe("suite seed beside a running server", () => {
+  test("seeds through the live path while `suite serve` has the file open; a failed re-seed takes its rows out again; the printed password signs in", async () => {
+    const db = join(dir, "live", "suite.db");
+    const server = await startServer(db);
+    try {
+      let answered = 0;
+      let failed = 0;
+      let seeding = true;
+      const reader = (async () => {
+        while (seeding) {
+          const r = await server.call("GET", "/api/v1/health");
+          if (r.status === 200) answered++;
+          else failed++;
+          await Bun.sleep(20);
+        }
+      })();
+      const first = await seed(db, "live", 2000);
+      seeding = false;
+      await reader;
+      expect(first.stderr).toBe("");
+      expect(first.code).toBe(0);
+      expect(first.stdout).toContain("is open elsewhere");
+      expect(first.stdout).toContain("2,000 / 2,000 deals");
+      expect(first.stdout).toMatch(/seeded live: 2000 deals/);
+      expect(failed).toBe(0);
+      expect(answered).toBeGreaterThan(0);
+
+      const signIn = async (email: string, password: string) =>
+        server.call("POST", "/api/v1/auth/login", { tenant: "live", body: { email, password } });
+      const admin = await signIn("admin@live.example", first.password!);
+      expect(admin.status).toBe(200);
+      const list = await server.call("GET", "/api/v1/crm/deals?size=5", { token: admin.body.access_token });
+      expect(list.status).toBe(200);
+      expect(list.body.total).toBe(2000);
+      expect(list.body.items).toHaveLength(5);
+      const member = sql<{ email: string }>(db, "SELECT email FROM users WHERE role = 'member' ORDER BY email LIMIT 1")[0]!.email;
+
+      // A re-seed that fails half-way (a trigger aborts the deals past 2,500): nothing of it stays.
+      const counts = () => sql<Record<string, number>>(db, "SELECT (SELECT count(*) FROM deals) AS deals, (SELECT count(*) FROM accounts) AS accounts, (SELECT count(*) FROM contacts) AS contacts, (SELECT count(*) FROM users) AS users, (SELECT sum(n) FROM deal_counts WHERE assignee = '*') AS counted")[0];
+      const before = counts();
+      sql(db, failAfter("deals", 2500));
+      const broken = await seed(db, "live", 1000);
+      expect(broken.code).toBe(1);
+      expect(broken.stderr).toContain("injected failure");
+      sql(db, "DROP TRIGGER inject_failure");
+      expect(counts()).toEqual(before);
+      expect((await server.call("GET", "/api/v1/crm/deals?size=1", { token: admin.body.access_token })).body.total).toBe(2000);
+
+      // A re-seed prints a new password, and every demo user, the admin included, has it.
+      const again = await seed(db, "live", 100);
+      expect(again.code).toBe(0);
+      expect(again.password).not.toBe(first.password);
+      expect(again.stdout).toContain("admin@live.example included");
+      expect((await signIn("admin@live.example", again.password!)).status).toBe(200);
+      expect((await signIn(member, again.password!)).status).toBe(200);
+      expect((await signIn(member, first.password!)).status).toBe(401);
+    } finally {
+      expect((await server.stop()).code).toBe(0);
+    }
+  }, 60_000);
+
+  test("a seed that fails leaves no organization behind, on either path", async () => {
+    // Bulk path (the file to itself): a failure among the contacts.
+    const db = join(dir, "fail", "suite.db");
+    expect(Bun.spawnSync([process.execPath, "src/main.ts", "migrate"], { cwd: ROOT, env: { PATH: process.env.PATH ?? "", SUITE_DB: db } }).exitCode).toBe(0);
+    sql(db, failAfter("contacts", 30));
+    const bulk = await seed(db, "failbulk", 500);
+    expect(bulk.code).toBe(1);
+    expect(bulk.stderr).toContain("injected failure");
+    const none = () => sql<Record<string, number>>(db, "SELECT (SELECT count(*) FROM tenants) AS tenants, (SELECT count(*) FROM users) AS users, (SELECT count(*) FROM deals) AS deals, (SELECT count(*) FROM accounts) AS accounts, (SELECT count(*) FROM audit_log WHERE tenant_id IS NOT NULL) AS audit")[0];
+    expect(none()).toEqual({ tenants: 0, users: 0, deals: 0, accounts: 0, audit: 0 });
+    expect(sql<{ journal_mode: string }>(db, "PRAGMA journal_mode")[0]!.journal_mode).toBe("wal");
+    sql(db, "DROP TRIGGER inject_failure");
+
+    // Live path (a server has the file open): a failure among the deals, after the first batch.
+    const server = await startServer(db);
+    try {
+      sql(db, failAfter("deals", 1500));
+      const live = await seed(db, "faillive", 3000);
+      expect(live.code).toBe(1);
+      expect(live.stdout).toContain("is open elsewhere");
+      expect(live.stdout).toContain("1,000 / 3,000 deals");
+      expect(none()).toEqual({ tenants: 0, users: 0, deals: 0, accounts: 0, audit: 0 });
+      expect(sql(db, "SELECT * FROM deal_counts WHERE n <> 0")).toEqual([]);
+      expect((await server.call("GET", "/api/v1/health")).status).toBe(200);
+    } finally {
+      expect((await server.stop()).code).toBe(0);
+    }
+    expect(sql<{ integrity_check: string }>(db, "PRAGMA integrity_check")).toEqual([{ integrity_check: "ok" }]);
+  }, 60_000);
 });

@@ -27,7 +27,7 @@ describe("what is stored", () => {
       expect(sealed).not.toContain(plain);
     }
     expect(sealed).toStartWith("v1.");
-    const key = t.ctx.repos.security.settingOrCreate("encryption_key", () => "");
+    const key = t.ctx.keys.encryptionKey;
     expect(key.length).toBeGreaterThanOrEqual(32);
     expect(createSecretBox(key).open(sealed, org.user.id)).toBe(secret);
     expect(() => createSecretBox("another key of at least thirty-two characters").open(sealed, org.user.id)).toThrow();

@@ -87,7 +87,7 @@ export async function buildWorld(f: FuzzApp) {
   const claims = JSON.parse(Buffer.from(tokens.admin.split(".")[1]!, "base64url").toString());
   const enc = (o: unknown) => Buffer.from(JSON.stringify(o)).toString("base64url");
   const algNone = `${enc({ alg: "none", typ: "JWT" })}.${tokens.admin.split(".")[1]}.`;
-  const secret = new TextEncoder().encode(f.ctx.repos.security.settingOrCreate("jwt_secret", () => ""));
+  const secret = new TextEncoder().encode(f.ctx.keys.jwtSecret);
   const nowS = Math.floor(f.ctx.now() / 1000);
   const expired = await new SignJWT({ ...claims, iat: nowS - 7200, exp: nowS - 3600 }).setProtectedHeader({ alg: "HS256", typ: "JWT" }).sign(secret);
   const foreignKey = await new SignJWT(claims).setProtectedHeader({ alg: "HS256", typ: "JWT" }).sign(new TextEncoder().encode("x".repeat(48)));
