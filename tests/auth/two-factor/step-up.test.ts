@@ -201,3 +201,24 @@ describe("POST /auth/reauthenticate", () => {
     expect(JSON.stringify(shape.body)).not.toContain(org.password);
   });
 });
+
+describe("the OpenAPI document", () => {
+  test("describes POST /auth/reauthenticate: its body, its answer, auth and 429; the step-up routes mention the 403", async () => {
+    const { t } = await orgWithClock(apps);
+    const doc = (await t.json("GET", "/api/v1/openapi.json")).body;
+    const op = doc.paths["/api/v1/auth/reauthenticate"].post;
+    expect(op.security.length).toBeGreaterThan(0);
+    expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(["200", "401", "403", "422", "429"]));
+    // Inline or a $ref to components (the document's shape may move schemas there).
+    const deref = (x: { $ref?: string }) => (x.$ref ? doc.components.schemas[x.$ref.split("/").pop()!] : x);
+    const body = deref(op.requestBody.content["application/json"].schema);
+    expect(body.required).toEqual(["password"]);
+    expect(Object.keys(body.properties).sort()).toEqual(["code", "password"]);
+    const answer = JSON.stringify(op.responses["200"]);
+    expect(answer).toContain("Reauthenticated");
+    expect(Object.keys(doc.components.schemas.Reauthenticated.properties).sort()).toEqual(["detail", "reauthenticated_at"]);
+    for (const path of ["/api/v1/auth/2fa/setup", "/api/v1/auth/2fa/confirm", "/api/v1/auth/2fa/backup-codes"]) {
+      expect(doc.paths[path].post.description).toContain("reauthentication_required");
+    }
+  });
+});
