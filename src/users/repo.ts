@@ -31,7 +31,7 @@ export function createUsersRepo(db: Db) {
   );
   const byEmail = db.prepare<UserRow, [string, string]>("SELECT * FROM users WHERE tenant_id = ?1 AND email = ?2");
   // Sign-in without a tenant: the only cross-tenant read, and it reads the address alone.
-  // Oldest first: sign-in without a tenant considers a fixed number of an address's accounts (auth/service.ts).
+  // Oldest first: sign-in without a tenant considers a fixed number of an address's accounts (auth/password-check.ts).
   const byEmailAnyTenant = db.prepare<UserRow, [string, number]>("SELECT * FROM users WHERE email = ?1 ORDER BY created_at, id LIMIT ?2");
   const byId = db.prepare<UserRow, [string, string]>("SELECT * FROM users WHERE tenant_id = ?1 AND id = ?2");
   const profileById = db.prepare<ProfileRow, [string, string]>("SELECT * FROM profiles WHERE tenant_id = ?1 AND id = ?2");

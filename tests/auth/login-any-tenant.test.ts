@@ -3,7 +3,7 @@
  * caller without the password whether, or where, an address has accounts.
  */
 import { afterAll, beforeEach, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { ANY_TENANT_ACCOUNTS } from "../../src/auth/service";
+import { ANY_TENANT_ACCOUNTS } from "../../src/auth/password-check";
 import type { TestApp } from "../helpers";
 import { allAudit, claimsOf, clockedApp, login } from "./support";
 

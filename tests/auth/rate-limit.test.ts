@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { type TestApp, testApp } from "../helpers";
 import { clock as makeClock, clockedApp, login } from "./support";
 
-// A sign-in without a tenant costs three argon2 verifies (auth/service.ts): these tests run dozens.
+// A sign-in without a tenant costs three argon2 verifies (auth/password-check.ts): these tests run dozens.
 setDefaultTimeout(60_000);
 const apps: TestApp[] = [];
 const dirs: string[] = [];

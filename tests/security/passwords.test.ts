@@ -1,7 +1,7 @@
 import { afterAll, afterEach, describe, expect, spyOn, test } from "bun:test";
 import { createPasswordHasher } from "../../src/security/passwords";
 import { testApp } from "../helpers";
-import { ANY_TENANT_ACCOUNTS } from "../../src/auth/service";
+import { ANY_TENANT_ACCOUNTS } from "../../src/auth/password-check";
 
 afterEach(() => {
   // Every spy of this file is on Bun.password; put the real functions back.
