@@ -24,6 +24,8 @@ export interface Config {
   magicLinkTtl: number;
   inviteTtl: number;
   refreshGrace: number;
+  /** How recent a session's last password (or magic-link) proof must be to change the second factor. */
+  reauthWindow: number;
 }
 
 /** A bad setting: main prints `message` as one line and exits non-zero. */
@@ -59,6 +61,7 @@ const SETTINGS: Setting[] = [
   { key: "magicLinkTtl", env: "SUITE_MAGIC_LINK_TTL", flag: "magic-link-ttl", kind: "seconds" },
   { key: "inviteTtl", env: "SUITE_INVITE_TTL", flag: "invite-ttl", kind: "seconds" },
   { key: "refreshGrace", env: "SUITE_REFRESH_GRACE", flag: "refresh-grace", kind: "seconds" },
+  { key: "reauthWindow", env: "SUITE_REAUTH_WINDOW", flag: "reauth-window", kind: "seconds" },
 ];
 
 /** The flag names `loadConfig` understands, for the command line's own parser. */
@@ -178,8 +181,9 @@ export function loadConfig(flags: Record<string, string> = {}, env: Record<strin
     magicLinkTtl: (raw.magicLinkTtl as number | undefined) ?? 10 * 60,
     inviteTtl: (raw.inviteTtl as number | undefined) ?? 7 * 86400,
     refreshGrace: (raw.refreshGrace as number | undefined) ?? 10,
+    reauthWindow: (raw.reauthWindow as number | undefined) ?? 600,
   };
-  for (const key of ["accessTtl", "refreshTtl", "tempTokenTtl", "magicLinkTtl", "inviteTtl"] as const) {
+  for (const key of ["accessTtl", "refreshTtl", "tempTokenTtl", "magicLinkTtl", "inviteTtl", "reauthWindow"] as const) {
     if (config[key] < 1) throw new ConfigError(`invalid ${where[key]}=0: a lifetime must be at least 1 second`);
   }
   if (config.accessTtl > config.refreshTtl) throw new ConfigError(`invalid ${where.accessTtl}: must not exceed ${where.refreshTtl}`);

@@ -1,4 +1,5 @@
 import { t } from "elysia";
+import { AppError } from "../http/errors";
 import { PASSWORD_MAX } from "../security/passwords";
 import { Email } from "../users/model";
 
@@ -43,3 +44,16 @@ export const SessionRead = t.Object({
 export const SessionList = t.Array(SessionRead);
 
 export const Confirmation = t.Object({ detail: t.String(), revoked: t.Integer() });
+
+/** The current password and, when the user's 2FA is on, a TOTP or backup code. */
+export const ReauthenticateBody = t.Object({
+  password: t.String({ minLength: 1, maxLength: PASSWORD_MAX }),
+  code: t.Optional(t.String({ pattern: "^([0-9]{6}|[A-Za-z0-9]{4}-?[A-Za-z0-9]{4})$" })),
+});
+
+export const Reauthenticated = t.Object({ detail: t.String(), reauthenticated_at: t.String({ format: "date-time" }) });
+
+export const authErrors = {
+  reauthenticationRequired: () =>
+    new AppError(403, "reauthentication_required", "Confirm your password first (POST /api/v1/auth/reauthenticate): this change needs a recent sign-in."),
+};

@@ -13,7 +13,8 @@ import { answerSignIn } from "./sign-in";
 import { doc } from "../http/openapi";
 import { TenantRead } from "../tenants/model";
 import { UserRead } from "../users/model";
-import { Confirmation, LoginBody, LoginResponse, RefreshBody, RevokeSessionBody, SessionList, TokenPair } from "./model";
+import { Confirmation, LoginBody, LoginResponse, ReauthenticateBody, Reauthenticated, RefreshBody, RevokeSessionBody, SessionList, TokenPair } from "./model";
+import { compactCode } from "./two-factor/model";
 import { t } from "elysia";
 
 const Me = t.Object({ user: UserRead, tenant: TenantRead });
@@ -82,6 +83,23 @@ export const authRoutes = (ctx: Context) => {
         return { user: toUserRead(user), tenant: await ctx.tenants.read(auth.tenantId) };
       },
       doc({ summary: "The signed-in user and their organization", tags: ["auth"], auth: true, ok: { 200: ["Me", Me] } }),
+    )
+    .post(
+      "/reauthenticate",
+      ({ auth, body, request, server }) => ctx.twoFactor.reauthenticate(auth, body, requestInfo(request, server, ctx.config.trustProxy)),
+      {
+        body: ReauthenticateBody,
+        transform: compactCode,
+        ...doc({
+          summary: "Prove the password again, for changes that need a recent sign-in",
+          description:
+            "`{\"password\"}`, plus `code` (a TOTP or backup code) when the user has 2FA on. Renews this session's proof: 2FA setup, confirm and backup-code regeneration need one within `SUITE_REAUTH_WINDOW` seconds (default 600), else 403 `reauthentication_required`. Limited like login (per IP and per account; a wrong password counts toward the sign-in lock): 401 `invalid_credentials`, 401 `invalid_2fa_code`, 429.",
+          tags: ["auth"],
+          auth: true,
+          ok: { 200: ["Reauthenticated", Reauthenticated] },
+          errors: [429],
+        }),
+      },
     )
     .get("/sessions", ({ auth }) => ctx.auth.listSessions(auth), doc({ summary: "The caller's live sessions, newest first", tags: ["auth"], auth: true, ok: { 200: ["SessionList", SessionList] } }))
     .post(

@@ -1,12 +1,14 @@
 import type { Config } from "../config";
-import { newId, newSecretToken, toIso } from "../db/ids";
+import { hashToken, newId, newSecretToken, toIso } from "../db/ids";
 import { errors } from "../http/errors";
 import type { PasswordHasher } from "../security/passwords";
 import type { Limits, RateLimiter } from "../security/rate-limit";
 import type { AuditEntry } from "../security/repo";
-import { normalizeEmail } from "../users/model";
 import type { UserRow, UsersRepo } from "../users/repo";
-import type { SessionRow, SessionsRepo } from "./repo";
+import { auditEntry } from "./audit-entry";
+import { authErrors } from "./model";
+import { createPasswordChecks } from "./password-check";
+import type { ChallengeRow, NewSessionRow, SessionRow, SessionsRepo } from "./repo";
 import type { Tokens } from "./tokens";
 
 /** Where a request came from, for sessions, limits and the audit log. */
@@ -19,10 +21,13 @@ export interface RequestInfo {
 export interface Principal {
   userId: string;
   tenantId: string;
+  /** The session's public id (never the secret sid its tokens carry). */
   sessionId: string;
   role: "admin" | "member";
   email: string;
   subdomain: string;
+  /** When this session last proved the first factor (ms): step-up checks read it. */
+  provenAt: number;
 }
 
 export interface IssuedTokens {
@@ -33,6 +38,9 @@ export interface IssuedTokens {
   accessMaxAge: number;
   refreshMaxAge: number;
 }
+
+/** A new session's row plus the secret sid its tokens carry: the row keeps only the sid's hash. */
+export type NewSession = Omit<NewSessionRow, "tenant_id" | "user_id"> & { sid: string };
 
 export interface AuthDeps {
   config: Config;
@@ -51,32 +59,43 @@ const TOUCH_EVERY_MS = 60_000;
 const seconds = (ms: number) => Math.floor(ms / 1000);
 
 export function createAuthService(d: AuthDeps) {
-  const auditEntry = (action: string, who: { tenantId: string | null; userId: string | null }, req: RequestInfo, detail?: Record<string, unknown>) => ({
-    ...who,
-    action,
-    ip: req.ip,
-    userAgent: req.userAgent,
-    detail,
-  });
   const audit = (...a: Parameters<typeof auditEntry>) => d.audit(auditEntry(...a));
+  const { checkPassword, confirmPassword } = createPasswordChecks(d);
 
-  /** A new session's row: signup and invitation-accept insert it inside their own transactions. */
-  function newSessionRow(method: string, req: RequestInfo) {
+  /**
+   * A new session's row: signup and invitation-accept insert it inside their own transactions.
+   * `provenAt`: when the first factor was proven, by default now (a 2FA sign-in passes its challenge's time).
+   */
+  function newSessionRow(method: string, req: RequestInfo, provenAt?: number): NewSession {
     const now = d.now();
-    return { id: newSecretToken(), method, created_at: now, expires_at: now + d.config.refreshTtl * 1000, ip: req.ip, user_agent: req.userAgent };
+    const sid = newSecretToken();
+    return {
+      id: newId(),
+      sid,
+      sid_hash: hashToken(sid),
+      method,
+      created_at: now,
+      expires_at: now + d.config.refreshTtl * 1000,
+      proven_at: provenAt ?? now,
+      ip: req.ip,
+      user_agent: req.userAgent,
+    };
   }
 
-  /** Signs the session's current pair. A refresh token is a pure function of (session, generation). */
-  async function issue(s: Pick<SessionRow, "id" | "tenant_id" | "user_id" | "created_at" | "expires_at" | "refresh_gen" | "rotated_at">): Promise<IssuedTokens> {
+  /**
+   * Signs the session's current pair. A refresh token is a pure function of (secret sid,
+   * generation): a copy of the database, which holds only the sid's hash, derives no jti.
+   */
+  async function issue(s: Pick<SessionRow, "tenant_id" | "user_id" | "created_at" | "expires_at" | "refresh_gen" | "rotated_at"> & { sid: string }): Promise<IssuedTokens> {
     const now = d.now();
     const accessExp = Math.min(seconds(now) + d.config.accessTtl, seconds(s.expires_at));
-    const base = { sub: s.user_id, tid: s.tenant_id, sid: s.id };
+    const base = { sub: s.user_id, tid: s.tenant_id, sid: s.sid };
     const [access_token, refresh_token] = await Promise.all([
       d.tokens.sign({ ...base, typ: "access", jti: newId(), iat: seconds(now), exp: accessExp }),
       d.tokens.sign({
         ...base,
         typ: "refresh",
-        jti: d.tokens.refreshJti(s.id, s.refresh_gen),
+        jti: d.tokens.refreshJti(s.sid, s.refresh_gen),
         iat: seconds(s.refresh_gen === 0 ? s.created_at : (s.rotated_at ?? s.created_at)),
         exp: seconds(s.expires_at),
       }),
@@ -98,77 +117,76 @@ export function createAuthService(d: AuthDeps) {
     return issue({ ...row, refresh_gen: 0, rotated_at: null });
   }
 
-  /**
-   * Checks email and password. Answers the user whose first factor is proven; the caller decides
-   * whether a second factor is due. Unknown emails cost the same hash time as wrong passwords.
-   */
-  async function checkPassword(input: { email: string; password: string }, tenantId: string | null, req: RequestInfo): Promise<UserRow> {
-    const email = normalizeEmail(input.email);
-    const perIp = await d.limiter.hit(d.limits.loginPerIp, req.ip ?? "unknown");
-    if (!perIp.allowed) throw errors.rateLimited(perIp.retryAfterSeconds);
-
-    let user: UserRow | undefined;
-    if (tenantId) user = (await d.users.byEmail(tenantId, email)) ?? undefined;
-    else {
-      const found = await d.users.byEmailAnyTenant(email);
-      if (found.length > 1) throw errors.tenantRequired();
-      user = found[0];
-    }
-    const accountKey = `${tenantId ?? user?.tenant_id ?? "*"}:${email}`;
-    // The attempt is counted before the (slow, queued) hash, in one atomic statement: counting
-    // only after a failed verify would let a concurrent burst all pass a check made at count 0.
-    // A success clears the counter below, so only failures (and attempts in flight) add up.
-    const attempt = await d.limiter.hit(d.limits.loginPerAccount, accountKey);
-    if (!attempt.allowed) {
-      await audit("login.locked", { tenantId: user?.tenant_id ?? tenantId, userId: user?.id ?? null }, req, { email });
-      throw errors.rateLimited(attempt.retryAfterSeconds);
-    }
-    const ok = user ? await d.hasher.verify(input.password, user.password_hash) : await d.hasher.verifyNobody(input.password);
-    if (!user || !ok) {
-      await audit("login.failure", { tenantId: user?.tenant_id ?? tenantId, userId: user?.id ?? null }, req, {
-        email,
-        reason: user ? "wrong_password" : "unknown_email",
-      });
-      throw errors.invalidCredentials();
-    }
-    await d.limiter.reset(d.limits.loginPerAccount, accountKey);
-    return user;
+  /** A 2FA challenge for a user whose first factor (`method`) is proven: its temp_token. */
+  async function openChallenge(user: UserRow, method: string, req: RequestInfo): Promise<string> {
+    const now = d.now();
+    const iat = seconds(now);
+    const id = newId();
+    // sid names this challenge, not a session: none exists until the second factor is proven.
+    const token = await d.tokens.sign({ sub: user.id, tid: user.tenant_id, sid: id, typ: "2fa", jti: newId(), iat, exp: iat + d.config.tempTokenTtl });
+    const row: ChallengeRow = { id, tenant_id: user.tenant_id, user_id: user.id, method, created_at: now, expires_at: now + d.config.tempTokenTtl * 1000 };
+    await d.sessions.openChallenge(row, auditEntry("2fa.challenge", { tenantId: user.tenant_id, userId: user.id }, req, { method }));
+    return token;
   }
+
+  /** The outstanding challenge a temp_token names, or null when it was spent, ended or expired. */
+  const challenge = async (id: string, tenantId: string, userId: string): Promise<ChallengeRow | null> =>
+    (await d.sessions.challenge(id, tenantId, userId, d.now())) ?? null;
+
+  /**
+   * Spends the challenge and opens its session in one commit; null when another verify spent it
+   * first or it was ended meanwhile. The session's proof is the challenge's first factor.
+   */
+  async function completeChallenge(c: ChallengeRow, user: UserRow, req: RequestInfo): Promise<IssuedTokens | null> {
+    const row = { ...newSessionRow("2fa", req, c.created_at), tenant_id: user.tenant_id, user_id: user.id };
+    const entry = auditEntry("login.success", { tenantId: user.tenant_id, userId: user.id }, req, { method: "2fa", first_factor: c.method, session_id: row.id });
+    if (!(await d.sessions.spendChallengeForSession(c, row, entry, row.created_at))) return null;
+    return issue({ ...row, refresh_gen: 0, rotated_at: null });
+  }
+
+  /**
+   * Ends every outstanding 2FA challenge of a user: their temp_tokens stop working. 2FA disable
+   * calls it, logout-all does the same in its own commit, and so must a password change.
+   */
+  const endChallenges = async (tenantId: string, userId: string) => d.sessions.endChallenges(tenantId, userId);
 
   /** The check behind every protected request: a valid access token of a live session. */
   async function authenticate(token: string): Promise<Principal> {
     const claims = await d.tokens.verify(token, "access");
-    const s = await d.sessions.principal(claims.sid);
+    const s = await d.sessions.principal(hashToken(claims.sid));
     if (!s || s.user_id !== claims.sub || s.tenant_id !== claims.tid) throw errors.tokenInvalid();
     if (s.revoked_at !== null) throw errors.sessionRevoked();
     const now = d.now();
     if (s.expires_at <= now) throw errors.tokenExpired();
     if (now - s.last_used_at >= TOUCH_EVERY_MS) await d.sessions.touch(s.id, now);
-    return { userId: s.user_id, tenantId: s.tenant_id, sessionId: s.id, role: s.role, email: s.email, subdomain: s.subdomain };
+    return { userId: s.user_id, tenantId: s.tenant_id, sessionId: s.id, role: s.role, email: s.email, subdomain: s.subdomain, provenAt: s.proven_at };
   }
 
   /**
    * Rotates both tokens. A refresh token of the current generation moves the session on; the
    * previous generation within the grace window (two tabs) gets the same new pair; anything
-   * older is a stolen token replayed: the session ends (RFC 9700 reuse detection).
+   * older is a stolen token replayed: the session ends (RFC 9700 reuse detection). Refresh is no
+   * proof of the first factor: the session keeps its proven_at.
    */
   async function refresh(token: string, req: RequestInfo, expectTenantSubdomain: string | null): Promise<IssuedTokens> {
     const claims = await d.tokens.verify(token, "refresh");
+    const sid = claims.sid;
+    const sidHash = hashToken(sid);
     for (let attempt = 0; attempt < 3; attempt++) {
-      const s = await d.sessions.principal(claims.sid);
+      const s = await d.sessions.principal(sidHash);
       if (!s || s.user_id !== claims.sub || s.tenant_id !== claims.tid) throw errors.tokenInvalid();
       if (expectTenantSubdomain !== null && expectTenantSubdomain !== s.subdomain) throw errors.tenantMismatch();
       if (s.revoked_at !== null) throw errors.sessionRevoked();
       const now = d.now();
       if (s.expires_at <= now) throw errors.tokenExpired();
 
-      if (claims.jti === d.tokens.refreshJti(s.id, s.refresh_gen)) {
+      if (claims.jti === d.tokens.refreshJti(sid, s.refresh_gen)) {
         if (!(await d.sessions.rotate(s.id, s.refresh_gen, now))) continue; // another tab won: look again
-        return issue({ ...s, refresh_gen: s.refresh_gen + 1, rotated_at: now });
+        return issue({ ...s, sid, refresh_gen: s.refresh_gen + 1, rotated_at: now });
       }
       const withinGrace = s.rotated_at !== null && now - s.rotated_at <= d.config.refreshGrace * 1000;
-      if (s.refresh_gen > 0 && withinGrace && claims.jti === d.tokens.refreshJti(s.id, s.refresh_gen - 1)) {
-        return issue(s);
+      if (s.refresh_gen > 0 && withinGrace && claims.jti === d.tokens.refreshJti(sid, s.refresh_gen - 1)) {
+        return issue({ ...s, sid });
       }
       await d.sessions.revoke(s.tenant_id, s.user_id, s.id, "refresh_reuse", now);
       await audit("session.refresh_reuse", { tenantId: s.tenant_id, userId: s.user_id }, req, { session_id: s.id });
@@ -176,6 +194,22 @@ export function createAuthService(d: AuthDeps) {
     }
     throw errors.sessionRevoked();
   }
+
+  /** 403 reauthentication_required unless the session proved the first factor within SUITE_REAUTH_WINDOW. */
+  function requireRecentProof(p: Principal): void {
+    if (d.now() - p.provenAt > d.config.reauthWindow * 1000) throw authErrors.reauthenticationRequired();
+  }
+
+  /** Records a fresh proof of the first factor on the caller's session (audited); answers its time. */
+  async function recordProof(p: Principal, req: RequestInfo, detail: Record<string, unknown>): Promise<number> {
+    const now = d.now();
+    const entry = auditEntry("reauth.success", { tenantId: p.tenantId, userId: p.userId }, req, { session_id: p.sessionId, ...detail });
+    if (!(await d.sessions.prove(p.sessionId, entry, now))) throw errors.sessionRevoked();
+    return now;
+  }
+
+  const auditReauthFailure = (p: Principal, req: RequestInfo, reason: string) =>
+    audit("reauth.failure", { tenantId: p.tenantId, userId: p.userId }, req, { session_id: p.sessionId, reason });
 
   async function listSessions(p: Principal) {
     const rows = await d.sessions.live(p.tenantId, p.userId, d.now());
@@ -203,13 +237,33 @@ export function createAuthService(d: AuthDeps) {
     return n;
   }
 
+  /** Every session and every outstanding 2FA challenge of the caller end. */
   async function logoutAll(p: Principal, req: RequestInfo): Promise<number> {
     const n = await d.sessions.revokeAll(p.tenantId, p.userId, "logout_all", d.now());
     await audit("session.logout_all", { tenantId: p.tenantId, userId: p.userId }, req, { count: n });
     return n;
   }
 
-  return { newSessionRow, issue, startSession, checkPassword, authenticate, refresh, listSessions, revokeSession, revokeOthers, logoutAll };
+  return {
+    newSessionRow,
+    issue,
+    startSession,
+    openChallenge,
+    challenge,
+    completeChallenge,
+    endChallenges,
+    checkPassword,
+    authenticate,
+    refresh,
+    requireRecentProof,
+    confirmPassword,
+    recordProof,
+    auditReauthFailure,
+    listSessions,
+    revokeSession,
+    revokeOthers,
+    logoutAll,
+  };
 }
 
 export type AuthService = ReturnType<typeof createAuthService>;

@@ -18,8 +18,13 @@ export const LIMITS = {
   invitesPerAdmin: { name: "invite-admin", max: 50, windowMs: 60 * 60_000 },
   // Each accept costs a password hash; an office behind one address still fits.
   acceptPerIp: { name: "invite-accept-ip", max: 30, windowMs: 15 * 60_000 },
-  /** Second-factor codes checked per user (verify, confirm and disable share it): SPEC §8. */
+  /** Sign-in codes checked per user (POST /2fa/verify only): SPEC §8. */
   twoFactorVerify: { name: "2fa-user", max: 5, windowMs: 60_000 },
+  // Confirm, disable and reauthenticate check codes too, each on a counter of its own, so that
+  // none of them spends verify's five (CONTRACT §6); the 20-failure lock still counts them all.
+  twoFactorConfirm: { name: "2fa-confirm", max: 5, windowMs: 60_000 },
+  twoFactorDisable: { name: "2fa-disable", max: 5, windowMs: 60_000 },
+  twoFactorReauth: { name: "2fa-reauth", max: 5, windowMs: 60_000 },
 } satisfies Record<string, Limit>;
 
 export type Limits = typeof LIMITS;

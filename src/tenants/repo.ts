@@ -1,4 +1,4 @@
-import type { SessionsRepo } from "../auth/repo";
+import type { NewSessionRow, SessionsRepo } from "../auth/repo";
 import type { CrmRepo } from "../crm/repo";
 import { type Db, writeTx } from "../db/database";
 import { newId } from "../db/ids";
@@ -16,7 +16,7 @@ export interface NewOrganization {
   tenant: TenantRow;
   modules: string[];
   admin: Omit<UserRow, "tenant_id" | "profile_id" | "role" | "updated_at">;
-  session: { id: string; method: string; expires_at: number; ip: string | null; user_agent: string | null };
+  session: Omit<NewSessionRow, "tenant_id" | "user_id" | "created_at">;
   audit: Omit<AuditEntry, "tenantId" | "userId">;
 }
 

@@ -1,4 +1,4 @@
-import type { SessionRow, SessionsRepo } from "../auth/repo";
+import type { NewSessionRow, SessionsRepo } from "../auth/repo";
 import { type Db, writeTx } from "../db/database";
 import type { MailRepo, OutgoingMail } from "../mail/repo";
 import type { AuditEntry, SecurityRepo } from "../security/repo";
@@ -27,7 +27,7 @@ export type InviteOutcome = { kind: "member" } | { kind: "created" | "resent"; r
 export interface AcceptWrite {
   tokenHash: string;
   user: Pick<UserRow, "id" | "full_name" | "password_hash">;
-  session: Pick<SessionRow, "id" | "method" | "created_at" | "expires_at" | "ip" | "user_agent">;
+  session: Omit<NewSessionRow, "tenant_id" | "user_id">;
   who: Who;
 }
 

@@ -31,7 +31,8 @@ export function createUsersRepo(db: Db) {
   );
   const byEmail = db.prepare<UserRow, [string, string]>("SELECT * FROM users WHERE tenant_id = ?1 AND email = ?2");
   // Sign-in without a tenant: the only cross-tenant read, and it reads the address alone.
-  const byEmailAnyTenant = db.prepare<UserRow, [string]>("SELECT * FROM users WHERE email = ?1 LIMIT 2");
+  // Oldest first: sign-in without a tenant considers a fixed number of an address's accounts (auth/password-check.ts).
+  const byEmailAnyTenant = db.prepare<UserRow, [string, number]>("SELECT * FROM users WHERE email = ?1 ORDER BY created_at, id LIMIT ?2");
   const byId = db.prepare<UserRow, [string, string]>("SELECT * FROM users WHERE tenant_id = ?1 AND id = ?2");
   const profileById = db.prepare<ProfileRow, [string, string]>("SELECT * FROM profiles WHERE tenant_id = ?1 AND id = ?2");
   const profiles = db.prepare<ProfileRow, [string]>("SELECT * FROM profiles WHERE tenant_id = ?1 ORDER BY created_at, name");
@@ -53,7 +54,7 @@ export function createUsersRepo(db: Db) {
     insertProfileInTx: (p: ProfileRow) => void insertProfile.run(p.id, p.tenant_id, p.name, p.is_admin, p.created_at),
     byEmail: async (tenantId: string, email: string) => byEmail.get(tenantId, email),
     /** At most two rows: enough to tell "one workspace" from "several". */
-    byEmailAnyTenant: async (email: string) => byEmailAnyTenant.all(email),
+    byEmailAnyTenant: async (email: string, limit: number) => byEmailAnyTenant.all(email, limit),
     byId: async (tenantId: string, id: string) => byId.get(tenantId, id),
     profile: async (tenantId: string, id: string) => profileById.get(tenantId, id),
     profiles: async (tenantId: string) => profiles.all(tenantId),

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { AuditRow } from "../../src/security/repo";
-import { LOGIN, REFRESH, SESSIONS, allAudit, claimsOf, clockedApp } from "./support";
+import { LOGIN, REFRESH, SESSIONS, allAudit, claimsOf, clockedApp, sessionIdOf } from "./support";
 
 // Behind a trusted proxy, so the audit's ip column has something to show.
 const { t, clock } = clockedApp({ env: { SUITE_TRUST_PROXY: "true" } });
@@ -44,7 +44,7 @@ beforeAll(async () => {
   const a = await signIn();
   const b = await signIn();
   const c = await signIn();
-  sids.b = claimsOf(b.access_token).sid as string;
+  sids.b = sessionIdOf(t, b.access_token);
 
   tick();
   expect((await t.json("POST", LOGIN, { body: { email: "owner@audit.test", password: WRONG }, headers: from })).status).toBe(401);

@@ -114,14 +114,22 @@ describe("POST /auth/login on localhost", () => {
     expect((await login(t, other.email, other.password, { "x-tenant": "other" })).status).toBe(200);
   });
 
-  test("the same email in two organizations needs a tenant", async () => {
+  test("the same email in two organizations: the password picks the account, or a tenant is needed", async () => {
     const a = await t.signup("dup1");
     await t.json("POST", "/api/v1/auth/signup", {
       body: { email: a.email, password: "another good password", tenant_name: "Dup 2", subdomain: "dup2" },
     });
+    // Each password matches one account: that one is meant (tests/auth/login-any-tenant.test.ts).
     const r = await login(t, a.email, a.password);
-    expect(r.status).toBe(400);
-    expect(r.body.code).toBe("tenant_required");
+    expect(r.status).toBe(200);
+    expect(claimsOf(r.body.access_token).tid).toBe(a.tenant.id);
+    await t.json("POST", "/api/v1/auth/signup", {
+      body: { email: a.email, password: a.password, tenant_name: "Dup 3", subdomain: "dup3" },
+    });
+    // The same password in two of them: only then is the tenant needed.
+    const both = await login(t, a.email, a.password);
+    expect(both.status).toBe(400);
+    expect(both.body.code).toBe("tenant_required");
     const named = await login(t, a.email, "another good password", { "x-tenant": "dup2" });
     expect(named.status).toBe(200);
     expect(claimsOf(named.body.access_token).tid).not.toBe(a.tenant.id);

@@ -1,6 +1,6 @@
 import { afterAll, beforeEach, describe, expect, test } from "bun:test";
 import { type TestApp, browserHeaders, setCookies } from "../helpers";
-import { ME, REFRESH, SESSIONS, claimsOf, clockedApp, denial } from "./support";
+import { ME, REFRESH, SESSIONS, claimsOf, clockedApp, denial, sessionIdOf, sessionOf } from "./support";
 
 type Org = Awaited<ReturnType<TestApp["signup"]>>;
 
@@ -104,7 +104,7 @@ describe("reuse detection", () => {
     expect(row).toBeDefined();
     expect(row!.user_id).toBe(org.user.id);
     expect(row!.user_agent).toBe("thief");
-    expect(JSON.parse(row!.detail!).session_id).toBe(claimsOf(org.access_token).sid as string);
+    expect(JSON.parse(row!.detail!).session_id).toBe(sessionIdOf(t, org.access_token));
   });
 
   test("a token two generations old is reuse even inside the grace window", async () => {
@@ -154,7 +154,7 @@ describe("two tabs", () => {
     expect(claimsOf(a.body.access_token).sid).toBe(claimsOf(b.body.access_token).sid as string);
     expect(await sessionCount(a.body.access_token)).toBe(before);
     // Exactly one rotation happened: the session is at generation 1.
-    const row = await t.ctx.repos.sessions.byId(claimsOf(a.body.access_token).sid as string);
+    const row = sessionOf(t, a.body.access_token);
     expect(row!.refresh_gen).toBe(1);
     expect(row!.revoked_at).toBeNull();
   });

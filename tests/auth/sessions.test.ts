@@ -1,6 +1,6 @@
 import { afterAll, beforeEach, describe, expect, test } from "bun:test";
 import { type TestApp, browserHeaders, setCookies, testApp } from "../helpers";
-import { ME, SESSIONS, addMember, claimsOf, clockedApp, denial, login } from "./support";
+import { ME, SESSIONS, addMember, claimsOf, clockedApp, denial, forge, login, sessionIdOf, sessionOf } from "./support";
 
 type Org = Awaited<ReturnType<TestApp["signup"]>>;
 
@@ -21,7 +21,7 @@ async function signIn(ua = "test-agent") {
   clock.advance(1000);
   const r = await login(t, org.email, org.password, { "user-agent": ua });
   expect(r.status).toBe(200);
-  return { ...r.body, sid: claimsOf(r.body.access_token).sid as string, res: r.res } as {
+  return { ...r.body, sid: sessionIdOf(t, r.body.access_token), res: r.res } as {
     access_token: string;
     refresh_token: string;
     sid: string;
@@ -38,7 +38,7 @@ describe("GET /auth/sessions", () => {
     const r = await list(a.access_token);
     expect(r.status).toBe(200);
     expect(Array.isArray(r.body)).toBe(true);
-    expect(r.body.map((s: { id: string }) => s.id)).toEqual([b.sid, a.sid, claimsOf(org.access_token).sid]);
+    expect(r.body.map((s: { id: string }) => s.id)).toEqual([b.sid, a.sid, sessionIdOf(t, org.access_token)]);
     for (const s of r.body) {
       expect(Object.keys(s).sort()).toEqual(["created_at", "current", "expires_at", "id", "ip", "last_used_at", "user_agent"]);
       for (const k of ["created_at", "last_used_at", "expires_at"]) expect(s[k]).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
@@ -57,9 +57,9 @@ describe("GET /auth/sessions", () => {
     const m = await login(t, member.email, member.password);
     const other = await t.signup("other");
     const mine = (await list(org.access_token)).body.map((s: { id: string }) => s.id);
-    expect(mine).toEqual([claimsOf(org.access_token).sid]);
-    expect(mine).not.toContain(claimsOf(m.body.access_token).sid);
-    expect(mine).not.toContain(claimsOf(other.access_token).sid);
+    expect(mine).toEqual([sessionIdOf(t, org.access_token)]);
+    expect(mine).not.toContain(sessionIdOf(t, m.body.access_token));
+    expect(mine).not.toContain(sessionIdOf(t, other.access_token));
   });
 
   test("revoked and expired sessions are not listed", async () => {
@@ -72,7 +72,7 @@ describe("GET /auth/sessions", () => {
   });
 
   test("sessions past their absolute end are not listed", async () => {
-    const signupSid = claimsOf(org.access_token).sid;
+    const signupSid = sessionIdOf(t, org.access_token);
     const a = await signIn();
     // The signup session (1 s older) has ended; a's has 0.5 s to go.
     clock.advance(30 * 86400_000 - 500);
@@ -133,7 +133,7 @@ describe("POST /auth/sessions/revoke", () => {
   test("another user's session, same tenant: 404 and it stays alive", async () => {
     const member = await addMember(t, org.tenant.id, "member@acme.test", "member password 1");
     const m = await login(t, member.email, member.password);
-    const r = await revoke(org.access_token, claimsOf(m.body.access_token).sid as string);
+    const r = await revoke(org.access_token, sessionIdOf(t, m.body.access_token));
     expect(r.status).toBe(404);
     expect(r.body.code).toBe("not_found");
     expect((await t.json("GET", ME, { token: m.body.access_token })).status).toBe(200);
@@ -141,11 +141,11 @@ describe("POST /auth/sessions/revoke", () => {
 
   test("another tenant's session: 404 and it stays alive", async () => {
     const other = await t.signup("other");
-    const r = await revoke(org.access_token, claimsOf(other.access_token).sid as string);
+    const r = await revoke(org.access_token, sessionIdOf(t, other.access_token));
     expect(r.status).toBe(404);
     expect((await t.json("GET", ME, { token: other.access_token })).status).toBe(200);
     // And the other way round.
-    expect((await revoke(other.access_token, claimsOf(org.access_token).sid as string)).status).toBe(404);
+    expect((await revoke(other.access_token, sessionIdOf(t, org.access_token))).status).toBe(404);
     expect((await t.json("GET", ME, { token: org.access_token })).status).toBe(200);
   });
 
@@ -248,5 +248,29 @@ describe("clearing cookies on a real domain", () => {
       expect(c[name]).toMatchObject({ value: "", attrs: { "max-age": "0", domain: "example.com", secure: true, httponly: true } });
     }
     expect(c.svc_refresh!.attrs.path).toBe("/api/v1/auth");
+  });
+});
+
+describe("session ids in the database (issue 13, 2d)", () => {
+  test("the secret sid the tokens carry is stored only as its SHA-256; the list shows a separate public id", async () => {
+    const a = await signIn();
+    const sid = claimsOf(a.access_token).sid as string;
+    const row = sessionOf(t, a.access_token)!;
+    expect(row.id).not.toBe(sid);
+    expect(row.sid_hash).toBe(new Bun.CryptoHasher("sha256").update(sid).digest("hex"));
+    // No column of any session row, and no audit row, holds the secret sid.
+    const dump = JSON.stringify([t.ctx.db.query("SELECT * FROM sessions").all(), t.ctx.db.query("SELECT * FROM audit_log").all()]);
+    expect(dump).not.toContain(sid);
+    // The list and revoke speak the public id; the secret sid names nothing there.
+    expect((await list(a.access_token)).body.map((s: { id: string }) => s.id)).toContain(row.id);
+    expect((await revoke(a.access_token, sid)).status).toBe(404);
+    expect((await t.json("GET", ME, { token: a.access_token })).status).toBe(200);
+  });
+
+  test("a database copy's session id forges nothing: a token whose sid is the row's public id is refused", async () => {
+    const a = await signIn();
+    const row = sessionOf(t, a.access_token)!;
+    const forged = await forge(t, a.access_token, { sid: row.id });
+    expect(denial(await t.json("GET", ME, { token: forged }))).toEqual({ status: 401, code: "token_invalid", www: "Bearer" });
   });
 });

@@ -1,5 +1,6 @@
 import { SignJWT } from "jose";
-import { newId } from "../../src/db/ids";
+import type { SessionRow } from "../../src/auth/repo";
+import { hashToken, newId } from "../../src/db/ids";
 import { type TestApp, type TestAppOptions, testApp } from "../helpers";
 
 export const LOGIN = "/api/v1/auth/login";
@@ -97,3 +98,10 @@ export const denial = (r: { status: number; headers: Headers; body: { code?: str
   code: r.body?.code,
   www: r.headers.get("www-authenticate"),
 });
+
+/** The session row behind a token (access or refresh): found by the hash of its secret sid, as the server does. */
+export const sessionOf = (t: TestApp, token: string) =>
+  t.ctx.db.query("SELECT * FROM sessions WHERE sid_hash = ?1").get(hashToken(claimsOf(token).sid as string)) as SessionRow | null;
+
+/** The public id of the session behind a token: what GET /auth/sessions lists and revoke takes. */
+export const sessionIdOf = (t: TestApp, token: string): string => sessionOf(t, token)!.id;

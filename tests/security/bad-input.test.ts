@@ -17,7 +17,8 @@ const SEED = Number(process.env.SUITE_FUZZ_SEED ?? 20_301_001);
 const RUNS = Number(process.env.SUITE_FUZZ_RUNS ?? 180);
 /** Operations that count attempts: fuzzed a second time under the real limits, to meet 429s. */
 const LIMITED = ["POST /api/v1/auth/login", "POST /api/v1/auth/signup", "POST /api/v1/auth/magic-link", "POST /api/v1/auth/magic-verify",
-  "POST /api/v1/auth/invitations/accept", "POST /api/v1/auth/2fa/verify", "POST /api/v1/auth/2fa/confirm", "POST /api/v1/users/invite"];
+  "POST /api/v1/auth/invitations/accept", "POST /api/v1/auth/2fa/verify", "POST /api/v1/auth/2fa/confirm", "POST /api/v1/users/invite",
+  "POST /api/v1/auth/reauthenticate"];
 const LIMITED_RUNS = 80;
 
 const statuses = new Map<number, number>();

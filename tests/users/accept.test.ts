@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { ME, allAudit, claimsOf, clockedApp, login } from "../auth/support";
+import { ME, allAudit, claimsOf, clockedApp, login, sessionOf } from "../auth/support";
 import { setCookies, testApp } from "../helpers";
 import { PASSWORD, accept, countRows, invite, invited, mailedToken } from "./support";
 
@@ -28,7 +28,7 @@ describe("POST /auth/invitations/accept", () => {
     expect(claimsOf(a.body.access_token)).toMatchObject({ sub: a.body.user.id, tid: admin.tenant.id, typ: "access" });
 
     // The session it opened is an "invitation" sign-in.
-    const session = t.ctx.db.query("SELECT method FROM sessions WHERE id = ?1").get(claimsOf(a.body.access_token).sid as string) as { method: string };
+    const session = sessionOf(t, a.body.access_token)!;
     expect(session.method).toBe("invitation");
 
     const signedIn = await login(t, "joiner@example.com", PASSWORD, { "x-tenant": "acme" });

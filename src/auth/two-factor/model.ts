@@ -43,6 +43,7 @@ export const compactCode = ({ body }: { body: unknown }): void => {
 
 export const twoFactorErrors = {
   invalidCode: () => new AppError(401, "invalid_2fa_code", "The code is not valid.", BEARER),
+  codeNeeded: () => new AppError(401, "invalid_2fa_code", "Two-factor authentication is on: give a code from the app (or a backup code) too.", BEARER),
   invalidTempToken: () => new AppError(401, "invalid_temp_token", "The sign-in challenge is not valid or has expired. Sign in again.", BEARER),
   alreadyEnabled: () => new AppError(409, "two_factor_already_enabled", "Two-factor authentication is already on."),
   notPending: () => new AppError(409, "two_factor_not_pending", "There is no two-factor setup to confirm: start one first."),

@@ -20,6 +20,7 @@ import {
 
 const tags = ["two-factor"] as const;
 const REVOKE = "`{\"revoke_other_sessions\": true}` also ends the caller's other sessions.";
+const STEP_UP = "Needs a recent sign-in: this session's last password or magic-link proof within `SUITE_REAUTH_WINDOW` seconds (default 600), else 403 `reauthentication_required` (renew it with `POST /api/v1/auth/reauthenticate`).";
 
 /** TOTP second factor: /api/v1/auth/2fa. Verify is the only route without the auth guard. */
 export const twoFactorRoutes = (ctx: Context) =>
@@ -37,7 +38,7 @@ export const twoFactorRoutes = (ctx: Context) =>
         transform: compactCode,
         ...doc({
           summary: "Complete a sign-in with the second factor",
-          description: "The login's `temp_token` and a 6-digit code (or a backup code `xxxx-xxxx`): a token pair and the session cookies. 5 attempts per minute per user; 20 wrong codes in a row lock the factor for 15 minutes.",
+          description: "The login's `temp_token` and a 6-digit code (or a backup code `xxxx-xxxx`): a token pair and the session cookies. The `temp_token` is spent by the verify that succeeds, and ends with logout-all and 2FA disable. 5 attempts per minute per user; 20 wrong codes in a row lock the factor for 15 minutes.",
           tags,
           ok: { 200: ["TokenPair", TokenPair] },
           cookies: "set",
@@ -53,7 +54,7 @@ export const twoFactorRoutes = (ctx: Context) =>
         body: SessionsOption,
         ...doc({
           summary: "Start 2FA setup: a new secret, its otpauth:// URI and 10 backup codes",
-          description: `No body needed. A second setup before confirm replaces the pending secret. ${REVOKE}`,
+          description: `No body needed. A second setup before confirm replaces the pending secret. ${REVOKE} ${STEP_UP}`,
           tags,
           auth: true,
           ok: { 200: ["TwoFactorSetup", TwoFactorSetup] },
@@ -67,6 +68,7 @@ export const twoFactorRoutes = (ctx: Context) =>
       transform: compactCode,
       ...doc({
         summary: "Turn 2FA on with a code from the authenticator app",
+        description: `5 attempts per minute per user, a counter of its own. ${STEP_UP}`,
         tags,
         auth: true,
         ok: { 200: ["TwoFactorEnabled", TwoFactorEnabled] },
@@ -79,7 +81,7 @@ export const twoFactorRoutes = (ctx: Context) =>
       transform: compactCode,
       ...doc({
         summary: "Turn 2FA off with the password and a code (or a backup code)",
-        description: REVOKE,
+        description: `The password is this change's proof: no recent sign-in needed. 5 attempts per minute per user, a counter of its own. ${REVOKE}`,
         tags,
         auth: true,
         ok: { 200: ["TwoFactorEnabled", TwoFactorEnabled] },
@@ -96,7 +98,7 @@ export const twoFactorRoutes = (ctx: Context) =>
         body: SessionsOption,
         ...doc({
           summary: "Replace the backup codes with 10 new ones",
-          description: `No body needed; the old codes stop working. 409 when 2FA is not on. ${REVOKE}`,
+          description: `No body needed; the old codes stop working. 409 when 2FA is not on. ${REVOKE} ${STEP_UP}`,
           tags,
           auth: true,
           ok: { 200: ["BackupCodes", BackupCodes] },

@@ -1,8 +1,8 @@
 import type { Config } from "../../config";
-import { newId, toIso } from "../../db/ids";
+import { toIso } from "../../db/ids";
 import { errors } from "../../http/errors";
 import type { PasswordHasher } from "../../security/passwords";
-import type { Limits, RateLimiter } from "../../security/rate-limit";
+import type { Limit, Limits, RateLimiter } from "../../security/rate-limit";
 import type { AuditEntry } from "../../security/repo";
 import type { TenantsRepo } from "../../tenants/repo";
 import type { UserRow, UsersRepo } from "../../users/repo";
@@ -33,7 +33,6 @@ export interface TwoFactorDeps {
   audit: (e: AuditEntry) => Promise<void>;
 }
 
-const seconds = (ms: number) => Math.floor(ms / 1000);
 const ownerOf = (p: Principal): Owner => ({ tenantId: p.tenantId, userId: p.userId });
 const isEnabled = (row: TotpRow | null): row is TotpRow => row !== null && row.enabled_at !== null;
 
@@ -57,10 +56,10 @@ export function createTwoFactorService(d: TwoFactorDeps) {
    * Counts the attempt, atomically, before any code is looked at: of 50 sent at once, at most the
    * limit are checked. A locked factor is refused before it is even counted.
    */
-  async function admit(o: Owner, row: TotpRow) {
+  async function admit(o: Owner, row: TotpRow, counter: Limit) {
     const now = d.now();
     if (row.locked_until !== null && row.locked_until > now) throw fail.locked((row.locked_until - now) / 1000);
-    const limit = await d.limiter.hit(d.limits.twoFactorVerify, `${o.tenantId}:${o.userId}`);
+    const limit = await d.limiter.hit(counter, `${o.tenantId}:${o.userId}`);
     if (!limit.allowed) throw errors.rateLimited(limit.retryAfterSeconds);
   }
 
@@ -97,14 +96,12 @@ export function createTwoFactorService(d: TwoFactorDeps) {
   async function challenge(user: UserRow, method: string, req: RequestInfo): Promise<string | null> {
     const o = { tenantId: user.tenant_id, userId: user.id };
     if (!isEnabled(await d.repo.get(o))) return null;
-    const iat = seconds(d.now());
-    // sid names this challenge, not a session: none exists until the second factor is proven.
-    const token = await d.tokens.sign({ sub: user.id, tid: user.tenant_id, sid: newId(), typ: "2fa", jti: newId(), iat, exp: iat + d.config.tempTokenTtl });
-    await audit(o, "2fa.challenge", req, { method });
-    return token;
+    return d.auth.openChallenge(user, method, req);
   }
 
+  /** Setup, confirm and backup-code regeneration need a recent first factor (CONTRACT §6): a stolen access token is not enough. */
   async function setup(p: Principal, req: RequestInfo, revokeOthers?: boolean): Promise<TwoFactorSetup> {
+    d.auth.requireRecentProof(p);
     const o = ownerOf(p);
     const existing = await d.repo.get(o);
     if (isEnabled(existing)) throw fail.alreadyEnabled();
@@ -118,11 +115,12 @@ export function createTwoFactorService(d: TwoFactorDeps) {
 
   /** Only a code from the app turns the factor on: it proves the app holds the secret. */
   async function confirm(p: Principal, code: string, req: RequestInfo): Promise<{ enabled: true }> {
+    d.auth.requireRecentProof(p);
     const o = ownerOf(p);
     const row = await d.repo.get(o);
     if (row === null) throw fail.notPending();
     if (row.enabled_at !== null) throw fail.alreadyEnabled();
-    await admit(o, row);
+    await admit(o, row, d.limits.twoFactorConfirm);
     const now = d.now();
     const step = matchStep(secretOf(row), code, now, row.last_step);
     if (step === null || !(await d.repo.enable(o, step, entry("2fa.enabled", req), now))) {
@@ -132,36 +130,47 @@ export function createTwoFactorService(d: TwoFactorDeps) {
     return { enabled: true };
   }
 
-  /** temp_token + code → a session (method "2fa"). */
+  /**
+   * temp_token + code → a session (method "2fa"). The temp_token is spent by the verify that
+   * succeeds, in the commit that opens the session: of two at once, one gets a session.
+   */
   async function verify(input: { temp_token: string; code: string }, requestedSubdomain: string | null, req: RequestInfo): Promise<IssuedTokens> {
     let o: Owner;
+    let challengeId: string;
     try {
       const claims = await d.tokens.verify(input.temp_token, "2fa");
       o = { tenantId: claims.tid, userId: claims.sub };
+      challengeId = claims.sid;
     } catch {
       throw fail.invalidTempToken();
     }
     if (requestedSubdomain !== null && (await d.tenants.byId(o.tenantId))?.subdomain !== requestedSubdomain) throw errors.tenantMismatch();
     const user = await d.users.byId(o.tenantId, o.userId);
     const row = user ? await d.repo.get(o) : null;
-    // The factor was turned off (or the user removed) since the challenge: sign in again.
-    if (!user || !isEnabled(row)) throw fail.invalidTempToken();
-    await admit(o, row);
+    const pending = user ? await d.auth.challenge(challengeId, o.tenantId, o.userId) : null;
+    // Spent, ended (logout-all, 2FA disable, a password change), expired, or older than the
+    // factor (turned off and on again since), or the user removed: sign in again.
+    if (!user || !isEnabled(row) || pending === null || pending.created_at < row.enabled_at!) throw fail.invalidTempToken();
+    await admit(o, row, d.limits.twoFactorVerify);
     await prove(o, row, input.code, req, "verify");
-    return d.auth.startSession(user, "2fa", req);
+    const tokens = await d.auth.completeChallenge(pending, user, req);
+    if (tokens === null) throw fail.invalidTempToken();
+    return tokens;
   }
 
   async function disable(p: Principal, input: { password: string; code: string; revoke_other_sessions?: boolean }, req: RequestInfo) {
     const o = ownerOf(p);
     const row = await d.repo.get(o);
     if (!isEnabled(row)) throw fail.notEnabled();
-    await admit(o, row);
+    await admit(o, row, d.limits.twoFactorDisable);
     const user = await d.users.byId(o.tenantId, o.userId);
     if (!user || !(await d.hasher.verify(input.password, user.password_hash))) {
       await audit(o, "2fa.failure", req, { during: "disable", reason: "wrong_password" });
       throw errors.invalidCredentials();
     }
     await prove(o, row, input.code, req, "disable");
+    // Outstanding temp_tokens end first: none outlives the factor it was issued for.
+    await d.auth.endChallenges(o.tenantId, o.userId);
     if (!(await d.repo.disable(o, entry("2fa.disabled", req), d.now()))) throw fail.notEnabled();
     await revokeOthersIf(input.revoke_other_sessions, p, req);
     return { enabled: false as const };
@@ -176,6 +185,7 @@ export function createTwoFactorService(d: TwoFactorDeps) {
   }
 
   async function regenerateBackupCodes(p: Principal, req: RequestInfo, revokeOthers?: boolean): Promise<{ backup_codes: string[] }> {
+    d.auth.requireRecentProof(p);
     const o = ownerOf(p);
     const { codes, hashes } = freshBackupCodes(p.userId);
     if (!(await d.repo.replaceBackupCodes(o, hashes, entry("2fa.backup_codes_regenerated", req), d.now()))) throw fail.notEnabled();
@@ -183,7 +193,32 @@ export function createTwoFactorService(d: TwoFactorDeps) {
     return { backup_codes: codes };
   }
 
-  return { challenge, setup, confirm, verify, disable, status, regenerateBackupCodes };
+  /**
+   * POST /auth/reauthenticate: the password (under the login limits) and, when 2FA is on, a code,
+   * renew the caller's session proof for SUITE_REAUTH_WINDOW.
+   */
+  async function reauthenticate(p: Principal, input: { password: string; code?: string }, req: RequestInfo) {
+    await d.auth.confirmPassword(p, input.password, req);
+    const o = ownerOf(p);
+    const row = await d.repo.get(o);
+    if (isEnabled(row)) {
+      if (input.code === undefined) {
+        await d.auth.auditReauthFailure(p, req, "code_missing");
+        throw fail.codeNeeded();
+      }
+      await admit(o, row, d.limits.twoFactorReauth);
+      try {
+        await prove(o, row, input.code, req, "reauthenticate");
+      } catch (e) {
+        await d.auth.auditReauthFailure(p, req, "wrong_code");
+        throw e;
+      }
+    }
+    const at = await d.auth.recordProof(p, req, { second_factor: isEnabled(row) });
+    return { detail: "Reauthenticated.", reauthenticated_at: toIso(at) };
+  }
+
+  return { challenge, setup, confirm, verify, disable, status, regenerateBackupCodes, reauthenticate };
 }
 
 export type TwoFactorService = ReturnType<typeof createTwoFactorService>;

@@ -2,7 +2,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import type { TestApp } from "../../helpers";
 import { allAudit } from "../support";
 import { appCode } from "./rfc6238";
-import { CONFIRM, DISABLE, NEXT_MINUTE, SETUP, challenge, enable, enabledOrg as enabledOrgIn, orgWithClock, verify } from "./support";
+import { CONFIRM, DISABLE, NEXT_MINUTE, SETUP, STEP_MS, challenge, enable, enabledOrg as enabledOrgIn, orgWithClock, verify } from "./support";
 
 const apps: TestApp[] = [];
 afterAll(() => {
@@ -61,7 +61,41 @@ describe("5 attempts per minute per user", () => {
     expect(theirs.status).toBe(200);
   });
 
-  test("confirm and disable count toward the same limit", async () => {
+  test("confirm, then 5 verifies in the same minute: all are checked (confirm has a counter of its own)", async () => {
+    const { t, clock, org } = await orgWithClock(apps);
+    const token = org.access_token;
+    const { secret } = (await t.json("POST", SETUP, { token })).body;
+    expect((await t.json("POST", CONFIRM, { token, body: { code: appCode(secret, clock.now()) } })).status).toBe(200);
+    clock.advance(STEP_MS);
+    const temp = await challenge(t, org.email, org.password);
+    for (let i = 0; i < 4; i++) expect((await verify(t, temp, wrongCode(secret, clock.now()))).body.code).toBe("invalid_2fa_code");
+    expect((await verify(t, temp, appCode(secret, clock.now()))).status).toBe(200);
+    // The sixth in that minute is verify's own limit.
+    expect429(await verify(t, await challenge(t, org.email, org.password), appCode(secret, clock.now(), 1)), 60);
+  });
+
+  test("a valid disable is not refused because verify's five are spent, and disable has five of its own", async () => {
+    const { t, clock, org, secret } = await enabledOrg();
+    const temp = await challenge(t, org.email, org.password);
+    for (let i = 0; i < 5; i++) expect((await verify(t, temp, wrongCode(secret, clock.now()))).status).toBe(401);
+    expect429(await verify(t, temp, appCode(secret, clock.now())), 60);
+    const disable = (code: string) => t.json("POST", DISABLE, { token: org.access_token, body: { password: org.password, code } });
+    for (let i = 0; i < 4; i++) expect((await disable(wrongCode(secret, clock.now()))).body.code).toBe("invalid_2fa_code");
+    expect((await disable(appCode(secret, clock.now()))).status).toBe(200);
+  });
+
+  test("disable's own limit: the sixth attempt in a minute is 429, then it opens again", async () => {
+    const { t, clock, org, secret } = await enabledOrg();
+    const disable = (code: string) => t.json("POST", DISABLE, { token: org.access_token, body: { password: org.password, code } });
+    for (let i = 0; i < 5; i++) expect((await disable(wrongCode(secret, clock.now()))).status).toBe(401);
+    expect429(await disable(appCode(secret, clock.now())), 60);
+    // Verify is untouched by it.
+    expect((await verify(t, await challenge(t, org.email, org.password), appCode(secret, clock.now()))).status).toBe(200);
+    clock.advance(NEXT_MINUTE);
+    expect((await disable(appCode(secret, clock.now()))).status).toBe(200);
+  });
+
+  test("confirm's own limit: five wrong codes, then 429 even for the right one, until the next minute", async () => {
     const { t, clock, org } = await orgWithClock(apps);
     const token = org.access_token;
     const { secret } = (await t.json("POST", SETUP, { token })).body;
@@ -70,15 +104,8 @@ describe("5 attempts per minute per user", () => {
     }
     expect429(await t.json("POST", CONFIRM, { token, body: { code: appCode(secret, clock.now()) } }), 60);
     clock.advance(NEXT_MINUTE);
+    // Past the reauthentication window too? No: 61 s is well inside it.
     expect((await t.json("POST", CONFIRM, { token, body: { code: appCode(secret, clock.now()) } })).status).toBe(200);
-    // Confirm used one of this window's five; four wrong disables use the rest.
-    for (let i = 0; i < 4; i++) {
-      const r = await t.json("POST", DISABLE, { token, body: { password: org.password, code: wrongCode(secret, clock.now()) } });
-      expect(r.status).toBe(401);
-    }
-    clock.advance(30_000);
-    expect429(await t.json("POST", DISABLE, { token, body: { password: org.password, code: appCode(secret, clock.now()) } }), 60);
-    expect429(await verify(t, await challenge(t, org.email, org.password), appCode(secret, clock.now())), 60);
   });
 });
 
@@ -117,6 +144,19 @@ describe("20 consecutive failures lock the second factor for 15 minutes", () => 
     const open = await verify(t, await challenge(t, org.email, org.password), appCode(secret, clock.now()));
     expect(open.status).toBe(200);
     expect(t.ctx.db.query("SELECT failures, locked_until FROM user_totp").get()).toEqual({ failures: 0, locked_until: null });
+  });
+
+  test("wrong codes sent to disable count toward the lock with verify's", async () => {
+    const o = await enabledOrg();
+    const { t, clock, org, secret } = o;
+    await failMany(o, 15);
+    for (let i = 0; i < 5; i++) {
+      const r = await t.json("POST", DISABLE, { token: org.access_token, body: { password: org.password, code: wrongCode(secret, clock.now()) } });
+      expect(r.body.code).toBe("invalid_2fa_code");
+    }
+    expect(allAudit(t).filter((a) => a.action === "2fa.locked")).toHaveLength(1);
+    clock.advance(NEXT_MINUTE);
+    expect429(await verify(t, await challenge(t, org.email, org.password), appCode(secret, clock.now())), 15 * 60);
   });
 
   test("a success resets the count", async () => {

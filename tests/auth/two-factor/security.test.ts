@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { createSecretBox } from "../../../src/auth/two-factor/secret-box";
+import { hashToken } from "../../../src/db/ids";
 import { type TestApp, testApp } from "../../helpers";
 import { ME, allAudit, claimsOf, clock as makeClock, forge, login } from "../support";
 import { appCode, base32Decode } from "./rfc6238";
@@ -105,7 +106,9 @@ describe("temp_token", () => {
       expect({ status: r.status, code: r.body.code }).toEqual({ status: 401, code: "token_invalid" });
     }
     const { sid } = claimsOf(temp);
-    expect(t.ctx.db.query("SELECT count(*) AS n FROM sessions WHERE id = ?1").get(sid as string)).toEqual({ n: 0 });
+    // Its sid names a challenge row, never a session (neither as public id nor as a hashed secret one).
+    expect(t.ctx.db.query("SELECT count(*) AS n FROM sessions WHERE id = ?1 OR sid_hash = ?2").get(sid as string, hashToken(sid as string))).toEqual({ n: 0 });
+    expect(t.ctx.db.query("SELECT user_id, method FROM sign_in_challenges WHERE id = ?1").get(sid as string)).toEqual({ user_id: org.user.id, method: "password" });
   });
 
   test("of one organization is refused on another organization's host (403 tenant_mismatch)", async () => {

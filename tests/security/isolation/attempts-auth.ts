@@ -46,9 +46,14 @@ export const AUTH_ATTEMPTS: Attempt[] = [
   },
   {
     op: "POST /api/v1/auth/login",
-    what: "the shared address with B's member password, no tenant named: ambiguous, not A",
+    // The password picks the account (issue 13, 2a): only B's matches, so B's member is meant, never A's.
+    what: "the shared address with B's member password, no tenant named: B's member, not A's",
     send: (w) => req("POST", "/auth/login", { body: { email: w.b.member.email, password: w.b.member.password } }),
-    expect: { status: 400, code: "tenant_required" },
+    expect: { status: 200 },
+    check: (body, w) => {
+      const claims = JSON.parse(Buffer.from(String(body.access_token).split(".")[1]!, "base64url").toString("utf8"));
+      if (claims.tid === w.a.tenantId || claims.sub !== w.b.member.id) throw new Error(`signed in as ${claims.sub} of ${claims.tid}`);
+    },
   },
   {
     op: "POST /api/v1/auth/login",

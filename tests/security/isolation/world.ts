@@ -1,5 +1,5 @@
 import { appCode } from "../../auth/two-factor/rfc6238";
-import { claimsOf, clockedApp } from "../../auth/support";
+import { clockedApp, sessionIdOf } from "../../auth/support";
 import type { TestApp } from "../../helpers";
 
 /**
@@ -110,7 +110,8 @@ async function populate(t: TestApp, subdomain: string, word: string): Promise<Te
     password,
     access,
     refresh,
-    sessionId: claimsOf(access).sid as string,
+    // The public id, as GET /auth/sessions lists it (the token's sid is a secret only its hash is stored for).
+    sessionId: sessionIdOf(t, access),
   });
   return {
     word,
