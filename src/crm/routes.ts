@@ -47,9 +47,27 @@ function readListQuery(url: string) {
 }
 
 /** A JSON number for `value` is read as the decimal text it was written as (see money.ts). */
+/**
+ * Integer fields sent as text ("50", "-1.00") become numbers before validation, as Pydantic's lax
+ * mode reads them: left to Elysia's own coercion, a bound failed inside it and the 422 item lost
+ * its `loc` (["property"] instead of ["body","probability"]; found by the bad-input fuzz).
+ */
+const integersAsNumbers = (body: unknown, fields: string[]) => {
+  if (!body || typeof body !== "object") return;
+  const b = body as Record<string, unknown>;
+  for (const f of fields) {
+    const v = b[f];
+    if (typeof v !== "string" || !/^\s*[+-]?\d+(\.0*)?\s*$/.test(v)) continue;
+    const n = Number(v);
+    if (Number.isSafeInteger(n)) b[f] = n;
+  }
+};
+
 const valueAsText = ({ body }: { body: unknown }) => {
   if (body && typeof body === "object" && "value" in body) (body as Record<string, unknown>).value = decimalText((body as Record<string, unknown>).value);
+  integersAsNumbers(body, ["probability"]);
 };
+const stageNumbers = ({ body }: { body: unknown }) => integersAsNumbers(body, ["position", "probability"]);
 
 const Id = t.Object({ id: t.String() });
 
@@ -69,7 +87,7 @@ export const crmRoutes = (ctx: Context) =>
         set.status = 201;
         return ctx.crm.createStage(auth, body);
       },
-      { body: StageCreate, ...D.createStage },
+      { body: StageCreate, transform: stageNumbers, ...D.createStage },
     )
     .get("/deals", ({ auth, request }) => ctx.deals.list(auth, readDealQuery(request.url)), D.listDeals)
     .post(

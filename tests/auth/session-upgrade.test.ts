@@ -40,6 +40,8 @@ test("upgrading a version 3 database ends its sessions (their ids were secrets i
   db.close();
 
   // The upgraded database works: the user signs in again and gets a session of the new kind.
+  // (This hand-made file never had keys: `{}` is the operator's "start over with new keys".)
+  await Bun.write(`${file}.keys`, "{}");
   const t = testApp({ db: file });
   try {
     const s = await login(t, "a@acme.test", "correct horse battery");

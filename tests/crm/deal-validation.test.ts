@@ -113,3 +113,24 @@ describe("validation: one item per failing field", () => {
   });
 });
 
+
+describe("integers sent as text (found by the bad-input fuzz: the item had lost its loc)", () => {
+  test.each([["-1", "greater_than_equal"], ["-1.00", "greater_than_equal"], ["101", "less_than_equal"], ["5.5", "int_parsing"]])(
+    "probability %p: 422 %s at body.probability",
+    async (probability, type) => {
+      const r = await post({ title: "T", account_id: account.id, probability });
+      expect(r.status).toBe(422);
+      expect((r.body as { detail: Array<{ loc: unknown[]; type: string }> }).detail.map((i) => [i.loc, i.type])).toEqual([[["body", "probability"], type]]);
+    },
+  );
+  test("a stage's position and probability as text: 422 at their own loc", async () => {
+    const r = await org.call("POST", "/pipeline-stages", { key: "textual", name: "Textual", color: "#112233", position: "-3", probability: "200" });
+    expect(r.status).toBe(422);
+    expect((r.body as { detail: Array<{ loc: unknown[] }> }).detail.map((i) => i.loc)).toEqual([["body", "position"], ["body", "probability"]]);
+  });
+  test("\"50\" is read as 50", async () => {
+    const r = await post({ title: "T", account_id: account.id, probability: "50" });
+    expect(r.status).toBe(201);
+    expect((r.body as { probability: number }).probability).toBe(50);
+  });
+});
