@@ -22,8 +22,7 @@ export const httpCore = (ctx: Context) => {
       const id = given && REQUEST_ID.test(given) ? given : crypto.randomUUID();
       started.set(request, { at: performance.now(), id });
       set.headers["x-request-id"] = id;
-      // The API's answers are never cached; the web app's page and assets set their own (src/web).
-      if (new URL(request.url).pathname.startsWith("/api")) set.headers["cache-control"] = "no-store";
+      set.headers["cache-control"] = "no-store";
       checkDeclaredLength(request);
     })
     .onParse({ as: "global" }, ({ request, contentType }) => readJsonBody(request, contentType ?? ""))

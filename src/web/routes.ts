@@ -33,11 +33,14 @@ function sendAsset(a: WebAsset, acceptEncoding: string): Response {
 }
 
 const isApi = (path: string) => path === "/api" || path.startsWith("/api/");
+/** A browser opening a page asks for HTML; an API client that strays outside /api/v1 keeps its JSON 404. */
+const wantsPage = (request: Request) => (request.headers.get("accept") ?? "").includes("text/html");
 
 /**
  * The web app, mounted after every API route: hashed assets under /assets, and the app's page for
- * every other GET (the base domain's public page and every client route of an organization's
- * host). Unknown /api paths keep the JSON 404.
+ * every other GET that asks for HTML (the base domain's public page and every client route of
+ * an organization's host). Unknown /api paths, and requests that do not ask for a page, keep the
+ * JSON 404 of CONTRACT §1 (with its no-store: the page and assets set their own Cache-Control).
  */
 export const webRoutes = (ctx: Context) => {
   // What the page needs to know about this server, in a <meta> (the CSP forbids inline script).
@@ -56,9 +59,8 @@ export const webRoutes = (ctx: Context) => {
       if (!a) return new Response("Not found\n", { status: 404, headers: { "content-type": "text/plain; charset=utf-8", "cache-control": "no-cache" } });
       return sendAsset(a, request.headers.get("accept-encoding") ?? "");
     })
-    .get("/", html)
     .get("/*", ({ request }) => {
-      if (isApi(new URL(request.url).pathname)) throw errors.notFound();
+      if (isApi(new URL(request.url).pathname) || !wantsPage(request)) throw errors.notFound();
       return html();
     });
 };

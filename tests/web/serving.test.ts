@@ -7,7 +7,9 @@ import { testApp } from "../helpers";
 const t = testApp();
 afterAll(() => t.close());
 
-const page = (path: string, host = "acme.localhost") => t.request("GET", path, { headers: { host } });
+// What a browser's navigation sends.
+const ACCEPT = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8";
+const page = (path: string, host = "acme.localhost") => t.request("GET", path, { headers: { host, accept: ACCEPT } });
 
 describe("the app's page", () => {
   for (const path of ["/", "/deals", "/settings/security", "/magic-link", "/accept-invitation", "/sign-in", "/team"]) {
@@ -77,9 +79,18 @@ describe("assets", () => {
 });
 
 describe("the API is untouched", () => {
-  test("an unknown API path stays the JSON 404, no-store", async () => {
+  test("an unknown API path stays the JSON 404, no-store, even asked for HTML", async () => {
     for (const path of ["/api/v1/nope", "/api/v1/", "/api", "/api/v2/deals"]) {
-      const res = await t.json("GET", path, { headers: { host: "acme.localhost" } });
+      const res = await t.json("GET", path, { headers: { host: "acme.localhost", accept: ACCEPT } });
+      expect(res.status).toBe(404);
+      expect(res.body).toEqual({ detail: "Not found.", code: "not_found" });
+      expect(res.headers.get("cache-control")).toBe("no-store");
+    }
+  });
+
+  test("a client that does not ask for HTML keeps CONTRACT §1's JSON 404 outside /api/v1", async () => {
+    for (const path of ["/", "/health", "/deals"]) {
+      const res = await t.json("GET", path, { headers: { accept: "application/json" } });
       expect(res.status).toBe(404);
       expect(res.body).toEqual({ detail: "Not found.", code: "not_found" });
       expect(res.headers.get("cache-control")).toBe("no-store");
