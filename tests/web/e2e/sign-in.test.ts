@@ -1,0 +1,174 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Browser } from "playwright-core";
+import { noteSecret } from "../../security/ledger";
+import { type TestSmtp, startSmtp } from "../../mail/smtp-support";
+import { type Suite, ensureBinary, launch, look, secretPassword, startSuite, watchedPage } from "./support";
+
+// Sign-up on the base domain, sign-in (wrong password, rate limit, success), the session across
+// a reload and two tabs, sign-out, and a magic link caught by a real SMTP server: in Chromium,
+// against the built binary.
+let dir: string;
+let suite: Suite;
+let smtp: TestSmtp;
+let browser: Browser;
+const PASSWORD = secretPassword("owner");
+
+beforeAll(async () => {
+  ensureBinary();
+  dir = mkdtempSync(join(tmpdir(), "suite-web-"));
+  smtp = await startSmtp();
+  suite = await startSuite(dir, { SUITE_SMTP_URL: smtp.url });
+  browser = await launch();
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await suite?.stop();
+  await smtp?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe("a new organization", () => {
+  test("signs up on the base domain and lands signed in on its own host; the session survives a reload and two tabs; sign out", async () => {
+    const context = await browser.newContext();
+    const { page, watch } = await watchedPage(context, suite.port);
+    const found: string[] = [];
+
+    await page.goto(suite.origin());
+    await page.getByRole("heading", { name: "Create a workspace" }).waitFor();
+    found.push(...(await look(page, "public-home")));
+
+    // A 422 shows beside its field.
+    await page.getByLabel("Organization name").fill("Acme Inc");
+    await page.getByLabel("Workspace address").fill("acme");
+    await page.getByLabel("Work email").fill("owner@acme.test");
+    await page.getByLabel("Password").fill("short");
+    await page.getByRole("button", { name: "Create workspace" }).click();
+    await page.getByText("Check the fields marked below.").waitFor();
+    expect(await page.getByLabel("Password").getAttribute("aria-invalid")).toBe("true");
+    found.push(...(await look(page, "signup-errors")));
+
+    await page.getByLabel("Your name").fill("Olive Owner");
+    await page.getByLabel("Password").fill(PASSWORD);
+    await page.getByRole("button", { name: "Create workspace" }).click();
+    await page.waitForURL(`${suite.origin("acme")}/deals`);
+    await page.getByRole("navigation", { name: "Main" }).waitFor();
+    expect(await page.getByText("owner@acme.test").isVisible()).toBe(true);
+    // The handoff left no token in the address bar.
+    expect(page.url()).not.toContain("#");
+    found.push(...(await look(page, "deals-placeholder")));
+
+    await page.reload();
+    await page.getByRole("navigation", { name: "Main" }).waitFor();
+    expect(new URL(page.url()).pathname).toBe("/deals");
+
+    // A second tab shares the session; both refresh at once (the server's grace window).
+    const second = await watchedPage(context, suite.port);
+    await second.page.goto(`${suite.origin("acme")}/settings`);
+    await second.page.getByRole("heading", { name: "My account" }).waitFor();
+    const refreshes = await Promise.all(
+      [page, second.page].map((p) => p.evaluate(() => fetch("/api/v1/auth/refresh", { method: "POST", headers: { "content-type": "application/json" }, body: "{}" }).then((r) => r.status))),
+    );
+    expect(refreshes).toEqual([200, 200]);
+    await second.page.reload();
+    await second.page.getByRole("heading", { name: "My account" }).waitFor();
+    await page.getByRole("link", { name: "Team" }).click();
+    await page.getByRole("heading", { name: "Team" }).waitFor();
+
+    await page.getByRole("button", { name: "Sign out" }).first().click();
+    await page.waitForURL(/\/sign-in/);
+    await page.goto(`${suite.origin("acme")}/deals`);
+    await page.waitForURL(`${suite.origin("acme")}/sign-in?next=%2Fdeals`);
+
+    expect(found).toEqual([]);
+    expect(watch.problems).toEqual([]);
+    expect(second.watch.problems).toEqual([]);
+    await context.close();
+  }, 60_000);
+});
+
+describe("sign-in", () => {
+  test("a wrong password is said plainly; the right one opens the page asked for", async () => {
+    const context = await browser.newContext();
+    const { page, watch } = await watchedPage(context, suite.port);
+    await page.goto(`${suite.origin("acme")}/team`);
+    await page.waitForURL(/\/sign-in\?next=%2Fteam/);
+    const found = await look(page, "sign-in");
+
+    await page.getByLabel("Email").fill("owner@acme.test");
+    await page.getByLabel("Password").fill("not the password");
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("alert").filter({ hasText: "Wrong email or password." }).waitFor();
+    found.push(...(await look(page, "sign-in-wrong-password")));
+
+    await page.getByLabel("Password").fill(PASSWORD);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.waitForURL(`${suite.origin("acme")}/team`);
+    await page.getByRole("heading", { name: "Team" }).waitFor();
+    expect(found).toEqual([]);
+    expect(watch.problems).toEqual([]);
+    await context.close();
+  }, 60_000);
+
+  test("on the base domain, the workspace is found from the email and the visitor lands on it", async () => {
+    const context = await browser.newContext();
+    const { page, watch } = await watchedPage(context, suite.port);
+    await page.goto(`${suite.origin()}/sign-in`);
+    await page.getByLabel("Email").fill("owner@acme.test");
+    await page.getByLabel("Password").fill(PASSWORD);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.waitForURL(`${suite.origin("acme")}/deals`);
+    await page.getByRole("navigation", { name: "Main" }).waitFor();
+    // No session cookie was left on the base domain's host.
+    expect((await context.cookies(suite.origin())).filter((c) => c.domain === "localhost")).toEqual([]);
+    expect(watch.problems).toEqual([]);
+    await context.close();
+  }, 60_000);
+
+  test("a magic link from the mail signs in; the token leaves the address bar", async () => {
+    const context = await browser.newContext();
+    const { page, watch } = await watchedPage(context, suite.port);
+    await page.goto(`${suite.origin("acme")}/sign-in`);
+    await page.getByLabel("Email").fill("owner@acme.test");
+    const before = smtp.received.length;
+    await page.getByRole("button", { name: "Email me a sign-in link" }).click();
+    await page.getByRole("status").filter({ hasText: "sign-in link is on its way" }).waitFor();
+    const [mail] = (await smtp.waitFor(before + 1)).slice(before);
+    const link = /https?:\/\/\S+magic-link#token=[^\s"<]+/.exec(mail!.text)![0];
+    noteSecret("mailed link", link);
+    expect(link.startsWith(`${suite.origin("acme")}/magic-link#token=`)).toBe(true);
+
+    await page.goto(link);
+    await page.waitForURL(`${suite.origin("acme")}/deals`);
+    await page.getByRole("navigation", { name: "Main" }).waitFor();
+
+    // Used once: the same link again explains itself.
+    const other = await watchedPage(await browser.newContext(), suite.port);
+    await other.page.goto(link);
+    await other.page.getByRole("alert").filter({ hasText: "expired or was already used" }).waitFor();
+    expect(other.page.url()).not.toContain("token=");
+    const found = await look(other.page, "magic-link-used");
+    expect(found).toEqual([]);
+    expect(watch.problems).toEqual([]);
+    expect(other.watch.problems).toEqual([]);
+    await context.close();
+  }, 60_000);
+
+  test("too many wrong passwords: the wait is shown", async () => {
+    const context = await browser.newContext();
+    const { page, watch } = await watchedPage(context, suite.port);
+    await page.goto(`${suite.origin("acme")}/sign-in`);
+    await page.getByLabel("Email").fill("nobody-home@acme.test");
+    for (let i = 0; i < 11; i++) {
+      await page.getByLabel("Password").fill(`wrong-${i}`);
+      await page.getByRole("button", { name: "Sign in" }).click();
+      await page.getByRole("button", { name: "Sign in" }).and(page.locator(":enabled")).waitFor();
+    }
+    await page.getByRole("alert").filter({ hasText: /Too many attempts\. Try again in \d+ (minutes?|seconds?)\./ }).waitFor();
+    expect(watch.problems).toEqual([]);
+    await context.close();
+  }, 90_000);
+});
