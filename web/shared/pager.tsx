@@ -4,6 +4,7 @@ export interface PagerProps {
   pages: number;
   total: number;
   size: number;
+  /** Plural ("deals"); one of them is said without its final "s". */
   noun?: string;
   onPage: (page: number) => void;
   onSize?: (size: number) => void;
@@ -14,7 +15,7 @@ export function Pager({ page, pages, total, size, noun = "items", onPage, onSize
   return (
     <nav class="pager" aria-label="Pages">
       <span class="total">
-        {total.toLocaleString()} {noun}
+        {total.toLocaleString()} {total === 1 ? noun.replace(/s$/, "") : noun}
       </span>
       <button type="button" onClick={() => onPage(page - 1)} disabled={page <= 1}>
         Previous
