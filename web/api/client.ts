@@ -42,6 +42,10 @@ export interface Options {
 }
 
 /** Access lifetime is 15 minutes by default; refresh a minute before, whatever the server set. */
+/** 401 codes that mean "no usable session" (CONTRACT §1); the first two are worth a refresh. */
+const RETRY_CODES = new Set(["token_expired", "not_authenticated"]);
+const SESSION_CODES = new Set([...RETRY_CODES, "token_invalid", "session_revoked"]);
+
 const REFRESH_EVERY_MS = 12 * 60 * 1000;
 let refreshTimer: ReturnType<typeof setTimeout> | undefined;
 let inFlight: Promise<boolean> | null = null;
@@ -125,24 +129,23 @@ export async function request<R>(method: string, path: string, o: Options = {}):
   if (inFlight && !o.noAuthRetry) await inFlight;
   let res = await send(method, path, o);
   if (res.status === 401 && !o.noAuthRetry) {
-    const err = await toError(res);
-    if (err.code === "token_expired" || err.code === "not_authenticated") {
-      if (await refreshSession()) res = await send(method, path, o);
-      else {
-        stopRefresh();
-        onSignedOut();
-        throw err;
-      }
-    } else {
-      stopRefresh();
-      onSignedOut();
-      throw err;
+    let err = await toError(res);
+    // Other 401s (a wrong 2FA code, a wrong password on re-authentication) are the action's answer.
+    if (!SESSION_CODES.has(err.code)) throw err;
+    if (RETRY_CODES.has(err.code) && (await refreshSession())) {
+      res = await send(method, path, o);
+      if (res.status !== 401) return finish<R>(res);
+      err = await toError(res);
+      if (!SESSION_CODES.has(err.code)) throw err;
     }
-    if (res.status === 401) {
-      stopRefresh();
-      onSignedOut();
-    }
+    stopRefresh();
+    onSignedOut();
+    throw err;
   }
+  return finish<R>(res);
+}
+
+async function finish<R>(res: Response): Promise<R> {
   if (!res.ok) throw await toError(res);
   if (res.status === 204) return undefined as R;
   return (await res.json()) as R;
