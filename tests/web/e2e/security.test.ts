@@ -101,7 +101,7 @@ test("2FA from setup to sign-in, backup codes, sessions revoked, sign out everyw
   await a.page.getByRole("button", { name: /^Revoke the session of/ }).first().click();
   await a.page.getByRole("dialog").getByRole("button", { name: "End session" }).click();
   await a.page.getByText("Session ended.").waitFor();
-  await a.page.waitForFunction(() => document.querySelectorAll("table:last-of-type tbody tr").length === 3);
+  await a.page.waitForFunction('document.querySelectorAll("table:last-of-type tbody tr").length === 3');
   const revoked = [b, c];
   let thrown = 0;
   for (const d of revoked) {

@@ -110,7 +110,7 @@ test("an admin invites; the invitee joins from the mail, signed in; resend and r
   await page.reload();
   await page.getByRole("searchbox", { name: "Search members" }).fill("nina");
   await page.getByRole("cell", { name: "Nina Newcomer", exact: true }).waitFor();
-  await page.waitForFunction(() => document.querySelectorAll("table")[0]?.querySelectorAll("tbody tr").length === 1);
+  await page.waitForFunction('document.querySelectorAll("table")[0]?.querySelectorAll("tbody tr").length === 1');
   await page.getByRole("searchbox", { name: "Search members" }).fill("zzz-nobody");
   await page.getByText("No member matches “zzz-nobody”.").waitFor();
   found.push(...(await look(page, "team-members-empty")));
