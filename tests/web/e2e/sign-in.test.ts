@@ -5,7 +5,7 @@ import { join } from "node:path";
 import type { Browser } from "playwright-core";
 import { noteSecret } from "../../security/ledger";
 import { type TestSmtp, startSmtp } from "../../mail/smtp-support";
-import { type Suite, ensureBinary, launch, look, secretPassword, startSuite, watchedPage } from "./support";
+import { type Suite, axe, ensureBinary, launch, look, secretPassword, startSuite, watchedPage } from "./support";
 
 // Sign-up on the base domain, sign-in (wrong password, rate limit, success), the session across
 // a reload and two tabs, sign-out, and a magic link caught by a real SMTP server: in Chromium,
@@ -171,4 +171,40 @@ describe("sign-in", () => {
     expect(watch.problems).toEqual([]);
     await context.close();
   }, 90_000);
+});
+
+describe("the checks themselves", () => {
+  test("keyboard alone: Tab to each field, type, Enter signs in", async () => {
+    const context = await browser.newContext();
+    const { page, watch } = await watchedPage(context, suite.port);
+    await page.goto(`${suite.origin("acme")}/sign-in`);
+    await page.getByLabel("Email").waitFor();
+    await page.keyboard.press("Tab");
+    await page.keyboard.type("owner@acme.test");
+    await page.keyboard.press("Tab");
+    await page.keyboard.type(PASSWORD);
+    await page.keyboard.press("Enter");
+    await page.getByRole("navigation", { name: "Main" }).waitFor();
+    // The skip link is the first stop, then the navigation, reachable and announced as current.
+    await page.keyboard.press("Tab");
+    expect(await page.evaluate("document.activeElement.textContent")).toBe("Skip to content");
+    await page.keyboard.press("Tab");
+    await page.keyboard.press("Tab");
+    expect(await page.evaluate("document.activeElement.textContent")).toBe("Accounts");
+    await page.keyboard.press("Enter");
+    await page.waitForURL(`${suite.origin("acme")}/accounts`);
+    expect(watch.problems).toEqual([]);
+    await context.close();
+  }, 60_000);
+
+  test("axe runs in the page and would report a violation (an unlabelled input)", async () => {
+    const context = await browser.newContext();
+    const { page } = await watchedPage(context, suite.port);
+    await page.goto(`${suite.origin("acme")}/sign-in`);
+    await page.getByLabel("Email").waitFor();
+    expect(await axe(page)).toEqual([]);
+    await page.evaluate("document.querySelector('form').append(document.createElement('input'))");
+    expect((await axe(page)).some((v) => v.includes("label"))).toBe(true);
+    await context.close();
+  }, 60_000);
 });
