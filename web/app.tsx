@@ -1,5 +1,5 @@
 /** The app: resolves the session once, then shows the screen the path names (web/routes.tsx). */
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { api, setSignedOutHandler, stopRefresh, type Me } from "./api/client";
 import { HOME, PUBLIC_ROUTES, WORKSPACE_ROUTES, match } from "./routes";
 import { currentSubdomain } from "./shared/config";
@@ -15,9 +15,12 @@ export function App() {
   const [me, setMe] = useState<Me | null | undefined>(undefined);
   const [failure, setFailure] = useState<unknown>(null);
 
+  // The latest check wins: a background check started before a sign-in must not undo it.
+  const seq = useRef(0);
   const reload = async () => {
+    const mine = ++seq.current;
     const m = await loadMe();
-    setMe(m);
+    if (mine === seq.current) setMe(m);
     return m;
   };
   const signOut = async () => {
@@ -57,8 +60,9 @@ export function App() {
     );
   }
 
-  if (me === undefined) return <PublicFrame title="Workspace Suite"><Loading /></PublicFrame>;
   const r = match(WORKSPACE_ROUTES, path);
+  // Signed-out screens show at once; the session check finishes behind them.
+  if (me === undefined && !(r && !r.auth)) return <PublicFrame title="Workspace Suite"><Loading /></PublicFrame>;
   if (!r || (r.auth && !me)) {
     const target = me ? HOME : "/sign-in" + (path === "/" || !r ? "" : `?next=${encodeURIComponent(path + location.search)}`);
     return <Redirect to={target} />;

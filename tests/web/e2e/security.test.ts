@@ -5,7 +5,7 @@ import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { appCode } from "../../auth/two-factor/rfc6238";
 import { noteSecret } from "../../security/ledger";
-import { type Suite, type Watch, ensureBinary, launch, look, secretPassword, startSuite, watchedPage } from "./support";
+import { type Suite, type Watch, ensureBinary, waitUntil, launch, look, secretPassword, startSuite, watchedPage } from "./support";
 
 // My account and security: 2FA set up from the QR page and confirmed with a code the test
 // computes, a 2FA sign-in, backup codes (sign in with one, regenerate, disable), the sessions
@@ -101,7 +101,7 @@ test("2FA from setup to sign-in, backup codes, sessions revoked, sign out everyw
   await a.page.getByRole("button", { name: /^Revoke the session of/ }).first().click();
   await a.page.getByRole("dialog").getByRole("button", { name: "End session" }).click();
   await a.page.getByText("Session ended.").waitFor();
-  await a.page.waitForFunction('document.querySelectorAll("table:last-of-type tbody tr").length === 3');
+  await waitUntil(async () => (await rows.count()) === 3);
   const revoked = [b, c];
   let thrown = 0;
   for (const d of revoked) {

@@ -157,3 +157,12 @@ export function secretPassword(label: string): string {
   noteSecret("password", p);
   return p;
 }
+
+/** Polls `check` until it holds (a page's state after an answer), or fails after `ms`. */
+export async function waitUntil(check: () => Promise<boolean>, ms = 10_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`not so after ${ms} ms: ${check}`);
+    await Bun.sleep(20);
+  }
+}

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { type TestSmtp, startSmtp } from "../../mail/smtp-support";
 import { noteSecret } from "../../security/ledger";
-import { type Suite, ensureBinary, launch, look, secretPassword, startSuite, watchedPage } from "./support";
+import { type Suite, ensureBinary, waitUntil, launch, look, secretPassword, startSuite, watchedPage } from "./support";
 
 // Team: invite by email with a profile, the invitation taken from a real SMTP server and accepted
 // in the browser, invitations resent and revoked, members searched; and, on a server without
@@ -110,7 +110,7 @@ test("an admin invites; the invitee joins from the mail, signed in; resend and r
   await page.reload();
   await page.getByRole("searchbox", { name: "Search members" }).fill("nina");
   await page.getByRole("cell", { name: "Nina Newcomer", exact: true }).waitFor();
-  await page.waitForFunction('document.querySelectorAll("table")[0]?.querySelectorAll("tbody tr").length === 1');
+  await waitUntil(async () => (await page.getByRole("table").first().locator("tbody tr").count()) === 1);
   await page.getByRole("searchbox", { name: "Search members" }).fill("zzz-nobody");
   await page.getByText("No member matches “zzz-nobody”.").waitFor();
   found.push(...(await look(page, "team-members-empty")));
