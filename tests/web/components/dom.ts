@@ -2,8 +2,26 @@
  * A happy-dom window as this test file's globals (registered here, not in the shared preload:
  * the server's tests must not run with a `window`), removed again after the file.
  */
+import { plugin } from "bun";
 import { afterAll } from "bun:test";
+import { join } from "node:path";
 import { Window } from "happy-dom";
+
+// The web app's components use Preact's JSX (web/tsconfig.json). Setting that for the whole
+// runtime (bunfig's jsx, the root tsconfig) breaks the server's blob-URL worker threads, so
+// only web/**/*.tsx is compiled this way, here, for the files that import it.
+const WEB_DIR = join(import.meta.dir, "..", "..", "..", "web");
+// (Classic JSX calling Preact's h: the transpiler's automatic runtime needs the bundler's imports.)
+const preactJsx = new Bun.Transpiler({ loader: "tsx", tsconfig: { compilerOptions: { jsx: "react", jsxFactory: "__h", jsxFragmentFactory: "__Fragment" } } });
+plugin({
+  name: "web-preact-jsx",
+  setup(build) {
+    build.onLoad({ filter: new RegExp(`^${WEB_DIR.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}/.*\\.tsx$`) }, async (args) => ({
+      contents: `import { h as __h, Fragment as __Fragment } from "preact";\n${preactJsx.transformSync(await Bun.file(args.path).text())}`,
+      loader: "js",
+    }));
+  },
+});
 
 export function registerDom(url = "http://acme.localhost:8000/"): Window {
   const win = new Window({ url, settings: { disableJavaScriptFileLoading: true, disableCSSFileLoading: true } });

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { fakeFetch, json, registerDom, until } from "./dom";
 
 registerDom("http://acme.localhost:8000/sign-in");
-const { render } = await import("preact");
+const { h, render } = await import("preact");
 const { setConfig } = await import("../../../web/shared/config");
 const { default: SignIn } = await import("../../../web/sign-in");
 const { TwoFactor } = await import("../../../web/account/two-factor");
@@ -12,7 +12,7 @@ const { stopRefresh } = await import("../../../web/api/client");
 
 setConfig({ baseDomain: "localhost", sharedCookies: false, smtp: true });
 let root: HTMLElement;
-const mount = (vnode: preact.ComponentChild) => {
+const mount = (vnode: import("preact").ComponentChild) => {
   root = document.createElement("div");
   document.body.appendChild(root);
   render(vnode, root);
@@ -44,7 +44,7 @@ const text = () => root.textContent ?? "";
 
 describe("shared components", () => {
   test("a field: visible label tied to its input, its error beside it and announced", () => {
-    mount(<Field label="Title" value="" onValue={() => {}} error="Field required" />);
+    mount(h(Field, { label: "Title", value: "", onValue: () => {}, error: "Field required" }));
     const input = byLabel("Title");
     expect(input.getAttribute("aria-invalid")).toBe("true");
     const err = root.querySelector(`#${CSS.escape(input.getAttribute("aria-describedby")!)}`)!;
@@ -53,7 +53,7 @@ describe("shared components", () => {
 
   test("the pager: total, page of pages, buttons disabled at the ends", () => {
     const pages: number[] = [];
-    mount(<Pager page={1} pages={3} total={41} size={20} noun="deals" onPage={(p) => pages.push(p)} />);
+    mount(h(Pager, { page: 1, pages: 3, total: 41, size: 20, noun: "deals", onPage: (p: number) => pages.push(p) }));
     expect(text()).toContain("41 deals");
     expect(text()).toContain("Page 1 of 3");
     expect(button("Previous").disabled).toBe(true);
@@ -74,7 +74,7 @@ describe("sign in", () => {
           : json(401, { detail: "Invalid code.", code: "invalid_2fa_code" }),
     });
     try {
-      mount(<SignIn />);
+      mount(h(SignIn, {}));
       await type(byLabel("Email"), "sam@acme.test");
       await type(byLabel("Password"), "nope");
       button("Sign in").click();
@@ -99,7 +99,7 @@ describe("sign in", () => {
     const f = fakeFetch({ "POST /api/v1/auth/login": () => json(429, { detail: "Too many attempts.", code: "rate_limited" }, { "retry-after": "42" }) });
     try {
       history.replaceState(null, "", "/sign-in");
-      mount(<SignIn />);
+      mount(h(SignIn, {}));
       await type(byLabel("Email"), "sam@acme.test");
       await type(byLabel("Password"), "x");
       button("Sign in").click();
@@ -126,7 +126,7 @@ describe("two-step setup and step-up", () => {
       },
     });
     try {
-      mount(<TwoFactor />);
+      mount(h(TwoFactor, {}));
       await until(() => button("Set up two-step verification"));
       button("Set up two-step verification").click();
       await until(() => expect(text()).toContain("enter your password again"));
