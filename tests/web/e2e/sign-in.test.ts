@@ -128,6 +128,31 @@ describe("sign-in", () => {
     await context.close();
   }, 60_000);
 
+  test("on the base domain, an email of several workspaces is asked which one, then signs in there", async () => {
+    const body = { email: "owner@acme.test", password: PASSWORD, tenant_name: "Beta", subdomain: "beta" };
+    const r = await fetch(`http://127.0.0.1:${suite.port}/api/v1/auth/signup`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+    expect(r.status).toBe(201);
+    const context = await browser.newContext();
+    const { page, watch } = await watchedPage(context, suite.port);
+    await page.goto(`${suite.origin()}/sign-in`);
+    await page.getByLabel("Email").fill("owner@acme.test");
+    await page.getByLabel("Password").fill(PASSWORD);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("alert").filter({ hasText: "several workspaces" }).waitFor();
+    const found = await look(page, "sign-in-which-workspace");
+    await page.getByLabel("Workspace (the name before the domain)").fill("beta");
+    await page.getByRole("button", { name: "Go to this workspace" }).click();
+    await page.waitForURL(`${suite.origin("beta")}/sign-in?email=owner%40acme.test`);
+    expect(await page.getByLabel("Email").inputValue()).toBe("owner@acme.test");
+    await page.getByLabel("Password").fill(PASSWORD);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.waitForURL(`${suite.origin("beta")}/deals`);
+    expect(await page.locator(".brand").textContent()).toBe("Beta");
+    expect(found).toEqual([]);
+    expect(watch.problems).toEqual([]);
+    await context.close();
+  }, 60_000);
+
   test("a magic link from the mail signs in; the token leaves the address bar", async () => {
     const context = await browser.newContext();
     const { page, watch } = await watchedPage(context, suite.port);
