@@ -1,8 +1,7 @@
 /** The signed-in user and organization, loaded once from /auth/me and shared by every screen. */
 import { createContext } from "preact";
 import { useContext } from "preact/hooks";
-import { api, refreshSession, scheduleRefresh, stopRefresh, type Me } from "../api/client";
-import { navigate } from "./router";
+import { api, refreshSession, scheduleRefresh, type Me } from "../api/client";
 
 export interface SessionState {
   me: Me | null;
@@ -33,10 +32,4 @@ export async function loadMe(): Promise<Me | null> {
       return null;
     }
   }
-}
-
-export async function signOutHere(): Promise<void> {
-  stopRefresh();
-  await api.auth.logout().catch(() => {});
-  navigate("/sign-in");
 }
