@@ -33,17 +33,22 @@ export function registerDom(url = "http://acme.localhost:8000/"): Window {
     g[key] = w[key];
     added.push(key);
   }
+  // These exist in Bun too (navigator, location…): replaced for the file, then put back as they were.
+  const replaced = new Map<string, PropertyDescriptor | undefined>();
   for (const key of ["window", "document", "location", "history", "navigator", "localStorage"]) {
-    if (!(key in g) || !added.includes(key)) {
-      Object.defineProperty(g, key, { value: w[key], configurable: true, writable: true });
-      added.push(key);
-    }
+    if (added.includes(key)) continue;
+    replaced.set(key, Object.getOwnPropertyDescriptor(g, key));
+    Object.defineProperty(g, key, { value: w[key], configurable: true, writable: true });
   }
   afterAll(async () => {
     for (const key of added) delete g[key];
+    for (const [key, d] of replaced) {
+      if (d) Object.defineProperty(g, key, d);
+      else delete g[key];
+    }
     // Preact's hooks may still have a frame scheduled: let it run on timers instead.
-    g.requestAnimationFrame = (cb: () => void) => setTimeout(cb, 0);
-    g.cancelAnimationFrame = (id: ReturnType<typeof setTimeout>) => clearTimeout(id);
+    g.requestAnimationFrame ??= (cb: () => void) => setTimeout(cb, 0);
+    g.cancelAnimationFrame ??= (id: ReturnType<typeof setTimeout>) => clearTimeout(id);
     await win.happyDOM.close();
   });
   return win;
