@@ -46,7 +46,7 @@ export default function SignIn() {
   const [challenge, setChallenge] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState("");
-  const [linkSent, setLinkSent] = useState("");
+  const [notice, setNotice] = useState("");
 
   const credentials = onWorkspace ? "same-origin" : baseCredentials();
 
@@ -59,6 +59,7 @@ export default function SignIn() {
     }
     setBusy(true);
     setError("");
+    setNotice("");
     try {
       const answer: LoginAnswer = await api.auth.login({ email, password }, { credentials });
       if ("requires_2fa" in answer) setChallenge(answer.temp_token);
@@ -66,7 +67,7 @@ export default function SignIn() {
     } catch (err) {
       if (err instanceof ApiError && err.code === "tenant_required") {
         setAskWorkspace(true);
-        setError("This email belongs to several workspaces. Which one do you want to sign in to?");
+        setNotice("This email belongs to several workspaces. Which one do you want to sign in to?");
       } else setError(loginMessage(err));
     } finally {
       setBusy(false);
@@ -76,11 +77,11 @@ export default function SignIn() {
 
   const sendLink = async () => {
     setError("");
-    setLinkSent("");
+    setNotice("");
     if (!email.trim()) return setError("Enter your email address first, then ask for a link.");
     setBusy(true);
     try {
-      setLinkSent((await api.auth.magicLink(email)).detail);
+      setNotice((await api.auth.magicLink(email)).detail);
     } catch (err) {
       setError(loginMessage(err));
     } finally {
@@ -106,7 +107,7 @@ export default function SignIn() {
           <Field label="Password" type="password" autocomplete="current-password" required value={password} onValue={setPassword} />
         )}
         {error && <p class="error" role="alert">{error}</p>}
-        {linkSent && <p class="notice" role="status">{linkSent}</p>}
+        {notice && <p class="notice" role="status">{notice}</p>}
         <button type="submit" class="primary wide" disabled={busy}>
           {askWorkspace ? "Go to this workspace" : busy ? "Signing in…" : "Sign in"}
         </button>

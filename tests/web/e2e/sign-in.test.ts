@@ -138,7 +138,7 @@ describe("sign-in", () => {
     await page.getByLabel("Email").fill("owner@acme.test");
     await page.getByLabel("Password").fill(PASSWORD);
     await page.getByRole("button", { name: "Sign in" }).click();
-    await page.getByRole("alert").filter({ hasText: "several workspaces" }).waitFor();
+    await page.getByRole("status").filter({ hasText: "several workspaces" }).waitFor();
     const found = await look(page, "sign-in-which-workspace");
     await page.getByLabel("Workspace (the name before the domain)").fill("beta");
     await page.getByRole("button", { name: "Go to this workspace" }).click();
