@@ -198,6 +198,30 @@ describe("sign-in", () => {
   }, 90_000);
 });
 
+describe("the binary serves its embedded app", () => {
+  test("the page with its CSP, and the hashed assets precompressed and immutable", async () => {
+    const page = await fetch(`http://127.0.0.1:${suite.port}/deals`, { headers: { host: "acme.localhost", accept: "text/html" } });
+    expect(page.status).toBe(200);
+    expect(page.headers.get("content-security-policy")).toContain("script-src 'self'");
+    expect(page.headers.get("cache-control")).toBe("no-cache");
+    const html = await page.text();
+    const assets = [...html.matchAll(/(?:src|href)="(\/assets\/[^"]+)"/g)].map((m) => m[1]!);
+    expect(assets.length).toBe(2);
+    for (const path of assets) {
+      for (const [accept, encoding] of [["br, gzip", "br"], ["gzip", "gzip"], ["identity", null]] as const) {
+        const r = await fetch(`http://127.0.0.1:${suite.port}${path}`, { headers: { "accept-encoding": accept }, decompress: false } as RequestInit);
+        expect(r.status).toBe(200);
+        expect(r.headers.get("content-encoding")).toBe(encoding);
+        expect(r.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
+        await r.arrayBuffer();
+      }
+    }
+    const api = await fetch(`http://127.0.0.1:${suite.port}/api/v1/nope`, { headers: { accept: "text/html" } });
+    expect(api.status).toBe(404);
+    expect(await api.json()).toEqual({ detail: "Not found.", code: "not_found" });
+  });
+});
+
 describe("the checks themselves", () => {
   test("keyboard alone: Tab to each field, type, Enter signs in", async () => {
     const context = await browser.newContext();
