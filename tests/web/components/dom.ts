@@ -10,6 +10,7 @@ import { Window } from "happy-dom";
 // The web app's components use Preact's JSX (web/tsconfig.json). Rather than set that for the
 // whole runtime (bunfig's jsx, which every server file and worker of the test run would then be
 // compiled with), only web/**/*.tsx is compiled this way, here, for the files that import it.
+const WEB_DIR = join(import.meta.dir, "..", "..", "..", "web");
 // (Classic JSX calling Preact's h: the transpiler's automatic runtime needs the bundler's imports.)
 const preactJsx = new Bun.Transpiler({ loader: "tsx", tsconfig: { compilerOptions: { jsx: "react", jsxFactory: "__h", jsxFragmentFactory: "__Fragment" } } });
 plugin({
