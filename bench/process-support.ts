@@ -30,7 +30,7 @@ function newestMtime(path: string): number {
 /** dist/suite, built first when it is missing or older than the source. */
 export function freshBinary(root: string, say: (s: string) => void): string {
   const binary = join(root, "dist", "suite");
-  if (!existsSync(binary) || statSync(binary).mtimeMs < Math.max(newestMtime(join(root, "src")), statSync(join(root, "schema.sql")).mtimeMs)) {
+  if (!existsSync(binary) || statSync(binary).mtimeMs < Math.max(newestMtime(join(root, "src")), newestMtime(join(root, "web")), statSync(join(root, "schema.sql")).mtimeMs)) {
     say("building dist/suite...");
     const b = Bun.spawnSync([process.execPath, "run", "build"], { cwd: root, stdout: "inherit", stderr: "inherit" });
     if (b.exitCode !== 0) throw new Error("build failed");

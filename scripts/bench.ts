@@ -18,6 +18,11 @@ if (process.argv[2] === "flood") {
   await import("../bench/flood");
   process.exit(0);
 }
+// bun run bench web: the web app in Chromium (bench/web.ts).
+if (process.argv[2] === "web") {
+  await import("../bench/web");
+  process.exit(0);
+}
 
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const BIG = env("BENCH_BIG", 1_000_000);

@@ -1,4 +1,4 @@
-import { Elysia } from "elysia";
+import { Elysia, t } from "elysia";
 import type { Principal } from "../auth/service";
 import type { Context } from "../context";
 import { authGuard, requireAdmin } from "../http/auth-guard";
@@ -76,6 +76,15 @@ export const usersRoutes = (ctx: Context) => {
         ...doc({ summary: "Revoke an invitation: its link stops working (admins)", tags: ["users"], auth: true, ok: { 200: INVITATION }, errors: [404, 409], codes: { 409: ["invitation_accepted"] } }),
       },
     )
+    .get("/profiles", ({ auth }) => ctx.users.profiles(auth), {
+      transform: adminsOnly,
+      ...doc({
+        summary: "The organization's permission profiles, for invitations (admins)",
+        tags: ["users"],
+        auth: true,
+        ok: { 200: ["ProfileList", t.Array(t.Object({ id: t.String(), name: t.String(), is_admin: t.Boolean() }))] },
+      }),
+    })
     .get(
       "/",
       async ({ auth, query }) => {

@@ -45,7 +45,12 @@ export function createUsersService(d: UsersDeps) {
     return toUserRead(user);
   }
 
-  return { list, rename };
+  /** The organization's permission profiles, for the invite form (CONTRACT §3). */
+  async function profiles(p: Principal): Promise<{ id: string; name: string; is_admin: boolean }[]> {
+    return (await d.users.profiles(p.tenantId)).map((r) => ({ id: r.id, name: r.name, is_admin: r.is_admin === 1 }));
+  }
+
+  return { list, rename, profiles };
 }
 
 export type UsersService = ReturnType<typeof createUsersService>;

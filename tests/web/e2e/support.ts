@@ -1,0 +1,168 @@
+/**
+ * End-to-end kit: the built binary (dist/suite, built first when missing or older than its
+ * sources), Debian's Chromium driven by playwright-core, and the checks every page gets: no
+ * console error, no failed request, no request to another host, no server error, 0 serious or
+ * critical axe-core violations; screenshots at 1280 and 390 px into test-artifacts/ (ignored).
+ */
+import { mkdirSync, readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { type Browser, type BrowserContext, type Page, chromium } from "playwright-core";
+import { freePort } from "../../server";
+import { noteLog, noteSecret } from "../../security/ledger";
+
+const ROOT = join(import.meta.dir, "..", "..", "..");
+export const BINARY = join(ROOT, "dist", "suite");
+const ARTIFACTS = join(ROOT, "test-artifacts", "web");
+
+function newest(path: string): number {
+  const s = statSync(path);
+  if (!s.isDirectory()) return s.mtimeMs;
+  let m = 0;
+  for (const e of readdirSync(path)) if (e !== "node_modules") m = Math.max(m, newest(join(path, e)));
+  return m;
+}
+
+/** `npm test` runs before `npm run build` in CI: build the binary here when it is missing or stale. */
+export function ensureBinary(): void {
+  let built = 0;
+  try {
+    built = statSync(BINARY).mtimeMs;
+  } catch {}
+  const sources = Math.max(...["src", "web", "schema.sql", "package.json", "scripts/build.ts"].map((p) => newest(join(ROOT, p))));
+  if (built > sources) return;
+  const r = Bun.spawnSync([process.execPath, join(ROOT, "scripts", "build.ts")], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
+  if (r.exitCode !== 0) throw new Error(`build failed: ${r.stderr.toString()}`);
+}
+
+export interface Suite {
+  port: number;
+  /** http://<sub>.localhost:<port>, or the base domain's origin without `sub`. */
+  origin: (sub?: string) => string;
+  stop: () => Promise<void>;
+}
+
+/** dist/suite serve on a free port, base domain localhost, its own database. */
+export async function startSuite(dir: string, env: Record<string, string> = {}): Promise<Suite> {
+  mkdirSync(dir, { recursive: true });
+  const port = freePort();
+  const p = Bun.spawn([BINARY, "serve"], {
+    cwd: dir,
+    env: {
+      PATH: process.env.PATH ?? "/usr/bin:/bin",
+      HOME: dir,
+      SUITE_DB: join(dir, "suite.db"),
+      SUITE_HOST: "127.0.0.1",
+      SUITE_PORT: String(port),
+      SUITE_HASH_CONCURRENCY: "2",
+      ...env,
+    },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const out = new Response(p.stdout).text().then((t) => (noteLog(t), t));
+  const err = new Response(p.stderr).text().then((t) => (noteLog(t), t));
+  for (let i = 0; i < 200; i++) {
+    if (p.exitCode !== null) throw new Error(`suite exited ${p.exitCode}: ${await err}`);
+    if ((await fetch(`http://127.0.0.1:${port}/api/v1/health`).catch(() => null))?.ok) break;
+    await Bun.sleep(50);
+  }
+  return {
+    port,
+    origin: (sub?: string) => `http://${sub ? `${sub}.` : ""}localhost:${port}`,
+    async stop() {
+      p.kill("SIGTERM");
+      await Promise.race([p.exited, Bun.sleep(10_000)]);
+      if (p.exitCode === null) p.kill("SIGKILL");
+      await Promise.all([out, err]);
+    },
+  };
+}
+
+export async function launch(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: "/usr/bin/chromium",
+    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+  });
+}
+
+/** Everything that went wrong on a page, checked by `expectClean`. */
+export interface Watch {
+  problems: string[];
+}
+
+/**
+ * A page whose console errors, failed requests, requests to another host and server errors are
+ * recorded. Chromium logs every 4xx answer as "Failed to load resource": those are the API
+ * answering as designed (a wrong password is 401), so they are not problems; a 4xx for anything
+ * but the API (an asset, the page) is.
+ */
+export async function watchedPage(context: BrowserContext, port: number): Promise<{ page: Page; watch: Watch }> {
+  const page = await context.newPage();
+  const watch: Watch = { problems: [] };
+  const ours = (url: string) => {
+    const u = new URL(url);
+    return u.protocol === "data:" || (u.port === String(port) && (u.hostname === "localhost" || u.hostname.endsWith(".localhost")));
+  };
+  page.on("console", (m) => {
+    if (m.type() !== "error") return;
+    if (/^Failed to load resource: the server responded with a status of 4\d\d/.test(m.text())) return;
+    watch.problems.push(`console error: ${m.text()}`);
+  });
+  page.on("pageerror", (e) => watch.problems.push(`page error: ${e.message}`));
+  page.on("requestfailed", (r) => {
+    // A navigation that replaces the page cancels the requests still in flight: not a failure.
+    if (r.failure()?.errorText === "net::ERR_ABORTED") return;
+    watch.problems.push(`failed request: ${r.method()} ${r.url()} ${r.failure()?.errorText}`);
+  });
+  page.on("request", (r) => {
+    if (!r.url().startsWith("data:") && !ours(r.url())) watch.problems.push(`request to another host: ${r.url()}`);
+  });
+  page.on("response", (r) => {
+    const path = new URL(r.url()).pathname;
+    if (r.status() >= 500 || (r.status() >= 400 && !path.startsWith("/api/"))) watch.problems.push(`answer ${r.status()} for ${r.url()}`);
+  });
+  return { page, watch };
+}
+
+/** axe-core in the page (evaluated through the DevTools protocol: the page's CSP stays on). */
+const AXE = await Bun.file(join(ROOT, "node_modules", "axe-core", "axe.min.js")).text();
+
+export async function axe(page: Page): Promise<string[]> {
+  await page.evaluate(AXE);
+  const result = (await page.evaluate("axe.run(document, { resultTypes: ['violations'] })")) as {
+    violations: { id: string; impact: string; help: string; nodes: { target: string[] }[] }[];
+  };
+  return result.violations
+    .filter((v) => v.impact === "serious" || v.impact === "critical")
+    .map((v) => `${v.impact} ${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(" ")).join(", ")})`);
+}
+
+/** Screenshots at 1280 and 390 px wide, and the axe check at both widths. */
+export async function look(page: Page, name: string): Promise<string[]> {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  const found: string[] = [];
+  const before = page.viewportSize() ?? { width: 1280, height: 800 };
+  for (const width of [1280, 390]) {
+    await page.setViewportSize({ width, height: width === 390 ? 844 : 800 });
+    await page.screenshot({ path: join(ARTIFACTS, `${name}-${width}.png`), fullPage: true });
+    found.push(...(await axe(page)).map((v) => `${name} @${width}px: ${v}`));
+  }
+  await page.setViewportSize(before);
+  return found;
+}
+
+/** A password the secrets ledger knows about (it must never reach a log). */
+export function secretPassword(label: string): string {
+  const p = `pw-${label}-${crypto.randomUUID().slice(0, 12)}`;
+  noteSecret("password", p);
+  return p;
+}
+
+/** Polls `check` until it holds (a page's state after an answer), or fails after `ms`. */
+export async function waitUntil(check: () => Promise<boolean>, ms = 10_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`not so after ${ms} ms: ${check}`);
+    await Bun.sleep(20);
+  }
+}

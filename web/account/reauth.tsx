@@ -1,0 +1,71 @@
+/**
+ * Step-up: 2FA setup, confirm and backup-code regeneration answer 403 `reauthentication_required`
+ * unless this session proved its password in the last minutes. Ask for it (and a code when 2FA is
+ * on), renew the proof with POST /auth/reauthenticate, then retry the action once.
+ */
+import { useRef, useState } from "preact/hooks";
+import { ApiError, api } from "../api/client";
+import { Modal } from "../shared/dialog";
+import { Field } from "../shared/field";
+import { errorMessage } from "../shared/states";
+
+export function useReauth(withCode: boolean) {
+  const [open, setOpen] = useState(false);
+  const [password, setPassword] = useState("");
+  const [code, setCode] = useState("");
+  const [error, setError] = useState("");
+  const [busy, setBusy] = useState(false);
+  const waiting = useRef<{ resolve: () => void; reject: (e: unknown) => void } | null>(null);
+
+  async function run<T>(action: () => Promise<T>): Promise<T> {
+    try {
+      return await action();
+    } catch (e) {
+      if (!(e instanceof ApiError && e.code === "reauthentication_required")) throw e;
+      await new Promise<void>((resolve, reject) => {
+        waiting.current = { resolve, reject };
+        setError("");
+        setOpen(true);
+      });
+      return action();
+    }
+  }
+
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    setError("");
+    try {
+      await api.auth.reauthenticate({ password, ...(withCode && code.trim() ? { code: code.trim() } : {}) });
+      setOpen(false);
+      setPassword("");
+      setCode("");
+      waiting.current?.resolve();
+    } catch (err) {
+      setError(err instanceof ApiError && err.status === 401 ? "That password (or code) is not right." : errorMessage(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  const cancel = () => {
+    setOpen(false);
+    setPassword("");
+    waiting.current?.reject(new Error("Cancelled: your password is needed for this change."));
+  };
+
+  const dialog = (
+    <Modal open={open} title="Confirm it's you" onClose={cancel}>
+      <form onSubmit={submit} noValidate>
+        <p>For your security, enter your password again to change two-step verification.</p>
+        <Field label="Password" type="password" autocomplete="current-password" required value={password} onValue={setPassword} />
+        {withCode && <Field label="Authenticator or backup code" autocomplete="one-time-code" value={code} onValue={setCode} />}
+        {error && <p class="error" role="alert">{error}</p>}
+        <div class="actions">
+          <button type="button" onClick={cancel}>Cancel</button>
+          <button type="submit" class="primary" disabled={busy || !password}>Confirm</button>
+        </div>
+      </form>
+    </Modal>
+  );
+  return { run, dialog };
+}

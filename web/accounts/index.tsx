@@ -1,0 +1,6 @@
+/** Accounts: placeholder until the CRM screens land (this folder's index is what web/routes.tsx shows). */
+import { Coming } from "../shared/layout";
+
+export default function AccountsScreen() {
+  return <Coming title="Accounts" />;
+}

@@ -1,0 +1,216 @@
+/**
+ * The one API client every screen uses. The browser holds no token: the HttpOnly cookies carry the
+ * session (credentials "same-origin"); every write sends JSON (a body-less POST sends `{}`, as
+ * CONTRACT §5's CSRF check wants). The access token is refreshed shortly before it expires and,
+ * once, on a 401 `token_expired`; concurrent calls share one refresh in flight. A 401 that a
+ * refresh cannot fix sends the user to sign-in.
+ */
+import type * as T from "./types";
+
+export type * from "./types";
+
+/** An answer other than 2xx: `status`, the contract's `code`, and the 422 items when there are some. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    readonly detail: string,
+    readonly items: T.ValidationItem[] = [],
+    readonly retryAfter: number | null = null,
+  ) {
+    super(detail);
+  }
+  /** The 422 message for a field, by its `loc` without the leading "body"/"query". */
+  fieldError(...path: (string | number)[]): string | undefined {
+    const key = path.join(".");
+    return this.items.find((i) => i.loc.slice(1).join(".") === key)?.msg;
+  }
+}
+
+type Query = Record<string, string | number | boolean | null | undefined | (string | number)[]>;
+
+export interface Options {
+  query?: Query;
+  body?: unknown;
+  /** "omit" on the base domain, whose cookies could not reach the workspace host (see handoff). */
+  credentials?: RequestCredentials;
+  /** Do not refresh or redirect on a 401 (sign-in, refresh itself, the first /auth/me). */
+  noAuthRetry?: boolean;
+  signal?: AbortSignal;
+  /** Only on the base domain, right after signing in there with credentials "omit" (see handoff). */
+  bearer?: string;
+}
+
+/** Access lifetime is 15 minutes by default; refresh a minute before, whatever the server set. */
+/** 401 codes that mean "no usable session" (CONTRACT §1); the first two are worth a refresh. */
+const RETRY_CODES = new Set(["token_expired", "not_authenticated"]);
+const SESSION_CODES = new Set([...RETRY_CODES, "token_invalid", "session_revoked"]);
+
+const REFRESH_EVERY_MS = 12 * 60 * 1000;
+let refreshTimer: ReturnType<typeof setTimeout> | undefined;
+let inFlight: Promise<boolean> | null = null;
+let onSignedOut: () => void = () => {
+  if (!location.pathname.startsWith("/sign-in")) location.assign(`/sign-in?next=${encodeURIComponent(location.pathname + location.search)}`);
+};
+
+/** The screen that handles "signed out" (the app sets it; tests replace it). */
+export function setSignedOutHandler(f: () => void): void {
+  onSignedOut = f;
+}
+
+export function queryString(q: Query | undefined): string {
+  if (!q) return "";
+  const p = new URLSearchParams();
+  for (const [k, v] of Object.entries(q)) {
+    if (v === undefined || v === null || v === "" || v === false) continue;
+    if (Array.isArray(v)) for (const x of v) p.append(k, String(x));
+    else p.append(k, String(v));
+  }
+  const s = p.toString();
+  return s ? `?${s}` : "";
+}
+
+async function toError(res: Response): Promise<ApiError> {
+  let body: { detail?: unknown; code?: string } = {};
+  try {
+    body = await res.json();
+  } catch {
+    /* not JSON: a proxy's page, a network error page */
+  }
+  const retry = Number(res.headers.get("retry-after"));
+  const retryAfter = Number.isFinite(retry) && retry > 0 ? retry : null;
+  if (Array.isArray(body.detail)) {
+    const items = body.detail as T.ValidationItem[];
+    return new ApiError(res.status, "validation_error", items.map((i) => i.msg).join("; "), items, retryAfter);
+  }
+  const detail = typeof body.detail === "string" ? body.detail : `The server answered ${res.status}.`;
+  return new ApiError(res.status, body.code ?? `http_${res.status}`, detail, [], retryAfter);
+}
+
+async function send(method: string, path: string, o: Options): Promise<Response> {
+  const write = method !== "GET" && method !== "HEAD";
+  const headers: Record<string, string> = { accept: "application/json" };
+  if (write) headers["content-type"] = "application/json";
+  if (o.bearer) headers.authorization = `Bearer ${o.bearer}`;
+  return fetch(`/api/v1${path}${queryString(o.query)}`, {
+    method,
+    headers,
+    credentials: o.credentials ?? "same-origin",
+    body: write ? JSON.stringify(o.body ?? {}) : undefined,
+    signal: o.signal,
+  });
+}
+
+/** One refresh for every caller that needs it now; true when the session lives on. */
+export function refreshSession(): Promise<boolean> {
+  inFlight ??= send("POST", "/auth/refresh", {})
+    .then((res) => {
+      if (res.ok) scheduleRefresh();
+      return res.ok;
+    })
+    .catch(() => false)
+    .finally(() => {
+      inFlight = null;
+    });
+  return inFlight;
+}
+
+/** Called after every sign-in and refresh: the next refresh runs before the access token expires. */
+export function scheduleRefresh(ms = REFRESH_EVERY_MS): void {
+  clearTimeout(refreshTimer);
+  refreshTimer = setTimeout(() => void refreshSession(), ms);
+}
+
+export function stopRefresh(): void {
+  clearTimeout(refreshTimer);
+}
+
+export async function request<R>(method: string, path: string, o: Options = {}): Promise<R> {
+  if (inFlight && !o.noAuthRetry) await inFlight;
+  let res = await send(method, path, o);
+  if (res.status === 401 && !o.noAuthRetry) {
+    let err = await toError(res);
+    // Other 401s (a wrong 2FA code, a wrong password on re-authentication) are the action's answer.
+    if (!SESSION_CODES.has(err.code)) throw err;
+    if (RETRY_CODES.has(err.code) && (await refreshSession())) {
+      res = await send(method, path, o);
+      if (res.status !== 401) return finish<R>(res);
+      err = await toError(res);
+      if (!SESSION_CODES.has(err.code)) throw err;
+    }
+    stopRefresh();
+    onSignedOut();
+    throw err;
+  }
+  return finish<R>(res);
+}
+
+async function finish<R>(res: Response): Promise<R> {
+  if (!res.ok) throw await toError(res);
+  if (res.status === 204) return undefined as R;
+  return (await res.json()) as R;
+}
+
+const get = <R>(path: string, query?: Query, o: Options = {}) => request<R>("GET", path, { ...o, query });
+const post = <R>(path: string, body?: unknown, o: Options = {}) => request<R>("POST", path, { ...o, body });
+const patch = <R>(path: string, body: unknown) => request<R>("PATCH", path, { body });
+const del = (path: string) => request<void>("DELETE", path);
+
+const enc = encodeURIComponent;
+const open: Options = { noAuthRetry: true };
+
+/** Every endpoint the app uses, typed. */
+export const api = {
+  auth: {
+    login: (body: { email: string; password: string }, o: Options = {}) => post<T.LoginAnswer>("/auth/login", body, { ...open, ...o }),
+    verify2fa: (body: { temp_token: string; code: string }, o: Options = {}) => post<T.TokenPair>("/auth/2fa/verify", body, { ...open, ...o }),
+    magicLink: (email: string) => post<{ detail: string }>("/auth/magic-link", { email }, open),
+    magicVerify: (token: string) => post<T.LoginAnswer>("/auth/magic-verify", { token }, open),
+    signup: (body: T.SignupBody, o: Options = {}) => post<T.SignupAnswer>("/auth/signup", body, { ...open, ...o }),
+    acceptInvitation: (body: { token: string; password: string; full_name?: string | null }) =>
+      post<T.SignupAnswer>("/auth/invitations/accept", body, open),
+    /** The base-domain handoff: a refresh token in the body sets this host's cookies. */
+    handoff: (refresh_token: string) => post<T.TokenPair>("/auth/refresh", { refresh_token }, open),
+    me: (o: Options = {}) => get<T.Me>("/auth/me", undefined, o),
+    reauthenticate: (body: { password: string; code?: string }) => post<{ detail: string }>("/auth/reauthenticate", body),
+    sessions: () => get<T.Session[]>("/auth/sessions"),
+    revokeSession: (session_id: string) => post<T.Confirmation>("/auth/sessions/revoke", { session_id }),
+    revokeOthers: () => post<T.Confirmation>("/auth/sessions/revoke-others"),
+    logout: () => post<T.Confirmation>("/auth/logout", {}, open),
+    logoutAll: () => post<T.Confirmation>("/auth/logout-all"),
+  },
+  twoFactor: {
+    status: () => get<T.TwoFactorStatus>("/auth/2fa/status"),
+    setup: () => post<T.TwoFactorSetup>("/auth/2fa/setup"),
+    confirm: (code: string) => post<{ enabled: boolean }>("/auth/2fa/confirm", { code }),
+    disable: (body: { password: string; code: string }) => post<{ enabled: boolean }>("/auth/2fa/disable", body),
+    regenerate: () => post<{ backup_codes: string[] }>("/auth/2fa/backup-codes"),
+  },
+  users: {
+    list: (q: { page?: number; size?: number; search?: string }) => get<T.Page<T.User>>("/users/", q),
+    rename: (id: string, full_name: string | null) => patch<T.User>(`/users/${enc(id)}`, { full_name }),
+    profiles: () => get<T.Profile[]>("/users/profiles"),
+    invite: (body: { email: string; profile_id?: string | null }) => post<T.Invitation>("/users/invite", body),
+    invitations: (q: { page?: number; size?: number; status?: T.InvitationStatus }) => get<T.Page<T.Invitation>>("/users/invitations", q),
+    revokeInvitation: (id: string) => post<T.Invitation>(`/users/invitations/${enc(id)}/revoke`),
+  },
+  crm: {
+    stages: () => get<T.Stage[]>("/crm/pipeline-stages"),
+    createStage: (body: T.StageWrite) => post<T.Stage>("/crm/pipeline-stages", body),
+    deals: (q: T.DealQuery, signal?: AbortSignal) => get<T.Page<T.Deal>>("/crm/deals", q as Query, { signal }),
+    deal: (id: string) => get<T.Deal>(`/crm/deals/${enc(id)}`),
+    createDeal: (body: T.DealWrite) => post<T.Deal>("/crm/deals", body),
+    updateDeal: (id: string, body: Partial<T.DealWrite>) => patch<T.Deal>(`/crm/deals/${enc(id)}`, body),
+    deleteDeal: (id: string) => del(`/crm/deals/${enc(id)}`),
+    accounts: (q: T.ListQuery, signal?: AbortSignal) => get<T.Page<T.Account>>("/crm/accounts", q as Query, { signal }),
+    account: (id: string) => get<T.Account>(`/crm/accounts/${enc(id)}`),
+    createAccount: (body: T.AccountWrite) => post<T.Account>("/crm/accounts", body),
+    updateAccount: (id: string, body: Partial<T.AccountWrite>) => patch<T.Account>(`/crm/accounts/${enc(id)}`, body),
+    deleteAccount: (id: string) => del(`/crm/accounts/${enc(id)}`),
+    contacts: (q: T.ListQuery, signal?: AbortSignal) => get<T.Page<T.Contact>>("/crm/contacts", q as Query, { signal }),
+    contact: (id: string) => get<T.Contact>(`/crm/contacts/${enc(id)}`),
+    createContact: (body: T.ContactWrite) => post<T.Contact>("/crm/contacts", body),
+    updateContact: (id: string, body: Partial<T.ContactWrite>) => patch<T.Contact>(`/crm/contacts/${enc(id)}`, body),
+    deleteContact: (id: string) => del(`/crm/contacts/${enc(id)}`),
+  },
+};

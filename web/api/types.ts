@@ -1,0 +1,231 @@
+/** Shapes of the API's answers and bodies (SPEC.md and CONTRACT.md), as the web app reads them. */
+
+export interface ValidationItem {
+  loc: (string | number)[];
+  msg: string;
+  type: string;
+  input?: unknown;
+  ctx?: Record<string, unknown>;
+}
+
+export interface Page<T> {
+  items: T[];
+  total: number;
+  page: number;
+  size: number;
+  pages: number;
+}
+
+export interface TokenPair {
+  access_token: string;
+  refresh_token: string;
+  token_type: "bearer";
+}
+export interface TwoFactorChallenge {
+  requires_2fa: true;
+  temp_token: string;
+}
+export type LoginAnswer = TokenPair | TwoFactorChallenge;
+
+export interface Tenant {
+  id: string;
+  name: string;
+  subdomain: string;
+  modules: string[];
+  created_at: string;
+}
+export interface User {
+  id: string;
+  tenant_id: string;
+  email: string;
+  full_name: string | null;
+  role: "admin" | "member";
+  profile_id: string | null;
+  created_at: string;
+}
+export interface Me {
+  user: User;
+  tenant: Tenant;
+}
+export interface Profile {
+  id: string;
+  name: string;
+  is_admin: boolean;
+}
+
+export interface SignupBody {
+  email: string;
+  password: string;
+  tenant_name: string;
+  subdomain: string;
+  full_name?: string | null;
+  initial_modules?: string[];
+}
+export interface SignupAnswer extends TokenPair {
+  tenant: Tenant;
+  user: User;
+}
+
+export interface Session {
+  id: string;
+  created_at: string;
+  last_used_at: string;
+  expires_at: string;
+  ip: string | null;
+  user_agent: string | null;
+  current: boolean;
+}
+export interface Confirmation {
+  detail: string;
+  revoked: number;
+}
+
+export interface TwoFactorStatus {
+  enabled: boolean;
+  pending: boolean;
+  backup_codes_remaining: number;
+}
+export interface TwoFactorSetup {
+  secret: string;
+  otpauth_url: string;
+  backup_codes: string[];
+}
+
+export type InvitationStatus = "pending" | "accepted" | "revoked" | "expired";
+export interface Invitation {
+  id: string;
+  email: string;
+  invited_by: string | null;
+  expires_at: string;
+  accepted_at: string | null;
+  revoked_at: string | null;
+  created_at: string;
+  profile_id?: string | null;
+  role_id?: string | null;
+}
+
+// ---- CRM (CONTRACT §10, §10b) ----
+
+export interface Stage {
+  id: string;
+  tenant_id: string;
+  key: string;
+  name: string;
+  color: string;
+  position: number;
+  probability: number;
+  is_won: boolean;
+  is_lost: boolean;
+}
+export interface StageWrite {
+  key: string;
+  name: string;
+  color?: string;
+  position?: number;
+  probability?: number;
+  is_won?: boolean;
+  is_lost?: boolean;
+}
+
+export interface Account {
+  id: string;
+  tenant_id: string;
+  name: string;
+  domain: string | null;
+  industry: string | null;
+  created_at: string;
+  updated_at: string;
+}
+export interface AccountWrite {
+  name: string;
+  domain?: string | null;
+  industry?: string | null;
+}
+
+export interface Contact {
+  id: string;
+  tenant_id: string;
+  first_name: string;
+  last_name: string | null;
+  name: string;
+  email: string | null;
+  phone: string | null;
+  account_id: string | null;
+  created_at: string;
+  updated_at: string;
+}
+export interface ContactWrite {
+  first_name: string;
+  last_name?: string | null;
+  email?: string | null;
+  phone?: string | null;
+  account_id?: string | null;
+}
+
+export interface Deal {
+  id: string;
+  tenant_id: string;
+  title: string;
+  account_id: string;
+  created_at: string;
+  updated_at: string;
+  value: string;
+  currency: string;
+  stage: string;
+  close_date: string | null;
+  probability: number | null;
+  assigned_to: string | null;
+  notes: string | null;
+  custom_data: Record<string, unknown> | null;
+  contact_id: string | null;
+  pipeline_stage_id: string | null;
+  pipeline_stage_name: string | null;
+  pipeline_stage_color: string | null;
+  is_won: boolean;
+  is_lost: boolean;
+  account_name: string | null;
+  contact_name: string | null;
+  assignee_name: string | null;
+  assignee_email: string | null;
+}
+export interface DealWrite {
+  title: string;
+  account_id: string;
+  value?: string | number;
+  currency?: string;
+  stage?: string;
+  close_date?: string | null;
+  probability?: number | null;
+  assigned_to?: string | null;
+  notes?: string | null;
+  custom_data?: Record<string, unknown> | null;
+  contact_id?: string | null;
+}
+
+export const DEAL_SORTS = [
+  "title",
+  "value",
+  "stage",
+  "probability",
+  "close_date",
+  "created_at",
+  "updated_at",
+  "account_name",
+  "contact_name",
+  "assignee_name",
+] as const;
+export type DealSort = (typeof DEAL_SORTS)[number];
+
+export interface ListQuery {
+  page?: number;
+  size?: number;
+  search?: string;
+}
+export interface DealQuery extends ListQuery {
+  stage?: string[];
+  assigned_to?: string;
+  unassigned?: boolean;
+  mine?: boolean;
+  sort_by?: DealSort;
+  sort_dir?: "asc" | "desc";
+}

@@ -1,0 +1,86 @@
+/** The app: resolves the session once, then shows the screen the path names (web/routes.tsx). */
+import { useEffect, useRef, useState } from "preact/hooks";
+import { api, setSignedOutHandler, stopRefresh, type Me } from "./api/client";
+import { HOME, PUBLIC_ROUTES, WORKSPACE_ROUTES, match } from "./routes";
+import { currentSubdomain } from "./shared/config";
+import { Layout, PublicFrame } from "./shared/layout";
+import { navigate, useLocation } from "./shared/router";
+import { SessionContext, loadMe } from "./shared/session";
+import { ErrorBox, Loading } from "./shared/states";
+import { finishHandoff } from "./sign-in/handoff";
+
+export function App() {
+  const { path } = useLocation();
+  const workspace = currentSubdomain();
+  const [me, setMe] = useState<Me | null | undefined>(undefined);
+  const [failure, setFailure] = useState<unknown>(null);
+
+  // The latest check wins: a background check started before a sign-in must not undo it.
+  const seq = useRef(0);
+  const reload = async () => {
+    const mine = ++seq.current;
+    const m = await loadMe();
+    if (mine === seq.current) setMe(m);
+    return m;
+  };
+  const signOut = async () => {
+    stopRefresh();
+    await api.auth.logout().catch(() => {});
+    setMe(null);
+    navigate("/sign-in");
+  };
+
+  useEffect(() => {
+    setSignedOutHandler(() => {
+      setMe(null);
+      const here = location.pathname + location.search;
+      navigate(`/sign-in${here === "/" ? "" : `?next=${encodeURIComponent(here)}`}`);
+    });
+    if (!workspace) return void setMe(null);
+    // Arriving from the base domain with a handoff: this host's cookies first, then the session.
+    finishHandoff()
+      .then(() => reload())
+      .catch((e) => setFailure(e));
+  }, []);
+
+  useEffect(() => {
+    const r = match(workspace ? WORKSPACE_ROUTES : PUBLIC_ROUTES, path);
+    document.title = r ? `${r.title} · Workspace Suite` : "Workspace Suite";
+  }, [path]);
+
+  const session = { me: me ?? null, reload, signOut };
+  if (failure) return <PublicFrame title="Something went wrong"><ErrorBox error={failure} retry={() => location.reload()} /></PublicFrame>;
+
+  if (!workspace) {
+    const r = match(PUBLIC_ROUTES, path) ?? PUBLIC_ROUTES[PUBLIC_ROUTES.length - 1]!;
+    return (
+      <SessionContext.Provider value={session}>
+        <r.screen />
+      </SessionContext.Provider>
+    );
+  }
+
+  const r = match(WORKSPACE_ROUTES, path);
+  // Signed-out screens show at once; the session check finishes behind them.
+  if (me === undefined && !(r && !r.auth)) return <PublicFrame title="Workspace Suite"><Loading /></PublicFrame>;
+  if (!r || (r.auth && !me)) {
+    const target = me ? HOME : "/sign-in" + (path === "/" || !r ? "" : `?next=${encodeURIComponent(path + location.search)}`);
+    return <Redirect to={target} />;
+  }
+  if (me && r.path === "/sign-in") return <Redirect to={new URLSearchParams(location.search).get("next") ?? HOME} />;
+  const Screen = r.screen;
+  return (
+    <SessionContext.Provider value={session}>
+      {r.auth ? (
+        <Layout>{r.admin && me?.user.role !== "admin" ? <p role="alert">Only administrators can open this page.</p> : <Screen />}</Layout>
+      ) : (
+        <Screen />
+      )}
+    </SessionContext.Provider>
+  );
+}
+
+function Redirect({ to }: { to: string }) {
+  useEffect(() => navigate(to, true), [to]);
+  return null;
+}

@@ -1,0 +1,63 @@
+/** The signed-in frame: a skip link, the navigation, who is signed in, sign out, the screen. */
+import type { ComponentChildren } from "preact";
+import { Link } from "./router";
+import { useSession } from "./session";
+import { Toasts } from "./toast";
+
+export function Layout({ children }: { children: ComponentChildren }) {
+  const { me, signOut } = useSession();
+  const admin = me?.user.role === "admin";
+  return (
+    <div class="layout">
+      <a class="skip" href="#main">
+        Skip to content
+      </a>
+      <header class="topbar">
+        <span class="brand">{me?.tenant.name ?? "Workspace"}</span>
+        <nav aria-label="Main">
+          <ul>
+            <li><Link href="/deals">Deals</Link></li>
+            <li><Link href="/accounts">Accounts</Link></li>
+            <li><Link href="/contacts">Contacts</Link></li>
+            <li><Link href="/pipeline">Pipeline</Link></li>
+            {admin && <li><Link href="/team">Team</Link></li>}
+            <li><Link href="/settings">My account</Link></li>
+          </ul>
+        </nav>
+        <div class="who">
+          <span class="email">{me?.user.email}</span>
+          <button type="button" onClick={() => void signOut()}>
+            Sign out
+          </button>
+        </div>
+      </header>
+      <main id="main" tabIndex={-1}>
+        {children}
+      </main>
+      <Toasts />
+    </div>
+  );
+}
+
+/** The frame of the signed-out pages (sign-in, signup, the pages mails link to). */
+export function PublicFrame({ title, children }: { title: string; children: ComponentChildren }) {
+  return (
+    <div class="public">
+      <main id="main" class="card">
+        <h1>{title}</h1>
+        {children}
+      </main>
+      <Toasts />
+    </div>
+  );
+}
+
+/** A screen that is not built yet. */
+export function Coming({ title }: { title: string }) {
+  return (
+    <section>
+      <h1>{title}</h1>
+      <p>This screen is coming soon.</p>
+    </section>
+  );
+}

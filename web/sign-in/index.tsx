@@ -1,0 +1,128 @@
+/**
+ * Sign in: email and password, then the second factor when the answer is `requires_2fa`; or a
+ * sign-in link by mail. On the base domain the workspace is found from the email (or asked for
+ * when several have it) and the visitor lands signed in on its host (see handoff.ts).
+ */
+import { useState } from "preact/hooks";
+import { ApiError, api, scheduleRefresh, type LoginAnswer, type TokenPair } from "../api/client";
+import { currentSubdomain, workspaceOrigin } from "../shared/config";
+import { Field } from "../shared/field";
+import { PublicFrame } from "../shared/layout";
+import { Link, navigate } from "../shared/router";
+import { useSession } from "../shared/session";
+import { errorMessage } from "../shared/states";
+import { baseCredentials, goToWorkspace } from "./handoff";
+import { SecondFactor } from "./second-factor";
+
+export function loginMessage(e: unknown): string {
+  if (e instanceof ApiError) {
+    if (e.code === "invalid_credentials") return "Wrong email or password.";
+    if (e.code === "tenant_not_found") return "There is no workspace at this address. Check the address, or create a workspace.";
+    if (e.code === "validation_error") return "Enter your email address and your password.";
+  }
+  return errorMessage(e);
+}
+
+/** After a sign-in answer with tokens: into the app (workspace host) or over to it (base domain). */
+export async function signedIn(pair: TokenPair, reload: () => Promise<unknown>): Promise<void> {
+  if (currentSubdomain()) {
+    scheduleRefresh();
+    await reload();
+    const next = new URLSearchParams(location.search).get("next");
+    navigate(next?.startsWith("/") && !next.startsWith("//") ? next : "/deals", true);
+    return;
+  }
+  const me = await api.auth.me({ bearer: pair.access_token, noAuthRetry: true, credentials: "omit" });
+  goToWorkspace(me.tenant.subdomain, pair, "/deals");
+}
+
+export default function SignIn() {
+  const { reload } = useSession();
+  const onWorkspace = currentSubdomain() !== null;
+  const [email, setEmail] = useState(new URLSearchParams(location.search).get("email") ?? "");
+  const [password, setPassword] = useState("");
+  const [workspace, setWorkspace] = useState("");
+  const [askWorkspace, setAskWorkspace] = useState(false);
+  const [challenge, setChallenge] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState("");
+  const [notice, setNotice] = useState("");
+
+  const credentials = onWorkspace ? "same-origin" : baseCredentials();
+
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    if (askWorkspace && workspace.trim()) {
+      // Several workspaces know this email: sign in on the chosen one's own host.
+      location.assign(`${workspaceOrigin(workspace.trim().toLowerCase())}/sign-in?email=${encodeURIComponent(email)}`);
+      return;
+    }
+    setBusy(true);
+    setError("");
+    setNotice("");
+    try {
+      const answer: LoginAnswer = await api.auth.login({ email, password }, { credentials });
+      if ("requires_2fa" in answer) setChallenge(answer.temp_token);
+      else await signedIn(answer, reload);
+    } catch (err) {
+      if (err instanceof ApiError && err.code === "tenant_required") {
+        setAskWorkspace(true);
+        setNotice("This email belongs to several workspaces. Which one do you want to sign in to?");
+      } else setError(loginMessage(err));
+    } finally {
+      setBusy(false);
+      setPassword("");
+    }
+  };
+
+  const sendLink = async () => {
+    setError("");
+    setNotice("");
+    if (!email.trim()) return setError("Enter your email address first, then ask for a link.");
+    setBusy(true);
+    try {
+      setNotice((await api.auth.magicLink(email)).detail);
+    } catch (err) {
+      setError(loginMessage(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  if (challenge) {
+    return (
+      <PublicFrame title="Two-step verification">
+        <SecondFactor tempToken={challenge} credentials={credentials} onDone={(pair) => signedIn(pair, reload)} onRestart={(why) => (setChallenge(null), setError(why))} />
+      </PublicFrame>
+    );
+  }
+
+  return (
+    <PublicFrame title={onWorkspace ? `Sign in to ${currentSubdomain()}` : "Sign in"}>
+      <form onSubmit={submit} noValidate>
+        <Field label="Email" type="email" autocomplete="username" required value={email} onValue={setEmail} />
+        {askWorkspace ? (
+          <Field label="Workspace (the name before the domain)" required value={workspace} onValue={setWorkspace} autocomplete="off" />
+        ) : (
+          <Field label="Password" type="password" autocomplete="current-password" required value={password} onValue={setPassword} />
+        )}
+        {error && <p class="error" role="alert">{error}</p>}
+        {notice && <p class="notice" role="status">{notice}</p>}
+        <button type="submit" class="primary wide" disabled={busy}>
+          {askWorkspace ? "Go to this workspace" : busy ? "Signing in…" : "Sign in"}
+        </button>
+      </form>
+      {onWorkspace ? (
+        <p class="aside">
+          <button type="button" class="link" onClick={() => void sendLink()} disabled={busy}>
+            Email me a sign-in link
+          </button>
+        </p>
+      ) : (
+        <p class="aside">
+          New here? <Link href="/">Create a workspace</Link>
+        </p>
+      )}
+    </PublicFrame>
+  );
+}

@@ -1,0 +1,6 @@
+/** Pipeline: placeholder until the CRM screens land (this folder's index is what web/routes.tsx shows). */
+import { Coming } from "../shared/layout";
+
+export default function PipelineScreen() {
+  return <Coming title="Pipeline" />;
+}

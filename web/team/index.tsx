@@ -1,0 +1,80 @@
+/** Team (admins): members with search, invitations by status, and the invite form. */
+import { useState } from "preact/hooks";
+import { api, type Profile, type User } from "../api/client";
+import { formatDate } from "../shared/format";
+import { Pager } from "../shared/pager";
+import { Empty, ErrorBox, Loading } from "../shared/states";
+import { useDebounced, useLoad } from "../shared/use-load";
+import { InviteForm } from "./invite-form";
+import { Invitations } from "./invitations";
+
+export default function TeamScreen() {
+  const profiles = useLoad(() => api.users.profiles(), []);
+  const [invited, setInvited] = useState(0);
+  return (
+    <>
+      <h1>Team</h1>
+      <section class="panel" aria-labelledby="invite-title">
+        <h2 id="invite-title">Invite someone</h2>
+        <InviteForm profiles={profiles.data ?? []} onInvited={() => setInvited((n) => n + 1)} />
+      </section>
+      <Members profiles={profiles.data ?? []} />
+      <Invitations profiles={profiles.data ?? []} refresh={invited} />
+    </>
+  );
+}
+
+export const profileName = (profiles: Profile[], id: string | null | undefined) => profiles.find((p) => p.id === id)?.name ?? "—";
+
+function Members({ profiles }: { profiles: Profile[] }) {
+  const [search, setSearch] = useState("");
+  const [page, setPage] = useState(1);
+  const q = useDebounced(search.trim());
+  const members = useLoad(() => api.users.list({ page, size: 20, search: q }), [q, page]);
+  return (
+    <section class="panel" aria-labelledby="members-title">
+      <h2 id="members-title">Members</h2>
+      <div class="toolbar">
+        <div class="field">
+          <label for="member-search">Search members</label>
+          <input id="member-search" type="search" value={search} placeholder="Name or email" onInput={(e) => (setSearch((e.target as HTMLInputElement).value), setPage(1))} />
+        </div>
+      </div>
+      {members.error ? (
+        <ErrorBox error={members.error} retry={members.reload} />
+      ) : !members.data ? (
+        <Loading />
+      ) : members.data.items.length === 0 ? (
+        <Empty>{q ? `No member matches “${q}”.` : "No members yet."}</Empty>
+      ) : (
+        <>
+          <div class="table-wrap">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Name</th>
+                  <th scope="col">Email</th>
+                  <th scope="col">Role</th>
+                  <th scope="col" class="hide-narrow">Profile</th>
+                  <th scope="col" class="hide-narrow">Joined</th>
+                </tr>
+              </thead>
+              <tbody aria-busy={members.loading}>
+                {members.data.items.map((u: User) => (
+                  <tr key={u.id}>
+                    <td>{u.full_name ?? "—"}</td>
+                    <td>{u.email}</td>
+                    <td>{u.role === "admin" ? "Admin" : "Member"}</td>
+                    <td class="hide-narrow">{profileName(profiles, u.profile_id)}</td>
+                    <td class="hide-narrow">{formatDate(u.created_at.slice(0, 10))}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+          <Pager page={members.data.page} pages={members.data.pages} total={members.data.total} size={members.data.size} noun="members" onPage={setPage} />
+        </>
+      )}
+    </section>
+  );
+}

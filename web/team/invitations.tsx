@@ -1,0 +1,113 @@
+/** Invitations by status: resend (a repeat invite: new link, new expiry), revoke with confirmation. */
+import { useState } from "preact/hooks";
+import { api, type Invitation, type InvitationStatus, type Profile } from "../api/client";
+import { config } from "../shared/config";
+import { ConfirmDialog } from "../shared/dialog";
+import { SelectField } from "../shared/field";
+import { formatDateTime } from "../shared/format";
+import { Pager } from "../shared/pager";
+import { Empty, ErrorBox, Loading, errorMessage } from "../shared/states";
+import { toast } from "../shared/toast";
+import { useLoad } from "../shared/use-load";
+import { profileName } from ".";
+import { outboxNotice } from "./invite-form";
+
+const STATUSES: { value: InvitationStatus; label: string }[] = [
+  { value: "pending", label: "Pending" },
+  { value: "accepted", label: "Accepted" },
+  { value: "expired", label: "Expired" },
+  { value: "revoked", label: "Revoked" },
+];
+
+export function Invitations({ profiles, refresh }: { profiles: Profile[]; refresh: number }) {
+  const [status, setStatus] = useState<InvitationStatus>("pending");
+  const [page, setPage] = useState(1);
+  const [revoking, setRevoking] = useState<Invitation | null>(null);
+  const [busy, setBusy] = useState(false);
+  const list = useLoad(() => api.users.invitations({ status, page, size: 20 }), [status, page, refresh]);
+
+  const resend = async (inv: Invitation) => {
+    setBusy(true);
+    try {
+      await api.users.invite({ email: inv.email, profile_id: inv.profile_id ?? null });
+      toast(config().smtp ? `Invitation sent again to ${inv.email}.` : outboxNotice(inv.email), "ok", config().smtp ? 5000 : 10000);
+      list.reload();
+    } catch (e) {
+      toast(errorMessage(e), "error");
+    } finally {
+      setBusy(false);
+    }
+  };
+  const revoke = async () => {
+    if (!revoking) return;
+    setBusy(true);
+    try {
+      await api.users.revokeInvitation(revoking.id);
+      toast(`Invitation for ${revoking.email} revoked.`);
+      setRevoking(null);
+      list.reload();
+    } catch (e) {
+      toast(errorMessage(e), "error");
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <section class="panel" aria-labelledby="invitations-title">
+      <h2 id="invitations-title">Invitations</h2>
+      <div class="toolbar">
+        <SelectField label="Status" value={status} onValue={(v) => (setStatus(v as InvitationStatus), setPage(1))} options={STATUSES} />
+      </div>
+      {list.error ? (
+        <ErrorBox error={list.error} retry={list.reload} />
+      ) : !list.data ? (
+        <Loading />
+      ) : list.data.items.length === 0 ? (
+        <Empty>No {status} invitations.</Empty>
+      ) : (
+        <>
+          <div class="table-wrap">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Email</th>
+                  <th scope="col" class="hide-narrow">Profile</th>
+                  <th scope="col" class="hide-narrow">Sent</th>
+                  <th scope="col">{status === "accepted" ? "Accepted" : status === "revoked" ? "Revoked" : "Expires"}</th>
+                  {(status === "pending" || status === "expired") && <th scope="col">Actions</th>}
+                </tr>
+              </thead>
+              <tbody>
+                {list.data.items.map((inv) => (
+                  <tr key={inv.id}>
+                    <td>{inv.email}</td>
+                    <td class="hide-narrow">{profileName(profiles, inv.profile_id)}</td>
+                    <td class="hide-narrow">{formatDateTime(inv.created_at)}</td>
+                    <td>{formatDateTime(status === "accepted" ? inv.accepted_at : status === "revoked" ? inv.revoked_at : inv.expires_at)}</td>
+                    {(status === "pending" || status === "expired") && (
+                      <td class="row">
+                        <button type="button" class="small" disabled={busy} onClick={() => void resend(inv)} aria-label={`Resend the invitation to ${inv.email}`}>
+                          Resend
+                        </button>
+                        {status === "pending" && (
+                          <button type="button" class="small" disabled={busy} onClick={() => setRevoking(inv)} aria-label={`Revoke the invitation to ${inv.email}`}>
+                            Revoke
+                          </button>
+                        )}
+                      </td>
+                    )}
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+          <Pager page={list.data.page} pages={list.data.pages} total={list.data.total} size={list.data.size} noun="invitations" onPage={setPage} />
+        </>
+      )}
+      <ConfirmDialog open={revoking !== null} title="Revoke this invitation?" confirmLabel="Revoke" danger busy={busy} onConfirm={() => void revoke()} onCancel={() => setRevoking(null)}>
+        <p>The link sent to {revoking?.email} will stop working.</p>
+      </ConfirmDialog>
+    </section>
+  );
+}
