@@ -11,10 +11,10 @@ import { toast } from "../shared/toast";
 import { useUrlSearchList } from "../shared/url-search";
 import { AccountForm } from "./account-form";
 
-/** Why an account cannot go: the server's 409 (it still has deals), with the way out. */
+/** Why an account cannot go: the server's 409 (it still has deals) said with the way out. */
 export function deleteProblem(e: unknown, name: string): string {
-  if (e instanceof ApiError && e.status === 409) {
-    return `“${name}” still has deals, and every deal needs its account. Move those deals to another account or delete them first. (${e.detail})`;
+  if (e instanceof ApiError && e.code === "account_has_deals") {
+    return `“${name}” still has deals, and every deal needs an account. Move its deals to another account or delete them, then try again.`;
   }
   return errorMessage(e);
 }
@@ -36,7 +36,7 @@ export default function AccountsScreen() {
       setDeleting(null);
       list.reload();
     } catch (e) {
-      setProblem({ text: deleteProblem(e, deleting.name), conflict: e instanceof ApiError && e.status === 409 });
+      setProblem({ text: deleteProblem(e, deleting.name), conflict: e instanceof ApiError && e.code === "account_has_deals" });
     } finally {
       setBusy(false);
     }

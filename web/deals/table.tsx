@@ -2,6 +2,10 @@
 import type { Deal, DealSort, Stage } from "../api/client";
 import { formatDate, formatDateTime, money } from "../shared/format";
 
+const short = new Intl.DateTimeFormat(undefined, { month: "short", day: "numeric", year: "numeric" });
+/** A moment as its day in the viewer's time zone; the full time is in the cell's title. */
+const shortDate = (iso: string) => short.format(new Date(iso));
+
 export interface Column {
   key: DealSort;
   label: string;
@@ -102,8 +106,16 @@ export function DealTable({ deals, stages, sort, loading, saving, onSort, onStag
               <td>{formatDate(d.close_date)}</td>
               <td>{d.assignee_name ?? d.assignee_email ?? <span class="muted">Unassigned</span>}</td>
               <td>{d.contact_name ?? "—"}</td>
-              <td class="nowrap">{formatDateTime(d.created_at)}</td>
-              <td class="nowrap">{formatDateTime(d.updated_at)}</td>
+              <td class="nowrap">
+                <time dateTime={d.created_at} title={formatDateTime(d.created_at)}>
+                  {shortDate(d.created_at)}
+                </time>
+              </td>
+              <td class="nowrap">
+                <time dateTime={d.updated_at} title={formatDateTime(d.updated_at)}>
+                  {shortDate(d.updated_at)}
+                </time>
+              </td>
               <td class="actions-cell">
                 <button type="button" class="small" onClick={() => onDelete(d)}>
                   Delete<span class="visually-hidden"> {d.title}</span>

@@ -42,7 +42,7 @@ export default function PipelineScreen() {
               <tr>
                 <th scope="col" class="num">#</th>
                 <th scope="col">Stage</th>
-                <th scope="col">Key</th>
+                <th scope="col" class="hide-narrow">Key</th>
                 <th scope="col" class="num">Probability</th>
                 <th scope="col">Outcome</th>
                 <th scope="col">
@@ -60,7 +60,7 @@ export default function PipelineScreen() {
                       <strong>{s.name}</strong>
                     </span>
                   </td>
-                  <td>
+                  <td class="hide-narrow">
                     <code>{s.key}</code>
                   </td>
                   <td class="num">{s.probability}%</td>
