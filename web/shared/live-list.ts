@@ -84,18 +84,20 @@ export interface LiveData<T> {
 
 /** Loads whenever `key` changes (a query string), the latest key's answer winning. */
 export function useLive<T>(key: string, load: (signal: AbortSignal) => Promise<T>): LiveData<T> {
-  const [state, setState] = useState<{ data: T | undefined; error: unknown; loading: boolean }>({ data: undefined, error: null, loading: true });
+  // `answered`: the key (and reload) the shown answer is for. Until it matches, the list is
+  // loading, from the very render that shows the new key (no frame of old rows looking current).
+  const [state, setState] = useState<{ data: T | undefined; error: unknown; answered: string | null }>({ data: undefined, error: null, answered: null });
   const [tick, setTick] = useState(0);
   const runner = useRef(latestOnly());
   const loadRef = useRef(load);
   loadRef.current = load;
+  const wanted = `${tick}|${key}`;
   useEffect(() => {
-    setState((s) => (s.loading ? s : { ...s, loading: true }));
     void runner.current.run((signal) => loadRef.current(signal)).then((o) => {
       if ("stale" in o) return;
-      setState((s) => (o.ok ? { data: o.value, error: null, loading: false } : { data: s.data, error: o.error, loading: false }));
+      setState((s) => (o.ok ? { data: o.value, error: null, answered: wanted } : { data: s.data, error: o.error, answered: wanted }));
     });
-  }, [key, tick]);
+  }, [wanted]);
   useEffect(() => () => runner.current.abort(), []);
-  return { ...state, reload: () => setTick((n) => n + 1) };
+  return { data: state.data, error: state.error, loading: state.answered !== wanted, reload: () => setTick((n) => n + 1) };
 }
