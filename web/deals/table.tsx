@@ -99,13 +99,13 @@ export function DealTable({ deals, stages, sort, loading, saving, onSort, onStag
                   {d.title}
                 </button>
               </td>
-              <td>{d.account_name ?? "—"}</td>
+              <td class="wrap">{d.account_name ?? "—"}</td>
               <td class="num">{money(d.value, d.currency)}</td>
               <StageCell deal={d} stages={stages} saving={saving.has(d.id)} onStage={onStage} />
               <td class="num">{d.probability === null ? "—" : `${d.probability}%`}</td>
               <td>{formatDate(d.close_date)}</td>
-              <td>{d.assignee_name ?? d.assignee_email ?? <span class="muted">Unassigned</span>}</td>
-              <td>{d.contact_name ?? "—"}</td>
+              <td class="wrap">{d.assignee_name ?? d.assignee_email ?? <span class="muted">Unassigned</span>}</td>
+              <td class="wrap">{d.contact_name ?? "—"}</td>
               <td class="nowrap">
                 <time dateTime={d.created_at} title={formatDateTime(d.created_at)}>
                   {shortDate(d.created_at)}

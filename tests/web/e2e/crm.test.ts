@@ -160,7 +160,13 @@ test("a deal created in the form shows as money in its currency, with its stage'
   await page.getByRole("button", { name: "Create your first deal" }).click();
   await page.getByLabel("Title").fill("Rollout to every plant");
   await pick("Account", "globex", "Globex Corporation");
-  await pick("Contact (optional)", "ada", "Ada Lovelace");
+  // The keyboard alone: type, the first match is active, Enter picks it.
+  const contact = page.getByRole("combobox", { name: "Contact (optional)" });
+  await contact.fill("ada");
+  await page.getByRole("option", { name: /Ada Lovelace/ }).waitFor();
+  await contact.press("Enter");
+  expect(await contact.inputValue()).toBe("Ada Lovelace");
+  await expect(contact.getAttribute("aria-expanded")).resolves.toBe("false");
   await page.getByLabel("Value").fill("1234.50");
   await page.getByLabel("Currency").fill("eur");
   await page.getByLabel("Stage", { exact: true }).selectOption("proposal");
