@@ -3,6 +3,8 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Browser, type BrowserContext, type Page, chromium } from "playwright-core";
+import { Database } from "bun:sqlite";
+import { noteSecret } from "../../security/ledger";
 import { type Server, startServer } from "../../server";
 
 /**
@@ -345,6 +347,42 @@ test("keyboard alone: sort from a header and open a deal", async () => {
   await page.getByRole("dialog", { name: "Edit deal" }).waitFor();
   await page.keyboard.press("Escape");
   await page.getByRole("dialog").waitFor({ state: "hidden" });
+}, STEP);
+
+test("a member sees the pipeline without the add form and picks assignees without the people list", async () => {
+  expect((await server.call("POST", "/api/v1/users/invite", { token, tenant, body: { email: "mia@acme.test" } })).status).toBe(201);
+  // No SMTP here: the invitation waits in the outbox with its link.
+  const db = new Database(join(dir, "suite.db"), { readonly: true });
+  const row = db.query<{ link: string }, []>("SELECT link FROM mail_outbox WHERE kind = 'invitation' ORDER BY rowid DESC LIMIT 1").get();
+  db.close();
+  noteSecret("mailed link", row?.link);
+  const inviteToken = new URLSearchParams(new URL(row!.link).hash.slice(1)).get("token")!;
+  const accepted = await server.call("POST", "/api/v1/auth/invitations/accept", {
+    tenant,
+    body: { token: inviteToken, password: PASSWORD, full_name: "Mia Member" },
+  });
+  expect(accepted.status).toBe(201);
+
+  const member = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  await member.addCookies([{ name: "svc_session", value: accepted.body.access_token, url: origin, httpOnly: true, sameSite: "Lax" }]);
+  const p = await member.newPage();
+  const asked: string[] = [];
+  p.on("request", (r) => asked.push(new URL(r.url()).pathname));
+  p.on("console", (m) => m.type() === "error" && problems.push(`member console: ${m.text()}`));
+  await p.goto(`${origin}/pipeline`);
+  await p.getByText("Only administrators can add stages.").waitFor();
+  await p.getByRole("cell", { name: "demo-booked", exact: true }).waitFor();
+  expect(await p.locator("table tbody tr").count()).toBe(7);
+  expect(await p.getByRole("button", { name: "Add stage" }).count()).toBe(0);
+  await p.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Deals" }).click();
+  await p.getByText("24 deals").waitFor();
+  const options = await p.getByLabel("Assignee").locator("option").allTextContents();
+  expect(options).toEqual(["Anyone", "Assigned to me", "Unassigned"]);
+  await p.getByLabel("Assignee").selectOption("mine");
+  await p.getByText("No deal matches these filters.").waitFor();
+  expect(new URL(p.url()).searchParams.get("mine")).toBe("1");
+  expect(asked.filter((a) => a.startsWith("/api/v1/users"))).toEqual([]);
+  await member.close();
 }, STEP);
 
 test("no console error, no failed request, no request to another host", () => {
