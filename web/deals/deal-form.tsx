@@ -78,7 +78,7 @@ export function DealForm({ deal, stages, me, people, onSaved, onCancel }: DealFo
   if (deal?.assigned_to && !assigneeOptions.some((o) => o.value === deal.assigned_to)) {
     assigneeOptions.push({ value: deal.assigned_to, label: deal.assignee_name || deal.assignee_email || "Current assignee" });
   }
-  const stageOptions = stages.map((s) => ({ value: s.key, label: `${s.name}${s.probability !== null ? ` (${s.probability}%)` : ""}` }));
+  const stageOptions = stages.map((s) => ({ value: s.key, label: `${s.name} (${s.probability}%)` }));
   if (!stages.some((s) => s.key === stage)) stageOptions.unshift({ value: stage, label: deal?.pipeline_stage_name ?? stage });
 
   const submit = async (e: Event) => {

@@ -1,11 +1,9 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { type Browser, type BrowserContext, type Page, chromium } from "playwright-core";
 import { Database } from "bun:sqlite";
+import { join } from "node:path";
+import type { Page } from "playwright-core";
 import { noteSecret } from "../../security/ledger";
-import { type Server, startServer } from "../../server";
+import { PASSWORD, TENANT, type World, crmWorld, look, pick as pick0 } from "./crm-kit";
 
 /**
  * The CRM screens in a real browser (issue 14): Debian's Chromium driven by playwright-core against
@@ -17,114 +15,34 @@ import { type Server, startServer } from "../../server";
  * expects (the 422 and the 409).
  */
 
-const CHROMIUM = "/usr/bin/chromium";
-const ROOT = join(import.meta.dir, "..", "..", "..");
-const ARTIFACTS = join(ROOT, "test-artifacts", "crm");
-const AXE = readFileSync(join(ROOT, "node_modules", "axe-core", "axe.min.js"), "utf8");
-const PASSWORD = "correct horse battery staple";
+/** A browser step on 2 shared cores can take seconds. */
+const STEP = 60_000;
 
-let dir: string;
-let server: Server;
-let browser: Browser;
-let context: BrowserContext;
+let w: World;
 let page: Page;
 let origin: string;
 let token: string;
 let accountId: string;
-const problems: string[] = [];
-/** Statuses a step provokes on purpose (the 422, the 409): each is allowed once. */
-const expected: number[] = [];
-
-const tenant = "acme";
-/** A browser step on 2 shared cores can take seconds. */
-const STEP = 60_000;
+const server = () => w.server;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "suite-e2e-crm-"));
-  server = await startServer(join(dir, "suite.db"));
-  const port = new URL(server.url).port;
-  origin = `http://${tenant}.localhost:${port}`;
-  const r = await server.call("POST", "/api/v1/auth/signup", {
-    body: { email: "owner@acme.test", password: PASSWORD, tenant_name: "Acme Inc", subdomain: tenant, full_name: "Olive Owner" },
-  });
-  expect(r.status).toBe(201);
-  token = r.body.access_token;
+  w = await crmWorld();
+  ({ page, origin, token } = w);
+}, STEP);
+afterAll(() => w?.close());
 
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  });
-  context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  // Signed in as the sign-in screen would leave us: the two HttpOnly cookies of this host.
-  await context.addCookies([
-    { name: "svc_session", value: r.body.access_token, url: origin, httpOnly: true, sameSite: "Lax" },
-    { name: "svc_refresh", value: r.body.refresh_token, domain: `${tenant}.localhost`, path: "/api/v1/auth", httpOnly: true, sameSite: "Strict" },
-  ]);
-  page = await context.newPage();
-  page.on("console", (m) => {
-    if (m.type() !== "error") return;
-    const status = /status of (\d{3})/.exec(m.text());
-    const i = status ? expected.indexOf(Number(status[1])) : -1;
-    if (i >= 0) expected.splice(i, 1);
-    else problems.push(`console: ${m.text()}`);
-  });
-  page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
-  page.on("requestfailed", (req) => {
-    // A read overtaken by the next keystroke is aborted on purpose (the latest answer wins), and a
-    // reload or page change aborts what was still loading.
-    if (req.failure()?.errorText === "net::ERR_ABORTED" && req.method() === "GET" && req.url().startsWith(`${origin}/api/v1/`)) return;
-    problems.push(`failed: ${req.method()} ${req.url()} ${req.failure()?.errorText}`);
-  });
-  page.on("request", (req) => {
-    const u = new URL(req.url());
-    if (u.protocol !== "data:" && u.origin !== origin) problems.push(`other host: ${req.url()}`);
-  });
-  page.on("response", (res) => {
-    if (res.status() >= 400 && !expected.includes(res.status())) problems.push(`answer ${res.status()}: ${res.request().method()} ${res.url()}`);
-  });
-  mkdirSync(ARTIFACTS, { recursive: true });
-}, 60_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await server?.stop();
-  rmSync(dir, { recursive: true, force: true });
-});
-
-async function axe(name: string): Promise<void> {
-  await page.evaluate(AXE);
-  // A string, run in the page: this file is type-checked without the DOM's types.
-  const found = (await page.evaluate(`axe.run(document, { resultTypes: ["violations"] }).then((r) =>
-    r.violations.map((v) => ({ id: v.id, impact: v.impact, targets: v.nodes.map((n) => n.target.join(" ")) })))`)) as { id: string; impact: string; targets: string[] }[];
-  const serious = found.filter((v) => v.impact === "serious" || v.impact === "critical");
-  expect({ screen: name, serious }).toEqual({ screen: name, serious: [] });
-}
-
-/** Both widths, then back to the desktop one. */
-async function shoot(name: string): Promise<void> {
-  await page.screenshot({ path: join(ARTIFACTS, `${name}-1280.png`), fullPage: true });
-  await page.setViewportSize({ width: 390, height: 844 });
-  await page.waitForTimeout(50);
-  await page.screenshot({ path: join(ARTIFACTS, `${name}-390.png`), fullPage: true });
-  await page.setViewportSize({ width: 1280, height: 900 });
-}
-
+const tenant = TENANT;
+const shoot = (name: string) => look(page, name);
+const pick = (label: string, text: string, option: string) => pick0(page, label, text, option);
 /** No answer on its way: the rows shown are the current view's (old ones stay, dimmed, meanwhile). */
 const settled = () => page.locator("tbody.dim").waitFor({ state: "detached" });
 const rows = () => page.locator("table tbody tr");
-const dealsAnswer = () => page.waitForResponse((r) => r.url().includes("/api/v1/crm/deals?") || r.url().endsWith("/api/v1/crm/deals"));
-const pick = async (label: string, text: string, option: string) => {
-  const box = page.getByRole("combobox", { name: label });
-  await box.fill(text);
-  await page.getByRole("option", { name: new RegExp(option) }).first().click();
-};
 
 test("the deal list starts empty, with a call to create the first deal", async () => {
   await page.goto(`${origin}/deals`);
   await expect(page.getByRole("heading", { name: "Deals", level: 1 }).isVisible()).resolves.toBe(true);
   await page.getByText("No deals yet").waitFor();
   await expect(page.getByRole("button", { name: "Create your first deal" }).isVisible()).resolves.toBe(true);
-  await axe("deals-empty");
   await shoot("deals-empty");
 }, STEP);
 
@@ -137,9 +55,8 @@ test("an account and a contact created through their screens", async () => {
   await page.getByLabel("Industry (optional)").fill("Manufacturing");
   await page.getByRole("button", { name: "Create account" }).click();
   await page.getByRole("cell", { name: "globex.example" }).waitFor();
-  const list = await server.call("GET", "/api/v1/crm/accounts", { token, tenant });
+  const list = await server().call("GET", "/api/v1/crm/accounts", { token, tenant });
   accountId = list.body.items[0].id;
-  await axe("accounts");
   await shoot("accounts");
 
   await page.getByRole("link", { name: "Contacts" }).click();
@@ -149,11 +66,10 @@ test("an account and a contact created through their screens", async () => {
   await page.getByLabel("Last name (optional)").fill("Lovelace");
   await page.getByLabel("Email (optional)").fill("ada@globex.example");
   await pick("Account (optional)", "glob", "Globex Corporation");
-  await axe("contact-form");
+  await shoot("contact-form");
   await page.getByRole("button", { name: "Create contact" }).click();
   await page.getByRole("cell", { name: "Globex Corporation" }).waitFor();
   await expect(page.getByRole("button", { name: "Ada Lovelace", exact: true }).isVisible()).resolves.toBe(true);
-  await axe("contacts");
   await shoot("contacts");
 }, STEP);
 
@@ -173,7 +89,6 @@ test("a deal created in the form shows as money in its currency, with its stage'
   await page.getByLabel("Currency").fill("eur");
   await page.getByLabel("Stage", { exact: true }).selectOption("proposal");
   await page.getByLabel("Close date").fill("2026-12-31");
-  await axe("deal-form");
   await shoot("deal-form");
   await page.getByRole("button", { name: "Create deal" }).click();
   const row = rows().filter({ hasText: "Rollout to every plant" });
@@ -189,7 +104,7 @@ test("search as you type, stage filter, sort both ways, paging and the back butt
   // 24 more deals through the API: enough for two pages.
   const stages = ["new", "qualified", "won", "lost"];
   for (let i = 1; i <= 24; i++) {
-    const r = await server.call("POST", "/api/v1/crm/deals", {
+    const r = await server().call("POST", "/api/v1/crm/deals", {
       token,
       tenant,
       body: { title: `Deal ${String(i).padStart(2, "0")}`, account_id: accountId, value: `${i * 100 + 0.25}`, currency: "USD", stage: stages[i % 4] },
@@ -199,7 +114,6 @@ test("search as you type, stage filter, sort both ways, paging and the back butt
   await page.reload();
   await page.getByText("25 deals").waitFor();
   expect(await rows().count()).toBe(20);
-  await axe("deals");
   await shoot("deals");
 
   // Search as you type: the URL follows, the list shows only the match.
@@ -272,7 +186,7 @@ test("editing a deal shows the 422 beside its field; a fix saves", async () => {
   await page.getByRole("button", { name: "Rollout to every plant", exact: true }).click();
   const value = page.getByLabel("Value");
   await value.fill("12.345");
-  expected.push(422);
+  w.expected.push(422);
   await page.getByRole("button", { name: "Save deal" }).click();
   const message = page.locator(".deal-form .field.has-error .error");
   await message.waitFor();
@@ -293,7 +207,7 @@ test("the stage changes in place from the table", async () => {
   await select.selectOption("won");
   expect((await saved).status()).toBe(200);
   await page.getByText("“Rollout to every plant” moved to Won.").waitFor();
-  const list = await server.call("GET", "/api/v1/crm/deals?search=rollout", { token, tenant });
+  const list = await server().call("GET", "/api/v1/crm/deals?search=rollout", { token, tenant });
   expect(list.body.items[0].stage).toBe("won");
   expect(list.body.items[0].is_won).toBe(true);
 }, STEP);
@@ -302,14 +216,14 @@ test("a deal is deleted after confirmation; an account with deals explains the 4
   await page.getByRole("button", { name: "Delete Rollout to every plant" }).click();
   const dialog = page.getByRole("dialog", { name: "Delete this deal?" });
   await dialog.waitFor();
-  await axe("deal-delete");
+  await shoot("deal-delete");
   await dialog.getByRole("button", { name: "Delete deal" }).click();
   await page.getByText("No deal matches “rollout”.").waitFor();
-  expect((await server.call("GET", "/api/v1/crm/deals", { token, tenant })).body.total).toBe(24);
+  expect((await server().call("GET", "/api/v1/crm/deals", { token, tenant })).body.total).toBe(24);
 
   await page.getByRole("link", { name: "Accounts" }).click();
   await page.getByRole("button", { name: "Delete Globex Corporation" }).click();
-  expected.push(409);
+  w.expected.push(409);
   await page.getByRole("button", { name: "Delete account" }).click();
   await page.getByText(/still has deals/).first().waitFor();
   await shoot("account-409");
@@ -321,13 +235,12 @@ test("a deal is deleted after confirmation; an account with deals explains the 4
 test("an admin adds a pipeline stage; it shows in the list and in the deal filters", async () => {
   await page.getByRole("link", { name: "Pipeline" }).click();
   await page.getByRole("cell", { name: "negotiation", exact: true }).waitFor();
-  await axe("pipeline");
   await shoot("pipeline");
   await page.getByRole("button", { name: "Add stage" }).click();
   await page.getByLabel("Name").fill("Demo booked");
   expect(await page.getByLabel("Key").inputValue()).toBe("demo-booked");
   await page.getByLabel("Probability (%)").fill("30");
-  await axe("stage-form");
+  await shoot("stage-form");
   await page.getByRole("button", { name: "Add stage" }).last().click();
   await page.getByRole("cell", { name: "demo-booked", exact: true }).waitFor();
   expect(await rows().count()).toBe(7);
@@ -350,25 +263,25 @@ test("keyboard alone: sort from a header and open a deal", async () => {
 }, STEP);
 
 test("a member sees the pipeline without the add form and picks assignees without the people list", async () => {
-  expect((await server.call("POST", "/api/v1/users/invite", { token, tenant, body: { email: "mia@acme.test" } })).status).toBe(201);
+  expect((await server().call("POST", "/api/v1/users/invite", { token, tenant, body: { email: "mia@acme.test" } })).status).toBe(201);
   // No SMTP here: the invitation waits in the outbox with its link.
-  const db = new Database(join(dir, "suite.db"), { readonly: true });
+  const db = new Database(join(w.dir, "suite.db"), { readonly: true });
   const row = db.query<{ link: string }, []>("SELECT link FROM mail_outbox WHERE kind = 'invitation' ORDER BY rowid DESC LIMIT 1").get();
   db.close();
   noteSecret("mailed link", row?.link);
   const inviteToken = new URLSearchParams(new URL(row!.link).hash.slice(1)).get("token")!;
-  const accepted = await server.call("POST", "/api/v1/auth/invitations/accept", {
+  const accepted = await server().call("POST", "/api/v1/auth/invitations/accept", {
     tenant,
     body: { token: inviteToken, password: PASSWORD, full_name: "Mia Member" },
   });
   expect(accepted.status).toBe(201);
 
-  const member = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const member = await w.browser.newContext({ viewport: { width: 1280, height: 900 } });
   await member.addCookies([{ name: "svc_session", value: accepted.body.access_token, url: origin, httpOnly: true, sameSite: "Lax" }]);
   const p = await member.newPage();
   const asked: string[] = [];
   p.on("request", (r) => asked.push(new URL(r.url()).pathname));
-  p.on("console", (m) => m.type() === "error" && problems.push(`member console: ${m.text()}`));
+  p.on("console", (m) => m.type() === "error" && w.problems.push(`member console: ${m.text()}`));
   await p.goto(`${origin}/pipeline`);
   await p.getByText("Only administrators can add stages.").waitFor();
   await p.getByRole("cell", { name: "demo-booked", exact: true }).waitFor();
@@ -386,6 +299,6 @@ test("a member sees the pipeline without the add form and picks assignees withou
 }, STEP);
 
 test("no console error, no failed request, no request to another host", () => {
-  expect(problems).toEqual([]);
-  expect(expected).toEqual([]);
+  expect(w.problems).toEqual([]);
+  expect(w.expected).toEqual([]);
 }, STEP);
