@@ -66,6 +66,14 @@ export const TEAM_ATTEMPTS: Attempt[] = [
     send: (w) => req("POST", `/users/invitations/${w.a.invitations.pending.id}/revoke`, { token: w.b.member.access, tenant: "bravo" }),
     expect: { status: 403, code: "forbidden" },
   },
+  {
+    op: "GET /api/v1/users/profiles",
+    what: "list profiles: only B's",
+    send: (w) => req("GET", "/users/profiles", asB(w)),
+    expect: { status: 200 },
+    check: (b, w) => expect(b.map((p: { id: string }) => p.id).sort()).toEqual([w.b.profiles.admin, w.b.profiles.standard].sort()),
+  },
+  { op: "GET /api/v1/users/profiles", what: "B's member lists profiles", send: (w) => req("GET", "/users/profiles", { token: w.b.member.access, tenant: "bravo" }), expect: { status: 403, code: "forbidden" } },
   { op: "GET /api/v1/users", what: "B's member lists members", send: (w) => req("GET", "/users", { token: w.b.member.access, tenant: "bravo" }), expect: { status: 403, code: "forbidden" } },
   { op: "GET /api/v1/users", what: "list members", send: (w) => req("GET", "/users?size=100", asB(w)), expect: { status: 200 }, check: ownPage("users") },
   ...["quokka", "alpha.test", "Founder"].map(
