@@ -4,7 +4,8 @@ import { installDom, typeInto, until, type FakeCall } from "./crm-dom";
 // The deal screen rendered in happy-dom with a fake server whose answers the test releases one by
 // one: the URL round trip (a link renders its view, a header click pushes a new one, back
 // restores it), search as you type (one request per pause, the latest answer wins, the old rows
-// stay dimmed meanwhile), and the deal form's 422 items beside their fields.
+// stay dimmed meanwhile), the error state with its retry and the empty state, and the deal
+// form's 422 items beside their fields.
 
 const dom = installDom("http://acme.localhost/deals");
 afterAll(() => dom.restore());
@@ -162,6 +163,23 @@ describe("search as you type", () => {
     await new Promise((r) => setTimeout(r, 20));
     expect(titles()).toEqual(["Globex rollout"]);
     expect($("tbody")!.className).toBe("");
+  });
+});
+
+describe("states", () => {
+  test("a failed load says why and offers a retry; the retry shows the rows; no deals at all offers the first", async () => {
+    history.replaceState(null, "", "/deals");
+    mount();
+    await answerStages();
+    (await lastDealCall()).respond(500, { detail: "Something went wrong on our side.", code: "internal_error" });
+    await until(() => $('[role="alert"]')?.textContent?.includes("Something went wrong on our side.") === true, "the error");
+    const retry = [...document.querySelectorAll("button")].find((b) => b.textContent === "Try again")!;
+    retry.click();
+    const again = await lastDealCall();
+    again.respond(200, page([], 0));
+    await until(() => document.body.textContent?.includes("No deals yet.") === true, "the empty state");
+    expect([...document.querySelectorAll("button")].some((b) => b.textContent === "Create your first deal")).toBe(true);
+    expect($('[role="alert"]')).toBeNull();
   });
 });
 
