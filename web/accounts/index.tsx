@@ -1,6 +1,158 @@
-/** Accounts: placeholder until the CRM screens land (this folder's index is what web/routes.tsx shows). */
-import { Coming } from "../shared/layout";
+/** Accounts: the companies deals are with. Search, paging (both in the URL), create, edit, delete. */
+import "../deals/crm.css";
+import { useState } from "preact/hooks";
+import { api, ApiError, type Account } from "../api/client";
+import { ConfirmDialog, Modal } from "../shared/dialog";
+import { formatDate } from "../shared/format";
+import { Pager } from "../shared/pager";
+import { Link, navigate } from "../shared/router";
+import { Empty, ErrorBox, Loading, errorMessage } from "../shared/states";
+import { toast } from "../shared/toast";
+import { useUrlSearchList } from "../shared/url-search";
+import { AccountForm } from "./account-form";
+
+/** Why an account cannot go: the server's 409 (it still has deals) said with the way out. */
+export function deleteProblem(e: unknown, name: string): string {
+  if (e instanceof ApiError && e.code === "account_has_deals") {
+    return `“${name}” still has deals, and every deal needs an account. Move its deals to another account or delete them, then try again.`;
+  }
+  return errorMessage(e);
+}
 
 export default function AccountsScreen() {
-  return <Coming title="Accounts" />;
+  const { view, text, onText, list, setPage, setSize, clear } = useUrlSearchList<Account>((q, signal) => api.crm.accounts(q, signal));
+  const [editing, setEditing] = useState<Account | "new" | null>(null);
+  const [deleting, setDeleting] = useState<Account | null>(null);
+  const [problem, setProblem] = useState<{ text: string; conflict: boolean } | null>(null);
+  const [busy, setBusy] = useState(false);
+  const data = list.data;
+
+  const confirmDelete = async () => {
+    if (!deleting) return;
+    setBusy(true);
+    try {
+      await api.crm.deleteAccount(deleting.id);
+      toast(`Deleted “${deleting.name}”.`);
+      setDeleting(null);
+      list.reload();
+    } catch (e) {
+      setProblem({ text: deleteProblem(e, deleting.name), conflict: e instanceof ApiError && e.code === "account_has_deals" });
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <section class="crm" aria-labelledby="accounts-title">
+      <div class="screen-head">
+        <h1 id="accounts-title">Accounts</h1>
+        <button type="button" class="primary" onClick={() => setEditing("new")}>
+          New account
+        </button>
+      </div>
+      <div class="toolbar">
+        <div class="field search">
+          <label for="account-search">Search accounts</label>
+          <input id="account-search" type="search" value={text} placeholder="Name" maxLength={200} autocomplete="off" onInput={(e) => onText((e.target as HTMLInputElement).value)} />
+        </div>
+      </div>
+      {list.error && data ? <ErrorBox error={list.error} retry={list.reload} /> : null}
+      {!data ? (
+        list.error ? <ErrorBox error={list.error} retry={list.reload} /> : <Loading label="Loading accounts…" />
+      ) : data.total === 0 ? (
+        view.search.trim() ? (
+          <Empty>
+            <p role="status">No account matches “{view.search.trim()}”.</p>
+            <button type="button" onClick={clear}>
+              Clear search
+            </button>
+          </Empty>
+        ) : (
+          <Empty>
+            <p>No accounts yet. An account is a company you sell to; every deal belongs to one.</p>
+            <button type="button" class="primary" onClick={() => setEditing("new")}>
+              Create your first account
+            </button>
+          </Empty>
+        )
+      ) : (
+        <>
+          <div class="table-wrap">
+            <table>
+              <caption class="visually-hidden">Accounts</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Name</th>
+                  <th scope="col">Domain</th>
+                  <th scope="col">Industry</th>
+                  <th scope="col" class="hide-narrow">Created</th>
+                  <th scope="col">
+                    <span class="visually-hidden">Actions</span>
+                  </th>
+                </tr>
+              </thead>
+              <tbody class={list.loading ? "dim" : undefined} aria-busy={list.loading ? "true" : "false"}>
+                {data.items.map((a) => (
+                  <tr key={a.id}>
+                    <td class="title">
+                      <button type="button" class="link strong" onClick={() => setEditing(a)}>
+                        {a.name}
+                      </button>
+                    </td>
+                    <td>{a.domain ?? "—"}</td>
+                    <td>{a.industry ?? "—"}</td>
+                    <td class="hide-narrow nowrap">{formatDate(a.created_at.slice(0, 10))}</td>
+                    <td class="actions-cell nowrap">
+                      <Link class="button small" href={`/deals?search=${encodeURIComponent(a.name)}`}>
+                        Deals<span class="visually-hidden"> of {a.name}</span>
+                      </Link>
+                      <button type="button" class="small" onClick={() => (setProblem(null), setDeleting(a))}>
+                        Delete<span class="visually-hidden"> {a.name}</span>
+                      </button>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+          <Pager page={view.page} pages={data.pages} total={data.total} size={view.size} noun={data.total === 1 ? "account" : "accounts"} onPage={setPage} onSize={setSize} />
+        </>
+      )}
+      <Modal open={editing !== null} title={editing === "new" ? "New account" : "Edit account"} onClose={() => setEditing(null)}>
+        {editing !== null && (
+          <AccountForm
+            key={editing === "new" ? "new" : editing.id}
+            account={editing === "new" ? null : editing}
+            onCancel={() => setEditing(null)}
+            onSaved={(a, created) => {
+              setEditing(null);
+              toast(created ? `Created “${a.name}”.` : `Saved “${a.name}”.`);
+              list.reload();
+            }}
+          />
+        )}
+      </Modal>
+      <ConfirmDialog
+        open={deleting !== null}
+        title="Delete this account?"
+        confirmLabel="Delete account"
+        danger
+        busy={busy || problem?.conflict === true}
+        onConfirm={() => void confirmDelete()}
+        onCancel={() => setDeleting(null)}
+      >
+        <p>“{deleting?.name}” will be deleted, and its contacts will no longer name it. This cannot be undone.</p>
+        {problem && (
+          <div class="error" role="alert">
+            <p>{problem.text}</p>
+            {problem.conflict && deleting && (
+              <button type="button" class="link" onClick={() => (setDeleting(null), navigate(`/deals?search=${encodeURIComponent(deleting.name)}`))}>
+                See the deals of “{deleting.name}”
+              </button>
+            )}
+          </div>
+        )}
+      </ConfirmDialog>
+    </section>
+  );
 }

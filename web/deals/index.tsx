@@ -1,6 +1,230 @@
-/** Deals: placeholder until the CRM screens land (this folder's index is what web/routes.tsx shows). */
-import { Coming } from "../shared/layout";
+/**
+ * Deals: the main screen. The URL's query string is the whole view (./view.ts): filters and
+ * sort push a history entry, a search pushes one when typing starts and replaces it while the
+ * typing goes on. The list follows the URL; the newest answer wins and the old rows stay,
+ * dimmed, until it comes.
+ */
+import "./crm.css";
+import { useEffect, useRef, useState } from "preact/hooks";
+import { api, queryString, type Deal, type DealSort, type User } from "../api/client";
+import { ConfirmDialog, Modal } from "../shared/dialog";
+import { debouncer, useLive } from "../shared/live-list";
+import { Pager } from "../shared/pager";
+import { navigate, useLocation } from "../shared/router";
+import { useSession } from "../shared/session";
+import { Empty, ErrorBox, Loading, errorMessage } from "../shared/states";
+import { toast } from "../shared/toast";
+import { useStages } from "../stages/store";
+import { DealForm } from "./deal-form";
+import { Filters } from "./filters";
+import { DealTable } from "./table";
+import { type DealView, PAGE_SIZES, effectiveSort, parseView, sortedBy, viewQuery, viewSearch } from "./view";
+
+/** Admins pick assignees among the organization's people; members cannot list users (403). */
+function usePeople(me: User | undefined): User[] | null {
+  const [people, setPeople] = useState<User[] | null>(null);
+  useEffect(() => {
+    if (me?.role !== "admin") return;
+    api.users.list({ size: 100 }).then((p) => setPeople(p.items), () => setPeople(null));
+  }, [me?.id, me?.role]);
+  return people;
+}
+
+const currentView = () => parseView(new URLSearchParams(location.search));
+const go = (v: DealView, replace = false) => navigate(location.pathname + viewSearch(v), replace);
 
 export default function DealsScreen() {
-  return <Coming title="Deals" />;
+  const { query } = useLocation();
+  const view = parseView(query);
+  const apiQuery = viewQuery(view);
+  const me = useSession().me?.user;
+  const { stages, error: stagesError, reload: reloadStages } = useStages();
+  const people = usePeople(me);
+  const list = useLive(queryString(apiQuery as never), (signal) => api.crm.deals(apiQuery, signal));
+
+  // Search as you type: the box shows what is typed, the URL (and the list) follow 150 ms later.
+  const [text, setText] = useState(view.search);
+  const deb = useRef(debouncer(150));
+  const typing = useRef(false);
+  const written = useRef(view.search);
+  useEffect(() => {
+    // The URL changed under the box (back button, a link): show its search.
+    if (view.search !== written.current) {
+      written.current = view.search;
+      deb.current.cancel();
+      typing.current = false;
+      setText(view.search);
+    }
+  }, [view.search]);
+  useEffect(() => () => deb.current.cancel(), []);
+  const commitSearch = (t: string) => {
+    written.current = t;
+    go({ ...currentView(), search: t, page: 1 }, typing.current);
+    typing.current = true;
+  };
+  const onText = (t: string) => {
+    setText(t);
+    deb.current.schedule(() => commitSearch(t));
+  };
+  const change = (v: DealView) => {
+    deb.current.flush();
+    typing.current = false;
+    // A pending search counts; an explicit one (clear) wins.
+    go({ ...v, search: v.search !== view.search ? v.search : written.current });
+  };
+
+  // Stage changed in place: the row shows the saved deal until the next answer replaces the page.
+  const [saved, setSaved] = useState<Map<string, Deal>>(new Map());
+  const [saving, setSaving] = useState<Set<string>>(new Set());
+  useEffect(() => setSaved(new Map()), [list.data]);
+  const changeStage = async (d: Deal, key: string) => {
+    setSaving((s) => new Set(s).add(d.id));
+    try {
+      const next = await api.crm.updateDeal(d.id, { stage: key });
+      setSaved((m) => new Map(m).set(d.id, next));
+      toast(`“${next.title}” moved to ${next.pipeline_stage_name ?? next.stage}.`);
+    } catch (e) {
+      toast(`Could not move “${d.title}”: ${errorMessage(e)}`, "error");
+    } finally {
+      setSaving((s) => {
+        const n = new Set(s);
+        n.delete(d.id);
+        return n;
+      });
+    }
+  };
+
+  const [editing, setEditing] = useState<Deal | "new" | null>(null);
+  const [deleting, setDeleting] = useState<Deal | null>(null);
+  const [deleteBusy, setDeleteBusy] = useState(false);
+  const [deleteError, setDeleteError] = useState<unknown>(null);
+  const confirmDelete = async () => {
+    if (!deleting) return;
+    setDeleteBusy(true);
+    try {
+      await api.crm.deleteDeal(deleting.id);
+      toast(`Deleted “${deleting.title}”.`);
+      setDeleting(null);
+      list.reload();
+    } catch (e) {
+      setDeleteError(e);
+    } finally {
+      setDeleteBusy(false);
+    }
+  };
+
+  // A page past the end (after deleting the last row of the last page): go to the last page.
+  const data = list.data;
+  useEffect(() => {
+    if (data && !list.loading && data.items.length === 0 && data.total > 0 && view.page > data.pages) go({ ...view, page: data.pages }, true);
+  }, [data, list.loading]);
+
+  const filtered = view.search.trim() !== "" || view.stages.length > 0 || view.assignee.kind !== "anyone";
+  const rows = data?.items.map((d) => saved.get(d.id) ?? d) ?? [];
+
+  return (
+    <section class="crm deals-screen" aria-labelledby="deals-title">
+      <div class="screen-head">
+        <h1 id="deals-title">Deals</h1>
+        <button type="button" class="primary" onClick={() => setEditing("new")} disabled={!stages || !me}>
+          New deal
+        </button>
+      </div>
+      {stagesError ? <ErrorBox error={stagesError} retry={reloadStages} /> : null}
+      <Filters
+        view={view}
+        text={text}
+        onText={onText}
+        onSearchNow={() => deb.current.flush()}
+        stages={stages ?? []}
+        people={people}
+        meId={me?.id ?? ""}
+        onChange={change}
+      />
+      {list.error && data ? <ErrorBox error={list.error} retry={list.reload} /> : null}
+      {!data ? (
+        list.error ? (
+          <ErrorBox error={list.error} retry={list.reload} />
+        ) : (
+          <Loading label="Loading deals…" />
+        )
+      ) : data.total === 0 && !filtered ? (
+        <Empty>
+          <p>No deals yet. A deal is an opportunity with one of your accounts.</p>
+          <button type="button" class="primary" onClick={() => setEditing("new")} disabled={!stages || !me}>
+            Create your first deal
+          </button>
+        </Empty>
+      ) : data.total === 0 ? (
+        <Empty>
+          <p role="status">
+            {view.search.trim() ? `No deal matches “${view.search.trim()}”` : "No deal matches these filters"}
+            {view.search.trim() && (view.stages.length || view.assignee.kind !== "anyone") ? " with these filters" : ""}.
+          </p>
+          <button type="button" onClick={() => change({ ...view, search: "", stages: [], assignee: { kind: "anyone" }, page: 1 })}>
+            Clear search and filters
+          </button>
+        </Empty>
+      ) : (
+        <>
+          <DealTable
+            deals={rows}
+            stages={stages ?? []}
+            sort={effectiveSort(view)}
+            loading={list.loading}
+            saving={saving}
+            onSort={(col: DealSort) => change(sortedBy(view, col))}
+            onStage={changeStage}
+            onEdit={(d) => setEditing(d)}
+            onDelete={(d) => (setDeleteError(null), setDeleting(d))}
+          />
+          <Pager
+            page={view.page}
+            pages={data.pages}
+            total={data.total}
+            size={view.size}
+            noun={data.total === 1 ? "deal" : "deals"}
+            sizes={PAGE_SIZES.includes(view.size) ? PAGE_SIZES : [...PAGE_SIZES, view.size].sort((a, b) => a - b)}
+            onPage={(page) => change({ ...view, page })}
+            onSize={(size) => change({ ...view, size, page: 1 })}
+          />
+        </>
+      )}
+      <Modal open={editing !== null} title={editing === "new" ? "New deal" : "Edit deal"} onClose={() => setEditing(null)}>
+        {editing !== null && me && stages && (
+          <DealForm
+            key={editing === "new" ? "new" : editing.id}
+            deal={editing === "new" ? null : editing}
+            stages={stages}
+            me={me}
+            people={people}
+            onCancel={() => setEditing(null)}
+            onSaved={(d, created) => {
+              setEditing(null);
+              toast(created ? `Created “${d.title}”.` : `Saved “${d.title}”.`);
+              list.reload();
+            }}
+          />
+        )}
+      </Modal>
+      <ConfirmDialog
+        open={deleting !== null}
+        title="Delete this deal?"
+        confirmLabel="Delete deal"
+        danger
+        busy={deleteBusy}
+        onConfirm={() => void confirmDelete()}
+        onCancel={() => setDeleting(null)}
+      >
+        <p>
+          “{deleting?.title}” will be deleted for everyone in your organization. This cannot be undone.
+        </p>
+        {deleteError ? (
+          <p class="error" role="alert">
+            {errorMessage(deleteError)}
+          </p>
+        ) : null}
+      </ConfirmDialog>
+    </section>
+  );
 }

@@ -1,0 +1,130 @@
+/** The deal list itself: a real <table>, ten sortable headers, the stage changed in place. */
+import type { Deal, DealSort, Stage } from "../api/client";
+import { formatDate, formatDateTime, money } from "../shared/format";
+
+const short = new Intl.DateTimeFormat(undefined, { month: "short", day: "numeric", year: "numeric" });
+/** A moment as its day in the viewer's time zone; the full time is in the cell's title. */
+const shortDate = (iso: string) => short.format(new Date(iso));
+
+export interface Column {
+  key: DealSort;
+  label: string;
+  num?: boolean;
+  narrow?: boolean;
+}
+
+export const COLUMNS: Column[] = [
+  { key: "title", label: "Title" },
+  { key: "account_name", label: "Account" },
+  { key: "value", label: "Value", num: true },
+  { key: "stage", label: "Stage" },
+  { key: "probability", label: "Probability", num: true },
+  { key: "close_date", label: "Close date" },
+  { key: "assignee_name", label: "Assignee" },
+  { key: "contact_name", label: "Contact" },
+  { key: "created_at", label: "Created" },
+  { key: "updated_at", label: "Updated" },
+];
+
+export interface DealTableProps {
+  deals: Deal[];
+  stages: Stage[];
+  sort: { by: DealSort; dir: "asc" | "desc" };
+  loading: boolean;
+  /** Deals whose stage change is on its way. */
+  saving: Set<string>;
+  onSort: (col: DealSort) => void;
+  onStage: (d: Deal, key: string) => void;
+  onEdit: (d: Deal) => void;
+  onDelete: (d: Deal) => void;
+}
+
+function SortTh({ col, sort, onSort }: { col: Column; sort: DealTableProps["sort"]; onSort: (c: DealSort) => void }) {
+  const active = sort.by === col.key;
+  const dir = active ? sort.dir : null;
+  return (
+    <th scope="col" class={col.num ? "num" : undefined} aria-sort={dir === "asc" ? "ascending" : dir === "desc" ? "descending" : "none"}>
+      <button type="button" class="sort" onClick={() => onSort(col.key)}>
+        {col.label}
+        <span class="arrow" aria-hidden="true">
+          {dir === "asc" ? "▲" : dir === "desc" ? "▼" : "↕"}
+        </span>
+      </button>
+    </th>
+  );
+}
+
+function StageCell({ deal, stages, saving, onStage }: { deal: Deal; stages: Stage[]; saving: boolean; onStage: (d: Deal, key: string) => void }) {
+  const known = stages.some((s) => s.key === deal.stage);
+  return (
+    <td class="stage-cell">
+      <span class="dot" style={{ background: deal.pipeline_stage_color ?? "#94a3b8" }} aria-hidden="true" />
+      <select
+        aria-label={`Stage of ${deal.title}`}
+        value={deal.stage}
+        disabled={saving}
+        onChange={(e) => onStage(deal, (e.target as HTMLSelectElement).value)}
+      >
+        {!known && <option value={deal.stage}>{deal.pipeline_stage_name ?? deal.stage}</option>}
+        {stages.map((s) => (
+          <option key={s.key} value={s.key}>
+            {s.name}
+          </option>
+        ))}
+      </select>
+    </td>
+  );
+}
+
+export function DealTable({ deals, stages, sort, loading, saving, onSort, onStage, onEdit, onDelete }: DealTableProps) {
+  return (
+    <div class="table-wrap">
+      <table class="deals">
+        <caption class="visually-hidden">Deals{loading ? " (updating)" : ""}</caption>
+        <thead>
+          <tr>
+            {COLUMNS.map((c) => (
+              <SortTh key={c.key} col={c} sort={sort} onSort={onSort} />
+            ))}
+            <th scope="col">
+              <span class="visually-hidden">Actions</span>
+            </th>
+          </tr>
+        </thead>
+        <tbody class={loading ? "dim" : undefined} aria-busy={loading ? "true" : "false"}>
+          {deals.map((d) => (
+            <tr key={d.id}>
+              <td class="title">
+                <button type="button" class="link" onClick={() => onEdit(d)}>
+                  {d.title}
+                </button>
+              </td>
+              <td class="wrap">{d.account_name ?? "—"}</td>
+              <td class="num">{money(d.value, d.currency)}</td>
+              <StageCell deal={d} stages={stages} saving={saving.has(d.id)} onStage={onStage} />
+              <td class="num">{d.probability === null ? "—" : `${d.probability}%`}</td>
+              <td>{formatDate(d.close_date)}</td>
+              <td class="wrap">{d.assignee_name ?? d.assignee_email ?? <span class="muted">Unassigned</span>}</td>
+              <td class="wrap">{d.contact_name ?? "—"}</td>
+              <td class="nowrap">
+                <time dateTime={d.created_at} title={formatDateTime(d.created_at)}>
+                  {shortDate(d.created_at)}
+                </time>
+              </td>
+              <td class="nowrap">
+                <time dateTime={d.updated_at} title={formatDateTime(d.updated_at)}>
+                  {shortDate(d.updated_at)}
+                </time>
+              </td>
+              <td class="actions-cell">
+                <button type="button" class="small" onClick={() => onDelete(d)}>
+                  Delete<span class="visually-hidden"> {d.title}</span>
+                </button>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
