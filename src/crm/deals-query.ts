@@ -15,13 +15,16 @@ const WALK_STEP_COST = 1 / 10;
  * matches are seldom spread evenly along an order (a term in a title clusters in title order), so a
  * walk that looked short can read the whole tenant. Capped, a wrong guess costs a few milliseconds.
  */
-const WALK_BUDGET = 3_000;
+const WALK_BUDGET = 8_000;
 
 /** A GLOB pattern matching `term` anywhere, its wildcards taken literally. */
 const globContaining = (term: string): string => `*${term.replace(/[*?[]/g, (c) => `[${c}]`)}*`;
 
-/** The stage's first trigram in the search index ("\x01ne" for "new"): one token, where the whole key is a phrase of several. */
-const stageTrigram = (stage: string): string => [...`\x01${stage}\x01`].slice(0, 3).join("");
+/** The trigrams the search index holds for a stage ("\x01ne", "new", "ew\x01" for "new"). */
+const stageTrigrams = (stage: string): string[] => {
+  const c = [...`\x01${stage}\x01`];
+  return c.slice(2).map((_, i) => c[i]! + c[i + 1]! + c[i + 2]!);
+};
 
 /** Sort key column of each sortable field; the nullable ones sort nulls last both ways. */
 const SORT_COLUMN: Record<SortField, { column: string; nullable: boolean }> = {
@@ -71,15 +74,14 @@ export function createDealsQuery(db: Db, opts: { rare?: number; pageBy?: "cost" 
   const stagesUsed = db.prepare<{ stage: string }, [string]>("SELECT DISTINCT stage FROM deal_counts WHERE tenant_id = ?1 AND assignee = '*'");
 
   /**
-   * The index query for "within these stages": each stage's first trigram when no other stage the
-   * tenant's deals use shares it (one token each, several times cheaper to intersect), else each
-   * stage key as a phrase.
+   * The index query for "within these stages": for each stage, one of its trigrams that no other
+   * stage the tenant's deals use has (one token: about half the cost of matching the whole key,
+   * a phrase of several tokens), else its whole key.
    */
   function stageMatch(tenantId: string, stages: string[]): string {
     const wanted = new Set(stages);
-    const firsts = new Set(stages.map(stageTrigram));
-    const shared = stagesUsed.all(tenantId).some((r) => !wanted.has(r.stage) && firsts.has(stageTrigram(r.stage)));
-    const tokens = shared ? stages.map((s) => `\x01${s}\x01`) : [...firsts];
+    const others = new Set(stagesUsed.all(tenantId).flatMap((r) => (wanted.has(r.stage) ? [] : stageTrigrams(r.stage))));
+    const tokens = stages.map((s) => stageTrigrams(s).find((x) => !others.has(x)) ?? `\x01${s}\x01`);
     return ` AND stage_token : (${tokens.map(ftsPhrase).join(" OR ")})`;
   }
 
@@ -131,15 +133,24 @@ export function createDealsQuery(db: Db, opts: { rare?: number; pageBy?: "cost" 
        * (the subquery's LIMIT stops the walk), sliced to the page; null when the walk ran out of
        * budget before it found them.
        */
-      const budgetedWalk = (test: string, testArgs: Array<string | number>, total: number, budget: number): number[] | null => {
+      const budgetedWalk = (test: string, testArgs: Array<string | number>, total: number, budget: number, filtered = true): number[] | null => {
         const wanted = Math.min(total, offset + q.size);
+        // Where an index serves the filters (filtersServed) they select the entries walked; in any
+        // other order they are part of the test, and every entry walked counts against the budget.
+        const served = filtered && filtersServed;
+        const tested = filtered && !filtersServed;
         const found = seqsOf(
           stmt(
-            `SELECT seq FROM (SELECT d.seq AS seq, (${test}) AS ok FROM deals d WHERE d.tenant_id = ? ORDER BY ${orderBy} LIMIT ?) WHERE ok LIMIT ?`,
-          ).values(...testArgs, tenantId, budget, wanted),
+            `SELECT seq FROM (SELECT d.seq AS seq, (${test}${tested ? filterSql : ""}) AS ok FROM deals d WHERE d.tenant_id = ?${served ? filterSql : ""} ORDER BY ${orderBy} LIMIT ?) WHERE ok LIMIT ?`,
+          ).values(...testArgs, ...(tested ? args : []), tenantId, ...(served ? args : []), budget, wanted),
         );
         return found.length < wanted ? null : found.slice(offset);
       };
+      // Indexes lead with the assignee or the stage before the creation time, and the stage order is
+      // the stage index itself (walked one requested stage after another).
+      const filtersServed = q.sortBy === "created_at" || (q.sortBy === "stage" && q.assignee === null);
+      /** Index entries walked in order before the page is full, if the `total` matches were spread evenly. */
+      const expectedEntries = (total: number): number => expectedWalk(total, filtersServed ? unsearchedTotal() : tenantTotal());
       /** Rows walked in order before the page is full, if the `total` matches were spread evenly. */
       const expectedWalk = (total: number, among: number): number => ((offset + q.size) * among) / total;
       /**
@@ -159,15 +170,13 @@ export function createDealsQuery(db: Db, opts: { rare?: number; pageBy?: "cost" 
       }
 
       const term = q.search.toLowerCase();
-      /** The walk's test of a row: the term in its text, and the filters. */
-      const rowTest = `instr(d.search_text, ?) > 0${filterSql}`;
-      const rowTestArgs = [term, ...args];
+      /** The walk's test of a row (the filters are the walk's own). */
+      const rowTest = "instr(d.search_text, ?) > 0";
       /** The page of a search with `total` matches: a budgeted walk when they look dense enough, else `sorted`. */
       const searchPage = (total: number, sorted: () => number[]): number[] => {
         if (pageBy === "sort") return sorted();
-        const expected = expectedWalk(total, unsearchedTotal());
-        if (pageBy === "walk" || expected * 4 <= walkBudget) {
-          const walked = budgetedWalk(rowTest, rowTestArgs, total, pageBy === "walk" ? Number.MAX_SAFE_INTEGER : walkBudget);
+        if (pageBy === "walk" || expectedEntries(total) * 3 <= walkBudget) {
+          const walked = budgetedWalk(rowTest, [term], total, pageBy === "walk" ? Number.MAX_SAFE_INTEGER : walkBudget);
           if (walked) return walked;
         }
         return sorted();
@@ -211,41 +220,32 @@ export function createDealsQuery(db: Db, opts: { rare?: number; pageBy?: "cost" 
         if (pageBy === "sort") return { seqs: sorted(), total };
         if (pageBy === "walk" || walkedEntries * WALK_STEP_COST < total) {
           const budget = pageBy === "walk" ? Number.MAX_SAFE_INTEGER : Math.max(4 * walkedEntries, walkBudget / WALK_STEP_COST);
-          const walked = budgetedWalk("d.seq IN (SELECT value FROM json_each(?))", [set], total, budget);
+          const walked = budgetedWalk("d.seq IN (SELECT value FROM json_each(?))", [set], total, budget, false);
           if (walked) return { seqs: walked, total };
         }
         return { seqs: sorted(), total };
       }
       // Stages are matched inside the index (stage_token): no row is read to filter them.
       const match = termOnly + (q.stages !== null ? stageMatch(tenantId, q.stages) : "");
-      let total: number;
+      // The matches within the filters, as a set of rowids (counted, or sorted for the page).
+      let set: string;
+      let setArgs: Array<string | number>;
       if (q.assignee === null) {
-        total = count("SELECT count(*) AS n FROM deals_fts WHERE deals_fts MATCH ? AND rowid BETWEEN ? AND ?", match, lo, hi);
+        [set, setArgs] = [`${matching.replace("rowid", "rowid AS seq")}`, [match, lo, hi]];
       } else if (q.assignee !== "") {
         // A common term for one user: the index's matches (within the stages) are tested against
         // the user's few deals, read once from the assignee index (ion/mine: 49 -> 28 ms at 1M).
-        total = count(
-          `SELECT count(*) AS n FROM deals_fts WHERE deals_fts MATCH ? AND rowid BETWEEN ? AND ?
-             AND +rowid IN (SELECT seq FROM deals INDEXED BY deals_by_assignee_created WHERE tenant_id = ? AND assigned_to = ?)`,
-          match,
-          lo,
-          hi,
-          tenantId,
-          q.assignee,
-        );
+        set = `SELECT rowid AS seq FROM deals_fts WHERE deals_fts MATCH ? AND rowid BETWEEN ? AND ?
+             AND +rowid IN (SELECT seq FROM deals INDEXED BY deals_by_assignee_created WHERE tenant_id = ? AND assigned_to = ?)`;
+        setArgs = [match, lo, hi, tenantId, q.assignee];
       } else {
         // A common term among the unassigned (a large set either way): walk them, probing the set of matches.
-        total = count(
-          `SELECT count(*) AS n FROM deals d INDEXED BY deals_by_assignee_created WHERE d.tenant_id = ?${filterSql} AND d.seq IN (${matching})`,
-          tenantId,
-          ...args,
-          termOnly,
-          lo,
-          hi,
-        );
+        set = `SELECT d.seq FROM deals d INDEXED BY deals_by_assignee_created WHERE d.tenant_id = ?${filterSql} AND d.seq IN (${matching})`;
+        setArgs = [tenantId, ...args, termOnly, lo, hi];
       }
+      const total = count(`SELECT count(*) AS n FROM (${set})`, ...setArgs);
       if (offset >= total) return { seqs: [], total };
-      return { seqs: searchPage(total, () => pageOfSet(`${matching.replace("SELECT rowid", "SELECT rowid AS seq")}`, [match, lo, hi])), total };
+      return { seqs: searchPage(total, () => pageOfSet(set, setArgs)), total };
     },
   };
 }
