@@ -142,7 +142,7 @@ export function createDealsQuery(db: Db, opts: { rare?: number; pageBy?: "cost" 
         const found = seqsOf(
           stmt(
             `SELECT seq FROM (SELECT d.seq AS seq, (${test}${tested ? filterSql : ""}) AS ok FROM deals d WHERE d.tenant_id = ?${served ? filterSql : ""} ORDER BY ${orderBy} LIMIT ?) WHERE ok LIMIT ?`,
-          ).values(...testArgs, ...(tested ? args : []), tenantId, ...(served ? args : []), budget, wanted),
+          ).values(...testArgs, ...(tested ? args : []), tenantId, ...(served ? args : []), Math.ceil(Math.min(budget, Number.MAX_SAFE_INTEGER)), wanted),
         );
         return found.length < wanted ? null : found.slice(offset);
       };
