@@ -1,7 +1,7 @@
 import type { Statement } from "bun:sqlite";
 import type { Db } from "../db/database";
 import { offsetOf } from "../http/paging";
-import { TENANT_SPAN } from "./deals-repo";
+import { DEAL_COLUMNS, type DealJoined, TENANT_SPAN } from "./deals-repo";
 import type { DealListQuery, SortField } from "./model";
 
 /** Below this many characters trigrams cannot match: the search reads the rows instead. */
@@ -46,7 +46,17 @@ export const ftsPhrase = (term: string): string => `"${term.replace(/"/g, '""')}
 export interface ListedSeqs {
   seqs: number[];
   total: number;
+  /** The page's rows themselves (without their stage's data) when the list read them directly. */
+  rows?: DealJoined[];
 }
+
+/**
+ * Pages up to this deep without a search are read with their rows in one statement (the order's
+ * index, then each of the page's rows): about 40 µs less than rowids first and rows by rowid after,
+ * a fifth of the default list's server time. Deeper, the rowids-first read wins: the direct read
+ * looks up the row of every entry it skips.
+ */
+const DIRECT_PAGE_DEPTH = 100;
 
 /**
  * The deal list's SQL. Totals come from the deal_counts table when there is no search (a sum of
@@ -166,7 +176,15 @@ export function createDealsQuery(db: Db, opts: { rare?: number; pageBy?: "cost" 
 
       if (q.search === null) {
         const total = unsearchedTotal();
-        return { seqs: offset >= total ? [] : page(), total };
+        if (offset >= total) return { seqs: [], total };
+        if (offset >= DIRECT_PAGE_DEPTH) return { seqs: page(), total };
+        const rows = stmt(`SELECT ${DEAL_COLUMNS} FROM deals d WHERE d.tenant_id = ?${filterSql} ORDER BY ${orderBy} LIMIT ? OFFSET ?`).all(
+          tenantId,
+          ...args,
+          q.size,
+          offset,
+        ) as DealJoined[];
+        return { seqs: rows.map((r) => r.seq), total, rows };
       }
 
       const term = q.search.toLowerCase();
