@@ -4,6 +4,7 @@
 import { existsSync } from "node:fs";
 import { loadConfig } from "../src/config";
 import { createContext } from "../src/context";
+import { openDatabase } from "../src/db/database";
 import { bulkSeed } from "../src/crm/bulk-load";
 import { createDealsQuery as createNew } from "../src/crm/deals-query";
 import type { DealListQuery, SortField } from "../src/crm/model";
@@ -13,7 +14,7 @@ const REPS = Number(repsText ?? 30);
 const BIG = Number(process.env.PROBE_BIG ?? 1_000_000);
 const SMALL = Number(process.env.PROBE_SMALL ?? 100_000);
 const fresh = !existsSync(dbFile!);
-const ctx = createContext({ config: loadConfig({}, { SUITE_DB: dbFile! }), log: () => {} });
+const ctx = fresh || !process.env.PROBE_OLD ? createContext({ config: loadConfig({}, { SUITE_DB: dbFile! }), log: () => {} }) : null!;
 if (fresh) {
   const subs = Array.from({ length: 10 }, (_, i) => (i === 0 ? "bigco" : `smallco${i}`));
   const ids: string[] = [];
@@ -30,7 +31,8 @@ if (fresh) {
   bulkSeed(ctx.db, subs.map((s, i) => ({ tenantId: ids[i]!, subdomain: s, deals: i === 0 ? BIG : SMALL, passwordHash: hash })), ctx.now());
   console.log(`seeded in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 }
-const db = ctx.db;
+// PROBE_OLD compares with an older module on a database at its older schema: opened as is, not migrated.
+const db = process.env.PROBE_OLD ? openDatabase(dbFile!) : ctx.db;
 const big = (db.query("SELECT id FROM tenants WHERE subdomain = 'bigco'").get() as { id: string }).id;
 const users = (db.query("SELECT id FROM users WHERE tenant_id = ? AND role = 'member' ORDER BY email").all(big) as { id: string }[]).map((u) => u.id);
 const stages = (db.query("SELECT key FROM pipeline_stages WHERE tenant_id = ? ORDER BY position").all(big) as { key: string }[]).map((s) => s.key);
@@ -80,4 +82,5 @@ await time("two letters + stage + value desc", TWO.map((s, i) => mk({ search: s,
 await time("two letters + mine", TWO.map((s, i) => mk({ search: s, assignee: users[i % users.length]! })));
 await time("one letter", ONE.map((s) => mk({ search: s })));
 await time("one letter + unassigned + title", ONE.map((s) => mk({ search: s, assignee: "", sortBy: "title", sortDir: "asc" })));
-ctx.close();
+if (process.env.PROBE_OLD) db.close();
+else ctx.close();
