@@ -271,9 +271,10 @@ CREATE INDEX deals_by_contact_asc ON deals (tenant_id, contact_key IS NULL, cont
 CREATE INDEX deals_by_contact_desc ON deals (tenant_id, contact_key IS NULL, contact_key DESC, id DESC);
 CREATE INDEX deals_by_assignee_asc ON deals (tenant_id, assignee_key IS NULL, assignee_key, id);
 CREATE INDEX deals_by_assignee_desc ON deals (tenant_id, assignee_key IS NULL, assignee_key DESC, id DESC);
--- The filter columns by rowid: a rare search's matches are filtered by stage and assignee from
--- this small index instead of reading each deal's row (the rowid range is the tenant).
-CREATE INDEX deals_filters_by_seq ON deals (seq, stage, assigned_to);
+-- The filter columns and search text by rowid: a rare search's matches are filtered by stage and
+-- assignee from this narrow index instead of reading each deal's row, and a one- or two-letter
+-- search (too short for trigrams) is counted by reading it in the tenant's rowid range.
+CREATE INDEX deals_text_by_seq ON deals (seq, stage, assigned_to, search_text);
 -- Renames find the deals that copy a name.
 CREATE INDEX deals_by_account_id ON deals (tenant_id, account_id);
 CREATE INDEX deals_by_contact_id ON deals (tenant_id, contact_id);

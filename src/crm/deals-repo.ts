@@ -45,7 +45,8 @@ export type WriteResult = { ok: true } | { ok: false; missing: Missing } | { ok:
 /** A tenant's deals are one rowid range: [tenant_no * 2^32, (tenant_no + 1) * 2^32). */
 export const TENANT_SPAN = 2 ** 32;
 
-const DEAL_COLUMNS = `seq, id, tenant_id, title, account_id, contact_id, assigned_to, stage, value_cents, currency, close_date,
+/** The columns a listed deal is read with (DealJoined without its stage's data). */
+export const DEAL_COLUMNS = `seq, id, tenant_id, title, account_id, contact_id, assigned_to, stage, value_cents, currency, close_date,
   probability, notes, custom_data, created_at, updated_at, account_name, contact_name, assignee_name, assignee_email`;
 
 type StageData = { key: string; stage_id: string; stage_name: string; stage_color: string; is_won: number; is_lost: number };
@@ -171,6 +172,8 @@ export function createDealsRepo(db: Db) {
       const row = byId.get(tenantId, id);
       return row ? withStages(tenantId, [row])[0]! : null;
     },
+    /** Rows read elsewhere (the deal list's first pages) with their stage's data. */
+    withStages: (tenantId: string, rows: DealJoined[]): DealJoined[] => withStages(tenantId, rows),
     /** The rows of one page, in the order of `seqs`. */
     async bySeqs(tenantId: string, seqs: number[]): Promise<DealJoined[]> {
       if (seqs.length === 0) return [];

@@ -121,8 +121,8 @@ export function createDealsService(d: DealsDeps) {
       stages = [...new Set(q.stages)].filter((s) => known.has(s)).sort();
     }
     const assignee = q.mine ? auth.userId : q.unassigned ? "" : q.assigned_to;
-    const { seqs, total } = await d.query.list(auth.tenantId, { ...q, stages, assignee });
-    const rows = await d.deals.bySeqs(auth.tenantId, seqs);
+    const { seqs, total, rows: read } = await d.query.list(auth.tenantId, { ...q, stages, assignee });
+    const rows = read ? d.deals.withStages(auth.tenantId, read) : await d.deals.bySeqs(auth.tenantId, seqs);
     return pageOf(rows.map(toDealRead), total, q.page, q.size);
   }
 
