@@ -28,7 +28,7 @@ export function VerifyBanner() {
   return (
     <div class="notice verify-banner" role="status">
       <span>
-        Please confirm your email address, <strong>{me.user.email}</strong>: open the link we mailed you.
+        Please confirm your email address: open the link we mailed you.
       </span>{" "}
       {state === "sent" ? (
         <span>A new link is on its way.</span>
