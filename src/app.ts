@@ -1,5 +1,7 @@
 import { type AnyElysia, Elysia } from "elysia";
 import { magicLinkRoutes } from "./auth/magic-link/routes";
+import { emailRoutes } from "./auth/email/routes";
+import { passwordRoutes } from "./auth/password/routes";
 import { authRoutes } from "./auth/routes";
 import { twoFactorRoutes } from "./auth/two-factor/routes";
 import type { Context } from "./context";
@@ -24,6 +26,8 @@ export function createApp(ctx: Context) {
     .use(authRoutes(ctx))
     .use(twoFactorRoutes(ctx))
     .use(magicLinkRoutes(ctx))
+    .use(passwordRoutes(ctx))
+    .use(emailRoutes(ctx))
     .use(invitationAcceptRoutes(ctx))
     .use(usersRoutes(ctx))
     .use(crmRoutes(ctx))

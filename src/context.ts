@@ -1,4 +1,5 @@
 import { createSessionsRepo } from "./auth/repo";
+import type { RequestInfo } from "./auth/service";
 import { createAuthService } from "./auth/service";
 import { type SecondFactorGate, createSignIn } from "./auth/sign-in";
 import { createTokens } from "./auth/tokens";
@@ -15,6 +16,10 @@ import { type Mailer, createMailSender, noMailSender } from "./mail/sender";
 import { createSmtpTransport, smtpSecrets } from "./mail/smtp";
 import { createMagicLinkService } from "./auth/magic-link/service";
 import { createMagicLinksRepo } from "./auth/magic-link/repo";
+import { createAccountTokensRepo } from "./auth/email/repo";
+import { createEmailVerificationService } from "./auth/email/service";
+import { createPasswordRepo } from "./auth/password/repo";
+import { createPasswordService } from "./auth/password/service";
 import { type Db, openDatabase } from "./db/database";
 import { type WalSync, startGroupCommit } from "./db/group-commit";
 import { CURRENT_PLAN, migrate } from "./db/migrate";
@@ -85,7 +90,10 @@ export function createContext(opts: ContextOptions) {
   const audit = (e: AuditEntry) => security.audit(e, now());
 
   const auth = createAuthService({ config, now, sessions, users, tokens, hasher, limiter, limits, audit });
-  const tenantsService = createTenantsService({ now, tenants, hasher, limiter, limits, auth });
+  const accountTokens = createAccountTokensRepo(db, { security });
+  // Signup mails the new admin a verification link (declared below, called after signup commits).
+  const afterSignup = (tenantId: string, userId: string, req: RequestInfo) => emailVerification.afterSignup(tenantId, userId, req);
+  const tenantsService = createTenantsService({ now, tenants, hasher, limiter, limits, auth, afterSignup });
   // Without SUITE_SMTP_URL there is no sender: mail waits in the outbox for `suite mail list`.
   const mailer: Mailer = config.smtpUrl
     ? createMailSender({ repo: mail, transport: createSmtpTransport(config.smtpUrl), from: config.mailFrom, now, log, secrets: smtpSecrets(config.smtpUrl) })
@@ -105,6 +113,9 @@ export function createContext(opts: ContextOptions) {
   const secondFactorGate: SecondFactorGate = twoFactor.challenge;
   const signIn = createSignIn(auth, secondFactorGate);
   const magicLinks = createMagicLinkService({ db, config, now, log, limiter, limits, users, mail, links: magicLinksRepo, security, mailer });
+  const emailVerification = createEmailVerificationService({ config, now, log, limiter, limits, tokens: accountTokens, mail, security, mailer });
+  const passwordRepo = createPasswordRepo(db, { security, tokens: accountTokens });
+  const password = createPasswordService({ config, now, log, limiter, limits, hasher, users, tokens: accountTokens, repo: passwordRepo, mail, security, mailer });
 
   return {
     /** Distinguishes this context's Elysia plugins from another's in the same process (tests). */
@@ -114,7 +125,7 @@ export function createContext(opts: ContextOptions) {
     now,
     log,
     limits,
-    repos: { security, sessions, users, crm, tenants, mail, magicLinks: magicLinksRepo, invitations: invitationsRepo, twoFactor: twoFactorRepo },
+    repos: { security, sessions, users, crm, tenants, mail, magicLinks: magicLinksRepo, invitations: invitationsRepo, twoFactor: twoFactorRepo, accountTokens },
     tokens,
     /** The keys in use (tests sign with them; nothing else reads them). */
     keys,
@@ -137,6 +148,10 @@ export function createContext(opts: ContextOptions) {
     mail: mailer,
     magicLinks,
     twoFactor,
+    /** Forgotten password, reset and change (auth/password/). */
+    password,
+    /** Address verification (auth/email/). */
+    emailVerification,
     /** Resolves once every commit so far is on disk: an answer after a write awaits it (http/core.ts). */
     durable: commits ? commits.durable : async () => {},
     /** Periodic clean-up: finished rate-limit windows, and sessions a day past their end. */
@@ -145,6 +160,7 @@ export function createContext(opts: ContextOptions) {
       await security.sweep(t);
       await sessions.purgeExpired(t - 86_400_000);
       await magicLinksRepo.purgeExpired(t - 86_400_000);
+      await accountTokens.purgeExpired(t - 86_400_000);
       await mail.purgeFinished(t - 30 * 86_400_000);
     },
     close: () => {

@@ -9,6 +9,9 @@ import ContactsScreen from "./contacts";
 import DealsScreen from "./deals";
 import AcceptInvitation from "./join/accept-invitation";
 import MagicLink from "./sign-in/magic-link";
+import ForgotPassword from "./password/forgot";
+import ResetPassword from "./password/reset";
+import VerifyEmail from "./verify-email";
 import SignIn from "./sign-in";
 import PublicHome from "./signup";
 import PipelineScreen from "./stages";
@@ -28,6 +31,9 @@ export const WORKSPACE_ROUTES: Route[] = [
   { path: "/sign-in", screen: SignIn, title: "Sign in" },
   { path: "/magic-link", screen: MagicLink, title: "Signing in" },
   { path: "/accept-invitation", screen: AcceptInvitation, title: "Join your team" },
+  { path: "/forgot-password", screen: ForgotPassword, title: "Forgot your password" },
+  { path: "/reset-password", screen: ResetPassword, title: "Choose a new password" },
+  { path: "/verify-email", screen: VerifyEmail, title: "Confirm your email address" },
   { path: "/deals", screen: DealsScreen, auth: true, title: "Deals" },
   { path: "/accounts", screen: AccountsScreen, auth: true, title: "Accounts" },
   { path: "/contacts", screen: ContactsScreen, auth: true, title: "Contacts" },
@@ -42,6 +48,7 @@ export const HOME = "/deals";
 /** Routes on the base domain: the public page (signup, find your workspace) and sign-in. */
 export const PUBLIC_ROUTES: Route[] = [
   { path: "/sign-in", screen: SignIn, title: "Sign in" },
+  { path: "/forgot-password", screen: ForgotPassword, title: "Forgot your password" },
   { path: "/", screen: PublicHome, title: "Workspace Suite" },
 ];
 

@@ -2,6 +2,7 @@ import v2 from "./migrations/0002-second-factor-invitations-mail.sql" with { typ
 import v3 from "./migrations/0003-crm.sql" with { type: "text" };
 import v4 from "./migrations/0004-session-proofs.sql" with { type: "text" };
 import v5 from "./migrations/0005-deal-search.sql" with { type: "text" };
+import v6 from "./migrations/0006-email-verification-password-reset.sql" with { type: "text" };
 
 /**
  * Upgrades for databases made by an older release. schema.sql is always the whole current
@@ -22,4 +23,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 3, name: "CRM: accounts, contacts, deals, deal search and counts", sql: v3 },
   { version: 4, name: "sessions keep a hash of their secret id and their last proof; sign-in challenges spent once", sql: v4 },
   { version: 5, name: "deal search: search text in the by-rowid filter index", sql: v5 },
+  { version: 6, name: "users carry when their address was verified; password-reset and verification tokens", sql: v6 },
 ];

@@ -25,6 +25,13 @@ export const LIMITS = {
   twoFactorConfirm: { name: "2fa-confirm", max: 5, windowMs: 60_000 },
   twoFactorDisable: { name: "2fa-disable", max: 5, windowMs: 60_000 },
   twoFactorReauth: { name: "2fa-reauth", max: 5, windowMs: 60_000 },
+  // Forgotten password and address verification (issue 16): mail-sending requests as magic links.
+  passwordForgotPerAddress: { name: "password-forgot-address", max: 3, windowMs: 15 * 60_000 },
+  passwordForgotPerIp: { name: "password-forgot-ip", max: 30, windowMs: 15 * 60_000 },
+  passwordResetPerIp: { name: "password-reset-ip", max: 30, windowMs: 15 * 60_000 },
+  emailVerifyPerIp: { name: "email-verify-ip", max: 60, windowMs: 60_000 },
+  emailResendPerUser: { name: "email-resend-user", max: 3, windowMs: 15 * 60_000 },
+  emailResendPerIp: { name: "email-resend-ip", max: 30, windowMs: 15 * 60_000 },
 } satisfies Record<string, Limit>;
 
 export type Limits = typeof LIMITS;

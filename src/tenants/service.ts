@@ -24,6 +24,8 @@ export interface TenantsDeps {
   limiter: RateLimiter;
   limits: Limits;
   auth: AuthService;
+  /** After the organization commits: mails its first admin the address-verification link (auth/email/). */
+  afterSignup?: (tenantId: string, userId: string, req: RequestInfo) => Promise<void>;
 }
 
 export function createTenantsService(d: TenantsDeps) {
@@ -68,6 +70,7 @@ export function createTenantsService(d: TenantsDeps) {
       throw e;
     }
     const tokens = await d.auth.issue({ ...session, tenant_id: tenant.id, user_id: admin.id, refresh_gen: 0, rotated_at: null });
+    await d.afterSignup?.(tenant.id, admin.id, req);
     const userRow = { ...admin, tenant_id: tenant.id, role: "admin" as const, profile_id: adminProfileId, updated_at: now };
     return { tenant: toTenantRead(tenant, modules), user: toUserRead(userRow), tokens };
   }

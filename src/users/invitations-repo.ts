@@ -127,6 +127,8 @@ export function createInvitationsRepo(db: Db, others: { users: UsersRepo; sessio
           profile_id: profile?.id ?? null,
           created_at: now,
           updated_at: now,
+          // Opening the invitation's mail proved the address.
+          email_verified_at: now,
         };
         others.users.insertInTx(user);
         if (markAccepted.run(inv.tenant_id, inv.id, user.id, now).changes !== 1) throw new Error("invitation changed under a write lock");

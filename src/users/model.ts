@@ -16,6 +16,9 @@ export const UserRead = t.Object({
   role: t.UnionEnum(["admin", "member"]),
   profile_id: t.Nullable(t.String()),
   created_at: t.String({ format: "date-time" }),
+  /** Whether the user proved they receive mail at `email`, and when (auth/email/). */
+  email_verified: t.Boolean(),
+  email_verified_at: t.Nullable(t.String({ format: "date-time" })),
 }, { title: "UserRead" });
 export type UserRead = Static<typeof UserRead>;
 
@@ -28,6 +31,8 @@ export const toUserRead = (u: UserRow): UserRead => ({
   role: u.role,
   profile_id: u.profile_id,
   created_at: toIso(u.created_at),
+  email_verified: u.email_verified_at != null,
+  email_verified_at: u.email_verified_at != null ? toIso(u.email_verified_at) : null,
 });
 
 /** PATCH /users/{id}: a name, or null (or blank) to clear it. */

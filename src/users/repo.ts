@@ -10,6 +10,8 @@ export interface UserRow {
   password_hash: string;
   created_at: number;
   updated_at: number;
+  /** When the address was proven (auth/email/); null: not yet. Always read from the database; optional for rows being built. */
+  email_verified_at?: number | null;
 }
 
 export interface ProfileRow {
@@ -22,9 +24,9 @@ export interface ProfileRow {
 
 /** SQL of users and profiles. Every statement is prepared once; every read names the tenant. */
 export function createUsersRepo(db: Db) {
-  const insertUser = db.prepare<never, [string, string, string, string | null, string, string | null, string, number]>(
-    `INSERT INTO users (id, tenant_id, email, full_name, role, profile_id, password_hash, created_at, updated_at)
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8)`,
+  const insertUser = db.prepare<never, [string, string, string, string | null, string, string | null, string, number, number | null]>(
+    `INSERT INTO users (id, tenant_id, email, full_name, role, profile_id, password_hash, created_at, updated_at, email_verified_at)
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8, ?9)`,
   );
   const insertProfile = db.prepare<never, [string, string, string, number, number]>(
     "INSERT INTO profiles (id, tenant_id, name, is_admin, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
@@ -32,7 +34,13 @@ export function createUsersRepo(db: Db) {
   const byEmail = db.prepare<UserRow, [string, string]>("SELECT * FROM users WHERE tenant_id = ?1 AND email = ?2");
   // Sign-in without a tenant: the only cross-tenant read, and it reads the address alone.
   // Oldest first: sign-in without a tenant considers a fixed number of an address's accounts (auth/password-check.ts).
-  const byEmailAnyTenant = db.prepare<UserRow, [string, number]>("SELECT * FROM users WHERE email = ?1 ORDER BY created_at, id LIMIT ?2");
+  // Accounts whose address is proven win: unproven ones count only when the address has no proven
+  // one, so a workspace someone else opened with this address cannot get in the way (auth/email/).
+  const byEmailAnyTenant = db.prepare<UserRow, [string, number]>(
+    `SELECT * FROM users WHERE email = ?1
+        AND (email_verified_at IS NOT NULL OR NOT EXISTS (SELECT 1 FROM users v WHERE v.email = ?1 AND v.email_verified_at IS NOT NULL))
+      ORDER BY created_at, id LIMIT ?2`,
+  );
   const byId = db.prepare<UserRow, [string, string]>("SELECT * FROM users WHERE tenant_id = ?1 AND id = ?2");
   const profileById = db.prepare<ProfileRow, [string, string]>("SELECT * FROM profiles WHERE tenant_id = ?1 AND id = ?2");
   const profiles = db.prepare<ProfileRow, [string]>("SELECT * FROM profiles WHERE tenant_id = ?1 ORDER BY created_at, name");
@@ -50,7 +58,7 @@ export function createUsersRepo(db: Db) {
 
   return {
     insertInTx: (u: Omit<UserRow, "updated_at">) =>
-      void insertUser.run(u.id, u.tenant_id, u.email, u.full_name, u.role, u.profile_id, u.password_hash, u.created_at),
+      void insertUser.run(u.id, u.tenant_id, u.email, u.full_name, u.role, u.profile_id, u.password_hash, u.created_at, u.email_verified_at ?? null),
     insertProfileInTx: (p: ProfileRow) => void insertProfile.run(p.id, p.tenant_id, p.name, p.is_admin, p.created_at),
     byEmail: async (tenantId: string, email: string) => byEmail.get(tenantId, email),
     /** At most two rows: enough to tell "one workspace" from "several". */

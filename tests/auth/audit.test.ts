@@ -77,6 +77,7 @@ describe("audit_log", () => {
     const actions = [...rows].reverse().map((r) => r.action);
     expect(actions).toEqual([
       "tenant.signup",
+      "email.verification_sent",
       "login.success",
       "login.success",
       "login.success",
@@ -150,6 +151,6 @@ describe("audit_log", () => {
   test("another tenant's reader sees none of these rows", async () => {
     const other = await t.signup("elsewhere");
     const theirs = await t.ctx.repos.security.auditForTenant(other.tenant.id);
-    expect(theirs.map((r) => r.action)).toEqual(["tenant.signup"]);
+    expect(theirs.map((r) => r.action).sort()).toEqual(["email.verification_sent", "tenant.signup"]);
   });
 });

@@ -64,6 +64,7 @@ function checker(f: FuzzApp, world: World) {
     if (f.errorLogs.length) problems.push(`logged ${JSON.stringify(f.errorLogs.splice(0)).slice(0, 500)}`);
     // A magic-link request answers first and writes after (no timing oracle): wait for that write.
     await f.ctx.magicLinks.settled();
+    await f.ctx.password.settled();
     let after = snap.take();
     if (answer.status >= 400) {
       const changed = snap.diff(before, after);

@@ -228,7 +228,7 @@ describe("race safety and the outbox", () => {
       expect(r.status).toBe(429);
       expect(r.body.code).toBe("rate_limited");
       expect(Number(r.headers.get("retry-after"))).toBeGreaterThan(0);
-      expect(countRows(limited, "SELECT count(*) AS n FROM mail_outbox")).toBe(2);
+      expect(countRows(limited, "SELECT count(*) AS n FROM mail_outbox WHERE kind = 'invitation'")).toBe(2);
     } finally {
       limited.close();
     }

@@ -5,6 +5,7 @@ import { Field } from "../shared/field";
 import { useSession } from "../shared/session";
 import { errorMessage } from "../shared/states";
 import { toast } from "../shared/toast";
+import { ChangePassword } from "../password/change";
 import { Sessions } from "./sessions";
 import { TwoFactor } from "./two-factor";
 
@@ -48,6 +49,7 @@ export default function AccountScreen() {
     <>
       <h1>My account</h1>
       <Profile />
+      <ChangePassword />
       <TwoFactor />
       <Sessions />
       <section class="panel" aria-labelledby="signout-title">

@@ -179,6 +179,14 @@ export const api = {
     logout: () => post<T.Confirmation>("/auth/logout", {}, open),
     logoutAll: () => post<T.Confirmation>("/auth/logout-all"),
   },
+  /** Forgotten password, reset, change, and address verification (issue 16). */
+  account: {
+    forgotPassword: (email: string) => post<{ detail: string }>("/auth/password/forgot", { email }, open),
+    resetPassword: (body: { token: string; password: string }) => post<{ detail: string }>("/auth/password/reset", body, open),
+    changePassword: (body: { current_password: string; new_password: string }) => post<{ detail: string; revoked: number }>("/auth/password/change", body),
+    verifyEmail: (token: string) => post<{ detail: string; email: string; email_verified_at: string }>("/auth/email/verify", { token }, open),
+    resendVerification: () => post<{ detail: string }>("/auth/email/resend"),
+  },
   twoFactor: {
     status: () => get<T.TwoFactorStatus>("/auth/2fa/status"),
     setup: () => post<T.TwoFactorSetup>("/auth/2fa/setup"),

@@ -42,6 +42,9 @@ export interface User {
   role: "admin" | "member";
   profile_id: string | null;
   created_at: string;
+  /** Whether the address is proven (a verification link, a magic link or an invitation), and when. */
+  email_verified?: boolean;
+  email_verified_at?: string | null;
 }
 export interface Me {
   user: User;

@@ -1,5 +1,6 @@
 /** The signed-in frame: a skip link, the navigation, who is signed in, sign out, the screen. */
 import type { ComponentChildren } from "preact";
+import { VerifyBanner } from "../verify-email/banner";
 import { Link } from "./router";
 import { useSession } from "./session";
 import { Toasts } from "./toast";
@@ -32,6 +33,7 @@ export function Layout({ children }: { children: ComponentChildren }) {
         </div>
       </header>
       <main id="main" tabIndex={-1}>
+        <VerifyBanner />
         {children}
       </main>
       <Toasts />

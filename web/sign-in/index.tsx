@@ -112,6 +112,9 @@ export default function SignIn() {
           {askWorkspace ? "Go to this workspace" : busy ? "Signing in…" : "Sign in"}
         </button>
       </form>
+      <p class="aside">
+        <Link href="/forgot-password">Forgot your password?</Link>
+      </p>
       {onWorkspace ? (
         <p class="aside">
           <button type="button" class="link" onClick={() => void sendLink()} disabled={busy}>

@@ -27,9 +27,13 @@ export function createMagicLinksRepo(db: Db) {
      WHERE u.tenant_id = ?1 AND u.email = ?2`,
   );
   // A request without a tenant: the address alone, across workspaces (oldest membership first).
+  // Proven addresses win: unproven accounts count only when the address has no proven one, so a
+  // workspace someone else opened with this address receives no link (issue 16).
   const targetsAnyTenant = db.prepare<MagicLinkTarget, [string, number]>(
     `SELECT u.*, t.subdomain, t.name AS tenant_name FROM users u JOIN tenants t ON t.id = u.tenant_id
-     WHERE u.email = ?1 ORDER BY u.created_at, u.id LIMIT ?2`,
+     WHERE u.email = ?1
+       AND (u.email_verified_at IS NOT NULL OR NOT EXISTS (SELECT 1 FROM users v WHERE v.email = ?1 AND v.email_verified_at IS NOT NULL))
+     ORDER BY u.created_at, u.id LIMIT ?2`,
   );
   // The token is looked up by its hash alone: it names its tenant. Live only.
   const live = db.prepare<MagicLinkRow, [string, number]>(
@@ -45,6 +49,10 @@ export function createMagicLinksRepo(db: Db) {
   const retireOthers = db.prepare<never, [string, string, number]>(
     "UPDATE magic_links SET used_at = ?3 WHERE tenant_id = ?1 AND user_id = ?2 AND used_at IS NULL",
   );
+  // A used link proves its user's address: the mail reached it.
+  const prove = db.prepare<never, [string, string, number]>(
+    "UPDATE users SET email_verified_at = ?3 WHERE tenant_id = ?1 AND id = ?2 AND email_verified_at IS NULL",
+  );
   const purge = db.prepare<never, [number]>("DELETE FROM magic_links WHERE expires_at < ?1");
 
   return {
@@ -56,7 +64,10 @@ export function createMagicLinksRepo(db: Db) {
     consume: async (tokenHash: string, tenantId: string, now: number) =>
       writeTx(db, () => {
         const row = consume.get(tokenHash, tenantId, now);
-        if (row) retireOthers.run(row.tenant_id, row.user_id, now);
+        if (row) {
+          retireOthers.run(row.tenant_id, row.user_id, now);
+          prove.run(row.tenant_id, row.user_id, now);
+        }
         return row ?? null;
       }),
     /** Deletes links that expired before `before`; answers how many. */

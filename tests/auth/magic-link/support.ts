@@ -11,9 +11,9 @@ export async function askLink(t: TestApp, email: string, o: { tenant?: string; h
   return r;
 }
 
-/** The links waiting in the outbox, newest first (no SMTP in these tests: they stay pending). */
+/** The sign-in links waiting in the outbox, newest first (no SMTP in these tests: they stay pending; signup's verification mail is left out). */
 export async function outboxLinks(t: TestApp): Promise<string[]> {
-  return (await t.ctx.repos.mail.list()).map((r) => r.link).filter((l): l is string => l !== null);
+  return (await t.ctx.repos.mail.list()).filter((r) => r.kind === "magic_link").map((r) => r.link).filter((l): l is string => l !== null);
 }
 
 export const tokenOf = (link: string): string => decodeURIComponent(new URL(link).hash.replace(/^#token=/, ""));

@@ -82,6 +82,7 @@ export async function buildWorld(f: FuzzApp) {
   tokens.temp = (await login("twofa@acme.test", "acme")).temp_token!;
   await ok("POST", "/auth/magic-link", { email: "admin@acme.test" });
   await f.ctx.magicLinks.settled();
+  await f.ctx.password.settled();
 
   const tenantIds = { acme: acme.tenant.id as string, other: other.tenant.id as string };
   const claims = JSON.parse(Buffer.from(tokens.admin.split(".")[1]!, "base64url").toString());

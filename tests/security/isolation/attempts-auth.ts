@@ -6,6 +6,31 @@ import { countOf, mailedToken, type World } from "./world";
 
 /** Signup, sign-in and sessions: A's subdomain, accounts, tokens and session ids from B. */
 export const AUTH_ATTEMPTS: Attempt[] = [
+  {
+    op: "POST /api/v1/auth/password/forgot",
+    what: "A's admin address on B's host: the same 202, and no reset link for A's admin",
+    send: (w) => req("POST", "/auth/password/forgot", { tenant: "bravo", body: { email: w.a.admin.email } }),
+    expect: { status: 202 },
+    check: async (_body, w) => {
+      await w.t.ctx.password.settled();
+      const mailed = (await w.t.ctx.repos.mail.list()).filter((m) => m.kind === "password_reset" && m.recipient === w.a.admin.email);
+      expect(mailed).toEqual([]);
+    },
+  },
+  {
+    op: "POST /api/v1/auth/password/reset",
+    what: "a token B made up, on B's host, naming A's tenant",
+    send: (w) => req("POST", "/auth/password/reset", { tenant: "bravo", body: { token: `${w.a.tenantId}-reset`, password: PW, tenant_id: w.a.tenantId } }),
+    expect: { status: 400, code: "reset_token_invalid" },
+    tenantIdInBody: true,
+  },
+  {
+    op: "POST /api/v1/auth/email/verify",
+    what: "A's magic-link token used as a verification token on B's host",
+    send: (w) => req("POST", "/auth/email/verify", { tenant: "bravo", body: { token: w.a.magicToken, tenant_id: w.a.tenantId } }),
+    expect: { status: 400, code: "verification_token_invalid" },
+    tenantIdInBody: true,
+  },
   // ---- signup and sign-in: A's subdomain, A's accounts, A's tenant id ----
   {
     op: "POST /api/v1/auth/signup",

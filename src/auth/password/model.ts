@@ -1,0 +1,29 @@
+import { t } from "elysia";
+import { AppError } from "../../http/errors";
+import { PASSWORD_MAX, PASSWORD_MIN } from "../../security/passwords";
+import { Email } from "../../users/model";
+
+export const ForgotPasswordBody = t.Object({ email: Email });
+/** newSecretToken() makes 43 characters; the bound only keeps junk short. */
+export const ResetPasswordBody = t.Object({
+  token: t.String({ minLength: 1, maxLength: 256 }),
+  password: t.String({ minLength: PASSWORD_MIN, maxLength: PASSWORD_MAX }),
+});
+export const ChangePasswordBody = t.Object({
+  current_password: t.String({ minLength: 1, maxLength: PASSWORD_MAX }),
+  new_password: t.String({ minLength: PASSWORD_MIN, maxLength: PASSWORD_MAX }),
+});
+
+export const ForgotAccepted = t.Object({ detail: t.String() }, { title: "ForgotAccepted" });
+export const PasswordReset = t.Object({ detail: t.String() }, { title: "PasswordReset" });
+export const PasswordChanged = t.Object({ detail: t.String(), revoked: t.Integer() }, { title: "PasswordChanged" });
+
+/** A reset link works for 30 minutes (issue 16). */
+export const RESET_TTL_MS = 30 * 60_000;
+
+export const FORGOT_ACCEPTED = "If that address has an account, a link to choose a new password is on its way.";
+
+export const passwordErrors = {
+  resetTokenInvalid: () =>
+    new AppError(400, "reset_token_invalid", "This password-reset link is not valid: it was already used, it expired, or it never existed."),
+};

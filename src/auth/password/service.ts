@@ -1,0 +1,145 @@
+import type { Config } from "../../config";
+import type { Logger } from "../../context";
+import { hashToken, newSecretToken } from "../../db/ids";
+import { errors } from "../../http/errors";
+import { passwordResetMail } from "../../mail/account-mails";
+import type { MailRepo } from "../../mail/repo";
+import type { Mailer } from "../../mail/sender";
+import type { PasswordHasher } from "../../security/passwords";
+import type { Limits, RateLimiter } from "../../security/rate-limit";
+import type { SecurityRepo } from "../../security/repo";
+import { normalizeEmail } from "../../users/model";
+import type { UsersRepo } from "../../users/repo";
+import { auditEntry } from "../audit-entry";
+import type { AccountTarget, AccountTokensRepo } from "../email/repo";
+import type { Principal, RequestInfo } from "../service";
+import { RESET_TTL_MS, passwordErrors } from "./model";
+import type { PasswordRepo } from "./repo";
+
+export interface PasswordDeps {
+  config: Config;
+  now: () => number;
+  log: Logger;
+  limiter: RateLimiter;
+  limits: Limits;
+  hasher: PasswordHasher;
+  users: UsersRepo;
+  tokens: AccountTokensRepo;
+  repo: PasswordRepo;
+  mail: MailRepo;
+  security: SecurityRepo;
+  mailer: Mailer;
+}
+
+/** Forgotten password (a mailed link) and change of password (the current one proven). */
+export function createPasswordService(d: PasswordDeps) {
+  /** Background deliveries not yet committed (tests and shutdown wait for them). */
+  const inFlight = new Set<Promise<void>>();
+  const accountKey = (tenantId: string, email: string) => `${tenantId}:${email}`;
+
+  /** The token row, its mail and the audit row, in one transaction. */
+  async function issueFor(target: AccountTarget, req: RequestInfo): Promise<void> {
+    const token = newSecretToken();
+    const now = d.now();
+    const mail = passwordResetMail(
+      d.config,
+      { tenantId: target.tenant_id, tenantName: target.tenant_name, subdomain: target.subdomain, recipient: target.email, token },
+      RESET_TTL_MS,
+    );
+    await d.tokens.issue(
+      { token_hash: hashToken(token), purpose: "password_reset", tenant_id: target.tenant_id, user_id: target.id, email: target.email, expires_at: now + RESET_TTL_MS, created_at: now },
+      () => {
+        const mailId = d.mail.enqueueInTx(mail, now);
+        d.security.auditInTx(auditEntry("password.reset_requested", { tenantId: target.tenant_id, userId: target.id }, req, { mail_id: mailId }), now);
+      },
+    );
+  }
+
+  async function deliver(email: string, tenantId: string | null, req: RequestInfo): Promise<void> {
+    const one = tenantId ? await d.tokens.target(tenantId, email) : null;
+    const targets = tenantId ? (one ? [one] : []) : await d.tokens.targetsAnyTenant(email);
+    for (const target of targets) await issueFor(target, req);
+    if (targets.length > 0) d.mailer.kick();
+  }
+
+  /**
+   * POST /auth/password/forgot. As a magic-link request: the limits are counted the same way for
+   * any address, the answer goes back at once, and the lookup and writes happen after it, so
+   * neither status, body nor time says whether the address has an account.
+   */
+  async function forgot(rawEmail: string, tenantId: string | null, req: RequestInfo): Promise<void> {
+    const email = normalizeEmail(rawEmail);
+    const perIp = await d.limiter.hit(d.limits.passwordForgotPerIp, req.ip ?? "unknown");
+    if (!perIp.allowed) throw errors.rateLimited(perIp.retryAfterSeconds);
+    const perAddress = await d.limiter.hit(d.limits.passwordForgotPerAddress, email);
+    if (!perAddress.allowed) throw errors.rateLimited(perAddress.retryAfterSeconds);
+    const job: Promise<void> = new Promise<void>((resolve) => setImmediate(resolve))
+      .then(() => deliver(email, tenantId, req))
+      .catch((e: unknown) => d.log({ level: "error", msg: "password reset not issued", error: e instanceof Error ? e.message : String(e) }))
+      .finally(() => inFlight.delete(job));
+    inFlight.add(job);
+  }
+
+  /**
+   * POST /auth/password/reset. The token names its account; a token that is not live is refused
+   * before the (slow) hash, and spent atomically after it. Every session and 2FA challenge of the
+   * user ends; nobody is signed in (a 2FA user then signs in with both factors).
+   */
+  async function reset(token: string, password: string, req: RequestInfo): Promise<void> {
+    const perIp = await d.limiter.hit(d.limits.passwordResetPerIp, req.ip ?? "unknown");
+    if (!perIp.allowed) throw errors.rateLimited(perIp.retryAfterSeconds);
+    const hash = hashToken(token);
+    const invalid = async () => {
+      await d.security.audit(auditEntry("password.reset_invalid", { tenantId: null, userId: null }, req, { reason: "unknown_used_or_expired" }), d.now());
+      return passwordErrors.resetTokenInvalid();
+    };
+    if (!(await d.tokens.live(hash, "password_reset", d.now()))) throw await invalid();
+    const passwordHash = await d.hasher.hash(password);
+    const done = await d.repo.reset(hash, passwordHash, d.now(), (row, revoked) =>
+      auditEntry("password.reset", { tenantId: row.tenant_id, userId: row.user_id }, req, { sessions_revoked: revoked }),
+    );
+    // Spent by a concurrent reset between the look and the commit: exactly one of them wins.
+    if (!done) throw await invalid();
+    // A successful reset also lifts the account's sign-in lock: its owner proved the mailbox.
+    await d.limiter.reset(d.limits.loginPerAccount, accountKey(done.row.tenant_id, done.row.email));
+  }
+
+  /**
+   * POST /auth/password/change. The current password is checked under the login limits (per IP,
+   * and the account's `<tenant>:<email>` counter): a wrong one counts toward the sign-in lock.
+   */
+  async function change(p: Principal, current: string, next: string, req: RequestInfo): Promise<number> {
+    const who = { tenantId: p.tenantId, userId: p.userId };
+    const perIp = await d.limiter.hit(d.limits.loginPerIp, req.ip ?? "unknown");
+    if (!perIp.allowed) throw errors.rateLimited(perIp.retryAfterSeconds);
+    const key = accountKey(p.tenantId, p.email);
+    const attempt = await d.limiter.hit(d.limits.loginPerAccount, key);
+    if (!attempt.allowed) {
+      await d.security.audit(auditEntry("password.change_failure", who, req, { session_id: p.sessionId, reason: "rate_limited" }), d.now());
+      throw errors.rateLimited(attempt.retryAfterSeconds);
+    }
+    const user = await d.users.byId(p.tenantId, p.userId);
+    if (!user) throw errors.sessionRevoked();
+    if (!(await d.hasher.verify(current, user.password_hash))) {
+      await d.security.audit(auditEntry("password.change_failure", who, req, { session_id: p.sessionId, reason: "wrong_password" }), d.now());
+      throw errors.invalidCredentials();
+    }
+    await d.limiter.reset(d.limits.loginPerAccount, key);
+    const passwordHash = await d.hasher.hash(next);
+    return d.repo.change(p.tenantId, p.userId, p.sessionId, passwordHash, d.now(), (revoked) =>
+      auditEntry("password.changed", who, req, { session_id: p.sessionId, sessions_revoked: revoked }),
+    );
+  }
+
+  return {
+    forgot,
+    reset,
+    change,
+    /** Resolves once every reset link asked for so far is committed (or has failed and been logged). */
+    settled: async (): Promise<void> => {
+      while (inFlight.size > 0) await Promise.all([...inFlight]);
+    },
+  };
+}
+
+export type PasswordService = ReturnType<typeof createPasswordService>;
