@@ -45,7 +45,7 @@ const wantsPage = (request: Request) => (request.headers.get("accept") ?? "").in
 export const webRoutes = (ctx: Context) => {
   // What the page needs to know about this server, in a <meta> (the CSP forbids inline script).
   const meta = escapeAttr(
-    JSON.stringify({ baseDomain: ctx.config.baseDomain, sharedCookies: ctx.config.cookieDomain !== null, smtp: ctx.config.smtpUrl !== null }),
+    JSON.stringify({ baseDomain: ctx.config.baseDomain, sharedCookies: ctx.config.cookieDomain !== null, smtp: ctx.config.smtpUrl !== null, signup: ctx.config.signup }),
   );
   let page: string | undefined;
   const html = async () => {
