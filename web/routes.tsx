@@ -11,6 +11,7 @@ import AcceptInvitation from "./join/accept-invitation";
 import MagicLink from "./sign-in/magic-link";
 import SignIn from "./sign-in";
 import PublicHome from "./signup";
+import OrganizationScreen from "./organization";
 import PipelineScreen from "./stages";
 import TeamScreen from "./team";
 
@@ -20,6 +21,8 @@ export interface Route {
   /** Shown only signed in, inside the layout. */
   auth?: boolean;
   admin?: boolean;
+  /** The module the screen belongs to: while it is off, the screen says so instead (web/organization/module-off.tsx). */
+  module?: "crm" | "users";
   title: string;
 }
 
@@ -28,11 +31,12 @@ export const WORKSPACE_ROUTES: Route[] = [
   { path: "/sign-in", screen: SignIn, title: "Sign in" },
   { path: "/magic-link", screen: MagicLink, title: "Signing in" },
   { path: "/accept-invitation", screen: AcceptInvitation, title: "Join your team" },
-  { path: "/deals", screen: DealsScreen, auth: true, title: "Deals" },
-  { path: "/accounts", screen: AccountsScreen, auth: true, title: "Accounts" },
-  { path: "/contacts", screen: ContactsScreen, auth: true, title: "Contacts" },
-  { path: "/pipeline", screen: PipelineScreen, auth: true, title: "Pipeline" },
-  { path: "/team", screen: TeamScreen, auth: true, admin: true, title: "Team" },
+  { path: "/deals", module: "crm", screen: DealsScreen, auth: true, title: "Deals" },
+  { path: "/accounts", module: "crm", screen: AccountsScreen, auth: true, title: "Accounts" },
+  { path: "/contacts", module: "crm", screen: ContactsScreen, auth: true, title: "Contacts" },
+  { path: "/pipeline", module: "crm", screen: PipelineScreen, auth: true, title: "Pipeline" },
+  { path: "/team", module: "users", screen: TeamScreen, auth: true, admin: true, title: "Team" },
+  { path: "/organization", screen: OrganizationScreen, auth: true, admin: true, title: "Organization" },
   { path: "/settings", screen: AccountScreen, auth: true, title: "My account" },
 ];
 
