@@ -57,7 +57,7 @@ function Members({ profiles }: { profiles: Profile[] }) {
               <thead>
                 <tr>
                   <th scope="col">Name</th>
-                  <th scope="col">Email</th>
+                  <th scope="col" class="hide-narrow">Email</th>
                   <th scope="col">Role</th>
                   <th scope="col" class="hide-narrow">Profile</th>
                   <th scope="col" class="hide-narrow">Joined</th>
@@ -67,8 +67,11 @@ function Members({ profiles }: { profiles: Profile[] }) {
               <tbody aria-busy={members.loading}>
                 {members.data.items.map((u: User) => (
                   <tr key={u.id}>
-                    <td>{u.full_name ?? "—"}</td>
-                    <td>{u.email}</td>
+                    <td>
+                      {u.full_name ?? "—"}
+                      <span class="show-narrow small">{u.email}</span>
+                    </td>
+                    <td class="hide-narrow">{u.email}</td>
                     <td>{u.role === "admin" ? "Admin" : "Member"}</td>
                     <td class="hide-narrow">{profileName(profiles, u.profile_id)}</td>
                     <td class="hide-narrow">{formatDate(u.created_at.slice(0, 10))}</td>
