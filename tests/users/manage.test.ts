@@ -214,6 +214,17 @@ describe("DELETE /users/{id}", () => {
     expect((await admin.me()).status).toBe(401);
   });
 
+  test("every foreign key to users lets a removal through: CASCADE or SET NULL, but deals.assigned_to, which the removal moves first", () => {
+    // A table added later with a plain REFERENCES users(id) would make DELETE /users/{id} fail with a 500.
+    const tables = (t.ctx.db.query("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[]).map((r) => r.name);
+    const blocking: string[] = [];
+    for (const table of tables) {
+      const keys = t.ctx.db.query(`SELECT * FROM pragma_foreign_key_list('${table}')`).all() as { table: string; from: string; on_delete: string }[];
+      for (const k of keys) if (k.table === "users" && !["CASCADE", "SET NULL"].includes(k.on_delete)) blocking.push(`${table}.${k.from}`);
+    }
+    expect(blocking).toEqual(["deals.assigned_to"]);
+  });
+
   test("another organization's member is 404 and untouched", async () => {
     const { admin } = await team("isoremove", 0);
     const other = await team("isoremoveother", 1);
