@@ -42,6 +42,15 @@ const wantsPage = (request: Request) => (request.headers.get("accept") ?? "").in
  * an organization's host). Unknown /api paths, and requests that do not ask for a page, keep the
  * JSON 404 of CONTRACT §1 (with its no-store: the page and assets set their own Cache-Control).
  */
+/** The path of a request URL; null when the URL does not parse (a Host no URL can hold: found by the HTTP fuzz). */
+function pathOf(url: string): string | null {
+  try {
+    return new URL(url).pathname;
+  } catch {
+    return null;
+  }
+}
+
 export const webRoutes = (ctx: Context) => {
   // What the page needs to know about this server, in a <meta> (the CSP forbids inline script).
   const meta = escapeAttr(
@@ -54,13 +63,14 @@ export const webRoutes = (ctx: Context) => {
   };
   return new Elysia({ name: "web", seed: ctx.id })
     .get("/assets/*", async ({ request }) => {
-      const path = new URL(request.url).pathname;
-      const a = (await webBundle()).assets.get(path);
+      const path = pathOf(request.url);
+      const a = path === null ? undefined : (await webBundle()).assets.get(path);
       if (!a) return new Response("Not found\n", { status: 404, headers: { "content-type": "text/plain; charset=utf-8", "cache-control": "no-cache" } });
       return sendAsset(a, request.headers.get("accept-encoding") ?? "");
     })
     .get("/*", ({ request }) => {
-      if (isApi(new URL(request.url).pathname) || !wantsPage(request)) throw errors.notFound();
+      const path = pathOf(request.url);
+      if (path === null || isApi(path) || !wantsPage(request)) throw errors.notFound();
       return html();
     });
 };
