@@ -26,12 +26,14 @@ export interface Config {
   refreshGrace: number;
   /** How recent a session's last password (or magic-link) proof must be to change the second factor. */
   reauthWindow: number;
+  /** "closed": POST /auth/signup answers 403 signup_closed; organizations come from `suite tenant create` only. */
+  signup: "open" | "closed";
 }
 
 /** A bad setting: main prints `message` as one line and exits non-zero. */
 export class ConfigError extends Error {}
 
-type Kind = "port" | "string" | "url" | "seconds" | "bool" | "secure" | "count";
+type Kind = "port" | "string" | "url" | "seconds" | "bool" | "secure" | "count" | "signup";
 interface Setting {
   key: keyof Config;
   env: string;
@@ -62,6 +64,7 @@ const SETTINGS: Setting[] = [
   { key: "inviteTtl", env: "SUITE_INVITE_TTL", flag: "invite-ttl", kind: "seconds" },
   { key: "refreshGrace", env: "SUITE_REFRESH_GRACE", flag: "refresh-grace", kind: "seconds" },
   { key: "reauthWindow", env: "SUITE_REAUTH_WINDOW", flag: "reauth-window", kind: "seconds" },
+  { key: "signup", env: "SUITE_SIGNUP", flag: "signup", kind: "signup" },
 ];
 
 /** The flag names `loadConfig` understands, for the command line's own parser. */
@@ -95,6 +98,11 @@ function parseValue(s: Setting, raw: string, where: string): unknown {
       const v = value.toLowerCase();
       if (v === "auto" || v === "true" || v === "false") return v;
       throw bad("expected auto, true or false");
+    }
+    case "signup": {
+      const v = value.toLowerCase();
+      if (v === "open" || v === "closed") return v;
+      throw bad("expected open or closed");
     }
     case "url": {
       if (value === "") return null;
@@ -182,6 +190,7 @@ export function loadConfig(flags: Record<string, string> = {}, env: Record<strin
     inviteTtl: (raw.inviteTtl as number | undefined) ?? 7 * 86400,
     refreshGrace: (raw.refreshGrace as number | undefined) ?? 10,
     reauthWindow: (raw.reauthWindow as number | undefined) ?? 600,
+    signup: (raw.signup as "open" | "closed" | undefined) ?? "open",
   };
   for (const key of ["accessTtl", "refreshTtl", "tempTokenTtl", "magicLinkTtl", "inviteTtl", "reauthWindow"] as const) {
     if (config[key] < 1) throw new ConfigError(`invalid ${where[key]}=0: a lifetime must be at least 1 second`);

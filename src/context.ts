@@ -33,6 +33,8 @@ import { createUsersRepo } from "./users/repo";
 import { createInvitationsRepo } from "./users/invitations-repo";
 import { createInvitationsService } from "./users/invitations-service";
 import { createUsersService } from "./users/service";
+import { createMembersRepo } from "./users/members-repo";
+import { createMembersService } from "./users/members-service";
 
 /** One JSON object per line. Never given a password, token, code, cookie or mailed link. */
 export type Logger = (line: Record<string, unknown>) => void;
@@ -104,8 +106,10 @@ export function createContext(opts: ContextOptions) {
   });
   const crmService = createCrmService({ now, repo: crm });
   const deals = createDealsService({ now, repo: crm, deals: crm.deals, query: createDealsQuery(db) });
-  // A renamed user shows at once in every deal assigned to them (CONTRACT §10b).
-  const usersService = createUsersService({ now, users, security, renamedInTx: (...a) => crm.assigneeRenamedInTx(...a) });
+  const usersService = createUsersService({ users });
+  // A renamed user shows at once in every deal assigned to them (CONTRACT §10b); a removed one's deals move in the removal's transaction.
+  const membersRepo = createMembersRepo(db, { security, dealsReassignedInTx: (...a) => crm.dealsReassignedInTx(...a) });
+  const members = createMembersService({ now, members: membersRepo, security, limiter, limits, renamedInTx: (...a) => crm.assigneeRenamedInTx(...a) });
   const twoFactorRepo = createTwoFactorRepo(db, { security });
   // TOTP secrets are sealed under SUITE_ENCRYPTION_KEY, or the key file's key.
   const secretBox = createSecretBox(keys.encryptionKey);
@@ -125,7 +129,7 @@ export function createContext(opts: ContextOptions) {
     now,
     log,
     limits,
-    repos: { security, sessions, users, crm, tenants, mail, magicLinks: magicLinksRepo, invitations: invitationsRepo, twoFactor: twoFactorRepo, accountTokens },
+    repos: { security, sessions, users, crm, tenants, mail, members: membersRepo, magicLinks: magicLinksRepo, invitations: invitationsRepo, twoFactor: twoFactorRepo, accountTokens },
     tokens,
     /** The keys in use (tests sign with them; nothing else reads them). */
     keys,
@@ -142,8 +146,10 @@ export function createContext(opts: ContextOptions) {
     crm: crmService,
     /** Deals and the deal list. */
     deals,
-    /** The team: members and their names. */
+    /** The team: the member list and profiles. */
     users: usersService,
+    /** Members changed by themselves or their admins: name, role, profile, removal, 2FA reset, unlock. */
+    members,
     /** Outbox delivery: `suite serve` starts it; routes kick it after committing a mail. */
     mail: mailer,
     magicLinks,

@@ -8,6 +8,7 @@ import { navigate, useLocation } from "./shared/router";
 import { SessionContext, loadMe } from "./shared/session";
 import { ErrorBox, Loading } from "./shared/states";
 import { finishHandoff } from "./sign-in/handoff";
+import { ModuleOff } from "./organization/module-off";
 
 export function App() {
   const { path } = useLocation();
@@ -72,7 +73,15 @@ export function App() {
   return (
     <SessionContext.Provider value={session}>
       {r.auth ? (
-        <Layout>{r.admin && me?.user.role !== "admin" ? <p role="alert">Only administrators can open this page.</p> : <Screen />}</Layout>
+        <Layout>
+          {r.admin && me?.user.role !== "admin" ? (
+            <p role="alert">Only administrators can open this page.</p>
+          ) : r.module && me && !me.tenant.modules.includes(r.module) ? (
+            <ModuleOff module={r.module} />
+          ) : (
+            <Screen />
+          )}
+        </Layout>
       ) : (
         <Screen />
       )}

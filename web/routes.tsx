@@ -14,6 +14,7 @@ import ResetPassword from "./password/reset";
 import VerifyEmail from "./verify-email";
 import SignIn from "./sign-in";
 import PublicHome from "./signup";
+import OrganizationScreen from "./organization";
 import PipelineScreen from "./stages";
 import TeamScreen from "./team";
 
@@ -23,6 +24,8 @@ export interface Route {
   /** Shown only signed in, inside the layout. */
   auth?: boolean;
   admin?: boolean;
+  /** The module the screen belongs to: while it is off, the screen says so instead (web/organization/module-off.tsx). */
+  module?: "crm" | "users";
   title: string;
 }
 
@@ -34,11 +37,12 @@ export const WORKSPACE_ROUTES: Route[] = [
   { path: "/forgot-password", screen: ForgotPassword, title: "Forgot your password" },
   { path: "/reset-password", screen: ResetPassword, title: "Choose a new password" },
   { path: "/verify-email", screen: VerifyEmail, title: "Confirm your email address" },
-  { path: "/deals", screen: DealsScreen, auth: true, title: "Deals" },
-  { path: "/accounts", screen: AccountsScreen, auth: true, title: "Accounts" },
-  { path: "/contacts", screen: ContactsScreen, auth: true, title: "Contacts" },
-  { path: "/pipeline", screen: PipelineScreen, auth: true, title: "Pipeline" },
-  { path: "/team", screen: TeamScreen, auth: true, admin: true, title: "Team" },
+  { path: "/deals", module: "crm", screen: DealsScreen, auth: true, title: "Deals" },
+  { path: "/accounts", module: "crm", screen: AccountsScreen, auth: true, title: "Accounts" },
+  { path: "/contacts", module: "crm", screen: ContactsScreen, auth: true, title: "Contacts" },
+  { path: "/pipeline", module: "crm", screen: PipelineScreen, auth: true, title: "Pipeline" },
+  { path: "/team", module: "users", screen: TeamScreen, auth: true, admin: true, title: "Team" },
+  { path: "/organization", screen: OrganizationScreen, auth: true, admin: true, title: "Organization" },
   { path: "/settings", screen: AccountScreen, auth: true, title: "My account" },
 ];
 

@@ -93,6 +93,12 @@ export function createCrmRepo(db: Db) {
     "UPDATE deals SET assignee_key = ?3, assignee_name = ?4, assignee_email = ?5 WHERE tenant_id = ?1 AND assigned_to = ?2",
   );
 
+  // A removed member's deals (users/members-repo.ts): to another member, or to nobody.
+  const reassignDeals = db.prepare<never, [string, string, string | null, string | null, string | null, string | null, number]>(
+    `UPDATE deals SET assigned_to = ?3, assignee_key = ?4, assignee_name = ?5, assignee_email = ?6, updated_at = ?7
+      WHERE tenant_id = ?1 AND assigned_to = ?2`,
+  );
+
   return {
     deals,
     /** Run inside signup's transaction. */
@@ -157,6 +163,11 @@ export function createCrmRepo(db: Db) {
      */
     assigneeRenamedInTx(tenantId: string, userId: string, fullName: string | null, email: string): void {
       renameAssignee.run(tenantId, userId, fullName === null ? null : sortKey(fullName), fullName, email);
+    },
+    /** Moves every deal of `fromUserId` to `to` (null: unassigned), inside the caller's transaction; answers how many. */
+    dealsReassignedInTx(tenantId: string, fromUserId: string, to: { id: string; full_name: string | null; email: string } | null, now: number): number {
+      const name = to?.full_name ?? null;
+      return reassignDeals.run(tenantId, fromUserId, to?.id ?? null, name === null ? null : sortKey(name), name, to?.email ?? null, now).changes;
     },
   };
 }

@@ -31,6 +31,7 @@ export const TAGS = {
   auth: "Signup, sign-in (password, magic link, invitation), tokens and sessions (/api/v1/auth)",
   "two-factor": "The TOTP second factor and its backup codes (/api/v1/auth/2fa)",
   users: "The team: members and invitations (/api/v1/users)",
+  organization: "The caller's organization: its name and modules (/api/v1/tenant)",
   crm: "Deals, accounts, contacts and pipeline stages (/api/v1/crm)",
   health: "Whether the server and its database answer (/api/v1/health)",
 } as const;

@@ -25,6 +25,13 @@ export const SignupBody = t.Object({
 });
 export type SignupBody = Static<typeof SignupBody>;
 
+/** PATCH /tenant (admins): a new name, and/or the full list of modules that are on. At least one field. */
+export const UpdateTenantBody = t.Object({
+  name: t.Optional(t.String({ minLength: 1, maxLength: 100, pattern: NAME_PATTERN })),
+  modules: t.Optional(t.Array(t.UnionEnum([...MODULES]), { maxItems: 16 })),
+});
+export type UpdateTenantBody = Static<typeof UpdateTenantBody>;
+
 export const TenantRead = t.Object({
   id: t.String(),
   name: t.String(),

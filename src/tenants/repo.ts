@@ -29,6 +29,8 @@ export function createTenantsRepo(db: Db, others: { users: UsersRepo; crm: CrmRe
   const bySubdomain = db.prepare<TenantRow, [string]>("SELECT * FROM tenants WHERE subdomain = ?1");
   const byId = db.prepare<TenantRow, [string]>("SELECT * FROM tenants WHERE id = ?1");
   const modules = db.prepare<{ module: string }, [string]>("SELECT module FROM tenant_modules WHERE tenant_id = ?1 ORDER BY module");
+  const rename = db.prepare<never, [string, string]>("UPDATE tenants SET name = ?2 WHERE id = ?1");
+  const dropModule = db.prepare<never, [string, string]>("DELETE FROM tenant_modules WHERE tenant_id = ?1 AND module = ?2");
   const hasModule = db.prepare<{ one: number }, [string, string]>("SELECT 1 AS one FROM tenant_modules WHERE tenant_id = ?1 AND module = ?2");
 
   return {
@@ -36,6 +38,32 @@ export function createTenantsRepo(db: Db, others: { users: UsersRepo; crm: CrmRe
     byId: async (id: string) => byId.get(id),
     modules: async (tenantId: string) => modules.all(tenantId).map((m) => m.module),
     hasModule: async (tenantId: string, module: string) => hasModule.get(tenantId, module) !== null,
+
+    /**
+     * Renames the organization and/or sets which modules are on, with the audit rows the caller
+     * builds from the before and after, in one transaction. Module data is never touched: a module
+     * turned off keeps its rows, and turning it on shows them again.
+     */
+    async update(
+      tenantId: string,
+      change: { name?: string; modules?: string[] },
+      now: number,
+      audits: (before: { row: TenantRow; modules: string[] }, after: { row: TenantRow; modules: string[] }) => AuditEntry[],
+    ): Promise<{ row: TenantRow; modules: string[] } | undefined> {
+      return writeTx(db, () => {
+        const row = byId.get(tenantId);
+        if (!row) return undefined;
+        const before = { row, modules: modules.all(tenantId).map((m) => m.module) };
+        if (change.name !== undefined) rename.run(tenantId, change.name);
+        if (change.modules !== undefined) {
+          for (const m of before.modules) if (!change.modules.includes(m)) dropModule.run(tenantId, m);
+          for (const m of change.modules) insertModule.run(tenantId, m);
+        }
+        const after = { row: byId.get(tenantId)!, modules: modules.all(tenantId).map((m) => m.module) };
+        for (const a of audits(before, after)) others.security.auditInTx(a, now);
+        return after;
+      });
+    },
 
     /**
      * Tenant, modules, the two default profiles, the default pipeline, the first admin and their

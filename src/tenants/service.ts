@@ -1,11 +1,12 @@
-import type { AuthService, IssuedTokens, RequestInfo } from "../auth/service";
+import type { AuthService, IssuedTokens, Principal, RequestInfo } from "../auth/service";
+import type { AuditEntry } from "../security/repo";
 import { isUniqueViolation } from "../db/database";
 import { newId } from "../db/ids";
-import { errors } from "../http/errors";
+import { RequestValidationError, errors } from "../http/errors";
 import type { PasswordHasher } from "../security/passwords";
 import type { Limits, RateLimiter } from "../security/rate-limit";
 import { type UserRead, normalizeEmail, toUserRead } from "../users/model";
-import { DEFAULT_MODULES, type ModuleName, type TenantRead, toTenantRead } from "./model";
+import { DEFAULT_MODULES, type ModuleName, type TenantRead, type UpdateTenantBody, toTenantRead } from "./model";
 import type { TenantRow, TenantsRepo } from "./repo";
 
 export interface SignupInput {
@@ -86,7 +87,28 @@ export function createTenantsService(d: TenantsDeps) {
     if (!(await d.tenants.hasModule(tenantId, module))) throw errors.moduleDisabled(module);
   }
 
-  return { createOrganization, read, requireModule };
+  /** PATCH /tenant (admins): the name, and which modules are on. */
+  async function update(p: Principal, body: UpdateTenantBody, req: RequestInfo): Promise<TenantRead> {
+    if (p.role !== "admin") throw errors.forbidden();
+    if (body.name === undefined && body.modules === undefined) {
+      throw new RequestValidationError([{ loc: ["body"], msg: "Value error, give at least one of name, modules", type: "value_error" }]);
+    }
+    const name = body.name?.trim();
+    if (name === "") throw new RequestValidationError([{ loc: ["body", "name"], msg: "String should have at least 1 character", type: "string_too_short", input: body.name, ctx: { min_length: 1 } }]);
+    const entry = (action: string, detail: Record<string, unknown>): AuditEntry => ({ tenantId: p.tenantId, userId: p.userId, action, ip: req.ip, userAgent: req.userAgent, detail });
+    const r = await d.tenants.update(p.tenantId, { name, modules: body.modules && [...new Set(body.modules)] }, d.now(), (before, after) => {
+      const out: AuditEntry[] = [];
+      if (before.row.name !== after.row.name) out.push(entry("tenant.renamed", { from: before.row.name, to: after.row.name }));
+      const on = after.modules.filter((m) => !before.modules.includes(m));
+      const off = before.modules.filter((m) => !after.modules.includes(m));
+      if (on.length > 0 || off.length > 0) out.push(entry("tenant.modules_changed", { enabled: on, disabled: off, modules: after.modules }));
+      return out;
+    });
+    if (!r) throw errors.notFound();
+    return toTenantRead(r.row, r.modules);
+  }
+
+  return { createOrganization, read, update, requireModule };
 }
 
 export type TenantsService = ReturnType<typeof createTenantsService>;

@@ -35,8 +35,16 @@ export const toUserRead = (u: UserRow): UserRead => ({
   email_verified_at: u.email_verified_at != null ? toIso(u.email_verified_at) : null,
 });
 
-/** PATCH /users/{id}: a name, or null (or blank) to clear it. */
+export const ROLES = ["admin", "member"] as const;
+
+/**
+ * PATCH /users/{id}: any of a name (null or blank clears it), and, for admins only, the role and
+ * the permission profile (null: none). At least one field.
+ */
 export const UpdateUserBody = t.Object({
-  full_name: t.Nullable(t.String({ maxLength: 200, pattern: SINGLE_LINE_PATTERN })),
+  full_name: t.Optional(t.Nullable(t.String({ maxLength: 200, pattern: SINGLE_LINE_PATTERN }))),
+  // A union of literals, not UnionEnum: Elysia fills an absent optional UnionEnum with its first value.
+  role: t.Optional(t.Union(ROLES.map((r) => t.Literal(r)))),
+  profile_id: t.Optional(t.Nullable(t.String({ minLength: 1, maxLength: 64 }))),
 });
 export type UpdateUserBody = Static<typeof UpdateUserBody>;

@@ -1,4 +1,4 @@
-import { type Db, writeTx } from "../db/database";
+import type { Db } from "../db/database";
 
 export interface UserRow {
   id: string;
@@ -52,9 +52,6 @@ export function createUsersRepo(db: Db) {
     `SELECT * FROM users WHERE ${memberFilter} ORDER BY created_at, id LIMIT ?3 OFFSET ?4`,
   );
   const count = db.prepare<{ n: number }, [string, string | null]>(`SELECT count(*) AS n FROM users WHERE ${memberFilter}`);
-  const rename = db.prepare<never, [string, string, string | null, number]>(
-    "UPDATE users SET full_name = ?3, updated_at = ?4 WHERE tenant_id = ?1 AND id = ?2",
-  );
 
   return {
     insertInTx: (u: Omit<UserRow, "updated_at">) =>
@@ -73,19 +70,6 @@ export function createUsersRepo(db: Db) {
     byEmailInTx: (tenantId: string, email: string) => byEmail.get(tenantId, email),
     byIdInTx: (tenantId: string, id: string) => byId.get(tenantId, id),
     profileInTx: (tenantId: string, id: string) => profileById.get(tenantId, id),
-    /**
-     * Sets a member's name; `alsoInTx` runs in the same transaction with the renamed row (the CRM
-     * copies the name into its deals there, and the audit row is written), so no reader sees one
-     * without the other. Answers undefined for an id not in this tenant.
-     */
-    async rename(tenantId: string, id: string, fullName: string | null, now: number, alsoInTx: (u: UserRow) => void): Promise<UserRow | undefined> {
-      return writeTx(db, () => {
-        if (rename.run(tenantId, id, fullName, now).changes !== 1) return undefined;
-        const user = byId.get(tenantId, id)!;
-        alsoInTx(user);
-        return user;
-      });
-    },
   };
 }
 

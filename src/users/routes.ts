@@ -107,11 +107,68 @@ export const usersRoutes = (ctx: Context) => {
     )
     .patch(
       "/:id",
-      async ({ auth, params, body, request, server }) =>
-        ctx.users.rename(auth, params.id, body.full_name, requestInfo(request, server, ctx.config.trustProxy)),
+      async ({ auth, params, body, request, server }) => {
+        // Roles and profiles belong to the team area: the users module gates them as it gates the member list.
+        if (body.role !== undefined || body.profile_id !== undefined) await ctx.tenants.requireModule(auth.tenantId, "users");
+        return ctx.members.update(auth, params.id, body, requestInfo(request, server, ctx.config.trustProxy));
+      },
       {
         body: UpdateUserBody,
-        ...doc({ summary: "Rename a member (themself, or anyone for admins)", tags: ["users"], auth: true, ok: { 200: ["UserRead", UserRead] }, errors: [404] }),
+        ...doc({
+          summary: "Rename a member (themself, or anyone for admins); admins also set the role and profile",
+          description: "Demoting the organization's last admin answers 409 `last_admin`. A `profile_id` not in this organization is 404.",
+          tags: ["users"],
+          auth: true,
+          ok: { 200: ["UserRead", UserRead] },
+          errors: [404, 409],
+          codes: { 409: ["last_admin"] },
+        }),
       },
-    );
+    )
+    .delete(
+      "/:id",
+      async ({ auth, params, query, request, server, set }) => {
+        const q = new QueryReader(query as RawQuery);
+        const reassignTo = q.search("reassign_to");
+        q.done();
+        await ctx.members.remove(auth, params.id, reassignTo, requestInfo(request, server, ctx.config.trustProxy));
+        set.status = 204;
+      },
+      {
+        transform: adminsOnly,
+        ...doc({
+          summary: "Remove a member (admins): their sessions end, their deals become unassigned or go to `reassign_to`",
+          description:
+            "In one transaction: the member's deals move, their pending invitations (sent by them or to them) are revoked, and their sessions, " +
+            "sign-in challenges, magic links and second factor are deleted. The last admin cannot be removed (409 `last_admin`). " +
+            "A `reassign_to` that is not a member of this organization is 404.",
+          tags: ["users"],
+          auth: true,
+          ok: { 204: null },
+          errors: [404, 409],
+          codes: { 409: ["last_admin"] },
+          parameters: [{ name: "reassign_to", in: "query", description: "A member's id: the removed member's deals go to them", schema: { type: "string", minLength: 1, maxLength: 64 } }],
+        }),
+      },
+    )
+    .post("/:id/2fa/reset", async ({ auth, params, request, server }) => ctx.members.resetSecondFactor(auth, params.id, requestInfo(request, server, ctx.config.trustProxy)), {
+      transform: adminsOnly,
+      ...doc({
+        summary: "Turn a member's second factor off (admins): for a lost authenticator; their backup codes and 2FA challenges stop working",
+        tags: ["users"],
+        auth: true,
+        ok: { 200: ["UserRead", UserRead] },
+        errors: [404],
+      }),
+    })
+    .post("/:id/unlock", async ({ auth, params, request, server }) => ctx.members.unlock(auth, params.id, requestInfo(request, server, ctx.config.trustProxy)), {
+      transform: adminsOnly,
+      ...doc({
+        summary: "Lift a member's sign-in lockout (admins): the failed sign-in counter in this organization and the second factor's lock",
+        tags: ["users"],
+        auth: true,
+        ok: { 200: ["UserRead", UserRead] },
+        errors: [404],
+      }),
+    });
 };

@@ -46,7 +46,7 @@ const wantsPage = (request: Request) => (request.headers.get("accept") ?? "").in
 export const webRoutes = (ctx: Context) => {
   // What the page needs to know about this server, in a <meta> (the CSP forbids inline script).
   const meta = escapeAttr(
-    JSON.stringify({ baseDomain: ctx.config.baseDomain, sharedCookies: ctx.config.cookieDomain !== null, smtp: ctx.config.smtpUrl !== null }),
+    JSON.stringify({ baseDomain: ctx.config.baseDomain, sharedCookies: ctx.config.cookieDomain !== null, smtp: ctx.config.smtpUrl !== null, signup: ctx.config.signup }),
   );
   let page: string | undefined;
   const html = async () => {
@@ -55,8 +55,7 @@ export const webRoutes = (ctx: Context) => {
   };
   return new Elysia({ name: "web", seed: ctx.id })
     .get("/assets/*", async ({ request }) => {
-      const path = requestPath(request.url);
-      const a = (await webBundle()).assets.get(path);
+      const a = (await webBundle()).assets.get(requestPath(request.url));
       if (!a) return new Response("Not found\n", { status: 404, headers: { "content-type": "text/plain; charset=utf-8", "cache-control": "no-cache" } });
       return sendAsset(a, request.headers.get("accept-encoding") ?? "");
     })

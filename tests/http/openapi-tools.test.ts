@@ -87,6 +87,7 @@ describe("tags: one per part of the API, declared once, used consistently", () =
     [/^\/api\/v1\/users(\/|$)/, "users"],
     [/^\/api\/v1\/crm\//, "crm"],
     [/^\/api\/v1\/health$/, "health"],
+    [/^\/api\/v1\/tenant$/, "organization"],
   ];
 
   test("every operation has exactly one tag, the one of its URL", () => {

@@ -36,7 +36,7 @@ describe("the app's page", () => {
     expect(res.status).toBe(200);
     const html = await res.text();
     const meta = /<meta name="suite-config" content="([^"]*)">/.exec(html)![1]!.replace(/&quot;/g, '"').replace(/&amp;/g, "&");
-    expect(JSON.parse(meta)).toEqual({ baseDomain: "localhost", sharedCookies: false, smtp: false });
+    expect(JSON.parse(meta)).toEqual({ baseDomain: "localhost", sharedCookies: false, smtp: false, signup: "open" });
   });
 });
 

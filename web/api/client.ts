@@ -154,7 +154,7 @@ async function finish<R>(res: Response): Promise<R> {
 const get = <R>(path: string, query?: Query, o: Options = {}) => request<R>("GET", path, { ...o, query });
 const post = <R>(path: string, body?: unknown, o: Options = {}) => request<R>("POST", path, { ...o, body });
 const patch = <R>(path: string, body: unknown) => request<R>("PATCH", path, { body });
-const del = (path: string) => request<void>("DELETE", path);
+const del = (path: string, query?: Query) => request<void>("DELETE", path, { query });
 
 const enc = encodeURIComponent;
 const open: Options = { noAuthRetry: true };
@@ -197,10 +197,19 @@ export const api = {
   users: {
     list: (q: { page?: number; size?: number; search?: string }) => get<T.Page<T.User>>("/users/", q),
     rename: (id: string, full_name: string | null) => patch<T.User>(`/users/${enc(id)}`, { full_name }),
+    /** Admins: role and profile (and the name) in one change. */
+    update: (id: string, body: { full_name?: string | null; role?: T.User["role"]; profile_id?: string | null }) => patch<T.User>(`/users/${enc(id)}`, body),
+    remove: (id: string, reassignTo: string | null) => del(`/users/${enc(id)}`, { reassign_to: reassignTo }),
+    resetTwoFactor: (id: string) => post<T.User>(`/users/${enc(id)}/2fa/reset`),
+    unlock: (id: string) => post<T.User>(`/users/${enc(id)}/unlock`),
     profiles: () => get<T.Profile[]>("/users/profiles"),
     invite: (body: { email: string; profile_id?: string | null }) => post<T.Invitation>("/users/invite", body),
     invitations: (q: { page?: number; size?: number; status?: T.InvitationStatus }) => get<T.Page<T.Invitation>>("/users/invitations", q),
     revokeInvitation: (id: string) => post<T.Invitation>(`/users/invitations/${enc(id)}/revoke`),
+  },
+  tenant: {
+    get: () => get<T.Tenant>("/tenant"),
+    update: (body: { name?: string; modules?: string[] }) => patch<T.Tenant>("/tenant", body),
   },
   crm: {
     stages: () => get<T.Stage[]>("/crm/pipeline-stages"),

@@ -1,12 +1,13 @@
 /**
  * What the server tells the page in <meta name="suite-config"> (no inline script under the CSP):
  * the base domain, whether session cookies are shared by every subdomain, and whether mail
- * leaves by SMTP or waits in the outbox.
+ * leaves by SMTP or waits in the outbox, and whether public signup is open (SUITE_SIGNUP).
  */
 export interface SuiteConfig {
   baseDomain: string;
   sharedCookies: boolean;
   smtp: boolean;
+  signup: "open" | "closed";
 }
 
 let cached: SuiteConfig | undefined;
@@ -20,7 +21,7 @@ export function config(): SuiteConfig {
   } catch {
     /* a page without the server's meta (component tests) */
   }
-  cached = { baseDomain: parsed.baseDomain ?? "localhost", sharedCookies: parsed.sharedCookies ?? false, smtp: parsed.smtp ?? false };
+  cached = { baseDomain: parsed.baseDomain ?? "localhost", sharedCookies: parsed.sharedCookies ?? false, smtp: parsed.smtp ?? false, signup: parsed.signup === "closed" ? "closed" : "open" };
   return cached;
 }
 

@@ -1,6 +1,6 @@
 /** A confirmation in a native modal <dialog>: focus moves in, Escape cancels, the page is inert. */
 import type { ComponentChildren } from "preact";
-import { useEffect, useRef } from "preact/hooks";
+import { useEffect, useId, useRef } from "preact/hooks";
 
 export interface ConfirmProps {
   open: boolean;
@@ -15,6 +15,8 @@ export interface ConfirmProps {
 
 export function ConfirmDialog({ open, title, children, confirmLabel, danger, busy, onConfirm, onCancel }: ConfirmProps) {
   const ref = useRef<HTMLDialogElement>(null);
+  // Several dialogs may share a page (Team: revoke, remove): each title needs its own id.
+  const titleId = useId();
   useEffect(() => {
     const d = ref.current;
     if (!d) return;
@@ -22,8 +24,8 @@ export function ConfirmDialog({ open, title, children, confirmLabel, danger, bus
     if (!open && d.open) d.close();
   }, [open]);
   return (
-    <dialog ref={ref} class="dialog" aria-labelledby="dialog-title" onCancel={(e) => (e.preventDefault(), onCancel())}>
-      <h2 id="dialog-title">{title}</h2>
+    <dialog ref={ref} class="dialog" aria-labelledby={titleId} onCancel={(e) => (e.preventDefault(), onCancel())}>
+      <h2 id={titleId}>{title}</h2>
       {children}
       <div class="actions">
         <button type="button" onClick={onCancel}>
@@ -40,6 +42,7 @@ export function ConfirmDialog({ open, title, children, confirmLabel, danger, bus
 /** Any content in a modal dialog (forms: create, edit). */
 export function Modal({ open, title, children, onClose }: { open: boolean; title: string; children: ComponentChildren; onClose: () => void }) {
   const ref = useRef<HTMLDialogElement>(null);
+  const titleId = useId();
   useEffect(() => {
     const d = ref.current;
     if (!d) return;
@@ -47,8 +50,8 @@ export function Modal({ open, title, children, onClose }: { open: boolean; title
     if (!open && d.open) d.close();
   }, [open]);
   return (
-    <dialog ref={ref} class="dialog wide" aria-labelledby="modal-title" onCancel={(e) => (e.preventDefault(), onClose())}>
-      <h2 id="modal-title">{title}</h2>
+    <dialog ref={ref} class="dialog wide" aria-labelledby={titleId} onCancel={(e) => (e.preventDefault(), onClose())}>
+      <h2 id={titleId}>{title}</h2>
       {open && children}
     </dialog>
   );

@@ -22,6 +22,7 @@ export function Layout({ children }: { children: ComponentChildren }) {
             <li><Link href="/contacts">Contacts</Link></li>
             <li><Link href="/pipeline">Pipeline</Link></li>
             {admin && <li><Link href="/team">Team</Link></li>}
+            {admin && <li><Link href="/organization">Organization</Link></li>}
             <li><Link href="/settings">My account</Link></li>
           </ul>
         </nav>

@@ -1,4 +1,4 @@
-/** The base domain's page: create a workspace (signup), or go to yours by its subdomain. */
+/** The base domain's page: create a workspace (signup, unless the server closed it), or go to yours by its subdomain. */
 import { useState } from "preact/hooks";
 import { ApiError, api } from "../api/client";
 import { config, workspaceOrigin } from "../shared/config";
@@ -54,20 +54,31 @@ export default function PublicHome() {
           <p>Sign-in, your team and a CRM for your company, on your own server.</p>
         </header>
         <div class="columns">
-          <section class="card" aria-labelledby="signup-title">
-            <h2 id="signup-title">Create a workspace</h2>
-            <form onSubmit={signup} noValidate>
-              <Field label="Organization name" required value={form.tenant_name} onValue={set("tenant_name")} error={errors.tenant_name} autocomplete="organization" />
-              <Field label="Workspace address" required value={form.subdomain} onValue={(v) => set("subdomain")(v.toLowerCase())} error={errors.subdomain} hint={`${form.subdomain || "acme"}.${base}`} autocomplete="off" />
-              <Field label="Your name" value={form.full_name} onValue={set("full_name")} error={errors.full_name} autocomplete="name" />
-              <Field label="Work email" type="email" required value={form.email} onValue={set("email")} error={errors.email} autocomplete="email" />
-              <Field label="Password" type="password" required minLength={8} hint="8 to 128 characters." value={form.password} onValue={set("password")} error={errors.password} autocomplete="new-password" />
-              {error && <p class="error" role="alert">{error}</p>}
-              <button type="submit" class="primary wide" disabled={busy}>
-                {busy ? "Creating…" : "Create workspace"}
-              </button>
-            </form>
-          </section>
+          {config().signup === "closed" ? (
+            <section class="card" aria-labelledby="closed-title">
+              <h2 id="closed-title">Getting a workspace</h2>
+              <p>New workspaces cannot be created from this page: signup is closed on this server.</p>
+              <p>
+                To get one, ask the person who runs this server; they create workspaces with <code>suite tenant create</code>. If you were invited to a
+                workspace, open the link in your invitation email.
+              </p>
+            </section>
+          ) : (
+            <section class="card" aria-labelledby="signup-title">
+              <h2 id="signup-title">Create a workspace</h2>
+              <form onSubmit={signup} noValidate>
+                <Field label="Organization name" required value={form.tenant_name} onValue={set("tenant_name")} error={errors.tenant_name} autocomplete="organization" />
+                <Field label="Workspace address" required value={form.subdomain} onValue={(v) => set("subdomain")(v.toLowerCase())} error={errors.subdomain} hint={`${form.subdomain || "acme"}.${base}`} autocomplete="off" />
+                <Field label="Your name" value={form.full_name} onValue={set("full_name")} error={errors.full_name} autocomplete="name" />
+                <Field label="Work email" type="email" required value={form.email} onValue={set("email")} error={errors.email} autocomplete="email" />
+                <Field label="Password" type="password" required minLength={8} hint="8 to 128 characters." value={form.password} onValue={set("password")} error={errors.password} autocomplete="new-password" />
+                {error && <p class="error" role="alert">{error}</p>}
+                <button type="submit" class="primary wide" disabled={busy}>
+                  {busy ? "Creating…" : "Create workspace"}
+                </button>
+              </form>
+            </section>
+          )}
           <section class="card" aria-labelledby="find-title">
             <h2 id="find-title">Go to your workspace</h2>
             <form onSubmit={go} noValidate>

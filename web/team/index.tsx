@@ -1,4 +1,4 @@
-/** Team (admins): members with search, invitations by status, and the invite form. */
+/** Team (admins): members with search (each managed or removed), invitations by status, and the invite form. */
 import { useState } from "preact/hooks";
 import { api, type Profile, type User } from "../api/client";
 import { formatDate } from "../shared/format";
@@ -7,6 +7,8 @@ import { Empty, ErrorBox, Loading } from "../shared/states";
 import { useDebounced, useLoad } from "../shared/use-load";
 import { InviteForm } from "./invite-form";
 import { Invitations } from "./invitations";
+import { ManageMember, displayName } from "./manage-member";
+import { RemoveMember } from "./remove-member";
 
 export default function TeamScreen() {
   const profiles = useLoad(() => api.users.profiles(), []);
@@ -31,6 +33,8 @@ function Members({ profiles }: { profiles: Profile[] }) {
   const [page, setPage] = useState(1);
   const q = useDebounced(search.trim());
   const members = useLoad(() => api.users.list({ page, size: 20, search: q }), [q, page]);
+  const [managing, setManaging] = useState<User | null>(null);
+  const [removing, setRemoving] = useState<User | null>(null);
   return (
     <section class="panel" aria-labelledby="members-title">
       <h2 id="members-title">Members</h2>
@@ -53,20 +57,32 @@ function Members({ profiles }: { profiles: Profile[] }) {
               <thead>
                 <tr>
                   <th scope="col">Name</th>
-                  <th scope="col">Email</th>
+                  <th scope="col" class="hide-narrow">Email</th>
                   <th scope="col">Role</th>
                   <th scope="col" class="hide-narrow">Profile</th>
                   <th scope="col" class="hide-narrow">Joined</th>
+                  <th scope="col"><span class="visually-hidden">Actions</span></th>
                 </tr>
               </thead>
               <tbody aria-busy={members.loading}>
                 {members.data.items.map((u: User) => (
                   <tr key={u.id}>
-                    <td>{u.full_name ?? "—"}</td>
-                    <td>{u.email}</td>
+                    <td>
+                      {u.full_name ?? "—"}
+                      <span class="show-narrow small">{u.email}</span>
+                    </td>
+                    <td class="hide-narrow">{u.email}</td>
                     <td>{u.role === "admin" ? "Admin" : "Member"}</td>
                     <td class="hide-narrow">{profileName(profiles, u.profile_id)}</td>
                     <td class="hide-narrow">{formatDate(u.created_at.slice(0, 10))}</td>
+                    <td class="row-actions">
+                      <button type="button" onClick={() => setManaging(u)} aria-label={`Manage ${displayName(u)}`}>
+                        Manage
+                      </button>
+                      <button type="button" class="danger-text" onClick={() => setRemoving(u)} aria-label={`Remove ${displayName(u)}`}>
+                        Remove
+                      </button>
+                    </td>
                   </tr>
                 ))}
               </tbody>
@@ -75,6 +91,8 @@ function Members({ profiles }: { profiles: Profile[] }) {
           <Pager page={members.data.page} pages={members.data.pages} total={members.data.total} size={members.data.size} noun="members" onPage={setPage} />
         </>
       )}
+      <ManageMember user={managing} profiles={profiles} onClose={() => setManaging(null)} onChanged={members.reload} />
+      <RemoveMember user={removing} onClose={() => setRemoving(null)} onRemoved={() => (setRemoving(null), members.reload())} />
     </section>
   );
 }

@@ -134,6 +134,16 @@ export async function buildWorld(f: FuzzApp) {
    */
   async function keepTokensAlive() {
     const alive = async (t: string) => f.ctx.auth.authenticate(t).then(() => true, () => false);
+    // A request may have removed, demoted or promoted one of the cast (DELETE and PATCH /users/{id}):
+    // put them back as they were, with the same address and password, before opening a session.
+    const cast = [[tenantIds.acme, "admin@acme.test", "admin"], [tenantIds.acme, "member@acme.test", "member"], [tenantIds.other, "admin@other.test", "admin"]] as const;
+    for (const [tenantId, email, role] of cast) {
+      if (!(await f.ctx.repos.users.byEmail(tenantId, email))) {
+        const hash = await f.ctx.hasher.hash(PASSWORD);
+        f.ctx.repos.users.insertInTx({ id: crypto.randomUUID(), tenant_id: tenantId, email, full_name: null, role, profile_id: null, password_hash: hash, created_at: f.ctx.now() });
+      }
+      f.ctx.db.run("UPDATE users SET role = ?3 WHERE tenant_id = ?1 AND email = ?2 AND role <> ?3", [tenantId, email, role]);
+    }
     const fresh = async (tenantId: string, email: string) => {
       const user = (await f.ctx.repos.users.byEmail(tenantId, email))!;
       return f.ctx.auth.startSession(user, "password", { ip: null, userAgent: null });

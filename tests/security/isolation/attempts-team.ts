@@ -114,5 +114,96 @@ export const TEAM_ATTEMPTS: Attempt[] = [
     check: landedInB,
     tenantIdInBody: true,
   },
-
+  // ---- members managed by admins (issue 16) ----
+  ...(
+    [
+      ["promotes A's member", (w: World) => ({ role: "admin" })],
+      ["demotes A's admin", (w: World) => ({ role: "member" })],
+      ["gives A's member A's admin profile", (w: World) => ({ profile_id: w.a.profiles.admin })],
+    ] as const
+  ).map(([what, body]): Attempt => ({
+    op: "PATCH /api/v1/users/{id}",
+    what: `B's admin ${what}`,
+    send: (w) => req("PATCH", `/users/${what.includes("A's admin") && !what.includes("profile") ? w.a.admin.id : w.a.member.id}`, { ...asB(w), body: body(w) }),
+    expect: notFound,
+  })),
+  {
+    op: "PATCH /api/v1/users/{id}",
+    what: "B's admin gives B's member A's profile",
+    send: (w) => req("PATCH", `/users/${w.b.member.id}`, { ...asB(w), body: { profile_id: w.a.profiles.standard } }),
+    expect: notFound,
+    check: async (_b, w) => expect((await w.t.ctx.repos.users.byId(w.b.tenantId, w.b.member.id))!.profile_id).not.toBe(w.a.profiles.standard),
+  },
+  {
+    op: "PATCH /api/v1/users/{id}",
+    what: "B's member makes themself admin",
+    send: (w) => req("PATCH", `/users/${w.b.member.id}`, { token: w.b.member.access, tenant: "bravo", body: { role: "admin" } }),
+    expect: { status: 403, code: "forbidden" },
+  },
+  ...(["admin", "member"] as const).map(
+    (who): Attempt => ({ op: "DELETE /api/v1/users/{id}", what: `B's admin removes A's ${who}`, send: (w) => req("DELETE", `/users/${w.a[who].id}`, asB(w)), expect: notFound }),
+  ),
+  {
+    op: "DELETE /api/v1/users/{id}",
+    what: "B's admin removes B's member handing the deals to A's admin: 404, B's member stays",
+    send: (w) => req("DELETE", `/users/${w.b.member.id}?reassign_to=${w.a.admin.id}`, asB(w)),
+    expect: notFound,
+    check: async (_b, w) => expect(await w.t.ctx.repos.users.byId(w.b.tenantId, w.b.member.id)).not.toBeNull(),
+  },
+  {
+    op: "DELETE /api/v1/users/{id}",
+    what: "B's member removes A's member",
+    send: (w) => req("DELETE", `/users/${w.a.member.id}`, { token: w.b.member.access, tenant: "bravo" }),
+    expect: { status: 403, code: "forbidden" },
+  },
+  ...(["admin", "member"] as const).map(
+    (who): Attempt => ({ op: "POST /api/v1/users/{id}/2fa/reset", what: `B's admin resets A's ${who}'s second factor`, send: (w) => req("POST", `/users/${w.a[who].id}/2fa/reset`, asB(w)), expect: notFound }),
+  ),
+  {
+    op: "POST /api/v1/users/{id}/2fa/reset",
+    what: "B's member resets A's member's second factor",
+    send: (w) => req("POST", `/users/${w.a.member.id}/2fa/reset`, { token: w.b.member.access, tenant: "bravo" }),
+    expect: { status: 403, code: "forbidden" },
+  },
+  {
+    op: "POST /api/v1/users/{id}/2fa/reset",
+    what: "reset naming A's tenant_id resets B's member",
+    send: (w) => req("POST", `/users/${w.b.member.id}/2fa/reset`, { ...asB(w), body: { tenant_id: w.a.tenantId } }),
+    expect: { status: 200 },
+    check: landedInB,
+    tenantIdInBody: true,
+  },
+  ...(["admin", "member"] as const).map(
+    (who): Attempt => ({ op: "POST /api/v1/users/{id}/unlock", what: `B's admin unlocks A's ${who}`, send: (w) => req("POST", `/users/${w.a[who].id}/unlock`, asB(w)), expect: notFound }),
+  ),
+  {
+    op: "POST /api/v1/users/{id}/unlock",
+    what: "B's admin unlocks B's member naming A's tenant_id: clears only B's counter for the shared address",
+    send: (w) => req("POST", `/users/${w.b.member.id}/unlock`, { ...asB(w), body: { tenant_id: w.a.tenantId } }),
+    expect: { status: 200 },
+    check: landedInB,
+    tenantIdInBody: true,
+  },
+  // ---- the organization ----
+  {
+    op: "GET /api/v1/tenant",
+    what: "B reads its organization, never A's",
+    send: (w) => req("GET", "/tenant", asB(w)),
+    expect: { status: 200 },
+    check: (b, w) => expect({ id: b.id, subdomain: b.subdomain }).toEqual({ id: w.b.tenantId, subdomain: "bravo" }),
+  },
+  {
+    op: "PATCH /api/v1/tenant",
+    what: "rename naming A's tenant_id renames B",
+    send: (w) => req("PATCH", "/tenant", { ...asB(w), body: { name: "Bravo Renamed", tenant_id: w.a.tenantId, modules: ["crm", "users"] } }),
+    expect: { status: 200 },
+    check: (b, w) => expect({ id: b.id, name: b.name }).toEqual({ id: w.b.tenantId, name: "Bravo Renamed" }),
+    tenantIdInBody: true,
+  },
+  {
+    op: "PATCH /api/v1/tenant",
+    what: "B's member renames the organization",
+    send: (w) => req("PATCH", "/tenant", { token: w.b.member.access, tenant: "bravo", body: { name: "Mine" } }),
+    expect: { status: 403, code: "forbidden" },
+  },
 ];

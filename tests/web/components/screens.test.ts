@@ -10,7 +10,7 @@ const { Field } = await import("../../../web/shared/field");
 const { Pager } = await import("../../../web/shared/pager");
 const { stopRefresh } = await import("../../../web/api/client");
 
-setConfig({ baseDomain: "localhost", sharedCookies: false, smtp: true });
+setConfig({ baseDomain: "localhost", sharedCookies: false, smtp: true, signup: "open" });
 let root: HTMLElement;
 const mount = (vnode: import("preact").ComponentChild) => {
   root = document.createElement("div");

@@ -1,0 +1,85 @@
+/** Organization settings (admins): the workspace's name, and which modules are on. */
+import { useEffect, useState } from "preact/hooks";
+import { ApiError, api } from "../api/client";
+import { Field } from "../shared/field";
+import { useSession } from "../shared/session";
+import { ErrorBox, Loading, errorMessage } from "../shared/states";
+import { toast } from "../shared/toast";
+import { useLoad } from "../shared/use-load";
+
+/** The modules the server knows (CONTRACT §2), in the words an admin reads. */
+export const MODULES: { key: string; label: string; hint: string }[] = [
+  { key: "crm", label: "CRM", hint: "Deals, accounts, contacts and the pipeline. Turning it off hides them from everyone and keeps all their data." },
+  { key: "users", label: "Team", hint: "Inviting people and the member list. Members who already joined can still sign in." },
+];
+
+export default function OrganizationScreen() {
+  const { reload } = useSession();
+  const tenant = useLoad(() => api.tenant.get(), []);
+  const [name, setName] = useState("");
+  const [modules, setModules] = useState<string[]>([]);
+  const [busy, setBusy] = useState(false);
+  const [errors, setErrors] = useState<{ name?: string; form?: string }>({});
+  useEffect(() => {
+    if (!tenant.data) return;
+    setName(tenant.data.name);
+    setModules(tenant.data.modules);
+  }, [tenant.data]);
+
+  if (tenant.error) return <ErrorBox error={tenant.error} retry={tenant.reload} />;
+  if (!tenant.data) return <Loading />;
+
+  const toggle = (key: string, on: boolean) => setModules(on ? [...new Set([...modules, key])].sort() : modules.filter((m) => m !== key));
+  const save = async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    setErrors({});
+    try {
+      await api.tenant.update({ name: name.trim(), modules });
+      toast("Organization settings saved.");
+      // The name in the top bar and the screens a module opens follow at once.
+      await reload();
+      tenant.reload();
+    } catch (err) {
+      if (err instanceof ApiError && err.items.length) setErrors({ name: err.fieldError("name") ?? err.detail });
+      else setErrors({ form: errorMessage(err) });
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <>
+      <h1>Organization</h1>
+      <section class="panel" aria-labelledby="org-title">
+        <h2 id="org-title">Workspace</h2>
+        <form onSubmit={save} noValidate>
+          <Field label="Organization name" required maxLength={100} value={name} onValue={setName} error={errors.name} autocomplete="organization" />
+          <p class="aside">
+            Address: <strong>{tenant.data.subdomain}</strong> (the address cannot be changed).
+          </p>
+          <fieldset class="checks">
+            <legend>Modules</legend>
+            {MODULES.map((m) => (
+              <div key={m.key}>
+                <label>
+                  <input type="checkbox" checked={modules.includes(m.key)} onChange={(e) => toggle(m.key, (e.target as HTMLInputElement).checked)} />
+                  <span>{m.label}</span>
+                </label>
+                <p class="hint">{m.hint}</p>
+              </div>
+            ))}
+          </fieldset>
+          {errors.form && (
+            <p class="error" role="alert">
+              {errors.form}
+            </p>
+          )}
+          <button type="submit" class="primary" disabled={busy || !name.trim()}>
+            {busy ? "Saving…" : "Save settings"}
+          </button>
+        </form>
+      </section>
+    </>
+  );
+}
