@@ -1,6 +1,7 @@
 import v2 from "./migrations/0002-second-factor-invitations-mail.sql" with { type: "text" };
 import v3 from "./migrations/0003-crm.sql" with { type: "text" };
 import v4 from "./migrations/0004-session-proofs.sql" with { type: "text" };
+import v5 from "./migrations/0005-audit-log-reading.sql" with { type: "text" };
 
 /**
  * Upgrades for databases made by an older release. schema.sql is always the whole current
@@ -20,4 +21,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 2, name: "second factor, magic links, invitations, mail outbox", sql: v2 },
   { version: 3, name: "CRM: accounts, contacts, deals, deal search and counts", sql: v3 },
   { version: 4, name: "sessions keep a hash of their secret id and their last proof; sign-in challenges spent once", sql: v4 },
+  { version: 5, name: "audit log read newest first by tenant, time and user", sql: v5 },
 ];

@@ -32,6 +32,7 @@ export const TAGS = {
   "two-factor": "The TOTP second factor and its backup codes (/api/v1/auth/2fa)",
   users: "The team: members and invitations (/api/v1/users)",
   crm: "Deals, accounts, contacts and pipeline stages (/api/v1/crm)",
+  audit: "The organization's audit log, for its admins (/api/v1/audit-log)",
   health: "Whether the server and its database answer (/api/v1/health)",
 } as const;
 export type Tag = keyof typeof TAGS;
