@@ -10,6 +10,7 @@ import DealsScreen from "./deals";
 import AcceptInvitation from "./join/accept-invitation";
 import MagicLink from "./sign-in/magic-link";
 import SignIn from "./sign-in";
+import SecurityLogScreen from "./security-log";
 import PublicHome from "./signup";
 import PipelineScreen from "./stages";
 import TeamScreen from "./team";
@@ -33,6 +34,7 @@ export const WORKSPACE_ROUTES: Route[] = [
   { path: "/contacts", screen: ContactsScreen, auth: true, title: "Contacts" },
   { path: "/pipeline", screen: PipelineScreen, auth: true, title: "Pipeline" },
   { path: "/team", screen: TeamScreen, auth: true, admin: true, title: "Team" },
+  { path: "/security-log", screen: SecurityLogScreen, auth: true, admin: true, title: "Security log" },
   { path: "/settings", screen: AccountScreen, auth: true, title: "My account" },
 ];
 
