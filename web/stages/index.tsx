@@ -4,7 +4,7 @@
  */
 import "../deals/crm.css";
 import "./stages.css";
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { api, type Stage } from "../api/client";
 import { Modal } from "../shared/dialog";
 import { Link } from "../shared/router";
@@ -23,6 +23,16 @@ export default function PipelineScreen() {
   const [editing, setEditing] = useState<Stage | null>(null);
   const [deleting, setDeleting] = useState<Stage | null>(null);
   const [moving, setMoving] = useState(false);
+  // The button to focus once the reordered list is on screen (the moved stage's, in its new row).
+  const [focusNext, setFocusNext] = useState<string | null>(null);
+  useEffect(() => {
+    if (!focusNext || !stages) return;
+    const b = document.querySelector<HTMLButtonElement>(focusNext);
+    if (b && !b.disabled) {
+      b.focus();
+      setFocusNext(null);
+    }
+  }, [stages, focusNext]);
 
   /** Swaps a stage with its neighbour; focus stays on the stage's button in its new row. */
   const move = async (i: number, by: -1 | 1) => {
@@ -33,12 +43,12 @@ export default function PipelineScreen() {
     setMoving(true);
     try {
       await api.crm.reorderStages(ids);
-      stagesChanged();
       const dir = by < 0 ? "up" : "down";
       const at = i + by;
       // The button itself may now be disabled (first or last row): its neighbour takes the focus.
       const pick = (at === 0 && dir === "up") || (at === ids.length - 1 && dir === "down") ? (dir === "up" ? "down" : "up") : dir;
-      setTimeout(() => document.querySelector<HTMLButtonElement>(`button[data-move="${pick}"][data-stage="${id}"]`)?.focus(), 50);
+      setFocusNext(`button[data-move="${pick}"][data-stage="${id}"]`);
+      stagesChanged();
       toast(`Moved “${stages[i]!.name}” ${dir}.`);
     } catch (e) {
       toast(errorMessage(e));
@@ -57,7 +67,7 @@ export default function PipelineScreen() {
         )}
       </div>
       <p class="muted">
-        The stages a deal moves through, in order.{admin ? "" : " Only administrators can change stages."}
+        The stages a deal moves through, in order.{admin ? "" : " Only administrators can add stages."}
       </p>
       {error ? (
         <ErrorBox error={error} retry={reload} />
@@ -104,14 +114,14 @@ export default function PipelineScreen() {
                     </Link>
                     {admin && (
                       <span class="stage-actions">
-                        <button type="button" data-move="up" data-stage={s.id} disabled={i === 0 || moving} onClick={() => void move(i, -1)} aria-label={`Move ${s.name} up`}>
+                        <button type="button" data-move="up" data-stage={s.id} disabled={i === 0} onClick={() => void move(i, -1)} aria-label={`Move ${s.name} up`}>
                           ↑
                         </button>
                         <button
                           type="button"
                           data-move="down"
                           data-stage={s.id}
-                          disabled={i === stages.length - 1 || moving}
+                          disabled={i === stages.length - 1}
                           onClick={() => void move(i, 1)}
                           aria-label={`Move ${s.name} down`}
                         >
