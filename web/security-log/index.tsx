@@ -102,7 +102,7 @@ export default function SecurityLogScreen() {
           <p>{filtered ? "No entries match these filters." : "Nothing has been logged yet."}</p>
         </Empty>
       ) : (
-        <div class={`table-wrap${list.loading ? " dim" : ""}`} aria-busy={list.loading}>
+        <div class={`table-wrap${list.loading ? " dim" : ""}`} aria-busy={list.loading} tabIndex={0} role="region" aria-label="Audit log entries">
           <table>
             <caption class="visually-hidden">Audit log entries</caption>
             <thead>

@@ -78,7 +78,7 @@ export default function PipelineScreen() {
           <p>No stages yet.</p>
         </Empty>
       ) : (
-        <div class="table-wrap">
+        <div class="table-wrap" tabIndex={0} role="region" aria-label="Pipeline stages">
           <table>
             <caption class="visually-hidden">Pipeline stages</caption>
             <thead>
