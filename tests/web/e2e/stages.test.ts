@@ -28,8 +28,8 @@ afterAll(() => w?.close());
 
 const api = async (path: string) => (await w.server.call("GET", `/api/v1/crm${path}`, { token: w.token, tenant: TENANT })).body as any;
 const stageNames = () => page.locator("table tbody tr td:nth-child(2)").allTextContents();
-/** A page-side check, as text: this file is type-checked without the DOM's types. */
-const rowHas = (n: number, text: string) => `document.querySelector("table tbody tr:nth-child(${n})")?.textContent?.includes(${JSON.stringify(text)})`;
+/** Waits until row n (from 1) shows `text` (waitForFunction would need eval, which the page's CSP forbids). */
+const rowHas = (n: number, text: string) => page.locator("table tbody tr").nth(n - 1).locator("td").nth(1).getByText(text, { exact: true }).waitFor();
 const focusedLabel = () => page.evaluate("document.activeElement && document.activeElement.getAttribute('aria-label')");
 
 test("an admin renames and recolours a stage in a dialog; every deal of the stage shows it at once", async () => {
@@ -58,14 +58,14 @@ test("keyboard alone: move a stage up twice and down once; focus follows the sta
   expect((await stageNames()).slice(0, 4)).toEqual(["New", "Qualified", "Offer sent", "Negotiation"]);
   await page.getByRole("button", { name: "Move Offer sent up" }).focus();
   await page.keyboard.press("Enter");
-  await page.waitForFunction(rowHas(2, "Offer sent"));
+  await rowHas(2, "Offer sent");
   await waitUntil(async () => (await focusedLabel()) === "Move Offer sent up");
   await page.keyboard.press("Enter");
-  await page.waitForFunction(rowHas(1, "Offer sent"));
+  await rowHas(1, "Offer sent");
   // At the top its up button is disabled: the down button has the focus.
   await waitUntil(async () => (await focusedLabel()) === "Move Offer sent down");
   await page.keyboard.press("Enter");
-  await page.waitForFunction(rowHas(2, "Offer sent"));
+  await rowHas(2, "Offer sent");
   expect((await stageNames()).slice(0, 3)).toEqual(["New", "Offer sent", "Qualified"]);
   expect((await api("/pipeline-stages")).map((s: any) => s.key).slice(0, 3)).toEqual(["new", "proposal", "qualified"]);
 }, STEP);
