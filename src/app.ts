@@ -12,6 +12,7 @@ import { tenantsRoutes } from "./tenants/routes";
 import { invitationAcceptRoutes } from "./users/accept-routes";
 import { usersRoutes } from "./users/routes";
 import { crmRoutes } from "./crm/routes";
+import { auditRoutes } from "./audit/routes";
 import { webRoutes } from "./web/routes";
 
 /** The HTTP application: the shared core first (its hooks must precede every route), then features. */
@@ -31,6 +32,7 @@ export function createApp(ctx: Context) {
     .use(invitationAcceptRoutes(ctx))
     .use(usersRoutes(ctx))
     .use(crmRoutes(ctx))
+    .use(auditRoutes(ctx))
     // Last: its catch-all page must not shadow any API route.
     .use(webRoutes(ctx));
   self = app;

@@ -11,6 +11,10 @@ import { createDealsQuery } from "./crm/deals-query";
 import { createDealsService } from "./crm/deals-service";
 import { createCrmRepo } from "./crm/repo";
 import { createCrmService } from "./crm/service";
+import { createAuditRepo } from "./audit/repo";
+import { createAuditService } from "./audit/service";
+import { createStagesRepo } from "./crm/stages-repo";
+import { createStagesService } from "./crm/stages-service";
 import { createMailRepo } from "./mail/repo";
 import { type Mailer, createMailSender, noMailSender } from "./mail/sender";
 import { createSmtpTransport, smtpSecrets } from "./mail/smtp";
@@ -105,6 +109,7 @@ export function createContext(opts: ContextOptions) {
     config, now, invitations: invitationsRepo, users, tenants, readTenant: (id) => tenantsService.read(id), hasher, limiter, limits, auth, mailer,
   });
   const crmService = createCrmService({ now, repo: crm });
+  const stagesService = createStagesService({ now, repo: crm, stages: createStagesRepo(db, { security }) });
   const deals = createDealsService({ now, repo: crm, deals: crm.deals, query: createDealsQuery(db) });
   const usersService = createUsersService({ users });
   // A renamed user shows at once in every deal assigned to them (CONTRACT §10b); a removed one's deals move in the removal's transaction.
@@ -144,6 +149,10 @@ export function createContext(opts: ContextOptions) {
     invitations,
     /** Pipeline stages, accounts, contacts, and the CRM module check. */
     crm: crmService,
+    /** Changing, reordering and deleting pipeline stages (admins). */
+    stages: stagesService,
+    /** Reading the audit log (admins): pages and CSV downloads. */
+    auditLog: createAuditService({ now, repo: createAuditRepo(db) }),
     /** Deals and the deal list. */
     deals,
     /** The team: the member list and profiles. */

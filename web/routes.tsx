@@ -13,6 +13,7 @@ import ForgotPassword from "./password/forgot";
 import ResetPassword from "./password/reset";
 import VerifyEmail from "./verify-email";
 import SignIn from "./sign-in";
+import SecurityLogScreen from "./security-log";
 import PublicHome from "./signup";
 import OrganizationScreen from "./organization";
 import PipelineScreen from "./stages";
@@ -43,6 +44,7 @@ export const WORKSPACE_ROUTES: Route[] = [
   { path: "/pipeline", module: "crm", screen: PipelineScreen, auth: true, title: "Pipeline" },
   { path: "/team", module: "users", screen: TeamScreen, auth: true, admin: true, title: "Team" },
   { path: "/organization", screen: OrganizationScreen, auth: true, admin: true, title: "Organization" },
+  { path: "/security-log", screen: SecurityLogScreen, auth: true, admin: true, title: "Security log" },
   { path: "/settings", screen: AccountScreen, auth: true, title: "My account" },
 ];
 

@@ -86,6 +86,10 @@ const DEAL_LIST_PARAMETERS = listParameters([
 ]);
 const PAGE_PARAMETERS = listParameters([{ name: "search", description: "Part of a name (or email), any case", schema: SEARCH_SCHEMA }]);
 
+const STAGE_DELETE_PARAMETERS = [
+  { name: "move_to", in: "query", required: false, description: "The key of the stage its deals move to; required when it has deals", schema: { type: "string" } },
+];
+
 type RouteDoc = Parameters<typeof doc>[0];
 const crm = (summary: string, ok: RouteDoc["ok"], errors: number[] = [], parameters?: unknown[], codes?: RouteDoc["codes"]) =>
   doc({ summary, tags: ["crm"], auth: true, ok, errors: [...errors, 403], parameters, codes });
@@ -98,6 +102,9 @@ const CONTACT = ["ContactRead", ContactRead] as const;
 export const CRM_DOCS = {
   listStages: crm("The organization's pipeline stages, in order", { 200: ["StageList", t.Array(StageRead)] }),
   createStage: crm("Add a pipeline stage (admins)", { 201: ["StageRead", StageRead] }, [409], undefined, { 409: ["stage_exists"] }),
+  patchStage: crm("Change a stage's name, colour, probability or outcome (admins); deals show it at once", { 200: ["StageRead", StageRead] }, [404]),
+  reorderStages: crm("Put the stages in a new order: every stage id once (admins)", { 200: ["StageList", t.Array(StageRead)] }),
+  deleteStage: crm("Delete a stage, moving its deals to `move_to` in the same transaction (admins)", { 204: null }, [404, 409], STAGE_DELETE_PARAMETERS, { 409: ["last_stage"] }),
   listDeals: crm("The deal list: paged, filtered, sorted and searched", { 200: ["DealPage", pageSchema(DealRead)] }, [], DEAL_LIST_PARAMETERS),
   createDeal: crm("Create a deal", { 201: DEAL }, [404]),
   getDeal: crm("One deal", { 200: DEAL }, [404]),

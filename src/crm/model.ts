@@ -44,6 +44,20 @@ export const StageCreate = t.Object({
 });
 export type StageCreate = Static<typeof StageCreate>;
 
+/** The key is what deals hold, so it never changes; everything a person sees does. */
+export const StagePatch = t.Object({
+  name: t.Optional(Text(100)),
+  color: t.Optional(t.String({ pattern: "^#[0-9a-fA-F]{6}$" })),
+  probability: t.Optional(t.Integer({ minimum: 0, maximum: 100 })),
+  is_won: t.Optional(t.Boolean()),
+  is_lost: t.Optional(t.Boolean()),
+});
+export type StagePatch = Static<typeof StagePatch>;
+
+/** Every stage id of the organization, once each, in the new order. */
+export const StageReorder = t.Object({ ids: t.Array(Ref, { minItems: 1, maxItems: 1000 }) });
+export type StageReorder = Static<typeof StageReorder>;
+
 // ---- accounts ----
 
 export const AccountCreate = t.Object({

@@ -1,9 +1,10 @@
 import { Elysia, t } from "elysia";
 import type { Context } from "../context";
-import { authGuard } from "../http/auth-guard";
+import { authGuard, requireAdmin } from "../http/auth-guard";
+import { requestInfo } from "../http/client";
 import { QueryReader, rawQuery } from "../http/paging";
 import type { AssigneeFilter } from "./deals-service";
-import { AccountCreate, AccountPatch, ContactCreate, ContactPatch, DealCreate, DealPatch, SORT_DIRS, SORT_FIELDS, StageCreate } from "./model";
+import { AccountCreate, AccountPatch, ContactCreate, ContactPatch, DealCreate, DealPatch, SORT_DIRS, SORT_FIELDS, StageCreate, StagePatch, StageReorder } from "./model";
 import { decimalText } from "./money";
 import { CRM_DOCS as D } from "./docs";
 
@@ -69,6 +70,9 @@ const valueAsText = ({ body }: { body: unknown }) => {
 };
 const stageNumbers = ({ body }: { body: unknown }) => integersAsNumbers(body, ["position", "probability"]);
 
+// Admins only, checked before the body is validated: a member learns 403, not the body's shape.
+const adminFirst = ({ auth }: { auth: Parameters<typeof requireAdmin>[0] }) => requireAdmin(auth);
+
 const Id = t.Object({ id: t.String() });
 
 /** The CRM: /api/v1/crm (CONTRACT §10, §10b). */
@@ -88,6 +92,27 @@ export const crmRoutes = (ctx: Context) =>
         return ctx.crm.createStage(auth, body);
       },
       { body: StageCreate, transform: stageNumbers, ...D.createStage },
+    )
+    .post("/pipeline-stages/reorder", ({ auth, body, request, server }) => ctx.stages.reorder(auth, body.ids, requestInfo(request, server, ctx.config.trustProxy)), {
+      body: StageReorder,
+      transform: adminFirst,
+      ...D.reorderStages,
+    })
+    .patch(
+      "/pipeline-stages/:id",
+      ({ auth, params, body, request, server }) => ctx.stages.patch(auth, params.id, body, requestInfo(request, server, ctx.config.trustProxy)),
+      { params: Id, body: StagePatch, transform: [adminFirst, stageNumbers], ...D.patchStage },
+    )
+    .delete(
+      "/pipeline-stages/:id",
+      async ({ auth, params, request, server, set }) => {
+        const q = new QueryReader(rawQuery(request.url));
+        const moveTo = q.value("move_to") || null;
+        q.done();
+        await ctx.stages.remove(auth, params.id, moveTo, requestInfo(request, server, ctx.config.trustProxy));
+        set.status = 204;
+      },
+      { params: Id, transform: adminFirst, ...D.deleteStage },
     )
     .get("/deals", ({ auth, request }) => ctx.deals.list(auth, readDealQuery(request.url)), D.listDeals)
     .post(

@@ -33,6 +33,7 @@ export const TAGS = {
   users: "The team: members and invitations (/api/v1/users)",
   organization: "The caller's organization: its name and modules (/api/v1/tenant)",
   crm: "Deals, accounts, contacts and pipeline stages (/api/v1/crm)",
+  audit: "The organization's audit log, for its admins (/api/v1/audit-log)",
   health: "Whether the server and its database answer (/api/v1/health)",
 } as const;
 export type Tag = keyof typeof TAGS;

@@ -15,5 +15,7 @@ export function requestPath(url: string): string {
     const at = url.indexOf(mark, start);
     if (at !== -1 && at < end) end = at;
   }
-  return url.slice(start, end) || "/";
+  const path = url.slice(start, end) || "/";
+  // A request target without its leading slash (found by the HTTP fuzz, seed 1009304278) is still a path.
+  return path.startsWith("/") || path === "*" ? path : `/${path}`;
 }

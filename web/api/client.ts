@@ -214,6 +214,9 @@ export const api = {
   crm: {
     stages: () => get<T.Stage[]>("/crm/pipeline-stages"),
     createStage: (body: T.StageWrite) => post<T.Stage>("/crm/pipeline-stages", body),
+    updateStage: (id: string, body: T.StagePatch) => patch<T.Stage>(`/crm/pipeline-stages/${enc(id)}`, body),
+    reorderStages: (ids: string[]) => post<T.Stage[]>("/crm/pipeline-stages/reorder", { ids }),
+    deleteStage: (id: string, moveTo: string | null) => request<void>("DELETE", `/crm/pipeline-stages/${enc(id)}`, { query: { move_to: moveTo } }),
     deals: (q: T.DealQuery, signal?: AbortSignal) => get<T.Page<T.Deal>>("/crm/deals", q as Query, { signal }),
     deal: (id: string) => get<T.Deal>(`/crm/deals/${enc(id)}`),
     createDeal: (body: T.DealWrite) => post<T.Deal>("/crm/deals", body),
@@ -229,5 +232,10 @@ export const api = {
     createContact: (body: T.ContactWrite) => post<T.Contact>("/crm/contacts", body),
     updateContact: (id: string, body: Partial<T.ContactWrite>) => patch<T.Contact>(`/crm/contacts/${enc(id)}`, body),
     deleteContact: (id: string) => del(`/crm/contacts/${enc(id)}`),
+  },
+  audit: {
+    log: (q: T.AuditQuery, signal?: AbortSignal) => get<T.Page<T.AuditEntry>>("/audit-log", q as Query, { signal }),
+    /** A plain link downloads the CSV: the session cookie goes with it, and the server streams it. */
+    csvUrl: (q: T.AuditQuery) => `/api/v1/audit-log${queryString({ ...q, page: undefined, size: undefined, format: "csv" } as Query)}`,
   },
 };

@@ -130,6 +130,9 @@ export interface StageWrite {
   is_lost?: boolean;
 }
 
+/** What an admin may change of a stage; the key stays (deals name their stage by it). */
+export type StagePatch = Partial<Pick<Stage, "name" | "color" | "probability" | "is_won" | "is_lost">>;
+
 export interface Account {
   id: string;
   tenant_id: string;
@@ -231,4 +234,27 @@ export interface DealQuery extends ListQuery {
   mine?: boolean;
   sort_by?: DealSort;
   sort_dir?: "asc" | "desc";
+}
+
+// ---- the audit log (GET /api/v1/audit-log, admins) ----
+
+export interface AuditEntry {
+  id: number;
+  user_id: string | null;
+  user_email: string | null;
+  user_name: string | null;
+  action: string;
+  created_at: string;
+  ip: string | null;
+  user_agent: string | null;
+  detail: Record<string, unknown> | null;
+}
+export interface AuditQuery {
+  page?: number;
+  size?: number;
+  user_id?: string;
+  action?: string[];
+  /** ISO 8601 date-times. */
+  since?: string;
+  until?: string;
 }

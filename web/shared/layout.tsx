@@ -23,6 +23,7 @@ export function Layout({ children }: { children: ComponentChildren }) {
             <li><Link href="/pipeline">Pipeline</Link></li>
             {admin && <li><Link href="/team">Team</Link></li>}
             {admin && <li><Link href="/organization">Organization</Link></li>}
+            {admin && <li><Link href="/security-log">Security log</Link></li>}
             <li><Link href="/settings">My account</Link></li>
           </ul>
         </nav>

@@ -1,11 +1,18 @@
-/** The pipeline: its stages in order, with their colours. Admins add stages; members see the list. */
+/**
+ * The pipeline: its stages in order, with their colours. Admins add, edit, reorder (move up and
+ * down, by keyboard too: focus stays on the moved stage's button) and delete stages; members see the list.
+ */
 import "../deals/crm.css";
-import { useState } from "preact/hooks";
+import "./stages.css";
+import { useEffect, useState } from "preact/hooks";
+import { api, type Stage } from "../api/client";
 import { Modal } from "../shared/dialog";
 import { Link } from "../shared/router";
 import { useSession } from "../shared/session";
-import { Empty, ErrorBox, Loading } from "../shared/states";
+import { Empty, ErrorBox, Loading, errorMessage } from "../shared/states";
 import { toast } from "../shared/toast";
+import { StageDeleteForm } from "./stage-delete";
+import { StageEditForm } from "./stage-edit";
 import { StageForm } from "./stage-form";
 import { stagesChanged, useStages } from "./store";
 
@@ -13,6 +20,42 @@ export default function PipelineScreen() {
   const admin = useSession().me?.user.role === "admin";
   const { stages, error, reload } = useStages();
   const [adding, setAdding] = useState(false);
+  const [editing, setEditing] = useState<Stage | null>(null);
+  const [deleting, setDeleting] = useState<Stage | null>(null);
+  const [moving, setMoving] = useState(false);
+  // The button to focus once the reordered list is on screen (the moved stage's, in its new row).
+  const [focusNext, setFocusNext] = useState<string | null>(null);
+  useEffect(() => {
+    if (!focusNext || !stages) return;
+    const b = document.querySelector<HTMLButtonElement>(focusNext);
+    if (b && !b.disabled) {
+      b.focus();
+      setFocusNext(null);
+    }
+  }, [stages, focusNext]);
+
+  /** Swaps a stage with its neighbour; focus stays on the stage's button in its new row. */
+  const move = async (i: number, by: -1 | 1) => {
+    if (!stages || moving) return;
+    const ids = stages.map((s) => s.id);
+    const id = ids[i]!;
+    [ids[i], ids[i + by]] = [ids[i + by]!, ids[i]!];
+    setMoving(true);
+    try {
+      await api.crm.reorderStages(ids);
+      const dir = by < 0 ? "up" : "down";
+      const at = i + by;
+      // The button itself may now be disabled (first or last row): its neighbour takes the focus.
+      const pick = (at === 0 && dir === "up") || (at === ids.length - 1 && dir === "down") ? (dir === "up" ? "down" : "up") : dir;
+      setFocusNext(`button[data-move="${pick}"][data-stage="${id}"]`);
+      stagesChanged();
+      toast(`Moved “${stages[i]!.name}” ${dir}.`);
+    } catch (e) {
+      toast(errorMessage(e));
+    } finally {
+      setMoving(false);
+    }
+  };
   return (
     <section class="crm" aria-labelledby="pipeline-title">
       <div class="screen-head">
@@ -35,7 +78,7 @@ export default function PipelineScreen() {
           <p>No stages yet.</p>
         </Empty>
       ) : (
-        <div class="table-wrap">
+        <div class="table-wrap" tabIndex={0} role="region" aria-label="Pipeline stages">
           <table>
             <caption class="visually-hidden">Pipeline stages</caption>
             <thead>
@@ -69,12 +112,62 @@ export default function PipelineScreen() {
                     <Link href={`/deals?stage=${encodeURIComponent(s.key)}`}>
                       Deals<span class="visually-hidden"> in {s.name}</span>
                     </Link>
+                    {admin && (
+                      <span class="stage-actions">
+                        <button type="button" data-move="up" data-stage={s.id} disabled={i === 0} onClick={() => void move(i, -1)} aria-label={`Move ${s.name} up`}>
+                          ↑
+                        </button>
+                        <button
+                          type="button"
+                          data-move="down"
+                          data-stage={s.id}
+                          disabled={i === stages.length - 1}
+                          onClick={() => void move(i, 1)}
+                          aria-label={`Move ${s.name} down`}
+                        >
+                          ↓
+                        </button>
+                        <button type="button" onClick={() => setEditing(s)}>
+                          Edit<span class="visually-hidden"> {s.name}</span>
+                        </button>
+                        <button type="button" class="danger" onClick={() => setDeleting(s)}>
+                          Delete<span class="visually-hidden"> {s.name}</span>
+                        </button>
+                      </span>
+                    )}
                   </td>
                 </tr>
               ))}
             </tbody>
           </table>
         </div>
+      )}
+      {admin && editing && (
+        <Modal open title={`Edit the stage “${editing.name}”`} onClose={() => setEditing(null)}>
+          <StageEditForm
+            stage={editing}
+            onCancel={() => setEditing(null)}
+            onSaved={(s) => {
+              setEditing(null);
+              toast(`Saved the stage “${s.name}”.`);
+              stagesChanged();
+            }}
+          />
+        </Modal>
+      )}
+      {admin && deleting && stages && (
+        <Modal open title={`Delete the stage “${deleting.name}”`} onClose={() => setDeleting(null)}>
+          <StageDeleteForm
+            stage={deleting}
+            stages={stages}
+            onCancel={() => setDeleting(null)}
+            onDeleted={() => {
+              toast(`Deleted the stage “${deleting.name}”.`);
+              setDeleting(null);
+              stagesChanged();
+            }}
+          />
+        </Modal>
       )}
       {admin && (
         <Modal open={adding} title="Add a stage" onClose={() => setAdding(false)}>

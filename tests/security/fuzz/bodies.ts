@@ -22,6 +22,7 @@ const BY_NAME: Record<string, () => fc.Arbitrary<unknown>> = {
   role_id: () => refOf("profile", "otherProfile"),
   session_id: () => refOf("session", "session", "deal"),
   stage: () => fc.oneof(ref("stage"), fc.constantFrom("new", "won", "lost", "trial", "NEW")),
+  ids: () => fc.array(refOf("stageId", "stageId", "otherStageId", "deal"), { maxLength: 8 }),
   token: () => fc.oneof(ref("mailToken"), fc.base64String({ maxLength: 60 })),
   temp_token: () => refOf("tempToken", "tempToken", "adminToken", "refreshToken", "algNone", "expired", "foreignKey"),
   refresh_token: () => refOf("refreshToken", "adminToken", "tempToken", "tamperedToken", "algNone", "expired", "foreignKey"),

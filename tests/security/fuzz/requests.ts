@@ -58,7 +58,10 @@ function paramValue(p: Param): fc.Arbitrary<string> {
   else if (s.enum) good = fc.oneof(fc.constantFrom(...(s.enum as string[])), fc.constantFrom(...(s.enum as string[])).map((e) => e.toUpperCase()));
   else if (p.name === "search") good = fc.oneof(fc.constantFrom(...SQL_AND_FTS), fc.string({ maxLength: 12 }), fc.constantFrom("deal", "acme", "Ada", "café"));
   else if (p.name === "stage") good = fc.oneof(ref("stage"), fc.constantFrom(...SQL_AND_FTS));
-  else if (p.name === "assigned_to") good = refOf("user", "otherUser", "deal");
+  else if (p.name === "assigned_to" || p.name === "user_id") good = refOf("user", "otherUser", "deal");
+  else if (p.name === "move_to") good = fc.oneof(ref("stage"), fc.constantFrom("new", "won", "nowhere", "NEW"));
+  else if (s.format === "date-time") good = fc.oneof(fc.date({ noInvalidDate: true }).map((d) => d.toISOString()), fc.constantFrom("2030-01-01", "2030-02-30T00:00:00Z", "2030-01-01T10:00+05:30", "yesterday"));
+  else if (p.name === "action") good = fc.constantFrom("tenant.signup", "auth.login", "crm.stage_updated", "x");
   else good = fc.string({ maxLength: 12 });
   const value = fc.oneof({ weight: 5, arbitrary: good.map(encode) }, { weight: 2, arbitrary: edges.map(encode) }, { weight: 2, arbitrary: edgeString.map(encode) }, { weight: 1, arbitrary: badEncoding });
   return fc.oneof({ weight: 9, arbitrary: value }, { weight: 1, arbitrary: fc.tuple(value, badEncoding).map(([v, b]) => v + b) });
@@ -83,7 +86,7 @@ function queryArb(params: Param[]): fc.Arbitrary<string> {
     });
 }
 
-const POOL_BY_RESOURCE: Record<string, Pool> = { deals: "deal", accounts: "account", contacts: "contact", invitations: "invitation", users: "user" };
+const POOL_BY_RESOURCE: Record<string, Pool> = { "pipeline-stages": "stageId", deals: "deal", accounts: "account", contacts: "contact", invitations: "invitation", users: "user" };
 const pathId = (resource: Pool): fc.Arbitrary<string> =>
   fc.oneof(
     { weight: 5, arbitrary: ref(resource) },

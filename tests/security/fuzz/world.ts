@@ -7,12 +7,12 @@ const API = "/api/v1";
 
 /** The id, token and email pools a generated request names symbolically; read at send time. */
 export type Pool =
-  | "deal" | "account" | "contact" | "user" | "invitation" | "stage" | "profile" | "session"
+  | "deal" | "account" | "contact" | "user" | "invitation" | "stage" | "profile" | "session" | "stageId" | "otherStageId"
   | "otherDeal" | "otherAccount" | "otherContact" | "otherUser" | "otherInvitation" | "otherProfile"
   | "email" | "mailToken" | "tempToken" | "adminToken" | "memberToken" | "otherToken" | "refreshToken" | "tamperedToken"
   | "algNone" | "expired" | "foreignKey";
 export const POOLS: Pool[] = [
-  "deal", "account", "contact", "user", "invitation", "stage", "profile", "session",
+  "deal", "account", "contact", "user", "invitation", "stage", "profile", "session", "stageId", "otherStageId",
   "otherDeal", "otherAccount", "otherContact", "otherUser", "otherInvitation", "otherProfile",
   "email", "mailToken", "tempToken", "adminToken", "memberToken", "otherToken", "refreshToken", "tamperedToken", "algNone", "expired", "foreignKey",
 ];
@@ -106,6 +106,8 @@ export async function buildWorld(f: FuzzApp) {
       case "user": return byTenant("users", a);
       case "invitation": return byTenant("invitations", a);
       case "stage": return byTenant("pipeline_stages", a, "key");
+      case "stageId": return byTenant("pipeline_stages", a);
+      case "otherStageId": return byTenant("pipeline_stages", o);
       case "profile": return byTenant("profiles", a);
       case "session": return byTenant("sessions", a);
       case "otherDeal": return byTenant("deals", o);
