@@ -10,6 +10,7 @@ import { tenantsRoutes } from "./tenants/routes";
 import { invitationAcceptRoutes } from "./users/accept-routes";
 import { usersRoutes } from "./users/routes";
 import { crmRoutes } from "./crm/routes";
+import { transferRoutes } from "./crm/transfer-routes";
 import { webRoutes } from "./web/routes";
 
 /** The HTTP application: the shared core first (its hooks must precede every route), then features. */
@@ -27,6 +28,7 @@ export function createApp(ctx: Context) {
     .use(invitationAcceptRoutes(ctx))
     .use(usersRoutes(ctx))
     .use(crmRoutes(ctx))
+    .use(transferRoutes(ctx))
     // Last: its catch-all page must not shadow any API route.
     .use(webRoutes(ctx));
   self = app;

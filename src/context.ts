@@ -25,6 +25,8 @@ import { type AuditEntry, createKeyStore, createSecurityRepo } from "./security/
 import { createTenantsRepo } from "./tenants/repo";
 import { createTenantsService } from "./tenants/service";
 import { createUsersRepo } from "./users/repo";
+import { createTransferRepo } from "./crm/transfer-repo";
+import { createTransferService } from "./crm/transfer-service";
 import { createInvitationsRepo } from "./users/invitations-repo";
 import { createInvitationsService } from "./users/invitations-service";
 import { createUsersService } from "./users/service";
@@ -96,6 +98,7 @@ export function createContext(opts: ContextOptions) {
   });
   const crmService = createCrmService({ now, repo: crm });
   const deals = createDealsService({ now, repo: crm, deals: crm.deals, query: createDealsQuery(db) });
+  const transfer = createTransferService({ now, repo: crm, transfer: createTransferRepo(db) });
   // A renamed user shows at once in every deal assigned to them (CONTRACT §10b).
   const usersService = createUsersService({ now, users, security, renamedInTx: (...a) => crm.assigneeRenamedInTx(...a) });
   const twoFactorRepo = createTwoFactorRepo(db, { security });
@@ -131,6 +134,8 @@ export function createContext(opts: ContextOptions) {
     crm: crmService,
     /** Deals and the deal list. */
     deals,
+    /** CSV export and import of deals, accounts and contacts. */
+    transfer,
     /** The team: members and their names. */
     users: usersService,
     /** Outbox delivery: `suite serve` starts it; routes kick it after committing a mail. */
