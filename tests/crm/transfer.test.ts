@@ -3,7 +3,7 @@ import { parse } from "csv-parse/sync";
 import { SORT_FIELDS } from "../../src/crm/model";
 import { unguard } from "../../src/crm/transfer-csv";
 import { MAX_IMPORT_BYTES } from "../../src/http/body";
-import { clock } from "../auth/support";
+import { clock, login } from "../auth/support";
 import { testApp } from "../helpers";
 import { type CrmOrg, type Deal, addUser, crmOrg, referenceSort } from "./support";
 
@@ -196,14 +196,16 @@ describe("import", () => {
   });
 
   test("admins only; text/csv only; 50 MB; UTF-8", async () => {
-    const memberToken = await (async () => {
-      const id = addUser(t, org.tenant.id, "member@exporg.test", "Member");
-      return t.ctx.tokens.access({ sub: id, tid: org.tenant.id, sid: "x" } as never);
-    })().catch(() => null);
-    if (memberToken) {
-      const r = await t.json("POST", "/api/v1/crm/accounts/import", { token: memberToken as string, raw: "name\nA\n", headers: { "content-type": "text/csv" } });
-      expect([401, 403]).toContain(r.status);
-    }
+    const hash = await t.ctx.hasher.hash("member password");
+    t.ctx.repos.users.insertInTx({
+      id: "transfer-member", tenant_id: org.tenant.id, email: "member@exporg.test", full_name: "Member", role: "member", profile_id: null, password_hash: hash, created_at: t.ctx.now(),
+    });
+    const memberToken = (await login(t, "member@exporg.test", "member password", { "x-tenant": "exporg" })).body.access_token as string;
+    const denied = await t.json("POST", "/api/v1/crm/accounts/import?dry_run=true", { token: memberToken, raw: "name\nA\n", headers: { "content-type": "text/csv" } });
+    expect(denied.status).toBe(403);
+    // Members export: they read every row in the lists anyway.
+    const asMember = await t.request("GET", "/api/v1/crm/accounts/export", { token: memberToken });
+    expect(asMember.status).toBe(200);
     const json = await t.json("POST", "/api/v1/crm/accounts/import", { token: org.token, body: { name: "x" } });
     expect(json.status).toBe(415);
     const big = new Uint8Array(MAX_IMPORT_BYTES + 1).fill(0x41);
@@ -218,5 +220,33 @@ describe("import", () => {
     expect(ok.body.valid_rows).toBe(60_000);
     const latin1 = await upload(org, "accounts", new Uint8Array([0x6e, 0x61, 0x6d, 0x65, 0x0a, 0xe9, 0x0a]));
     expect(latin1.status).toBe(422);
+  });
+});
+
+describe("CSRF for cookie uploads", () => {
+  const cookieUpload = (path: string, contentType: string, origin: string | null, site = "same-origin") =>
+    t.json("POST", path, {
+      raw: "name\nCookie Co\n",
+      cookies: { svc_session: org.token },
+      headers: { "content-type": contentType, ...(origin ? { origin } : {}), "sec-fetch-site": site },
+      tenant: "exporg",
+    });
+  test("text/csv with our own Origin is accepted on the import routes only", async () => {
+    const ok = await cookieUpload("/api/v1/crm/accounts/import?dry_run=true", "text/csv; charset=utf-8", "http://exporg.localhost");
+    expect(ok.status).toBe(200);
+    expect(ok.body.valid_rows).toBe(1);
+    // What a cross-site form can send (text/plain), a foreign Origin, none, or cross-site: refused.
+    for (const [type, origin, site] of [
+      ["text/plain", "http://exporg.localhost", "same-origin"],
+      ["text/csv", "http://evil.test", "cross-site"],
+      ["text/csv", "http://imporg.localhost", "same-site"],
+      ["text/csv", null, "same-origin"],
+    ] as const) {
+      const r = await cookieUpload("/api/v1/crm/accounts/import?dry_run=true", type, origin, site);
+      expect({ type, origin, status: r.status, code: r.body.code }).toEqual({ type, origin, status: 403, code: "csrf_failed" });
+    }
+    // text/csv is no key to other writes.
+    const elsewhere = await cookieUpload("/api/v1/crm/accounts", "text/csv", "http://exporg.localhost");
+    expect(elsewhere.body.code).toBe("csrf_failed");
   });
 });
