@@ -21,7 +21,7 @@ async function download(o: CrmOrg, path: string) {
   const text = new TextDecoder("utf-8", { ignoreBOM: true }).decode(bytes);
   if (res.status !== 200) throw new Error(`${path}: ${res.status} ${text}`);
   // Ids are guarded like any cell (one may start with "-"): the apostrophe is taken off to compare them.
-  const rows = (parse(text, { bom: true, columns: true }) as Array<Record<string, string>>).map((r) => ({ ...r, id: unguard(r.id!) }));
+  const rows = (parse(text, { bom: true, columns: true }) as Array<Record<string, string>>).map((r): Record<string, string> => ({ ...r, id: unguard(r.id!) }));
   return { res, text, rows };
 }
 
