@@ -7,6 +7,7 @@ import AccountScreen from "./account";
 import AccountsScreen from "./accounts";
 import ContactsScreen from "./contacts";
 import DealsScreen from "./deals";
+import ImportScreen from "./import";
 import AcceptInvitation from "./join/accept-invitation";
 import MagicLink from "./sign-in/magic-link";
 import SignIn from "./sign-in";
@@ -32,6 +33,7 @@ export const WORKSPACE_ROUTES: Route[] = [
   { path: "/accounts", screen: AccountsScreen, auth: true, title: "Accounts" },
   { path: "/contacts", screen: ContactsScreen, auth: true, title: "Contacts" },
   { path: "/pipeline", screen: PipelineScreen, auth: true, title: "Pipeline" },
+  { path: "/import", screen: ImportScreen, auth: true, title: "Import" },
   { path: "/team", screen: TeamScreen, auth: true, admin: true, title: "Team" },
   { path: "/settings", screen: AccountScreen, auth: true, title: "My account" },
 ];

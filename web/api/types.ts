@@ -229,3 +229,20 @@ export interface DealQuery extends ListQuery {
   sort_by?: DealSort;
   sort_dir?: "asc" | "desc";
 }
+
+/** CSV export and import (issue 16). */
+export type TransferKind = "deals" | "accounts" | "contacts";
+export interface ImportRowError {
+  line: number;
+  column: string | null;
+  message: string;
+}
+export interface ImportReport {
+  kind: TransferKind;
+  dry_run: boolean;
+  rows: number;
+  valid_rows: number;
+  error_count: number;
+  errors: ImportRowError[];
+  created: { deals: number; accounts: number; contacts: number };
+}
