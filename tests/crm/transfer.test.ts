@@ -52,7 +52,7 @@ beforeAll(async () => {
   for (let i = 0; i < 2100; i++) {
     deals.push(await org.deal({ title: `bulk ${i % 37}`, account_id: acme.id, value: String(i % 11), probability: i % 3 === 0 ? null : i % 100 }));
   }
-});
+}, 120_000);
 afterAll(() => t.close());
 
 describe("export", () => {
@@ -212,6 +212,21 @@ describe("import", () => {
     const tooBig = await upload(org, "accounts", big);
     expect(tooBig.status).toBe(413);
     expect(tooBig.body.code).toBe("payload_too_large");
+    // A body that announces no length is counted as it streams, and refused past 50 MB.
+    let sent = 0;
+    const piece = new Uint8Array(1024 * 1024).fill(0x41);
+    const stream = new ReadableStream<Uint8Array>({
+      pull(c) {
+        if (sent > MAX_IMPORT_BYTES + piece.length) return c.close();
+        sent += piece.length;
+        c.enqueue(piece);
+      },
+    });
+    const chunked = await t.app.handle(
+      new Request("http://localhost/api/v1/crm/accounts/import", { method: "POST", headers: { authorization: `Bearer ${org.token}`, "content-type": "text/csv" }, body: stream }),
+    );
+    expect(chunked.status).toBe(413);
+    expect(((await chunked.json()) as { detail: string }).detail).toBe("A CSV import is at most 50 MB.");
     // Over 1 MiB but under 50 MB is read.
     const many = `name\n${Array.from({ length: 60_000 }, (_, i) => `Company number ${i} with a long enough name`).join("\n")}\n`;
     expect(many.length).toBeGreaterThan(1024 * 1024);
