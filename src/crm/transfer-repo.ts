@@ -86,13 +86,16 @@ export function createTransferRepo(db: Db) {
     const cmp = f.sortDir === "asc" ? ">" : "<";
     const where = ["d.tenant_id = ?"];
     const args: Array<string | number> = [tenantId];
+    // Filters are tested on each entry of the order's index walked (`+` keeps the planner from
+    // reading a filter's index instead and sorting every match again for each chunk: an export
+    // reads most rows anyway, and each chunk must cost the same at any depth).
     if (f.stages !== null) {
-      where.push(`d.stage IN (${f.stages.map(() => "?").join(", ")})`);
+      where.push(`+d.stage IN (${f.stages.map(() => "?").join(", ")})`);
       args.push(...f.stages);
     }
-    if (f.assignee === "") where.push("d.assigned_to IS NULL");
+    if (f.assignee === "") where.push("+d.assigned_to IS NULL");
     else if (f.assignee !== null) {
-      where.push("d.assigned_to = ?");
+      where.push("+d.assigned_to = ?");
       args.push(f.assignee);
     }
     if (f.search !== null) {
@@ -102,7 +105,9 @@ export function createTransferRepo(db: Db) {
     const inNulls = after?.inNulls ?? false;
     const rows: ExportedDeal[] = [];
     if (!inNulls) {
-      // Rows with a key, in key order (the nullable orders' indexes lead with `key IS NULL`).
+      // Rows with a key, in key order. The nullable orders' indexes lead with `key IS NULL`: the
+      // term `key IS NULL = 0` matches that column, and ORDER BY must then leave it out, or SQLite
+      // sorts every remaining row again (a temporary B-tree per chunk).
       const w = [...where];
       const a = [...args];
       if (nullable) w.push(`d.${column} IS NULL = 0`);
@@ -110,7 +115,7 @@ export function createTransferRepo(db: Db) {
         w.push(`(d.${column}, d.id) ${cmp} (?, ?)`);
         a.push(after.key as string | number, after.id);
       }
-      const order = `${nullable ? `d.${column} IS NULL, ` : ""}d.${column} ${dir}, d.id ${dir}`;
+      const order = `d.${column} ${dir}, d.id ${dir}`;
       const sql = `SELECT ${DEAL_COLUMNS}, d.${column} AS sort_key FROM deals d WHERE ${w.join(" AND ")} ORDER BY ${order} LIMIT ?`;
       rows.push(...(stmt(sql).all(...a, limit) as ExportedDeal[]));
       if (rows.length === limit) {
@@ -120,13 +125,14 @@ export function createTransferRepo(db: Db) {
       if (!nullable) return { rows, next: null };
     }
     // Then the rows without a key (nulls last either way), by id in the same direction.
-    const w = [...where, `d.${column} IS NULL`];
+    const w = [...where, `d.${column} IS NULL = 1`];
     const a = [...args];
     if (after?.inNulls) {
       w.push(`d.id ${cmp} ?`);
       a.push(after.id);
     }
-    const sql = `SELECT ${DEAL_COLUMNS}, NULL AS sort_key FROM deals d WHERE ${w.join(" AND ")} ORDER BY d.${column} IS NULL, d.${column} ${dir}, d.id ${dir} LIMIT ?`;
+    // Ordered as the index is (the key, all NULL here, then id), so that no chunk is sorted.
+    const sql = `SELECT ${DEAL_COLUMNS}, NULL AS sort_key FROM deals d WHERE ${w.join(" AND ")} ORDER BY d.${column} ${dir}, d.id ${dir} LIMIT ?`;
     const more = stmt(sql).all(...a, limit - rows.length) as ExportedDeal[];
     rows.push(...more);
     if (rows.length < limit) return { rows, next: null };

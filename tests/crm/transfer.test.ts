@@ -59,6 +59,9 @@ describe("export", () => {
   test("deals: every row in the list's default order, headers of a download", async () => {
     const { res, rows, text } = await download(org, "/deals/export");
     expect(res.headers.get("content-type")).toBe("text/csv; charset=utf-8");
+    // The core's headers reach a streamed answer too.
+    expect(res.headers.get("x-request-id")).toBeTruthy();
+    expect(res.headers.get("x-content-type-options")).toBe("nosniff");
     expect(res.headers.get("content-disposition")).toMatch(/^attachment; filename="deals-\d{4}-\d{2}-\d{2}\.csv"$/);
     expect(text.startsWith("\uFEFFid,title,value,currency,stage,stage_name,")).toBe(true);
     expect(rows.length).toBe(deals.length);
