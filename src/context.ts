@@ -98,7 +98,7 @@ export function createContext(opts: ContextOptions) {
   });
   const crmService = createCrmService({ now, repo: crm });
   const deals = createDealsService({ now, repo: crm, deals: crm.deals, query: createDealsQuery(db) });
-  const transfer = createTransferService({ now, repo: crm, transfer: createTransferRepo(db) });
+  const transfer = createTransferService({ now, repo: crm, transfer: createTransferRepo(db), auditInTx: security.auditInTx });
   // A renamed user shows at once in every deal assigned to them (CONTRACT §10b).
   const usersService = createUsersService({ now, users, security, renamedInTx: (...a) => crm.assigneeRenamedInTx(...a) });
   const twoFactorRepo = createTwoFactorRepo(db, { security });

@@ -57,34 +57,18 @@ export function importRows(kind: Kind, text: string, known: Known, createMissing
     plan.errorCount++;
     if (plan.errors.length < MAX_REPORTED_ERRORS) plan.errors.push({ line, column, message });
   };
-  let records: string[][];
-  try {
-    records = parse(text, { bom: true, relax_column_count: true, skip_empty_lines: true }) as string[][];
-  } catch (e) {
-    const err = e as { lines?: number; message?: string };
-    fail(err.lines ?? 1, null, `The file is not valid CSV: ${(err.message ?? "").replace(/^Invalid [^:]*: /, "").slice(0, 200)}`);
-    return plan;
-  }
-  if (records.length === 0) {
-    fail(1, null, "The file is empty: the first row must name the columns.");
-    return plan;
-  }
-  plan.rows = records.length - 1;
-  if (plan.rows > MAX_IMPORT_ROWS) {
-    fail(MAX_IMPORT_ROWS + 2, null, `An import has at most ${MAX_IMPORT_ROWS} rows; split the file.`);
-    return plan;
-  }
-
   // The header: names in any case; an unknown one is an error (a typo would silently drop data).
-  const header = records[0]!.map((h) => h.trim().toLowerCase());
+  let header: string[] | null = null;
   const readable = new Set(IMPORT_COLUMNS[kind]);
   const skipped = new Set(IGNORED_COLUMNS[kind]);
-  header.forEach((h, i) => {
-    if (header.indexOf(h) !== i) fail(1, h, "This column appears twice.");
-    else if (!readable.has(h) && !skipped.has(h)) fail(1, h || null, `Unknown column; the columns are ${IMPORT_COLUMNS[kind].join(", ")}.`);
-  });
-  for (const r of REQUIRED[kind]) if (!header.includes(r)) fail(1, r, "This column is required.");
-  if (plan.errorCount > 0) return plan;
+  const readHeader = (names: string[]) => {
+    header = names.map((h) => h.trim().toLowerCase());
+    header.forEach((h, i) => {
+      if (header!.indexOf(h) !== i) fail(1, h, "This column appears twice.");
+      else if (!readable.has(h) && !skipped.has(h)) fail(1, h || null, `Unknown column; the columns are ${IMPORT_COLUMNS[kind].join(", ")}.`);
+    });
+    for (const r of REQUIRED[kind]) if (!header.includes(r)) fail(1, r, "This column is required.");
+  };
 
   const lower = (s: string) => s.trim().toLowerCase();
   const accountByName = new Map<string, { id: string; name: string }>();
@@ -120,12 +104,11 @@ export function importRows(kind: Kind, text: string, known: Known, createMissing
     }
   };
 
-  for (let i = 1; i < records.length; i++) {
-    const line = i + 1;
-    const rec = records[i]!;
+  /** One data row, checked and added to the plan (or its errors). */
+  function readRow(rec: string[], line: number, header: string[]): void {
     if (rec.length !== header.length) {
       fail(line, null, `Expected ${header.length} cells, found ${rec.length}.`);
-      continue;
+      return;
     }
     const cell: Record<string, string | undefined> = {};
     header.forEach((h, j) => {
@@ -185,7 +168,7 @@ export function importRows(kind: Kind, text: string, known: Known, createMissing
         assignee = userByEmail.get(lower(cell.assignee_email)) ?? null;
         if (!assignee) fail(line, "assignee_email", "No member of this organization has this address.");
       }
-      if (plan.errorCount !== before) continue; // references are created only for rows that are otherwise valid
+      if (plan.errorCount !== before) return; // references are created only for rows that are otherwise valid
       const acc = cell.account_name === undefined ? (fail(line, "account_name", "Field required"), null) : account(line, "account_name", cell.account_name);
       let contact: { id: string; name: string } | null = null;
       if (acc && cell.contact_name !== undefined) {
@@ -203,7 +186,7 @@ export function importRows(kind: Kind, text: string, known: Known, createMissing
           }
         }
       }
-      if (!acc || plan.errorCount !== before) continue;
+      if (!acc || plan.errorCount !== before) return;
       plan.deals.push({
         id: newId(),
         title: (body.title as string).trim(),
@@ -224,6 +207,38 @@ export function importRows(kind: Kind, text: string, known: Known, createMissing
       });
     }
     if (plan.errorCount === before) plan.validRows++;
+  }
+
+  // Each record is read as the parser finds it and dropped (on_record answers null): the file's
+  // rows are never all held as arrays of cells at once, only the plan of what to write.
+  let rows = 0;
+  let headerOk = false;
+  try {
+    parse(text, {
+      bom: true,
+      relax_column_count: true,
+      skip_empty_lines: true,
+      on_record: (rec: string[]) => {
+        if (header === null) {
+          readHeader(rec);
+          headerOk = plan.errorCount === 0;
+        } else if (++rows <= MAX_IMPORT_ROWS && headerOk) readRow(rec, rows + 1, header);
+        return null;
+      },
+    });
+  } catch (e) {
+    const err = e as { lines?: number; message?: string };
+    fail(err.lines ?? 1, null, `The file is not valid CSV: ${(err.message ?? "").replace(/^Invalid [^:]*: /, "").slice(0, 200)}`);
+    return plan;
+  }
+  if (header === null) {
+    fail(1, null, "The file is empty: the first row must name the columns.");
+    return plan;
+  }
+  plan.rows = rows;
+  if (rows > MAX_IMPORT_ROWS) {
+    Object.assign(plan, { validRows: 0, errorCount: 0, errors: [], accounts: [], contacts: [], deals: [] });
+    fail(MAX_IMPORT_ROWS + 2, null, `An import has at most ${MAX_IMPORT_ROWS} rows; split the file.`);
   }
   return plan;
 }

@@ -190,8 +190,9 @@ export function createTransferRepo(db: Db) {
       return { accounts: allAccounts.all(tenantId), contacts: allContacts.all(tenantId), users: allUsers.all(tenantId) };
     },
     /** Every row of an import, or none: one transaction, nothing awaited inside. */
-    async write(tenantId: string, now: number, accounts: AccountRow[], contacts: ContactRow[], deals: ImportDeal[]): Promise<void> {
+    async write(tenantId: string, now: number, accounts: AccountRow[], contacts: ContactRow[], deals: ImportDeal[], auditInTx: () => void): Promise<void> {
       writeTx(db, () => {
+        auditInTx();
         for (const a of accounts) insertAccount.run(a.id, tenantId, a.name, a.domain, a.industry, now);
         for (const c of contacts) insertContact.run(c.id, tenantId, c.first_name, c.last_name, c.email, c.phone, c.account_id, now);
         if (deals.length === 0) return;

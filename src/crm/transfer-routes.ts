@@ -1,6 +1,7 @@
 import { Elysia } from "elysia";
 import type { Context } from "../context";
 import { authGuard } from "../http/auth-guard";
+import { requestInfo } from "../http/client";
 import { MAX_IMPORT_BYTES, importTooLarge } from "../http/body";
 import { AppError, RequestValidationError } from "../http/errors";
 import { QueryReader, rawQuery } from "../http/paging";
@@ -65,14 +66,14 @@ export const transferRoutes = (ctx: Context) =>
     .get("/deals/export", async ({ auth, request }) => csvFile("deals", await ctx.transfer.exportDeals(auth, readDealQuery(request.url)), ctx.now()), D.exportDeals)
     .get("/accounts/export", async ({ auth, request }) => csvFile("accounts", await ctx.transfer.exportAccounts(auth, readListQuery(request.url)), ctx.now()), D.exportAccounts)
     .get("/contacts/export", async ({ auth, request }) => csvFile("contacts", await ctx.transfer.exportContacts(auth, readListQuery(request.url)), ctx.now()), D.exportContacts)
-    .post("/deals/import", async ({ auth, request }) => importOf(ctx, auth, "deals", request), D.importDeals)
-    .post("/accounts/import", async ({ auth, request }) => importOf(ctx, auth, "accounts", request), D.importAccounts)
-    .post("/contacts/import", async ({ auth, request }) => importOf(ctx, auth, "contacts", request), D.importContacts);
+    .post("/deals/import", async ({ auth, request, server }) => importOf(ctx, auth, "deals", request, server), D.importDeals)
+    .post("/accounts/import", async ({ auth, request, server }) => importOf(ctx, auth, "accounts", request, server), D.importAccounts)
+    .post("/contacts/import", async ({ auth, request, server }) => importOf(ctx, auth, "contacts", request, server), D.importContacts);
 
-async function importOf(ctx: Context, auth: Parameters<Context["transfer"]["importCsv"]>[0], kind: Kind, request: Request) {
+async function importOf(ctx: Context, auth: Parameters<Context["transfer"]["importCsv"]>[0], kind: Kind, request: Request, server: Parameters<typeof requestInfo>[1]) {
   const opts = readImportQuery(request.url);
   // Admins only, before the body is read: a member learns 403 without uploading 50 MB.
   if (auth.role !== "admin") throw new AppError(403, "forbidden", "Only admins can import.");
   const text = await readCsvBody(request);
-  return ctx.transfer.importCsv(auth, kind, text, opts);
+  return ctx.transfer.importCsv(auth, kind, text, opts, requestInfo(request, server, ctx.config.trustProxy));
 }

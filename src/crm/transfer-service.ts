@@ -1,4 +1,5 @@
-import type { Principal } from "../auth/service";
+import type { Principal, RequestInfo } from "../auth/service";
+import type { AuditEntry } from "../security/repo";
 import { toIso } from "../db/ids";
 import { requireAdmin } from "../http/auth-guard";
 import { RequestValidationError } from "../http/errors";
@@ -15,6 +16,8 @@ import type { AccountRow, ContactRow } from "./repo";
 
 export interface TransferDeps {
   now: () => number;
+  /** Writes an audit row; called inside the import's transaction. */
+  auditInTx: (e: AuditEntry, now: number) => void;
   repo: CrmRepo;
   transfer: TransferRepo;
 }
@@ -121,7 +124,7 @@ export function createTransferService(d: TransferDeps) {
    * answers the report, otherwise all rows are written in one transaction, or none when any fails
    * (then a 422 whose items are the row errors, loc ["body", line, column]).
    */
-  async function importCsv(auth: Principal, kind: Kind, text: string, opts: { dryRun: boolean; createMissing: boolean }): Promise<ImportReport> {
+  async function importCsv(auth: Principal, kind: Kind, text: string, opts: { dryRun: boolean; createMissing: boolean }, req: RequestInfo): Promise<ImportReport> {
     requireAdmin(auth);
     const [names, stages] = await Promise.all([d.transfer.names(auth.tenantId), d.repo.stages(auth.tenantId)]);
     const plan = importRows(kind, text, { ...names, stages, contactName }, opts.createMissing);
@@ -140,7 +143,13 @@ export function createTransferService(d: TransferDeps) {
     }
     const now = d.now();
     const stamp = <T extends { created_at: number; updated_at: number }>(r: T) => ({ ...r, created_at: now, updated_at: now });
-    await d.transfer.write(auth.tenantId, now, plan.accounts.map(stamp), plan.contacts.map(stamp), plan.deals);
+    // Who imported what, in the same transaction: counts only, never the file's contents.
+    const audit = () =>
+      d.auditInTx(
+        { tenantId: auth.tenantId, userId: auth.userId, action: "crm.import", ip: req.ip, userAgent: req.userAgent, detail: { kind, ...report.created } },
+        now,
+      );
+    await d.transfer.write(auth.tenantId, now, plan.accounts.map(stamp), plan.contacts.map(stamp), plan.deals, audit);
     return report;
   }
 

@@ -162,10 +162,14 @@ describe("import", () => {
     expect(real.status).toBe(422);
     expect(real.body.detail).toContainEqual(expect.objectContaining({ loc: ["body", 3, "value"], type: "csv_row_invalid" }));
     expect((await download(org, "/deals/export")).rows.length).toBe(before);
+    const audits = () => t.ctx.db.query("SELECT action, user_id, detail FROM audit_log WHERE tenant_id = ?1 AND action = 'crm.import'").all(org.tenant.id) as Array<{ detail: string }>;
+    expect(audits()).toEqual([]);
     // Fixed, it goes in whole; names match in any case, the stage by its name too.
     const fixed = [csv.split("\n")[0], csv.split("\n")[1], "Fixed value,Acme,12.34,new,,,,"].join("\n");
     const ok = await upload(org, "deals", fixed);
     expect(ok.status).toBe(200);
+    // One audit row for the import, in its transaction: who, what kind, how many; no contents.
+    expect(audits()).toEqual([{ action: "crm.import", user_id: org.user.id, detail: JSON.stringify({ kind: "deals", deals: 2, accounts: 0, contacts: 0 }) }] as never);
     const rows = (await download(org, "/deals/export?search=good one")).rows;
     expect(rows).toEqual([expect.objectContaining({ stage: "won", account_name: "Acme", contact_name: "Jane Doe", assignee_email: "zoe@exporg.test", value: "12.50" })]);
   });
@@ -236,6 +240,9 @@ describe("import", () => {
     const ok = await upload(other, "accounts", many, "dry_run=true");
     expect(ok.status).toBe(200);
     expect(ok.body.valid_rows).toBe(60_000);
+    // At most 100,000 rows: one more and the file is refused as a whole, before any row is checked.
+    const tooMany = await upload(other, "accounts", `name\n${"A\n".repeat(100_001)}`, "dry_run=true");
+    expect(tooMany.body).toMatchObject({ rows: 100_001, valid_rows: 0, error_count: 1, errors: [{ line: 100_002, column: null }], created: { accounts: 0 } });
     const latin1 = await upload(org, "accounts", new Uint8Array([0x6e, 0x61, 0x6d, 0x65, 0x0a, 0xe9, 0x0a]));
     expect(latin1.status).toBe(422);
   });
