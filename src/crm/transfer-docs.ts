@@ -44,6 +44,9 @@ function importDoc(kind: Kind) {
     ],
   });
   (d.detail as Record<string, unknown>).requestBody = { required: true, content: csvContent(`The ${kind} as CSV, a header row first`) };
+  const responses = d.detail.responses as Record<string, { description: string }>;
+  responses[413] = { ...responses[413]!, description: "Body over 50 MB" };
+  responses[415] = { ...responses[415]!, description: "Body is not text/csv" };
   return d;
 }
 
