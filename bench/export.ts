@@ -98,11 +98,12 @@ try {
   await step("export searched 'ion' by value asc", () => download("?search=ion&sort_by=value&sort_dir=asc"), described);
   const sample = await step(`export first ${IMPORT_ROWS} rows (kept)`, () => download("?sort_by=title", IMPORT_ROWS + 1), (r) => `${r.kept.length - 1} rows kept`);
 
-  // A new organization to import into; its admin has the exported assignee addresses? No: drop them.
+  // A new organization to import into (the exporting organization's members are not in it).
   const signup = await fetch(`${base}/api/v1/auth/signup`, {
     method: "POST",
     headers: { "content-type": "application/json" },
-    body: JSON.stringify({ email: "admin@importco.example", password: PASSWORD, tenant_name: "Import Co", subdomain: "importco" }),
+    // A new one on each run: a reused database keeps the last run's.
+    body: JSON.stringify({ email: "admin@importco.example", password: PASSWORD, tenant_name: "Import Co", subdomain: `importco${Date.now().toString(36)}` }),
   });
   if (!signup.ok) throw new Error(`signup: ${signup.status} ${await signup.text()}`);
   const importer = ((await signup.json()) as { access_token: string }).access_token;
