@@ -20,6 +20,11 @@ if (process.argv[2] === "flood") {
   await import("../bench/flood");
   process.exit(0);
 }
+// bun run bench export: CSV export and import at 1M deals (bench/export.ts).
+if (process.argv[2] === "export") {
+  await import("../bench/export");
+  process.exit(0);
+}
 // bun run bench web: the web app in Chromium (bench/web.ts).
 if (process.argv[2] === "web") {
   await import("../bench/web");

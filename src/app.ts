@@ -13,6 +13,7 @@ import { invitationAcceptRoutes } from "./users/accept-routes";
 import { usersRoutes } from "./users/routes";
 import { crmRoutes } from "./crm/routes";
 import { auditRoutes } from "./audit/routes";
+import { transferRoutes } from "./crm/transfer-routes";
 import { webRoutes } from "./web/routes";
 
 /** The HTTP application: the shared core first (its hooks must precede every route), then features. */
@@ -33,6 +34,7 @@ export function createApp(ctx: Context) {
     .use(usersRoutes(ctx))
     .use(crmRoutes(ctx))
     .use(auditRoutes(ctx))
+    .use(transferRoutes(ctx))
     // Last: its catch-all page must not shadow any API route.
     .use(webRoutes(ctx));
   self = app;

@@ -34,6 +34,8 @@ import { type AuditEntry, createKeyStore, createSecurityRepo } from "./security/
 import { createTenantsRepo } from "./tenants/repo";
 import { createTenantsService } from "./tenants/service";
 import { createUsersRepo } from "./users/repo";
+import { createTransferRepo } from "./crm/transfer-repo";
+import { createTransferService } from "./crm/transfer-service";
 import { createInvitationsRepo } from "./users/invitations-repo";
 import { createInvitationsService } from "./users/invitations-service";
 import { createUsersService } from "./users/service";
@@ -115,6 +117,7 @@ export function createContext(opts: ContextOptions) {
   // A renamed user shows at once in every deal assigned to them (CONTRACT §10b); a removed one's deals move in the removal's transaction.
   const membersRepo = createMembersRepo(db, { security, dealsReassignedInTx: (...a) => crm.dealsReassignedInTx(...a) });
   const members = createMembersService({ now, members: membersRepo, security, limiter, limits, renamedInTx: (...a) => crm.assigneeRenamedInTx(...a) });
+  const transfer = createTransferService({ now, repo: crm, transfer: createTransferRepo(db), auditInTx: security.auditInTx });
   const twoFactorRepo = createTwoFactorRepo(db, { security });
   // TOTP secrets are sealed under SUITE_ENCRYPTION_KEY, or the key file's key.
   const secretBox = createSecretBox(keys.encryptionKey);
@@ -155,6 +158,8 @@ export function createContext(opts: ContextOptions) {
     auditLog: createAuditService({ now, repo: createAuditRepo(db) }),
     /** Deals and the deal list. */
     deals,
+    /** CSV export and import of deals, accounts and contacts. */
+    transfer,
     /** The team: the member list and profiles. */
     users: usersService,
     /** Members changed by themselves or their admins: name, role, profile, removal, 2FA reset, unlock. */

@@ -7,6 +7,7 @@ import AccountScreen from "./account";
 import AccountsScreen from "./accounts";
 import ContactsScreen from "./contacts";
 import DealsScreen from "./deals";
+import ImportScreen from "./import";
 import AcceptInvitation from "./join/accept-invitation";
 import MagicLink from "./sign-in/magic-link";
 import ForgotPassword from "./password/forgot";
@@ -45,6 +46,7 @@ export const WORKSPACE_ROUTES: Route[] = [
   { path: "/team", module: "users", screen: TeamScreen, auth: true, admin: true, title: "Team" },
   { path: "/organization", screen: OrganizationScreen, auth: true, admin: true, title: "Organization" },
   { path: "/security-log", screen: SecurityLogScreen, auth: true, admin: true, title: "Security log" },
+  { path: "/import", module: "crm", screen: ImportScreen, auth: true, title: "Import" },
   { path: "/settings", screen: AccountScreen, auth: true, title: "My account" },
 ];
 

@@ -9,7 +9,7 @@ import { decimalText } from "./money";
 import { CRM_DOCS as D } from "./docs";
 
 /** The deal list's parameters (SPEC.md, CONTRACT §10); every failing one gets its own 422 item. */
-function readDealQuery(url: string) {
+export function readDealQuery(url: string) {
   const q = new QueryReader(rawQuery(url));
   const paging = q.paging();
   const search = q.search("search");
@@ -39,7 +39,7 @@ function readDealQuery(url: string) {
   } as const;
 }
 
-function readListQuery(url: string) {
+export function readListQuery(url: string) {
   const q = new QueryReader(rawQuery(url));
   const paging = q.paging();
   const search = q.search("search");

@@ -4,6 +4,7 @@ import type { Context } from "../context";
 import { SESSION_COOKIE } from "./cookies";
 import { checkCsrf } from "./csrf";
 import { errors } from "./errors";
+import { requestPath } from "./request-path";
 import { requestedSubdomain } from "./tenancy";
 
 /**
@@ -29,7 +30,7 @@ export const authGuard = (ctx: Context) =>
     const principal = await ctx.auth.authenticate(token);
     const named = requestedSubdomain(headers, ctx.config.baseDomain);
     if (named !== null && named !== principal.subdomain) throw errors.tenantMismatch();
-    if (viaCookie) checkCsrf(request.method, headers, ctx.config.baseDomain);
+    if (viaCookie) checkCsrf(request.method, headers, ctx.config.baseDomain, requestPath(request.url));
     return { auth: principal };
   });
 

@@ -1,6 +1,6 @@
 import { Elysia, ValidationError } from "elysia";
 import type { Context } from "../context";
-import { JsonInvalid, checkDeclaredLength, readJsonBody } from "./body";
+import { JsonInvalid, checkDeclaredLength, isCsvImport, readJsonBody } from "./body";
 import { isCookieWrite } from "./csrf";
 import { AppError, RequestValidationError, errors } from "./errors";
 import { requestPath } from "./request-path";
@@ -48,6 +48,8 @@ export const httpCore = (ctx: Context) => {
       checkDeclaredLength(request);
     })
     .onParse({ as: "global" }, async ({ request, contentType }) => {
+      // A CSV import reads its own body (up to 50 MB, counted as it streams): see body.ts.
+      if (isCsvImport(request)) return null;
       try {
         return await readJsonBody(request, contentType ?? "");
       } catch (e) {

@@ -1,8 +1,16 @@
+import { CSV_IMPORT_PATH } from "./body";
 import { errors } from "./errors";
 import { hostName, requestedSubdomain } from "./tenancy";
 
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 const JSON_TYPE = /^application\/([\w.+-]+\+)?json\s*(;|$)/i;
+/**
+ * CSV imports take the file as a text/csv body. That type is not CORS-safelisted (the Fetch
+ * standard safelists only application/x-www-form-urlencoded, multipart/form-data and text/plain
+ * for Content-Type), so a cross-site page cannot send it without a preflight we never grant, as
+ * with JSON; a form cannot send it at all. The Origin checks below still apply.
+ */
+const CSV_TYPE = /^text\/csv\s*(;|$)/i;
 /** Our session or refresh cookie in a Cookie header. */
 const OUR_COOKIE = /(?:^|;)\s*svc_(?:session|refresh)=/;
 
@@ -26,9 +34,10 @@ const originHost = (url: string): string | null => {
  * browsers call it same-site (and send it our cookie). A JSON content type alone already forces a
  * CORS preflight on any cross-site page.
  */
-export function checkCsrf(method: string, headers: Headers, baseDomain: string): void {
+export function checkCsrf(method: string, headers: Headers, baseDomain: string, path = ""): void {
   if (SAFE_METHODS.has(method)) return;
-  if (!JSON_TYPE.test(headers["content-type"] ?? "")) throw errors.csrf();
+  const type = headers["content-type"] ?? "";
+  if (!JSON_TYPE.test(type) && !(CSV_TYPE.test(type) && CSV_IMPORT_PATH.test(path))) throw errors.csrf();
   if ((headers["sec-fetch-site"] ?? "").toLowerCase() === "cross-site") throw errors.csrf();
   const origin = headers.origin ?? headers.referer;
   const from = origin ? originHost(origin) : null;

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { browserHeaders } from "../helpers";
+import { answerOf } from "./isolation/attempt-kit";
 import { ATTEMPTS, type Attempt, type Sent } from "./isolation/attempts";
 import { buildWorld, idsOf, snapshot, type World } from "./isolation/world";
 
@@ -64,7 +65,7 @@ const writesRows = (o: Operation) =>
 /** Sends one attempt; checks the contract's answer, A's secrets and foreign rows. */
 async function run(a: Attempt): Promise<void> {
   const sent: Sent = await a.send(w);
-  const r = await w.t.json(sent.method, sent.path, sent.o);
+  const r = await answerOf(w, sent);
   stats.attempts++;
   stats.ops.add(a.op);
   const got = { what: a.what, status: r.status, code: a.expect.code !== undefined ? r.body?.code : undefined, type: a.expect.type ? r.body?.detail?.[0]?.type : undefined };

@@ -8,6 +8,7 @@ import { Pager } from "../shared/pager";
 import { Link, navigate } from "../shared/router";
 import { Empty, ErrorBox, Loading, errorMessage } from "../shared/states";
 import { toast } from "../shared/toast";
+import { TransferButtons } from "../import/transfer-buttons";
 import { useUrlSearchList } from "../shared/url-search";
 import { AccountForm } from "./account-form";
 
@@ -46,6 +47,7 @@ export default function AccountsScreen() {
     <section class="crm" aria-labelledby="accounts-title">
       <div class="screen-head">
         <h1 id="accounts-title">Accounts</h1>
+        <TransferButtons kind="accounts" query={{ search: view.search.trim() }} />
         <button type="button" class="primary" onClick={() => setEditing("new")}>
           New account
         </button>

@@ -39,6 +39,8 @@ export interface Options {
   signal?: AbortSignal;
   /** Only on the base domain, right after signing in there with credentials "omit" (see handoff). */
   bearer?: string;
+  /** A file sent as the body itself, as text/csv (the CRM imports), instead of JSON. */
+  csv?: Blob | string;
 }
 
 /** Access lifetime is 15 minutes by default; refresh a minute before, whatever the server set. */
@@ -90,13 +92,13 @@ async function toError(res: Response): Promise<ApiError> {
 async function send(method: string, path: string, o: Options): Promise<Response> {
   const write = method !== "GET" && method !== "HEAD";
   const headers: Record<string, string> = { accept: "application/json" };
-  if (write) headers["content-type"] = "application/json";
+  if (write) headers["content-type"] = o.csv !== undefined ? "text/csv" : "application/json";
   if (o.bearer) headers.authorization = `Bearer ${o.bearer}`;
   return fetch(`/api/v1${path}${queryString(o.query)}`, {
     method,
     headers,
     credentials: o.credentials ?? "same-origin",
-    body: write ? JSON.stringify(o.body ?? {}) : undefined,
+    body: write ? (o.csv ?? JSON.stringify(o.body ?? {})) : undefined,
     signal: o.signal,
   });
 }
@@ -232,6 +234,9 @@ export const api = {
     createContact: (body: T.ContactWrite) => post<T.Contact>("/crm/contacts", body),
     updateContact: (id: string, body: Partial<T.ContactWrite>) => patch<T.Contact>(`/crm/contacts/${enc(id)}`, body),
     deleteContact: (id: string) => del(`/crm/contacts/${enc(id)}`),
+    /** A CSV file in as the request body (admins); a dry run only checks it. */
+    importCsv: (kind: T.TransferKind, file: Blob | string, q: { dry_run?: boolean; create_missing?: boolean }) =>
+      request<T.ImportReport>("POST", `/crm/${kind}/import`, { query: q, csv: file }),
   },
   audit: {
     log: (q: T.AuditQuery, signal?: AbortSignal) => get<T.Page<T.AuditEntry>>("/audit-log", q as Query, { signal }),
@@ -239,3 +244,6 @@ export const api = {
     csvUrl: (q: T.AuditQuery) => `/api/v1/audit-log${queryString({ ...q, page: undefined, size: undefined, format: "csv" } as Query)}`,
   },
 };
+
+/** Where the browser downloads an export: a plain link, the session cookie goes with it. */
+export const exportUrl = (kind: T.TransferKind, q: Query = {}) => `/api/v1/crm/${kind}/export${queryString(q)}`;

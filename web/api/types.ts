@@ -258,3 +258,20 @@ export interface AuditQuery {
   since?: string;
   until?: string;
 }
+
+/** CSV export and import (issue 16). */
+export type TransferKind = "deals" | "accounts" | "contacts";
+export interface ImportRowError {
+  line: number;
+  column: string | null;
+  message: string;
+}
+export interface ImportReport {
+  kind: TransferKind;
+  dry_run: boolean;
+  rows: number;
+  valid_rows: number;
+  error_count: number;
+  errors: ImportRowError[];
+  created: { deals: number; accounts: number; contacts: number };
+}

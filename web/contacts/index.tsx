@@ -6,6 +6,7 @@ import { ConfirmDialog, Modal } from "../shared/dialog";
 import { Pager } from "../shared/pager";
 import { Empty, ErrorBox, Loading, errorMessage } from "../shared/states";
 import { toast } from "../shared/toast";
+import { TransferButtons } from "../import/transfer-buttons";
 import { useUrlSearchList } from "../shared/url-search";
 import { ContactForm } from "./contact-form";
 
@@ -69,6 +70,7 @@ export default function ContactsScreen() {
     <section class="crm" aria-labelledby="contacts-title">
       <div class="screen-head">
         <h1 id="contacts-title">Contacts</h1>
+        <TransferButtons kind="contacts" query={{ search: view.search.trim() }} />
         <button type="button" class="primary" onClick={() => setEditing("new")}>
           New contact
         </button>

@@ -14,6 +14,7 @@ import { navigate, useLocation } from "../shared/router";
 import { useSession } from "../shared/session";
 import { Empty, ErrorBox, Loading, errorMessage } from "../shared/states";
 import { toast } from "../shared/toast";
+import { TransferButtons } from "../import/transfer-buttons";
 import { useStages } from "../stages/store";
 import { DealForm } from "./deal-form";
 import { Filters } from "./filters";
@@ -126,6 +127,7 @@ export default function DealsScreen() {
     <section class="crm deals-screen" aria-labelledby="deals-title">
       <div class="screen-head">
         <h1 id="deals-title">Deals</h1>
+        <TransferButtons kind="deals" query={apiQuery} />
         <button type="button" class="primary" onClick={() => setEditing("new")} disabled={!stages || !me}>
           New deal
         </button>

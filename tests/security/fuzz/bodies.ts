@@ -1,5 +1,5 @@
 import fc from "fast-check";
-import { badBytes, badValue, edgeString, raw, ref, refOf } from "./values";
+import { SQL_AND_FTS, badBytes, badValue, edgeString, raw, ref, refOf } from "./values";
 
 type Schema = Record<string, any>;
 
@@ -111,4 +111,34 @@ export function bodyArb(schema: Schema | undefined): fc.Arbitrary<BodySpec> {
       )
     : oddBody;
   return fc.tuple(shaped, contentType, fc.nat(9)).map(([b, ct, n]) => ({ ...b, contentType: ct, chunked: n === 0 }));
+}
+
+/** Columns an import knows, and some it does not; a cell is anything, quoted or not. */
+const CSV_COLUMNS = [
+  "title", "account_name", "contact_name", "assignee_email", "stage", "value", "currency", "probability", "close_date", "notes", "custom_data",
+  "name", "domain", "industry", "first_name", "last_name", "email", "phone", "id", "tenant_id", "TITLE", " Name ", "", "x",
+];
+const csvCell: fc.Arbitrary<string> = fc.oneof(
+  fc.constantFrom("Acme", "acme", "Deal", "10.50", "1e3", "-1", "2030-01-31", "2030-02-30", "new", "WON", "101", '{"a":1}', "[1]", "admin@acme.test", "=1+1", "'=x", "@SUM(A1)"),
+  edgeString,
+  raw,
+  badBytes,
+  fc.string({ maxLength: 20 }),
+  fc.constantFrom(...SQL_AND_FTS),
+);
+const quoteCell = (c: string, quoted: boolean) => (quoted ? `"${c.replace(/"/g, '""')}"` : c);
+const csvText: fc.Arbitrary<string> = fc
+  .tuple(
+    fc.array(fc.constantFrom(...CSV_COLUMNS), { minLength: 1, maxLength: 6 }),
+    fc.array(fc.array(fc.tuple(csvCell, fc.boolean()), { maxLength: 7 }), { maxLength: 5 }),
+    fc.constantFrom("\n", "\r\n", "\r"),
+    fc.boolean(),
+  )
+  .map(([header, rows, eol, bom]) => (bom ? "\ufeff" : "") + [header.join(","), ...rows.map((r) => r.map(([c, q]) => quoteCell(c, q)).join(","))].join(eol));
+
+/** A body for a CSV import: mostly CSV (odd ones too), sometimes anything else, under any content type. */
+export function csvBodyArb(): fc.Arbitrary<BodySpec> {
+  const type = fc.oneof({ weight: 8, arbitrary: fc.constantFrom("text/csv", "text/csv; charset=utf-8", "TEXT/CSV") }, { weight: 2, arbitrary: fc.constantFrom(...OTHER_TYPES, ...JSON_TYPES) });
+  const shaped = fc.oneof({ weight: 8, arbitrary: csvText.map((text) => ({ text })) }, { weight: 2, arbitrary: oddBody }, { weight: 1, arbitrary: fc.constantFrom('a,"b\nc', '"', "title\n\"x\"y\"", "\u0000\u0000").map((text) => ({ text })) });
+  return fc.tuple(shaped, type, fc.nat(9)).map(([b, ct, n]) => ({ ...b, contentType: ct, chunked: n === 0 }));
 }

@@ -1,5 +1,5 @@
 import fc from "fast-check";
-import { type BodySpec, bodyArb } from "./bodies";
+import { type BodySpec, bodyArb, csvBodyArb } from "./bodies";
 import type { Sent } from "./harness";
 import { BAD_BYTES, SQL_AND_FTS, edgeString, rawText, ref, refOf } from "./values";
 import type { Pool, World } from "./world";
@@ -14,13 +14,15 @@ export interface Operation {
   path: string;
   params: Param[];
   body?: Schema;
+  /** The body is a CSV file (the imports), not JSON. */
+  csv?: boolean;
 }
 
 export function operationsOf(doc: { paths: Record<string, Record<string, any>> }): Operation[] {
   const ops: Operation[] = [];
   for (const [path, byMethod] of Object.entries(doc.paths)) {
     for (const [method, op] of Object.entries(byMethod)) {
-      ops.push({ key: `${method.toUpperCase()} ${path}`, method: method.toUpperCase(), path, params: op.parameters ?? [], body: op.requestBody?.content?.["application/json"]?.schema });
+      ops.push({ key: `${method.toUpperCase()} ${path}`, method: method.toUpperCase(), path, params: op.parameters ?? [], body: op.requestBody?.content?.["application/json"]?.schema, csv: Boolean(op.requestBody?.content?.["text/csv"]) });
     }
   }
   return ops;
@@ -148,7 +150,9 @@ export function requestArb(op: Operation): fc.Arbitrary<RequestSpec> {
   const takesBody = op.method !== "GET" && op.method !== "HEAD";
   const body: fc.Arbitrary<BodySpec | undefined> = !takesBody
     ? fc.constant(undefined)
-    : op.body
+    : op.csv
+      ? fc.oneof({ weight: 12, arbitrary: csvBodyArb() }, { weight: 1, arbitrary: fc.constant(undefined) })
+      : op.body
       ? fc.oneof({ weight: 12, arbitrary: bodyArb(op.body) }, { weight: 1, arbitrary: fc.constant(undefined) })
       : fc.oneof({ weight: 3, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: bodyArb(undefined) });
   const query = op.params.some((p) => p.in === "query") ? queryArb(op.params) : fc.oneof({ weight: 6, arbitrary: fc.constant("") }, { weight: 1, arbitrary: queryArb([]) });

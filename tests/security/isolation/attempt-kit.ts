@@ -1,5 +1,7 @@
 import { expect } from "bun:test";
 import type { RequestOptions } from "../../helpers";
+import { parse } from "csv-parse/sync";
+import { unguard } from "../../../src/crm/transfer-csv";
 import { countOf, type World } from "./world";
 
 /** What the tables of cross-tenant attempts (attempts-*.ts) are made of, and their shared checks. */
@@ -58,3 +60,17 @@ export const INVITATION_STATUS: Record<string, (now: number) => string> = {
 };
 
 export const A_SEARCHES = ["quokka", "Quokka Corp", "QUOKKA PERSON", "the quokka people", "qu", "alpha", "quokka-stage"];
+
+/** An answer with its body parsed: JSON, or a CSV download as an array of rows (ids without the formula guard). */
+export async function answerOf(w: World, sent: Sent): Promise<{ status: number; headers: Headers; body: any }> {
+  const res = await w.t.request(sent.method, sent.path, sent.o);
+  const text = await res.text();
+  if (!text) return { status: res.status, headers: res.headers, body: null };
+  if (!res.headers.get("content-type")?.startsWith("text/csv")) return { status: res.status, headers: res.headers, body: JSON.parse(text) };
+  const rows = (parse(text, { bom: true, columns: true }) as Array<Record<string, string>>).map((r) => ({ ...r, id: unguard(r.id ?? "") }));
+  return { status: res.status, headers: res.headers, body: rows };
+}
+
+/** A CSV file of deals as B's admin would import it. */
+export const csvImport = (w: World, kind: string, csv: string, query: string): Sent =>
+  req("POST", `/crm/${kind}/import?${query}`, { ...asB(w), raw: csv, headers: { "content-type": "text/csv" } });

@@ -1,6 +1,6 @@
 import { expect } from "bun:test";
 import { SORT_FIELDS } from "../../../src/crm/model";
-import { type Attempt, asB, req, notFound, ownPage, emptyPage, landedInB, A_SEARCHES } from "./attempt-kit";
+import { type Attempt, asB, req, notFound, ownPage, emptyPage, landedInB, A_SEARCHES, csvImport } from "./attempt-kit";
 import { type World } from "./world";
 
 /** The CRM: stages, deals, accounts and contacts across tenants. */
@@ -137,6 +137,100 @@ export const CRM_ATTEMPTS: Attempt[] = [
     what: "move B's contact to A's account",
     send: (w) => req("PATCH", `/crm/contacts/${w.b.contactId}`, { ...asB(w), body: { account_id: w.a.accountId } }),
     expect: notFound,
+  },
+
+  // ---- CRM: CSV export and import (issue 16) ----
+  { op: "GET /api/v1/crm/deals/export", what: "export deals", send: (w) => req("GET", "/crm/deals/export", asB(w)), expect: { status: 200 }, check: ownPage("deals") },
+  ...SORT_FIELDS.map(
+    (field): Attempt => ({
+      op: "GET /api/v1/crm/deals/export",
+      what: `export deals sorted by ${field}`,
+      send: (w) => req("GET", `/crm/deals/export?sort_by=${field}&sort_dir=desc`, asB(w)),
+      expect: { status: 200 },
+      check: ownPage("deals"),
+    }),
+  ),
+  ...(["admin", "member"] as const).map(
+    (who): Attempt => ({
+      op: "GET /api/v1/crm/deals/export",
+      what: `export deals assigned_to = A's ${who}`,
+      send: (w) => req("GET", `/crm/deals/export?assigned_to=${w.a[who].id}`, asB(w)),
+      expect: { status: 200 },
+      check: (b) => expect(b).toEqual([]),
+    }),
+  ),
+  { op: "GET /api/v1/crm/deals/export", what: "export deals in A's stage", send: (w) => req("GET", `/crm/deals/export?stage=${w.a.stage.key}`, asB(w)), expect: { status: 200 }, check: (b) => expect(b).toEqual([]) },
+  ...(["deals", "accounts", "contacts"] as const).flatMap((kind): Attempt[] => [
+    ...A_SEARCHES.map(
+      (search): Attempt => ({
+        op: `GET /api/v1/crm/${kind}/export`,
+        what: `export ${kind} searching "${search}"`,
+        send: (w) => req("GET", `/crm/${kind}/export?search=${encodeURIComponent(search)}`, asB(w)),
+        expect: { status: 200 },
+        check: (b) => expect(b).toEqual([]),
+      }),
+    ),
+    { op: `GET /api/v1/crm/${kind}/export`, what: `B's member exports ${kind}`, send: (w) => req("GET", `/crm/${kind}/export`, { token: w.b.member.access, tenant: "bravo" }), expect: { status: 200 }, check: ownPage(kind) },
+    {
+      op: `POST /api/v1/crm/${kind}/import`,
+      what: `B's member imports ${kind}`,
+      send: (w) => req("POST", `/crm/${kind}/import?dry_run=true`, { token: w.b.member.access, tenant: "bravo", raw: "name\nX\n", headers: { "content-type": "text/csv" } }),
+      expect: { status: 403, code: "forbidden" },
+    },
+  ]),
+  // Names are matched in B's own rows only: A's account, contact, member and stage are unknown in B.
+  {
+    op: "POST /api/v1/crm/deals/import",
+    what: "import deals naming A's account, contact, stage and member",
+    send: (w) => csvImport(w, "deals", `title,account_name,contact_name,stage\nWombat x,Quokka Corp,Quokka Person,${w.a.stage.key}\n`, "dry_run=true"),
+    expect: { status: 200 },
+    check: (b) => expect(b.errors.map((e: { column: string }) => e.column).sort()).toEqual(["stage"]),
+  },
+  {
+    op: "POST /api/v1/crm/deals/import",
+    what: "import a deal naming A's account without create_missing",
+    send: (w) => csvImport(w, "deals", "title,account_name\nWombat x,Quokka Corp\n", "dry_run=true"),
+    expect: { status: 200 },
+    check: (b) => expect(b).toMatchObject({ error_count: 1, errors: [{ line: 2, column: "account_name" }], created: { deals: 0, accounts: 0 } }),
+  },
+  {
+    op: "POST /api/v1/crm/deals/import",
+    what: "import a deal into B, with B's account, naming A's tenant_id and a deal id of A as columns",
+    send: (w) => csvImport(w, "deals", `title,account_name,id,tenant_id\nWombat imported,Wombat Corp,${w.a.dealIds[0]},${w.a.tenantId}\n`, ""),
+    // tenant_id is no column of ours: the file is refused whole, and nothing lands anywhere.
+    expect: { status: 422, type: "csv_row_invalid" },
+    check: (b) => expect(b.detail.map((d: { loc: unknown[] }) => d.loc)).toEqual([["body", 1, "tenant_id"]]),
+    tenantIdInBody: true,
+  },
+  {
+    op: "POST /api/v1/crm/deals/import",
+    what: "import a deal into B naming A's deal id",
+    send: (w) => csvImport(w, "deals", `id,title,account_name\n${w.a.dealIds[0]},Wombat imported,Wombat Imported Co\n`, "create_missing=true"),
+    expect: { status: 200 },
+    check: (b, w) => {
+      expect(b.created.deals).toBe(1);
+      const row = w.t.ctx.db.query("SELECT id, tenant_id FROM deals WHERE title = 'Wombat imported'").get() as { id: string; tenant_id: string };
+      expect(row.tenant_id).toBe(w.b.tenantId);
+      expect(row.id).not.toBe(w.a.dealIds[0]);
+    },
+  },
+  {
+    op: "POST /api/v1/crm/contacts/import",
+    what: "import a contact naming A's account, A's tenant_id ignored as no column",
+    send: (w) => csvImport(w, "contacts", "first_name,account_name\nWombat,Quokka Corp\n", "dry_run=true"),
+    expect: { status: 200 },
+    check: (b) => expect(b.errors).toEqual([{ line: 2, column: "account_name", message: expect.any(String) }]),
+  },
+  {
+    op: "POST /api/v1/crm/accounts/import",
+    what: "import an account into B",
+    send: (w) => csvImport(w, "accounts", "name,domain\nWombat Imports,wombat-imports.example\n", ""),
+    expect: { status: 200 },
+    check: (b, w) => {
+      expect(b.created.accounts).toBe(1);
+      const row = w.t.ctx.db.query("SELECT tenant_id FROM accounts WHERE name = 'Wombat Imports'").get() as { tenant_id: string };
+      expect(row.tenant_id).toBe(w.b.tenantId);
+    },
   },
 
   // Last, because it gives B a stage whose key carries A's word: stage keys are per tenant, so

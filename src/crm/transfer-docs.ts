@@ -1,0 +1,63 @@
+import { doc } from "../http/openapi";
+import { listParameters } from "../http/paging";
+import { CRM_DOCS } from "./docs";
+import { EXPORT_COLUMNS, ImportReportSchema, type Kind, MAX_IMPORT_ROWS } from "./transfer-model";
+
+const csvContent = (description: string) => ({ "text/csv": { schema: { type: "string", description } } });
+
+const BOOL = (name: string, description: string) => ({
+  name,
+  in: "query",
+  required: false,
+  description: `${description}; true/false/1/0/yes/no/on/off, default false`,
+  schema: { type: "string", enum: ["true", "false", "1", "0", "yes", "no", "on", "off"] },
+});
+
+function exportDoc(kind: Kind, parameters: unknown[]) {
+  const d = doc({
+    summary: `Download the ${kind} as CSV (the list's filters and order, every page)`,
+    description: `Columns: ${EXPORT_COLUMNS[kind].join(", ")}. UTF-8 with a byte order mark, CRLF; a cell starting with = + - @ tab or CR starts with an apostrophe (formula guard).`,
+    tags: ["crm"],
+    auth: true,
+    ok: { 200: null },
+    errors: [403],
+    parameters,
+  });
+  (d.detail.responses as Record<string, unknown>)[200] = { description: "The CSV file", content: csvContent(`One row per ${kind.slice(0, -1)}`) };
+  return d;
+}
+
+function importDoc(kind: Kind) {
+  const d = doc({
+    summary: `Import ${kind} from a CSV file (admins): all rows or none`,
+    description:
+      `The body is the file itself (Content-Type: text/csv, UTF-8, at most 50 MB and ${MAX_IMPORT_ROWS} rows). The first row names the columns ` +
+      `(any case, any order). dry_run=true checks every row and writes nothing; otherwise a file with any error is refused with a 422 ` +
+      `whose items are loc ["body", line, column].`,
+    tags: ["crm"],
+    auth: true,
+    ok: { 200: ["ImportReport", ImportReportSchema] },
+    errors: [403, 413, 415],
+    parameters: [
+      BOOL("dry_run", "Check the file and answer the report without writing"),
+      BOOL("create_missing", "Create accounts and contacts named in rows that the organization does not have (else such a row is an error)"),
+    ],
+  });
+  (d.detail as Record<string, unknown>).requestBody = { required: true, content: csvContent(`The ${kind} as CSV, a header row first`) };
+  const responses = d.detail.responses as Record<string, { description: string }>;
+  responses[413] = { ...responses[413]!, description: "Body over 50 MB" };
+  responses[415] = { ...responses[415]!, description: "Body is not text/csv" };
+  return d;
+}
+
+const dealParameters = (CRM_DOCS.listDeals.detail.parameters ?? []) as unknown[];
+const listParams = listParameters([{ name: "search", description: "Part of a name (or email), any case", schema: { type: "string", maxLength: 200 } }]);
+
+export const TRANSFER_DOCS = {
+  exportDeals: exportDoc("deals", dealParameters),
+  exportAccounts: exportDoc("accounts", listParams),
+  exportContacts: exportDoc("contacts", listParams),
+  importDeals: importDoc("deals"),
+  importAccounts: importDoc("accounts"),
+  importContacts: importDoc("contacts"),
+};

@@ -1,0 +1,219 @@
+import type { Statement } from "bun:sqlite";
+import { type Db, writeTx } from "../db/database";
+import type { DealJoined } from "./deals-repo";
+import { TENANT_SPAN } from "./deals-repo";
+import { type SortDir, type SortField, searchTextOf, sortKey } from "./model";
+import type { AccountRow, ContactRow } from "./repo";
+
+/** The deal list's order columns (deals-query.ts, CONTRACT §10), walked here by key instead of by offset. */
+const SORT_COLUMN: Record<SortField, { column: string; nullable: boolean }> = {
+  title: { column: "title_key", nullable: false },
+  value: { column: "value_cents", nullable: false },
+  stage: { column: "stage", nullable: false },
+  probability: { column: "probability", nullable: true },
+  close_date: { column: "close_date", nullable: true },
+  created_at: { column: "created_at", nullable: false },
+  updated_at: { column: "updated_at", nullable: false },
+  account_name: { column: "account_key", nullable: false },
+  contact_name: { column: "contact_key", nullable: true },
+  assignee_name: { column: "assignee_key", nullable: true },
+};
+
+export interface ExportFilter {
+  /** Stage keys the tenant has (null: any). */
+  stages: string[] | null;
+  /** A user id; "" for unassigned; null for anyone. */
+  assignee: string | null;
+  /** Lower-cased search term, or null. */
+  search: string | null;
+  sortBy: SortField;
+  sortDir: SortDir;
+}
+
+/** Where a walk stands: the last row's sort key and id, and whether the nulls (walked last) have begun. */
+export interface DealCursor {
+  key: string | number | null;
+  id: string;
+  inNulls: boolean;
+}
+
+export type ExportedDeal = DealJoined & { sort_key: string | number | null };
+export type ExportedContact = ContactRow & { account_name: string | null };
+
+const DEAL_COLUMNS = `d.id, d.tenant_id, d.title, d.account_id, d.contact_id, d.assigned_to, d.stage, d.value_cents, d.currency, d.close_date,
+  d.probability, d.notes, d.custom_data, d.created_at, d.updated_at, d.account_name, d.contact_name, d.assignee_name, d.assignee_email`;
+
+/** A deal as the import writes it, with its copied names already resolved. */
+export interface ImportDeal {
+  id: string;
+  title: string;
+  account_id: string;
+  account_name: string;
+  contact_id: string | null;
+  contact_name: string | null;
+  assigned_to: string | null;
+  assignee_name: string | null;
+  assignee_email: string | null;
+  stage: string;
+  value_cents: number;
+  currency: string;
+  close_date: string | null;
+  probability: number | null;
+  notes: string | null;
+  custom_data: string | null;
+}
+
+/**
+ * SQL of CSV export and import. Exports walk an index by key (WHERE (key, id) > last) in chunks,
+ * never by offset, so each chunk costs the same however deep the walk is; imports write every row
+ * in one transaction.
+ */
+export function createTransferRepo(db: Db) {
+  const prepared = new Map<string, Statement>();
+  const stmt = (sql: string): Statement => {
+    let s = prepared.get(sql);
+    if (!s) {
+      s = db.prepare(sql);
+      prepared.set(sql, s);
+    }
+    return s;
+  };
+
+  /** One chunk of deals after `after` in the filter's order (null: from the start), at most `limit`. */
+  function dealsAfter(tenantId: string, f: ExportFilter, after: DealCursor | null, limit: number): { rows: ExportedDeal[]; next: DealCursor | null } {
+    const { column, nullable } = SORT_COLUMN[f.sortBy];
+    const dir = f.sortDir === "asc" ? "ASC" : "DESC";
+    const cmp = f.sortDir === "asc" ? ">" : "<";
+    const where = ["d.tenant_id = ?"];
+    const args: Array<string | number> = [tenantId];
+    // Filters are tested on each entry of the order's index walked (`+` keeps the planner from
+    // reading a filter's index instead and sorting every match again for each chunk: an export
+    // reads most rows anyway, and each chunk must cost the same at any depth).
+    if (f.stages !== null) {
+      where.push(`+d.stage IN (${f.stages.map(() => "?").join(", ")})`);
+      args.push(...f.stages);
+    }
+    if (f.assignee === "") where.push("+d.assigned_to IS NULL");
+    else if (f.assignee !== null) {
+      where.push("+d.assigned_to = ?");
+      args.push(f.assignee);
+    }
+    if (f.search !== null) {
+      where.push("instr(d.search_text, ?) > 0");
+      args.push(f.search);
+    }
+    const inNulls = after?.inNulls ?? false;
+    const rows: ExportedDeal[] = [];
+    if (!inNulls) {
+      // Rows with a key, in key order. The nullable orders' indexes lead with `key IS NULL`: the
+      // term `key IS NULL = 0` matches that column, and ORDER BY must then leave it out, or SQLite
+      // sorts every remaining row again (a temporary B-tree per chunk).
+      const w = [...where];
+      const a = [...args];
+      if (nullable) w.push(`d.${column} IS NULL = 0`);
+      if (after) {
+        w.push(`(d.${column}, d.id) ${cmp} (?, ?)`);
+        a.push(after.key as string | number, after.id);
+      }
+      const order = `d.${column} ${dir}, d.id ${dir}`;
+      const sql = `SELECT ${DEAL_COLUMNS}, d.${column} AS sort_key FROM deals d WHERE ${w.join(" AND ")} ORDER BY ${order} LIMIT ?`;
+      rows.push(...(stmt(sql).all(...a, limit) as ExportedDeal[]));
+      if (rows.length === limit) {
+        const last = rows[rows.length - 1]!;
+        return { rows, next: { key: last.sort_key, id: last.id, inNulls: false } };
+      }
+      if (!nullable) return { rows, next: null };
+    }
+    // Then the rows without a key (nulls last either way), by id in the same direction.
+    const w = [...where, `d.${column} IS NULL = 1`];
+    const a = [...args];
+    if (after?.inNulls) {
+      w.push(`d.id ${cmp} ?`);
+      a.push(after.id);
+    }
+    // Ordered as the index is (the key, all NULL here, then id), so that no chunk is sorted.
+    const sql = `SELECT ${DEAL_COLUMNS}, NULL AS sort_key FROM deals d WHERE ${w.join(" AND ")} ORDER BY d.${column} ${dir}, d.id ${dir} LIMIT ?`;
+    const more = stmt(sql).all(...a, limit - rows.length) as ExportedDeal[];
+    rows.push(...more);
+    if (rows.length < limit) return { rows, next: null };
+    return { rows, next: { key: null, id: rows[rows.length - 1]!.id, inNulls: true } };
+  }
+
+  const accountFilter = "(?2 IS NULL OR lower(name) LIKE ?2 ESCAPE '\\' OR lower(domain) LIKE ?2 ESCAPE '\\')";
+  const accountsFirst = db.prepare<AccountRow, [string, string | null, number]>(
+    `SELECT * FROM accounts WHERE tenant_id = ?1 AND ${accountFilter} ORDER BY created_at DESC, id DESC LIMIT ?3`,
+  );
+  const accountsAfter = db.prepare<AccountRow, [string, string | null, number, number, string]>(
+    `SELECT * FROM accounts WHERE tenant_id = ?1 AND ${accountFilter} AND (created_at, id) < (?4, ?5) ORDER BY created_at DESC, id DESC LIMIT ?3`,
+  );
+  const contactFilter = `(?2 IS NULL OR lower(c.first_name || ' ' || coalesce(c.last_name, '')) LIKE ?2 ESCAPE '\\' OR lower(coalesce(c.email, '')) LIKE ?2 ESCAPE '\\')`;
+  const contactSelect = "SELECT c.*, a.name AS account_name FROM contacts c LEFT JOIN accounts a ON a.id = c.account_id AND a.tenant_id = c.tenant_id";
+  const contactsFirst = db.prepare<ExportedContact, [string, string | null, number]>(
+    `${contactSelect} WHERE c.tenant_id = ?1 AND ${contactFilter} ORDER BY c.created_at DESC, c.id DESC LIMIT ?3`,
+  );
+  const contactsAfter = db.prepare<ExportedContact, [string, string | null, number, number, string]>(
+    `${contactSelect} WHERE c.tenant_id = ?1 AND ${contactFilter} AND (c.created_at, c.id) < (?4, ?5) ORDER BY c.created_at DESC, c.id DESC LIMIT ?3`,
+  );
+
+  const allAccounts = db.prepare<{ id: string; name: string }, [string]>("SELECT id, name FROM accounts WHERE tenant_id = ?1 ORDER BY created_at, id");
+  const allContacts = db.prepare<{ id: string; first_name: string; last_name: string | null; account_id: string | null }, [string]>(
+    "SELECT id, first_name, last_name, account_id FROM contacts WHERE tenant_id = ?1 ORDER BY created_at, id",
+  );
+  const allUsers = db.prepare<{ id: string; email: string; full_name: string | null }, [string]>("SELECT id, email, full_name FROM users WHERE tenant_id = ?1");
+
+  const insertAccount = db.prepare("INSERT INTO accounts (id, tenant_id, name, domain, industry, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)");
+  const insertContact = db.prepare(
+    "INSERT INTO contacts (id, tenant_id, first_name, last_name, email, phone, account_id, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8)",
+  );
+  // The same row deals-repo.ts writes for one deal, with its copied names and keys.
+  const insertDeal = db.prepare(
+    `INSERT INTO deals (seq, id, tenant_id, created_at, updated_at, title, account_id, contact_id, assigned_to, stage, value_cents, currency,
+       close_date, probability, notes, custom_data, title_key, account_key, contact_key, assignee_key, search_text, account_name, contact_name,
+       assignee_name, assignee_email)
+     VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24)`,
+  );
+  const tenantNo = db.prepare<{ tenant_no: number; next_deal: number }, [string]>("SELECT tenant_no, next_deal FROM crm_tenants WHERE tenant_id = ?1");
+  const newTenantNo = db.prepare("INSERT INTO crm_tenants (tenant_id, tenant_no, next_deal) SELECT ?1, coalesce(max(tenant_no), 0) + 1, 0 FROM crm_tenants");
+  const bumpNext = db.prepare("UPDATE crm_tenants SET next_deal = ?2 WHERE tenant_id = ?1");
+
+  return {
+    dealsAfter,
+    /** Accounts newest first, after the last one written (created_at, id). */
+    accountsAfter(tenantId: string, pattern: string | null, after: AccountRow | null, limit: number): AccountRow[] {
+      return after ? accountsAfter.all(tenantId, pattern, limit, after.created_at, after.id) : accountsFirst.all(tenantId, pattern, limit);
+    },
+    contactsAfter(tenantId: string, pattern: string | null, after: ContactRow | null, limit: number): ExportedContact[] {
+      return after ? contactsAfter.all(tenantId, pattern, limit, after.created_at, after.id) : contactsFirst.all(tenantId, pattern, limit);
+    },
+    /** What an import matches names against: the tenant's accounts, contacts and members. */
+    async names(tenantId: string) {
+      return { accounts: allAccounts.all(tenantId), contacts: allContacts.all(tenantId), users: allUsers.all(tenantId) };
+    },
+    /** Every row of an import, or none: one transaction, nothing awaited inside. */
+    async write(tenantId: string, now: number, accounts: AccountRow[], contacts: ContactRow[], deals: ImportDeal[], auditInTx: () => void): Promise<void> {
+      writeTx(db, () => {
+        auditInTx();
+        for (const a of accounts) insertAccount.run(a.id, tenantId, a.name, a.domain, a.industry, now);
+        for (const c of contacts) insertContact.run(c.id, tenantId, c.first_name, c.last_name, c.email, c.phone, c.account_id, now);
+        if (deals.length === 0) return;
+        let t = tenantNo.get(tenantId);
+        if (!t) {
+          newTenantNo.run(tenantId);
+          t = tenantNo.get(tenantId)!;
+        }
+        bumpNext.run(tenantId, t.next_deal + deals.length);
+        let seq = t.tenant_no * TENANT_SPAN + t.next_deal;
+        for (const d of deals) {
+          insertDeal.run(
+            seq++, d.id, tenantId, now, d.title, d.account_id, d.contact_id, d.assigned_to, d.stage, d.value_cents, d.currency, d.close_date,
+            d.probability, d.notes, d.custom_data, sortKey(d.title), sortKey(d.account_name), d.contact_name === null ? null : sortKey(d.contact_name),
+            d.assignee_name === null ? null : sortKey(d.assignee_name), searchTextOf(d.title, d.notes, d.account_name, d.contact_name), d.account_name,
+            d.contact_name, d.assignee_name, d.assignee_email,
+          );
+        }
+      });
+    },
+  };
+}
+
+export type TransferRepo = ReturnType<typeof createTransferRepo>;

@@ -1,0 +1,159 @@
+import type { Principal, RequestInfo } from "../auth/service";
+import type { AuditEntry } from "../security/repo";
+import { toIso } from "../db/ids";
+import { requireAdmin } from "../http/auth-guard";
+import { RequestValidationError } from "../http/errors";
+import { containsPattern } from "../http/paging";
+import type { AssigneeFilter } from "./deals-service";
+import { type SortDir, type SortField, contactName } from "./model";
+import { formatCents } from "./money";
+import type { CrmRepo } from "./repo";
+import { BOM, csvLine } from "./transfer-csv";
+import { importRows } from "./transfer-import";
+import { EXPORT_CHUNK, EXPORT_COLUMNS, type ImportReport, type Kind } from "./transfer-model";
+import type { DealCursor, ExportFilter, TransferRepo } from "./transfer-repo";
+import type { AccountRow, ContactRow } from "./repo";
+
+export interface TransferDeps {
+  now: () => number;
+  /** Writes an audit row; called inside the import's transaction. */
+  auditInTx: (e: AuditEntry, now: number) => void;
+  repo: CrmRepo;
+  transfer: TransferRepo;
+}
+
+/** The deal list's filters and order (routes.ts reads them with the list's own reader). */
+export type DealExportQuery = { search: string | null; stages: string[] | null; sortBy: SortField; sortDir: SortDir } & AssigneeFilter;
+
+const encoder = new TextEncoder();
+
+/**
+ * A CSV body read as the client reads it: each pull writes one chunk of rows, and the next chunk
+ * is read from the database only when the client has taken the last one (backpressure), so an
+ * export of any length holds one chunk in memory.
+ */
+function csvStream(header: readonly string[], nextChunk: () => string | null): ReadableStream<Uint8Array> {
+  let started = false;
+  return new ReadableStream<Uint8Array>(
+    {
+      pull(controller) {
+        if (!started) {
+          started = true;
+          controller.enqueue(encoder.encode(BOM + csvLine([...header])));
+          return;
+        }
+        const text = nextChunk();
+        if (text === null) controller.close();
+        else controller.enqueue(encoder.encode(text));
+      },
+    },
+    { highWaterMark: 0 },
+  );
+}
+
+/** CSV export and import of deals, accounts and contacts. */
+export function createTransferService(d: TransferDeps) {
+  async function exportDeals(auth: Principal, q: DealExportQuery): Promise<ReadableStream<Uint8Array>> {
+    const stageRows = await d.repo.stages(auth.tenantId);
+    const names = new Map(stageRows.map((s) => [s.key, s.name]));
+    const stages = q.stages === null ? null : [...new Set(q.stages)].filter((s) => names.has(s)).sort();
+    const filter: ExportFilter = {
+      stages,
+      assignee: q.mine ? auth.userId : q.unassigned ? "" : q.assigned_to,
+      search: q.search === null ? null : q.search.toLowerCase(),
+      sortBy: q.sortBy,
+      sortDir: q.sortDir,
+    };
+    let cursor: DealCursor | null = null;
+    let done = stages !== null && stages.length === 0;
+    return csvStream(EXPORT_COLUMNS.deals, () => {
+      if (done) return null;
+      const { rows, next } = d.transfer.dealsAfter(auth.tenantId, filter, cursor, EXPORT_CHUNK);
+      cursor = next;
+      done = next === null;
+      if (rows.length === 0) return done ? null : "";
+      return rows
+        .map((r) =>
+          csvLine([
+            r.id, r.title, formatCents(r.value_cents), r.currency, r.stage, names.get(r.stage) ?? null, r.probability, r.close_date, r.account_name,
+            r.contact_name, r.assignee_name, r.assignee_email, r.notes, r.custom_data, toIso(r.created_at), toIso(r.updated_at),
+          ]),
+        )
+        .join("");
+    });
+  }
+
+  /** Accounts or contacts, newest first, with the list's search. */
+  function exportPeople<R extends AccountRow | ContactRow>(
+    kind: "accounts" | "contacts",
+    read: (after: R | null) => R[],
+    cells: (r: R) => Array<string | number | null>,
+  ): ReadableStream<Uint8Array> {
+    let after: R | null = null;
+    let done = false;
+    return csvStream(EXPORT_COLUMNS[kind], () => {
+      if (done) return null;
+      const rows = read(after);
+      if (rows.length < EXPORT_CHUNK) done = true;
+      if (rows.length === 0) return null;
+      after = rows[rows.length - 1]!;
+      return rows.map((r) => csvLine(cells(r))).join("");
+    });
+  }
+
+  const exportAccounts = async (auth: Principal, q: { search: string | null }) => {
+    const pattern = q.search === null ? null : containsPattern(q.search);
+    return exportPeople<AccountRow>(
+      "accounts",
+      (after) => d.transfer.accountsAfter(auth.tenantId, pattern, after, EXPORT_CHUNK),
+      (a) => [a.id, a.name, a.domain, a.industry, toIso(a.created_at), toIso(a.updated_at)],
+    );
+  };
+
+  const exportContacts = async (auth: Principal, q: { search: string | null }) => {
+    const pattern = q.search === null ? null : containsPattern(q.search);
+    return exportPeople<ContactRow & { account_name: string | null }>(
+      "contacts",
+      (after) => d.transfer.contactsAfter(auth.tenantId, pattern, after, EXPORT_CHUNK),
+      (c) => [c.id, c.first_name, c.last_name, c.email, c.phone, c.account_name, toIso(c.created_at), toIso(c.updated_at)],
+    );
+  };
+
+  /**
+   * An import (admins): every row is checked first, against the names the tenant has; a dry run
+   * answers the report, otherwise all rows are written in one transaction, or none when any fails
+   * (then a 422 whose items are the row errors, loc ["body", line, column]).
+   */
+  async function importCsv(auth: Principal, kind: Kind, text: string, opts: { dryRun: boolean; createMissing: boolean }, req: RequestInfo): Promise<ImportReport> {
+    requireAdmin(auth);
+    const [names, stages] = await Promise.all([d.transfer.names(auth.tenantId), d.repo.stages(auth.tenantId)]);
+    const plan = importRows(kind, text, { ...names, stages, contactName }, opts.createMissing);
+    const report: ImportReport = {
+      kind,
+      dry_run: opts.dryRun,
+      rows: plan.rows,
+      valid_rows: plan.validRows,
+      error_count: plan.errorCount,
+      errors: plan.errors,
+      created: { deals: plan.deals.length, accounts: plan.accounts.length, contacts: plan.contacts.length },
+    };
+    if (opts.dryRun) return report;
+    if (plan.errorCount > 0) {
+      throw new RequestValidationError(plan.errors.map((e) => ({ loc: ["body", e.line, e.column ?? "row"], msg: e.message, type: "csv_row_invalid" })));
+    }
+    const now = d.now();
+    const stamp = <T extends { created_at: number; updated_at: number }>(r: T) => ({ ...r, created_at: now, updated_at: now });
+    // Who imported what, in the same transaction: counts only, never the file's contents.
+    const audit = () =>
+      d.auditInTx(
+        { tenantId: auth.tenantId, userId: auth.userId, action: "crm.import", ip: req.ip, userAgent: req.userAgent, detail: { kind, ...report.created } },
+        now,
+      );
+    await d.transfer.write(auth.tenantId, now, plan.accounts.map(stamp), plan.contacts.map(stamp), plan.deals, audit);
+    return report;
+  }
+
+  return { exportDeals, exportAccounts, exportContacts, importCsv };
+}
+
+export type TransferService = ReturnType<typeof createTransferService>;

@@ -1,0 +1,168 @@
+/**
+ * Import (admins): choose a CSV file and what it holds, check it (a dry run that lists every row
+ * error by line and column), then import it: all rows or none. The file goes up as the request
+ * body itself (text/csv). ?kind= preselects deals, accounts or contacts (the lists link here).
+ */
+import "../deals/crm.css";
+import "./import.css";
+import { useState } from "preact/hooks";
+import { api, ApiError, type ImportReport, type ImportRowError, type TransferKind } from "../api/client";
+import { Link, useLocation } from "../shared/router";
+import { useSession } from "../shared/session";
+import { errorMessage } from "../shared/states";
+import { toast } from "../shared/toast";
+
+const KINDS: Array<{ value: TransferKind; label: string; columns: string }> = [
+  { value: "deals", label: "Deals", columns: "title, account_name, value, currency, stage, probability, close_date, contact_name, assignee_email, notes, custom_data" },
+  { value: "accounts", label: "Accounts", columns: "name, domain, industry" },
+  { value: "contacts", label: "Contacts", columns: "first_name, last_name, email, phone, account_name" },
+];
+const MAX_BYTES = 50 * 1024 * 1024;
+
+/** A refused import (422) lists its row errors as items with loc ["body", line, column]. */
+const rowErrorsOf = (e: unknown): ImportRowError[] | null =>
+  e instanceof ApiError && e.status === 422 && e.items.length > 0 && typeof e.items[0]!.loc[1] === "number"
+    ? e.items.map((i) => ({ line: i.loc[1] as number, column: i.loc[2] === "row" ? null : String(i.loc[2]), message: i.msg }))
+    : null;
+
+export default function ImportScreen() {
+  const { query } = useLocation();
+  const given = query.get("kind");
+  const [kind, setKind] = useState<TransferKind>(KINDS.some((k) => k.value === given) ? (given as TransferKind) : "deals");
+  const [file, setFile] = useState<File | null>(null);
+  const [createMissing, setCreateMissing] = useState(false);
+  const [busy, setBusy] = useState<"check" | "import" | null>(null);
+  const [report, setReport] = useState<ImportReport | null>(null);
+  const [failure, setFailure] = useState<string | null>(null);
+  const admin = useSession().me?.user.role === "admin";
+  const info = KINDS.find((k) => k.value === kind)!;
+
+  const reset = () => (setReport(null), setFailure(null));
+  const run = async (dryRun: boolean) => {
+    if (!file) return setFailure("Choose a CSV file first.");
+    if (file.size > MAX_BYTES) return setFailure("This file is larger than 50 MB: split it.");
+    setBusy(dryRun ? "check" : "import");
+    setFailure(null);
+    try {
+      const r = await api.crm.importCsv(kind, file, { dry_run: dryRun, create_missing: createMissing });
+      setReport(r);
+      if (!dryRun) toast(`Imported ${r.rows} ${kind}.`);
+    } catch (e) {
+      const rows = rowErrorsOf(e);
+      if (rows) setReport({ kind, dry_run: true, rows: 0, valid_rows: 0, error_count: rows.length, errors: rows, created: { deals: 0, accounts: 0, contacts: 0 } });
+      else setFailure(errorMessage(e));
+    } finally {
+      setBusy(null);
+    }
+  };
+
+  if (!admin) {
+    return (
+      <section class="crm import-screen" aria-labelledby="import-title">
+        <h1 id="import-title">Import</h1>
+        <p>Only admins can import. You can export any list with its “Export CSV” button.</p>
+      </section>
+    );
+  }
+  const checkedClean = report !== null && report.dry_run && report.error_count === 0;
+  return (
+    <section class="crm import-screen" aria-labelledby="import-title">
+      <div class="screen-head">
+        <h1 id="import-title">Import from CSV</h1>
+        <Link class="button" href={`/${kind}`}>
+          Back to {info.label.toLowerCase()}
+        </Link>
+      </div>
+      <form onSubmit={(e) => (e.preventDefault(), void run(true))}>
+        <div class="choices">
+          <div class="field">
+            <label for="import-kind">What the file holds</label>
+            <select id="import-kind" value={kind} onChange={(e) => (setKind((e.target as HTMLSelectElement).value as TransferKind), reset())}>
+              {KINDS.map((k) => (
+                <option key={k.value} value={k.value}>
+                  {k.label}
+                </option>
+              ))}
+            </select>
+          </div>
+          <div class="field">
+            <label for="import-file">CSV file (UTF-8, up to 50 MB)</label>
+            <input id="import-file" type="file" accept=".csv,text/csv" onChange={(e) => (setFile((e.target as HTMLInputElement).files?.[0] ?? null), reset())} />
+          </div>
+        </div>
+        <p class="hint">
+          The first row names the columns, in any order: {info.columns}. An exported file can be imported as it is (its ids and dates are skipped).
+        </p>
+        {kind !== "accounts" ? (
+          <label class="check">
+            <input type="checkbox" checked={createMissing} onChange={(e) => (setCreateMissing((e.target as HTMLInputElement).checked), reset())} /> Create
+            accounts{kind === "deals" ? " and contacts" : ""} that do not exist yet (otherwise a row naming one is an error)
+          </label>
+        ) : null}
+        <div class="actions">
+          <button type="submit" disabled={busy !== null || !file}>
+            {busy === "check" ? "Checking…" : "Check file"}
+          </button>
+          <button type="button" class="primary" disabled={busy !== null || !checkedClean} onClick={() => void run(false)}>
+            {busy === "import" ? "Importing…" : "Import"}
+          </button>
+        </div>
+        {failure ? (
+          <p class="error" role="alert">
+            {failure}
+          </p>
+        ) : null}
+      </form>
+      {report ? <Report report={report} /> : null}
+    </section>
+  );
+}
+
+function Report({ report }: { report: ImportReport }) {
+  const c = report.created;
+  const made = [c.deals && `${c.deals} deals`, c.accounts && `${c.accounts} accounts`, c.contacts && `${c.contacts} contacts`].filter(Boolean).join(", ");
+  if (report.error_count === 0) {
+    return (
+      <div class="report" role="status">
+        <p class="ok">
+          {report.dry_run ? `The file is ready: ${report.rows} rows, no errors. Importing creates ${made || "nothing"}.` : `Imported: ${made || "nothing"}.`}
+        </p>
+        {!report.dry_run ? (
+          <Link class="button" href={`/${report.kind}`}>
+            See the {report.kind}
+          </Link>
+        ) : null}
+      </div>
+    );
+  }
+  return (
+    <div class="report">
+      <p role="alert">
+        {report.error_count} {report.error_count === 1 ? "error" : "errors"}
+        {report.rows ? ` in ${report.rows - report.valid_rows} of ${report.rows} rows` : ""}: nothing was imported. Fix the file and check it again.
+        {report.errors.length < report.error_count ? ` The first ${report.errors.length} are listed.` : ""}
+      </p>
+      <div class="table-wrap">
+        <table class="import-errors">
+          <caption class="visually-hidden">Errors by line</caption>
+          <thead>
+            <tr>
+              <th scope="col">Line</th>
+              <th scope="col">Column</th>
+              <th scope="col">Problem</th>
+            </tr>
+          </thead>
+          <tbody>
+            {report.errors.map((e, i) => (
+              <tr key={i}>
+                <td class="line">{e.line}</td>
+                <td>{e.column ?? "—"}</td>
+                <td>{e.message}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </div>
+  );
+}
