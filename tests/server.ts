@@ -54,9 +54,15 @@ export async function startServer(db: string, env: Record<string, string> = {}) 
   });
   const stdout = new Response(p.stdout).text().then((t) => (noteLog(t), t));
   const stderr = new Response(p.stderr).text().then((t) => (noteLog(t), t));
-  for (let i = 0; i < 200; i++) {
+  // Up to a minute (a loaded 2-core machine starts slowly), and never go on with a server that is not up.
+  const deadline = Date.now() + 60_000;
+  for (;;) {
     if (p.exitCode !== null) throw new Error(`suite serve exited ${p.exitCode}: ${await stderr}`);
     if ((await fetch(`${url}/api/v1/health`).catch(() => null))?.ok) break;
+    if (Date.now() > deadline) {
+      p.kill("SIGKILL");
+      throw new Error(`suite serve did not answer /api/v1/health within 60 s: ${await stderr}`);
+    }
     await Bun.sleep(50);
   }
 
