@@ -3,7 +3,7 @@
 // (a new browser context each time: nothing cached), sign-in to the first row of the deal table,
 // and keystroke to updated deal table while searching: each term typed character by character
 // into the deals searchbox, from the last keystroke to the URL holding the term and the table
-// body no longer `aria-busy` (the screen's 150 ms debounce included; the time from the request
+// body no longer `aria-busy` (the screen's 80 ms debounce included; the time from the request
 // leaving the page to the table updated is printed beside it).
 // Options: BENCH_WEB_DEALS, BENCH_WEB_RUNS (20), BENCH_WEB_SEARCHES (50 common and 20 rare terms),
 // BENCH_WEB_DB=<file> (seed that file once, reuse it on later runs with its `<file>.keys`: seeding a
