@@ -15,7 +15,7 @@ import { PASSWORD, TENANT, type World, crmWorld, look, pick as pick0 } from "./c
  */
 
 /** A browser step on 2 shared cores can take seconds. */
-const STEP = 60_000;
+const STEP = 180_000;
 
 let w: World;
 let page: Page;
