@@ -35,7 +35,8 @@ afterAll(async () => {
 let secondFactorSeen = false;
 const secondFactorProblems: string[] = [];
 
-async function signIn(code?: string): Promise<{ page: Page; watch: Watch }> {
+/** `code` is asked for once the code step shows (a TOTP code computed then, not before the screenshots). */
+async function signIn(code?: string | (() => string)): Promise<{ page: Page; watch: Watch }> {
   const context = await browser.newContext();
   const w = await watchedPage(context, suite.port);
   await w.page.goto(`${suite.origin("secco")}/sign-in?next=%2Fsettings`);
@@ -48,7 +49,7 @@ async function signIn(code?: string): Promise<{ page: Page; watch: Watch }> {
       secondFactorSeen = true;
       secondFactorProblems.push(...(await look(w.page, "sign-in-second-factor")));
     }
-    await w.page.getByLabel("Code").fill(code);
+    await w.page.getByLabel("Code").fill(typeof code === "function" ? code() : code);
     await w.page.getByRole("button", { name: "Verify" }).click();
   }
   await w.page.getByRole("heading", { name: "My account", level: 1 }).waitFor();
@@ -87,9 +88,11 @@ test("2FA from setup to sign-in, backup codes, sessions revoked, sign out everyw
   found.push(...(await look(a.page, "2fa-on")));
 
   // A second device signs in with the next code.
-  const next = appCode(secret, Date.now(), 1);
-  noteSecret("totp code", next);
-  const b = await signIn(next);
+  const b = await signIn(() => {
+    const next = appCode(secret, Date.now(), 1);
+    noteSecret("totp code", next);
+    return next;
+  });
 
   // A third with a backup code.
   const c = await signIn(setupCodes[0]!);
