@@ -1,6 +1,7 @@
 import { Elysia } from "elysia";
 import type { Context } from "../context";
 import { errors } from "../http/errors";
+import { requestPath } from "../http/request-path";
 import type { WebAsset } from "./build";
 import { webBundle } from "./bundle";
 
@@ -54,13 +55,14 @@ export const webRoutes = (ctx: Context) => {
   };
   return new Elysia({ name: "web", seed: ctx.id })
     .get("/assets/*", async ({ request }) => {
-      const path = new URL(request.url).pathname;
+      // Never `new URL(request.url)`: with a Host that is not a host, Bun hands over a bare path and it throws.
+      const path = requestPath(request.url);
       const a = (await webBundle()).assets.get(path);
       if (!a) return new Response("Not found\n", { status: 404, headers: { "content-type": "text/plain; charset=utf-8", "cache-control": "no-cache" } });
       return sendAsset(a, request.headers.get("accept-encoding") ?? "");
     })
     .get("/*", ({ request }) => {
-      if (isApi(new URL(request.url).pathname) || !wantsPage(request)) throw errors.notFound();
+      if (isApi(requestPath(request.url)) || !wantsPage(request)) throw errors.notFound();
       return html();
     });
 };
