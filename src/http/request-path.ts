@@ -15,5 +15,7 @@ export function requestPath(url: string): string {
     const at = url.indexOf(mark, start);
     if (at !== -1 && at < end) end = at;
   }
-  return url.slice(start, end) || "/";
+  const path = url.slice(start, end) || "/";
+  // A bare target that is not a path (`api/v1/x`, `\api\v1\x`) is still logged and routed as one.
+  return path === "*" || path.startsWith("/") ? path : `/${path}`;
 }
