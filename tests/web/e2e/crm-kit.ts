@@ -38,17 +38,35 @@ export async function crmWorld(): Promise<World> {
     body: { email: "owner@acme.test", password: PASSWORD, tenant_name: "Acme Inc", subdomain: TENANT, full_name: "Olive Owner" },
   });
   expect(r.status).toBe(201);
-  const browser = await launch();
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  // Navigations wait on their load event; a loaded 2-core machine can take seconds for one.
-  context.setDefaultNavigationTimeout(45_000);
-  context.setDefaultTimeout(30_000);
-  // Signed in as the sign-in screen would leave us (it has its own test): this host's two HttpOnly cookies.
-  await context.addCookies([
-    { name: "svc_session", value: r.body.access_token, url: origin, httpOnly: true, sameSite: "Lax" },
-    { name: "svc_refresh", value: r.body.refresh_token, domain: `${TENANT}.localhost`, path: "/api/v1/auth", httpOnly: true, sameSite: "Strict" },
-  ]);
-  const page = await context.newPage();
+  // playwright-core under Bun now and then loses a request object on the first load of a page that
+  // starts several API calls at once ("Cannot find parent object request@… to create response@…",
+  // 2 runs in 7 on a loaded machine, always on this first navigation), and the connection is
+  // unusable after it. The world is only handed over once a first load went through; else a new browser.
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  for (let attempt = 1; ; attempt++) {
+    browser = await launch();
+    context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    // Navigations wait on their load event; a loaded 2-core machine can take seconds for one.
+    context.setDefaultNavigationTimeout(45_000);
+    context.setDefaultTimeout(30_000);
+    // Signed in as the sign-in screen would leave us (it has its own test): this host's two HttpOnly cookies.
+    await context.addCookies([
+      { name: "svc_session", value: r.body.access_token, url: origin, httpOnly: true, sameSite: "Lax" },
+      { name: "svc_refresh", value: r.body.refresh_token, domain: `${TENANT}.localhost`, path: "/api/v1/auth", httpOnly: true, sameSite: "Strict" },
+    ]);
+    page = await context.newPage();
+    try {
+      await page.goto(`${origin}/deals`);
+      await page.getByText("No deals yet").waitFor();
+      break;
+    } catch (e) {
+      await browser.close().catch(() => {});
+      if (attempt >= 3 || !/Cannot find parent object|was not bound in the connection/.test(String(e))) throw e;
+      console.warn(`crm-kit: a new browser after playwright lost track of the first load (${String(e).split("\n")[0]})`);
+    }
+  }
   const problems: string[] = [];
   const expected: number[] = [];
   page.on("console", (m) => {
