@@ -16,6 +16,6 @@ export function requestPath(url: string): string {
     if (at !== -1 && at < end) end = at;
   }
   const path = url.slice(start, end) || "/";
-  // A request target without its leading slash (found by the HTTP fuzz, seed 1009304278) is still a path.
-  return path.startsWith("/") || path === "*" ? path : `/${path}`;
+  // A bare target that is not a path (`api/v1/x`, `\api\v1\x`) is still logged and routed as one.
+  return path === "*" || path.startsWith("/") ? path : `/${path}`;
 }

@@ -18,6 +18,9 @@ describe("requestPath reads a request's path as text, whatever Bun hands over", 
     ["*", "*"],
     ["", "/"],
     ["?only=query", "/"],
+    // A bare target without its leading slash (the HTTP fuzz, seed 2072572050).
+    ["api/v1/health", "/api/v1/health"],
+    ["\\api\\v1\\health", "/\\api\\v1\\health"],
   ];
   for (const [url, path] of cases) test(`${JSON.stringify(url)} → ${path}`, () => expect(requestPath(url)).toBe(path));
 });

@@ -43,9 +43,10 @@ export default function DealsScreen() {
   const people = usePeople(me);
   const list = useLive(queryString(apiQuery as never), (signal) => api.crm.deals(apiQuery, signal));
 
-  // Search as you type: the box shows what is typed, the URL (and the list) follow 150 ms later.
+  // Search as you type: the box shows what is typed, the URL (and the list) follow 80 ms later (the
+  // bench's keystroke-to-table target is 150 ms, debounce included).
   const [text, setText] = useState(view.search);
-  const deb = useRef(debouncer(150));
+  const deb = useRef(debouncer(80));
   const typing = useRef(false);
   const written = useRef(view.search);
   useEffect(() => {

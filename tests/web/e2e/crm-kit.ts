@@ -1,26 +1,23 @@
 import { expect } from "bun:test";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Browser, type BrowserContext, type Page, chromium } from "playwright-core";
-import { type Server, startServer } from "../../server";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { type Suite, ensureBinary, launch, look as lookBoth, startSuite } from "./support";
 
 /**
- * The CRM end-to-end test's world: `suite serve` from source on its own database, an organization
- * signed up through the API, Debian's Chromium signed in with its two cookies, and a page whose
- * console errors, failed requests, 4xx answers and requests to another host are recorded, but
- * for the answers a step expects (`expected`, each status once).
+ * The CRM end-to-end test's world, on the shared kit (./support.ts): the built binary on its own
+ * database, an organization signed up through the API, Debian's Chromium signed in with its two
+ * cookies, and a page whose console errors, failed requests, 4xx answers and requests to another
+ * host are recorded, but for the answers a step expects (`expected`, each status once).
  */
 
-const ROOT = join(import.meta.dir, "..", "..", "..");
-const ARTIFACTS = join(ROOT, "test-artifacts", "crm");
-const AXE = readFileSync(join(ROOT, "node_modules", "axe-core", "axe.min.js"), "utf8");
 export const PASSWORD = "correct horse battery staple";
 export const TENANT = "acme";
 
 export interface World {
   dir: string;
-  server: Server;
+  server: Suite;
   browser: Browser;
   context: BrowserContext;
   page: Page;
@@ -32,29 +29,44 @@ export interface World {
   close: () => Promise<void>;
 }
 
-export function launchChromium(): Promise<Browser> {
-  return chromium.launch({
-    executablePath: "/usr/bin/chromium",
-    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  });
-}
-
 export async function crmWorld(): Promise<World> {
+  ensureBinary();
   const dir = mkdtempSync(join(tmpdir(), "suite-e2e-crm-"));
-  const server = await startServer(join(dir, "suite.db"));
-  const origin = `http://${TENANT}.localhost:${new URL(server.url).port}`;
+  const server = await startSuite(dir);
+  const origin = server.origin(TENANT);
   const r = await server.call("POST", "/api/v1/auth/signup", {
     body: { email: "owner@acme.test", password: PASSWORD, tenant_name: "Acme Inc", subdomain: TENANT, full_name: "Olive Owner" },
   });
   expect(r.status).toBe(201);
-  const browser = await launchChromium();
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  // Signed in as the sign-in screen would leave us (it has its own test): this host's two HttpOnly cookies.
-  await context.addCookies([
-    { name: "svc_session", value: r.body.access_token, url: origin, httpOnly: true, sameSite: "Lax" },
-    { name: "svc_refresh", value: r.body.refresh_token, domain: `${TENANT}.localhost`, path: "/api/v1/auth", httpOnly: true, sameSite: "Strict" },
-  ]);
-  const page = await context.newPage();
+  // playwright-core under Bun now and then loses a request object on the first load of a page that
+  // starts several API calls at once ("Cannot find parent object request@… to create response@…",
+  // 2 runs in 7 on a loaded machine, always on this first navigation), and the connection is
+  // unusable after it. The world is only handed over once a first load went through; else a new browser.
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  for (let attempt = 1; ; attempt++) {
+    browser = await launch();
+    context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    // Navigations wait on their load event; a loaded 2-core machine can take seconds for one.
+    context.setDefaultNavigationTimeout(45_000);
+    context.setDefaultTimeout(30_000);
+    // Signed in as the sign-in screen would leave us (it has its own test): this host's two HttpOnly cookies.
+    await context.addCookies([
+      { name: "svc_session", value: r.body.access_token, url: origin, httpOnly: true, sameSite: "Lax" },
+      { name: "svc_refresh", value: r.body.refresh_token, domain: `${TENANT}.localhost`, path: "/api/v1/auth", httpOnly: true, sameSite: "Strict" },
+    ]);
+    page = await context.newPage();
+    try {
+      await page.goto(`${origin}/deals`);
+      await page.getByText("No deals yet").waitFor();
+      break;
+    } catch (e) {
+      await browser.close().catch(() => {});
+      if (attempt >= 3 || !/Cannot find parent object|was not bound in the connection/.test(String(e))) throw e;
+      console.warn(`crm-kit: a new browser after playwright lost track of the first load (${String(e).split("\n")[0]})`);
+    }
+  }
   const problems: string[] = [];
   const expected: number[] = [];
   page.on("console", (m) => {
@@ -79,7 +91,6 @@ export async function crmWorld(): Promise<World> {
   page.on("response", (res) => {
     if (res.status() >= 400 && !expected.includes(res.status())) problems.push(`answer ${res.status()}: ${res.request().method()} ${res.url()}`);
   });
-  mkdirSync(ARTIFACTS, { recursive: true });
   return {
     dir,
     server,
@@ -98,24 +109,9 @@ export async function crmWorld(): Promise<World> {
   };
 }
 
-/** axe-core in the page (evaluated through the DevTools protocol, so the page's CSP stays on): no serious or critical violation. */
-export async function axe(page: Page, name: string): Promise<void> {
-  await page.evaluate(AXE);
-  // A string, run in the page: this file is type-checked without the DOM's types.
-  const found = (await page.evaluate(`axe.run(document, { resultTypes: ["violations"] }).then((r) =>
-    r.violations.map((v) => ({ id: v.id, impact: v.impact, targets: v.nodes.map((n) => n.target.join(" ")) })))`)) as { id: string; impact: string; targets: string[] }[];
-  const serious = found.filter((v) => v.impact === "serious" || v.impact === "critical");
-  expect({ screen: name, serious }).toEqual({ screen: name, serious: [] });
-}
-
-/** Screenshots at 1280 and 390 px (axe checked at both), then back to the desktop width. */
+/** Screenshots at 1280 and 390 px into test-artifacts/web/crm-*, axe at both: no serious or critical violation. */
 export async function look(page: Page, name: string): Promise<void> {
-  await axe(page, `${name} @1280`);
-  await page.screenshot({ path: join(ARTIFACTS, `${name}-1280.png`), fullPage: true });
-  await page.setViewportSize({ width: 390, height: 844 });
-  await axe(page, `${name} @390`);
-  await page.screenshot({ path: join(ARTIFACTS, `${name}-390.png`), fullPage: true });
-  await page.setViewportSize({ width: 1280, height: 900 });
+  expect({ screen: name, serious: await lookBoth(page, `crm-${name}`) }).toEqual({ screen: name, serious: [] });
 }
 
 /** Picks a record in a combobox by typing part of its name and clicking the match. */

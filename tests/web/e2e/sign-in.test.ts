@@ -5,7 +5,7 @@ import { join } from "node:path";
 import type { Browser } from "playwright-core";
 import { noteSecret } from "../../security/ledger";
 import { type TestSmtp, startSmtp } from "../../mail/smtp-support";
-import { type Suite, axe, ensureBinary, launch, look, secretPassword, startSuite, watchedPage } from "./support";
+import { type Suite, axe, ensureBinary, keyboardReach, launch, look, secretPassword, startSuite, watchedPage } from "./support";
 
 // Sign-up on the base domain, sign-in (wrong password, rate limit, success), the session across
 // a reload and two tabs, sign-out, and a magic link caught by a real SMTP server: in Chromium,
@@ -22,7 +22,7 @@ beforeAll(async () => {
   smtp = await startSmtp();
   suite = await startSuite(dir, { SUITE_SMTP_URL: smtp.url });
   browser = await launch();
-}, 120_000);
+}, 240_000);
 
 afterAll(async () => {
   await browser?.close();
@@ -59,7 +59,7 @@ describe("a new organization", () => {
     expect(await page.getByText("owner@acme.test").isVisible()).toBe(true);
     // The handoff left no token in the address bar.
     expect(page.url()).not.toContain("#");
-    found.push(...(await look(page, "deals-placeholder")));
+    found.push(...(await look(page, "deals-after-signup")));
 
     await page.reload();
     await page.getByRole("navigation", { name: "Main" }).waitFor();
@@ -87,7 +87,7 @@ describe("a new organization", () => {
     expect(watch.problems).toEqual([]);
     expect(second.watch.problems).toEqual([]);
     await context.close();
-  }, 60_000);
+  }, 180_000);
 });
 
 describe("sign-in", () => {
@@ -111,7 +111,7 @@ describe("sign-in", () => {
     expect(found).toEqual([]);
     expect(watch.problems).toEqual([]);
     await context.close();
-  }, 60_000);
+  }, 180_000);
 
   test("on the base domain, the workspace is found from the email and the visitor lands on it", async () => {
     const context = await browser.newContext();
@@ -126,7 +126,7 @@ describe("sign-in", () => {
     expect((await context.cookies(suite.origin())).filter((c) => c.domain === "localhost")).toEqual([]);
     expect(watch.problems).toEqual([]);
     await context.close();
-  }, 60_000);
+  }, 180_000);
 
   test("on the base domain, an email of several workspaces is asked which one, then signs in there", async () => {
     const body = { email: "owner@acme.test", password: PASSWORD, tenant_name: "Beta", subdomain: "beta" };
@@ -151,7 +151,7 @@ describe("sign-in", () => {
     expect(found).toEqual([]);
     expect(watch.problems).toEqual([]);
     await context.close();
-  }, 60_000);
+  }, 180_000);
 
   test("a magic link from the mail signs in; the token leaves the address bar", async () => {
     const context = await browser.newContext();
@@ -161,7 +161,7 @@ describe("sign-in", () => {
     const before = smtp.received.length;
     await page.getByRole("button", { name: "Email me a sign-in link" }).click();
     await page.getByRole("status").filter({ hasText: "sign-in link is on its way" }).waitFor();
-    const [mail] = (await smtp.waitFor(before + 1)).slice(before);
+    const [mail] = (await smtp.waitFor(before + 1, 30_000)).slice(before);
     const link = /https?:\/\/\S+magic-link#token=[^\s"<]+/.exec(mail!.text)![0];
     noteSecret("mailed link", link);
     expect(link.startsWith(`${suite.origin("acme")}/magic-link#token=`)).toBe(true);
@@ -180,7 +180,7 @@ describe("sign-in", () => {
     expect(watch.problems).toEqual([]);
     expect(other.watch.problems).toEqual([]);
     await context.close();
-  }, 60_000);
+  }, 180_000);
 
   test("too many wrong passwords: the wait is shown", async () => {
     const context = await browser.newContext();
@@ -195,7 +195,7 @@ describe("sign-in", () => {
     await page.getByRole("alert").filter({ hasText: /Too many attempts\. Try again in \d+ (minutes?|seconds?)\./ }).waitFor();
     expect(watch.problems).toEqual([]);
     await context.close();
-  }, 90_000);
+  }, 180_000);
 });
 
 describe("the binary serves its embedded app", () => {
@@ -244,7 +244,18 @@ describe("the checks themselves", () => {
     await page.waitForURL(`${suite.origin("acme")}/accounts`);
     expect(watch.problems).toEqual([]);
     await context.close();
-  }, 60_000);
+  }, 180_000);
+
+  test("the keyboard check reaches every control and would report one without a focus ring", async () => {
+    const context = await browser.newContext();
+    const { page } = await watchedPage(context, suite.port);
+    await page.goto(`${suite.origin("acme")}/sign-in`);
+    await page.getByLabel("Email").waitFor();
+    expect(await keyboardReach(page, "sign-in")).toEqual([]);
+    await page.evaluate("(() => { const b = document.createElement('button'); b.type = 'button'; b.textContent = 'No ring'; b.style.outline = 'none'; document.querySelector('form').append(b); })()");
+    expect(await keyboardReach(page, "sign-in")).toEqual(["sign-in: button No ring has the focus without a visible ring"]);
+    await context.close();
+  }, 180_000);
 
   test("axe runs in the page and would report a violation (an unlabelled input)", async () => {
     const context = await browser.newContext();
@@ -255,5 +266,5 @@ describe("the checks themselves", () => {
     await page.evaluate("document.querySelector('form').append(document.createElement('input'))");
     expect((await axe(page)).some((v) => v.includes("label"))).toBe(true);
     await context.close();
-  }, 60_000);
+  }, 180_000);
 });

@@ -7,8 +7,8 @@
 import { mkdirSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { type Browser, type BrowserContext, type Page, chromium } from "playwright-core";
-import { freePort } from "../../server";
-import { noteLog, noteSecret } from "../../security/ledger";
+import { type Answer, type CallOptions, freePort } from "../../server";
+import { noteHeaders, noteLog, noteRequestSecrets, noteResponseSecrets, noteSecret } from "../../security/ledger";
 
 const ROOT = join(import.meta.dir, "..", "..", "..");
 export const BINARY = join(ROOT, "dist", "suite");
@@ -36,21 +36,39 @@ export function ensureBinary(): void {
 
 export interface Suite {
   port: number;
+  /** The database file (in the folder given to `startSuite`). */
+  db: string;
   /** http://<sub>.localhost:<port>, or the base domain's origin without `sub`. */
   origin: (sub?: string) => string;
+  /** An API call on 127.0.0.1 (set-up and checks), its secrets noted by the ledger. */
+  call: (method: string, path: string, o?: CallOptions) => Promise<Answer>;
   stop: () => Promise<void>;
 }
 
-/** dist/suite serve on a free port, base domain localhost, its own database. */
+/**
+ * dist/suite serve on a free port, base domain localhost, its own database. A port taken between
+ * choosing it and binding it (other test files start servers meanwhile) is retried on another.
+ */
 export async function startSuite(dir: string, env: Record<string, string> = {}): Promise<Suite> {
   mkdirSync(dir, { recursive: true });
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(dir, env);
+    } catch (e) {
+      if (attempt >= 3 || !/EADDRINUSE|in use/i.test(String(e))) throw e;
+    }
+  }
+}
+
+async function startOnce(dir: string, env: Record<string, string>): Promise<Suite> {
   const port = freePort();
+  const db = join(dir, "suite.db");
   const p = Bun.spawn([BINARY, "serve"], {
     cwd: dir,
     env: {
       PATH: process.env.PATH ?? "/usr/bin:/bin",
       HOME: dir,
-      SUITE_DB: join(dir, "suite.db"),
+      SUITE_DB: db,
       SUITE_HOST: "127.0.0.1",
       SUITE_PORT: String(port),
       SUITE_HASH_CONCURRENCY: "2",
@@ -61,14 +79,41 @@ export async function startSuite(dir: string, env: Record<string, string> = {}):
   });
   const out = new Response(p.stdout).text().then((t) => (noteLog(t), t));
   const err = new Response(p.stderr).text().then((t) => (noteLog(t), t));
-  for (let i = 0; i < 200; i++) {
-    if (p.exitCode !== null) throw new Error(`suite exited ${p.exitCode}: ${await err}`);
+  // A loaded 2-core machine can take seconds to start a 100 MiB executable: wait on the answer, up to 60 s.
+  const until = Date.now() + 60_000;
+  for (;;) {
+    if (p.exitCode !== null) throw new Error(`suite exited ${p.exitCode}: ${await err} ${await out}`);
     if ((await fetch(`http://127.0.0.1:${port}/api/v1/health`).catch(() => null))?.ok) break;
+    if (Date.now() > until) {
+      p.kill("SIGKILL");
+      throw new Error(`suite did not answer /health on port ${port} within 60 s`);
+    }
     await Bun.sleep(50);
   }
+  const base = `http://127.0.0.1:${port}`;
   return {
     port,
+    db,
     origin: (sub?: string) => `http://${sub ? `${sub}.` : ""}localhost:${port}`,
+    async call(method, path, o = {}) {
+      const headers: Record<string, string> = { ...o.headers };
+      if (o.body !== undefined) headers["content-type"] = "application/json";
+      if (o.token) headers.authorization = `Bearer ${o.token}`;
+      if (o.tenant) headers["x-tenant"] = o.tenant;
+      noteHeaders(headers);
+      if (o.body !== undefined) noteRequestSecrets(o.body);
+      const res = await fetch(`${base}${path}`, { method, headers, body: o.body === undefined ? undefined : JSON.stringify(o.body) });
+      const text = await res.text();
+      let body: unknown = null;
+      try {
+        body = text ? JSON.parse(text) : null;
+      } catch {
+        body = text;
+      }
+      noteHeaders(res.headers);
+      noteResponseSecrets(body);
+      return { status: res.status, headers: res.headers, body, text };
+    },
     async stop() {
       p.kill("SIGTERM");
       await Promise.race([p.exited, Bun.sleep(10_000)]);
@@ -98,6 +143,10 @@ export interface Watch {
  */
 export async function watchedPage(context: BrowserContext, port: number): Promise<{ page: Page; watch: Watch }> {
   const page = await context.newPage();
+  // A loaded 2-core machine (other tests beside these) can take seconds for a navigation or an
+  // axe run: every wait is on a condition, with room to spare.
+  page.setDefaultNavigationTimeout(45_000);
+  page.setDefaultTimeout(30_000);
   const watch: Watch = { problems: [] };
   const ours = (url: string) => {
     const u = new URL(url);
@@ -137,7 +186,7 @@ export async function axe(page: Page): Promise<string[]> {
     .map((v) => `${v.impact} ${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(" ")).join(", ")})`);
 }
 
-/** Screenshots at 1280 and 390 px wide, and the axe check at both widths. */
+/** Screenshots at 1280 and 390 px wide, the axe check at both widths, and every control reached by Tab. */
 export async function look(page: Page, name: string): Promise<string[]> {
   mkdirSync(ARTIFACTS, { recursive: true });
   const found: string[] = [];
@@ -148,6 +197,7 @@ export async function look(page: Page, name: string): Promise<string[]> {
     found.push(...(await axe(page)).map((v) => `${name} @${width}px: ${v}`));
   }
   await page.setViewportSize(before);
+  found.push(...(await keyboardReach(page, name)));
   return found;
 }
 
@@ -159,10 +209,59 @@ export function secretPassword(label: string): string {
 }
 
 /** Polls `check` until it holds (a page's state after an answer), or fails after `ms`. */
-export async function waitUntil(check: () => Promise<boolean>, ms = 10_000): Promise<void> {
+export async function waitUntil(check: () => Promise<boolean>, ms = 30_000): Promise<void> {
   const end = Date.now() + ms;
   while (!(await check())) {
     if (Date.now() > end) throw new Error(`not so after ${ms} ms: ${check}`);
     await Bun.sleep(20);
   }
+}
+
+/**
+ * Keyboard alone: Tab from the top of the page (or of the open modal dialog) until every control
+ * a pointer could use has had the focus, each with a visible focus ring. Answers what was never
+ * reached or was focused without a ring (empty: all good). Radio buttons count once per group.
+ */
+export async function keyboardReach(page: Page, name: string): Promise<string[]> {
+  const total = (await page.evaluate(`(() => {
+    const scope = document.querySelector("dialog[open]") ?? document;
+    const all = [...scope.querySelectorAll("a[href], button, input, select, textarea, summary, [tabindex]")];
+    const seenGroups = new Set();
+    let n = 0;
+    for (const el of all) {
+      el.removeAttribute("data-kb");
+      if (el.disabled || el.getAttribute("tabindex") === "-1" || el.type === "hidden") continue;
+      if (!el.getClientRects().length || getComputedStyle(el).visibility === "hidden" || el.closest("dialog:not([open]), [inert]")) continue;
+      if (el.type === "radio") {
+        if (seenGroups.has(el.name)) { el.setAttribute("data-kb", "radio:" + el.name); continue; }
+        seenGroups.add(el.name);
+        el.setAttribute("data-kb", "radio:" + el.name);
+        n++;
+        continue;
+      }
+      el.setAttribute("data-kb", String(n++));
+    }
+    document.activeElement?.blur?.();
+    return n;
+  })()`)) as number;
+  const reached = new Set<string>();
+  const problems: string[] = [];
+  for (let i = 0; i < total * 2 + 10 && reached.size < total; i++) {
+    await page.keyboard.press("Tab");
+    const at = (await page.evaluate(`(() => {
+      const a = document.activeElement;
+      if (!a || !a.hasAttribute("data-kb")) return null;
+      const s = getComputedStyle(a);
+      const ring = s.outlineStyle !== "none" && parseFloat(s.outlineWidth) > 0 || s.boxShadow !== "none";
+      return { id: a.getAttribute("data-kb"), ring, what: a.tagName.toLowerCase() + " " + (a.getAttribute("aria-label") || a.textContent || a.name || a.id || "").trim().slice(0, 40) };
+    })()`)) as { id: string; ring: boolean; what: string } | null;
+    if (!at) continue;
+    if (!reached.has(at.id) && !at.ring) problems.push(`${name}: ${at.what} has the focus without a visible ring`);
+    reached.add(at.id);
+  }
+  if (reached.size < total) {
+    const missed = (await page.evaluate(`[...document.querySelectorAll("[data-kb]")].filter((e) => !${JSON.stringify([...reached])}.includes(e.getAttribute("data-kb"))).map((e) => e.tagName.toLowerCase() + " " + (e.getAttribute("aria-label") || e.textContent || e.name || e.id || "").trim().slice(0, 40))`)) as string[];
+    problems.push(...missed.map((m) => `${name}: ${m} is never reached by Tab`));
+  }
+  return problems;
 }

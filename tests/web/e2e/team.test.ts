@@ -41,7 +41,7 @@ beforeAll(async () => {
   browser = await launch();
   await signupApi(suite, "teamco");
   await signupApi(bare, "offline");
-}, 120_000);
+}, 240_000);
 
 afterAll(async () => {
   await browser?.close();
@@ -82,7 +82,7 @@ test("an admin invites; the invitee joins from the mail, signed in; resend and r
   // Resend: a new mail, a new link; the first link stops working.
   await page.getByRole("button", { name: "Resend the invitation to newcomer@teamco.test" }).click();
   await page.getByText("Invitation sent again to newcomer@teamco.test.").waitFor();
-  const mails = (await smtp.waitFor(before + 3)).slice(before).filter((m) => m.to.includes("newcomer@teamco.test"));
+  const mails = (await smtp.waitFor(before + 3, 30_000)).slice(before).filter((m) => m.to.includes("newcomer@teamco.test"));
   expect(mails.length).toBe(2);
   const links = mails.map((m) => /https?:\/\/\S+accept-invitation#token=[^\s"<]+/.exec(m.text)![0]);
   for (const l of links) noteSecret("mailed link", l);
@@ -120,7 +120,7 @@ test("an admin invites; the invitee joins from the mail, signed in; resend and r
   expect(joined.watch.problems).toEqual([]);
   await context.close();
   await invitee.close();
-}, 90_000);
+}, 180_000);
 
 test("without SMTP, the admin is told the invitation waits in the outbox", async () => {
   const context = await browser.newContext();
@@ -134,4 +134,4 @@ test("without SMTP, the admin is told the invitation waits in the outbox", async
   expect(found).toEqual([]);
   expect(watch.problems).toEqual([]);
   await context.close();
-}, 60_000);
+}, 180_000);
