@@ -26,8 +26,11 @@ const stageTrigrams = (stage: string): string[] => {
   return c.slice(2).map((_, i) => c[i]! + c[i + 1]! + c[i + 2]!);
 };
 
-/** Sort key column of each sortable field; the nullable ones sort nulls last both ways. */
-const SORT_COLUMN: Record<SortField, { column: string; nullable: boolean }> = {
+/**
+ * Sort key column of each sortable field; the nullable ones sort nulls last both ways. Exported:
+ * the CSV export (transfer-repo.ts) walks the same orders, so the two can never sort differently.
+ */
+export const SORT_COLUMN: Record<SortField, { column: string; nullable: boolean }> = {
   title: { column: "title_key", nullable: false },
   value: { column: "value_cents", nullable: false },
   stage: { column: "stage", nullable: false },

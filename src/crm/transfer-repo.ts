@@ -1,23 +1,9 @@
 import type { Statement } from "bun:sqlite";
 import { type Db, writeTx } from "../db/database";
-import type { DealJoined } from "./deals-repo";
-import { TENANT_SPAN } from "./deals-repo";
+import { SORT_COLUMN } from "./deals-query";
+import { DEAL_COLUMNS as LISTED_DEAL_COLUMNS, type DealFields, type DealJoined, TENANT_SPAN } from "./deals-repo";
 import { type SortDir, type SortField, searchTextOf, sortKey } from "./model";
 import type { AccountRow, ContactRow } from "./repo";
-
-/** The deal list's order columns (deals-query.ts, CONTRACT §10), walked here by key instead of by offset. */
-const SORT_COLUMN: Record<SortField, { column: string; nullable: boolean }> = {
-  title: { column: "title_key", nullable: false },
-  value: { column: "value_cents", nullable: false },
-  stage: { column: "stage", nullable: false },
-  probability: { column: "probability", nullable: true },
-  close_date: { column: "close_date", nullable: true },
-  created_at: { column: "created_at", nullable: false },
-  updated_at: { column: "updated_at", nullable: false },
-  account_name: { column: "account_key", nullable: false },
-  contact_name: { column: "contact_key", nullable: true },
-  assignee_name: { column: "assignee_key", nullable: true },
-};
 
 export interface ExportFilter {
   /** Stage keys the tenant has (null: any). */
@@ -40,27 +26,16 @@ export interface DealCursor {
 export type ExportedDeal = DealJoined & { sort_key: string | number | null };
 export type ExportedContact = ContactRow & { account_name: string | null };
 
-const DEAL_COLUMNS = `d.id, d.tenant_id, d.title, d.account_id, d.contact_id, d.assigned_to, d.stage, d.value_cents, d.currency, d.close_date,
-  d.probability, d.notes, d.custom_data, d.created_at, d.updated_at, d.account_name, d.contact_name, d.assignee_name, d.assignee_email`;
+/** The deal list's columns (deals-repo.ts) as the export reads them: qualified by `d.`, without the internal seq. */
+const DEAL_COLUMNS = LISTED_DEAL_COLUMNS.replace(/^seq, /, "").replace(/\w+/g, (column) => `d.${column}`);
 
 /** A deal as the import writes it, with its copied names already resolved. */
-export interface ImportDeal {
+export interface ImportDeal extends DealFields {
   id: string;
-  title: string;
-  account_id: string;
   account_name: string;
-  contact_id: string | null;
   contact_name: string | null;
-  assigned_to: string | null;
   assignee_name: string | null;
   assignee_email: string | null;
-  stage: string;
-  value_cents: number;
-  currency: string;
-  close_date: string | null;
-  probability: number | null;
-  notes: string | null;
-  custom_data: string | null;
 }
 
 /**

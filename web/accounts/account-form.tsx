@@ -3,6 +3,7 @@ import { useState } from "preact/hooks";
 import { api, type Account } from "../api/client";
 import { Field } from "../shared/field";
 import { NO_ERRORS, formErrors, type FormErrors } from "../shared/form-errors";
+import { FormFooter } from "../shared/form-footer";
 
 const FIELDS = ["name", "domain", "industry"] as const;
 
@@ -31,19 +32,7 @@ export function AccountForm({ account, onSaved, onCancel }: { account: Account |
         <Field label="Web domain (optional)" value={domain} onValue={setDomain} error={errors.fields.domain} placeholder="example.com" autocomplete="off" />
         <Field label="Industry (optional)" value={industry} onValue={setIndustry} error={errors.fields.industry} autocomplete="off" />
       </div>
-      {errors.general && (
-        <p class="error" role="alert">
-          {errors.general}
-        </p>
-      )}
-      <div class="actions">
-        <button type="button" onClick={onCancel}>
-          Cancel
-        </button>
-        <button type="submit" class="primary" disabled={busy}>
-          {busy ? "Saving…" : account ? "Save account" : "Create account"}
-        </button>
-      </div>
+      <FormFooter error={errors.general} busy={busy} busyLabel="Saving…" label={account ? "Save account" : "Create account"} onCancel={onCancel} />
     </form>
   );
 }

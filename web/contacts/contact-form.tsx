@@ -4,6 +4,7 @@ import { api, type Contact } from "../api/client";
 import { searchAccounts } from "../deals/deal-form";
 import { Field } from "../shared/field";
 import { NO_ERRORS, formErrors, type FormErrors } from "../shared/form-errors";
+import { FormFooter } from "../shared/form-footer";
 import { type Choice, Picker } from "../shared/picker";
 
 const FIELDS = ["first_name", "last_name", "email", "phone", "account_id"] as const;
@@ -45,19 +46,7 @@ export function ContactForm({ contact, accountName, onSaved, onCancel }: Contact
         <Field label="Phone (optional)" type="tel" value={phone} onValue={setPhone} error={err.phone} autocomplete="off" />
       </div>
       <Picker label="Account (optional)" value={account} onChange={setAccount} search={searchAccounts} error={err.account_id} clearable />
-      {errors.general && (
-        <p class="error" role="alert">
-          {errors.general}
-        </p>
-      )}
-      <div class="actions">
-        <button type="button" onClick={onCancel}>
-          Cancel
-        </button>
-        <button type="submit" class="primary" disabled={busy}>
-          {busy ? "Saving…" : contact ? "Save contact" : "Create contact"}
-        </button>
-      </div>
+      <FormFooter error={errors.general} busy={busy} busyLabel="Saving…" label={contact ? "Save contact" : "Create contact"} onCancel={onCancel} />
     </form>
   );
 }

@@ -7,6 +7,7 @@ import { useId, useState } from "preact/hooks";
 import { api, type Deal, type DealWrite, type Stage, type User } from "../api/client";
 import { Field, SelectField } from "../shared/field";
 import { NO_ERRORS, formErrors, type FormErrors } from "../shared/form-errors";
+import { FormFooter } from "../shared/form-footer";
 import { type Choice, Picker } from "../shared/picker";
 
 export const DEAL_FIELDS = ["title", "account_id", "contact_id", "value", "currency", "stage", "probability", "close_date", "assigned_to", "notes"] as const;
@@ -135,19 +136,7 @@ export function DealForm({ deal, stages, me, people, onSaved, onCancel }: DealFo
           </p>
         )}
       </div>
-      {errors.general && (
-        <p class="error" role="alert">
-          {errors.general}
-        </p>
-      )}
-      <div class="actions">
-        <button type="button" onClick={onCancel}>
-          Cancel
-        </button>
-        <button type="submit" class="primary" disabled={busy}>
-          {busy ? "Saving…" : deal ? "Save deal" : "Create deal"}
-        </button>
-      </div>
+      <FormFooter error={errors.general} busy={busy} busyLabel="Saving…" label={deal ? "Save deal" : "Create deal"} onCancel={onCancel} />
     </form>
   );
 }

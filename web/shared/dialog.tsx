@@ -2,6 +2,18 @@
 import type { ComponentChildren } from "preact";
 import { useEffect, useId, useRef } from "preact/hooks";
 
+/** A <dialog> ref kept shown as a modal while `open` (showModal makes the page inert; a plain `open` attribute would not). */
+function useModalDialog(open: boolean) {
+  const ref = useRef<HTMLDialogElement>(null);
+  useEffect(() => {
+    const d = ref.current;
+    if (!d) return;
+    if (open && !d.open) d.showModal?.();
+    if (!open && d.open) d.close();
+  }, [open]);
+  return ref;
+}
+
 export interface ConfirmProps {
   open: boolean;
   title: string;
@@ -14,15 +26,9 @@ export interface ConfirmProps {
 }
 
 export function ConfirmDialog({ open, title, children, confirmLabel, danger, busy, onConfirm, onCancel }: ConfirmProps) {
-  const ref = useRef<HTMLDialogElement>(null);
+  const ref = useModalDialog(open);
   // Several dialogs may share a page (Team: revoke, remove): each title needs its own id.
   const titleId = useId();
-  useEffect(() => {
-    const d = ref.current;
-    if (!d) return;
-    if (open && !d.open) d.showModal?.();
-    if (!open && d.open) d.close();
-  }, [open]);
   return (
     <dialog ref={ref} class="dialog" aria-labelledby={titleId} onCancel={(e) => (e.preventDefault(), onCancel())}>
       <h2 id={titleId}>{title}</h2>
@@ -41,14 +47,8 @@ export function ConfirmDialog({ open, title, children, confirmLabel, danger, bus
 
 /** Any content in a modal dialog (forms: create, edit). */
 export function Modal({ open, title, children, onClose }: { open: boolean; title: string; children: ComponentChildren; onClose: () => void }) {
-  const ref = useRef<HTMLDialogElement>(null);
+  const ref = useModalDialog(open);
   const titleId = useId();
-  useEffect(() => {
-    const d = ref.current;
-    if (!d) return;
-    if (open && !d.open) d.showModal?.();
-    if (!open && d.open) d.close();
-  }, [open]);
   return (
     <dialog ref={ref} class="dialog wide" aria-labelledby={titleId} onCancel={(e) => (e.preventDefault(), onClose())}>
       <h2 id={titleId}>{title}</h2>

@@ -1,8 +1,10 @@
 /** Add a pipeline stage (admins): key, name, colour, probability, and whether it wins or loses the deal. */
-import { useId, useState } from "preact/hooks";
+import { useState } from "preact/hooks";
 import { api, type Stage } from "../api/client";
 import { Field } from "../shared/field";
 import { NO_ERRORS, formErrors, type FormErrors } from "../shared/form-errors";
+import { FormFooter } from "../shared/form-footer";
+import { ColorField, type Outcome, OutcomeField } from "./stage-fields";
 
 const FIELDS = ["key", "name", "color", "probability", "is_won", "is_lost", "position"] as const;
 
@@ -22,10 +24,9 @@ export function StageForm({ onSaved, onCancel }: { onSaved: (s: Stage) => void; 
   const [keyTouched, setKeyTouched] = useState(false);
   const [color, setColor] = useState("#0ea5e9");
   const [probability, setProbability] = useState("50");
-  const [outcome, setOutcome] = useState<"open" | "won" | "lost">("open");
+  const [outcome, setOutcome] = useState<Outcome>("open");
   const [errors, setErrors] = useState<FormErrors>(NO_ERRORS);
   const [busy, setBusy] = useState(false);
-  const colorId = useId();
   const err = errors.fields;
 
   const submit = async (e: Event) => {
@@ -62,40 +63,11 @@ export function StageForm({ onSaved, onCancel }: { onSaved: (s: Stage) => void; 
           autocomplete="off"
           hint="Lower-case letters, digits and dashes; deals name their stage by it."
         />
-        <div class={`field${err.color ? " has-error" : ""}`}>
-          <label for={colorId}>Colour</label>
-          <input id={colorId} type="color" value={color} onInput={(e) => setColor((e.target as HTMLInputElement).value)} aria-describedby={err.color ? `${colorId}-err` : undefined} />
-          {err.color && (
-            <p class="error" id={`${colorId}-err`}>
-              {err.color}
-            </p>
-          )}
-        </div>
+        <ColorField value={color} onValue={setColor} error={err.color} />
         <Field label="Probability (%)" value={probability} onValue={setProbability} error={err.probability} inputMode="numeric" autocomplete="off" />
       </div>
-      <fieldset class="outcome">
-        <legend>Outcome</legend>
-        {(["open", "won", "lost"] as const).map((o) => (
-          <label key={o}>
-            <input type="radio" name="outcome" value={o} checked={outcome === o} onChange={() => setOutcome(o)} />
-            {o === "open" ? "Open (in progress)" : o === "won" ? "Won" : "Lost"}
-          </label>
-        ))}
-        {(err.is_won || err.is_lost) && <p class="error">{err.is_won ?? err.is_lost}</p>}
-      </fieldset>
-      {errors.general && (
-        <p class="error" role="alert">
-          {errors.general}
-        </p>
-      )}
-      <div class="actions">
-        <button type="button" onClick={onCancel}>
-          Cancel
-        </button>
-        <button type="submit" class="primary" disabled={busy}>
-          {busy ? "Adding…" : "Add stage"}
-        </button>
-      </div>
+      <OutcomeField name="outcome" value={outcome} onValue={setOutcome} errors={err} />
+      <FormFooter error={errors.general} busy={busy} busyLabel="Adding…" label="Add stage" onCancel={onCancel} />
     </form>
   );
 }
