@@ -141,7 +141,7 @@ test("2FA from setup to sign-in, backup codes, sessions revoked, sign out everyw
   expect(fresh).not.toContain(setupCodes[1]);
 
   // Turn off with the password and a new backup code (the server allows few code attempts a minute).
-  await a.page.getByLabel("Password", { exact: true }).fill(PW);
+  await a.page.locator("input").and(a.page.getByLabel("Password", { exact: true })).fill(PW);
   await a.page.getByLabel("Authenticator or backup code").fill(fresh[0]!);
   await a.page.getByRole("button", { name: "Turn off" }).click();
   await a.page.getByRole("button", { name: "Set up two-step verification" }).waitFor();

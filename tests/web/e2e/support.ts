@@ -223,8 +223,11 @@ export async function waitUntil(check: () => Promise<boolean>, ms = 30_000): Pro
  * reached or was focused without a ring (empty: all good). Radio buttons count once per group.
  */
 export async function keyboardReach(page: Page, name: string): Promise<string[]> {
-  const total = (await page.evaluate(`(() => {
-    const scope = document.querySelector("dialog[open]") ?? document;
+  const [total, everywhere] = (await page.evaluate(`(() => {
+    // The dialog on top (a confirmation may open over another dialog): the one holding the focus.
+    const open = [...document.querySelectorAll("dialog[open]")];
+    // (A dialog opened from inside another is nested in it: the innermost one that holds the focus.)
+    const scope = open.filter((d) => d.contains(document.activeElement)).at(-1) ?? open.at(-1) ?? document;
     const all = [...scope.querySelectorAll("a[href], button, input, select, textarea, summary, [tabindex]")];
     const seenGroups = new Set();
     let n = 0;
@@ -244,11 +247,12 @@ export async function keyboardReach(page: Page, name: string): Promise<string[]>
       el.setAttribute("data-kb", String(n++));
     }
     document.activeElement?.blur?.();
-    return n;
-  })()`)) as number;
+    // Tab walks the whole page when the open dialog is not modal: allow for every control in it.
+    return [n, document.querySelectorAll("a[href], button, input, select, textarea, summary, [tabindex]").length];
+  })()`)) as [number, number];
   const reached = new Set<string>();
   const problems: string[] = [];
-  for (let i = 0; i < total * 2 + 10 && reached.size < total; i++) {
+  for (let i = 0; i < everywhere * 2 + 10 && reached.size < total; i++) {
     await page.keyboard.press("Tab");
     const at = (await page.evaluate(`(() => {
       const a = document.activeElement;
