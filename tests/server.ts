@@ -33,12 +33,13 @@ export interface Answer {
   text: string;
 }
 
-export async function startServer(db: string, env: Record<string, string> = {}) {
+/** `command`: what to run instead of the source (the e2e tests run the built binary, dist/suite). */
+export async function startServer(db: string, env: Record<string, string> = {}, command: string[] = [BUN, MAIN]) {
   const port = freePort();
   const url = `http://127.0.0.1:${port}`;
   // The server runs in its database's folder, which may not exist yet (the server would make it).
   mkdirSync(dirname(db), { recursive: true });
-  const p = Bun.spawn([BUN, MAIN, "serve"], {
+  const p = Bun.spawn([...command, "serve"], {
     cwd: dirname(db),
     env: {
       PATH: process.env.PATH ?? "/usr/bin:/bin",

@@ -7,8 +7,8 @@
 import { mkdirSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { type Browser, type BrowserContext, type Page, chromium } from "playwright-core";
-import { type Answer, type CallOptions, freePort } from "../../server";
-import { noteHeaders, noteLog, noteRequestSecrets, noteResponseSecrets, noteSecret } from "../../security/ledger";
+import { type Answer, type CallOptions, startServer } from "../../server";
+import { noteSecret } from "../../security/ledger";
 
 const ROOT = join(import.meta.dir, "..", "..", "..");
 export const BINARY = join(ROOT, "dist", "suite");
@@ -61,64 +61,16 @@ export async function startSuite(dir: string, env: Record<string, string> = {}):
 }
 
 async function startOnce(dir: string, env: Record<string, string>): Promise<Suite> {
-  const port = freePort();
   const db = join(dir, "suite.db");
-  const p = Bun.spawn([BINARY, "serve"], {
-    cwd: dir,
-    env: {
-      PATH: process.env.PATH ?? "/usr/bin:/bin",
-      HOME: dir,
-      SUITE_DB: db,
-      SUITE_HOST: "127.0.0.1",
-      SUITE_PORT: String(port),
-      SUITE_HASH_CONCURRENCY: "2",
-      ...env,
-    },
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const out = new Response(p.stdout).text().then((t) => (noteLog(t), t));
-  const err = new Response(p.stderr).text().then((t) => (noteLog(t), t));
-  // A loaded 2-core machine can take seconds to start a 100 MiB executable: wait on the answer, up to 60 s.
-  const until = Date.now() + 60_000;
-  for (;;) {
-    if (p.exitCode !== null) throw new Error(`suite exited ${p.exitCode}: ${await err} ${await out}`);
-    if ((await fetch(`http://127.0.0.1:${port}/api/v1/health`).catch(() => null))?.ok) break;
-    if (Date.now() > until) {
-      p.kill("SIGKILL");
-      throw new Error(`suite did not answer /health on port ${port} within 60 s`);
-    }
-    await Bun.sleep(50);
-  }
-  const base = `http://127.0.0.1:${port}`;
+  const server = await startServer(db, env, [BINARY]);
+  const port = Number(new URL(server.url).port);
   return {
     port,
     db,
     origin: (sub?: string) => `http://${sub ? `${sub}.` : ""}localhost:${port}`,
-    async call(method, path, o = {}) {
-      const headers: Record<string, string> = { ...o.headers };
-      if (o.body !== undefined) headers["content-type"] = "application/json";
-      if (o.token) headers.authorization = `Bearer ${o.token}`;
-      if (o.tenant) headers["x-tenant"] = o.tenant;
-      noteHeaders(headers);
-      if (o.body !== undefined) noteRequestSecrets(o.body);
-      const res = await fetch(`${base}${path}`, { method, headers, body: o.body === undefined ? undefined : JSON.stringify(o.body) });
-      const text = await res.text();
-      let body: unknown = null;
-      try {
-        body = text ? JSON.parse(text) : null;
-      } catch {
-        body = text;
-      }
-      noteHeaders(res.headers);
-      noteResponseSecrets(body);
-      return { status: res.status, headers: res.headers, body, text };
-    },
+    call: server.call,
     async stop() {
-      p.kill("SIGTERM");
-      await Promise.race([p.exited, Bun.sleep(10_000)]);
-      if (p.exitCode === null) p.kill("SIGKILL");
-      await Promise.all([out, err]);
+      await server.stop();
     },
   };
 }
