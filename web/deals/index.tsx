@@ -5,10 +5,11 @@
  * dimmed, until it comes.
  */
 import "./crm.css";
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { api, queryString, type Deal, type DealSort, type User } from "../api/client";
 import { ConfirmDialog, Modal } from "../shared/dialog";
-import { debouncer, useLive } from "../shared/live-list";
+import { useLive } from "../shared/live-list";
+import { useUrlSearchBox } from "../shared/url-search";
 import { Pager } from "../shared/pager";
 import { navigate, useLocation } from "../shared/router";
 import { useSession } from "../shared/session";
@@ -45,34 +46,12 @@ export default function DealsScreen() {
 
   // Search as you type: the box shows what is typed, the URL (and the list) follow 80 ms later (the
   // bench's keystroke-to-table target is 150 ms, debounce included).
-  const [text, setText] = useState(view.search);
-  const deb = useRef(debouncer(80));
-  const typing = useRef(false);
-  const written = useRef(view.search);
-  useEffect(() => {
-    // The URL changed under the box (back button, a link): show its search.
-    if (view.search !== written.current) {
-      written.current = view.search;
-      deb.current.cancel();
-      typing.current = false;
-      setText(view.search);
-    }
-  }, [view.search]);
-  useEffect(() => () => deb.current.cancel(), []);
-  const commitSearch = (t: string) => {
-    written.current = t;
-    go({ ...currentView(), search: t, page: 1 }, typing.current);
-    typing.current = true;
-  };
-  const onText = (t: string) => {
-    setText(t);
-    deb.current.schedule(() => commitSearch(t));
-  };
+  const box = useUrlSearchBox(view.search, 80, (t, replace) => go({ ...currentView(), search: t, page: 1 }, replace));
+  const { text, onText } = box;
   const change = (v: DealView) => {
-    deb.current.flush();
-    typing.current = false;
+    const written = box.settle();
     // A pending search counts; an explicit one (clear) wins.
-    go({ ...v, search: v.search !== view.search ? v.search : written.current });
+    go({ ...v, search: v.search !== view.search ? v.search : written });
   };
 
   // Stage changed in place: the row shows the saved deal until the next answer replaces the page.
@@ -138,7 +117,7 @@ export default function DealsScreen() {
         view={view}
         text={text}
         onText={onText}
-        onSearchNow={() => deb.current.flush()}
+        onSearchNow={box.flush}
         stages={stages ?? []}
         people={people}
         meId={me?.id ?? ""}

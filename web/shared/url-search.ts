@@ -34,24 +34,57 @@ export interface SearchList<T> {
   clear: () => void;
 }
 
+/**
+ * A search box over the URL's `search`: the box shows what is typed at once, and `write` puts it in
+ * the URL `delayMs` later (replacing the history entry while typing goes on, pushing one when it
+ * starts). When the URL changes under the box (back button, a link), the box shows the URL's search.
+ */
+export function useUrlSearchBox(urlSearch: string, delayMs: number, write: (text: string, replace: boolean) => void) {
+  const [text, setText] = useState(urlSearch);
+  const deb = useRef(debouncer(delayMs));
+  const typing = useRef(false);
+  const written = useRef(urlSearch);
+  useEffect(() => {
+    if (urlSearch !== written.current) {
+      written.current = urlSearch;
+      deb.current.cancel();
+      typing.current = false;
+      setText(urlSearch);
+    }
+  }, [urlSearch]);
+  useEffect(() => () => deb.current.cancel(), []);
+  return {
+    text,
+    onText: (t: string) => {
+      setText(t);
+      deb.current.schedule(() => {
+        written.current = t;
+        write(t, typing.current);
+        typing.current = true;
+      });
+    },
+    /** The pending search now (Enter). */
+    flush: () => deb.current.flush(),
+    /** Before another change of the view: the pending search goes first, the next typing pushes anew; answers the search written. */
+    settle: (): string => {
+      deb.current.flush();
+      typing.current = false;
+      return written.current;
+    },
+    /** Drops the pending search (the view is cleared). */
+    cancel: () => {
+      deb.current.cancel();
+      typing.current = false;
+    },
+  };
+}
+
 export function useUrlSearchList<T>(load: (q: { search?: string; page: number; size: number }, signal: AbortSignal) => Promise<Page<T>>): SearchList<T> {
   const { query } = useLocation();
   const view = readListView(query);
   const q = { search: view.search.trim() || undefined, page: view.page, size: view.size };
   const list = useLive(`${q.search ?? ""}|${q.page}|${q.size}`, (signal) => load(q, signal));
-  const [text, setText] = useState(view.search);
-  const deb = useRef(debouncer(150));
-  const typing = useRef(false);
-  const written = useRef(view.search);
-  useEffect(() => {
-    if (view.search !== written.current) {
-      written.current = view.search;
-      deb.current.cancel();
-      typing.current = false;
-      setText(view.search);
-    }
-  }, [view.search]);
-  useEffect(() => () => deb.current.cancel(), []);
+  const box = useUrlSearchBox(view.search, 150, (t, replace) => setQuery({ search: t, page: null }, replace));
 
   // A page past the end (the last row of the last page deleted): the last page instead.
   const data = list.data;
@@ -60,27 +93,18 @@ export function useUrlSearchList<T>(load: (q: { search?: string; page: number; s
   }, [data, list.loading]);
 
   const commit = (changes: Record<string, string | number | null>, replace = false) => {
-    deb.current.flush();
-    typing.current = false;
+    box.settle();
     setQuery(changes, replace);
   };
   return {
     view,
-    text,
+    text: box.text,
     list,
-    onText: (t) => {
-      setText(t);
-      deb.current.schedule(() => {
-        written.current = t;
-        setQuery({ search: t, page: null }, typing.current);
-        typing.current = true;
-      });
-    },
+    onText: box.onText,
     setPage: (p) => commit({ page: p > 1 ? p : null }),
     setSize: (s) => commit({ size: s === 20 ? null : s, page: null }),
     clear: () => {
-      deb.current.cancel();
-      typing.current = false;
+      box.cancel();
       navigate(location.pathname);
     },
   };
