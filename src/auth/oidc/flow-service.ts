@@ -99,7 +99,7 @@ export function createFlowService(d: FlowDeps) {
       return { ok: true as const, ...(await start(tenantId, subdomain, providerId, null)) };
     } catch (e) {
       if (!(e instanceof Failure)) throw e;
-      await d.audit(auditEntry("oauth.failed", { tenantId, userId: null }, req, { provider_id: providerId.slice(0, 64), code: e.code, reason: e.reason, stage: "start" }));
+      await d.audit(auditEntry("oauth.failure", { tenantId, userId: null }, req, { provider_id: providerId.slice(0, 64), code: e.code, reason: e.reason, stage: "start" }));
       return { ok: false as const, code: e.code };
     }
   }
@@ -125,11 +125,17 @@ export function createFlowService(d: FlowDeps) {
     try {
       const state = query.get("state");
       if (!state) throw new Failure("oauth_state_invalid", "no state");
-      flow = (await d.repo.spendFlow(hashToken(state))) ?? null;
-      if (!flow || flow.expires_at <= d.now()) throw new Failure("oauth_state_invalid", flow ? "expired state" : "unknown or spent state");
-      if (tenantId !== flow.tenant_id || subdomain === null) throw new Failure("oauth_identity_other_org", "state of another organization");
-      // Opened in another browser than the one that started it: no cookie, or another one.
-      if (!browser || hashToken(browser) !== flow.browser_hash) throw new Failure("oauth_state_invalid", "browser mismatch");
+      const stateHash = hashToken(state);
+      const found = (await d.repo.flow(stateHash)) ?? null;
+      if (!found || found.expires_at <= d.now()) throw new Failure("oauth_state_invalid", found ? "expired state" : "unknown or spent state");
+      // Another organization's host, or another browser than the one that started the flow (no
+      // cookie, or another one): refused without spending it, so that nobody but the browser
+      // that started a flow can end it, and the refusal is recorded where it was tried.
+      if (tenantId !== found.tenant_id || subdomain === null) throw new Failure("oauth_identity_other_org", "state of another organization");
+      if (!browser || hashToken(browser) !== found.browser_hash) throw new Failure("oauth_state_invalid", "browser mismatch");
+      // Spent now, whatever happens next: a state works once.
+      flow = (await d.repo.spendFlow(stateHash)) ?? null;
+      if (!flow) throw new Failure("oauth_state_invalid", "state spent meanwhile");
       provider = (await d.repo.provider(flow.tenant_id, flow.provider_id)) ?? undefined;
       if (!provider || provider.enabled !== 1) throw new Failure("oauth_provider_unavailable", "provider removed or disabled");
       let proven: ProvenIdentity;
@@ -148,8 +154,9 @@ export function createFlowService(d: FlowDeps) {
     } catch (e) {
       const failure = e instanceof Failure ? e : new Failure("oauth_provider_error", `unexpected: ${e instanceof Error ? e.name : "error"}`);
       const link = flow?.user_id != null;
+      // Recorded in the organization whose flow it was once the flow is proven this browser's; before that, where it was tried.
       await d.audit(
-        auditEntry("oauth.failed", { tenantId: flow?.tenant_id ?? tenantId, userId: flow?.user_id ?? null }, req, {
+        auditEntry("oauth.failure", { tenantId: flow?.tenant_id ?? tenantId, userId: flow?.user_id ?? null }, req, {
           provider_id: provider?.id ?? flow?.provider_id ?? null,
           code: failure.code,
           reason: failure.reason,

@@ -90,6 +90,7 @@ export function createOidcRepo(db: Db, others: { users: UsersRepo; auditInTx: Au
   );
   // Spent by the first callback that names it, whatever happens next: a state works once.
   const spendFlow = db.prepare<FlowRow, [string]>("DELETE FROM oauth_flows WHERE state_hash = ?1 RETURNING *");
+  const flowByState = db.prepare<FlowRow, [string]>("SELECT * FROM oauth_flows WHERE state_hash = ?1");
   const purgeFlows = db.prepare<never, [number]>("DELETE FROM oauth_flows WHERE expires_at <= ?1");
 
   return {
@@ -150,6 +151,8 @@ export function createOidcRepo(db: Db, others: { users: UsersRepo; auditInTx: Au
       }),
 
     openFlow: async (f: FlowRow) => void insertFlow.run(f.state_hash, f.tenant_id, f.provider_id, f.user_id, f.browser_hash, f.verifier_sealed, f.nonce, f.created_at, f.expires_at),
+    /** The flow a state names (looked up by the state's hash, before its owner is known). */
+    flow: async (stateHash: string) => flowByState.get(stateHash),
     spendFlow: async (stateHash: string) => writeTx(db, () => spendFlow.get(stateHash)),
     purgeExpired: async (before: number) => void purgeFlows.run(before),
   };

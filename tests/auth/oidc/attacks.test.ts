@@ -62,7 +62,7 @@ describe("state and browser binding", () => {
     refused(replay, "oauth_state_invalid");
   });
 
-  test("a callback opened in another browser (no flow cookie) is refused, and the state is spent", async () => {
+  test("a callback opened in another browser (no flow cookie, or its own) is refused, and cannot spend the flow", async () => {
     w.op.accounts.set("two-browsers", { email: "two@example.com", email_verified: true });
     const { browser, path } = await upToCallback("acme", w.providerA.id, "two-browsers");
     refused(await w.browser().app("GET", path, "acme"), "oauth_state_invalid");
@@ -70,8 +70,10 @@ describe("state and browser binding", () => {
     const other = w.browser();
     await other.app("GET", startPath(w.providerA.id), "acme");
     refused(await other.app("GET", path, "acme"), "oauth_state_invalid");
-    refused(await browser.app("GET", path, "acme"), "oauth_state_invalid");
     expect(usersNamed("two@example.com")).toBe(0);
+    // The browser that started it still can, once.
+    expect(locationOf(await browser.app("GET", path, "acme"))).toBe("/");
+    expect(usersNamed("two@example.com")).toBe(1);
   });
 
   test("an expired flow is refused", async () => {
@@ -221,7 +223,7 @@ test("no state, code, cookie or client secret is in any audit row; every failure
   const rows = allAudit(w.t);
   const text = JSON.stringify(rows);
   for (const s of [...handled, FORGER_SECRET]) if (s.length >= 8) expect(text.includes(s) ? s : null).toBeNull();
-  const failures = rows.filter((r) => r.action === "oauth.failed").map((r) => JSON.parse(r.detail as string).code);
+  const failures = rows.filter((r) => r.action === "oauth.failure").map((r) => JSON.parse(r.detail as string).code);
   for (const code of ["oauth_state_invalid", "oauth_token_invalid", "oauth_provider_error", "oauth_email_unverified", "oauth_account_exists", "oauth_domain_not_allowed", "oauth_identity_other_org"]) {
     expect(failures).toContain(code);
   }
