@@ -99,7 +99,9 @@ export function createFlowService(d: FlowDeps) {
       return { ok: true as const, ...(await start(tenantId, subdomain, providerId, null)) };
     } catch (e) {
       if (!(e instanceof Failure)) throw e;
-      await d.audit(auditEntry("oauth.failure", { tenantId, userId: null }, req, { provider_id: providerId.slice(0, 64), code: e.code, reason: e.reason, stage: "start" }));
+      // The provider's id only when it is one of this organization's: an id the caller made up (or took from another organization) is not recorded.
+      const known = tenantId !== null && e.code !== "oauth_provider_unavailable" ? providerId : null;
+      await d.audit(auditEntry("oauth.failure", { tenantId, userId: null }, req, { provider_id: known, code: e.code, reason: e.reason, stage: "start" }));
       return { ok: false as const, code: e.code };
     }
   }
