@@ -365,3 +365,9 @@ CREATE INDEX account_tokens_by_expiry ON account_tokens (expires_at);
 -- By time, carrying the filter columns so that a filtered page is read from the index alone; and by user.
 CREATE INDEX audit_by_tenant_time ON audit_log (tenant_id, created_at, id, user_id, action);
 CREATE INDEX audit_by_tenant_user ON audit_log (tenant_id, user_id, created_at, id);
+
+-- ---- version 9: an operator can disable an organization (`suite tenant disable`) ----
+
+-- When the organization was disabled; NULL: it is in service. A disabled one keeps its data and
+-- answers 403 `tenant_disabled` to every request that names it or carries one of its sessions.
+ALTER TABLE tenants ADD COLUMN disabled_at INTEGER;
