@@ -25,7 +25,6 @@ export async function readNewPassword(): Promise<string> {
 /** Reads one line from the terminal without echoing it; Ctrl-C or Ctrl-D abandons the command. */
 function promptHidden(question: string): Promise<string> {
   const stdin = process.stdin;
-  process.stderr.write(question);
   return new Promise((resolve, reject) => {
     let typed = "";
     const done = (err: Error | null) => {
@@ -44,8 +43,10 @@ function promptHidden(question: string): Promise<string> {
         else if (ch >= " ") typed += ch;
       }
     };
+    // No echo from before the question shows: what is typed after it is never displayed.
     stdin.setRawMode(true);
     stdin.resume();
     stdin.on("data", onData);
+    process.stderr.write(question);
   });
 }

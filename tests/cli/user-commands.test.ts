@@ -7,7 +7,7 @@ import { type TestApp, testApp } from "../helpers";
 import { noteSecret } from "../security/ledger";
 import { enable } from "../auth/two-factor/support";
 import { accept, invited } from "../users/support";
-import { fails, ok, suite, tableRows } from "./user-tenant-kit";
+import { fails, ok, suite, suiteAtTerminal, tableRows } from "./user-tenant-kit";
 
 /**
  * `suite user …` against a database a running app (in this process) also serves: every change
@@ -97,6 +97,23 @@ describe("suite user reset-password", () => {
     await member("pw-stdin@acme.test");
     ok(await suite(db, ["user", "reset-password", "--tenant", "acme", "--email", "pw-stdin@acme.test"], { stdin: `${PIPED_PASSWORD}\nignored second line\n` }));
     expect((await login("pw-stdin@acme.test", PIPED_PASSWORD)).status).toBe(200);
+  });
+
+  test("at a terminal: asked twice at a prompt that does not echo; two different answers change nothing", async () => {
+    const TYPED = "typed at the prompt";
+    noteSecret("password", TYPED);
+    await member("pw-tty@acme.test");
+    const args = ["user", "reset-password", "--tenant", "acme", "--email", "pw-tty@acme.test"];
+    const differ = await suiteAtTerminal(db, args, [["New password:", TYPED], ["Repeat it:", `${TYPED}!`]]);
+    expect(differ.screen).toContain("the two passwords differ");
+    expect(differ.code).toBe(64);
+    expect((await login("pw-tty@acme.test", MEMBER_PASSWORD)).status).toBe(200);
+
+    const r = await suiteAtTerminal(db, args, [["New password:", TYPED], ["Repeat it:", TYPED]]);
+    expect(r.screen).toContain("new password set for pw-tty@acme.test");
+    expect(r.screen).not.toContain(TYPED);
+    expect(r.code).toBe(0);
+    expect((await login("pw-tty@acme.test", TYPED)).status).toBe(200);
   });
 
   test("never from an option; a password the API would refuse, or none at all, changes nothing", async () => {

@@ -50,3 +50,41 @@ export function tableRows(stdout: string): Record<string, string>[] {
   const starts = [...header!.matchAll(/\S+(?: \S+)*/g)].map((m) => ({ name: m[0], at: m.index! }));
   return lines.map((l) => Object.fromEntries(starts.map((c, i) => [c.name, l.slice(c.at, starts[i + 1]?.at).trim()])));
 }
+
+/**
+ * Runs the command at a terminal (a pseudo-terminal from util-linux's `script`), answering each
+ * prompt in `answers` once it shows: the interactive path of `suite user reset-password`.
+ * Answers everything the terminal displayed (what was typed would show there, if echoed).
+ */
+export async function suiteAtTerminal(db: string, args: string[], answers: Array<[prompt: string, typed: string]>): Promise<{ code: number; screen: string }> {
+  const quote = (s: string) => `'${s.replaceAll("'", "'\\''")}'`;
+  const command = [BUN, MAIN, ...args].map(quote).join(" ");
+  const p = Bun.spawn(["script", "-qfec", command, "/dev/null"], {
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: "/tmp", SUITE_DB: db, SUITE_HASH_CONCURRENCY: "2", TERM: "dumb" },
+    stdin: "pipe",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  let screen = "";
+  const decoder = new TextDecoder();
+  const reader = p.stdout.getReader();
+  for (const [prompt, typed] of answers) {
+    while (!screen.includes(prompt)) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      screen += decoder.decode(value);
+    }
+    screen = screen.replace(prompt, `${prompt}[answered]`);
+    p.stdin.write(`${typed}\r`);
+    p.stdin.flush();
+  }
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    screen += decoder.decode(value);
+  }
+  p.stdin.end();
+  const code = await p.exited;
+  noteLog(screen);
+  return { code, screen };
+}

@@ -12,7 +12,7 @@ import { useLive } from "../shared/live-list";
 import { Pager } from "../shared/pager";
 import { setQuery, useLocation } from "../shared/router";
 import { Empty, ErrorBox, Loading } from "../shared/states";
-import { KNOWN_ACTIONS, PAGE_SIZES, fromLocalInput, logParams, logQuery, parseLogView, toLocalInput, type LogView } from "./view";
+import { KNOWN_ACTIONS, PAGE_SIZES, actorLabel, fromLocalInput, logParams, logQuery, parseLogView, toLocalInput, type LogView } from "./view";
 
 export default function SecurityLogScreen() {
   const { query } = useLocation();
@@ -121,7 +121,7 @@ export default function SecurityLogScreen() {
                   <td>
                     <time dateTime={r.created_at}>{formatDateTime(r.created_at)}</time>
                   </td>
-                  <td>{r.user_name || r.user_email || (r.user_id ? <span class="muted">Former member</span> : <span class="muted">—</span>)}</td>
+                  <td>{r.user_name || r.user_email ? actorLabel(r) : <span class="muted">{actorLabel(r) ?? "—"}</span>}</td>
                   <td>
                     <code>{r.action}</code>
                   </td>

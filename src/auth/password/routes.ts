@@ -29,7 +29,7 @@ export const passwordRoutes = (ctx: Context) => {
             "Always 202 with the same body, whether or not the address has an account. Without a tenant in Host or `X-Tenant`, one link per workspace the address belongs to (verified addresses first, as sign-in). The link opens `/reset-password#token=…` and works once, for 30 minutes. At most 3 per address and 30 per IP per 15 minutes.",
           tags: ["auth"],
           ok: { 202: ["ForgotAccepted", ForgotAccepted] },
-          errors: [404, 429],
+          errors: [403, 404, 429],
         }),
       },
     )
