@@ -90,3 +90,7 @@ export function actorLabel(r: { user_id: string | null; user_email: string | nul
   if (r.detail?.actor === "cli") return "Command line";
   return r.user_name || r.user_email || (r.user_id ? "Former member" : null);
 }
+
+/** The Device column: the operator's rows came from the command line, not from a browser. */
+export const deviceLabel = (r: { user_agent: string | null; detail: Record<string, unknown> | null }, device: (ua: string | null) => string): string =>
+  r.detail?.actor === "cli" ? "Command line (suite)" : device(r.user_agent);
