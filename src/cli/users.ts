@@ -54,13 +54,13 @@ export async function userCommand(config: Config, sub: string | undefined, rest:
   const email = flags.email?.trim();
   if (sub !== "list" && !email) throw new UsageError(`missing --email (the user's address); usage: ${USAGE[sub]}`);
   if (flags["reassign-to"] !== undefined && !flags["reassign-to"].trim()) throw new UsageError(`--reassign-to needs a member's email; usage: ${USAGE.remove}`);
-  // Read before the database opens: a prompt must not hold the database, and a refused password changes nothing.
-  const password = sub === "reset-password" ? await readNewPassword() : null;
-
   const ctx = openForOperator(config);
   try {
     const by = { command: `user ${sub}` };
     const t = await ctx.tenants.bySubdomain(tenant);
+    // A typo in the organization or the address is said before anyone types a password. No
+    // transaction is open while the prompt waits.
+    const password = sub === "reset-password" ? (await ctx.support.find(t.id, email!), await readNewPassword()) : null;
     switch (sub) {
       case "list": {
         const users = await ctx.support.list(t.id);

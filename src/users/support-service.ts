@@ -103,7 +103,7 @@ export function createSupportService(d: SupportDeps) {
     let wasEnabled = false;
     const r = await d.members.resetSecondFactor(tenantId, u.id, now, (row, was) => {
       wasEnabled = was;
-      return { ...operatorEntry(tenantId, "user.2fa_reset", by, { user_id: row.id, email: row.email, was_enabled: was, sessions_ended: sessionsEnded }), userId: null };
+      return operatorEntry(tenantId, "user.2fa_reset", by, { user_id: row.id, email: row.email, was_enabled: was, sessions_ended: sessionsEnded });
     });
     if (typeof r === "string") throw refused(r, u.email);
     return { wasEnabled, sessionsEnded };
@@ -136,7 +136,10 @@ export function createSupportService(d: SupportDeps) {
     return { dealsMoved: r.dealsMoved };
   }
 
-  return { list, resetPassword, resetSecondFactor, unlock, remove };
+  /** The member's address as stored; 404 user_not_found when the organization has no such member. */
+  const find = async (tenantId: string, email: string): Promise<string> => (await member(tenantId, email)).email;
+
+  return { find, list, resetPassword, resetSecondFactor, unlock, remove };
 }
 
 export type SupportService = ReturnType<typeof createSupportService>;

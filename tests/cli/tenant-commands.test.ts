@@ -23,11 +23,14 @@ const create = (sub: string) =>
 const login = (sub: string, named = true) =>
   server.call("POST", "/api/v1/auth/login", { body: { email: `admin@${sub}.test`, password: PASSWORD }, tenant: named ? sub : undefined });
 
+/** Subprocesses and password hashes on a shared 2-core machine: generous, never a timing assertion. */
+const SLOW = 120_000;
+
 beforeAll(async () => {
   ok(await create("acme"));
   ok(await create("beta"));
   server = await startServer(db);
-});
+}, SLOW);
 afterAll(async () => {
   await server?.stop();
   rmSync(dir, { recursive: true, force: true });
@@ -39,7 +42,7 @@ describe("suite tenant list", () => {
     expect(rows.map((r) => r.SUBDOMAIN)).toEqual(["acme", "beta"]);
     expect(rows[0]).toMatchObject({ NAME: "Org acme", MEMBERS: "1", DISABLED: "" });
     expect(rows[0]!.CREATED).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d UTC$/);
-  });
+  }, SLOW);
 });
 
 describe("suite tenant disable / enable, while the server runs", () => {
@@ -94,7 +97,7 @@ describe("suite tenant disable / enable, while the server runs", () => {
       expect(r.detail).toMatchObject({ actor: "cli", subdomain: "acme" });
     }
     expect(rows[1]!.detail.command).toBe("suite tenant disable");
-  });
+  }, SLOW);
 });
 
 describe("errors name what is missing", () => {
@@ -106,5 +109,5 @@ describe("errors name what is missing", () => {
     [["tenant", "disable", "acme", "--name", "x"], "--name does not belong to suite tenant disable"],
   ])("%p: exit 64, %p", async (args, message) => {
     expect(fails(await suite(db, args), 64)).toContain(message);
-  });
+  }, SLOW);
 });

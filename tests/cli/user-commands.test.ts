@@ -49,11 +49,14 @@ function expectOperatorRow(row: { user_id: string | null; user_agent: string | n
   expect(row!.detail).toMatchObject({ actor: "cli", command });
 }
 
+/** Subprocesses and password hashes on a shared 2-core machine: generous, never a timing assertion. */
+const SLOW = 120_000;
+
 beforeAll(async () => {
   t = testApp({ db });
   admin = await t.signup("acme");
   await t.signup("beta");
-});
+}, SLOW);
 afterAll(() => {
   t.close();
   rmSync(dir, { recursive: true, force: true });
@@ -74,7 +77,7 @@ describe("suite user list", () => {
     expect(byEmail["never@acme.test"]).toMatchObject({ "2FA": "off", "LAST SIGN-IN": "never" });
     // Only acme's members.
     expect(rows.some((r) => r.EMAIL!.endsWith("beta.test"))).toBe(false);
-  });
+  }, SLOW);
 });
 
 describe("suite user reset-password", () => {
@@ -91,13 +94,13 @@ describe("suite user reset-password", () => {
     const row = (await auditLog("user.password_set")).find((r) => r.detail.email === "pw-env@acme.test");
     expectOperatorRow(row, "suite user reset-password");
     expect(JSON.stringify(row)).not.toContain(NEW_PASSWORD);
-  });
+  }, SLOW);
 
   test("from stdin (one line), when no terminal and no variable", async () => {
     await member("pw-stdin@acme.test");
     ok(await suite(db, ["user", "reset-password", "--tenant", "acme", "--email", "pw-stdin@acme.test"], { stdin: `${PIPED_PASSWORD}\nignored second line\n` }));
     expect((await login("pw-stdin@acme.test", PIPED_PASSWORD)).status).toBe(200);
-  });
+  }, SLOW);
 
   test("at a terminal: asked twice at a prompt that does not echo; two different answers change nothing", async () => {
     const TYPED = "typed at the prompt";
@@ -114,7 +117,7 @@ describe("suite user reset-password", () => {
     expect(r.screen).not.toContain(TYPED);
     expect(r.code).toBe(0);
     expect((await login("pw-tty@acme.test", TYPED)).status).toBe(200);
-  });
+  }, SLOW);
 
   test("never from an option; a password the API would refuse, or none at all, changes nothing", async () => {
     await member("pw-bad@acme.test");
@@ -124,7 +127,7 @@ describe("suite user reset-password", () => {
     expect(fails(await suite(db, args, { env: { SUITE_NEW_PASSWORD: "x".repeat(129) } }), 64)).toContain("at most 128");
     expect(fails(await suite(db, args, { stdin: "" }), 64)).toContain("SUITE_NEW_PASSWORD");
     expect((await login("pw-bad@acme.test", MEMBER_PASSWORD)).status).toBe(200);
-  });
+  }, SLOW);
 });
 
 describe("suite user reset-2fa", () => {
@@ -151,7 +154,7 @@ describe("suite user reset-2fa", () => {
     const row = (await auditLog("user.2fa_reset")).find((r) => r.detail.email === "reset2fa@acme.test");
     expectOperatorRow(row, "suite user reset-2fa");
     expect(row!.detail).toMatchObject({ was_enabled: true, sessions_ended: 1 });
-  });
+  }, SLOW);
 });
 
 describe("suite user unlock", () => {
@@ -169,7 +172,7 @@ describe("suite user unlock", () => {
     const after = tableRows(ok(await suite(db, ["user", "list", "--tenant", "acme"]))).find((r) => r.EMAIL === "locked@acme.test");
     expect(after!.LOCKED).toBe("");
     expectOperatorRow((await auditLog("user.unlocked")).find((r) => r.detail.email === "locked@acme.test"), "suite user unlock");
-  });
+  }, SLOW);
 });
 
 describe("suite user remove", () => {
@@ -196,14 +199,14 @@ describe("suite user remove", () => {
     const row = (await auditLog("user.removed")).find((r) => r.detail.email === "leaver@acme.test");
     expectOperatorRow(row, "suite user remove");
     expect(row!.detail).toMatchObject({ deals_reassigned_to: heirId, deals_moved: 1 });
-  });
+  }, SLOW);
 
   test("without --reassign-to the deals become unassigned", async () => {
     const token = await member("leaver2@acme.test");
     const dealId = await deal(admin.access_token, (await me(token)).body.user.id);
     expect(ok(await suite(db, ["user", "remove", "--tenant", "acme", "--email", "leaver2@acme.test"]))).toContain("left unassigned");
     expect(await assignee(dealId)).toBeNull();
-  });
+  }, SLOW);
 
   test("refuses the last admin, an unknown heir and the member themself, changing nothing", async () => {
     expect(fails(await suite(db, ["user", "remove", "--tenant", "acme", "--email", admin.email]), 1)).toContain("last admin");
@@ -214,7 +217,7 @@ describe("suite user remove", () => {
     expect(fails(await suite(db, ["user", "remove", "--tenant", "acme", "--email", "stays@acme.test", "--reassign-to", "admin@beta.test"]), 64)).toContain("admin@beta.test");
     expect((await login("stays@acme.test", MEMBER_PASSWORD)).status).toBe(200);
     expect((await login(admin.email, admin.password)).status).toBe(200);
-  });
+  }, SLOW);
 });
 
 describe("errors name what is missing", () => {
@@ -225,16 +228,18 @@ describe("errors name what is missing", () => {
     [["user", "unlock", "--tenant", "nope", "--email", "x@acme.test"], "no organization has the subdomain nope"],
     [["user", "unlock", "--tenant", "acme", "--email", "nobody@acme.test"], "no user with the email nobody@acme.test in acme"],
     [["user", "reset-2fa", "--tenant", "acme", "--email", "admin@beta.test"], "no user with the email admin@beta.test in acme"],
+    // Said before any password is asked for (stdin is empty here: it would otherwise say so).
+    [["user", "reset-password", "--tenant", "acme", "--email", "nobody@acme.test"], "no user with the email nobody@acme.test in acme"],
     [["user", "frobnicate"], "usage: suite user list|reset-password|reset-2fa|unlock|remove"],
     [["user", "unlock", "--tenant", "acme", "--email", "x@acme.test", "extra"], "unexpected argument extra"],
     [["user", "unlock", "--tenant", "acme", "--email", "x@acme.test", "--reassign-to", "y@acme.test"], "--reassign-to belongs to suite user remove"],
   ])("%p: exit 64, %p", async (args, message) => {
     expect(fails(await suite(db, args), 64)).toContain(message);
-  });
+  }, SLOW);
 
   test("no database at the path: said so, and none is created", async () => {
     const missing = join(dir, "nothing-here.db");
     expect(fails(await suite(missing, ["user", "list", "--tenant", "acme"]), 64)).toContain(`no database at ${missing}`);
     expect(await Bun.file(missing).exists()).toBe(false);
-  });
+  }, SLOW);
 });
