@@ -136,7 +136,10 @@ export function createContext(opts: ContextOptions) {
   const emailVerification = createEmailVerificationService({ config, now, log, limiter, limits, tokens: accountTokens, mail, security, mailer });
   const passwordRepo = createPasswordRepo(db, { security, tokens: accountTokens });
   const support = createSupportService({ now, users, members: membersRepo, passwords: passwordRepo, sessions, support: createSupportRepo(db), hasher, limiter, limits });
-  const password = createPasswordService({ config, now, log, limiter, limits, hasher, users, tokens: accountTokens, repo: passwordRepo, mail, security, mailer });
+  const password = createPasswordService({
+    config, now, log, limiter, limits, hasher, users, tokens: accountTokens, repo: passwordRepo, mail, security, mailer,
+    tenantInService: (id) => tenantsService.requireInService(id),
+  });
 
   return {
     /** Distinguishes this context's Elysia plugins from another's in the same process (tests). */

@@ -1,3 +1,4 @@
+import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -15,7 +16,9 @@ import { fails, ok, suite, tableRows } from "./user-tenant-kit";
 const dir = mkdtempSync(join(tmpdir(), "suite-tenant-cli-"));
 const db = join(dir, "suite.db");
 const PASSWORD = "tenant admin password";
+const NEW_PASSWORD = "after the reset link";
 noteSecret("password", PASSWORD);
+noteSecret("password", NEW_PASSWORD);
 let server: Server;
 
 const create = (sub: string) =>
@@ -25,6 +28,18 @@ const login = (sub: string, named = true) =>
 
 /** Subprocesses and password hashes on a shared 2-core machine: generous, never a timing assertion. */
 const SLOW = 120_000;
+
+/** The token of the newest password-reset mail in the outbox. */
+async function mailedResetToken(): Promise<string> {
+  const d = new Database(db, { readonly: true });
+  try {
+    const row = d.query("SELECT link FROM mail_outbox WHERE kind = 'password_reset' ORDER BY rowid DESC LIMIT 1").get() as { link: string };
+    noteSecret("mailed link", row.link);
+    return decodeURIComponent(/token=([^&]+)/.exec(new URL(row.link).hash)![1]!);
+  } finally {
+    d.close();
+  }
+}
 
 beforeAll(async () => {
   ok(await create("acme"));
@@ -54,6 +69,9 @@ describe("suite tenant disable / enable, while the server runs", () => {
     const accounts = () => server.call("POST", "/api/v1/crm/accounts", { token: access_token, tenant: "acme", body: { name: "Kept Ltd" } });
     expect((await accounts()).status).toBe(201);
     const betaToken = (await login("beta")).body.access_token as string;
+    // A password-reset link mailed before the disable (read from the outbox, as the user's mailbox would).
+    expect((await server.call("POST", "/api/v1/auth/password/forgot", { body: { email: "admin@acme.test" }, tenant: "acme" })).status).toBe(202);
+    const resetToken = await mailedResetToken();
 
     const out = ok(await suite(db, ["tenant", "disable", "acme"]));
     expect(out).toContain("disabled acme");
@@ -66,8 +84,11 @@ describe("suite tenant disable / enable, while the server runs", () => {
     const refreshed = await server.call("POST", "/api/v1/auth/refresh", { body: { refresh_token } });
     expect(refreshed.status).toBe(403);
     expect(refreshed.body.code).toBe("tenant_disabled");
-    const forgot = await server.call("POST", "/api/v1/auth/magic-link", { body: { email: "admin@acme.test" }, tenant: "acme" });
-    expect(forgot.body.code).toBe("tenant_disabled");
+    const magic = await server.call("POST", "/api/v1/auth/magic-link", { body: { email: "admin@acme.test" }, tenant: "acme" });
+    expect(magic.body.code).toBe("tenant_disabled");
+    const reset = await server.call("POST", "/api/v1/auth/password/reset", { body: { token: resetToken, password: NEW_PASSWORD } });
+    expect(reset.status).toBe(403);
+    expect(reset.body.code).toBe("tenant_disabled");
     // Other organizations carry on.
     expect((await server.call("GET", "/api/v1/auth/me", { token: betaToken })).status).toBe(200);
     expect((await login("beta")).status).toBe(200);
@@ -97,6 +118,9 @@ describe("suite tenant disable / enable, while the server runs", () => {
       expect(r.detail).toMatchObject({ actor: "cli", subdomain: "acme" });
     }
     expect(rows[1]!.detail.command).toBe("suite tenant disable");
+
+    // The reset link was not spent by the refused attempt: it works now (and ends the sessions, as a reset does).
+    expect((await server.call("POST", "/api/v1/auth/password/reset", { body: { token: resetToken, password: NEW_PASSWORD } })).status).toBe(200);
   }, SLOW);
 });
 

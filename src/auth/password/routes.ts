@@ -44,10 +44,10 @@ export const passwordRoutes = (ctx: Context) => {
         ...doc({
           summary: "Choose a new password with the token of a mailed link",
           description:
-            "Sets the password, ends every session and outstanding 2FA challenge of the user, and signs nobody in. A used, expired or unknown token: 400 `reset_token_invalid`.",
+            "Sets the password, ends every session and outstanding 2FA challenge of the user, and signs nobody in. A used, expired or unknown token: 400 `reset_token_invalid`; the organization disabled by its operator: 403 `tenant_disabled`.",
           tags: ["auth"],
           ok: { 200: ["PasswordReset", PasswordReset] },
-          errors: [400, 429],
+          errors: [400, 403, 429],
           codes: { 400: ["reset_token_invalid"] },
         }),
       },
