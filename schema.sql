@@ -421,3 +421,9 @@ CREATE TABLE oauth_flows (
 ) STRICT, WITHOUT ROWID;
 CREATE INDEX oauth_flows_by_tenant ON oauth_flows (tenant_id, provider_id);
 CREATE INDEX oauth_flows_by_expiry ON oauth_flows (expires_at);
+
+-- ---- version 9: an operator can disable an organization (`suite tenant disable`) ----
+
+-- When the organization was disabled; NULL: it is in service. A disabled one keeps its data and
+-- answers 403 `tenant_disabled` to every request that names it or carries one of its sessions.
+ALTER TABLE tenants ADD COLUMN disabled_at INTEGER;

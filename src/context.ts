@@ -45,6 +45,8 @@ import { createInvitationsService } from "./users/invitations-service";
 import { createUsersService } from "./users/service";
 import { createMembersRepo } from "./users/members-repo";
 import { createMembersService } from "./users/members-service";
+import { createSupportRepo } from "./users/support-repo";
+import { createSupportService } from "./users/support-service";
 
 /** One JSON object per line. Never given a password, token, code, cookie or mailed link. */
 export type Logger = (line: Record<string, unknown>) => void;
@@ -112,7 +114,8 @@ export function createContext(opts: ContextOptions) {
     : noMailSender;
   const invitationsRepo = createInvitationsRepo(db, { users, sessions, security, mail });
   const invitations = createInvitationsService({
-    config, now, invitations: invitationsRepo, users, tenants, readTenant: (id) => tenantsService.read(id), hasher, limiter, limits, auth, mailer,
+    // An invitation to a disabled organization cannot be accepted (403 tenant_disabled).
+    config, now, invitations: invitationsRepo, users, tenants, readTenant: (id) => tenantsService.readInService(id), hasher, limiter, limits, auth, mailer,
   });
   const crmService = createCrmService({ now, repo: crm });
   const stagesService = createStagesService({ now, repo: crm, stages: createStagesRepo(db, { security }) });
@@ -126,7 +129,12 @@ export function createContext(opts: ContextOptions) {
   // TOTP secrets are sealed under SUITE_ENCRYPTION_KEY, or the key file's key.
   const secretBox = createSecretBox(keys.encryptionKey);
   const twoFactor = createTwoFactorService({ config, now, repo: twoFactorRepo, box: secretBox, users, tenants, tokens, hasher, limiter, limits, auth, audit });
-  const secondFactorGate: SecondFactorGate = twoFactor.challenge;
+  // Every first factor (password, with or without a tenant named; magic link) ends here: a disabled
+  // organization's members get 403 tenant_disabled, not a session or a challenge.
+  const secondFactorGate: SecondFactorGate = async (user, method, req) => {
+    await tenantsService.requireInService(user.tenant_id);
+    return twoFactor.challenge(user, method, req);
+  };
   const signIn = createSignIn(auth, secondFactorGate);
   const magicLinks = createMagicLinkService({ db, config, now, log, limiter, limits, users, mail, links: magicLinksRepo, security, mailer });
   const emailVerification = createEmailVerificationService({ config, now, log, limiter, limits, tokens: accountTokens, mail, security, mailer });
@@ -137,7 +145,11 @@ export function createContext(opts: ContextOptions) {
     config, now, repo: oidcRepo, users, providers, protocol: createProtocol(config), sealer: createSealer(keys.encryptionKey, "oauth-flow/v1"), signIn, limiter, limits, audit, log,
   });
   const passwordRepo = createPasswordRepo(db, { security, tokens: accountTokens });
-  const password = createPasswordService({ config, now, log, limiter, limits, hasher, users, tokens: accountTokens, repo: passwordRepo, mail, security, mailer });
+  const support = createSupportService({ now, users, members: membersRepo, passwords: passwordRepo, sessions, support: createSupportRepo(db), hasher, limiter, limits });
+  const password = createPasswordService({
+    config, now, log, limiter, limits, hasher, users, tokens: accountTokens, repo: passwordRepo, mail, security, mailer,
+    tenantInService: (id) => tenantsService.requireInService(id),
+  });
 
   return {
     /** Distinguishes this context's Elysia plugins from another's in the same process (tests). */
@@ -174,6 +186,8 @@ export function createContext(opts: ContextOptions) {
     users: usersService,
     /** Members changed by themselves or their admins: name, role, profile, removal, 2FA reset, unlock. */
     members,
+    /** Helping a user from the command line (`suite user …`): the operator's list, password and 2FA resets, unlock, removal. */
+    support,
     /** Outbox delivery: `suite serve` starts it; routes kick it after committing a mail. */
     mail: mailer,
     magicLinks,

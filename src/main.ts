@@ -3,6 +3,8 @@ import "./production";
 import { backupCommand, migrateCommand, tenantCreateCommand } from "./cli/admin";
 import { UsageError, parseArgs, takeFlags } from "./cli/args";
 import { mailListCommand } from "./cli/mail";
+import { tenantAdminCommand } from "./cli/tenants";
+import { USER_FLAGS, userCommand } from "./cli/users";
 import { SEED_FLAGS, seedCommand } from "./cli/seed";
 import { PortInUse, serve } from "./cli/serve";
 import { CONFIG_FLAGS, ConfigError, loadConfig, settingsHelp } from "./config";
@@ -20,6 +22,15 @@ commands:
                         and the link while the mail is pending (no SMTP: hand it over)
   seed                  --tenant S [--deals N] demo CRM data (accounts, contacts, users, deals)
                         for organization S, created first if missing; prints the demo password
+  tenant list           every organization: subdomain, name, members, created, disabled
+  tenant disable S      organization S answers 403 tenant_disabled (sign-in and sessions too); data kept
+  tenant enable S       undoes tenant disable
+  user list             --tenant S  members: email, name, role, 2FA, locked, last sign-in
+  user reset-password   --tenant S --email E  new password from a prompt (no echo), SUITE_NEW_PASSWORD
+                        or stdin, never an option; ends the user's sessions
+  user reset-2fa        --tenant S --email E  second factor off, backup codes gone, sessions ended
+  user unlock           --tenant S --email E  lifts the sign-in lockout
+  user remove           --tenant S --email E [--reassign-to EMAIL]  deals reassigned or unassigned
   backup FILE           write a consistent copy of the live database to FILE (the data
                         only: the keys stay in <db>.keys, to be copied apart)
   help                  this text
@@ -36,11 +47,13 @@ async function main(argv: string[]): Promise<void> {
   const own =
     command === "tenant"
       ? takeFlags(flags, ["name", "subdomain", "admin-email", "admin-password", "admin-name", "modules"])
-      : command === "mail"
-        ? takeFlags(flags, ["limit"])
-        : command === "seed"
-          ? takeFlags(flags, SEED_FLAGS)
-          : {};
+      : command === "user"
+        ? takeFlags(flags, USER_FLAGS)
+        : command === "mail"
+          ? takeFlags(flags, ["limit"])
+          : command === "seed"
+            ? takeFlags(flags, SEED_FLAGS)
+            : {};
   for (const name of Object.keys(flags)) if (!CONFIG_FLAGS.has(name)) throw new UsageError(`unknown option --${name}`);
 
   if (command === "help") return out(HELP);
@@ -60,7 +73,10 @@ async function main(argv: string[]): Promise<void> {
       return backupCommand(config, sub, out);
     case "seed":
       return seedCommand(config, own, out);
+    case "user":
+      return userCommand(config, sub, rest, own, out);
     case "tenant":
+      if (sub === "list" || sub === "disable" || sub === "enable") return tenantAdminCommand(config, sub, rest, own, out);
       if (sub !== "create" || rest.length > 0) throw new UsageError("usage: suite tenant create --name N --subdomain S --admin-email E --admin-password P");
       return tenantCreateCommand(config, own, out);
     default:

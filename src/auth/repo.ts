@@ -30,6 +30,8 @@ export interface SessionPrincipalRow extends SessionRow {
   role: "admin" | "member";
   email: string;
   subdomain: string;
+  /** The tenant's disabled_at: a disabled organization's sessions answer 403 tenant_disabled. */
+  tenant_disabled_at: number | null;
 }
 
 /** An outstanding 2FA challenge (a temp_token), spent by the verify that succeeds. */
@@ -49,7 +51,7 @@ export function createSessionsRepo(db: Db, others: { security: SecurityRepo }) {
      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7, ?8, ?9, ?10)`,
   );
   const principal = db.prepare<SessionPrincipalRow, [string]>(
-    `SELECT s.*, u.role, u.email, t.subdomain
+    `SELECT s.*, u.role, u.email, t.subdomain, t.disabled_at AS tenant_disabled_at
        FROM sessions s JOIN users u ON u.id = s.user_id JOIN tenants t ON t.id = s.tenant_id
       WHERE s.sid_hash = ?1`,
   );

@@ -156,6 +156,8 @@ export function createAuthService(d: AuthDeps) {
     const s = await d.sessions.principal(hashToken(claims.sid));
     if (!s || s.user_id !== claims.sub || s.tenant_id !== claims.tid) throw errors.tokenInvalid();
     if (s.revoked_at !== null) throw errors.sessionRevoked();
+    // Read with the session in the same statement: no extra query, and never a stale cache.
+    if (s.tenant_disabled_at !== null) throw errors.tenantDisabled();
     const now = d.now();
     if (s.expires_at <= now) throw errors.tokenExpired();
     if (now - s.last_used_at >= TOUCH_EVERY_MS) await d.sessions.touch(s.id, now);
@@ -177,6 +179,7 @@ export function createAuthService(d: AuthDeps) {
       if (!s || s.user_id !== claims.sub || s.tenant_id !== claims.tid) throw errors.tokenInvalid();
       if (expectTenantSubdomain !== null && expectTenantSubdomain !== s.subdomain) throw errors.tenantMismatch();
       if (s.revoked_at !== null) throw errors.sessionRevoked();
+      if (s.tenant_disabled_at !== null) throw errors.tenantDisabled();
       const now = d.now();
       if (s.expires_at <= now) throw errors.tokenExpired();
 

@@ -54,6 +54,8 @@ export const errors = {
   tenantRequired: () =>
     new AppError(400, "tenant_required", "This email belongs to several organizations: name one with the X-Tenant header or its subdomain."),
   tenantNotFound: () => new AppError(404, "tenant_not_found", "No organization has this subdomain."),
+  /** The operator disabled the organization (`suite tenant disable`): its data is kept, nothing answers. */
+  tenantDisabled: () => new AppError(403, "tenant_disabled", "This organization is disabled: ask the operator of this server."),
   csrf: () => new AppError(403, "csrf_failed", "Cross-site request refused."),
   notFound: (what = "Not found.") => new AppError(404, "not_found", what),
   conflict: (code: string, detail: string) => new AppError(409, code, detail),

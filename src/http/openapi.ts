@@ -46,7 +46,7 @@ export const REASONS: Record<number, string> = {
   302: "Found: a redirect (Location)",
   400: "Bad request",
   401: "Missing, expired or revoked credentials, or a failed sign-in",
-  403: "Not allowed: `forbidden`, `module_disabled`, `tenant_mismatch` or `csrf_failed`",
+  403: "Not allowed: `forbidden`, `module_disabled`, `tenant_mismatch`, `tenant_disabled` (the operator disabled the organization) or `csrf_failed`",
   404: "Not found",
   409: "Conflict with the current state",
   413: "Body over 1 MiB",
@@ -88,7 +88,8 @@ export const PARAMETERS = {
     required: false,
     description:
       "The organization, by its subdomain (`acme`), for API clients that do not call `acme.<base domain>`. It must agree with the Host " +
-      "and with the credentials' organization (else 403 `tenant_mismatch`); where sign-in looks it up, an unknown one is 404 `tenant_not_found`.",
+      "and with the credentials' organization (else 403 `tenant_mismatch`); where sign-in looks it up, an unknown one is 404 `tenant_not_found` " +
+      "and a disabled one 403 `tenant_disabled`.",
     schema: { type: "string", maxLength: 63, pattern: X_TENANT_PATTERN },
     example: "acme",
   },

@@ -36,16 +36,19 @@ export function requestedSubdomain(headers: Headers, baseDomain: string): string
 
 /**
  * The id of the tenant a request names (Host or X-Tenant), or null when it names none. An unknown
- * subdomain is 404 `tenant_not_found`: subdomains are public, so this reveals nothing.
+ * subdomain is 404 `tenant_not_found`: subdomains are public, so this reveals nothing. A disabled
+ * one is 403 `tenant_disabled`: the row is read from the database on every call (no cache), so
+ * `suite tenant disable`, another process, is seen by the next request.
  */
 export async function namedTenantId(
   headers: Headers,
   baseDomain: string,
-  bySubdomain: (subdomain: string) => Promise<{ id: string } | null | undefined>,
+  bySubdomain: (subdomain: string) => Promise<{ id: string; disabled_at?: number | null } | null | undefined>,
 ): Promise<string | null> {
   const sub = requestedSubdomain(headers, baseDomain);
   if (sub === null) return null;
   const tenant = await bySubdomain(sub);
   if (!tenant) throw errors.tenantNotFound();
+  if (tenant.disabled_at != null) throw errors.tenantDisabled();
   return tenant.id;
 }

@@ -10,6 +10,13 @@ export interface TenantRow {
   name: string;
   subdomain: string;
   created_at: number;
+  /** When the operator disabled it (`suite tenant disable`); null or absent: in service. */
+  disabled_at?: number | null;
+}
+
+/** A row of `suite tenant list`. */
+export interface TenantListRow extends TenantRow {
+  members: number;
 }
 
 export interface NewOrganization {
@@ -31,6 +38,10 @@ export function createTenantsRepo(db: Db, others: { users: UsersRepo; crm: CrmRe
   const modules = db.prepare<{ module: string }, [string]>("SELECT module FROM tenant_modules WHERE tenant_id = ?1 ORDER BY module");
   const rename = db.prepare<never, [string, string]>("UPDATE tenants SET name = ?2 WHERE id = ?1");
   const dropModule = db.prepare<never, [string, string]>("DELETE FROM tenant_modules WHERE tenant_id = ?1 AND module = ?2");
+  const list = db.prepare<TenantListRow, []>(
+    "SELECT t.*, (SELECT count(*) FROM users u WHERE u.tenant_id = t.id) AS members FROM tenants t ORDER BY t.created_at, t.subdomain",
+  );
+  const setDisabled = db.prepare<never, [string, number | null]>("UPDATE tenants SET disabled_at = ?2 WHERE id = ?1");
   const hasModule = db.prepare<{ one: number }, [string, string]>("SELECT 1 AS one FROM tenant_modules WHERE tenant_id = ?1 AND module = ?2");
 
   return {
@@ -38,6 +49,29 @@ export function createTenantsRepo(db: Db, others: { users: UsersRepo; crm: CrmRe
     byId: async (id: string) => byId.get(id),
     modules: async (tenantId: string) => modules.all(tenantId).map((m) => m.module),
     hasModule: async (tenantId: string, module: string) => hasModule.get(tenantId, module) !== null,
+    /** Every organization with its member count, oldest first (the operator's `suite tenant list`). */
+    list: async () => list.all(),
+
+    /**
+     * Disables (`at`: the time) or re-enables (null) an organization with its audit row, in one
+     * transaction. Already so: nothing is written. Answers the row as it was before and whether
+     * it changed, or undefined when there is none.
+     */
+    async setDisabled(
+      tenantId: string,
+      at: number | null,
+      now: number,
+      audit: (before: TenantRow) => AuditEntry,
+    ): Promise<{ before: TenantRow; changed: boolean } | undefined> {
+      return writeTx(db, () => {
+        const before = byId.get(tenantId);
+        if (!before) return undefined;
+        if ((before.disabled_at != null) === (at !== null)) return { before, changed: false };
+        setDisabled.run(tenantId, at);
+        others.security.auditInTx(audit(before), now);
+        return { before, changed: true };
+      });
+    },
 
     /**
      * Renames the organization and/or sets which modules are on, with the audit rows the caller

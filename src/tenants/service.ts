@@ -7,6 +7,7 @@ import type { PasswordHasher } from "../security/passwords";
 import type { Limits, RateLimiter } from "../security/rate-limit";
 import { type UserRead, normalizeEmail, toUserRead } from "../users/model";
 import { DEFAULT_MODULES, type ModuleName, type TenantRead, type UpdateTenantBody, toTenantRead } from "./model";
+import { createOperatorTenants } from "./operator";
 import type { TenantRow, TenantsRepo } from "./repo";
 
 export interface SignupInput {
@@ -108,7 +109,20 @@ export function createTenantsService(d: TenantsDeps) {
     return toTenantRead(r.row, r.modules);
   }
 
-  return { createOrganization, read, update, requireModule };
+  /** The tenant's row, or a 403 tenant_disabled when the operator disabled it (invitation accept, 2FA verify). */
+  async function readInService(tenantId: string): Promise<TenantRead> {
+    const row = await d.tenants.byId(tenantId);
+    if (!row) throw errors.notFound();
+    if (row.disabled_at != null) throw errors.tenantDisabled();
+    return toTenantRead(row, await d.tenants.modules(tenantId));
+  }
+
+  /** Sign-in's last check, whatever the first factor and whether the request named the tenant. */
+  async function requireInService(tenantId: string): Promise<void> {
+    if ((await d.tenants.byId(tenantId))?.disabled_at != null) throw errors.tenantDisabled();
+  }
+
+  return { createOrganization, read, readInService, requireInService, update, requireModule, ...createOperatorTenants(d) };
 }
 
 export type TenantsService = ReturnType<typeof createTenantsService>;

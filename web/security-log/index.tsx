@@ -12,7 +12,7 @@ import { useLive } from "../shared/live-list";
 import { Pager } from "../shared/pager";
 import { setQuery, useLocation } from "../shared/router";
 import { Empty, ErrorBox, Loading } from "../shared/states";
-import { KNOWN_ACTIONS, PAGE_SIZES, fromLocalInput, logParams, logQuery, parseLogView, toLocalInput, type LogView } from "./view";
+import { KNOWN_ACTIONS, PAGE_SIZES, actorLabel, deviceLabel, fromLocalInput, logParams, logQuery, parseLogView, toLocalInput, type LogView } from "./view";
 
 export default function SecurityLogScreen() {
   const { query } = useLocation();
@@ -121,13 +121,13 @@ export default function SecurityLogScreen() {
                   <td>
                     <time dateTime={r.created_at}>{formatDateTime(r.created_at)}</time>
                   </td>
-                  <td>{r.user_name || r.user_email || (r.user_id ? <span class="muted">Former member</span> : <span class="muted">—</span>)}</td>
+                  <td>{r.user_name || r.user_email ? actorLabel(r) : <span class="muted">{actorLabel(r) ?? "—"}</span>}</td>
                   <td>
                     <code>{r.action}</code>
                   </td>
                   <td class="hide-narrow">{r.ip ?? "—"}</td>
                   <td class="hide-narrow" title={r.user_agent ?? undefined}>
-                    {device(r.user_agent)}
+                    {deviceLabel(r, device)}
                   </td>
                   <td class="detail">{r.detail ? <code>{JSON.stringify(r.detail)}</code> : "—"}</td>
                 </tr>

@@ -78,5 +78,19 @@ export const KNOWN_ACTIONS: Array<[group: string, actions: string[]]> = [
   ["Sessions", ["session.revoke", "session.revoke_others", "session.logout_all", "session.refresh_reuse"]],
   ["Second factor", ["2fa.setup", "2fa.enabled", "2fa.disabled", "2fa.challenge", "2fa.failure", "2fa.locked", "2fa.backup_code_used", "2fa.backup_codes_regenerated"]],
   ["Team", ["tenant.signup", "invitation.created", "invitation.resent", "invitation.revoked", "invitation.accepted", "user.renamed"]],
+  // Written by admins in the app and by the server's operator on the command line (`suite user …`).
+  ["Members", ["user.role_changed", "user.profile_changed", "user.removed", "user.2fa_reset", "user.unlocked", "user.password_set"]],
+  ["Organization", ["tenant.renamed", "tenant.modules_changed", "tenant.disabled", "tenant.enabled"]],
   ["Pipeline", ["crm.stage_updated", "crm.stages_reordered", "crm.stage_deleted"]],
 ];
+
+/** What the "Who" column shows for a row's actor, or null for nobody known (a failed sign-in of an unknown address). */
+export function actorLabel(r: { user_id: string | null; user_email: string | null; user_name: string | null; detail: Record<string, unknown> | null }): string | null {
+  // The server's operator acts through `suite user …` / `suite tenant …`, as no account (src/audit/operator.ts).
+  if (r.detail?.actor === "cli") return "Command line";
+  return r.user_name || r.user_email || (r.user_id ? "Former member" : null);
+}
+
+/** The Device column: the operator's rows came from the command line, not from a browser. */
+export const deviceLabel = (r: { user_agent: string | null; detail: Record<string, unknown> | null }, device: (ua: string | null) => string): string =>
+  r.detail?.actor === "cli" ? "Command line (suite)" : device(r.user_agent);

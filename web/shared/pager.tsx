@@ -15,7 +15,7 @@ export function Pager({ page, pages, total, size, noun = "items", onPage, onSize
   return (
     <nav class="pager" aria-label="Pages">
       <span class="total">
-        {total.toLocaleString()} {total === 1 ? noun.replace(/s$/, "") : noun}
+        {total.toLocaleString()} {total === 1 ? noun.replace(/ies$/, "y").replace(/s$/, "") : noun}
       </span>
       <button type="button" onClick={() => onPage(page - 1)} disabled={page <= 1}>
         Previous

@@ -44,6 +44,7 @@ export function createAccountTokensRepo(db: Db, others: { security: SecurityRepo
     `SELECT u.*, t.subdomain, t.name AS tenant_name FROM users u JOIN tenants t ON t.id = u.tenant_id
      WHERE u.email = ?1
        AND (u.email_verified_at IS NOT NULL OR NOT EXISTS (SELECT 1 FROM users v WHERE v.email = ?1 AND v.email_verified_at IS NOT NULL))
+       AND t.disabled_at IS NULL -- a disabled organization's accounts get no mail (suite tenant disable)
      ORDER BY u.created_at, u.id LIMIT ?2`,
   );
   const live = db.prepare<AccountTokenRow, [string, string, number]>(

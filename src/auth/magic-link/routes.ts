@@ -32,7 +32,7 @@ export const magicLinkRoutes = (ctx: Context) => {
             "Always 202 with the same body, whether or not the address has an account. Without a tenant in Host or `X-Tenant`, one link per workspace the address belongs to. At most 3 per address per 15 minutes.",
           tags: ["auth"],
           ok: { 202: ["MagicLinkAccepted", MagicLinkAccepted] },
-          errors: [404, 429],
+          errors: [403, 404, 429],
         }),
       },
     )

@@ -29,7 +29,7 @@ export const passwordRoutes = (ctx: Context) => {
             "Always 202 with the same body, whether or not the address has an account. Without a tenant in Host or `X-Tenant`, one link per workspace the address belongs to (verified addresses first, as sign-in). The link opens `/reset-password#token=…` and works once, for 30 minutes. At most 3 per address and 30 per IP per 15 minutes.",
           tags: ["auth"],
           ok: { 202: ["ForgotAccepted", ForgotAccepted] },
-          errors: [404, 429],
+          errors: [403, 404, 429],
         }),
       },
     )
@@ -44,10 +44,10 @@ export const passwordRoutes = (ctx: Context) => {
         ...doc({
           summary: "Choose a new password with the token of a mailed link",
           description:
-            "Sets the password, ends every session and outstanding 2FA challenge of the user, and signs nobody in. A used, expired or unknown token: 400 `reset_token_invalid`.",
+            "Sets the password, ends every session and outstanding 2FA challenge of the user, and signs nobody in. A used, expired or unknown token: 400 `reset_token_invalid`; the organization disabled by its operator: 403 `tenant_disabled`.",
           tags: ["auth"],
           ok: { 200: ["PasswordReset", PasswordReset] },
-          errors: [400, 429],
+          errors: [400, 403, 429],
           codes: { 400: ["reset_token_invalid"] },
         }),
       },

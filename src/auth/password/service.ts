@@ -29,6 +29,8 @@ export interface PasswordDeps {
   mail: MailRepo;
   security: SecurityRepo;
   mailer: Mailer;
+  /** 403 tenant_disabled when the operator disabled the organization: a link mailed before cannot be used meanwhile. */
+  tenantInService?: (tenantId: string) => Promise<void>;
 }
 
 /** Forgotten password (a mailed link) and change of password (the current one proven). */
@@ -93,7 +95,9 @@ export function createPasswordService(d: PasswordDeps) {
       await d.security.audit(auditEntry("password.reset_invalid", { tenantId: null, userId: null }, req, { reason: "unknown_used_or_expired" }), d.now());
       return passwordErrors.resetTokenInvalid();
     };
-    if (!(await d.tokens.live(hash, "password_reset", d.now()))) throw await invalid();
+    const live = await d.tokens.live(hash, "password_reset", d.now());
+    if (!live) throw await invalid();
+    await d.tenantInService?.(live.tenant_id);
     const passwordHash = await d.hasher.hash(password);
     const done = await d.repo.reset(hash, passwordHash, d.now(), (row, revoked) =>
       auditEntry("password.reset", { tenantId: row.tenant_id, userId: row.user_id }, req, { sessions_revoked: revoked }),

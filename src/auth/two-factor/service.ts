@@ -144,7 +144,10 @@ export function createTwoFactorService(d: TwoFactorDeps) {
     } catch {
       throw fail.invalidTempToken();
     }
-    if (requestedSubdomain !== null && (await d.tenants.byId(o.tenantId))?.subdomain !== requestedSubdomain) throw errors.tenantMismatch();
+    const tenant = await d.tenants.byId(o.tenantId);
+    if (requestedSubdomain !== null && tenant?.subdomain !== requestedSubdomain) throw errors.tenantMismatch();
+    // A challenge issued before the operator disabled the organization opens no session.
+    if (tenant?.disabled_at != null) throw errors.tenantDisabled();
     const user = await d.users.byId(o.tenantId, o.userId);
     const row = user ? await d.repo.get(o) : null;
     const pending = user ? await d.auth.challenge(challengeId, o.tenantId, o.userId) : null;

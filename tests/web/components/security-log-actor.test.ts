@@ -1,0 +1,23 @@
+import { expect, test } from "bun:test";
+import { KNOWN_ACTIONS, actorLabel, deviceLabel } from "../../../web/security-log/view";
+
+const row = (o: Partial<Parameters<typeof actorLabel>[0]>) => ({ user_id: null, user_email: null, user_name: null, detail: null, ...o });
+
+test("the Who column names the command line for the operator's rows, else the member", () => {
+  expect(actorLabel(row({ detail: { actor: "cli", command: "suite user unlock" } }))).toBe("Command line");
+  expect(actorLabel(row({ user_id: "u1", user_email: "a@acme.io", user_name: "Ann" }))).toBe("Ann");
+  expect(actorLabel(row({ user_id: "u1", user_email: "a@acme.io" }))).toBe("a@acme.io");
+  expect(actorLabel(row({ user_id: "gone" }))).toBe("Former member");
+  expect(actorLabel(row({}))).toBeNull();
+});
+
+test("the action filter knows what the command line writes", () => {
+  const known = KNOWN_ACTIONS.flatMap(([, a]) => a);
+  for (const a of ["user.password_set", "user.2fa_reset", "user.unlocked", "user.removed", "tenant.disabled", "tenant.enabled"]) expect(known).toContain(a);
+});
+
+test("the Device column says the command line for the operator's rows", () => {
+  const device = (ua: string | null) => `device of ${ua}`;
+  expect(deviceLabel({ user_agent: "suite-cli", detail: { actor: "cli" } }, device)).toBe("Command line (suite)");
+  expect(deviceLabel({ user_agent: "Mozilla/5.0", detail: null }, device)).toBe("device of Mozilla/5.0");
+});
