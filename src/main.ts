@@ -1,76 +1,94 @@
 #!/usr/bin/env bun
 import "./production";
+import { resolve } from "node:path";
+import pkg from "../package.json";
 import { backupCommand, migrateCommand, tenantCreateCommand } from "./cli/admin";
-import { UsageError, parseArgs, takeFlags } from "./cli/args";
+import { type Command, UsageError, checkInvocation, findCommand, helpText, parseArgs } from "./cli/args";
+import { checkDatabasePath, osReason } from "./cli/db-path";
 import { mailListCommand } from "./cli/mail";
 import { SEED_FLAGS, seedCommand } from "./cli/seed";
 import { PortInUse, serve } from "./cli/serve";
-import { CONFIG_FLAGS, ConfigError, loadConfig, settingsHelp } from "./config";
-
-const HELP = `Workspace Suite: sign-in, organizations and a CRM, in one executable.
-
-usage: suite [command] [options]
-
-commands:
-  serve                 serve HTTP (the default)
-  migrate               create or upgrade the database, then exit
-  tenant create         --name N --subdomain S --admin-email E --admin-password P
-                        [--admin-name NAME] [--modules crm,users]
-  mail list             [--limit N] the outbox, newest first: recipient, subject, status,
-                        and the link while the mail is pending (no SMTP: hand it over)
-  seed                  --tenant S [--deals N] demo CRM data (accounts, contacts, users, deals)
-                        for organization S, created first if missing; prints the demo password
-  backup FILE           write a consistent copy of the live database to FILE (the data
-                        only: the keys stay in <db>.keys, to be copied apart)
-  help                  this text
-
-settings (flag or environment variable):
-${settingsHelp()}
-`;
+import { CONFIG_FLAGS, ConfigError, loadConfig, settingsHelp, unknownVariableWarnings } from "./config";
+import { NewerDatabase } from "./db/migrate";
 
 const out = (line: string): void => void process.stdout.write(`${line}\n`);
 
-async function main(argv: string[]): Promise<void> {
-  const { words, flags } = parseArgs(argv);
-  const [command = "serve", sub, ...rest] = words;
-  const own =
-    command === "tenant"
-      ? takeFlags(flags, ["name", "subdomain", "admin-email", "admin-password", "admin-name", "modules"])
-      : command === "mail"
-        ? takeFlags(flags, ["limit"])
-        : command === "seed"
-          ? takeFlags(flags, SEED_FLAGS)
-          : {};
-  for (const name of Object.keys(flags)) if (!CONFIG_FLAGS.has(name)) throw new UsageError(`unknown option --${name}`);
+/**
+ * Every command: `suite help` is generated from this table, and main checks each invocation
+ * against its entry (options, arguments, what it needs) before calling `run`. A new command is one
+ * entry here.
+ */
+const COMMANDS: Command[] = [
+  { name: "serve", help: "serve the web app and the API (the default command); stops cleanly on SIGTERM", run: ({ config }) => serve(config) },
+  { name: "migrate", help: "create or upgrade the database (an upgraded file is copied to <db>.v<N>.bak first), then exit", run: ({ config }) => migrateCommand(config, out) },
+  {
+    name: "tenant create",
+    usage: "--name N --subdomain S --admin-email E --admin-password P [--admin-name NAME] [--modules crm,users]",
+    help: "create an organization and its first admin, as signup does",
+    flags: ["name", "subdomain", "admin-email", "admin-password", "admin-name", "modules"],
+    needs: ["name", "subdomain", "admin-email", { flag: "admin-password", env: "SUITE_ADMIN_PASSWORD" }],
+    env: { SUITE_ADMIN_PASSWORD: "the admin's password, instead of --admin-password (kept out of the process list)" },
+    run: ({ config, flags }) => tenantCreateCommand(config, flags, out),
+  },
+  {
+    name: "mail list",
+    usage: "[--limit N]",
+    help: "the outbox, newest first: recipient, subject, status, and the link while pending (no SMTP: hand it over)",
+    flags: ["limit"],
+    run: ({ config, flags }) => mailListCommand(config, flags, out),
+  },
+  {
+    name: "seed",
+    usage: "--tenant S [--deals N]",
+    help: "demo CRM data for organization S (created first if missing); prints the demo password",
+    flags: SEED_FLAGS,
+    needs: ["tenant"],
+    env: { SUITE_SEED_PASSWORD: "the demo users' password, instead of a random one" },
+    run: ({ config, flags }) => seedCommand(config, flags, out),
+  },
+  {
+    name: "backup",
+    usage: "FILE",
+    help: "write a consistent, integrity-checked copy of the live database to FILE (the keys stay in <db>.keys)",
+    args: ["FILE"],
+    run: ({ config, args }) => backupCommand(config, args[0], out),
+  },
+  { name: "version", help: "print the version (also --version)", config: false, run: () => out(`suite ${pkg.version}`) },
+  { name: "help", usage: "[COMMAND]", help: "this text, or one command's (also --help)", anyArgs: true, config: false, run: ({ args }) => out(helpText(COMMANDS, args, settingsHelp())) },
+];
 
-  if (command === "help") return out(HELP);
-  // A stray word is a mistake (a typo, a second FILE), never silently ignored.
-  const extra = command === "serve" || command === "migrate" || command === "seed" ? [sub, ...rest] : command === "backup" ? rest : [];
-  if (extra[0] !== undefined) throw new UsageError(`unexpected argument ${extra[0]}; see suite help`);
+/** The database the command works on, for the line that reports a failure to open it. */
+let database: string | null = null;
+
+async function main(argv: string[]): Promise<void> {
+  // Once, before anything: a misspelt variable would otherwise be silently ignored.
+  const known = COMMANDS.flatMap((c) => Object.keys(c.env ?? {}));
+  for (const warning of unknownVariableWarnings(process.env, known)) process.stderr.write(`suite: warning: ${warning}\n`);
+
+  const { words, flags } = parseArgs(argv);
+  const { command, rest } = findCommand(COMMANDS, words.length === 0 ? ["serve"] : words);
+  if (command.config === false) return command.run({ config: undefined as never, flags: {}, args: rest });
+  const own = checkInvocation(command, rest, flags, CONFIG_FLAGS, process.env);
   const config = loadConfig(flags);
-  switch (command) {
-    case "serve":
-      return serve(config);
-    case "migrate":
-      return migrateCommand(config, out);
-    case "mail":
-      if (sub !== "list" || rest.length > 0) throw new UsageError("usage: suite mail list [--limit N]");
-      return mailListCommand(config, own, out);
-    case "backup":
-      return backupCommand(config, sub, out);
-    case "seed":
-      return seedCommand(config, own, out);
-    case "tenant":
-      if (sub !== "create" || rest.length > 0) throw new UsageError("usage: suite tenant create --name N --subdomain S --admin-email E --admin-password P");
-      return tenantCreateCommand(config, own, out);
-    default:
-      throw new UsageError(`unknown command ${command}; see suite help`);
-  }
+  checkDatabasePath((database = config.db));
+  return command.run({ config, flags: own, args: rest });
 }
 
-// Bad settings and usage stop with one clear line, never a stack trace.
+/** One line naming what failed and why; never a stack trace. */
+function describe(e: unknown): string {
+  const message = e instanceof Error ? e.message : String(e);
+  if (e instanceof ConfigError || e instanceof UsageError || e instanceof NewerDatabase) return message;
+  const errno = e as NodeJS.ErrnoException;
+  // A file the command could not open or write: the path and the OS's reason.
+  if (typeof errno.code === "string" && typeof errno.path === "string" && /^E[A-Z]+$/.test(errno.code)) {
+    const what = `${errno.syscall === "mkdir" ? "cannot create directory" : "cannot open"} ${errno.path}: ${osReason(e)}`;
+    return database && `${resolve(database)}/`.startsWith(`${resolve(errno.path)}/`) ? `cannot open database ${database}: ${what}` : what;
+  }
+  if (database && /unable to open database|disk I\/O error|readonly database/i.test(message)) return `cannot open database ${database}: ${message}`;
+  return message;
+}
+
 main(process.argv.slice(2)).catch((e: unknown) => {
-  if (e instanceof ConfigError || e instanceof UsageError) process.stderr.write(`suite: ${e.message}\n`);
-  else process.stderr.write(`suite: ${e instanceof Error ? e.message : String(e)}\n`);
-  process.exit(e instanceof UsageError ? 64 : e instanceof ConfigError ? 78 : e instanceof PortInUse ? e.exitCode : 1);
+  process.stderr.write(`suite: ${describe(e).split("\n")[0]}\n`);
+  process.exit(e instanceof UsageError ? 64 : e instanceof ConfigError || e instanceof NewerDatabase ? 78 : e instanceof PortInUse ? e.exitCode : 1);
 });
