@@ -222,7 +222,7 @@ export const DEVELOPMENT_VARIABLES: readonly string[] = [
   "SUITE_HTTP_FUZZ_CONNECTIONS",
 ];
 
-/** Edits from `a` to `b`, a swap of two neighbours counting as one (SUITE_PROT → SUITE_PORT). */
+/** Edits from `a` to `b`, a swap of two neighbours counting as one ("PROT" for "PORT"). */
 function distance(a: string, b: string): number {
   const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
   for (let i = 1; i <= a.length; i++) {
@@ -248,7 +248,7 @@ export function unknownVariableWarnings(env: Record<string, string | undefined>,
     let best: string | null = null;
     let bestDistance = Number.POSITIVE_INFINITY;
     for (const candidate of names) {
-      // A name cut short or run on (SUITE_SMTP, SUITE_PORT_NUMBER) is as near as one slip.
+      // A name cut short or run on ("SMTP" for "SMTP_URL", "PORT_NUMBER" for "PORT") is as near as one slip.
       const d = candidate.startsWith(`${name}_`) || name.startsWith(`${candidate}_`) ? 1 : distance(name.slice(6), candidate.slice(6));
       if (d < bestDistance) [best, bestDistance] = [candidate, d];
     }

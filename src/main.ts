@@ -9,7 +9,7 @@ import { mailListCommand } from "./cli/mail";
 import { SEED_FLAGS, seedCommand } from "./cli/seed";
 import { PortInUse, serve } from "./cli/serve";
 import { CONFIG_FLAGS, ConfigError, loadConfig, settingsHelp, unknownVariableWarnings } from "./config";
-import { NewerDatabase } from "./db/migrate";
+import { NewerDatabase, refuseNewerFile } from "./db/migrate";
 
 const out = (line: string): void => void process.stdout.write(`${line}\n`);
 
@@ -71,6 +71,8 @@ async function main(argv: string[]): Promise<void> {
   const own = checkInvocation(command, rest, flags, CONFIG_FLAGS, process.env);
   const config = loadConfig(flags);
   checkDatabasePath((database = config.db));
+  // An older suite started on a newer database stops before it opens (and so changes) the file.
+  refuseNewerFile(config.db);
   return command.run({ config, flags: own, args: rest });
 }
 

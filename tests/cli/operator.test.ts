@@ -1,0 +1,183 @@
+import { afterAll, describe, expect, test } from "bun:test";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pkg from "../../package.json";
+import { SETTING_VARIABLES } from "../../src/config";
+import { BUN, MAIN, lines, oneLineFailure, runSuite } from "./kit";
+
+/** Issue 18, item 2: --version, help, unknown variables and the CLI's error lines. */
+
+const dir = mkdtempSync(join(tmpdir(), "suite-operator-"));
+afterAll(() => {
+  chmodSync(dir, 0o700);
+  rmSync(dir, { recursive: true, force: true });
+});
+const run = (args: string[], env: Record<string, string> = {}) => runSuite(args, { cwd: dir, env });
+const ROOT = join(import.meta.dir, "..", "..");
+
+describe("version", () => {
+  test("--version, -V and version print `suite <package.json's version>` and exit 0, whatever the settings", async () => {
+    expect(pkg.version).toMatch(/^\d+\.\d+\.\d+/);
+    for (const args of [["--version"], ["-V"], ["version"], ["migrate", "--version"]]) {
+      const r = await run(args, { SUITE_PORT: "not a port" });
+      expect(r).toEqual({ code: 0, stdout: `suite ${pkg.version}\n`, stderr: "" });
+    }
+  });
+});
+
+describe("help", () => {
+  test("lists every command with its usage and meaning, and every setting with its default and meaning", async () => {
+    const r = await run(["help"]);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe("");
+    const text = r.stdout.split("\n");
+    for (const [usage, meaning] of [
+      ["suite serve", "the default command"],
+      ["suite migrate", "upgrade the database"],
+      ["suite tenant create --name N --subdomain S --admin-email E --admin-password P", "first admin"],
+      ["suite mail list [--limit N]", "outbox"],
+      ["suite seed --tenant S [--deals N]", "demo CRM data"],
+      ["suite backup FILE", "copy of the live database"],
+      ["suite version", "version"],
+      ["suite help [COMMAND]", "this text"],
+    ] as const) {
+      const at = text.findIndex((l) => l.trim().startsWith(usage));
+      expect(at).toBeGreaterThan(-1);
+      expect(text[at + 1]).toContain(meaning);
+    }
+    expect(r.stdout).toContain("SUITE_ADMIN_PASSWORD: the admin's password");
+    expect(SETTING_VARIABLES.length).toBeGreaterThan(20);
+    for (const name of SETTING_VARIABLES) {
+      const at = text.findIndex((l) => new RegExp(`^  --[a-z-]+, ${name} \\(default: .+\\)$`).test(l));
+      expect({ name, listed: at > -1 }).toEqual({ name, listed: true });
+      // The meaning: one indented line of words under it.
+      expect(text[at + 1]).toMatch(/^ {6}\S.{10,}/);
+    }
+    expect(r.stdout).toContain("--port, SUITE_PORT (default: 8000)");
+    expect(r.stdout).toContain("--db, SUITE_DB (default: ./data/suite.db)");
+  });
+
+  test("--help and help COMMAND show one command; help for an unknown one fails with 64", async () => {
+    for (const args of [["help", "tenant", "create"], ["tenant", "create", "--help"], ["help", "tenant"]]) {
+      const r = await run(args);
+      expect(r.code).toBe(0);
+      expect(r.stdout).toContain("suite tenant create --name N");
+      expect(r.stdout).not.toContain("suite backup");
+    }
+    const all = await run(["--help"]);
+    expect(all.stdout).toContain("suite backup FILE");
+    expect(oneLineFailure(await run(["help", "frobnicate"]), 64)).toBe("suite: unknown command frobnicate; see suite help");
+  });
+});
+
+describe("unknown SUITE_* variables", () => {
+  test("each is named once on stderr, with the closest known name when it looks like a typo; the command still runs", async () => {
+    const r = await run(["version"], { SUITE_PROT: "8002", SUITE_SMTP: "smtp://h:25", SUITE_COMPLETELY_ELSEWHERE: "secret value 123" });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe(`suite ${pkg.version}\n`);
+    expect(lines(r.stderr)).toEqual([
+      "suite: warning: unknown variable SUITE_COMPLETELY_ELSEWHERE is ignored",
+      "suite: warning: unknown variable SUITE_PROT is ignored; did you mean SUITE_PORT?",
+      "suite: warning: unknown variable SUITE_SMTP is ignored; did you mean SUITE_SMTP_URL?",
+    ]);
+    // A value may be a secret: never shown.
+    expect(r.stderr).not.toContain("secret value");
+  });
+
+  test("a server started with a typo warns once, then serves as usual", async () => {
+    const db = join(dir, "typo", "suite.db");
+    const r = await run(["migrate"], { SUITE_DB: db, SUITE_DB_PATH: "/elsewhere.db" });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe("suite: warning: unknown variable SUITE_DB_PATH is ignored; did you mean SUITE_DB?\n");
+    expect(existsSync(db)).toBe(true);
+  });
+
+  test("every SUITE_ variable the code, the scripts and the tests use is known: none is warned about", async () => {
+    const names = new Set<string>();
+    const walk = (d: string) => {
+      for (const e of readdirSync(d, { withFileTypes: true })) {
+        const p = join(d, e.name);
+        // This folder's tests spell unknown names on purpose.
+        if (e.isDirectory()) p !== join(ROOT, "tests", "cli") && walk(p);
+        else if (/\.(ts|tsx|sh)$/.test(e.name)) for (const m of readFileSync(p, "utf8").matchAll(/\bSUITE_[A-Z0-9_]*[A-Z0-9]\b/g)) names.add(m[0]);
+      }
+    };
+    for (const d of ["src", "scripts", "tests"]) walk(join(ROOT, d));
+    for (const name of SETTING_VARIABLES) expect(names.has(name)).toBe(true);
+    expect(names.has("SUITE_HTTP_FUZZ_SEED")).toBe(true);
+    const env = Object.fromEntries([...names].map((n) => [n, "x"]));
+    const r = await run(["version"], env);
+    expect(r.stderr).toBe("");
+  });
+});
+
+describe("errors name what is missing, and why", () => {
+  test("a missing option is reported as missing, all at once, with the usage", async () => {
+    const db = join(dir, "missing", "suite.db");
+    const line = oneLineFailure(await run(["tenant", "create", "--name", "Acme", "--admin-email", "a@acme.io"], { SUITE_DB: db }), 64);
+    expect(line).toStartWith("suite: tenant create: missing --subdomain and --admin-password (or SUITE_ADMIN_PASSWORD); usage: suite tenant create --name N");
+    // The variable stands in for the flag.
+    const one = oneLineFailure(await run(["tenant", "create", "--name", "Acme", "--admin-email", "a@acme.io"], { SUITE_DB: db, SUITE_ADMIN_PASSWORD: "long enough pw" }), 64);
+    expect(one).toStartWith("suite: tenant create: missing --subdomain;");
+    expect(oneLineFailure(await run(["seed"], { SUITE_DB: db }), 64)).toStartWith("suite: seed: missing --tenant;");
+    expect(oneLineFailure(await run(["backup"], { SUITE_DB: db }), 64)).toBe("suite: backup: missing FILE; usage: suite backup FILE");
+    expect(oneLineFailure(await run(["tenant"], { SUITE_DB: db }), 64)).toBe("suite: tenant: missing the command; one of: tenant create (see suite help tenant)");
+    expect(existsSync(db)).toBe(false);
+  });
+
+  test("an option without a value says so; a stray word or an unknown option names it and the command", async () => {
+    const env = { SUITE_DB: join(dir, "never", "suite.db") };
+    expect(oneLineFailure(await run(["tenant", "create", "--name"], env), 64)).toBe("suite: option --name needs a value (--name VALUE or --name=VALUE)");
+    expect(oneLineFailure(await run(["migrate", "--db", "--port", "8001"], env), 64)).toBe("suite: option --db needs a value (--db VALUE or --db=VALUE)");
+    expect(oneLineFailure(await run(["migrate", "--bogus", "1"], env), 64)).toBe("suite: migrate: unknown option --bogus; see suite help migrate");
+    expect(oneLineFailure(await run(["migrate", "now"], env), 64)).toBe("suite: migrate: unexpected argument now; see suite help migrate");
+    expect(oneLineFailure(await run(["tenant", "delete"], env), 64)).toBe("suite: unknown command tenant delete; one of: tenant create (see suite help tenant)");
+  });
+
+  test("a --db that cannot be opened names the path and the reason, and creates nothing (exit 78)", async () => {
+    const file = join(dir, "a-file");
+    writeFileSync(file, "not a folder");
+    const folder = join(dir, "a-folder");
+    mkdirSync(folder);
+    const cases: Array<[string, string]> = [
+      [join(file, "suite.db"), `${file} is not a directory`],
+      [join(file, "deeper", "suite.db"), `${file} is not a directory`],
+      [folder, "it is a directory; --db names a file, e.g. ./data/suite.db"],
+    ];
+    for (const [db, why] of cases) {
+      for (const command of [["migrate"], ["serve"], ["mail", "list"]]) {
+        expect(oneLineFailure(await run([...command, "--db", db]), 78)).toBe(`suite: cannot open database ${db}: ${why}`);
+      }
+    }
+    expect(readFileSync(file, "utf8")).toBe("not a folder");
+    expect(readdirSync(folder)).toEqual([]);
+  });
+
+  test("a --db where the OS denies writing says permission denied, naming the folder", async () => {
+    // Root passes every permission check, so as root the command runs as nobody (setpriv).
+    const asRoot = process.getuid?.() === 0;
+    const prefix = asRoot ? ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] : [];
+    const shared = mkdtempSync(join(tmpdir(), "suite-denied-"));
+    try {
+      chmodSync(shared, 0o755);
+      const locked = join(shared, "locked");
+      mkdirSync(locked, { mode: 0o555 });
+      chmodSync(locked, 0o555);
+      const probe = Bun.spawnSync([...prefix, BUN, "--version"]);
+      expect({ unprivilegedBunRuns: probe.exitCode === 0 && statSync(MAIN).mode & 0o004 }).toEqual({ unprivilegedBunRuns: 4 });
+      const denied = async (db: string) => oneLineFailure(await runSuite(["migrate", "--db", db], { cwd: shared, prefix }), 78);
+      expect(await denied(join(locked, "suite.db"))).toBe(`suite: cannot open database ${join(locked, "suite.db")}: directory ${locked}: permission denied`);
+      expect(await denied(join(locked, "sub", "suite.db"))).toBe(
+        `suite: cannot open database ${join(locked, "sub", "suite.db")}: directory ${join(locked, "sub")} does not exist and cannot be made in ${locked}: permission denied`,
+      );
+      const readOnly = join(shared, "read-only.db");
+      writeFileSync(readOnly, "");
+      chmodSync(readOnly, 0o444);
+      expect(await denied(readOnly)).toBe(`suite: cannot open database ${readOnly}: permission denied`);
+      expect(readdirSync(locked)).toEqual([]);
+    } finally {
+      rmSync(shared, { recursive: true, force: true });
+    }
+  });
+});
