@@ -58,6 +58,13 @@ describe("help", () => {
     expect(r.stdout).toContain("--db, SUITE_DB (default: ./data/suite.db)");
   });
 
+  test("the README's command line and settings tables name every command and setting help lists", async () => {
+    const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+    for (const name of SETTING_VARIABLES) expect({ name, inReadme: readme.includes(`| \`${name}\` |`) }).toEqual({ name, inReadme: true });
+    const help = (await run(["help"])).stdout;
+    for (const [, name] of help.matchAll(/^ {2}suite ([a-z]+(?: [a-z]+)?)/gm)) expect({ name, inReadme: readme.includes(`| \`suite ${name}`) }).toEqual({ name, inReadme: true });
+  });
+
   test("--help and help COMMAND show one command; help for an unknown one fails with 64", async () => {
     for (const args of [["help", "tenant", "create"], ["tenant", "create", "--help"], ["help", "tenant"]]) {
       const r = await run(args);
