@@ -4,7 +4,7 @@ import { resolve } from "node:path";
 import pkg from "../package.json";
 import { backupCommand, migrateCommand, tenantCreateCommand } from "./cli/admin";
 import { type Command, UsageError, checkInvocation, findCommand, helpText, parseArgs } from "./cli/args";
-import { checkDatabasePath, osReason } from "./cli/db-path";
+import { checkDatabasePath, describeFileError } from "./cli/db-path";
 import { mailListCommand } from "./cli/mail";
 import { SEED_FLAGS, seedCommand } from "./cli/seed";
 import { PortInUse, serve } from "./cli/serve";
@@ -83,7 +83,7 @@ function describe(e: unknown): string {
   const errno = e as NodeJS.ErrnoException;
   // A file the command could not open or write: the path and the OS's reason.
   if (typeof errno.code === "string" && typeof errno.path === "string" && /^E[A-Z]+$/.test(errno.code)) {
-    const what = `${errno.syscall === "mkdir" ? "cannot create directory" : "cannot open"} ${errno.path}: ${osReason(e)}`;
+    const what = describeFileError(errno as NodeJS.ErrnoException & { path: string });
     return database && `${resolve(database)}/`.startsWith(`${resolve(errno.path)}/`) ? `cannot open database ${database}: ${what}` : what;
   }
   if (database && /unable to open database|disk I\/O error|readonly database/i.test(message)) return `cannot open database ${database}: ${message}`;

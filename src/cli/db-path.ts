@@ -96,3 +96,15 @@ function firstNonDirectory(file: string): string | null {
   }
   return null;
 }
+
+/** A failed file operation as one line: the path, and why in words, naming the folder at fault. */
+export function describeFileError(e: NodeJS.ErrnoException & { path: string }): string {
+  const file = resolve(e.path);
+  const verb = e.syscall === "mkdir" ? "cannot create directory" : "cannot open";
+  if (e.code === "ENOTDIR") {
+    const blocker = firstNonDirectory(file);
+    if (blocker) return `${verb} ${e.path}: ${blocker} is not a directory`;
+  }
+  if (e.code === "ENOENT" && !statSafe(dirname(file))) return `${verb} ${e.path}: directory ${dirname(file)} does not exist`;
+  return `${verb} ${e.path}: ${osReason(e)}`;
+}

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pkg from "../../package.json";
 import { SETTING_VARIABLES } from "../../src/config";
+import { startServer } from "../server";
 import { BUN, MAIN, lines, oneLineFailure, runSuite } from "./kit";
 
 /** Issue 18, item 2: --version, help, unknown variables and the CLI's error lines. */
@@ -94,9 +95,16 @@ describe("unknown SUITE_* variables", () => {
 
   test("a server started with a typo warns once, then serves as usual", async () => {
     const db = join(dir, "typo", "suite.db");
-    const r = await run(["migrate"], { SUITE_DB: db, SUITE_DB_PATH: "/elsewhere.db" });
-    expect(r.code).toBe(0);
-    expect(r.stderr).toBe("suite: warning: unknown variable SUITE_DB_PATH is ignored; did you mean SUITE_DB?\n");
+    const s = await startServer(db, { SUITE_DB_PATH: "/elsewhere.db" });
+    let stopped: Awaited<ReturnType<typeof s.stop>>;
+    try {
+      expect((await s.call("GET", "/api/v1/health")).status).toBe(200);
+      expect((await s.call("GET", "/api/v1/health")).status).toBe(200);
+    } finally {
+      stopped = await s.stop();
+    }
+    expect(stopped.code).toBe(0);
+    expect(stopped.stderr).toBe("suite: warning: unknown variable SUITE_DB_PATH is ignored; did you mean SUITE_DB?\n");
     expect(existsSync(db)).toBe(true);
   });
 
@@ -159,6 +167,16 @@ describe("errors name what is missing, and why", () => {
     }
     expect(readFileSync(file, "utf8")).toBe("not a folder");
     expect(readdirSync(folder)).toEqual([]);
+  });
+
+  test("a backup FILE that cannot be written names it and the folder at fault", async () => {
+    const db = join(dir, "backed", "suite.db");
+    expect((await run(["migrate"], { SUITE_DB: db })).code).toBe(0);
+    const nowhere = join(dir, "no-such-folder", "copy.db");
+    expect(oneLineFailure(await run(["backup", nowhere], { SUITE_DB: db }), 1)).toBe(`suite: cannot open ${nowhere}: directory ${join(dir, "no-such-folder")} does not exist`);
+    const file = join(dir, "plain-file");
+    writeFileSync(file, "x");
+    expect(oneLineFailure(await run(["backup", join(file, "copy.db")], { SUITE_DB: db }), 1)).toBe(`suite: cannot open ${join(file, "copy.db")}: ${file} is not a directory`);
   });
 
   test("a --db where the OS denies writing says permission denied, naming the folder", async () => {
