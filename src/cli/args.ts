@@ -21,6 +21,8 @@ export function parseArgs(argv: string[]): ParsedArgs {
       continue;
     }
     if (!arg.startsWith("--")) {
+      // Short options are not ours: `-p 8000` is a mistake, not the words "-p" and "8000".
+      if (/^-[^-\d]/.test(arg)) throw new UsageError(`unknown option ${arg}; options are long, e.g. --port 8000 (see suite help)`);
       words.push(arg);
       continue;
     }

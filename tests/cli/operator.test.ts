@@ -147,6 +147,7 @@ describe("errors name what is missing, and why", () => {
     expect(oneLineFailure(await run(["migrate", "--db", "--port", "8001"], env), 64)).toBe("suite: option --db needs a value (--db VALUE or --db=VALUE)");
     expect(oneLineFailure(await run(["migrate", "--bogus", "1"], env), 64)).toBe("suite: migrate: unknown option --bogus; see suite help migrate");
     expect(oneLineFailure(await run(["migrate", "now"], env), 64)).toBe("suite: migrate: unexpected argument now; see suite help migrate");
+    expect(oneLineFailure(await run(["serve", "-p", "8001"], env), 64)).toBe("suite: unknown option -p; options are long, e.g. --port 8000 (see suite help)");
     expect(oneLineFailure(await run(["tenant", "delete"], env), 64)).toBe("suite: unknown command tenant delete; one of: tenant create (see suite help tenant)");
   });
 
