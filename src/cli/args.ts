@@ -99,7 +99,7 @@ export function findCommand(commands: Command[], words: string[]): { command: Co
   const group = commands.filter((c) => c.name.startsWith(`${words[0]} `));
   if (group.length > 0) {
     const sub = words[1] === undefined ? `${words[0]}: missing the command` : `unknown command ${words.slice(0, 2).join(" ")}`;
-    throw new UsageError(`${sub}; one of: ${group.map((c) => c.name).join(", ")} (see suite help ${words[0]})`);
+    throw new UsageError(`${sub}; usage: ${group.map((c) => `suite ${c.name}${c.usage ? ` ${c.usage}` : ""}`).join(" | ")}`);
   }
   throw new UsageError(`unknown command ${words[0]}; see suite help`);
 }
