@@ -86,6 +86,12 @@ function describe(e: unknown): string {
     const what = describeFileError(errno as NodeJS.ErrnoException & { path: string });
     return database && `${resolve(database)}/`.startsWith(`${resolve(errno.path)}/`) ? `cannot open database ${database}: ${what}` : what;
   }
+  // SQLite's own words name no file: say which one, and whether it could be opened at all.
+  const sqlite = (e as { code?: unknown }).code;
+  if (database && typeof sqlite === "string" && sqlite.startsWith("SQLITE_")) {
+    const opening = /^SQLITE_(NOTADB|CANTOPEN|CORRUPT|READONLY|PERM|AUTH)/.test(sqlite);
+    return `${opening ? "cannot open database" : "database"} ${database}: ${message}${sqlite === "SQLITE_NOTADB" ? " (not a SQLite file: is --db the right path?)" : ""}`;
+  }
   if (database && /unable to open database|disk I\/O error|readonly database/i.test(message)) return `cannot open database ${database}: ${message}`;
   return message;
 }

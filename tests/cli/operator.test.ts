@@ -151,7 +151,7 @@ describe("errors name what is missing, and why", () => {
     expect(oneLineFailure(await run(["tenant", "delete"], env), 64)).toStartWith("suite: unknown command tenant delete; usage: suite tenant create --name N");
   });
 
-  test("a --db that cannot be opened names the path and the reason, and creates nothing (exit 78)", async () => {
+  test("a --db that cannot be opened names the path and the reason (78 before opening, 1 for what SQLite refuses), and changes nothing", async () => {
     const file = join(dir, "a-file");
     writeFileSync(file, "not a folder");
     const folder = join(dir, "a-folder");
@@ -168,6 +168,13 @@ describe("errors name what is missing, and why", () => {
     }
     expect(readFileSync(file, "utf8")).toBe("not a folder");
     expect(readdirSync(folder)).toEqual([]);
+    // A file that is no SQLite database: its name, and SQLite's word for it.
+    const text = join(dir, "notes.db");
+    writeFileSync(text, "these are my notes, not a database; ".repeat(10));
+    for (const command of [["migrate"], ["serve"]]) {
+      expect(oneLineFailure(await run([...command, "--db", text]), 1)).toBe(`suite: cannot open database ${text}: file is not a database (not a SQLite file: is --db the right path?)`);
+    }
+    expect(readFileSync(text, "utf8")).toBe("these are my notes, not a database; ".repeat(10));
   });
 
   test("a backup FILE that cannot be written names it and the folder at fault", async () => {
