@@ -16,7 +16,7 @@ const out = (line: string): void => void process.stdout.write(`${line}\n`);
 /**
  * Every command: `suite help` is generated from this table, and main checks each invocation
  * against its entry (options, arguments, what it needs) before calling `run`. A new command is one
- * entry here.
+ * entry here (above version and help, which end the help text).
  */
 const COMMANDS: Command[] = [
   { name: "serve", help: "serve the web app and the API (the default command); stops cleanly on SIGTERM", run: ({ config }) => serve(config) },
@@ -67,6 +67,7 @@ async function main(argv: string[]): Promise<void> {
 
   const { words, flags } = parseArgs(argv);
   const { command, rest } = findCommand(COMMANDS, words.length === 0 ? ["serve"] : words);
+  // help and version read no setting: a bad one must not hide the help that explains it.
   if (command.config === false) return command.run({ config: undefined as never, flags: {}, args: rest });
   const own = checkInvocation(command, rest, flags, CONFIG_FLAGS, process.env);
   const config = loadConfig(flags);
