@@ -52,7 +52,7 @@ describe("suite serve's first lines", () => {
       { level: "info", msg: "no SMTP: mails wait in the outbox, see `suite mail list` (set SUITE_SMTP_URL to send them)" },
       { level: "info", msg: `no organization yet: create one at ${base}/ or with ${NEXT_STEP}` },
     ]);
-  });
+  }, 60_000);
 
   test("with SMTP: the mail server's address without its credentials; the public URL is the address named", async () => {
     const password = "smtp-first-run-pass-Zq81";
@@ -65,7 +65,7 @@ describe("suite serve's first lines", () => {
     expect(msgs[3]).toMatchObject({ msg: `no organization yet: create one at https://suite.example.com/ or with ${NEXT_STEP}` });
     expect(JSON.stringify(log)).not.toContain(password);
     expect(JSON.stringify(log)).not.toContain("mailer");
-  });
+  }, 60_000);
 
   test("with signup closed the next step is the command alone; once an organization exists there is no next step", async () => {
     const db = freshDb();
@@ -80,5 +80,5 @@ describe("suite serve's first lines", () => {
     const later = await serveLog(db);
     expect(later.slice(0, 4).map((l) => l.msg)).toEqual(["listening", "web app", "API reference", "no SMTP: mails wait in the outbox, see `suite mail list` (set SUITE_SMTP_URL to send them)"]);
     expect(later.some((l) => String(l.msg).startsWith("no organization yet"))).toBe(false);
-  });
+  }, 60_000);
 });

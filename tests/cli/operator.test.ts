@@ -5,6 +5,7 @@ import { join } from "node:path";
 import pkg from "../../package.json";
 import { SETTING_VARIABLES } from "../../src/config";
 import { startServer } from "../server";
+import { BINARY, ensureBinary } from "../web/e2e/support";
 import { BUN, MAIN, lines, oneLineFailure, runSuite } from "./kit";
 
 /** Issue 18, item 2: --version, help, unknown variables and the CLI's error lines. */
@@ -24,7 +25,13 @@ describe("version", () => {
       const r = await run(args, { SUITE_PORT: "not a port" });
       expect(r).toEqual({ code: 0, stdout: `suite ${pkg.version}\n`, stderr: "" });
     }
-  });
+  }, 60_000);
+
+  test("the built binary carries the version: it answers from a folder with no package.json", () => {
+    ensureBinary();
+    const p = Bun.spawnSync([BINARY, "--version"], { cwd: dir, env: { PATH: "/usr/bin:/bin" } });
+    expect({ code: p.exitCode, stdout: p.stdout.toString(), stderr: p.stderr.toString() }).toEqual({ code: 0, stdout: `suite ${pkg.version}\n`, stderr: "" });
+  }, 180_000);
 });
 
 describe("help", () => {
@@ -57,14 +64,14 @@ describe("help", () => {
     }
     expect(r.stdout).toContain("--port, SUITE_PORT (default: 8000)");
     expect(r.stdout).toContain("--db, SUITE_DB (default: ./data/suite.db)");
-  });
+  }, 60_000);
 
   test("the README's command line and settings tables name every command and setting help lists", async () => {
     const readme = readFileSync(join(ROOT, "README.md"), "utf8");
     for (const name of SETTING_VARIABLES) expect({ name, inReadme: readme.includes(`| \`${name}\` |`) }).toEqual({ name, inReadme: true });
     const help = (await run(["help"])).stdout;
     for (const [, name] of help.matchAll(/^ {2}suite ([a-z]+(?: [a-z]+)?)/gm)) expect({ name, inReadme: readme.includes(`| \`suite ${name}`) }).toEqual({ name, inReadme: true });
-  });
+  }, 60_000);
 
   test("--help and help COMMAND show one command; help for an unknown one fails with 64", async () => {
     for (const args of [["help", "tenant", "create"], ["tenant", "create", "--help"], ["help", "tenant"]]) {
@@ -76,7 +83,7 @@ describe("help", () => {
     const all = await run(["--help"]);
     expect(all.stdout).toContain("suite backup FILE");
     expect(oneLineFailure(await run(["help", "frobnicate"]), 64)).toBe("suite: unknown command frobnicate; see suite help");
-  });
+  }, 60_000);
 });
 
 describe("unknown SUITE_* variables", () => {
@@ -91,7 +98,7 @@ describe("unknown SUITE_* variables", () => {
     ]);
     // A value may be a secret: never shown.
     expect(r.stderr).not.toContain("secret value");
-  });
+  }, 60_000);
 
   test("a server started with a typo warns once, then serves as usual", async () => {
     const db = join(dir, "typo", "suite.db");
@@ -106,7 +113,7 @@ describe("unknown SUITE_* variables", () => {
     expect(stopped.code).toBe(0);
     expect(stopped.stderr).toBe("suite: warning: unknown variable SUITE_DB_PATH is ignored; did you mean SUITE_DB?\n");
     expect(existsSync(db)).toBe(true);
-  });
+  }, 60_000);
 
   test("every SUITE_ variable the code, the scripts and the tests use is known: none is warned about", async () => {
     const names = new Set<string>();
@@ -124,7 +131,7 @@ describe("unknown SUITE_* variables", () => {
     const env = Object.fromEntries([...names].map((n) => [n, "x"]));
     const r = await run(["version"], env);
     expect(r.stderr).toBe("");
-  });
+  }, 60_000);
 });
 
 describe("errors name what is missing, and why", () => {
@@ -139,7 +146,7 @@ describe("errors name what is missing, and why", () => {
     expect(oneLineFailure(await run(["backup"], { SUITE_DB: db }), 64)).toBe("suite: backup: missing FILE; usage: suite backup FILE");
     expect(oneLineFailure(await run(["tenant"], { SUITE_DB: db }), 64)).toStartWith("suite: tenant: missing the command; usage: suite tenant create --name N");
     expect(existsSync(db)).toBe(false);
-  });
+  }, 60_000);
 
   test("an option without a value says so; a stray word or an unknown option names it and the command", async () => {
     const env = { SUITE_DB: join(dir, "never", "suite.db") };
@@ -149,7 +156,7 @@ describe("errors name what is missing, and why", () => {
     expect(oneLineFailure(await run(["migrate", "now"], env), 64)).toBe("suite: migrate: unexpected argument now; see suite help migrate");
     expect(oneLineFailure(await run(["serve", "-p", "8001"], env), 64)).toBe("suite: unknown option -p; options are long, e.g. --port 8000 (see suite help)");
     expect(oneLineFailure(await run(["tenant", "delete"], env), 64)).toStartWith("suite: unknown command tenant delete; usage: suite tenant create --name N");
-  });
+  }, 60_000);
 
   test("a --db that cannot be opened names the path and the reason (78 before opening, 1 for what SQLite refuses), and changes nothing", async () => {
     const file = join(dir, "a-file");
@@ -175,7 +182,7 @@ describe("errors name what is missing, and why", () => {
       expect(oneLineFailure(await run([...command, "--db", text]), 1)).toBe(`suite: cannot open database ${text}: file is not a database (not a SQLite file: is --db the right path?)`);
     }
     expect(readFileSync(text, "utf8")).toBe("these are my notes, not a database; ".repeat(10));
-  });
+  }, 60_000);
 
   test("a backup FILE that cannot be written names it and the folder at fault", async () => {
     const db = join(dir, "backed", "suite.db");
@@ -185,7 +192,7 @@ describe("errors name what is missing, and why", () => {
     const file = join(dir, "plain-file");
     writeFileSync(file, "x");
     expect(oneLineFailure(await run(["backup", join(file, "copy.db")], { SUITE_DB: db }), 1)).toBe(`suite: cannot open ${join(file, "copy.db")}: ${file} is not a directory`);
-  });
+  }, 60_000);
 
   test("a --db where the OS denies writing says permission denied, naming the folder", async () => {
     // Root passes every permission check, so as root the command runs as nobody (setpriv).
@@ -212,5 +219,5 @@ describe("errors name what is missing, and why", () => {
     } finally {
       rmSync(shared, { recursive: true, force: true });
     }
-  });
+  }, 60_000);
 });

@@ -68,7 +68,7 @@ describe("a newer suite on an older database", () => {
     d.close();
     // An organization exists: no "create one" hint.
     expect(stopped.stdout).not.toContain("no organization yet");
-  });
+  }, 60_000);
 
   test("suite migrate says from which version to which, and where the copy is", async () => {
     const db = releaseOneDatabase("migrate-old");
@@ -78,7 +78,7 @@ describe("a newer suite on an older database", () => {
     expect(lines(r.stdout).slice(0, 2)).toEqual([`${db}: schema version 1 -> ${TARGET}`, `previous database kept at ${db}.v1.bak`]);
     expect(versionOf(db)).toBe(TARGET);
     expect(versionOf(`${db}.v1.bak`)).toBe(1);
-  });
+  }, 60_000);
 });
 
 describe("an older suite on a newer database", () => {
@@ -110,5 +110,5 @@ describe("an older suite on a newer database", () => {
     expect(readdirSync(folder).sort()).toEqual(files);
     expect(existsSync(join(dir, "newer-copy.db"))).toBe(false);
     expect(versionOf(db)).toBe(newer);
-  });
+  }, 60_000);
 });
