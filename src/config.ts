@@ -49,32 +49,35 @@ interface Setting {
   kind: Kind;
   /** For `url` settings: the schemes accepted. */
   schemes?: string[];
+  /** What `suite help` and the README say: the value when unset, and one line of meaning. */
+  default: string;
+  help: string;
 }
 
 const SETTINGS: Setting[] = [
-  { key: "port", env: "SUITE_PORT", flag: "port", kind: "port" },
-  { key: "host", env: "SUITE_HOST", flag: "host", kind: "string" },
-  { key: "db", env: "SUITE_DB", flag: "db", kind: "string" },
-  { key: "baseDomain", env: "SUITE_BASE_DOMAIN", flag: "base-domain", kind: "string" },
-  { key: "cookieDomain", env: "SUITE_COOKIE_DOMAIN", flag: "cookie-domain", kind: "string" },
-  { key: "cookieSecure", env: "SUITE_COOKIE_SECURE", flag: "cookie-secure", kind: "secure" },
-  { key: "jwtSecret", env: "SUITE_JWT_SECRET", flag: "jwt-secret", kind: "string" },
-  { key: "encryptionKey", env: "SUITE_ENCRYPTION_KEY", flag: "encryption-key", kind: "string" },
-  { key: "smtpUrl", env: "SUITE_SMTP_URL", flag: "smtp-url", kind: "url", schemes: ["smtp:", "smtps:"] },
-  { key: "mailFrom", env: "SUITE_MAIL_FROM", flag: "mail-from", kind: "string" },
-  { key: "publicUrl", env: "SUITE_PUBLIC_URL", flag: "public-url", kind: "url", schemes: ["http:", "https:"] },
-  { key: "trustProxy", env: "SUITE_TRUST_PROXY", flag: "trust-proxy", kind: "bool" },
-  { key: "hashConcurrency", env: "SUITE_HASH_CONCURRENCY", flag: "hash-concurrency", kind: "count" },
-  { key: "accessTtl", env: "SUITE_ACCESS_TTL", flag: "access-ttl", kind: "seconds" },
-  { key: "refreshTtl", env: "SUITE_REFRESH_TTL", flag: "refresh-ttl", kind: "seconds" },
-  { key: "tempTokenTtl", env: "SUITE_TEMP_TOKEN_TTL", flag: "temp-token-ttl", kind: "seconds" },
-  { key: "magicLinkTtl", env: "SUITE_MAGIC_LINK_TTL", flag: "magic-link-ttl", kind: "seconds" },
-  { key: "inviteTtl", env: "SUITE_INVITE_TTL", flag: "invite-ttl", kind: "seconds" },
-  { key: "refreshGrace", env: "SUITE_REFRESH_GRACE", flag: "refresh-grace", kind: "seconds" },
-  { key: "reauthWindow", env: "SUITE_REAUTH_WINDOW", flag: "reauth-window", kind: "seconds" },
-  { key: "signup", env: "SUITE_SIGNUP", flag: "signup", kind: "signup" },
-  { key: "oidcTestLoopback", env: "SUITE_OIDC_TEST_LOOPBACK", flag: "oidc-test-loopback", kind: "bool" },
-  { key: "oidcTestGithubUrl", env: "SUITE_OIDC_TEST_GITHUB_URL", flag: "oidc-test-github-url", kind: "url", schemes: ["http:"] },
+  { key: "port", env: "SUITE_PORT", flag: "port", kind: "port", default: "8000", help: "the HTTP port to listen on" },
+  { key: "host", env: "SUITE_HOST", flag: "host", kind: "string", default: "0.0.0.0", help: "the address to listen on (127.0.0.1: this machine only)" },
+  { key: "db", env: "SUITE_DB", flag: "db", kind: "string", default: "./data/suite.db", help: "the SQLite file; its folder also holds <db>.keys and the upgrade copies" },
+  { key: "baseDomain", env: "SUITE_BASE_DOMAIN", flag: "base-domain", kind: "string", default: "localhost", help: "organizations live at <subdomain>.<base domain>" },
+  { key: "cookieDomain", env: "SUITE_COOKIE_DOMAIN", flag: "cookie-domain", kind: "string", default: "the base domain", help: "the cookies' Domain, so that subdomains share a sign-in (none on localhost)" },
+  { key: "cookieSecure", env: "SUITE_COOKIE_SECURE", flag: "cookie-secure", kind: "secure", default: "auto", help: "Secure cookies: auto = yes unless the base domain is localhost" },
+  { key: "jwtSecret", env: "SUITE_JWT_SECRET", flag: "jwt-secret", kind: "string", default: "generated, kept in <db>.keys", help: "the HS256 key for access tokens, at least 32 characters" },
+  { key: "encryptionKey", env: "SUITE_ENCRYPTION_KEY", flag: "encryption-key", kind: "string", default: "generated, kept in <db>.keys", help: "encrypts TOTP secrets, at least 32 characters; never change it once users have 2FA" },
+  { key: "smtpUrl", env: "SUITE_SMTP_URL", flag: "smtp-url", kind: "url", schemes: ["smtp:", "smtps:"], default: "none: mail waits in the outbox", help: "mail delivery, e.g. smtp://127.0.0.1:2525 or smtps://user:pass@host:465" },
+  { key: "mailFrom", env: "SUITE_MAIL_FROM", flag: "mail-from", kind: "string", default: "Workspace Suite <no-reply@<base domain>>", help: "the sender of every mail" },
+  { key: "publicUrl", env: "SUITE_PUBLIC_URL", flag: "public-url", kind: "url", schemes: ["http:", "https:"], default: "http://<base domain>:<port>", help: "the address users reach (https://\u2026 behind a proxy): links in mail, the first-run hints" },
+  { key: "trustProxy", env: "SUITE_TRUST_PROXY", flag: "trust-proxy", kind: "bool", default: "false", help: "take the client address from X-Forwarded-For (only behind a reverse proxy)" },
+  { key: "hashConcurrency", env: "SUITE_HASH_CONCURRENCY", flag: "hash-concurrency", kind: "count", default: "the number of cores", help: "password hashes computed at once, on threads below the requests' priority" },
+  { key: "accessTtl", env: "SUITE_ACCESS_TTL", flag: "access-ttl", kind: "seconds", default: "900", help: "access token lifetime, seconds" },
+  { key: "refreshTtl", env: "SUITE_REFRESH_TTL", flag: "refresh-ttl", kind: "seconds", default: "2592000", help: "session (refresh token) lifetime, seconds, from sign-in" },
+  { key: "tempTokenTtl", env: "SUITE_TEMP_TOKEN_TTL", flag: "temp-token-ttl", kind: "seconds", default: "300", help: "2FA challenge lifetime, seconds" },
+  { key: "magicLinkTtl", env: "SUITE_MAGIC_LINK_TTL", flag: "magic-link-ttl", kind: "seconds", default: "600", help: "magic link lifetime, seconds" },
+  { key: "inviteTtl", env: "SUITE_INVITE_TTL", flag: "invite-ttl", kind: "seconds", default: "604800", help: "invitation lifetime, seconds" },
+  { key: "refreshGrace", env: "SUITE_REFRESH_GRACE", flag: "refresh-grace", kind: "seconds", default: "10", help: "seconds in which two tabs may refresh with the same token" },
+  { key: "reauthWindow", env: "SUITE_REAUTH_WINDOW", flag: "reauth-window", kind: "seconds", default: "600", help: "seconds a password (or magic-link) proof counts as recent for 2FA changes" },
+  { key: "signup", env: "SUITE_SIGNUP", flag: "signup", kind: "signup", default: "open", help: "closed: no public signup; organizations come from suite tenant create" },
+  { key: "oidcTestLoopback", env: "SUITE_OIDC_TEST_LOOPBACK", flag: "oidc-test-loopback", kind: "bool", default: "false", help: "TESTS ONLY: allow http identity-provider issuers on loopback (refused unless the base domain is localhost)" },
+  { key: "oidcTestGithubUrl", env: "SUITE_OIDC_TEST_GITHUB_URL", flag: "oidc-test-github-url", kind: "url", schemes: ["http:"], default: "none: github.com", help: "TESTS ONLY: where a GitHub stand-in answers (loopback, with --oidc-test-loopback)" },
 ];
 
 /** The flag names `loadConfig` understands, for the command line's own parser. */
@@ -217,7 +220,59 @@ export function loadConfig(flags: Record<string, string> = {}, env: Record<strin
   return config;
 }
 
-/** The settings table of the README, kept beside the code that reads them. */
+/** `suite help`'s settings: each flag and variable, its default, and one line of meaning. */
 export function settingsHelp(): string {
-  return SETTINGS.map((s) => `  --${s.flag.padEnd(18)} ${s.env}`).join("\n");
+  return SETTINGS.map((s) => `  --${s.flag}, ${s.env} (default: ${s.default})\n      ${s.help}`).join("\n");
+}
+
+/** The variables the settings read. */
+export const SETTING_VARIABLES: readonly string[] = SETTINGS.map((s) => s.env);
+
+/**
+ * `SUITE_*` variables that are no setting and no command's, yet expected in an environment: the
+ * test suite's and the benches' knobs. They are not warned about (a developer exports them once).
+ */
+export const DEVELOPMENT_VARIABLES: readonly string[] = [
+  "SUITE_FUZZ_SEED",
+  "SUITE_FUZZ_RUNS",
+  "SUITE_FUZZ_VERBOSE",
+  "SUITE_HTTP_FUZZ_SEED",
+  "SUITE_HTTP_FUZZ_CONNECTIONS",
+];
+
+/** Edits from `a` to `b`, a swap of two neighbours counting as one ("PROT" for "PORT"). */
+function distance(a: string, b: string): number {
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      d[i]![j] = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i]![j] = Math.min(d[i]![j]!, d[i - 2]![j - 2]! + 1);
+    }
+  }
+  return d[a.length]![b.length]!;
+}
+
+/**
+ * One warning line for each `SUITE_*` variable nobody reads (a typo is otherwise silently
+ * ignored), naming the closest known one when it is near. Values are never shown: one may be a
+ * secret.
+ */
+export function unknownVariableWarnings(env: Record<string, string | undefined>, known: Iterable<string>): string[] {
+  const names = new Set([...SETTING_VARIABLES, ...DEVELOPMENT_VARIABLES, ...known]);
+  const warnings: string[] = [];
+  for (const name of Object.keys(env).sort()) {
+    if (!name.startsWith("SUITE_") || names.has(name)) continue;
+    let best: string | null = null;
+    let bestDistance = Number.POSITIVE_INFINITY;
+    for (const candidate of names) {
+      // A name cut short or run on ("SMTP" for "SMTP_URL", "PORT_NUMBER" for "PORT") is as near as one slip.
+      const d = candidate.startsWith(`${name}_`) || name.startsWith(`${candidate}_`) ? 1 : distance(name.slice(6), candidate.slice(6));
+      if (d < bestDistance) [best, bestDistance] = [candidate, d];
+    }
+    // Near enough to be a slip of the keyboard: two edits, or a third of the name for long ones.
+    const near = best !== null && bestDistance <= Math.max(2, Math.floor((name.length - 6) / 3));
+    warnings.push(`unknown variable ${name} is ignored${near ? `; did you mean ${best}?` : ""}`);
+  }
+  return warnings;
 }

@@ -1,92 +1,138 @@
 #!/usr/bin/env bun
 import "./production";
+import { resolve } from "node:path";
+import pkg from "../package.json";
 import { backupCommand, migrateCommand, tenantCreateCommand } from "./cli/admin";
-import { UsageError, parseArgs, takeFlags } from "./cli/args";
+import { type Command, UsageError, checkInvocation, findCommand, helpText, parseArgs } from "./cli/args";
+import { checkDatabasePath, describeFileError } from "./cli/db-path";
 import { mailListCommand } from "./cli/mail";
 import { tenantAdminCommand } from "./cli/tenants";
-import { USER_FLAGS, userCommand } from "./cli/users";
+import { userCommand } from "./cli/users";
 import { SEED_FLAGS, seedCommand } from "./cli/seed";
 import { PortInUse, serve } from "./cli/serve";
-import { CONFIG_FLAGS, ConfigError, loadConfig, settingsHelp } from "./config";
-
-const HELP = `Workspace Suite: sign-in, organizations and a CRM, in one executable.
-
-usage: suite [command] [options]
-
-commands:
-  serve                 serve HTTP (the default)
-  migrate               create or upgrade the database, then exit
-  tenant create         --name N --subdomain S --admin-email E --admin-password P
-                        [--admin-name NAME] [--modules crm,users]
-  mail list             [--limit N] the outbox, newest first: recipient, subject, status,
-                        and the link while the mail is pending (no SMTP: hand it over)
-  seed                  --tenant S [--deals N] demo CRM data (accounts, contacts, users, deals)
-                        for organization S, created first if missing; prints the demo password
-  tenant list           every organization: subdomain, name, members, created, disabled
-  tenant disable S      organization S answers 403 tenant_disabled (sign-in and sessions too); data kept
-  tenant enable S       undoes tenant disable
-  user list             --tenant S  members: email, name, role, 2FA, locked, last sign-in
-  user reset-password   --tenant S --email E  new password from a prompt (no echo), SUITE_NEW_PASSWORD
-                        or stdin, never an option; ends the user's sessions
-  user reset-2fa        --tenant S --email E  second factor off, backup codes gone, sessions ended
-  user unlock           --tenant S --email E  lifts the sign-in lockout
-  user remove           --tenant S --email E [--reassign-to EMAIL]  deals reassigned or unassigned
-  backup FILE           write a consistent copy of the live database to FILE (the data
-                        only: the keys stay in <db>.keys, to be copied apart)
-  help                  this text
-
-settings (flag or environment variable):
-${settingsHelp()}
-`;
+import { CONFIG_FLAGS, ConfigError, loadConfig, settingsHelp, unknownVariableWarnings } from "./config";
+import { NewerDatabase, refuseNewerFile } from "./db/migrate";
 
 const out = (line: string): void => void process.stdout.write(`${line}\n`);
 
-async function main(argv: string[]): Promise<void> {
-  const { words, flags } = parseArgs(argv);
-  const [command = "serve", sub, ...rest] = words;
-  const own =
-    command === "tenant"
-      ? takeFlags(flags, ["name", "subdomain", "admin-email", "admin-password", "admin-name", "modules"])
-      : command === "user"
-        ? takeFlags(flags, USER_FLAGS)
-        : command === "mail"
-          ? takeFlags(flags, ["limit"])
-          : command === "seed"
-            ? takeFlags(flags, SEED_FLAGS)
-            : {};
-  for (const name of Object.keys(flags)) if (!CONFIG_FLAGS.has(name)) throw new UsageError(`unknown option --${name}`);
+/**
+ * Every command: `suite help` is generated from this table, and main checks each invocation
+ * against its entry (options, arguments, what it needs) before calling `run`. A new command is one
+ * entry here (above version and help, which end the help text).
+ */
+const COMMANDS: Command[] = [
+  { name: "serve", help: "serve the web app and the API (the default command); stops cleanly on SIGTERM", run: ({ config }) => serve(config) },
+  { name: "migrate", help: "create or upgrade the database (an upgraded file is copied to <db>.v<N>.bak first), then exit", run: ({ config }) => migrateCommand(config, out) },
+  {
+    name: "tenant create",
+    usage: "--name N --subdomain S --admin-email E --admin-password P [--admin-name NAME] [--modules crm,users]",
+    help: "create an organization and its first admin, as signup does",
+    flags: ["name", "subdomain", "admin-email", "admin-password", "admin-name", "modules"],
+    needs: ["name", "subdomain", "admin-email", { flag: "admin-password", env: "SUITE_ADMIN_PASSWORD" }],
+    env: { SUITE_ADMIN_PASSWORD: "the admin's password, instead of --admin-password (kept out of the process list)" },
+    run: ({ config, flags }) => tenantCreateCommand(config, flags, out),
+  },
+  {
+    name: "mail list",
+    usage: "[--limit N]",
+    help: "the outbox, newest first: recipient, subject, status, and the link while pending (no SMTP: hand it over)",
+    flags: ["limit"],
+    run: ({ config, flags }) => mailListCommand(config, flags, out),
+  },
+  {
+    name: "seed",
+    usage: "--tenant S [--deals N]",
+    help: "demo CRM data for organization S (created first if missing); prints the demo password",
+    flags: SEED_FLAGS,
+    needs: ["tenant"],
+    env: { SUITE_SEED_PASSWORD: "the demo users' password, instead of a random one" },
+    run: ({ config, flags }) => seedCommand(config, flags, out),
+  },
+  {
+    name: "backup",
+    usage: "FILE",
+    help: "write a consistent, integrity-checked copy of the live database to FILE (the keys stay in <db>.keys)",
+    args: ["FILE"],
+    run: ({ config, args }) => backupCommand(config, args[0], out),
+  },
+  { name: "tenant list", help: "every organization: subdomain, name, members, created, disabled", run: ({ config, args }) => tenantAdminCommand(config, "list", args, {}, out) },
+  {
+    name: "tenant disable",
+    usage: "SUBDOMAIN",
+    help: "the organization answers 403 tenant_disabled (sign-in and sessions too); its data is kept",
+    args: ["SUBDOMAIN"],
+    run: ({ config, args }) => tenantAdminCommand(config, "disable", args, {}, out),
+  },
+  { name: "tenant enable", usage: "SUBDOMAIN", help: "undoes tenant disable", args: ["SUBDOMAIN"], run: ({ config, args }) => tenantAdminCommand(config, "enable", args, {}, out) },
+  ...userCommands(),
+  { name: "version", help: "print the version (also --version)", config: false, run: () => out(`suite ${pkg.version}`) },
+  { name: "help", usage: "[COMMAND]", help: "this text, or one command's (also --help)", anyArgs: true, config: false, run: ({ args }) => out(helpText(COMMANDS, args, settingsHelp())) },
+];
 
-  if (command === "help") return out(HELP);
-  // A stray word is a mistake (a typo, a second FILE), never silently ignored.
-  const extra = command === "serve" || command === "migrate" || command === "seed" ? [sub, ...rest] : command === "backup" ? rest : [];
-  if (extra[0] !== undefined) throw new UsageError(`unexpected argument ${extra[0]}; see suite help`);
-  const config = loadConfig(flags);
-  switch (command) {
-    case "serve":
-      return serve(config);
-    case "migrate":
-      return migrateCommand(config, out);
-    case "mail":
-      if (sub !== "list" || rest.length > 0) throw new UsageError("usage: suite mail list [--limit N]");
-      return mailListCommand(config, own, out);
-    case "backup":
-      return backupCommand(config, sub, out);
-    case "seed":
-      return seedCommand(config, own, out);
-    case "user":
-      return userCommand(config, sub, rest, own, out);
-    case "tenant":
-      if (sub === "list" || sub === "disable" || sub === "enable") return tenantAdminCommand(config, sub, rest, own, out);
-      if (sub !== "create" || rest.length > 0) throw new UsageError("usage: suite tenant create --name N --subdomain S --admin-email E --admin-password P");
-      return tenantCreateCommand(config, own, out);
-    default:
-      throw new UsageError(`unknown command ${command}; see suite help`);
-  }
+/** `suite user …`: helping a user from the server's own machine (src/cli/users.ts checks the rest). */
+function userCommands(): Command[] {
+  const one = (sub: string, usage: string, help: string, flags: string[], env?: Record<string, string>): Command => ({
+    name: `user ${sub}`,
+    usage,
+    help,
+    // --password is accepted here only so that users.ts can refuse it by name (it would show in ps).
+    flags: [...flags, "password", "new-password"],
+    needs: sub === "list" ? ["tenant"] : ["tenant", "email"],
+    env,
+    run: ({ config, flags: own, args }) => userCommand(config, sub, args, own, out),
+  });
+  return [
+    one("list", "--tenant S", "members of S: email, name, role, 2FA, locked, last sign-in", ["tenant"]),
+    one("reset-password", "--tenant S --email E", "a new password from a prompt (no echo), SUITE_NEW_PASSWORD or stdin, never an option; ends the user's sessions", ["tenant", "email"], {
+      SUITE_NEW_PASSWORD: "the new password for suite user reset-password (kept out of the process list)",
+    }),
+    one("reset-2fa", "--tenant S --email E", "second factor off, backup codes removed, sessions ended", ["tenant", "email"]),
+    one("unlock", "--tenant S --email E", "lift the user's sign-in lockout", ["tenant", "email"]),
+    one("remove", "--tenant S --email E [--reassign-to EMAIL]", "remove the member; their deals go to EMAIL or become unassigned", ["tenant", "email", "reassign-to"]),
+  ];
 }
 
-// Bad settings and usage stop with one clear line, never a stack trace.
+/** The database the command works on, for the line that reports a failure to open it. */
+let database: string | null = null;
+
+async function main(argv: string[]): Promise<void> {
+  // Once, before anything: a misspelt variable would otherwise be silently ignored.
+  const known = COMMANDS.flatMap((c) => Object.keys(c.env ?? {}));
+  for (const warning of unknownVariableWarnings(process.env, known)) process.stderr.write(`suite: warning: ${warning}\n`);
+
+  const { words, flags } = parseArgs(argv);
+  const { command, rest } = findCommand(COMMANDS, words.length === 0 ? ["serve"] : words);
+  // help and version read no setting: a bad one must not hide the help that explains it.
+  if (command.config === false) return command.run({ config: undefined as never, flags: {}, args: rest });
+  const own = checkInvocation(command, rest, flags, CONFIG_FLAGS, process.env);
+  const config = loadConfig(flags);
+  checkDatabasePath((database = config.db));
+  // An older suite started on a newer database stops before it opens (and so changes) the file.
+  refuseNewerFile(config.db);
+  return command.run({ config, flags: own, args: rest });
+}
+
+/** One line naming what failed and why; never a stack trace. */
+function describe(e: unknown): string {
+  const message = e instanceof Error ? e.message : String(e);
+  if (e instanceof ConfigError || e instanceof UsageError || e instanceof NewerDatabase) return message;
+  const errno = e as NodeJS.ErrnoException;
+  // A file the command could not open or write: the path and the OS's reason.
+  if (typeof errno.code === "string" && typeof errno.path === "string" && /^E[A-Z]+$/.test(errno.code)) {
+    const what = describeFileError(errno as NodeJS.ErrnoException & { path: string });
+    return database && `${resolve(database)}/`.startsWith(`${resolve(errno.path)}/`) ? `cannot open database ${database}: ${what}` : what;
+  }
+  // SQLite's own words name no file: say which one, and whether it could be opened at all.
+  const sqlite = (e as { code?: unknown }).code;
+  if (database && typeof sqlite === "string" && sqlite.startsWith("SQLITE_")) {
+    const opening = /^SQLITE_(NOTADB|CANTOPEN|CORRUPT|READONLY|PERM|AUTH)/.test(sqlite);
+    return `${opening ? "cannot open database" : "database"} ${database}: ${message}${sqlite === "SQLITE_NOTADB" ? " (not a SQLite file: is --db the right path?)" : ""}`;
+  }
+  if (database && /unable to open database|disk I\/O error|readonly database/i.test(message)) return `cannot open database ${database}: ${message}`;
+  return message;
+}
+
 main(process.argv.slice(2)).catch((e: unknown) => {
-  if (e instanceof ConfigError || e instanceof UsageError) process.stderr.write(`suite: ${e.message}\n`);
-  else process.stderr.write(`suite: ${e instanceof Error ? e.message : String(e)}\n`);
-  process.exit(e instanceof UsageError ? 64 : e instanceof ConfigError ? 78 : e instanceof PortInUse ? e.exitCode : 1);
+  process.stderr.write(`suite: ${describe(e).split("\n")[0]}\n`);
+  process.exit(e instanceof UsageError ? 64 : e instanceof ConfigError || e instanceof NewerDatabase ? 78 : e instanceof PortInUse ? e.exitCode : 1);
 });

@@ -4,6 +4,8 @@ import { createContext } from "../context";
 import { startCheckpointer } from "../db/checkpointer";
 import { walDatasync } from "../db/group-commit";
 import { threadedPasswordHasher } from "../security/passwords";
+import pkg from "../../package.json";
+import { firstRunLines } from "./first-run";
 
 const HOUSEKEEPING_MS = 5 * 60_000;
 const STOP_DEADLINE_MS = 10_000;
@@ -40,10 +42,11 @@ export async function serve(config: Config): Promise<void> {
   lastLineOfDefence(ctx.log);
   const timer = setInterval(() => void ctx.housekeep().catch(() => {}), HOUSEKEEPING_MS);
   timer.unref();
-  ctx.log({ level: "info", msg: "listening", url: `http://${config.host}:${app.server?.port}`, db: config.db });
+  ctx.log({ level: "info", msg: "listening", version: pkg.version, url: `http://${config.host}:${app.server?.port}`, db: config.db });
+  const hasOrganization = ctx.db.query("SELECT 1 FROM tenants LIMIT 1").get() !== null;
+  for (const line of firstRunLines(config, hasOrganization)) ctx.log(line);
   // Mail left pending by an earlier run (or leased by one that crashed) goes out now.
   ctx.mail.start();
-  if (!ctx.mail.enabled) ctx.log({ level: "info", msg: "no SUITE_SMTP_URL: mail stays in the outbox (suite mail list)" });
 
   let stopping = false;
   const stop = async (signal: string) => {

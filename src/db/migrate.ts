@@ -1,5 +1,6 @@
 import schemaSql from "../../schema.sql" with { type: "text" };
-import { existsSync, renameSync } from "node:fs";
+import { closeSync, existsSync, openSync, readSync, renameSync } from "node:fs";
+import pkg from "../../package.json";
 import type { Db } from "./database";
 import { backupTo, writeTx } from "./database";
 import { MIGRATIONS, type Migration } from "./migrations";
@@ -20,6 +21,40 @@ export interface MigrateResult {
   backup: string | null;
 }
 
+/**
+ * A database written by a newer release: this one refuses it before changing anything, since
+ * it cannot know what the newer schema means (an older binary started by mistake after an upgrade).
+ */
+export class NewerDatabase extends Error {
+  constructor(file: string | undefined, found: number, known: number) {
+    super(`${file ? `database ${file}` : "the database"} is at schema version ${found}, this suite (${pkg.version}) knows up to ${known}: use a newer suite`);
+  }
+}
+
+/**
+ * Refuses a database file written by a newer release before anything opens it: SQLite keeps
+ * user_version in the file's header (bytes 60-63), so not even a -wal or -shm file appears. A
+ * version still in the WAL of a crashed newer server is caught by `migrate` instead.
+ */
+export function refuseNewerFile(file: string, plan: MigrationPlan = CURRENT_PLAN): void {
+  if (file === ":memory:" || !existsSync(file)) return;
+  const header = Buffer.alloc(100);
+  let fd: number;
+  try {
+    fd = openSync(file, "r");
+  } catch {
+    return; // Unreadable: opening it reports why.
+  }
+  try {
+    if (readSync(fd, header, 0, 100, 0) < 100) return;
+  } finally {
+    closeSync(fd);
+  }
+  if (header.toString("latin1", 0, 16) !== "SQLite format 3\0") return;
+  const found = header.readUInt32BE(60);
+  if (found > targetVersion(plan)) throw new NewerDatabase(file, found, targetVersion(plan));
+}
+
 const userVersion = (db: Db): number => (db.query("PRAGMA user_version").get() as { user_version: number }).user_version;
 
 /**
@@ -30,9 +65,7 @@ const userVersion = (db: Db): number => (db.query("PRAGMA user_version").get() a
 export function migrate(db: Db, plan: MigrationPlan = CURRENT_PLAN, file?: string, beforeCopy?: () => void): MigrateResult {
   const target = targetVersion(plan);
   const from = userVersion(db);
-  if (from > target) {
-    throw new Error(`the database is at schema version ${from}, newer than this release understands (${target}); use a newer release`);
-  }
+  if (from > target) throw new NewerDatabase(file, from, target);
   if (from === target) return { from, to: target, backup: null };
 
   if (from === 0) {

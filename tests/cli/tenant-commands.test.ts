@@ -126,11 +126,11 @@ describe("suite tenant disable / enable, while the server runs", () => {
 
 describe("errors name what is missing", () => {
   test.each([
-    [["tenant", "disable"], "missing the organization's subdomain"],
+    [["tenant", "disable"], "tenant disable: missing SUBDOMAIN"],
     [["tenant", "enable", "nope"], "no organization has the subdomain nope"],
     [["tenant", "disable", "acme", "beta"], "unexpected argument beta"],
     [["tenant", "list", "acme"], "unexpected argument acme"],
-    [["tenant", "disable", "acme", "--name", "x"], "--name does not belong to suite tenant disable"],
+    [["tenant", "disable", "acme", "--name", "x"], "tenant disable: unknown option --name"],
   ])("%p: exit 64, %p", async (args, message) => {
     expect(fails(await suite(db, args), 64)).toContain(message);
   }, SLOW);
