@@ -1,5 +1,6 @@
 #!/usr/bin/env bun
 import "./production";
+import pkg from "../package.json";
 import { backupCommand, migrateCommand, tenantCreateCommand } from "./cli/admin";
 import { UsageError, parseArgs, takeFlags } from "./cli/args";
 import { mailListCommand } from "./cli/mail";
@@ -31,6 +32,7 @@ ${settingsHelp()}
 const out = (line: string): void => void process.stdout.write(`${line}\n`);
 
 async function main(argv: string[]): Promise<void> {
+  if (argv[0] === "--version") return out(`suite ${pkg.version}`);
   const { words, flags } = parseArgs(argv);
   const [command = "serve", sub, ...rest] = words;
   const own =
