@@ -15,6 +15,9 @@ export const TARGETS = ["linux-x64", "linux-arm64", "darwin-x64", "darwin-arm64"
 /** The release file's name for a target: suite-linux-x64, suite-windows-x64.exe. */
 export const releaseName = (target: string) => `suite-${target}${target.startsWith("windows") ? ".exe" : ""}`;
 
+/** The target this machine runs, e.g. linux-x64 (Node's names: win32 → windows). */
+export const hostTarget = () => `${process.platform === "win32" ? "windows" : process.platform}-${process.arch}`;
+
 function option(name: string): string | undefined {
   const i = process.argv.indexOf(`--${name}`);
   return i === -1 ? undefined : process.argv[i + 1];
@@ -26,43 +29,50 @@ async function sha256(file: string): Promise<string> {
   return hasher.digest("hex");
 }
 
-const started = performance.now();
-const targets = (option("targets")?.split(",") ?? [...TARGETS]).map((t) => t.trim());
-for (const t of targets) {
-  if (!(TARGETS as readonly string[]).includes(t)) {
-    console.error(`release: unknown target ${t} (one of ${TARGETS.join(", ")})`);
-    process.exit(64);
-  }
-}
-const outDir = resolve(option("out") ?? join(ROOT, "dist", "release"));
-const version = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).version as string;
-
-const entry = await writeWebEmbed();
-if (!entry) process.exit(1);
-rmSync(outDir, { recursive: true, force: true });
-
-// The runtime alone, per target: an empty script compiled the same way, then thrown away.
-const scratch = mkdtempSync(join(tmpdir(), "suite-release-"));
-writeFileSync(join(scratch, "empty.ts"), "");
-
-const sums: string[] = [];
-try {
-  for (const target of targets) {
-    const name = releaseName(target);
-    const t0 = performance.now();
-    const size = compileSuite(entry, join(outDir, name), `bun-${target}`, true);
-    const bare = compileSuite(join(scratch, "empty.ts"), join(scratch, name), `bun-${target}`, true);
-    if (size === null || bare === null) {
-      console.error(`release: compiling for ${target} failed`);
-      process.exit(1);
+if (import.meta.main) {
+  const started = performance.now();
+  const targets = (option("targets")?.split(",") ?? [...TARGETS]).map((t) => t.trim());
+  for (const t of targets) {
+    if (!(TARGETS as readonly string[]).includes(t)) {
+      console.error(`release: unknown target ${t} (one of ${TARGETS.join(", ")})`);
+      process.exit(64);
     }
-    rmSync(join(scratch, name), { force: true });
-    sums.push(`${await sha256(join(outDir, name))}  ${name}`);
-    const secs = ((performance.now() - t0) / 1000).toFixed(1);
-    console.log(`${name.padEnd(24)} ${mib(size).padStart(10)}  = Bun runtime ${mib(bare)} + our bundle ${mib(size - bare)}  (${secs} s)`);
   }
-} finally {
-  rmSync(scratch, { recursive: true, force: true });
+  const outDir = resolve(option("out") ?? join(ROOT, "dist", "release"));
+  const version = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).version as string;
+
+  const entry = await writeWebEmbed();
+  if (!entry) process.exit(1);
+  rmSync(outDir, { recursive: true, force: true });
+
+  // The runtime alone, per target: an empty script compiled the same way, then thrown away.
+  const scratch = mkdtempSync(join(tmpdir(), "suite-release-"));
+  writeFileSync(join(scratch, "empty.ts"), "");
+
+  const sums: string[] = [];
+  let failed: string | null = null;
+  try {
+    for (const target of targets) {
+      const name = releaseName(target);
+      const t0 = performance.now();
+      const size = compileSuite(entry, join(outDir, name), `bun-${target}`, true);
+      const bare = compileSuite(join(scratch, "empty.ts"), join(scratch, name), `bun-${target}`, true);
+      if (size === null || bare === null) {
+        failed = target;
+        break;
+      }
+      rmSync(join(scratch, name), { force: true });
+      sums.push(`${await sha256(join(outDir, name))}  ${name}`);
+      const secs = ((performance.now() - t0) / 1000).toFixed(1);
+      console.log(`${name.padEnd(24)} ${mib(size).padStart(10)}  = Bun runtime ${mib(bare)} + our bundle ${mib(size - bare)}  (${secs} s)`);
+    }
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+  if (failed) {
+    console.error(`release: compiling for ${failed} failed`);
+    process.exit(1);
+  }
+  writeFileSync(join(outDir, "SHA256SUMS"), `${sums.join("\n")}\n`);
+  console.log(`release ${version}: ${targets.length} files and SHA256SUMS in ${outDir} (${((performance.now() - started) / 1000).toFixed(1)} s)`);
 }
-writeFileSync(join(outDir, "SHA256SUMS"), `${sums.join("\n")}\n`);
-console.log(`release ${version}: ${targets.length} files and SHA256SUMS in ${outDir} (${((performance.now() - started) / 1000).toFixed(1)} s)`);
