@@ -5,6 +5,7 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { TARGETS, hostTarget, releaseName } from "../../scripts/release";
+import { startServer } from "../server";
 
 const ROOT = join(import.meta.dir, "..", "..");
 const out = mkdtempSync(join(tmpdir(), "suite-release-test-"));
@@ -35,6 +36,28 @@ test(
     const answer = Bun.spawnSync([join(out, name), "--version"]);
     expect(answer.stdout.toString()).toBe(`suite ${version}\n`);
     expect(answer.exitCode).toBe(0);
+  },
+  120_000,
+);
+
+test(
+  "the released file serves the API reference's assets it holds gzipped, gzipped or plain as asked",
+  async () => {
+    const server = await startServer(join(out, "data", "suite.db"), {}, [join(out, releaseName(hostTarget()))]);
+    try {
+      for (const name of ["swagger-ui-bundle.js", "swagger-ui.css"]) {
+        const original = readFileSync(join(ROOT, "node_modules", "swagger-ui-dist", name), "utf8");
+        const gzipped = await fetch(`${server.url}/api/v1/docs/${name}`, { headers: { "accept-encoding": "gzip" } });
+        expect(gzipped.headers.get("content-encoding")).toBe("gzip");
+        expect(await gzipped.text()).toBe(original);
+        const plain = await fetch(`${server.url}/api/v1/docs/${name}`, { headers: { "accept-encoding": "identity" } });
+        expect(plain.headers.get("content-encoding")).toBeNull();
+        expect(await plain.text()).toBe(original);
+      }
+      expect((await server.call("GET", "/api/v1/docs")).status).toBe(200);
+    } finally {
+      expect((await server.stop()).code).toBe(0);
+    }
   },
   120_000,
 );
