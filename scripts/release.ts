@@ -55,8 +55,8 @@ if (import.meta.main) {
     for (const target of targets) {
       const name = releaseName(target);
       const t0 = performance.now();
-      const size = compileSuite(entry, join(outDir, name), `bun-${target}`, true);
-      const bare = compileSuite(join(scratch, "empty.ts"), join(scratch, name), `bun-${target}`, true);
+      const size = await compileSuite(entry, join(outDir, name), `bun-${target}`);
+      const bare = await compileSuite(join(scratch, "empty.ts"), join(scratch, name), `bun-${target}`);
       if (size === null || bare === null) {
         failed = target;
         break;
