@@ -1,8 +1,7 @@
 import { type AnyElysia, Elysia } from "elysia";
-import swaggerCss from "swagger-ui-dist/swagger-ui.css" with { type: "file" };
-import swaggerJs from "swagger-ui-dist/swagger-ui-bundle.js" with { type: "file" };
 import pkg from "../../package.json";
 import type { Context } from "../context";
+import { type DocsAssetName, docsAssetFile } from "./docs-assets";
 import { buildDocument } from "./openapi-document";
 import { htmlHeaders } from "./security-headers";
 
@@ -35,17 +34,26 @@ window.ui = SwaggerUIBundle({ url: root.dataset.url, domNode: root, deepLinking:
  */
 const PAGE_HEADERS = htmlHeaders({ script: ["'self'"], style: ["'self'"], img: ["'self'", "data:"], connect: ["'self'"] });
 
-/** An embedded asset, gzipped once on first use: the page works offline, inside the binary. */
-function asset(path: string, type: string) {
+/**
+ * An asset served gzipped to browsers that accept it (every one) and plain otherwise: the binary
+ * holds it gzipped (gunzipped once if ever asked plain), the source tree plain (gzipped once).
+ */
+function asset(name: DocsAssetName, type: string) {
   let plain: Uint8Array<ArrayBuffer> | undefined;
   let gzipped: Uint8Array<ArrayBuffer> | undefined;
   return async (request: Request) => {
-    plain ??= new Uint8Array(await Bun.file(path).arrayBuffer());
+    if (!plain && !gzipped) {
+      const file = docsAssetFile(name);
+      const bytes = new Uint8Array(await Bun.file(file.path).arrayBuffer());
+      if (file.gzipped) gzipped = bytes;
+      else plain = bytes;
+    }
     const headers: Record<string, string> = { "content-type": type, "cache-control": "public, max-age=86400", vary: "accept-encoding" };
     if (/\bgzip\b/.test(request.headers.get("accept-encoding") ?? "")) {
-      gzipped ??= new Uint8Array(Bun.gzipSync(plain));
+      gzipped ??= new Uint8Array(Bun.gzipSync(plain!));
       return new Response(gzipped, { headers: { ...headers, "content-encoding": "gzip" } });
     }
+    plain ??= new Uint8Array(Bun.gunzipSync(gzipped!));
     return new Response(plain, { headers });
   };
 }
@@ -56,8 +64,8 @@ function asset(path: string, type: string) {
  */
 export const docsRoutes = (ctx: Context, app: () => AnyElysia) => {
   let document: string | undefined;
-  const js = asset(swaggerJs, "text/javascript; charset=utf-8");
-  const css = asset(swaggerCss, "text/css; charset=utf-8");
+  const js = asset("swagger-ui-bundle.js", "text/javascript; charset=utf-8");
+  const css = asset("swagger-ui.css", "text/css; charset=utf-8");
   return new Elysia({ name: "docs", prefix: "/api/v1", seed: ctx.id })
     .get("/openapi.json", () => {
       document ??= JSON.stringify(buildDocument(app(), pkg.version));

@@ -1,0 +1,67 @@
+// `bun run release` for this machine's platform only (CI builds all five, in .ci/run): the file
+// is named for its platform, SHA256SUMS checks it with `sha256sum -c`, and it runs.
+import { afterAll, expect, test } from "bun:test";
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { TARGETS, hostTarget, releaseName } from "../../scripts/release";
+import { startServer } from "../server";
+
+const ROOT = join(import.meta.dir, "..", "..");
+const out = mkdtempSync(join(tmpdir(), "suite-release-test-"));
+afterAll(() => rmSync(out, { recursive: true, force: true }));
+
+test("the five platforms, each under its own name", () => {
+  expect(TARGETS.map(releaseName)).toEqual(["suite-linux-x64", "suite-linux-arm64", "suite-darwin-x64", "suite-darwin-arm64", "suite-windows-x64.exe"]);
+});
+
+test(
+  "release builds this platform's file with a SHA256SUMS that sha256sum -c accepts, and the file answers --version",
+  () => {
+    const target = hostTarget();
+    expect(TARGETS as readonly string[]).toContain(target);
+    const run = Bun.spawnSync([process.execPath, join(ROOT, "scripts", "release.ts"), "--targets", target, "--out", out], { cwd: ROOT });
+    expect(run.stderr.toString()).toBe("");
+    expect(run.exitCode).toBe(0);
+    const name = releaseName(target);
+    const line = run.stdout.toString().match(new RegExp(`${name.replace(".", "\\.")} +[\\d.]+ MiB += Bun runtime [\\d.]+ MiB \\+ our bundle ([\\d.]+) MiB`));
+    expect(line).not.toBeNull();
+    // 1.7 MiB today; 4.0 before Swagger UI went in gzipped and the bundle's source stayed ASCII
+    // (one non-ASCII character makes Bun store all of it as UTF-16, twice the bytes).
+    expect(Number(line![1])).toBeLessThan(2.5);
+    expect(readdirSync(out).sort()).toEqual(["SHA256SUMS", name].sort());
+    expect(readFileSync(join(out, "SHA256SUMS"), "utf8")).toMatch(new RegExp(`^[0-9a-f]{64}  ${name.replace(".", "\\.")}\\n$`));
+
+    const check = Bun.spawnSync(["sha256sum", "-c", "SHA256SUMS"], { cwd: out });
+    expect(check.stdout.toString()).toBe(`${name}: OK\n`);
+    expect(check.exitCode).toBe(0);
+
+    const version = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).version;
+    const answer = Bun.spawnSync([join(out, name), "--version"]);
+    expect(answer.stdout.toString()).toBe(`suite ${version}\n`);
+    expect(answer.exitCode).toBe(0);
+  },
+  120_000,
+);
+
+test(
+  "the released file serves the API reference's assets it holds gzipped, gzipped or plain as asked",
+  async () => {
+    const server = await startServer(join(out, "data", "suite.db"), {}, [join(out, releaseName(hostTarget()))]);
+    try {
+      for (const name of ["swagger-ui-bundle.js", "swagger-ui.css"]) {
+        const original = readFileSync(join(ROOT, "node_modules", "swagger-ui-dist", name), "utf8");
+        const gzipped = await fetch(`${server.url}/api/v1/docs/${name}`, { headers: { "accept-encoding": "gzip" } });
+        expect(gzipped.headers.get("content-encoding")).toBe("gzip");
+        expect(await gzipped.text()).toBe(original);
+        const plain = await fetch(`${server.url}/api/v1/docs/${name}`, { headers: { "accept-encoding": "identity" } });
+        expect(plain.headers.get("content-encoding")).toBeNull();
+        expect(await plain.text()).toBe(original);
+      }
+      expect((await server.call("GET", "/api/v1/docs")).status).toBe(200);
+    } finally {
+      expect((await server.stop()).code).toBe(0);
+    }
+  },
+  120_000,
+);
