@@ -28,12 +28,16 @@ export interface Config {
   reauthWindow: number;
   /** "closed": POST /auth/signup answers 403 signup_closed; organizations come from `suite tenant create` only. */
   signup: "open" | "closed";
+  /** Scheduled backups (cli/backup-schedule.ts): the folder (null: none), hours between them, how many to keep. */
+  backupDir: string | null;
+  backupEvery: number;
+  backupKeep: number;
 }
 
 /** A bad setting: main prints `message` as one line and exits non-zero. */
 export class ConfigError extends Error {}
 
-type Kind = "port" | "string" | "url" | "seconds" | "bool" | "secure" | "count" | "signup";
+type Kind = "port" | "string" | "url" | "seconds" | "bool" | "secure" | "count" | "signup" | "hours";
 interface Setting {
   key: keyof Config;
   env: string;
@@ -65,6 +69,12 @@ const SETTINGS: Setting[] = [
   { key: "refreshGrace", env: "SUITE_REFRESH_GRACE", flag: "refresh-grace", kind: "seconds" },
   { key: "reauthWindow", env: "SUITE_REAUTH_WINDOW", flag: "reauth-window", kind: "seconds" },
   { key: "signup", env: "SUITE_SIGNUP", flag: "signup", kind: "signup" },
+  // Default unset: no scheduled backups. A folder: `suite serve` writes a backup there every SUITE_BACKUP_EVERY hours.
+  { key: "backupDir", env: "SUITE_BACKUP_DIR", flag: "backup-dir", kind: "string" },
+  // Default 24: hours between scheduled backups (fractions allowed, e.g. 0.5).
+  { key: "backupEvery", env: "SUITE_BACKUP_EVERY", flag: "backup-every", kind: "hours" },
+  // Default 7: how many scheduled backups to keep; older ones the suite wrote are removed.
+  { key: "backupKeep", env: "SUITE_BACKUP_KEEP", flag: "backup-keep", kind: "count" },
 ];
 
 /** The flag names `loadConfig` understands, for the command line's own parser. */
@@ -86,6 +96,11 @@ function parseValue(s: Setting, raw: string, where: string): unknown {
     }
     case "count": {
       if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > 256) throw bad("expected a whole number from 1 to 256");
+      return Number(value);
+    }
+    case "hours": {
+      // Fractions too: half an hour is 0.5 (and a test's period a few seconds); at most a year.
+      if (!/^\d+(\.\d+)?$/.test(value) || Number(value) <= 0 || Number(value) > 8760) throw bad("expected a number of hours above 0, such as 24 or 0.5");
       return Number(value);
     }
     case "bool": {
@@ -191,6 +206,9 @@ export function loadConfig(flags: Record<string, string> = {}, env: Record<strin
     refreshGrace: (raw.refreshGrace as number | undefined) ?? 10,
     reauthWindow: (raw.reauthWindow as number | undefined) ?? 600,
     signup: (raw.signup as "open" | "closed" | undefined) ?? "open",
+    backupDir: (raw.backupDir as string | undefined) ?? null,
+    backupEvery: (raw.backupEvery as number | undefined) ?? 24,
+    backupKeep: (raw.backupKeep as number | undefined) ?? 7,
   };
   for (const key of ["accessTtl", "refreshTtl", "tempTokenTtl", "magicLinkTtl", "inviteTtl", "reauthWindow"] as const) {
     if (config[key] < 1) throw new ConfigError(`invalid ${where[key]}=0: a lifetime must be at least 1 second`);

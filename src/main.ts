@@ -3,6 +3,7 @@ import "./production";
 import { backupCommand, migrateCommand, tenantCreateCommand } from "./cli/admin";
 import { UsageError, parseArgs, takeFlags } from "./cli/args";
 import { mailListCommand } from "./cli/mail";
+import { restoreCommand } from "./cli/restore";
 import { SEED_FLAGS, seedCommand } from "./cli/seed";
 import { PortInUse, serve } from "./cli/serve";
 import { CONFIG_FLAGS, ConfigError, loadConfig, settingsHelp } from "./config";
@@ -22,6 +23,8 @@ commands:
                         for organization S, created first if missing; prints the demo password
   backup FILE           write a consistent copy of the live database to FILE (the data
                         only: the keys stay in <db>.keys, to be copied apart)
+  restore FILE          with the server stopped: check the backup FILE, keep the current
+                        database aside (<db>.before-restore-<time>), put FILE in its place
   help                  this text
 
 settings (flag or environment variable):
@@ -45,7 +48,7 @@ async function main(argv: string[]): Promise<void> {
 
   if (command === "help") return out(HELP);
   // A stray word is a mistake (a typo, a second FILE), never silently ignored.
-  const extra = command === "serve" || command === "migrate" || command === "seed" ? [sub, ...rest] : command === "backup" ? rest : [];
+  const extra = command === "serve" || command === "migrate" || command === "seed" ? [sub, ...rest] : command === "backup" || command === "restore" ? rest : [];
   if (extra[0] !== undefined) throw new UsageError(`unexpected argument ${extra[0]}; see suite help`);
   const config = loadConfig(flags);
   switch (command) {
@@ -58,6 +61,8 @@ async function main(argv: string[]): Promise<void> {
       return mailListCommand(config, own, out);
     case "backup":
       return backupCommand(config, sub, out);
+    case "restore":
+      return restoreCommand(config, sub, out);
     case "seed":
       return seedCommand(config, own, out);
     case "tenant":

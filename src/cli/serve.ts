@@ -2,6 +2,7 @@ import { createApp } from "../app";
 import type { Config } from "../config";
 import { createContext } from "../context";
 import { startCheckpointer } from "../db/checkpointer";
+import { startBackupSchedule } from "./backup-schedule";
 import { walDatasync } from "../db/group-commit";
 import { threadedPasswordHasher } from "../security/passwords";
 
@@ -44,6 +45,7 @@ export async function serve(config: Config): Promise<void> {
   // Mail left pending by an earlier run (or leased by one that crashed) goes out now.
   ctx.mail.start();
   if (!ctx.mail.enabled) ctx.log({ level: "info", msg: "no SUITE_SMTP_URL: mail stays in the outbox (suite mail list)" });
+  const backups = startBackupSchedule(config, ctx.log);
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -55,6 +57,7 @@ export async function serve(config: Config): Promise<void> {
       process.exit(1);
     }, STOP_DEADLINE_MS);
     clearInterval(timer);
+    await backups?.stop();
     await app.server?.stop(false);
     // Links asked for just before the stop are committed, and the send under way finishes.
     await ctx.magicLinks.settled();
