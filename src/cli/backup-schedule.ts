@@ -1,4 +1,5 @@
 import { chmodSync, existsSync, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
+import { setPriority } from "node:os";
 import { basename, join, resolve } from "node:path";
 import type { Config } from "../config";
 import { isTempOf } from "../db/backup-files";
@@ -75,6 +76,12 @@ export function startBackupSchedule(config: Config, log: Log): BackupSchedule | 
     const path = join(dir, name);
     log({ level: "info", msg: "backup started", path });
     const proc = Bun.spawn([...selfCommand(), "backup", path, "--db", config.db], { stdout: "pipe", stderr: "pipe", env: process.env });
+    try {
+      // Below the server's priority: on a small machine the copy takes the cores requests leave over.
+      setPriority(proc.pid, 10);
+    } catch {
+      // Not allowed here (some containers); the copy still runs, at normal priority.
+    }
     const done = (async () => {
       const [, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
       const ms = Date.now() - started.getTime();
