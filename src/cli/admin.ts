@@ -54,6 +54,9 @@ export function backupCommand(config: Config, file: string | undefined, out: Out
     const check = openDatabase(tmp);
     let ok: string;
     try {
+      // Read through a memory map: the check visits index pages again and again, and a 2 GB copy
+      // read by pread through a 32 MiB cache took over 5 minutes; mapped, 2.6 (measured, 1M deals).
+      check.run(`PRAGMA mmap_size = ${statSync(tmp).size}`);
       ok = (check.query("PRAGMA integrity_check").get() as { integrity_check: string }).integrity_check;
       // Belt and braces: no key row may reach a copy, not even in its free pages.
       check.run("PRAGMA secure_delete = ON");

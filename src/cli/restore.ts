@@ -37,6 +37,8 @@ function checkCopy(tmp: string, file: string): Checked {
   try {
     let problems: string[];
     try {
+      // Mapped, not read page by page through the cache: several times faster on a large file (cli/admin.ts).
+      db.run(`PRAGMA mmap_size = ${statSync(tmp).size}`);
       problems = (db.query("PRAGMA integrity_check").all() as { integrity_check: string }[]).map((r) => r.integrity_check);
     } catch (e) {
       const m = sqliteMessage(e);
