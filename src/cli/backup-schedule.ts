@@ -85,8 +85,10 @@ export function startBackupSchedule(config: Config, log: Log): BackupSchedule | 
     const done = (async () => {
       const [, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
       const ms = Date.now() - started.getTime();
-      if (code !== 0) {
-        removeTemps(name);
+      removeTemps(name);
+      // The command gives the file its name only once it is checked and on disk: a child stopped
+      // after that (the server stopping) still leaves a good backup.
+      if (!existsSync(path)) {
         const why = stderr.trim().split("\n").pop()?.replace(/^suite: /, "") ?? "";
         log({ level: "error", msg: "backup failed", path, exit: code, error: stopped ? "stopped with the server" : why, ms });
         return;
