@@ -101,18 +101,23 @@ export function startBackupSchedule(config: Config, log: Log): BackupSchedule | 
     running = null;
   }
 
-  const schedule = (delayMs: number) => {
+  // Timers take at most 2^31-1 ms (24.8 days; SUITE_BACKUP_EVERY goes to a year): a longer wait is
+  // several timers in a row. Each period counts from the previous backup's start.
+  const scheduleAt = (due: number) => {
     if (stopped) return;
     timer = setTimeout(async () => {
+      if (stopped) return;
+      if (Date.now() < due) return scheduleAt(due);
+      const started = Date.now();
       await runOnce();
-      schedule(everyMs);
-    }, Math.max(0, delayMs));
+      scheduleAt(started + everyMs);
+    }, Math.min(2 ** 31 - 1, Math.max(0, due - Date.now())));
     timer.unref();
   };
   // The next one is due a period after the newest already there: a server restarted daily still
   // backs up daily, and one that has none yet (or an overdue one) makes one now.
   const newest = listBackups(dir, config.db).at(-1);
-  schedule(newest ? Math.min(everyMs, newest.at + everyMs - Date.now()) : 0);
+  scheduleAt(newest ? Math.min(Date.now() + everyMs, newest.at + everyMs) : Date.now());
   log({ level: "info", msg: "scheduled backups", dir, every_hours: config.backupEvery, keep: config.backupKeep });
 
   return {

@@ -134,6 +134,7 @@ function keepAside(dbFile: string, clean: boolean, now: Date): string {
 export function restoreCommand(config: Config, file: string | undefined, out: Out, now = new Date()): void {
   if (!file) throw new UsageError("usage: suite restore FILE");
   const dbFile = config.db;
+  if (dbFile === ":memory:") throw new UsageError("an in-memory database cannot be restored into; set --db to a file");
   if (resolve(file) === resolve(dbFile)) throw new UsageError(`${file} is the database itself; name a backup file`);
   if (!existsSync(file)) throw new Error(`cannot restore ${file}: no such file`);
   if (statSync(file).isDirectory()) throw new Error(`cannot restore ${file}: it is a folder, not a backup file`);

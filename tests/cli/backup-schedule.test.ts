@@ -144,6 +144,23 @@ describe("scheduled backups", () => {
     expect(removed.every((r) => r.startsWith("suite-"))).toBe(true);
     expect(log.filter((l) => l.msg === "backup failed" && l.error !== "stopped with the server")).toEqual([]);
   }, 90_000);
+
+  test("after a restart the next backup is due a period after the newest in the folder, not at once", async () => {
+    const db = join(dir, "restart", "suite.db");
+    const backups = join(dir, "restart-backups");
+    await createTenant(db, "acme");
+    mkdirSync(backups, { mode: 0o700 });
+    const recent = `suite-${new Date(Date.now() - 60_000).toISOString().replace(/:/g, "-")}.db`;
+    writeFileSync(join(backups, recent), "made a minute ago");
+    const server = await startServer(db, { SUITE_BACKUP_DIR: backups, SUITE_BACKUP_EVERY: "1" });
+    expect((await server.call("GET", "/api/v1/health")).status).toBe(200);
+    const stopped = await server.stop();
+    expect(stopped.code).toBe(0);
+    const log = logLines(stopped.stdout);
+    expect(log.find((l) => l.msg === "scheduled backups")).toMatchObject({ every_hours: 1, keep: 7 });
+    expect(log.filter((l) => l.msg === "backup started")).toEqual([]);
+    expect(readdirSync(backups)).toEqual([recent]);
+  }, 60_000);
 });
 
 describe("backup settings", () => {
