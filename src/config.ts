@@ -36,12 +36,16 @@ export interface Config {
   oidcTestLoopback: boolean;
   /** TESTS ONLY: where a GitHub stand-in answers (loopback, and only with oidcTestLoopback); null: github.com. */
   oidcTestGithubUrl: string | null;
+  /** Scheduled backups (cli/backup-schedule.ts): the folder (null: none), hours between them, how many to keep. */
+  backupDir: string | null;
+  backupEvery: number;
+  backupKeep: number;
 }
 
 /** A bad setting: main prints `message` as one line and exits non-zero. */
 export class ConfigError extends Error {}
 
-type Kind = "port" | "string" | "url" | "seconds" | "bool" | "secure" | "count" | "signup";
+type Kind = "port" | "string" | "url" | "seconds" | "bool" | "secure" | "count" | "signup" | "hours";
 interface Setting {
   key: keyof Config;
   env: string;
@@ -78,6 +82,9 @@ const SETTINGS: Setting[] = [
   { key: "signup", env: "SUITE_SIGNUP", flag: "signup", kind: "signup", default: "open", help: "closed: no public signup; organizations come from suite tenant create" },
   { key: "oidcTestLoopback", env: "SUITE_OIDC_TEST_LOOPBACK", flag: "oidc-test-loopback", kind: "bool", default: "false", help: "TESTS ONLY: allow http identity-provider issuers on loopback (refused unless the base domain is localhost)" },
   { key: "oidcTestGithubUrl", env: "SUITE_OIDC_TEST_GITHUB_URL", flag: "oidc-test-github-url", kind: "url", schemes: ["http:"], default: "none: github.com", help: "TESTS ONLY: where a GitHub stand-in answers (loopback, with --oidc-test-loopback)" },
+  { key: "backupDir", env: "SUITE_BACKUP_DIR", flag: "backup-dir", kind: "string", default: "none: no scheduled backups", help: "folder for scheduled backups while serving (made 0700; each backup 0600, integrity-checked)" },
+  { key: "backupEvery", env: "SUITE_BACKUP_EVERY", flag: "backup-every", kind: "hours", default: "24", help: "hours between scheduled backups; fractions allowed (0.5)" },
+  { key: "backupKeep", env: "SUITE_BACKUP_KEEP", flag: "backup-keep", kind: "count", default: "7", help: "how many scheduled backups to keep; older ones the suite named are removed" },
 ];
 
 /** The flag names `loadConfig` understands, for the command line's own parser. */
@@ -99,6 +106,11 @@ function parseValue(s: Setting, raw: string, where: string): unknown {
     }
     case "count": {
       if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > 256) throw bad("expected a whole number from 1 to 256");
+      return Number(value);
+    }
+    case "hours": {
+      // Fractions too: half an hour is 0.5 (and a test's period a few seconds); at most a year.
+      if (!/^\d+(\.\d+)?$/.test(value) || Number(value) <= 0 || Number(value) > 8760) throw bad("expected a number of hours above 0, such as 24 or 0.5");
       return Number(value);
     }
     case "bool": {
@@ -206,6 +218,9 @@ export function loadConfig(flags: Record<string, string> = {}, env: Record<strin
     signup: (raw.signup as "open" | "closed" | undefined) ?? "open",
     oidcTestLoopback: (raw.oidcTestLoopback as boolean | undefined) ?? false,
     oidcTestGithubUrl: (raw.oidcTestGithubUrl as string | null | undefined) ?? null,
+    backupDir: (raw.backupDir as string | undefined) ?? null,
+    backupEvery: (raw.backupEvery as number | undefined) ?? 24,
+    backupKeep: (raw.backupKeep as number | undefined) ?? 7,
   };
   if (config.oidcTestLoopback && !isDevHost(baseDomain)) {
     throw new ConfigError(`invalid ${where.oidcTestLoopback}: a test-only setting, refused unless the base domain is a development host (localhost)`);

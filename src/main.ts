@@ -6,6 +6,7 @@ import { backupCommand, migrateCommand, tenantCreateCommand } from "./cli/admin"
 import { type Command, UsageError, checkInvocation, findCommand, helpText, parseArgs } from "./cli/args";
 import { checkDatabasePath, describeFileError } from "./cli/db-path";
 import { mailListCommand } from "./cli/mail";
+import { restoreCommand } from "./cli/restore";
 import { tenantAdminCommand } from "./cli/tenants";
 import { userCommand } from "./cli/users";
 import { SEED_FLAGS, seedCommand } from "./cli/seed";
@@ -54,6 +55,13 @@ const COMMANDS: Command[] = [
     help: "write a consistent, integrity-checked copy of the live database to FILE (the keys stay in <db>.keys)",
     args: ["FILE"],
     run: ({ config, args }) => backupCommand(config, args[0], out),
+  },
+  {
+    name: "restore",
+    usage: "FILE",
+    help: "with the server stopped: check the backup FILE, keep the current database aside (<db>.before-restore-<time>), put FILE in its place",
+    args: ["FILE"],
+    run: ({ config, args }) => restoreCommand(config, args[0], out),
   },
   { name: "tenant list", help: "every organization: subdomain, name, members, created, disabled", run: ({ config, args }) => tenantAdminCommand(config, "list", args, {}, out) },
   {

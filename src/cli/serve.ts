@@ -2,6 +2,7 @@ import { createApp } from "../app";
 import type { Config } from "../config";
 import { createContext } from "../context";
 import { startCheckpointer } from "../db/checkpointer";
+import { startBackupSchedule } from "./backup-schedule";
 import { walDatasync } from "../db/group-commit";
 import { threadedPasswordHasher } from "../security/passwords";
 import pkg from "../../package.json";
@@ -47,6 +48,7 @@ export async function serve(config: Config): Promise<void> {
   for (const line of firstRunLines(config, hasOrganization)) ctx.log(line);
   // Mail left pending by an earlier run (or leased by one that crashed) goes out now.
   ctx.mail.start();
+  const backups = startBackupSchedule(config, ctx.log);
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -58,6 +60,7 @@ export async function serve(config: Config): Promise<void> {
       process.exit(1);
     }, STOP_DEADLINE_MS);
     clearInterval(timer);
+    await backups?.stop();
     await app.server?.stop(false);
     // Links asked for just before the stop are committed, and the send under way finishes.
     await ctx.magicLinks.settled();

@@ -1,0 +1,49 @@
+import { expect } from "bun:test";
+import { join } from "node:path";
+import { noteLog, noteSecret } from "../security/ledger";
+
+/** What the backup and restore tests share: running `suite` from source, and one-line failures. */
+
+const BUN = process.execPath;
+const MAIN = join(import.meta.dir, "..", "..", "src", "main.ts");
+
+export interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** `bun src/main.ts ...args` with only the given settings (none of the runner's SUITE_*). */
+export async function run(args: string[], env: Record<string, string> = {}, cwd = "/tmp"): Promise<Run> {
+  const p = Bun.spawn([BUN, MAIN, ...args], {
+    cwd,
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: cwd, SUITE_HASH_CONCURRENCY: "2", ...env },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [stdout, stderr, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+  noteLog(stdout);
+  noteLog(stderr);
+  return { code, stdout, stderr };
+}
+
+/** A failure: non-zero, exactly one line on stderr, no stack trace; answers that line. */
+export function oneLineFailure(r: Run): string {
+  expect(r.code).not.toBe(0);
+  expect(r.stderr.split("\n").filter(Boolean)).toHaveLength(1);
+  expect(r.stderr).not.toMatch(/^\s+at /m);
+  expect(r.stderr.startsWith("suite: ")).toBe(true);
+  return r.stderr.trim();
+}
+
+export const PASSWORD = "backup test passphrase";
+noteSecret("password", PASSWORD);
+
+/** `suite tenant create` for organization `sub` (admin admin@<sub>.test) in the database `db`. */
+export async function createTenant(db: string, sub: string): Promise<void> {
+  const r = await run(["tenant", "create", "--name", `Org ${sub}`, "--subdomain", sub, "--admin-email", `admin@${sub}.test`, "--admin-password", PASSWORD], { SUITE_DB: db });
+  expect(r.stderr).toBe("");
+  expect(r.code).toBe(0);
+}
+
+export const mode = (st: { mode: number }) => st.mode & 0o777;
