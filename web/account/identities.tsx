@@ -59,6 +59,7 @@ export function Identities() {
     if (!unlinking) return;
     const it = unlinking;
     setBusy(it.id);
+    setNotice(null);
     try {
       await reauth.run(() => api.identities.unlink(it.id));
       setUnlinking(null);
