@@ -79,10 +79,10 @@ export function ProviderForm({
     <form class="provider-form" onSubmit={submit} noValidate>
       {provider ? (
         <p>
-          Provider: <strong>{kindLabel(provider.kind)}</strong>
+          Provider type: <strong>{kindLabel(provider.kind)}</strong>
         </p>
       ) : (
-        <SelectField label="Provider" value={kind} onValue={(v) => setKind(v as ProviderKind)} options={KINDS} error={err.kind} autoFocus />
+        <SelectField label="Provider type" value={kind} onValue={(v) => setKind(v as ProviderKind)} options={KINDS} error={err.kind} autoFocus />
       )}
       <Field
         label="Name on the sign-in button"

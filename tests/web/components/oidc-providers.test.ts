@@ -88,13 +88,13 @@ describe("sign-in providers screen", () => {
       kit.mount(h(SignInProvidersScreen, {}));
       await until(() => expect(text()).toContain("No sign-in providers yet"));
       button("Add provider").click();
-      await until(() => byLabel("Provider"));
+      await until(() => byLabel("Provider type"));
       // Google: its issuer is known, so no issuer field; the button name is suggested.
       expect(kit.maybeLabel("Issuer URL")).toBe(false);
       expect(byLabel("Name on the sign-in button").value).toBe("Google");
       expect(byLabel("Client secret").type).toBe("password");
       expect(byLabel("Client secret").getAttribute("autocomplete")).toBe("new-password");
-      await choose(byLabel("Provider") as unknown as HTMLSelectElement, "oidc");
+      await choose(byLabel("Provider type") as unknown as HTMLSelectElement, "oidc");
       expect(kit.maybeLabel("Issuer URL")).toBe(true);
       await type(byLabel("Name on the sign-in button"), "Acme ID");
       await type(byLabel("Issuer URL"), "https://id.acme.test");
@@ -157,7 +157,7 @@ describe("sign-in providers screen", () => {
 
       button("Edit Google").click();
       await until(() => expect(byLabel("Client ID").value).toBe("cid-1"));
-      expect(kit.maybeLabel("Provider")).toBe(false); // the kind is chosen once
+      expect(kit.maybeLabel("Provider type")).toBe(false); // the kind is chosen once
       expect(byLabel("Client secret").value).toBe("");
       expect(byLabel("Redirect URI").value).toBe(REDIRECT);
       await type(byLabel("Name on the sign-in button"), "Google Workspace");
