@@ -77,8 +77,9 @@ export interface Session {
   ip: string | null;
   user_agent: string | null;
   current: boolean;
-  /** How the session began ("password", "magic_link", "oauth", …), when the server says (issue 17). */
+  /** How the session began ("password", "magic_link", "oidc:<provider name>", …), when the server says (issue 17). */
   sign_in_method?: string | null;
+  method?: string | null;
   /** The provider's name for an OAuth sign-in, when the server says. */
   provider_name?: string | null;
 }

@@ -15,19 +15,19 @@ const SIGN_IN_MESSAGES: Record<string, string> = {
   oauth_domain_not_allowed: "Your email address’s domain may not join this organization through this provider. Ask an administrator for an invitation.",
   oauth_provider_error: "The provider could not sign you in (it refused, or did not answer properly). Try again in a moment, or sign in another way.",
   oauth_identity_other_org: "That account belongs to another organization. Sign in at that organization’s address, or use another account.",
-  oauth_access_denied: "Sign-in was cancelled at the provider.",
-  oauth_provider_disabled: "This sign-in provider is turned off. Sign in another way, or ask an administrator.",
-  oauth_provider_not_found: "This sign-in provider no longer exists. Sign in another way, or ask an administrator.",
-  oauth_no_account: "No member of this organization has that account. Sign in another way, or ask an administrator for an invitation.",
+  oauth_provider_unavailable: "This sign-in option is not available any more (it was removed or turned off). Sign in another way, or ask an administrator.",
+  oauth_token_invalid: "The provider’s answer could not be verified, so you were not signed in. Try again, or sign in another way.",
+  oauth_identity_in_use: "That account is already linked to another member of this organization. Sign in another way, or use another account.",
+  oauth_not_registered: "No member of this organization has linked that account, and joining through it is closed. Sign in another way, or ask an administrator for an invitation.",
+  oauth_account_unavailable: "The account that identity belonged to no longer exists. Ask an administrator for an invitation.",
 };
 
 const LINK_MESSAGES: Record<string, string> = {
   ...SIGN_IN_MESSAGES,
   oauth_state_invalid: "That link attempt had expired or was started in another browser or tab. Try again.",
-  oauth_account_exists: "That account is already linked to another member. Unlink it there first, or use another account.",
-  oauth_identity_in_use: "That account is already linked to another member. Unlink it there first, or use another account.",
+  oauth_identity_in_use: "That account is already linked to another member, so it cannot be linked to you. Use another account.",
   oauth_email_unverified: "The provider has not confirmed the account’s email address, so it cannot be linked. Confirm it with the provider, then try again.",
-  oauth_already_linked: "That account is already linked to you.",
+  oauth_account_unavailable: "Your account could not be found any more. Sign in again, then try linking again.",
 };
 
 /** A sentence for an `?error=` code; an unknown code gets a general one (and the code, for support). */

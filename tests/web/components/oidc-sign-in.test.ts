@@ -278,14 +278,14 @@ describe("My account: sessions", () => {
       ...over,
     });
     const f = fakeFetch({
-      "GET /api/v1/auth/sessions": () => json(200, [s("a", { sign_in_method: "oauth", provider_name: "Acme ID" }), s("b", { sign_in_method: "password" }), s("c", { sign_in_method: "magic_link" })]),
+      "GET /api/v1/auth/sessions": () => json(200, [s("a", { sign_in_method: "oauth", provider_name: "Acme ID" }), s("b", { sign_in_method: "password" }), s("c", { sign_in_method: "magic_link" }), s("d", { method: "oidc:Google Workspace" }), s("e", { method: "2fa" })]),
     });
     try {
       kit.mount(h(Sessions, {}));
-      await until(() => expect(kit.root().querySelectorAll("tbody tr").length).toBe(3));
+      await until(() => expect(kit.root().querySelectorAll("tbody tr").length).toBe(5));
       expect([...kit.root().querySelectorAll("th")].map((t) => t.textContent)).toContain("Signed in with");
       const cells = [...kit.root().querySelectorAll("tbody tr")].map((r) => r.children[1]!.textContent);
-      expect(cells).toEqual(["Acme ID", "Password", "Sign-in link"]);
+      expect(cells).toEqual(["Acme ID", "Password", "Sign-in link", "Google Workspace", "Two-step verification"]);
     } finally {
       f.restore();
     }
