@@ -3,6 +3,7 @@ import { magicLinkRoutes } from "./auth/magic-link/routes";
 import { emailRoutes } from "./auth/email/routes";
 import { passwordRoutes } from "./auth/password/routes";
 import { authRoutes } from "./auth/routes";
+import { oidcRoutes } from "./auth/oidc/routes";
 import { twoFactorRoutes } from "./auth/two-factor/routes";
 import type { Context } from "./context";
 import { httpCore } from "./http/core";
@@ -26,6 +27,7 @@ export function createApp(ctx: Context) {
     .use(healthRoutes(ctx))
     .use(tenantsRoutes(ctx))
     .use(authRoutes(ctx))
+    .use(oidcRoutes(ctx))
     .use(twoFactorRoutes(ctx))
     .use(magicLinkRoutes(ctx))
     .use(passwordRoutes(ctx))

@@ -28,6 +28,14 @@ export interface Config {
   reauthWindow: number;
   /** "closed": POST /auth/signup answers 403 signup_closed; organizations come from `suite tenant create` only. */
   signup: "open" | "closed";
+  /**
+   * TESTS ONLY: identity providers may have http issuers on a loopback address (127.0.0.1, ::1,
+   * localhost). Refused unless the base domain is a development host, so a production
+   * configuration cannot turn it on; everywhere else issuers must be https.
+   */
+  oidcTestLoopback: boolean;
+  /** TESTS ONLY: where a GitHub stand-in answers (loopback, and only with oidcTestLoopback); null: github.com. */
+  oidcTestGithubUrl: string | null;
 }
 
 /** A bad setting: main prints `message` as one line and exits non-zero. */
@@ -65,6 +73,8 @@ const SETTINGS: Setting[] = [
   { key: "refreshGrace", env: "SUITE_REFRESH_GRACE", flag: "refresh-grace", kind: "seconds" },
   { key: "reauthWindow", env: "SUITE_REAUTH_WINDOW", flag: "reauth-window", kind: "seconds" },
   { key: "signup", env: "SUITE_SIGNUP", flag: "signup", kind: "signup" },
+  { key: "oidcTestLoopback", env: "SUITE_OIDC_TEST_LOOPBACK", flag: "oidc-test-loopback", kind: "bool" },
+  { key: "oidcTestGithubUrl", env: "SUITE_OIDC_TEST_GITHUB_URL", flag: "oidc-test-github-url", kind: "url", schemes: ["http:"] },
 ];
 
 /** The flag names `loadConfig` understands, for the command line's own parser. */
@@ -191,7 +201,15 @@ export function loadConfig(flags: Record<string, string> = {}, env: Record<strin
     refreshGrace: (raw.refreshGrace as number | undefined) ?? 10,
     reauthWindow: (raw.reauthWindow as number | undefined) ?? 600,
     signup: (raw.signup as "open" | "closed" | undefined) ?? "open",
+    oidcTestLoopback: (raw.oidcTestLoopback as boolean | undefined) ?? false,
+    oidcTestGithubUrl: (raw.oidcTestGithubUrl as string | null | undefined) ?? null,
   };
+  if (config.oidcTestLoopback && !isDevHost(baseDomain)) {
+    throw new ConfigError(`invalid ${where.oidcTestLoopback}: a test-only setting, refused unless the base domain is a development host (localhost)`);
+  }
+  if (config.oidcTestGithubUrl !== null && (!config.oidcTestLoopback || !isDevHost(new URL(config.oidcTestGithubUrl).hostname))) {
+    throw new ConfigError(`invalid ${where.oidcTestGithubUrl}: a test-only setting, needs ${where.oidcTestLoopback} and a loopback address`);
+  }
   for (const key of ["accessTtl", "refreshTtl", "tempTokenTtl", "magicLinkTtl", "inviteTtl", "reauthWindow"] as const) {
     if (config[key] < 1) throw new ConfigError(`invalid ${where[key]}=0: a lifetime must be at least 1 second`);
   }

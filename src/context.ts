@@ -4,7 +4,11 @@ import { createAuthService } from "./auth/service";
 import { type SecondFactorGate, createSignIn } from "./auth/sign-in";
 import { createTokens } from "./auth/tokens";
 import { createTwoFactorRepo } from "./auth/two-factor/repo";
-import { createSecretBox } from "./auth/two-factor/secret-box";
+import { createSealer, createSecretBox } from "./auth/two-factor/secret-box";
+import { createOidcRepo } from "./auth/oidc/repo";
+import { createProtocol } from "./auth/oidc/protocol";
+import { createProvidersService } from "./auth/oidc/providers-service";
+import { createFlowService } from "./auth/oidc/flow-service";
 import { createTwoFactorService } from "./auth/two-factor/service";
 import type { Config } from "./config";
 import { createDealsQuery } from "./crm/deals-query";
@@ -126,6 +130,12 @@ export function createContext(opts: ContextOptions) {
   const signIn = createSignIn(auth, secondFactorGate);
   const magicLinks = createMagicLinkService({ db, config, now, log, limiter, limits, users, mail, links: magicLinksRepo, security, mailer });
   const emailVerification = createEmailVerificationService({ config, now, log, limiter, limits, tokens: accountTokens, mail, security, mailer });
+  // Identity providers: client secrets and flows' PKCE verifiers sealed under keys of their own.
+  const oidcRepo = createOidcRepo(db, { users, auditInTx: security.auditInTx });
+  const providers = createProvidersService({ config, now, repo: oidcRepo, users, sealer: createSealer(keys.encryptionKey, "idp-client-secret/v1") });
+  const oidcFlow = createFlowService({
+    config, now, repo: oidcRepo, users, providers, protocol: createProtocol(config), sealer: createSealer(keys.encryptionKey, "oauth-flow/v1"), signIn, audit, log,
+  });
   const passwordRepo = createPasswordRepo(db, { security, tokens: accountTokens });
   const password = createPasswordService({ config, now, log, limiter, limits, hasher, users, tokens: accountTokens, repo: passwordRepo, mail, security, mailer });
 
@@ -137,7 +147,7 @@ export function createContext(opts: ContextOptions) {
     now,
     log,
     limits,
-    repos: { security, sessions, users, crm, tenants, mail, members: membersRepo, magicLinks: magicLinksRepo, invitations: invitationsRepo, twoFactor: twoFactorRepo, accountTokens },
+    repos: { security, sessions, users, crm, tenants, mail, members: membersRepo, magicLinks: magicLinksRepo, invitations: invitationsRepo, twoFactor: twoFactorRepo, accountTokens, oidc: oidcRepo },
     tokens,
     /** The keys in use (tests sign with them; nothing else reads them). */
     keys,
@@ -172,6 +182,8 @@ export function createContext(opts: ContextOptions) {
     password,
     /** Address verification (auth/email/). */
     emailVerification,
+    /** Sign-in with identity providers (auth/oidc/): the organization's providers, and the flow. */
+    oidc: { providers, flow: oidcFlow },
     /** Resolves once every commit so far is on disk: an answer after a write awaits it (http/core.ts). */
     durable: commits ? commits.durable : async () => {},
     /** Periodic clean-up: finished rate-limit windows, and sessions a day past their end. */
@@ -181,6 +193,7 @@ export function createContext(opts: ContextOptions) {
       await sessions.purgeExpired(t - 86_400_000);
       await magicLinksRepo.purgeExpired(t - 86_400_000);
       await accountTokens.purgeExpired(t - 86_400_000);
+      await oidcRepo.purgeExpired(t);
       await mail.purgeFinished(t - 30 * 86_400_000);
     },
     close: () => {

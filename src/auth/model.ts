@@ -39,6 +39,8 @@ export const SessionRead = t.Object({
   ip: t.Nullable(t.String()),
   user_agent: t.Nullable(t.String()),
   current: t.Boolean(),
+  /** How the session was opened: `password`, `magic_link`, `2fa` (after a first factor), `oidc:<provider name>`, `invitation`... */
+  method: t.String(),
 }, { title: "SessionRead" });
 
 export const SessionList = t.Array(SessionRead);

@@ -221,6 +221,7 @@ export function createAuthService(d: AuthDeps) {
       ip: s.ip,
       user_agent: s.user_agent,
       current: s.id === p.sessionId,
+      method: s.method,
     }));
   }
 

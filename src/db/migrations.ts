@@ -4,6 +4,7 @@ import v4 from "./migrations/0004-session-proofs.sql" with { type: "text" };
 import v5 from "./migrations/0005-deal-search.sql" with { type: "text" };
 import v6 from "./migrations/0006-email-verification-password-reset.sql" with { type: "text" };
 import v7 from "./migrations/0007-audit-log-reading.sql" with { type: "text" };
+import v8 from "./migrations/0008-identity-providers.sql" with { type: "text" };
 
 /**
  * Upgrades for databases made by an older release. schema.sql is always the whole current
@@ -26,4 +27,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 5, name: "deal search: search text in the by-rowid filter index", sql: v5 },
   { version: 6, name: "users carry when their address was verified; password-reset and verification tokens", sql: v6 },
   { version: 7, name: "audit log read newest first by tenant, time and user", sql: v7 },
+  { version: 8, name: "identity providers, linked identities and authorization requests under way", sql: v8 },
 ];

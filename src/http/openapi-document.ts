@@ -79,7 +79,7 @@ const operationId = (method: string, path: string) =>
   path
     .replace(/^\/api\/v1\//, "")
     .split(/[/-]/)
-    .map((part) => part.replace(/^\{(.+)\}$/, "by-$1").replace(/(?:^|-)(\w)/g, (_, c: string) => c.toUpperCase()))
+    .map((part) => part.replace(/^\{(.+)\}$/, "by-$1").replace(/(?:^|[-_])(\w)/g, (_, c: string) => c.toUpperCase()))
     .join("");
 
 /**

@@ -43,6 +43,7 @@ export const REASONS: Record<number, string> = {
   201: "Created",
   202: "Accepted",
   204: "No content",
+  302: "Found: a redirect (Location)",
   400: "Bad request",
   401: "Missing, expired or revoked credentials, or a failed sign-in",
   403: "Not allowed: `forbidden`, `module_disabled`, `tenant_mismatch` or `csrf_failed`",

@@ -7,14 +7,20 @@ import type { Config } from "../config";
  * Referer, so it cannot reach an access log on the way.
  */
 export function mailLink(config: Config, subdomain: string, path: string, token: string): string {
+  const url = organizationUrl(config, subdomain, path);
+  url.hash = `token=${encodeURIComponent(token)}`;
+  return url.toString();
+}
+
+/** An organization's public address of `path` (also the redirect URI identity providers call back). */
+export function organizationUrl(config: Config, subdomain: string, path: string): URL {
   const url = new URL(config.publicUrl);
   url.pathname = path;
   url.search = "";
   // An IP address has no subdomains: the workspace is named in the query instead.
   if (isIpHost(url.hostname)) url.searchParams.set("tenant", subdomain);
   else url.hostname = `${subdomain}.${url.hostname}`;
-  url.hash = `token=${encodeURIComponent(token)}`;
-  return url.toString();
+  return url;
 }
 
 const isIpHost = (host: string) => /^\d{1,3}(\.\d{1,3}){3}$/.test(host) || host.startsWith("[");

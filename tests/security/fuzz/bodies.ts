@@ -106,7 +106,7 @@ export function bodyArb(schema: Schema | undefined): fc.Arbitrary<BodySpec> {
           return { text: JSON.stringify(o) };
         }) },
         { weight: 3, arbitrary: validObject(schema!).map((o) => ({ text: JSON.stringify(o) })) },
-        { weight: 1, arbitrary: fc.tuple(validObject(schema!), fc.constantFrom(...Object.keys(schema!.properties ?? { x: 1 }))).map(([o, k]) => ({ text: duplicateKey(o, k) })) },
+        { weight: 1, arbitrary: fc.tuple(validObject(schema!), fc.constantFrom(...(Object.keys(schema!.properties ?? {}).length ? Object.keys(schema!.properties!) : ["x"]))).map(([o, k]) => ({ text: duplicateKey(o, k) })) },
         { weight: 4, arbitrary: oddBody },
       )
     : oddBody;

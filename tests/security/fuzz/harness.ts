@@ -56,7 +56,8 @@ export interface Answer {
 
 /** An app on an in-memory database with a cheap hasher; keeps the error-level log lines. */
 export function fuzzApp(limits: ContextOptions["limits"] = RAISED_LIMITS) {
-  const config = loadConfig({}, { SUITE_DB: ":memory:" });
+  // Loopback issuers allowed: the world's identity provider is a closed loopback port (fuzz/world.ts).
+  const config = loadConfig({}, { SUITE_DB: ":memory:", SUITE_OIDC_TEST_LOOPBACK: "true" });
   const errorLogs: Record<string, unknown>[] = [];
   const ctx = createContext({
     config,

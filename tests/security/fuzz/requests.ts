@@ -88,7 +88,9 @@ function queryArb(params: Param[]): fc.Arbitrary<string> {
     });
 }
 
-const POOL_BY_RESOURCE: Record<string, Pool> = { "pipeline-stages": "stageId", deals: "deal", accounts: "account", contacts: "contact", invitations: "invitation", users: "user" };
+const POOL_BY_RESOURCE: Record<string, Pool> = {
+  "pipeline-stages": "stageId", deals: "deal", accounts: "account", contacts: "contact", invitations: "invitation", users: "user", providers: "provider", identities: "identity",
+};
 const pathId = (resource: Pool): fc.Arbitrary<string> =>
   fc.oneof(
     { weight: 5, arbitrary: ref(resource) },
@@ -98,6 +100,11 @@ const pathId = (resource: Pool): fc.Arbitrary<string> =>
   );
 
 function pathArb(op: Operation): fc.Arbitrary<string> {
+  // An identity provider's id (the sign-in flow's start, linking): the world's, another organization's, or junk.
+  if (op.path.includes("{provider_id}")) {
+    const id = fc.oneof({ weight: 6, arbitrary: ref("provider") }, { weight: 2, arbitrary: ref("otherProvider") }, { weight: 3, arbitrary: pathId("deal") });
+    return id.map((v) => op.path.replace("{provider_id}", v));
+  }
   const m = /\/([a-z-]+)\/\{id\}/.exec(op.path);
   if (!m) return fc.constant(op.path);
   return pathId(POOL_BY_RESOURCE[m[1]!] ?? "deal").map((id) => op.path.replace("{id}", id));

@@ -10,12 +10,19 @@ export type Pool =
   | "deal" | "account" | "contact" | "user" | "invitation" | "stage" | "profile" | "session" | "stageId" | "otherStageId"
   | "otherDeal" | "otherAccount" | "otherContact" | "otherUser" | "otherInvitation" | "otherProfile"
   | "email" | "mailToken" | "tempToken" | "adminToken" | "memberToken" | "otherToken" | "refreshToken" | "tamperedToken"
-  | "algNone" | "expired" | "foreignKey";
+  | "algNone" | "expired" | "foreignKey" | "provider" | "otherProvider" | "identity";
 export const POOLS: Pool[] = [
   "deal", "account", "contact", "user", "invitation", "stage", "profile", "session", "stageId", "otherStageId",
   "otherDeal", "otherAccount", "otherContact", "otherUser", "otherInvitation", "otherProfile",
   "email", "mailToken", "tempToken", "adminToken", "memberToken", "otherToken", "refreshToken", "tamperedToken", "algNone", "expired", "foreignKey",
+  "provider", "otherProvider", "identity",
 ];
+
+/**
+ * The issuer of the world's identity providers: a loopback port where nothing listens, so that a
+ * start or a link reaches "the provider cannot be reached" at once, never the network.
+ */
+export const DEAD_ISSUER = "http://127.0.0.1:9";
 
 type Json = { status: number; body: any };
 
@@ -80,6 +87,14 @@ export async function buildWorld(f: FuzzApp) {
   const setup = await ok("POST", "/auth/2fa/setup", undefined, twofa);
   await ok("POST", "/auth/2fa/confirm", { code: appCode(setup.secret, f.ctx.now()) }, twofa);
   tokens.temp = (await login("twofa@acme.test", "acme")).temp_token!;
+  // An identity provider in each organization, and an identity of acme's admin linked through acme's.
+  const providerBody = (org: string) => ({ kind: "oidc", name: `${org} SSO`, issuer: DEAD_ISSUER, client_id: `${org}-client`, client_secret: `${org}-client-secret`, allowed_domains: [`${org}.test`], auto_join: true, enabled: true });
+  const acmeProvider = await ok("POST", "/auth/providers", providerBody("acme"), tokens.admin);
+  await ok("POST", "/auth/providers", providerBody("other"), tokens.other);
+  await f.ctx.repos.oidc.linkIdentity(
+    { id: crypto.randomUUID(), tenant_id: acme.tenant.id, user_id: acme.user.id, provider_id: acmeProvider.id, issuer: DEAD_ISSUER, subject: "admin-subject", email: "admin@acme.test", created_at: f.ctx.now(), last_used_at: null },
+    { tenantId: acme.tenant.id, userId: acme.user.id, action: "identity.linked", ip: null, userAgent: null },
+  );
   await ok("POST", "/auth/magic-link", { email: "admin@acme.test" });
   await f.ctx.magicLinks.settled();
   await f.ctx.password.settled();
@@ -127,6 +142,10 @@ export async function buildWorld(f: FuzzApp) {
       case "algNone": return [algNone];
       case "expired": return [expired];
       case "foreignKey": return [foreignKey];
+      // Only providers on the dead issuer: one the fuzz made (google, any https issuer) would send a start to the network.
+      case "provider": return column("SELECT id FROM identity_providers WHERE tenant_id = ?1 AND issuer = ?2 ORDER BY created_at, id LIMIT 16", a, DEAD_ISSUER);
+      case "otherProvider": return column("SELECT id FROM identity_providers WHERE tenant_id = ?1 AND issuer = ?2 ORDER BY created_at, id LIMIT 16", o, DEAD_ISSUER);
+      case "identity": return column("SELECT id FROM user_identities WHERE tenant_id = ?1 ORDER BY created_at, id LIMIT 16", a);
     }
   }
 

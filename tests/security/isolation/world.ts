@@ -1,6 +1,8 @@
 import { appCode } from "../../auth/two-factor/rfc6238";
 import { clockedApp, sessionIdOf } from "../../auth/support";
 import type { TestApp } from "../../helpers";
+import { hashToken, newId, newSecretToken } from "../../../src/db/ids";
+import { noteSecret } from "../ledger";
 
 /**
  * Two organizations with data in every feature, for the tenant-isolation test. Each has its own
@@ -32,6 +34,8 @@ export interface Tenant {
   contactId: string;
   dealIds: string[];
   invitations: { accepted: string; pending: { id: string; token: string }; revoked: { id: string; token: string } };
+  /** An identity provider, and an identity of the admin linked through it. */
+  oidc: { providerId: string; identityId: string };
 }
 
 /** Tenant A also holds every short-lived credential B could try to replay. */
@@ -43,6 +47,8 @@ export interface Victim extends Tenant {
   totpSecret: string;
   /** An unused magic-link token of the admin. */
   magicToken: string;
+  /** A sign-in flow under way at A's provider: its state and its browser's cookie. */
+  oauthFlow: { state: string; cookie: string };
 }
 
 export interface World {
@@ -94,6 +100,21 @@ async function populate(t: TestApp, subdomain: string, word: string): Promise<Te
   const revokedToken = mailedToken(t, `revoked-${subdomain}@people.test`);
   await ok(t, "POST", `/users/invitations/${revoked.id}/revoke`, admin, 200);
 
+  // An identity provider (https: created without reaching it), and the admin's identity linked
+  // through it, written as a finished link flow would (the round trips are in tests/auth/oidc/).
+  const provider = await ok(
+    t,
+    "POST",
+    "/auth/providers",
+    { ...admin, body: { kind: "oidc", name: `${W} SSO`, issuer: `https://login.${word}.example`, client_id: `${word}-client`, client_secret: `${word}-client-secret-value`, allowed_domains: [`${word}.example`], auto_join: true, enabled: true } },
+    201,
+  );
+  const identityId = newId();
+  await t.ctx.repos.oidc.linkIdentity(
+    { id: identityId, tenant_id: tenantId, user_id: signup.user.id, provider_id: provider.id, issuer: `https://login.${word}.example`, subject: `${word}-subject`, email: signup.email, created_at: t.ctx.now(), last_used_at: null },
+    { tenantId, userId: signup.user.id, action: "identity.linked", ip: null, userAgent: null },
+  );
+
   const deals: string[] = [];
   for (const body of [
     { title: `${W} expansion`, account_id: account.id, contact_id: contact.id, assigned_to: joined.user.id, stage: stage.key, notes: `Call the ${word} people`, value: "1200.50" },
@@ -125,6 +146,7 @@ async function populate(t: TestApp, subdomain: string, word: string): Promise<Te
     contactId: contact.id,
     dealIds: deals,
     invitations: { accepted: inv.id, pending: { id: pending.id, token: pendingToken }, revoked: { id: revoked.id, token: revokedToken } },
+    oidc: { providerId: provider.id, identityId },
   };
 }
 
@@ -158,7 +180,23 @@ export async function buildWorld(): Promise<World> {
   // clock, leave `last_used_at` alone unless they really use a session.
   for (const s of [base.admin, base.member, b.admin, b.member]) await ok(t, "GET", "/auth/me", { token: s.access, tenant: s === b.admin || s === b.member ? "bravo" : "alpha" }, 200);
 
-  const a: Victim = { ...base, rotatedRefresh: rotated, tempToken: challenge.temp_token, totpSecret: setup.secret, magicToken };
+  // A sign-in flow under way at A's provider, as /start leaves it (a real start would ask the provider for its endpoints).
+  const oauthFlow = { state: newSecretToken(), cookie: newSecretToken() };
+  noteSecret("oauth state", oauthFlow.state);
+  noteSecret("cookie", oauthFlow.cookie);
+  await t.ctx.repos.oidc.openFlow({
+    state_hash: hashToken(oauthFlow.state),
+    tenant_id: base.tenantId,
+    provider_id: base.oidc.providerId,
+    user_id: null,
+    browser_hash: hashToken(oauthFlow.cookie),
+    verifier_sealed: "v1.not.used",
+    nonce: "a-nonce",
+    created_at: clock.now(),
+    expires_at: clock.now() + 600_000,
+  });
+
+  const a: Victim = { ...base, rotatedRefresh: rotated, tempToken: challenge.temp_token, totpSecret: setup.secret, magicToken, oauthFlow };
   return { t, clock, a, b, code: () => appCode(setup.secret, clock.now()) };
 }
 

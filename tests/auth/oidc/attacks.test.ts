@@ -1,0 +1,230 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { allAudit } from "../support";
+import { setCookies } from "../../helpers";
+import { OidcBrowser } from "../../support/oidc-browser";
+import { type Forgery, startForger } from "../../support/oidc-forger";
+import { PROVIDERS, type OidcWorld, addProvider, locationOf, oidcWorld, signInVia, startPath } from "../../support/oidc-world";
+
+let w: OidcWorld;
+let forger: Awaited<ReturnType<typeof startForger>>;
+let forged: { id: string };
+const FORGER_SECRET = `forger-client-secret-${crypto.randomUUID()}`;
+/** Every state, code and cookie the attacks handle: none may reach an audit row. */
+const handled = new Set<string>();
+
+beforeAll(async () => {
+  w = await oidcWorld();
+  forger = await startForger(FORGER_SECRET);
+  forged = await addProvider(w.t, w.acme.access_token, { issuer: forger.issuer, client_id: "forged-client", client_secret: FORGER_SECRET, allowed_domains: ["example.com"], auto_join: true });
+});
+afterAll(async () => {
+  forger.close();
+  await w.close();
+});
+
+const usersNamed = (email: string) => (w.t.ctx.db.query("SELECT count(*) AS n FROM users WHERE email = ?1").get(email) as { n: number }).n;
+const identities = () => (w.t.ctx.db.query("SELECT count(*) AS n FROM user_identities").get() as { n: number }).n;
+
+/** Starts at the app, signs in at the provider; answers the callback URL (not yet opened) and the browser. */
+async function upToCallback(subdomain: string, providerId: string, account: string, tamper?: (u: URL) => void) {
+  const browser = w.browser();
+  const start = await browser.app("GET", startPath(providerId), subdomain);
+  const to = new URL(locationOf(start)!);
+  tamper?.(to);
+  const callback = await browser.authorize(to.href, account);
+  for (const [k, v] of callback.searchParams) handled.add(v);
+  handled.add(browser.cookies(subdomain).svc_oauth!);
+  return { browser, callback, path: OidcBrowser.pathOf(callback) };
+}
+
+/** The callback failed into the sign-in page with `code`, and opened no session. */
+function refused(res: Response, code: string, page = "/sign-in") {
+  expect({ status: res.status, location: locationOf(res) }).toEqual({ status: 302, location: `${page}?error=${code}` });
+  expect(setCookies(res).svc_session).toBeUndefined();
+  expect(setCookies(res).svc_refresh).toBeUndefined();
+}
+
+describe("state and browser binding", () => {
+  test("a wrong state is refused", async () => {
+    w.op.accounts.set("wrong-state", { email: "wrong-state@example.com", email_verified: true });
+    const { browser, callback } = await upToCallback("acme", w.providerA.id, "wrong-state");
+    callback.searchParams.set("state", "not-the-state-we-sent-0123456789abcdef");
+    refused(await browser.app("GET", OidcBrowser.pathOf(callback), "acme"), "oauth_state_invalid");
+  });
+
+  test("a replayed state is refused: a state works once", async () => {
+    w.op.accounts.set("replayer", { email: "replayer@example.com", email_verified: true });
+    const { browser, path } = await upToCallback("acme", w.providerA.id, "replayer");
+    const cookie = browser.cookies("acme").svc_oauth!;
+    const first = await browser.app("GET", path, "acme");
+    expect(locationOf(first)).toBe("/");
+    const replay = await w.t.request("GET", path, { tenant: "acme", cookies: { svc_oauth: cookie } });
+    refused(replay, "oauth_state_invalid");
+  });
+
+  test("a callback opened in another browser (no flow cookie, or its own) is refused, and cannot spend the flow", async () => {
+    w.op.accounts.set("two-browsers", { email: "two@example.com", email_verified: true });
+    const { browser, path } = await upToCallback("acme", w.providerA.id, "two-browsers");
+    refused(await w.browser().app("GET", path, "acme"), "oauth_state_invalid");
+    // Another browser's own flow cookie does not fit either.
+    const other = w.browser();
+    await other.app("GET", startPath(w.providerA.id), "acme");
+    refused(await other.app("GET", path, "acme"), "oauth_state_invalid");
+    expect(usersNamed("two@example.com")).toBe(0);
+    // The browser that started it still can, once.
+    expect(locationOf(await browser.app("GET", path, "acme"))).toBe("/");
+    expect(usersNamed("two@example.com")).toBe(1);
+  });
+
+  test("an expired flow is refused", async () => {
+    w.op.accounts.set("slow", { email: "slow@example.com", email_verified: true });
+    const { browser, path } = await upToCallback("acme", w.providerA.id, "slow");
+    w.clock.advance(601_000);
+    refused(await browser.app("GET", path, "acme"), "oauth_state_invalid");
+  });
+
+  test("a callback with no state at all, or junk, is a redirect with a code, never an error page", async () => {
+    refused(await w.browser().app("GET", "/api/v1/auth/oauth/callback", "acme"), "oauth_state_invalid");
+    refused(await w.browser().app("GET", "/api/v1/auth/oauth/callback?state=%ZZ&code=%00&error=x", "acme"), "oauth_state_invalid");
+  });
+});
+
+describe("the code and the ID token", () => {
+  test("missing PKCE verifier: a code issued for another challenge (an attacker's own request) is refused at the exchange", async () => {
+    w.op.accounts.set("attacker", { email: "attacker@example.com", email_verified: true });
+    // The attacker runs an authorization of their own at the provider, with their own PKCE challenge...
+    const attacker = w.browser();
+    const theirs = await attacker.app("GET", startPath(w.providerA.id), "acme");
+    const attackerCallback = await attacker.authorize(locationOf(theirs)!, "attacker");
+    // ...and plants the code in a victim's callback, with the victim's state and cookie.
+    const victim = w.browser();
+    const mine = new URL(locationOf(await victim.app("GET", startPath(w.providerA.id), "acme"))!);
+    const planted = new URL(attackerCallback);
+    planted.searchParams.set("state", mine.searchParams.get("state")!);
+    handled.add(mine.searchParams.get("state")!);
+    refused(await victim.app("GET", OidcBrowser.pathOf(planted), "acme"), "oauth_provider_error");
+    expect(usersNamed("attacker@example.com")).toBe(0);
+  });
+
+  test("nonce mismatch: an ID token minted for another nonce is refused (real provider)", async () => {
+    w.op.accounts.set("nonce-victim", { email: "nonce@example.com", email_verified: true });
+    const { browser, path } = await upToCallback("acme", w.providerA.id, "nonce-victim", (u) => u.searchParams.set("nonce", "attacker-chosen-nonce-value-123456"));
+    refused(await browser.app("GET", path, "acme"), "oauth_token_invalid");
+    expect(usersNamed("nonce@example.com")).toBe(0);
+  });
+
+  test("the forging stand-in's honest token is accepted (the control for the forgeries below)", async () => {
+    forger.state.forge = "honest";
+    forger.state.subject = "honest-subject";
+    forger.state.email = "honest@example.com";
+    const { browser, path } = await upToCallback("acme", forged.id, "-");
+    expect(locationOf(await browser.app("GET", path, "acme"))).toBe("/");
+    expect(usersNamed("honest@example.com")).toBe(1);
+  });
+
+  const forgeries: Array<[Forgery, string]> = [
+    ["audience", "an ID token for another audience"],
+    ["expired", "an expired ID token"],
+    ["nonce", "an ID token with another nonce (forging stand-in)"],
+    ["alg-none", "alg: none"],
+    ["hs256-client-secret", "HS256 keyed with the client secret (algorithm confusion)"],
+    ["unknown-key", "a signature by a key outside the provider's JWKS"],
+    ["issuer", "an ID token from another issuer"],
+  ];
+  test.each(forgeries)("%s: %s is refused", async (forge) => {
+    forger.state.forge = forge;
+    forger.state.subject = `subject-${forge}`;
+    forger.state.email = `${forge}@example.com`;
+    const before = identities();
+    const { browser, path } = await upToCallback("acme", forged.id, "-");
+    refused(await browser.app("GET", path, "acme"), "oauth_token_invalid");
+    expect(usersNamed(`${forge}@example.com`)).toBe(0);
+    expect(identities()).toBe(before);
+  });
+
+  test("the provider's own refusal (access_denied) comes back as a code, never its page or text", async () => {
+    const browser = w.browser();
+    const to = new URL(locationOf(await browser.app("GET", startPath(w.providerA.id), "acme"))!);
+    handled.add(to.searchParams.get("state")!);
+    const path = `/api/v1/auth/oauth/callback?error=access_denied&error_description=${encodeURIComponent("<script>alert(1)</script>")}&state=${to.searchParams.get("state")}`;
+    refused(await browser.app("GET", path, "acme"), "oauth_provider_error");
+  });
+});
+
+describe("who may sign in or join", () => {
+  test("an unverified email never joins", async () => {
+    w.op.accounts.set("unverified", { email: "unverified@example.com", email_verified: false });
+    const { browser, path } = await upToCallback("acme", w.providerA.id, "unverified");
+    refused(await browser.app("GET", path, "acme"), "oauth_email_unverified");
+    expect(usersNamed("unverified@example.com")).toBe(0);
+  });
+
+  test("an email matching an existing account is not signed in and not linked: the person links from their security page", async () => {
+    const before = identities();
+    w.op.accounts.set("lookalike", { email: w.acme.email, email_verified: true });
+    const { browser, path } = await upToCallback("acme", w.providerA.id, "lookalike");
+    refused(await browser.app("GET", path, "acme"), "oauth_account_exists");
+    expect(identities()).toBe(before);
+  });
+
+  test("a domain outside allowed_domains does not join", async () => {
+    w.op.accounts.set("outsider", { email: "outsider@elsewhere.org", email_verified: true });
+    const { browser, path } = await upToCallback("acme", w.providerA.id, "outsider");
+    refused(await browser.app("GET", path, "acme"), "oauth_domain_not_allowed");
+  });
+
+  test("with joining off, an unknown identity is not registered", async () => {
+    w.op.accounts.set("no-join", { email: "nojoin@example.com", email_verified: true });
+    await w.t.json("PATCH", `${PROVIDERS}/${w.providerA.id}`, { token: w.acme.access_token, body: { auto_join: false } });
+    try {
+      const { browser, path } = await upToCallback("acme", w.providerA.id, "no-join");
+      refused(await browser.app("GET", path, "acme"), "oauth_not_registered");
+    } finally {
+      await w.t.json("PATCH", `${PROVIDERS}/${w.providerA.id}`, { token: w.acme.access_token, body: { auto_join: true } });
+    }
+  });
+
+  test("a disabled provider neither starts nor finishes a flow", async () => {
+    w.op.accounts.set("late", { email: "late@example.com", email_verified: true });
+    const { browser, path } = await upToCallback("acme", w.providerA.id, "late");
+    await w.t.json("PATCH", `${PROVIDERS}/${w.providerA.id}`, { token: w.acme.access_token, body: { enabled: false } });
+    try {
+      refused(await browser.app("GET", path, "acme"), "oauth_provider_unavailable");
+      refused(await w.browser().app("GET", startPath(w.providerA.id), "acme"), "oauth_provider_unavailable");
+      expect((await w.t.json("GET", "/api/v1/auth/providers/public", { tenant: "acme" })).body.map((p: { id: string }) => p.id)).not.toContain(w.providerA.id);
+    } finally {
+      await w.t.json("PATCH", `${PROVIDERS}/${w.providerA.id}`, { token: w.acme.access_token, body: { enabled: true } });
+    }
+  });
+});
+
+describe("organizations stay apart", () => {
+  test("a flow of organization A opened on organization B's host is refused", async () => {
+    w.op.accounts.set("crosser", { email: "crosser@example.com", email_verified: true });
+    const { browser, path } = await upToCallback("acme", w.providerA.id, "crosser");
+    const res = await w.t.request("GET", path, { tenant: "bolt", cookies: browser.cookies("acme") });
+    refused(res, "oauth_identity_other_org");
+    expect(usersNamed("crosser@example.com")).toBe(0);
+  });
+
+  test("an identity linked in A finds nothing in B: B's own rules apply, and A's account is never opened", async () => {
+    w.op.accounts.set("both", { email: "both@example.com", email_verified: true });
+    const inA = await signInVia(w.browser(), "acme", w.providerA.id, "both");
+    const aUser = (await w.t.json("GET", "/api/v1/auth/me", { token: setCookies(inA).svc_session!.value })).body.user;
+    const inB = await signInVia(w.browser(), "bolt", w.providerB.id, "both");
+    expect(locationOf(inB)).toBe("/");
+    const bUser = (await w.t.json("GET", "/api/v1/auth/me", { token: setCookies(inB).svc_session!.value })).body;
+    expect(bUser.tenant.subdomain).toBe("bolt");
+    expect(bUser.user.id).not.toBe(aUser.id);
+  });
+});
+
+test("no state, code, cookie or client secret is in any audit row; every failure is audited with its code", () => {
+  const rows = allAudit(w.t);
+  const text = JSON.stringify(rows);
+  for (const s of [...handled, FORGER_SECRET]) if (s.length >= 8) expect(text.includes(s) ? s : null).toBeNull();
+  const failures = rows.filter((r) => r.action === "oauth.failure").map((r) => JSON.parse(r.detail as string).code);
+  for (const code of ["oauth_state_invalid", "oauth_token_invalid", "oauth_provider_error", "oauth_email_unverified", "oauth_account_exists", "oauth_domain_not_allowed", "oauth_identity_other_org"]) {
+    expect(failures).toContain(code);
+  }
+});

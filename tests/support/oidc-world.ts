@@ -1,0 +1,64 @@
+import { expect } from "bun:test";
+import type { TestApp } from "../helpers";
+import { clockedApp } from "../auth/support";
+import { noteSecret } from "../security/ledger";
+import { OidcBrowser } from "./oidc-browser";
+import { type OidcProviderHarness, startOidcProvider } from "./oidc-provider";
+
+export const PROVIDERS = "/api/v1/auth/providers";
+export const IDENTITIES = "/api/v1/auth/identities";
+export const startPath = (providerId: string) => `/api/v1/auth/oauth/${providerId}/start`;
+
+/**
+ * Two organizations (acme, bolt) on one app with loopback issuers allowed, and one real OpenID
+ * Provider holding a client for each: acme's provider lets example.com addresses join.
+ */
+export async function oidcWorld(env: Record<string, string> = {}) {
+  const { t, clock } = clockedApp({ env: { SUITE_OIDC_TEST_LOOPBACK: "true", ...env } });
+  const acme = await t.signup("acme");
+  const bolt = await t.signup("bolt");
+  const secrets = { acme: `acme-secret-${crypto.randomUUID()}`, bolt: `bolt-secret-${crypto.randomUUID()}` };
+  const op = await startOidcProvider([
+    { client_id: "acme-app", client_secret: secrets.acme, subdomain: "acme" },
+    { client_id: "bolt-app", client_secret: secrets.bolt, subdomain: "bolt" },
+  ]);
+  const providerA = await addProvider(t, acme.access_token, { issuer: op.issuer, client_id: "acme-app", client_secret: secrets.acme, allowed_domains: ["example.com"], auto_join: true });
+  const providerB = await addProvider(t, bolt.access_token, { issuer: op.issuer, client_id: "bolt-app", client_secret: secrets.bolt, allowed_domains: ["example.com"], auto_join: true });
+  return {
+    t,
+    clock,
+    acme,
+    bolt,
+    op,
+    providerA,
+    providerB,
+    browser: () => new OidcBrowser(t),
+    close: async () => {
+      await op.close();
+      t.close();
+    },
+  };
+}
+
+export type OidcWorld = Awaited<ReturnType<typeof oidcWorld>>;
+
+/** Adds an `oidc` provider through the admin API; answers its ProviderRead. */
+export async function addProvider(t: TestApp, token: string, body: Record<string, unknown>) {
+  noteSecret("oidc client secret", body.client_secret);
+  const r = await t.json("POST", PROVIDERS, { token, body: { kind: "oidc", name: `OP ${Math.random().toString(36).slice(2, 7)}`, enabled: true, ...body } });
+  expect(r.status).toBe(201);
+  return r.body as { id: string; redirect_uri: string; name: string };
+}
+
+/** A whole sign-in at `subdomain` as the provider's `account`: the callback's answer. */
+export async function signInVia(browser: OidcBrowser, subdomain: string, providerId: string, account: string): Promise<Response> {
+  const start = await browser.app("GET", startPath(providerId), subdomain);
+  expect(start.status).toBe(302);
+  const callback = await browser.authorize(start.headers.get("location")!, account);
+  return browser.app("GET", OidcBrowser.pathOf(callback), subdomain);
+}
+
+/** Where a 302 sends the browser. */
+export const locationOf = (r: Response) => r.headers.get("location");
+
+export type { OidcProviderHarness };
