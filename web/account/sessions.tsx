@@ -84,7 +84,7 @@ export function Sessions() {
               <thead>
                 <tr>
                   <th scope="col">Device</th>
-                  {methods && <th scope="col">Signed in with</th>}
+                  {methods && <th scope="col" class="hide-narrow">Signed in with</th>}
                   <th scope="col">IP address</th>
                   <th scope="col" class="hide-narrow">Signed in</th>
                   <th scope="col" class="hide-narrow">Last active</th>
@@ -96,8 +96,9 @@ export function Sessions() {
                   <tr key={s.id}>
                     <td>
                       {device(s.user_agent)} {s.current && <span class="tag ok">This device</span>}
+                      {methods && signInMethod(s) && <span class="show-narrow">with {signInMethod(s)}</span>}
                     </td>
-                    {methods && <td>{signInMethod(s) ?? "—"}</td>}
+                    {methods && <td class="hide-narrow">{signInMethod(s) ?? "—"}</td>}
                     <td>{s.ip ?? "—"}</td>
                     <td class="hide-narrow">{formatDateTime(s.created_at)}</td>
                     <td class="hide-narrow">{formatDateTime(s.last_used_at)}</td>

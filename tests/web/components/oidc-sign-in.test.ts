@@ -11,6 +11,7 @@ const { oauthMessage } = await import("../../../web/sign-in/oauth");
 const { Identities, LAST_METHOD } = await import("../../../web/account/identities");
 const { Sessions } = await import("../../../web/account/sessions");
 const { stopRefresh } = await import("../../../web/api/client");
+const { OAUTH_ERRORS } = await import("../../../src/auth/oidc/model");
 const { screenKit, type } = await import("./oidc-dom");
 
 const WORKSPACE = { baseDomain: "localhost", sharedCookies: false, smtp: true, signup: "open" as const };
@@ -76,6 +77,18 @@ describe("sign-in page", () => {
       expect(links()).toEqual([]);
     } finally {
       f.restore();
+    }
+  });
+
+  test("every code the server's callback can send has its own sentence, for a sign-in and for a link", () => {
+    const codes = Object.keys(OAUTH_ERRORS);
+    expect(codes.length).toBeGreaterThan(5);
+    for (const code of codes) {
+      for (const during of ["sign-in", "link"] as const) {
+        const m = oauthMessage(code, during);
+        expect(m).not.toContain("reference:");
+        expect(m).not.toContain(code);
+      }
     }
   });
 

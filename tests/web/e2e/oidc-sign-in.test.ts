@@ -85,7 +85,7 @@ test("2FA after the provider: the handed-over temp token is wiped from the addre
   await page.getByRole("heading", { name: "Two-step verification" }).waitFor();
   // Gone from the address bar, and from the history entry (Back does not bring it back).
   expect(page.url()).toBe(`${suite.origin("oidcweb")}/sign-in`);
-  expect(await page.evaluate(() => location.hash + location.search)).toBe("");
+  expect(await page.evaluate("location.hash + location.search")).toBe("");
   const found = await look(page, "oidc-2fa-handover");
   const code = appCode(totpSecret, Date.now(), 1);
   noteSecret("totp code", code);
