@@ -134,7 +134,7 @@ export function createContext(opts: ContextOptions) {
   const oidcRepo = createOidcRepo(db, { users, auditInTx: security.auditInTx });
   const providers = createProvidersService({ config, now, repo: oidcRepo, users, sealer: createSealer(keys.encryptionKey, "idp-client-secret/v1") });
   const oidcFlow = createFlowService({
-    config, now, repo: oidcRepo, users, providers, protocol: createProtocol(config), sealer: createSealer(keys.encryptionKey, "oauth-flow/v1"), signIn, audit, log,
+    config, now, repo: oidcRepo, users, providers, protocol: createProtocol(config), sealer: createSealer(keys.encryptionKey, "oauth-flow/v1"), signIn, limiter, limits, audit, log,
   });
   const passwordRepo = createPasswordRepo(db, { security, tokens: accountTokens });
   const password = createPasswordService({ config, now, log, limiter, limits, hasher, users, tokens: accountTokens, repo: passwordRepo, mail, security, mailer });

@@ -32,6 +32,10 @@ export const LIMITS = {
   emailVerifyPerIp: { name: "email-verify-ip", max: 60, windowMs: 60_000 },
   emailResendPerUser: { name: "email-resend-user", max: 3, windowMs: 15 * 60_000 },
   emailResendPerIp: { name: "email-resend-ip", max: 30, windowMs: 15 * 60_000 },
+  // Identity providers (issue 17): each start writes a flow and may ask the provider for its
+  // metadata; each callback exchanges a code with it.
+  oauthStartPerIp: { name: "oauth-start-ip", max: 30, windowMs: 60_000 },
+  oauthCallbackPerIp: { name: "oauth-callback-ip", max: 60, windowMs: 60_000 },
 } satisfies Record<string, Limit>;
 
 export type Limits = typeof LIMITS;

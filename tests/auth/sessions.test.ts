@@ -40,12 +40,12 @@ describe("GET /auth/sessions", () => {
     expect(Array.isArray(r.body)).toBe(true);
     expect(r.body.map((s: { id: string }) => s.id)).toEqual([b.sid, a.sid, sessionIdOf(t, org.access_token)]);
     for (const s of r.body) {
-      expect(Object.keys(s).sort()).toEqual(["created_at", "current", "expires_at", "id", "ip", "last_used_at", "user_agent"]);
+      expect(Object.keys(s).sort()).toEqual(["created_at", "current", "expires_at", "id", "ip", "last_used_at", "method", "user_agent"]);
       for (const k of ["created_at", "last_used_at", "expires_at"]) expect(s[k]).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
       expect(Date.parse(s.expires_at) - Date.parse(s.created_at)).toBe(30 * 86400_000);
     }
     expect(r.body.filter((s: { current: boolean }) => s.current)).toHaveLength(1);
-    expect(r.body[1]).toMatchObject({ id: a.sid, current: true, user_agent: "agent-a" });
+    expect(r.body[1]).toMatchObject({ id: a.sid, current: true, user_agent: "agent-a", method: "password" });
     expect(r.body[0]).toMatchObject({ id: b.sid, current: false, user_agent: "agent-b" });
     // From b's point of view, b is the current one.
     const fromB = await list(b.access_token);

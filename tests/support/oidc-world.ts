@@ -1,4 +1,5 @@
 import { expect } from "bun:test";
+import { LIMITS } from "../../src/security/rate-limit";
 import type { TestApp } from "../helpers";
 import { clockedApp } from "../auth/support";
 import { noteSecret } from "../security/ledger";
@@ -14,7 +15,10 @@ export const startPath = (providerId: string) => `/api/v1/auth/oauth/${providerI
  * Provider holding a client for each: acme's provider lets example.com addresses join.
  */
 export async function oidcWorld(env: Record<string, string> = {}) {
-  const { t, clock } = clockedApp({ env: { SUITE_OIDC_TEST_LOOPBACK: "true", ...env } });
+  // The clock stands still and every in-process request has the same (no) address: the per-IP
+  // limits of starts and callbacks are raised out of reach here (providers.test.ts meets them).
+  const limits = { oauthStartPerIp: { ...LIMITS.oauthStartPerIp, max: 1_000_000 }, oauthCallbackPerIp: { ...LIMITS.oauthCallbackPerIp, max: 1_000_000 } };
+  const { t, clock } = clockedApp({ env: { SUITE_OIDC_TEST_LOOPBACK: "true", ...env }, limits });
   const acme = await t.signup("acme");
   const bolt = await t.signup("bolt");
   const secrets = { acme: `acme-secret-${crypto.randomUUID()}`, bolt: `bolt-secret-${crypto.randomUUID()}` };

@@ -3,6 +3,7 @@ import { hashToken, newId, newSecretToken, toIso } from "../../db/ids";
 import { errors } from "../../http/errors";
 import { offsetOf, pageOf, type Page } from "../../http/paging";
 import type { AuditEntry } from "../../security/repo";
+import type { Limits, RateLimiter } from "../../security/rate-limit";
 import type { UserRow, UsersRepo } from "../../users/repo";
 import { DEFAULT_PROFILE } from "../../users/invitations-service";
 import { auditEntry } from "../audit-entry";
@@ -35,6 +36,8 @@ export interface FlowDeps {
   /** Seals a flow's PKCE verifier, bound to its state's hash. */
   sealer: Sealer;
   signIn: SignIn;
+  limiter: RateLimiter;
+  limits: Limits;
   audit: (e: AuditEntry) => Promise<void> | void;
   /** For an unexpected failure's class (never its message, which may quote a provider). */
   log: (line: Record<string, unknown>) => void;
@@ -95,12 +98,13 @@ export function createFlowService(d: FlowDeps) {
   /** The sign-in buttons' start: a failure is reported like a callback's, by a code. */
   async function startSignIn(tenantId: string | null, subdomain: string | null, providerId: string, req: RequestInfo) {
     try {
+      if (!(await d.limiter.hit(d.limits.oauthStartPerIp, req.ip ?? "unknown")).allowed) throw new Failure("oauth_rate_limited", "starts per IP");
       if (tenantId === null || subdomain === null) throw new Failure("oauth_provider_unavailable", "no organization named");
       return { ok: true as const, ...(await start(tenantId, subdomain, providerId, null)) };
     } catch (e) {
       if (!(e instanceof Failure)) throw e;
       // The provider's id only when it is one of this organization's: an id the caller made up (or took from another organization) is not recorded.
-      const known = tenantId !== null && e.code !== "oauth_provider_unavailable" ? providerId : null;
+      const known = tenantId !== null && (await d.repo.provider(tenantId, providerId)) ? providerId : null;
       await d.audit(auditEntry("oauth.failure", { tenantId, userId: null }, req, { provider_id: known, code: e.code, reason: e.reason, stage: "start" }));
       return { ok: false as const, code: e.code };
     }
@@ -125,6 +129,7 @@ export function createFlowService(d: FlowDeps) {
     let flow: FlowRow | null = null;
     let provider: ProviderRow | undefined;
     try {
+      if (!(await d.limiter.hit(d.limits.oauthCallbackPerIp, req.ip ?? "unknown")).allowed) throw new Failure("oauth_rate_limited", "callbacks per IP");
       const state = query.get("state");
       if (!state) throw new Failure("oauth_state_invalid", "no state");
       const stateHash = hashToken(state);

@@ -93,5 +93,6 @@ export const OAUTH_ERRORS = {
   oauth_identity_in_use: "This identity is already linked to another account.",
   oauth_not_registered: "No account is linked to this identity, and joining is not open for it.",
   oauth_account_unavailable: "The account this identity belongs to no longer exists.",
+  oauth_rate_limited: "Too many sign-in attempts from this address: wait a minute and try again.",
 } as const;
 export type OAuthErrorCode = keyof typeof OAUTH_ERRORS;

@@ -60,6 +60,11 @@ describe("round trips against a real OpenID Provider (oidc-provider on loopback)
     expect(sessions.body[0].method).toBe(`oidc:${w.providerA.name}`);
     const audit = allAudit(w.t).filter((a) => a.user_id === row.id).map((a) => a.action);
     expect(audit).toEqual(["oauth.joined", "login.success"]);
+    // The new account has no password: no guess signs in with one (and the check does not fail).
+    for (const password of ["", "AAAAAAAAAAAAAAAAAAAAAA", "correct horse battery"]) {
+      const r = await w.t.json("POST", "/api/v1/auth/login", { tenant: "acme", body: { email: "joiner@example.com", password: password || "x".repeat(8) } });
+      expect(r.status).toBe(401);
+    }
 
     // Next time the identity is known: the same user, no second account.
     const again = await signInVia(w.browser(), "acme", w.providerA.id, "joiner");

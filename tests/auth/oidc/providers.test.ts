@@ -118,3 +118,13 @@ describe("the admin API of identity providers", () => {
     for (const a of ["identity_provider.created", "identity_provider.updated", "identity_provider.deleted"]) expect(actions).toContain(a);
   });
 });
+
+test("starts are limited per address: 30 a minute, then the sign-in page says so", async () => {
+  const answers: string[] = [];
+  for (let i = 0; i < 31; i++) answers.push((await t.request("GET", "/api/v1/auth/oauth/no-such-provider/start", { tenant: "acme" })).headers.get("location") ?? "");
+  expect(new Set(answers.slice(0, 30))).toEqual(new Set(["/sign-in?error=oauth_provider_unavailable"]));
+  expect(answers[30]).toBe("/sign-in?error=oauth_rate_limited");
+  const last = allAudit(t).at(-1)!;
+  expect(last.action).toBe("oauth.failure");
+  expect(JSON.parse(last.detail as string)).toMatchObject({ code: "oauth_rate_limited", provider_id: null });
+});
