@@ -13,6 +13,8 @@ export interface OpClient {
   client_secret: string;
   /** The organization's subdomain: the redirect URI is http://<sub>.localhost:8000/api/v1/auth/oauth/callback. */
   subdomain: string;
+  /** Another redirect URI (a server on another port: the provider's `redirect_uri` in ProviderRead). */
+  redirect_uri?: string;
 }
 
 export interface OpAccount {
@@ -32,7 +34,7 @@ export async function startOidcProvider(clients: OpClient[]) {
     clients: clients.map((c) => ({
       client_id: c.client_id,
       client_secret: c.client_secret,
-      redirect_uris: [`http://${c.subdomain}.localhost:8000/api/v1/auth/oauth/callback`],
+      redirect_uris: [c.redirect_uri ?? `http://${c.subdomain}.localhost:8000/api/v1/auth/oauth/callback`],
       grant_types: ["authorization_code"],
       response_types: ["code"],
       token_endpoint_auth_method: "client_secret_post",

@@ -147,4 +147,22 @@ describe("round trips against a real OpenID Provider (oidc-provider on loopback)
     const challenge = allAudit(w.t).findLast((a) => a.action === "2fa.challenge")!;
     expect(JSON.parse(challenge.detail as string).method).toBe(`oidc:${w.providerA.name}`);
   });
+
+  test("linking refuses an unverified address, and an identity already linked to another member", async () => {
+    const link = async (token: string, account: string) => {
+      const started = await w.t.request("POST", `${IDENTITIES}/link/${w.providerA.id}`, { token, tenant: "acme", body: {} });
+      expect(started.status).toBe(200);
+      const { authorization_url } = (await started.json()) as { authorization_url: string };
+      const cb = await w.browser().authorize(authorization_url, account);
+      return w.t.request("GET", `${cb.pathname}${cb.search}`, { tenant: "acme", cookies: { svc_oauth: setCookies(started).svc_oauth!.value } });
+    };
+    w.op.accounts.set("unverified-link", { email: "unverified-link@example.com", email_verified: false });
+    expect(locationOf(await link(w.acme.access_token, "unverified-link"))).toBe("/settings?error=oauth_email_unverified");
+    // "joiner" joined acme earlier: its identity is another member's.
+    expect(locationOf(await link(w.acme.access_token, "joiner"))).toBe("/settings?error=oauth_identity_in_use");
+    expect((await w.t.json("GET", IDENTITIES, { token: w.acme.access_token })).body.total).toBe(0);
+    // An unknown or another organization's provider: 404 before anything starts.
+    expect((await w.t.json("POST", `${IDENTITIES}/link/${w.providerB.id}`, { token: w.acme.access_token, tenant: "acme", body: {} })).status).toBe(404);
+  });
 });
+
