@@ -1,62 +1,18 @@
 /**
- * The e2e side of the identity-provider harness (issue 17): the same real OpenID Provider as
+ * The e2e side of the identity-provider harness (issue 17): the real OpenID Provider of
  * tests/support/oidc-provider.ts (the `oidc-provider` package, its devInteractions login page,
- * consent granted at once), with the clients' redirect URIs on the port dist/suite was given
- * (that harness registers :8000, where the in-process app tests pretend to be), and its login
- * page driven in Chromium.
+ * consent granted at once), its client's redirect URI on the free port dist/suite was given, and
+ * its login page driven in Chromium.
  */
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
-import Provider from "oidc-provider";
 import type { Page } from "playwright-core";
-import type { OpAccount } from "../../support/oidc-provider";
-import { noteSecret } from "../../security/ledger";
+import { type OidcProviderHarness, startOidcProvider } from "../../support/oidc-provider";
 
-export interface E2eClient {
-  client_id: string;
-  client_secret: string;
-  /** The organization's origin as the browser sees it: http://<sub>.localhost:<port>. */
-  origin: string;
+export type BrowserOp = OidcProviderHarness;
+
+/** One client for the organization served at `origin` (http://<sub>.localhost:<port>). */
+export function startBrowserOp(client: { client_id: string; client_secret: string; subdomain: string; origin: string }): Promise<BrowserOp> {
+  return startOidcProvider([{ ...client, redirect_uri: `${client.origin}/api/v1/auth/oauth/callback` }]);
 }
-
-export async function startBrowserOp(clients: E2eClient[]) {
-  let handler: ((req: never, res: never) => void) | null = null;
-  const server = createServer((req, res) => handler!(req as never, res as never));
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const accounts = new Map<string, OpAccount>();
-  for (const c of clients) noteSecret("oidc client secret", c.client_secret);
-  const provider = new Provider(issuer, {
-    clients: clients.map((c) => ({
-      client_id: c.client_id,
-      client_secret: c.client_secret,
-      redirect_uris: [`${c.origin}/api/v1/auth/oauth/callback`],
-      grant_types: ["authorization_code"],
-      response_types: ["code"],
-      token_endpoint_auth_method: "client_secret_post",
-    })),
-    pkce: { required: () => true },
-    features: { devInteractions: { enabled: true } },
-    claims: { openid: ["sub"], email: ["email", "email_verified"], profile: ["name"] },
-    findAccount: async (_ctx: unknown, id: string) => {
-      const a = accounts.get(id);
-      if (!a) return undefined;
-      return { accountId: id, claims: async () => ({ sub: id, ...a }) };
-    },
-    loadExistingGrant: async (ctx: { oidc: { provider: Provider; client: { clientId: string }; session: { accountId: string } } }) => {
-      const grant = new ctx.oidc.provider.Grant({ clientId: ctx.oidc.client.clientId, accountId: ctx.oidc.session.accountId });
-      grant.addOIDCScope("openid email profile");
-      await grant.save();
-      return grant;
-    },
-    ttl: { AccessToken: 600, AuthorizationCode: 60, IdToken: 600, Interaction: 600, Session: 600, Grant: 600 },
-  } as never);
-  provider.on("server_error", () => {});
-  handler = provider.callback() as never;
-  return { issuer, accounts, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
-}
-
-export type BrowserOp = Awaited<ReturnType<typeof startBrowserOp>>;
 
 /**
  * At the provider's login page (its devInteractions form), signs in as `account`, as a person
@@ -74,6 +30,6 @@ export async function signInAtProvider(page: Page, op: BrowserOp, account: strin
 
 /**
  * The watch's problems that are ours: the provider's own pages (a stand-in for Google's or
- * Microsoft's, on 127.0.0.1, which imports a web font from Google) are not the web app's.
+ * Microsoft's, on 127.0.0.1, which import a web font from Google) are not the web app's.
  */
 export const ownProblems = (problems: string[], op: BrowserOp) => problems.filter((p) => !p.includes(op.issuer) && !p.includes("fonts.googleapis.com") && !p.includes("fonts.gstatic.com"));

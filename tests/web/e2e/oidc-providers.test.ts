@@ -62,7 +62,7 @@ beforeAll(async () => {
   ensureBinary();
   dir = mkdtempSync(join(tmpdir(), "suite-web-oidc-"));
   suite = await startSuite(dir, { SUITE_OIDC_TEST_LOOPBACK: "true" });
-  op = await startBrowserOp([{ client_id: "loopco-app", client_secret: CLIENT_SECRET, origin: suite.origin(SUB) }]);
+  op = await startBrowserOp({ client_id: "loopco-app", client_secret: CLIENT_SECRET, subdomain: SUB, origin: suite.origin(SUB) });
   op.accounts.set("newbie", { email: "newbie@loopco.test", email_verified: true });
   op.accounts.set("olga-at-op", { email: ADMIN, email_verified: true });
   op.accounts.set("stranger", { email: "stranger@elsewhere.test", email_verified: true });
