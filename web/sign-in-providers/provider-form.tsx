@@ -4,7 +4,7 @@
  * on a change left empty it stays as it is (the PATCH leaves it out).
  */
 import { useState } from "preact/hooks";
-import { api, type AuthProvider, type Profile, type ProviderKind } from "../api/client";
+import { ApiError, api, type AuthProvider, type Profile, type ProviderKind } from "../api/client";
 import { Field, SelectField } from "../shared/field";
 import { NO_ERRORS, formErrors, type FormErrors } from "../shared/form-errors";
 import { FormFooter } from "../shared/form-footer";
@@ -60,7 +60,8 @@ export function ProviderForm({
       setSecret("");
       onSaved(saved);
     } catch (x) {
-      setErrors(formErrors(x, FIELDS));
+      // A 409 provider_name_taken belongs beside the name (its detail names no field).
+      setErrors(x instanceof ApiError && x.code === "provider_name_taken" ? { fields: { name: x.detail }, general: null } : formErrors(x, FIELDS));
       setBusy(false);
     }
   };

@@ -139,7 +139,10 @@ describe("sign-in providers screen", () => {
     const f = fakeFetch({
       "GET /api/v1/auth/providers": () => json(200, { items: list }),
       "GET /api/v1/users/profiles": () => json(200, profiles),
-      "PATCH /api/v1/auth/providers/p1": (c) => json(200, provider(c.body as Record<string, unknown>)),
+      "PATCH /api/v1/auth/providers/p1": (c) =>
+        (c.body as { name: string }).name === "GitHub"
+          ? json(409, { detail: "Another identity provider of this organization has this name.", code: "provider_name_taken" })
+          : json(200, provider(c.body as Record<string, unknown>)),
       "DELETE /api/v1/auth/providers/p3": () => {
         list = list.filter((p) => p.id !== "p3");
         return new Response(null, { status: 204 });
@@ -160,10 +163,14 @@ describe("sign-in providers screen", () => {
       expect(kit.maybeLabel("Provider type")).toBe(false); // the kind is chosen once
       expect(byLabel("Client secret").value).toBe("");
       expect(byLabel("Redirect URI").value).toBe(REDIRECT);
+      await type(byLabel("Name on the sign-in button"), "GitHub");
+      button("Save provider").click();
+      await until(() => expect(byLabel("Name on the sign-in button").getAttribute("aria-invalid")).toBe("true"));
+      expect(text()).toContain("Another identity provider of this organization has this name.");
       await type(byLabel("Name on the sign-in button"), "Google Workspace");
       button("Save provider").click();
-      await until(() => expect(f.calls.some((c) => c.method === "PATCH")).toBe(true));
-      const patch = f.calls.find((c) => c.method === "PATCH")!.body as Record<string, unknown>;
+      await until(() => expect(f.calls.filter((c) => c.method === "PATCH").length).toBe(2));
+      const patch = f.calls.filter((c) => c.method === "PATCH")[1]!.body as Record<string, unknown>;
       expect(patch.name).toBe("Google Workspace");
       expect("client_secret" in patch).toBe(false);
       expect("kind" in patch).toBe(false);
