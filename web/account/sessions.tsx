@@ -10,21 +10,17 @@ import { useLoad } from "../shared/use-load";
 const METHODS: Record<string, string> = {
   password: "Password",
   magic_link: "Sign-in link",
-  magic: "Sign-in link",
   signup: "Signup",
   invitation: "Invitation",
   password_reset: "Password reset",
-  oauth: "Linked account",
-  oidc: "Linked account",
   "2fa": "Two-step verification",
   cli: "Command line",
 };
 
 /** How a session began, when the server says: "Google", "Password", "Sign-in link"… */
 export function signInMethod(s: Session): string | null {
-  const m = s.sign_in_method ?? s.method;
+  const m = s.method;
   if (!m) return null;
-  if (s.provider_name && /^(oauth|oidc|google|microsoft|github)/.test(m)) return s.provider_name;
   // "oidc:Acme ID": a provider's session, named after the provider.
   const named = /^(?:oauth|oidc):(.+)$/.exec(m);
   if (named) return named[1]!;

@@ -77,11 +77,8 @@ export interface Session {
   ip: string | null;
   user_agent: string | null;
   current: boolean;
-  /** How the session began ("password", "magic_link", "oidc:<provider name>", …), when the server says (issue 17). */
-  sign_in_method?: string | null;
+  /** How the session began: "password", "magic_link", "2fa", "oidc:<provider name>"… (issue 17; absent from older servers). */
   method?: string | null;
-  /** The provider's name for an OAuth sign-in, when the server says. */
-  provider_name?: string | null;
 }
 export interface Confirmation {
   detail: string;

@@ -152,14 +152,14 @@ describe("My account: sessions", () => {
       ...over,
     });
     const f = fakeFetch({
-      "GET /api/v1/auth/sessions": () => json(200, [s("a", { sign_in_method: "oauth", provider_name: "Acme ID" }), s("b", { sign_in_method: "password" }), s("c", { sign_in_method: "magic_link" }), s("d", { method: "oidc:Google Workspace" }), s("e", { method: "2fa" })]),
+      "GET /api/v1/auth/sessions": () => json(200, [s("a", { method: "oidc:Acme ID" }), s("b", { method: "password" }), s("c", { method: "magic_link" }), s("d", { method: "oidc:Google Workspace" }), s("e", { method: "2fa" }), s("f", { method: "some_future_way" })]),
     });
     try {
       kit.mount(h(Sessions, {}));
-      await until(() => expect(kit.root().querySelectorAll("tbody tr").length).toBe(5));
+      await until(() => expect(kit.root().querySelectorAll("tbody tr").length).toBe(6));
       expect([...kit.root().querySelectorAll("th")].map((t) => t.textContent)).toContain("Signed in with");
       const cells = [...kit.root().querySelectorAll("tbody tr")].map((r) => r.children[1]!.textContent);
-      expect(cells).toEqual(["Acme ID", "Password", "Sign-in link", "Google Workspace", "Two-step verification"]);
+      expect(cells).toEqual(["Acme ID", "Password", "Sign-in link", "Google Workspace", "Two-step verification", "Some future way"]);
     } finally {
       f.restore();
     }
