@@ -15,6 +15,7 @@ import ResetPassword from "./password/reset";
 import VerifyEmail from "./verify-email";
 import SignIn from "./sign-in";
 import SecurityLogScreen from "./security-log";
+import SignInProvidersScreen from "./sign-in-providers";
 import PublicHome from "./signup";
 import OrganizationScreen from "./organization";
 import PipelineScreen from "./stages";
@@ -45,6 +46,7 @@ export const WORKSPACE_ROUTES: Route[] = [
   { path: "/pipeline", module: "crm", screen: PipelineScreen, auth: true, title: "Pipeline" },
   { path: "/team", module: "users", screen: TeamScreen, auth: true, admin: true, title: "Team" },
   { path: "/organization", screen: OrganizationScreen, auth: true, admin: true, title: "Organization" },
+  { path: "/sign-in-providers", screen: SignInProvidersScreen, auth: true, admin: true, title: "Sign-in providers" },
   { path: "/security-log", screen: SecurityLogScreen, auth: true, admin: true, title: "Security log" },
   { path: "/import", module: "crm", screen: ImportScreen, auth: true, title: "Import" },
   { path: "/settings", screen: AccountScreen, auth: true, title: "My account" },

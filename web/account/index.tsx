@@ -6,6 +6,7 @@ import { useSession } from "../shared/session";
 import { errorMessage } from "../shared/states";
 import { toast } from "../shared/toast";
 import { ChangePassword } from "../password/change";
+import { Identities } from "./identities";
 import { Sessions } from "./sessions";
 import { TwoFactor } from "./two-factor";
 
@@ -51,6 +52,7 @@ export default function AccountScreen() {
       <Profile />
       <ChangePassword />
       <TwoFactor />
+      <Identities />
       <Sessions />
       <section class="panel" aria-labelledby="signout-title">
         <h2 id="signout-title">Sign out</h2>

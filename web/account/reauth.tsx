@@ -9,7 +9,8 @@ import { Modal } from "../shared/dialog";
 import { Field } from "../shared/field";
 import { errorMessage } from "../shared/states";
 
-export function useReauth(withCode: boolean) {
+/** `purpose` finishes the sentence "enter your password again to …". */
+export function useReauth(withCode: boolean, purpose = "change two-step verification") {
   const [open, setOpen] = useState(false);
   const [password, setPassword] = useState("");
   const [code, setCode] = useState("");
@@ -56,7 +57,7 @@ export function useReauth(withCode: boolean) {
   const dialog = (
     <Modal open={open} title="Confirm it's you" onClose={cancel}>
       <form onSubmit={submit} noValidate>
-        <p>For your security, enter your password again to change two-step verification.</p>
+        <p>For your security, enter your password again to {purpose}.</p>
         <Field label="Password" type="password" autocomplete="current-password" required value={password} onValue={setPassword} />
         {withCode && <Field label="Authenticator or backup code" autocomplete="one-time-code" value={code} onValue={setCode} />}
         {error && <p class="error" role="alert">{error}</p>}

@@ -7,6 +7,26 @@ import { ErrorBox, Loading, errorMessage } from "../shared/states";
 import { toast } from "../shared/toast";
 import { useLoad } from "../shared/use-load";
 
+const METHODS: Record<string, string> = {
+  password: "Password",
+  magic_link: "Sign-in link",
+  signup: "Signup",
+  invitation: "Invitation",
+  password_reset: "Password reset",
+  "2fa": "Two-step verification",
+  cli: "Command line",
+};
+
+/** How a session began, when the server says: "Google", "Password", "Sign-in link"… */
+export function signInMethod(s: Session): string | null {
+  const m = s.method;
+  if (!m) return null;
+  // "oidc:Acme ID": a provider's session, named after the provider.
+  const named = /^(?:oauth|oidc):(.+)$/.exec(m);
+  if (named) return named[1]!;
+  return METHODS[m] ?? m.replace(/_/g, " ").replace(/^./, (c) => c.toUpperCase());
+}
+
 type Ask = { kind: "one"; session: Session } | { kind: "others" } | { kind: "all" } | null;
 
 export function Sessions() {
@@ -45,6 +65,7 @@ export function Sessions() {
   };
 
   const others = (list.data ?? []).filter((s) => !s.current).length;
+  const methods = (list.data ?? []).some((s) => signInMethod(s) !== null);
   return (
     <section class="panel" aria-labelledby="sessions-title">
       <h2 id="sessions-title">Where you're signed in</h2>
@@ -59,6 +80,7 @@ export function Sessions() {
               <thead>
                 <tr>
                   <th scope="col">Device</th>
+                  {methods && <th scope="col" class="hide-narrow">Signed in with</th>}
                   <th scope="col">IP address</th>
                   <th scope="col" class="hide-narrow">Signed in</th>
                   <th scope="col" class="hide-narrow">Last active</th>
@@ -70,7 +92,9 @@ export function Sessions() {
                   <tr key={s.id}>
                     <td>
                       {device(s.user_agent)} {s.current && <span class="tag ok">This device</span>}
+                      {methods && signInMethod(s) && <span class="show-narrow">with {signInMethod(s)}</span>}
                     </td>
+                    {methods && <td class="hide-narrow">{signInMethod(s) ?? "—"}</td>}
                     <td>{s.ip ?? "—"}</td>
                     <td class="hide-narrow">{formatDateTime(s.created_at)}</td>
                     <td class="hide-narrow">{formatDateTime(s.last_used_at)}</td>

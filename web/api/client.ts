@@ -159,6 +159,9 @@ const patch = <R>(path: string, body: unknown) => request<R>("PATCH", path, { bo
 const del = (path: string, query?: Query) => request<void>("DELETE", path, { query });
 
 const enc = encodeURIComponent;
+/** A list answer, bare or in `{items}` (either shape reads the same). */
+type ListAnswer<I> = I[] | { items: I[] };
+const items = <I>(a: ListAnswer<I>): I[] => (Array.isArray(a) ? a : (a?.items ?? []));
 const open: Options = { noAuthRetry: true };
 
 /** Every endpoint the app uses, typed. */
@@ -238,12 +241,29 @@ export const api = {
     importCsv: (kind: T.TransferKind, file: Blob | string, q: { dry_run?: boolean; create_missing?: boolean }) =>
       request<T.ImportReport>("POST", `/crm/${kind}/import`, { query: q, csv: file }),
   },
+  /** Sign-in providers (issue 17): admins configure them; the sign-in page lists the enabled ones. */
+  providers: {
+    list: () => get<ListAnswer<T.AuthProvider>>("/auth/providers").then(items),
+    create: (body: T.ProviderWrite) => post<T.AuthProvider>("/auth/providers", body),
+    update: (id: string, body: T.ProviderPatch) => patch<T.AuthProvider>(`/auth/providers/${enc(id)}`, body),
+    remove: (id: string) => del(`/auth/providers/${enc(id)}`),
+    public: (o: Options = {}) => get<ListAnswer<T.PublicProvider>>("/auth/providers/public", undefined, { ...open, ...o }).then(items),
+  },
+  /** My linked outside accounts. Linking answers where the browser goes next (the provider). */
+  identities: {
+    list: () => get<ListAnswer<T.Identity>>("/auth/identities").then(items),
+    link: (providerId: string) => post<{ authorization_url: string }>(`/auth/identities/link/${enc(providerId)}`),
+    unlink: (id: string) => del(`/auth/identities/${enc(id)}`),
+  },
   audit: {
     log: (q: T.AuditQuery, signal?: AbortSignal) => get<T.Page<T.AuditEntry>>("/audit-log", q as Query, { signal }),
     /** A plain link downloads the CSV: the session cookie goes with it, and the server streams it. */
     csvUrl: (q: T.AuditQuery) => `/api/v1/audit-log${queryString({ ...q, page: undefined, size: undefined, format: "csv" } as Query)}`,
   },
 };
+
+/** Where the browser goes (a full page load, not a fetch) to sign in through a provider. */
+export const oauthStartUrl = (providerId: string) => `/api/v1/auth/oauth/${enc(providerId)}/start`;
 
 /** Where the browser downloads an export: a plain link, the session cookie goes with it. */
 export const exportUrl = (kind: T.TransferKind, q: Query = {}) => `/api/v1/crm/${kind}/export${queryString(q)}`;

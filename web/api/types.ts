@@ -77,6 +77,8 @@ export interface Session {
   ip: string | null;
   user_agent: string | null;
   current: boolean;
+  /** How the session began: "password", "magic_link", "2fa", "oidc:<provider name>"… (issue 17; absent from older servers). */
+  method?: string | null;
 }
 export interface Confirmation {
   detail: string;
@@ -274,4 +276,51 @@ export interface ImportReport {
   error_count: number;
   errors: ImportRowError[];
   created: { deals: number; accounts: number; contacts: number };
+}
+
+// ---- sign-in providers (issue 17): Google, Microsoft, GitHub, any OpenID Connect issuer ----
+
+export type ProviderKind = "google" | "microsoft" | "github" | "oidc";
+/** A provider as admins read it: never its client secret (sealed on the server). */
+export interface AuthProvider {
+  id: string;
+  kind: ProviderKind;
+  name: string;
+  issuer: string | null;
+  client_id: string;
+  allowed_domains: string[];
+  auto_join: boolean;
+  default_profile_id: string | null;
+  enabled: boolean;
+  /** What the admin registers at the provider as the redirect (callback) URI. */
+  redirect_uri: string;
+  created_at: string;
+}
+export interface ProviderWrite {
+  kind: ProviderKind;
+  name: string;
+  issuer?: string | null;
+  client_id: string;
+  client_secret: string;
+  allowed_domains: string[];
+  auto_join: boolean;
+  default_profile_id?: string | null;
+  enabled: boolean;
+}
+/** A change: what is left out stays as it is (client_secret too). */
+export type ProviderPatch = Partial<Omit<ProviderWrite, "kind">>;
+/** What the sign-in page sees of a provider (no auth). */
+export interface PublicProvider {
+  id: string;
+  name: string;
+  kind: ProviderKind;
+}
+/** An outside account linked to mine. */
+export interface Identity {
+  id: string;
+  provider_id: string;
+  provider_name: string;
+  kind: ProviderKind;
+  email: string | null;
+  created_at: string;
 }

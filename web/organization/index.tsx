@@ -2,6 +2,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { ApiError, api } from "../api/client";
 import { Field } from "../shared/field";
+import { Link } from "../shared/router";
 import { useSession } from "../shared/session";
 import { ErrorBox, Loading, errorMessage } from "../shared/states";
 import { toast } from "../shared/toast";
@@ -79,6 +80,12 @@ export default function OrganizationScreen() {
             {busy ? "Saving…" : "Save settings"}
           </button>
         </form>
+      </section>
+      <section class="panel" aria-labelledby="org-sign-in-title">
+        <h2 id="org-sign-in-title">Sign-in</h2>
+        <p>
+          Let people sign in with Google, Microsoft, GitHub or your own OpenID Connect provider: <Link href="/sign-in-providers">Sign-in providers</Link>.
+        </p>
       </section>
     </>
   );

@@ -12,6 +12,7 @@ import { Link, navigate } from "../shared/router";
 import { useSession } from "../shared/session";
 import { errorMessage } from "../shared/states";
 import { baseCredentials, goToWorkspace } from "./handoff";
+import { ProviderButtons, forgetHandover, oauthMessage, takeHandover } from "./oauth";
 import { SecondFactor } from "./second-factor";
 
 export function loginMessage(e: unknown): string {
@@ -43,9 +44,15 @@ export default function SignIn() {
   const [password, setPassword] = useState("");
   const [workspace, setWorkspace] = useState("");
   const [askWorkspace, setAskWorkspace] = useState(false);
-  const [challenge, setChallenge] = useState<string | null>(null);
+  // Back from a provider: its error as a sentence, or the 2FA step with the handed-over token.
+  const [back] = useState(() => {
+    const h = takeHandover();
+    if (!h.token) forgetHandover(); // an error is said once; only a 2FA token waits for its step
+    return h;
+  });
+  const [challenge, setChallenge] = useState<string | null>(back.token);
   const [busy, setBusy] = useState(false);
-  const [error, setError] = useState("");
+  const [error, setError] = useState(back.error ? oauthMessage(back.error) : "");
   const [notice, setNotice] = useState("");
 
   const credentials = onWorkspace ? "same-origin" : baseCredentials();
@@ -92,13 +99,19 @@ export default function SignIn() {
   if (challenge) {
     return (
       <PublicFrame title="Two-step verification">
-        <SecondFactor tempToken={challenge} credentials={credentials} onDone={(pair) => signedIn(pair, reload)} onRestart={(why) => (setChallenge(null), setError(why))} />
+        <SecondFactor
+          tempToken={challenge}
+          credentials={credentials}
+          onDone={(pair) => (forgetHandover(), signedIn(pair, reload))}
+          onRestart={(why) => (forgetHandover(), setChallenge(null), setError(why))}
+        />
       </PublicFrame>
     );
   }
 
   return (
     <PublicFrame title={onWorkspace ? `Sign in to ${currentSubdomain()}` : "Sign in"}>
+      {onWorkspace && <ProviderButtons />}
       <form onSubmit={submit} noValidate>
         <Field label="Email" type="email" autocomplete="username" required value={email} onValue={setEmail} />
         {askWorkspace ? (
