@@ -6,7 +6,7 @@ import { MAX_CUSTOM_DATA_BYTES } from "./model";
 import { centsOf } from "./money";
 import type { AccountRow, ContactRow, PipelineStageRow } from "./repo";
 import { clean } from "./service";
-import { unguard } from "./transfer-csv";
+import { unguard } from "../http/csv";
 import {
   AccountRowSchema,
   ContactRowSchema,

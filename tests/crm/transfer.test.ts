@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { parse } from "csv-parse/sync";
 import { SORT_FIELDS } from "../../src/crm/model";
-import { unguard } from "../../src/crm/transfer-csv";
+import { csvLine, unguard } from "../../src/http/csv";
 import { MAX_IMPORT_BYTES } from "../../src/http/body";
 import { clock, login } from "../auth/support";
 import { testApp } from "../helpers";
@@ -70,6 +70,22 @@ describe("export", () => {
     expect(zeta).toMatchObject({ title: "Zeta, with comma", value: "9.00", stage: "won", stage_name: "Won", probability: "90", account_name: "Acme", contact_name: "Jane Doe", assignee_email: "zoe@exporg.test", assignee_name: "Zoë Zimmer" });
     const alpha = rows.find((r) => r.id === deals[1]!.id)!;
     expect(alpha).toMatchObject({ title: 'alpha "quoted"', notes: "two\nlines", custom_data: '{"source":"fair"}' });
+  });
+
+  test("every cell of every line is what csvCell writes of the deal as the API shows it", async () => {
+    const { text } = await download(org, "/deals/export");
+    const lines = text.replace(/^\uFEFF/, "").split("\r\n");
+    // The header, then one line per deal: quoted line breaks (notes) are inside a line here, not between.
+    const body = lines.slice(1).join("\r\n");
+    const stageNames = new Map((await t.json("GET", "/api/v1/crm/pipeline-stages", { token: org.token })).body.map((s: { key: string; name: string }) => [s.key, s.name]));
+    const expected = referenceSort(deals, "created_at", "desc").map((id) => {
+      const d = deals.find((x) => x.id === id)!;
+      return csvLine([
+        d.id, d.title, d.value, d.currency, d.stage, stageNames.get(d.stage) ?? null, d.probability, d.close_date, d.account_name, d.contact_name,
+        d.assignee_name ?? null, d.assignee_email ?? null, d.notes, d.custom_data === null ? null : JSON.stringify(d.custom_data), d.created_at, d.updated_at,
+      ]);
+    });
+    expect(body).toBe(expected.join(""));
   });
 
   test("formula guard: cells starting with = + - @ get an apostrophe", async () => {
