@@ -5,6 +5,7 @@ import { csvCellSql, csvIntegerSql, csvIsoTimeSql } from "../http/csv";
 import { type DealFields, TENANT_SPAN } from "./deals-repo";
 import { type SortDir, type SortField, searchTextOf, sortKey } from "./model";
 import type { AccountRow, ContactRow } from "./repo";
+import type { ImportSink } from "./transfer-import";
 
 export interface ExportFilter {
   /** Stage keys the tenant has (null: any). */
@@ -199,29 +200,48 @@ export function createTransferRepo(db: Db) {
     async names(tenantId: string) {
       return { accounts: allAccounts.all(tenantId), contacts: allContacts.all(tenantId), users: allUsers.all(tenantId) };
     },
-    /** Every row of an import, or none: one transaction, nothing awaited inside. */
-    async write(tenantId: string, now: number, accounts: AccountRow[], contacts: ContactRow[], deals: ImportDeal[], auditInTx: () => void): Promise<void> {
-      writeTx(db, () => {
-        auditInTx();
-        for (const a of accounts) insertAccount.run(a.id, tenantId, a.name, a.domain, a.industry, now);
-        for (const c of contacts) insertContact.run(c.id, tenantId, c.first_name, c.last_name, c.email, c.phone, c.account_id, now);
-        if (deals.length === 0) return;
-        let t = tenantNo.get(tenantId);
-        if (!t) {
-          newTenantNo.run(tenantId);
-          t = tenantNo.get(tenantId)!;
-        }
-        bumpNext.run(tenantId, t.next_deal + deals.length);
-        let seq = t.tenant_no * TENANT_SPAN + t.next_deal;
-        for (const d of deals) {
-          insertDeal.run(
-            seq++, d.id, tenantId, now, d.title, d.account_id, d.contact_id, d.assigned_to, d.stage, d.value_cents, d.currency, d.close_date,
-            d.probability, d.notes, d.custom_data, sortKey(d.title), sortKey(d.account_name), d.contact_name === null ? null : sortKey(d.contact_name),
-            d.assignee_name === null ? null : sortKey(d.assignee_name), searchTextOf(d.title, d.notes, d.account_name, d.contact_name), d.account_name,
-            d.contact_name, d.assignee_name, d.assignee_email,
-          );
-        }
-      });
+    /**
+     * Every row of an import, or none: one transaction, nothing awaited inside. `run` reads the
+     * file, handing each accepted row to the sink, which inserts it at once; when it answers false
+     * (a row failed), the transaction is rolled back. The audit row is written only on success.
+     */
+    async importTx(tenantId: string, now: number, run: (sink: ImportSink) => boolean, auditInTx: () => void): Promise<boolean> {
+      const rollback = new Error("import rejected");
+      try {
+        writeTx(db, () => {
+          let seq = -1;
+          let count = 0;
+          const sink: ImportSink = {
+            account: (a) => insertAccount.run(a.id, tenantId, a.name, a.domain, a.industry, now),
+            contact: (c) => insertContact.run(c.id, tenantId, c.first_name, c.last_name, c.email, c.phone, c.account_id, now),
+            deal(d) {
+              if (seq < 0) {
+                let t = tenantNo.get(tenantId);
+                if (!t) {
+                  newTenantNo.run(tenantId);
+                  t = tenantNo.get(tenantId)!;
+                }
+                seq = t.tenant_no * TENANT_SPAN + t.next_deal;
+                count = t.next_deal;
+              }
+              insertDeal.run(
+                seq++, d.id, tenantId, now, d.title, d.account_id, d.contact_id, d.assigned_to, d.stage, d.value_cents, d.currency, d.close_date,
+                d.probability, d.notes, d.custom_data, sortKey(d.title), sortKey(d.account_name), d.contact_name === null ? null : sortKey(d.contact_name),
+                d.assignee_name === null ? null : sortKey(d.assignee_name), searchTextOf(d.title, d.notes, d.account_name, d.contact_name), d.account_name,
+                d.contact_name, d.assignee_name, d.assignee_email,
+              );
+              count++;
+            },
+          };
+          if (!run(sink)) throw rollback;
+          if (seq >= 0) bumpNext.run(tenantId, count);
+          auditInTx();
+        });
+        return true;
+      } catch (e) {
+        if (e === rollback) return false;
+        throw e;
+      }
     },
   };
 }

@@ -8,7 +8,7 @@ import { containsPattern } from "../http/paging";
 import type { AssigneeFilter } from "./deals-service";
 import { type SortDir, type SortField, contactName } from "./model";
 import type { CrmRepo } from "./repo";
-import { importRows } from "./transfer-import";
+import { type ImportPlan, importRows } from "./transfer-import";
 import { EXPORT_CHUNK, EXPORT_COLUMNS, type ImportReport, type Kind } from "./transfer-model";
 import type { DealCursor, ExportFilter, TransferRepo } from "./transfer-repo";
 import type { AccountRow, ContactRow } from "./repo";
@@ -98,7 +98,30 @@ export function createTransferService(d: TransferDeps) {
   async function importCsv(auth: Principal, kind: Kind, text: string, opts: { dryRun: boolean; createMissing: boolean }, req: RequestInfo): Promise<ImportReport> {
     requireAdmin(auth);
     const [names, stages] = await Promise.all([d.transfer.names(auth.tenantId), d.repo.stages(auth.tenantId)]);
-    const plan = importRows(kind, text, { ...names, stages, contactName }, opts.createMissing);
+    const known = { ...names, stages, contactName };
+    const now = d.now();
+    // Who imported what, in the same transaction: counts only, never the file's contents.
+    const audit = (created: ImportReport["created"]) => () =>
+      d.auditInTx({ tenantId: auth.tenantId, userId: auth.userId, action: "crm.import", ip: req.ip, userAgent: req.userAgent, detail: { kind, ...created } }, now);
+    let plan: ImportPlan;
+    if (opts.dryRun) plan = importRows(kind, text, known, opts.createMissing, null);
+    else {
+      // Read and written in one pass inside the transaction: rows are inserted as they are
+      // accepted, and the whole transaction is rolled back if any row fails.
+      let read: ImportPlan | null = null;
+      const created = { deals: 0, accounts: 0, contacts: 0 };
+      await d.transfer.importTx(
+        auth.tenantId,
+        now,
+        (sink) => {
+          read = importRows(kind, text, known, opts.createMissing, sink);
+          Object.assign(created, read.created);
+          return read.errorCount === 0;
+        },
+        audit(created),
+      );
+      plan = read!;
+    }
     const report: ImportReport = {
       kind,
       dry_run: opts.dryRun,
@@ -106,21 +129,11 @@ export function createTransferService(d: TransferDeps) {
       valid_rows: plan.validRows,
       error_count: plan.errorCount,
       errors: plan.errors,
-      created: { deals: plan.deals.length, accounts: plan.accounts.length, contacts: plan.contacts.length },
+      created: { deals: plan.created.deals, accounts: plan.created.accounts, contacts: plan.created.contacts },
     };
-    if (opts.dryRun) return report;
-    if (plan.errorCount > 0) {
+    if (!opts.dryRun && plan.errorCount > 0) {
       throw new RequestValidationError(plan.errors.map((e) => ({ loc: ["body", e.line, e.column ?? "row"], msg: e.message, type: "csv_row_invalid" })));
     }
-    const now = d.now();
-    const stamp = <T extends { created_at: number; updated_at: number }>(r: T) => ({ ...r, created_at: now, updated_at: now });
-    // Who imported what, in the same transaction: counts only, never the file's contents.
-    const audit = () =>
-      d.auditInTx(
-        { tenantId: auth.tenantId, userId: auth.userId, action: "crm.import", ip: req.ip, userAgent: req.userAgent, detail: { kind, ...report.created } },
-        now,
-      );
-    await d.transfer.write(auth.tenantId, now, plan.accounts.map(stamp), plan.contacts.map(stamp), plan.deals, audit);
     return report;
   }
 

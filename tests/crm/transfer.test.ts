@@ -190,6 +190,24 @@ describe("import", () => {
     expect(rows).toEqual([expect.objectContaining({ stage: "won", account_name: "Acme", contact_name: "Jane Doe", assignee_email: "zoe@exporg.test", value: "12.50" })]);
   });
 
+  test("all or none, written as read: rows and the accounts and contacts they created are undone by a later bad row", async () => {
+    const csv = ["title,account_name,contact_name,value", "First,Made Up Co,Mia Made,1", "Second,Made Up Co,,2", "Third,Other New Co,,not money"].join("\n");
+    const counts = () => ({
+      deals: (t.ctx.db.query("SELECT count(*) AS n FROM deals WHERE tenant_id = ?1").get(org.tenant.id) as { n: number }).n,
+      accounts: (t.ctx.db.query("SELECT count(*) AS n FROM accounts WHERE tenant_id = ?1").get(org.tenant.id) as { n: number }).n,
+      contacts: (t.ctx.db.query("SELECT count(*) AS n FROM contacts WHERE tenant_id = ?1").get(org.tenant.id) as { n: number }).n,
+      next: (t.ctx.db.query("SELECT next_deal FROM crm_tenants WHERE tenant_id = ?1").get(org.tenant.id) as { next_deal: number }).next_deal,
+    });
+    const before = counts();
+    const real = await upload(org, "deals", csv, "create_missing=true");
+    expect(real.status).toBe(422);
+    expect(real.body.detail).toEqual([expect.objectContaining({ loc: ["body", 4, "value"] })]);
+    expect(counts()).toEqual(before);
+    const dry = await upload(org, "deals", csv.split("\n").slice(0, 3).join("\n"), "dry_run=true&create_missing=true");
+    expect(dry.body.created).toEqual({ deals: 2, accounts: 1, contacts: 1 });
+    expect(counts()).toEqual(before);
+  });
+
   test("the header: unknown, repeated and missing columns are errors of line 1", async () => {
     const r = await upload(org, "deals", "title,tittle,title\nx,y,z\n", "dry_run=true");
     expect(r.body.errors).toEqual([
