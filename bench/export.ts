@@ -12,7 +12,7 @@ import { loadConfig } from "../src/config";
 import { createContext } from "../src/context";
 import { bulkSeed } from "../src/crm/bulk-load";
 import { csvLine } from "../src/http/csv";
-import { freePort, freshBinary, waitFor } from "./process-support";
+import { cpuOf, freePort, freshBinary, waitFor } from "./process-support";
 
 const DEALS = Number(process.env.BENCH_EXPORT_DEALS ?? 1_000_000);
 const IMPORT_ROWS = Number(process.env.BENCH_IMPORT_ROWS ?? 100_000);
@@ -66,14 +66,18 @@ async function step<T>(name: string, run: () => Promise<T>, describe: (r: T) => 
   peakKb = rssKb();
   const before = peakKb;
   const started = performance.now();
+  const cpuBefore = cpuOf(server.pid).total;
   const r = await run();
   const seconds = (performance.now() - started) / 1000;
-  say(`${name.padEnd(44)} ${seconds.toFixed(2).padStart(7)} s   RSS ${mb(before)} -> peak ${mb(peakKb)}   ${describe(r)}`);
+  // The server's CPU seconds: what the step costs whatever else shares the cores (wall time does not).
+  const cpu = cpuOf(server.pid).total - cpuBefore;
+  say(`${name.padEnd(44)} ${seconds.toFixed(2).padStart(7)} s (server CPU ${cpu.toFixed(1)} s)   RSS ${mb(before)} -> peak ${mb(peakKb)}   ${describe(r)}`);
   return r;
 }
 
 try {
   await waitFor(`${base}/api/v1/health`);
+  say(`load average ${readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ")} (2 cores shared: wall times grow with it, CPU seconds much less)`);
   const token = async (email: string, sub: string) => {
     const r = await fetch(`${base}/api/v1/auth/login`, { method: "POST", headers: { "content-type": "application/json", "x-tenant": sub }, body: JSON.stringify({ email, password: PASSWORD }) });
     if (!r.ok) throw new Error(`login: ${r.status} ${await r.text()}`);

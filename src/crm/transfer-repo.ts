@@ -1,7 +1,7 @@
 import type { Statement } from "bun:sqlite";
 import { type Db, writeTx } from "../db/database";
 import { SORT_COLUMN } from "./deals-query";
-import { csvCellSql, csvIntegerSql, csvIsoTimeSql } from "../http/csv";
+import { csvCellSql, csvGuardedSql, csvIntegerSql, csvIsoTimeSql } from "../http/csv";
 import { type DealFields, TENANT_SPAN } from "./deals-repo";
 import { type SortDir, type SortField, searchTextOf, sortKey } from "./model";
 import type { AccountRow, ContactRow } from "./repo";
@@ -32,14 +32,16 @@ export type ExportedContact = ContactRow & { account_name: string | null };
  * joined to its stage `s`: the same cells csvCell writes (value as formatCents, times as toIso).
  */
 const EXPORT_DEAL_LINE = [
-  csvCellSql("d.id"),
+  // Ids (newId's alphabet), currencies (^[A-Z]{3}$) and close dates (YYYY-MM-DD) never need
+  // quotes: they skip the cell's scans (about a fifth of a chunk's cost).
+  csvGuardedSql("d.id"),
   csvCellSql("d.title"),
   "((d.value_cents / 100) || '.' || substr('0' || (d.value_cents % 100), -2))",
-  csvCellSql("d.currency"),
+  csvGuardedSql("d.currency"),
   csvCellSql("d.stage"),
   csvCellSql("s.name"),
   csvIntegerSql("d.probability"),
-  csvCellSql("d.close_date"),
+  csvGuardedSql("d.close_date"),
   csvCellSql("d.account_name"),
   csvCellSql("d.contact_name"),
   csvCellSql("d.assignee_name"),

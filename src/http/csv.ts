@@ -52,6 +52,13 @@ export function csvCellSql(e: string): string {
   return `(CASE WHEN ${e} IS NULL THEN '' WHEN ${needsQuotes} THEN '"' || replace(${guarded}, '"', '""') || '"' ELSE ${guarded} END)`;
 }
 
+/**
+ * csvCell of a text column whose values never hold a quote, comma, line break or space (ids,
+ * codes): only the formula guard (an id may start with "-"), without csvCellSql's scans.
+ */
+export const csvGuardedSql = (e: string): string =>
+  `(CASE WHEN ${e} IS NULL THEN '' WHEN unicode(${e}) IN (${FORMULA_CODES.join(", ")}) THEN '''' || ${e} ELSE ${e} END)`;
+
 /** csvCell of an integer milliseconds column as its ISO 8601 time (toIso), as an SQL expression. */
 export const csvIsoTimeSql = (expr: string): string =>
   `(strftime('%Y-%m-%dT%H:%M:%S', ${expr} / 1000, 'unixepoch') || printf('.%03dZ', ${expr} % 1000))`;

@@ -1,7 +1,7 @@
 import { Database } from "bun:sqlite";
 import { describe, expect, test } from "bun:test";
 import { toIso } from "../../src/db/ids";
-import { csvCell, csvCellSql, csvIntegerSql, csvIsoTimeSql, pulledStream } from "../../src/http/csv";
+import { csvCell, csvCellSql, csvGuardedSql, csvIntegerSql, csvIsoTimeSql, pulledStream } from "../../src/http/csv";
 
 /** A small deterministic generator (mulberry32): failures replay. */
 function rng(seed: number) {
@@ -35,6 +35,18 @@ describe("SQLite writes the same cells as csvCell", () => {
     const mismatches = values.map((v, i) => ({ v, want: csvCell(v), got: got[i]!.cell })).filter((m) => m.want !== m.got);
     expect(mismatches.slice(0, 5)).toEqual([]);
     expect(got.length).toBe(values.length);
+  });
+
+  test("guarded-only cells (ids, codes): the same as csvCell for their alphabets", () => {
+    const next = rng(99);
+    const alphabet = [..."ABCXYZabcxyz0189_-=+@"];
+    const values = [null, "-abc", "USD", "2030-01-15", "=x", "@y", "+z"];
+    for (let i = 0; i < 3000; i++) values.push(Array.from({ length: 1 + Math.floor(next() * 21) }, () => alphabet[Math.floor(next() * alphabet.length)]).join(""));
+    db.run("DELETE FROM t");
+    const insert = db.prepare("INSERT INTO t (v) VALUES (?)");
+    for (const v of values) insert.run(v);
+    const got = (db.query(`SELECT ${csvGuardedSql("v")} AS cell FROM t ORDER BY rowid`).all() as Array<{ cell: string }>).map((r) => r.cell);
+    expect(got).toEqual(values.map((v) => csvCell(v)));
   });
 
   test("times as toIso, integers as String", () => {
