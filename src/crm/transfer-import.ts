@@ -1,5 +1,4 @@
 import { TypeCompiler } from "@sinclair/typebox/compiler";
-import { parse } from "csv-parse/sync";
 import { newId } from "../db/ids";
 import { toValidationItems } from "../http/validation";
 import { MAX_CUSTOM_DATA_BYTES } from "./model";
@@ -7,6 +6,7 @@ import { centsOf } from "./money";
 import type { AccountRow, ContactRow, PipelineStageRow } from "./repo";
 import { clean } from "./service";
 import { unguard } from "../http/csv";
+import { CsvSyntaxError, readCsvRecords } from "./transfer-parse";
 import {
   AccountRowSchema,
   ContactRowSchema,
@@ -233,26 +233,20 @@ export function importRows(kind: Kind, text: string, known: Known, createMissing
     if (plan.errorCount === before) plan.validRows++;
   }
 
-  // Each record is read as the parser finds it and dropped (on_record answers null): the file's
-  // rows are never all held as arrays of cells at once, only the plan of what to write.
+  // Each record is read as the parser finds it and dropped: the file's rows are never all held
+  // as arrays of cells at once.
   let rows = 0;
   let headerOk = false;
   try {
-    parse(text, {
-      bom: true,
-      relax_column_count: true,
-      skip_empty_lines: true,
-      on_record: (rec: string[]) => {
-        if (header === null) {
-          readHeader(rec);
-          headerOk = plan.errorCount === 0;
-        } else if (++rows <= MAX_IMPORT_ROWS && headerOk) readRow(rec, rows + 1, header);
-        return null;
-      },
+    readCsvRecords(text, (rec) => {
+      if (header === null) {
+        readHeader(rec);
+        headerOk = plan.errorCount === 0;
+      } else if (++rows <= MAX_IMPORT_ROWS && headerOk) readRow(rec, rows + 1, header);
     });
   } catch (e) {
-    const err = e as { lines?: number; message?: string };
-    fail(err.lines ?? 1, null, `The file is not valid CSV: ${(err.message ?? "").replace(/^Invalid [^:]*: /, "").slice(0, 200)}`);
+    if (!(e instanceof CsvSyntaxError)) throw e;
+    fail(e.line, null, `The file is not valid CSV: ${e.message}`);
     return plan;
   }
   if (header === null) {

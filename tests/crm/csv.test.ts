@@ -1,7 +1,9 @@
 import { Database } from "bun:sqlite";
 import { describe, expect, test } from "bun:test";
 import { toIso } from "../../src/db/ids";
-import { csvCell, csvCellSql, csvGuardedSql, csvIntegerSql, csvIsoTimeSql, pulledStream } from "../../src/http/csv";
+import { parse } from "csv-parse/sync";
+import { CsvSyntaxError, readCsvRecords } from "../../src/crm/transfer-parse";
+import { csvCell, csvCellSql, csvGuardedSql, csvIntegerSql, csvIsoTimeSql, csvLine, pulledStream } from "../../src/http/csv";
 
 /** A small deterministic generator (mulberry32): failures replay. */
 function rng(seed: number) {
@@ -142,4 +144,46 @@ describe("pulledStream: back-pressure", () => {
       server.stop(true);
     }
   }, 60_000);
+});
+
+describe("readCsvRecords: the import's reader", () => {
+  const read = (text: string) => {
+    const out: string[][] = [];
+    readCsvRecords(text, (r) => out.push(r));
+    return out;
+  };
+
+  test("reads back what csvLine writes, as csv-parse does, with any line end", () => {
+    const next = rng(4242);
+    for (let file = 0; file < 200; file++) {
+      const eol = ["\r\n", "\n", "\r"][file % 3]!;
+      const records: string[][] = [];
+      for (let r = 0; r < 1 + Math.floor(next() * 8); r++) {
+        records.push(Array.from({ length: 1 + Math.floor(next() * 5) }, () => Array.from({ length: Math.floor(next() * 6) }, () => AWKWARD[Math.floor(next() * AWKWARD.length)]).join("")));
+      }
+      const text = (file % 2 ? "\uFEFF" : "") + records.map((r) => csvLine(r).replace(/\r\n$/, eol)).join("");
+      const reference = parse(text, { bom: true, relax_column_count: true, skip_empty_lines: true, record_delimiter: eol }) as string[][];
+      expect(read(text)).toEqual(reference);
+    }
+  });
+
+  test("empty lines are skipped; quoted line breaks stay in their cell; a trailing comma is an empty cell", () => {
+    expect(read('a,b\n\n"x\r\ny",\r\n\r\nlast')).toEqual([["a", "b"], ["x\r\ny", ""], ["last"]]);
+    expect(read("")).toEqual([]);
+    expect(read('""')).toEqual([[""]]);
+  });
+
+  test("malformed text is an error naming its line", () => {
+    const error = (text: string) => {
+      try {
+        read(text);
+      } catch (e) {
+        return e instanceof CsvSyntaxError ? { line: e.line, message: e.message } : String(e);
+      }
+      return null;
+    };
+    expect(error('a\n"never closed\nb')).toEqual({ line: 2, message: expect.stringContaining("never closed") });
+    expect(error('a\n"x\ny"z\n')).toEqual({ line: 3, message: expect.stringContaining("closing quote") });
+    expect(error('a\nb"c\n')).toEqual({ line: 2, message: expect.stringContaining("unquoted cell") });
+  });
 });
