@@ -1,12 +1,12 @@
 import { TypeCompiler } from "@sinclair/typebox/compiler";
-import { parse } from "csv-parse/sync";
 import { newId } from "../db/ids";
 import { toValidationItems } from "../http/validation";
 import { MAX_CUSTOM_DATA_BYTES } from "./model";
 import { centsOf } from "./money";
 import type { AccountRow, ContactRow, PipelineStageRow } from "./repo";
 import { clean } from "./service";
-import { unguard } from "./transfer-csv";
+import { unguard } from "../http/csv";
+import { CsvSyntaxError, readCsvRecords } from "./transfer-parse";
 import {
   AccountRowSchema,
   ContactRowSchema,
@@ -41,18 +41,42 @@ export interface ImportPlan {
   validRows: number;
   errorCount: number;
   errors: RowError[];
-  accounts: AccountRow[];
-  contacts: ContactRow[];
-  deals: ImportDeal[];
+  /** What the file writes (or, in a dry run, would write). */
+  created: { accounts: number; contacts: number; deals: number };
+}
+
+/**
+ * Where accepted rows go as they are read (inside the import's transaction): nothing is kept in
+ * memory, so a 100,000-row file costs its text and the tenant's names, not a copy of every row.
+ * Rows are handed over only while no row has failed (the transaction is rolled back then anyway).
+ */
+export interface ImportSink {
+  account(a: AccountRow): void;
+  contact(c: ContactRow): void;
+  deal(d: ImportDeal): void;
 }
 
 /**
  * Reads an import file and checks every row, as the JSON create endpoints would (same schemas),
- * naming accounts, contacts, members and stages as the tenant has them (case-insensitive). Nothing
- * is written here: the plan lists what the transaction will insert.
+ * naming accounts, contacts, members and stages as the tenant has them (case-insensitive). Each
+ * accepted row goes to `sink` as it is read (null: a dry run, counted only); the plan counts them.
  */
-export function importRows(kind: Kind, text: string, known: Known, createMissing: boolean): ImportPlan {
-  const plan: ImportPlan = { rows: 0, validRows: 0, errorCount: 0, errors: [], accounts: [], contacts: [], deals: [] };
+export function importRows(kind: Kind, text: string, known: Known, createMissing: boolean, sink: ImportSink | null): ImportPlan {
+  const plan: ImportPlan = { rows: 0, validRows: 0, errorCount: 0, errors: [], created: { accounts: 0, contacts: 0, deals: 0 } };
+  const emit = {
+    account(a: AccountRow) {
+      plan.created.accounts++;
+      if (sink && plan.errorCount === 0) sink.account(a);
+    },
+    contact(c: ContactRow) {
+      plan.created.contacts++;
+      if (sink && plan.errorCount === 0) sink.contact(c);
+    },
+    deal(d: ImportDeal) {
+      plan.created.deals++;
+      if (sink && plan.errorCount === 0) sink.deal(d);
+    },
+  };
   const fail = (line: number, column: string | null, message: string) => {
     plan.errorCount++;
     if (plan.errors.length < MAX_REPORTED_ERRORS) plan.errors.push({ line, column, message });
@@ -93,7 +117,7 @@ export function importRows(kind: Kind, text: string, known: Known, createMissing
     const body = { name: raw };
     if (!accountCheck.Check(body)) return schemaErrors(line, [...accountCheck.Errors(body)], { name: column }), null;
     const a: AccountRow = { id: newId(), name: raw.trim(), domain: null, industry: null, ...stub };
-    plan.accounts.push(a);
+    emit.account(a);
     accountByName.set(lower(raw), a);
     return a;
   };
@@ -119,13 +143,13 @@ export function importRows(kind: Kind, text: string, known: Known, createMissing
     if (kind === "accounts") {
       const body = { name: cell.name ?? "", domain: cell.domain, industry: cell.industry };
       if (!accountCheck.Check(body)) schemaErrors(line, [...accountCheck.Errors(body)]);
-      else plan.accounts.push({ id: newId(), name: body.name.trim(), domain: clean(body.domain), industry: clean(body.industry), ...stub });
+      else emit.account({ id: newId(), name: body.name.trim(), domain: clean(body.domain), industry: clean(body.industry), ...stub });
     } else if (kind === "contacts") {
       const body = { first_name: cell.first_name ?? "", last_name: cell.last_name, email: cell.email, phone: cell.phone };
       if (!contactCheck.Check(body)) schemaErrors(line, [...contactCheck.Errors(body)]);
       const acc = cell.account_name === undefined ? null : account(line, "account_name", cell.account_name);
       if (plan.errorCount === before) {
-        plan.contacts.push({
+        emit.contact({
           id: newId(),
           first_name: body.first_name.trim(),
           last_name: clean(body.last_name),
@@ -180,14 +204,14 @@ export function importRows(kind: Kind, text: string, known: Known, createMissing
           const check = { first_name: c.first_name, last_name: c.last_name };
           if (!contactCheck.Check(check)) schemaErrors(line, [...contactCheck.Errors(check)], { first_name: "contact_name", last_name: "contact_name" });
           else {
-            plan.contacts.push(c);
+            emit.contact(c);
             contact = { id: c.id, name: known.contactName(c.first_name, c.last_name) };
             contactByName.set(lower(contact.name), contact);
           }
         }
       }
       if (!acc || plan.errorCount !== before) return;
-      plan.deals.push({
+      emit.deal({
         id: newId(),
         title: (body.title as string).trim(),
         account_id: acc.id,
@@ -209,26 +233,20 @@ export function importRows(kind: Kind, text: string, known: Known, createMissing
     if (plan.errorCount === before) plan.validRows++;
   }
 
-  // Each record is read as the parser finds it and dropped (on_record answers null): the file's
-  // rows are never all held as arrays of cells at once, only the plan of what to write.
+  // Each record is read as the parser finds it and dropped: the file's rows are never all held
+  // as arrays of cells at once.
   let rows = 0;
   let headerOk = false;
   try {
-    parse(text, {
-      bom: true,
-      relax_column_count: true,
-      skip_empty_lines: true,
-      on_record: (rec: string[]) => {
-        if (header === null) {
-          readHeader(rec);
-          headerOk = plan.errorCount === 0;
-        } else if (++rows <= MAX_IMPORT_ROWS && headerOk) readRow(rec, rows + 1, header);
-        return null;
-      },
+    readCsvRecords(text, (rec) => {
+      if (header === null) {
+        readHeader(rec);
+        headerOk = plan.errorCount === 0;
+      } else if (++rows <= MAX_IMPORT_ROWS && headerOk) readRow(rec, rows + 1, header);
     });
   } catch (e) {
-    const err = e as { lines?: number; message?: string };
-    fail(err.lines ?? 1, null, `The file is not valid CSV: ${(err.message ?? "").replace(/^Invalid [^:]*: /, "").slice(0, 200)}`);
+    if (!(e instanceof CsvSyntaxError)) throw e;
+    fail(e.line, null, `The file is not valid CSV: ${e.message}`);
     return plan;
   }
   if (header === null) {
@@ -237,7 +255,7 @@ export function importRows(kind: Kind, text: string, known: Known, createMissing
   }
   plan.rows = rows;
   if (rows > MAX_IMPORT_ROWS) {
-    Object.assign(plan, { validRows: 0, errorCount: 0, errors: [], accounts: [], contacts: [], deals: [] });
+    Object.assign(plan, { validRows: 0, errorCount: 0, errors: [], created: { accounts: 0, contacts: 0, deals: 0 } });
     fail(MAX_IMPORT_ROWS + 2, null, `An import has at most ${MAX_IMPORT_ROWS} rows; split the file.`);
   }
   return plan;

@@ -1,9 +1,11 @@
 import type { Statement } from "bun:sqlite";
 import { type Db, writeTx } from "../db/database";
 import { SORT_COLUMN } from "./deals-query";
-import { DEAL_COLUMNS as LISTED_DEAL_COLUMNS, type DealFields, type DealJoined, TENANT_SPAN } from "./deals-repo";
+import { csvCellSql, csvGuardedSql, csvIntegerSql, csvIsoTimeSql } from "../http/csv";
+import { type DealFields, TENANT_SPAN } from "./deals-repo";
 import { type SortDir, type SortField, searchTextOf, sortKey } from "./model";
 import type { AccountRow, ContactRow } from "./repo";
+import type { ImportSink } from "./transfer-import";
 
 export interface ExportFilter {
   /** Stage keys the tenant has (null: any). */
@@ -23,11 +25,32 @@ export interface DealCursor {
   inNulls: boolean;
 }
 
-export type ExportedDeal = DealJoined & { sort_key: string | number | null };
 export type ExportedContact = ContactRow & { account_name: string | null };
 
-/** The deal list's columns (deals-repo.ts) as the export reads them: qualified by `d.`, without the internal seq. */
-const DEAL_COLUMNS = LISTED_DEAL_COLUMNS.replace(/^seq, /, "").replace(/\w+/g, (column) => `d.${column}`);
+/**
+ * A line of the deals export (EXPORT_COLUMNS.deals), as SQLite writes it from a deals row `d`
+ * joined to its stage `s`: the same cells csvCell writes (value as formatCents, times as toIso).
+ */
+const EXPORT_DEAL_LINE = [
+  // Ids (newId's alphabet), currencies (^[A-Z]{3}$) and close dates (YYYY-MM-DD) never need
+  // quotes: they skip the cell's scans (about a fifth of a chunk's cost).
+  csvGuardedSql("d.id"),
+  csvCellSql("d.title"),
+  "((d.value_cents / 100) || '.' || substr('0' || (d.value_cents % 100), -2))",
+  csvGuardedSql("d.currency"),
+  csvCellSql("d.stage"),
+  csvCellSql("s.name"),
+  csvIntegerSql("d.probability"),
+  csvGuardedSql("d.close_date"),
+  csvCellSql("d.account_name"),
+  csvCellSql("d.contact_name"),
+  csvCellSql("d.assignee_name"),
+  csvCellSql("d.assignee_email"),
+  csvCellSql("d.notes"),
+  csvCellSql("d.custom_data"),
+  csvIsoTimeSql("d.created_at"),
+  csvIsoTimeSql("d.updated_at"),
+].join(" || ',' || ").concat(" || char(13, 10)");
 
 /** A deal as the import writes it, with its copied names already resolved. */
 export interface ImportDeal extends DealFields {
@@ -54,8 +77,12 @@ export function createTransferRepo(db: Db) {
     return s;
   };
 
-  /** One chunk of deals after `after` in the filter's order (null: from the start), at most `limit`. */
-  function dealsAfter(tenantId: string, f: ExportFilter, after: DealCursor | null, limit: number): { rows: ExportedDeal[]; next: DealCursor | null } {
+  /**
+   * One chunk of the deals export after `after` in the filter's order (null: from the start), at
+   * most `limit` rows, as CSV bytes written by SQLite (EXPORT_DEAL_CELLS): the rows never become
+   * JavaScript objects, so a million-row export allocates one buffer a chunk (bench/export.ts).
+   */
+  function dealsCsvAfter(tenantId: string, f: ExportFilter, after: DealCursor | null, limit: number): { csv: Uint8Array | null; next: DealCursor | null } {
     const { column, nullable } = SORT_COLUMN[f.sortBy];
     const dir = f.sortDir === "asc" ? "ASC" : "DESC";
     const cmp = f.sortDir === "asc" ? ">" : "<";
@@ -77,41 +104,52 @@ export function createTransferRepo(db: Db) {
       where.push("instr(d.search_text, ?) > 0");
       args.push(f.search);
     }
-    const inNulls = after?.inNulls ?? false;
-    const rows: ExportedDeal[] = [];
-    if (!inNulls) {
+    /**
+     * The chunk: the walk (innermost, LIMIT stops it), numbered in its order, then its lines
+     * joined in that order into one blob, with the last row's key and id for the next chunk
+     * (a bare column beside max() is read from the row holding the max: SQLite's documented rule).
+     */
+    const chunk = (w: string[], a: Array<string | number | null>, key: string, order: string, n: number) => {
+      const sql = `SELECT CAST(group_concat(line, '' ORDER BY rn) AS BLOB) AS csv, max(rn) AS n, k, id FROM (
+          SELECT line, k, id, row_number() OVER (ORDER BY ${order.replace(/d\./g, "")}) AS rn FROM (
+            SELECT ${EXPORT_DEAL_LINE} AS line, ${key} AS k, d.id AS id, d.${column} AS ${column} FROM deals d
+            LEFT JOIN pipeline_stages s ON s.tenant_id = d.tenant_id AND s.key = d.stage
+            WHERE ${w.join(" AND ")} ORDER BY ${order} LIMIT ?))`;
+      return stmt(sql).get(...a, n) as { csv: Uint8Array | null; n: number | null; k: string | number | null; id: string | null };
+    };
+    const parts: Uint8Array[] = [];
+    let got = 0;
+    if (!(after?.inNulls ?? false)) {
       // Rows with a key, in key order. The nullable orders' indexes lead with `key IS NULL`: the
       // term `key IS NULL = 0` matches that column, and ORDER BY must then leave it out, or SQLite
       // sorts every remaining row again (a temporary B-tree per chunk).
       const w = [...where];
-      const a = [...args];
+      const a: Array<string | number | null> = [...args];
       if (nullable) w.push(`d.${column} IS NULL = 0`);
       if (after) {
         w.push(`(d.${column}, d.id) ${cmp} (?, ?)`);
-        a.push(after.key as string | number, after.id);
+        a.push(after.key, after.id);
       }
-      const order = `d.${column} ${dir}, d.id ${dir}`;
-      const sql = `SELECT ${DEAL_COLUMNS}, d.${column} AS sort_key FROM deals d WHERE ${w.join(" AND ")} ORDER BY ${order} LIMIT ?`;
-      rows.push(...(stmt(sql).all(...a, limit) as ExportedDeal[]));
-      if (rows.length === limit) {
-        const last = rows[rows.length - 1]!;
-        return { rows, next: { key: last.sort_key, id: last.id, inNulls: false } };
-      }
-      if (!nullable) return { rows, next: null };
+      const r = chunk(w, a, `d.${column}`, `d.${column} ${dir}, d.id ${dir}`, limit);
+      got = r.n ?? 0;
+      if (r.csv) parts.push(r.csv);
+      if (got === limit) return { csv: r.csv, next: { key: r.k, id: r.id!, inNulls: false } };
+      if (!nullable) return { csv: r.csv, next: null };
     }
-    // Then the rows without a key (nulls last either way), by id in the same direction.
+    // Then the rows without a key (nulls last either way), by id in the same direction, ordered
+    // as the index is (the key, all NULL here, then id), so that no chunk is sorted.
     const w = [...where, `d.${column} IS NULL = 1`];
-    const a = [...args];
+    const a: Array<string | number | null> = [...args];
     if (after?.inNulls) {
       w.push(`d.id ${cmp} ?`);
       a.push(after.id);
     }
-    // Ordered as the index is (the key, all NULL here, then id), so that no chunk is sorted.
-    const sql = `SELECT ${DEAL_COLUMNS}, NULL AS sort_key FROM deals d WHERE ${w.join(" AND ")} ORDER BY d.${column} ${dir}, d.id ${dir} LIMIT ?`;
-    const more = stmt(sql).all(...a, limit - rows.length) as ExportedDeal[];
-    rows.push(...more);
-    if (rows.length < limit) return { rows, next: null };
-    return { rows, next: { key: null, id: rows[rows.length - 1]!.id, inNulls: true } };
+    const r = chunk(w, a, "NULL", `d.${column} ${dir}, d.id ${dir}`, limit - got);
+    if (r.csv) parts.push(r.csv);
+    got += r.n ?? 0;
+    const csv = parts.length === 0 ? null : parts.length === 1 ? parts[0]! : Buffer.concat(parts);
+    if (got < limit) return { csv, next: null };
+    return { csv, next: { key: null, id: r.id!, inNulls: true } };
   }
 
   const accountFilter = "(?2 IS NULL OR lower(name) LIKE ?2 ESCAPE '\\' OR lower(domain) LIKE ?2 ESCAPE '\\')";
@@ -152,7 +190,7 @@ export function createTransferRepo(db: Db) {
   const bumpNext = db.prepare("UPDATE crm_tenants SET next_deal = ?2 WHERE tenant_id = ?1");
 
   return {
-    dealsAfter,
+    dealsCsvAfter,
     /** Accounts newest first, after the last one written (created_at, id). */
     accountsAfter(tenantId: string, pattern: string | null, after: AccountRow | null, limit: number): AccountRow[] {
       return after ? accountsAfter.all(tenantId, pattern, limit, after.created_at, after.id) : accountsFirst.all(tenantId, pattern, limit);
@@ -164,29 +202,48 @@ export function createTransferRepo(db: Db) {
     async names(tenantId: string) {
       return { accounts: allAccounts.all(tenantId), contacts: allContacts.all(tenantId), users: allUsers.all(tenantId) };
     },
-    /** Every row of an import, or none: one transaction, nothing awaited inside. */
-    async write(tenantId: string, now: number, accounts: AccountRow[], contacts: ContactRow[], deals: ImportDeal[], auditInTx: () => void): Promise<void> {
-      writeTx(db, () => {
-        auditInTx();
-        for (const a of accounts) insertAccount.run(a.id, tenantId, a.name, a.domain, a.industry, now);
-        for (const c of contacts) insertContact.run(c.id, tenantId, c.first_name, c.last_name, c.email, c.phone, c.account_id, now);
-        if (deals.length === 0) return;
-        let t = tenantNo.get(tenantId);
-        if (!t) {
-          newTenantNo.run(tenantId);
-          t = tenantNo.get(tenantId)!;
-        }
-        bumpNext.run(tenantId, t.next_deal + deals.length);
-        let seq = t.tenant_no * TENANT_SPAN + t.next_deal;
-        for (const d of deals) {
-          insertDeal.run(
-            seq++, d.id, tenantId, now, d.title, d.account_id, d.contact_id, d.assigned_to, d.stage, d.value_cents, d.currency, d.close_date,
-            d.probability, d.notes, d.custom_data, sortKey(d.title), sortKey(d.account_name), d.contact_name === null ? null : sortKey(d.contact_name),
-            d.assignee_name === null ? null : sortKey(d.assignee_name), searchTextOf(d.title, d.notes, d.account_name, d.contact_name), d.account_name,
-            d.contact_name, d.assignee_name, d.assignee_email,
-          );
-        }
-      });
+    /**
+     * Every row of an import, or none: one transaction, nothing awaited inside. `run` reads the
+     * file, handing each accepted row to the sink, which inserts it at once; when it answers false
+     * (a row failed), the transaction is rolled back. The audit row is written only on success.
+     */
+    async importTx(tenantId: string, now: number, run: (sink: ImportSink) => boolean, auditInTx: () => void): Promise<boolean> {
+      const rollback = new Error("import rejected");
+      try {
+        writeTx(db, () => {
+          let seq = -1;
+          let count = 0;
+          const sink: ImportSink = {
+            account: (a) => insertAccount.run(a.id, tenantId, a.name, a.domain, a.industry, now),
+            contact: (c) => insertContact.run(c.id, tenantId, c.first_name, c.last_name, c.email, c.phone, c.account_id, now),
+            deal(d) {
+              if (seq < 0) {
+                let t = tenantNo.get(tenantId);
+                if (!t) {
+                  newTenantNo.run(tenantId);
+                  t = tenantNo.get(tenantId)!;
+                }
+                seq = t.tenant_no * TENANT_SPAN + t.next_deal;
+                count = t.next_deal;
+              }
+              insertDeal.run(
+                seq++, d.id, tenantId, now, d.title, d.account_id, d.contact_id, d.assigned_to, d.stage, d.value_cents, d.currency, d.close_date,
+                d.probability, d.notes, d.custom_data, sortKey(d.title), sortKey(d.account_name), d.contact_name === null ? null : sortKey(d.contact_name),
+                d.assignee_name === null ? null : sortKey(d.assignee_name), searchTextOf(d.title, d.notes, d.account_name, d.contact_name), d.account_name,
+                d.contact_name, d.assignee_name, d.assignee_email,
+              );
+              count++;
+            },
+          };
+          if (!run(sink)) throw rollback;
+          if (seq >= 0) bumpNext.run(tenantId, count);
+          auditInTx();
+        });
+        return true;
+      } catch (e) {
+        if (e === rollback) return false;
+        throw e;
+      }
     },
   };
 }

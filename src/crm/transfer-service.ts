@@ -1,15 +1,14 @@
 import type { Principal, RequestInfo } from "../auth/service";
 import type { AuditEntry } from "../security/repo";
 import { toIso } from "../db/ids";
+import { BOM, csvLine, pulledStream } from "../http/csv";
 import { requireAdmin } from "../http/auth-guard";
 import { RequestValidationError } from "../http/errors";
 import { containsPattern } from "../http/paging";
 import type { AssigneeFilter } from "./deals-service";
 import { type SortDir, type SortField, contactName } from "./model";
-import { formatCents } from "./money";
 import type { CrmRepo } from "./repo";
-import { BOM, csvLine } from "./transfer-csv";
-import { importRows } from "./transfer-import";
+import { type ImportPlan, importRows } from "./transfer-import";
 import { EXPORT_CHUNK, EXPORT_COLUMNS, type ImportReport, type Kind } from "./transfer-model";
 import type { DealCursor, ExportFilter, TransferRepo } from "./transfer-repo";
 import type { AccountRow, ContactRow } from "./repo";
@@ -25,38 +24,15 @@ export interface TransferDeps {
 /** The deal list's filters and order (routes.ts reads them with the list's own reader). */
 export type DealExportQuery = { search: string | null; stages: string[] | null; sortBy: SortField; sortDir: SortDir } & AssigneeFilter;
 
-const encoder = new TextEncoder();
-
-/**
- * A CSV body read as the client reads it: each pull writes one chunk of rows, and the next chunk
- * is read from the database only when the client has taken the last one (backpressure), so an
- * export of any length holds one chunk in memory.
- */
-function csvStream(header: readonly string[], nextChunk: () => string | null): ReadableStream<Uint8Array> {
-  let started = false;
-  return new ReadableStream<Uint8Array>(
-    {
-      pull(controller) {
-        if (!started) {
-          started = true;
-          controller.enqueue(encoder.encode(BOM + csvLine([...header])));
-          return;
-        }
-        const text = nextChunk();
-        if (text === null) controller.close();
-        else controller.enqueue(encoder.encode(text));
-      },
-    },
-    { highWaterMark: 0 },
-  );
-}
+/** The header line of an export: the first chunk of its stream. */
+const headerLine = (kind: Kind) => BOM + csvLine([...EXPORT_COLUMNS[kind]]);
 
 /** CSV export and import of deals, accounts and contacts. */
 export function createTransferService(d: TransferDeps) {
   async function exportDeals(auth: Principal, q: DealExportQuery): Promise<ReadableStream<Uint8Array>> {
     const stageRows = await d.repo.stages(auth.tenantId);
-    const names = new Map(stageRows.map((s) => [s.key, s.name]));
-    const stages = q.stages === null ? null : [...new Set(q.stages)].filter((s) => names.has(s)).sort();
+    const known = new Set(stageRows.map((s) => s.key));
+    const stages = q.stages === null ? null : [...new Set(q.stages)].filter((s) => known.has(s)).sort();
     const filter: ExportFilter = {
       stages,
       assignee: q.mine ? auth.userId : q.unassigned ? "" : q.assigned_to,
@@ -66,20 +42,15 @@ export function createTransferService(d: TransferDeps) {
     };
     let cursor: DealCursor | null = null;
     let done = stages !== null && stages.length === 0;
-    return csvStream(EXPORT_COLUMNS.deals, () => {
-      if (done) return null;
-      const { rows, next } = d.transfer.dealsAfter(auth.tenantId, filter, cursor, EXPORT_CHUNK);
-      cursor = next;
-      done = next === null;
-      if (rows.length === 0) return done ? null : "";
-      return rows
-        .map((r) =>
-          csvLine([
-            r.id, r.title, formatCents(r.value_cents), r.currency, r.stage, names.get(r.stage) ?? null, r.probability, r.close_date, r.account_name,
-            r.contact_name, r.assignee_name, r.assignee_email, r.notes, r.custom_data, toIso(r.created_at), toIso(r.updated_at),
-          ]),
-        )
-        .join("");
+    // A chunk is read only when the client has taken the last one (pulledStream).
+    return pulledStream(headerLine("deals"), () => {
+      for (;;) {
+        if (done) return null;
+        const { csv, next } = d.transfer.dealsCsvAfter(auth.tenantId, filter, cursor, EXPORT_CHUNK);
+        cursor = next;
+        done = next === null;
+        if (csv !== null) return csv;
+      }
     });
   }
 
@@ -91,7 +62,7 @@ export function createTransferService(d: TransferDeps) {
   ): ReadableStream<Uint8Array> {
     let after: R | null = null;
     let done = false;
-    return csvStream(EXPORT_COLUMNS[kind], () => {
+    return pulledStream(headerLine(kind), () => {
       if (done) return null;
       const rows = read(after);
       if (rows.length < EXPORT_CHUNK) done = true;
@@ -127,7 +98,30 @@ export function createTransferService(d: TransferDeps) {
   async function importCsv(auth: Principal, kind: Kind, text: string, opts: { dryRun: boolean; createMissing: boolean }, req: RequestInfo): Promise<ImportReport> {
     requireAdmin(auth);
     const [names, stages] = await Promise.all([d.transfer.names(auth.tenantId), d.repo.stages(auth.tenantId)]);
-    const plan = importRows(kind, text, { ...names, stages, contactName }, opts.createMissing);
+    const known = { ...names, stages, contactName };
+    const now = d.now();
+    // Who imported what, in the same transaction: counts only, never the file's contents.
+    const audit = (created: ImportReport["created"]) => () =>
+      d.auditInTx({ tenantId: auth.tenantId, userId: auth.userId, action: "crm.import", ip: req.ip, userAgent: req.userAgent, detail: { kind, ...created } }, now);
+    let plan: ImportPlan;
+    if (opts.dryRun) plan = importRows(kind, text, known, opts.createMissing, null);
+    else {
+      // Read and written in one pass inside the transaction: rows are inserted as they are
+      // accepted, and the whole transaction is rolled back if any row fails.
+      let read: ImportPlan | null = null;
+      const created = { deals: 0, accounts: 0, contacts: 0 };
+      await d.transfer.importTx(
+        auth.tenantId,
+        now,
+        (sink) => {
+          read = importRows(kind, text, known, opts.createMissing, sink);
+          Object.assign(created, read.created);
+          return read.errorCount === 0;
+        },
+        audit(created),
+      );
+      plan = read!;
+    }
     const report: ImportReport = {
       kind,
       dry_run: opts.dryRun,
@@ -135,21 +129,11 @@ export function createTransferService(d: TransferDeps) {
       valid_rows: plan.validRows,
       error_count: plan.errorCount,
       errors: plan.errors,
-      created: { deals: plan.deals.length, accounts: plan.accounts.length, contacts: plan.contacts.length },
+      created: { deals: plan.created.deals, accounts: plan.created.accounts, contacts: plan.created.contacts },
     };
-    if (opts.dryRun) return report;
-    if (plan.errorCount > 0) {
+    if (!opts.dryRun && plan.errorCount > 0) {
       throw new RequestValidationError(plan.errors.map((e) => ({ loc: ["body", e.line, e.column ?? "row"], msg: e.message, type: "csv_row_invalid" })));
     }
-    const now = d.now();
-    const stamp = <T extends { created_at: number; updated_at: number }>(r: T) => ({ ...r, created_at: now, updated_at: now });
-    // Who imported what, in the same transaction: counts only, never the file's contents.
-    const audit = () =>
-      d.auditInTx(
-        { tenantId: auth.tenantId, userId: auth.userId, action: "crm.import", ip: req.ip, userAgent: req.userAgent, detail: { kind, ...report.created } },
-        now,
-      );
-    await d.transfer.write(auth.tenantId, now, plan.accounts.map(stamp), plan.contacts.map(stamp), plan.deals, audit);
     return report;
   }
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { parse } from "csv-parse/sync";
 import { SORT_FIELDS } from "../../src/crm/model";
-import { unguard } from "../../src/crm/transfer-csv";
+import { csvLine, unguard } from "../../src/http/csv";
 import { MAX_IMPORT_BYTES } from "../../src/http/body";
 import { clock, login } from "../auth/support";
 import { testApp } from "../helpers";
@@ -70,6 +70,22 @@ describe("export", () => {
     expect(zeta).toMatchObject({ title: "Zeta, with comma", value: "9.00", stage: "won", stage_name: "Won", probability: "90", account_name: "Acme", contact_name: "Jane Doe", assignee_email: "zoe@exporg.test", assignee_name: "Zoë Zimmer" });
     const alpha = rows.find((r) => r.id === deals[1]!.id)!;
     expect(alpha).toMatchObject({ title: 'alpha "quoted"', notes: "two\nlines", custom_data: '{"source":"fair"}' });
+  });
+
+  test("every cell of every line is what csvCell writes of the deal as the API shows it", async () => {
+    const { text } = await download(org, "/deals/export");
+    const lines = text.replace(/^\uFEFF/, "").split("\r\n");
+    // The header, then one line per deal: quoted line breaks (notes) are inside a line here, not between.
+    const body = lines.slice(1).join("\r\n");
+    const stageNames = new Map((await t.json("GET", "/api/v1/crm/pipeline-stages", { token: org.token })).body.map((s: { key: string; name: string }) => [s.key, s.name]));
+    const expected = referenceSort(deals, "created_at", "desc").map((id) => {
+      const d = deals.find((x) => x.id === id)!;
+      return csvLine([
+        d.id, d.title, d.value, d.currency, d.stage, stageNames.get(d.stage) ?? null, d.probability, d.close_date, d.account_name, d.contact_name,
+        d.assignee_name ?? null, d.assignee_email ?? null, d.notes, d.custom_data === null ? null : JSON.stringify(d.custom_data), d.created_at, d.updated_at,
+      ]);
+    });
+    expect(body).toBe(expected.join(""));
   });
 
   test("formula guard: cells starting with = + - @ get an apostrophe", async () => {
@@ -172,6 +188,24 @@ describe("import", () => {
     expect(audits()).toEqual([{ action: "crm.import", user_id: org.user.id, detail: JSON.stringify({ kind: "deals", deals: 2, accounts: 0, contacts: 0 }) }] as never);
     const rows = (await download(org, "/deals/export?search=good one")).rows;
     expect(rows).toEqual([expect.objectContaining({ stage: "won", account_name: "Acme", contact_name: "Jane Doe", assignee_email: "zoe@exporg.test", value: "12.50" })]);
+  });
+
+  test("all or none, written as read: rows and the accounts and contacts they created are undone by a later bad row", async () => {
+    const csv = ["title,account_name,contact_name,value", "First,Made Up Co,Mia Made,1", "Second,Made Up Co,,2", "Third,Other New Co,,not money"].join("\n");
+    const counts = () => ({
+      deals: (t.ctx.db.query("SELECT count(*) AS n FROM deals WHERE tenant_id = ?1").get(org.tenant.id) as { n: number }).n,
+      accounts: (t.ctx.db.query("SELECT count(*) AS n FROM accounts WHERE tenant_id = ?1").get(org.tenant.id) as { n: number }).n,
+      contacts: (t.ctx.db.query("SELECT count(*) AS n FROM contacts WHERE tenant_id = ?1").get(org.tenant.id) as { n: number }).n,
+      next: (t.ctx.db.query("SELECT next_deal FROM crm_tenants WHERE tenant_id = ?1").get(org.tenant.id) as { next_deal: number }).next_deal,
+    });
+    const before = counts();
+    const real = await upload(org, "deals", csv, "create_missing=true");
+    expect(real.status).toBe(422);
+    expect(real.body.detail).toEqual([expect.objectContaining({ loc: ["body", 4, "value"] })]);
+    expect(counts()).toEqual(before);
+    const dry = await upload(org, "deals", csv.split("\n").slice(0, 3).join("\n"), "dry_run=true&create_missing=true");
+    expect(dry.body.created).toEqual({ deals: 2, accounts: 1, contacts: 1 });
+    expect(counts()).toEqual(before);
   });
 
   test("the header: unknown, repeated and missing columns are errors of line 1", async () => {

@@ -1,7 +1,7 @@
 import { expect } from "bun:test";
 import type { RequestOptions } from "../../helpers";
 import { parse } from "csv-parse/sync";
-import { unguard } from "../../../src/crm/transfer-csv";
+import { unguard } from "../../../src/http/csv";
 import { countOf, type World } from "./world";
 
 /** What the tables of cross-tenant attempts (attempts-*.ts) are made of, and their shared checks. */
