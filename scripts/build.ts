@@ -89,7 +89,17 @@ export async function compileSuite(entry: string, outfile: string, target?: stri
   mkdirSync(dirname(outfile), { recursive: true });
   const result = await Bun.build({
     entrypoints: [entry],
-    compile: target ? { target: target as Bun.Build.CompileTarget, outfile } : { outfile },
+    // A file in the folder the operator runs suite from must not change what it runs or reads:
+    // a bunfig.toml there could preload code, a .env set SUITE_* settings nobody sees. Settings
+    // come from flags and the environment only, as `suite help` says.
+    compile: {
+      ...(target ? { target: target as Bun.Build.CompileTarget } : {}),
+      outfile,
+      autoloadBunfig: false,
+      autoloadDotenv: false,
+      autoloadTsconfig: false,
+      autoloadPackageJson: false,
+    },
     minify: true,
     plugins: [asciiLicenceComments],
   }).catch((e: unknown) => ({ success: false as const, logs: [e] }));

@@ -1,7 +1,16 @@
 import { nanoid } from "nanoid";
 
-/** A new row id: 21 URL-safe characters, 126 random bits. */
-export const newId = (): string => nanoid();
+/**
+ * A new row id: 21 URL-safe characters, about 126 random bits. Never starting with "-": a CSV
+ * export's formula guard would prefix such a cell with an apostrophe, and the id in the file would
+ * no longer be the row's (1 id in 64 is drawn again).
+ */
+export function newId(): string {
+  for (;;) {
+    const id = nanoid();
+    if (id[0] !== "-") return id;
+  }
+}
 
 /** A secret token for a link or a session: 43 URL-safe characters, 256 random bits. */
 export const newSecretToken = (): string => nanoid(43);

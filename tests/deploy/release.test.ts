@@ -1,7 +1,7 @@
 // `bun run release` for this machine's platform only (CI builds all five, in .ci/run): the file
 // is named for its platform, SHA256SUMS checks it with `sha256sum -c`, and it runs.
 import { afterAll, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { TARGETS, hostTarget, releaseName } from "../../scripts/release";
@@ -43,6 +43,21 @@ test(
   },
   120_000,
 );
+
+test("the released file ignores a bunfig.toml and a .env in the folder it runs from", () => {
+  const folder = mkdtempSync(join(tmpdir(), "suite-cwd-"));
+  try {
+    writeFileSync(join(folder, "evil.ts"), `require("node:fs").writeFileSync(${JSON.stringify(join(folder, "ran"))}, "x");`);
+    writeFileSync(join(folder, "bunfig.toml"), 'preload = ["./evil.ts"]\n');
+    // Loaded, this setting would stop the command (exit 78).
+    writeFileSync(join(folder, ".env"), "SUITE_SIGNUP=sometimes\n");
+    const r = Bun.spawnSync([join(out, releaseName(hostTarget())), "migrate", "--db", join(folder, "suite.db")], { cwd: folder, env: { PATH: process.env.PATH ?? "/usr/bin" } });
+    expect({ code: r.exitCode, stderr: r.stderr.toString() }).toEqual({ code: 0, stderr: "" });
+    expect(existsSync(join(folder, "ran"))).toBe(false);
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+  }
+});
 
 test(
   "the released file serves the API reference's assets it holds gzipped, gzipped or plain as asked",

@@ -195,7 +195,7 @@ describe("DELETE /users/{id}", () => {
     expect({ status: friend.status, code: friend.body.code }).toEqual({ status: 400, code: "invitation_invalid" });
 
     const again = await invited(t, org as never, members[0]!.email);
-    const joined = await accept(t, { token: again.token, password: "a new password" });
+    const joined = await accept(t, { token: again.token, password: "joined again 4711" });
     expect(joined.status).toBe(201);
     expect(joined.body.user).toMatchObject({ email: members[0]!.email, role: "member" });
     expect(joined.body.user.id).not.toBe(members[0]!.id);

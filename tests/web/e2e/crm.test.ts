@@ -39,7 +39,8 @@ const rows = () => page.locator("table tbody tr");
 
 test("the deal list starts empty, with a call to create the first deal", async () => {
   await page.goto(`${origin}/deals`);
-  await expect(page.getByRole("heading", { name: "Deals", level: 1 }).isVisible()).resolves.toBe(true);
+  // The app renders after its script loads: wait for the heading rather than look at once.
+  await page.getByRole("heading", { name: "Deals", level: 1 }).waitFor();
   await page.getByText("No deals yet").waitFor();
   await expect(page.getByRole("button", { name: "Create your first deal" }).isVisible()).resolves.toBe(true);
   await shoot("deals-empty");
