@@ -75,13 +75,16 @@ export function fromLocalInput(value: string): string {
 /** The actions the server writes, by group, for the action filter; a URL may name others. */
 export const KNOWN_ACTIONS: Array<[group: string, actions: string[]]> = [
   ["Sign-in", ["login.success", "login.failure", "login.locked", "reauth.success", "reauth.failure", "magic_link.requested", "magic_link.invalid"]],
+  ["Identity providers", ["oauth.joined", "oauth.failure", "identity.linked", "identity.unlinked"]],
+  ["Password", ["password.changed", "password.change_failure", "password.reset_requested", "password.reset", "password.reset_invalid"]],
+  ["Email address", ["email.verification_sent", "email.verified", "email.verification_invalid"]],
   ["Sessions", ["session.revoke", "session.revoke_others", "session.logout_all", "session.refresh_reuse"]],
   ["Second factor", ["2fa.setup", "2fa.enabled", "2fa.disabled", "2fa.challenge", "2fa.failure", "2fa.locked", "2fa.backup_code_used", "2fa.backup_codes_regenerated"]],
   ["Team", ["tenant.signup", "invitation.created", "invitation.resent", "invitation.revoked", "invitation.accepted", "user.renamed"]],
   // Written by admins in the app and by the server's operator on the command line (`suite user …`).
   ["Members", ["user.role_changed", "user.profile_changed", "user.removed", "user.2fa_reset", "user.unlocked", "user.password_set"]],
   ["Organization", ["tenant.renamed", "tenant.modules_changed", "tenant.disabled", "tenant.enabled"]],
-  ["Pipeline", ["crm.stage_updated", "crm.stages_reordered", "crm.stage_deleted"]],
+  ["CRM", ["crm.stage_updated", "crm.stages_reordered", "crm.stage_deleted", "crm.import"]],
 ];
 
 /** What the "Who" column shows for a row's actor, or null for nobody known (a failed sign-in of an unknown address). */

@@ -1,4 +1,6 @@
 import { expect, test } from "bun:test";
+import { readFileSync, readdirSync } from "node:fs";
+import { join } from "node:path";
 import { KNOWN_ACTIONS, actorLabel, deviceLabel } from "../../../web/security-log/view";
 
 const row = (o: Partial<Parameters<typeof actorLabel>[0]>) => ({ user_id: null, user_email: null, user_name: null, detail: null, ...o });
@@ -20,4 +22,17 @@ test("the Device column says the command line for the operator's rows", () => {
   const device = (ua: string | null) => `device of ${ua}`;
   expect(deviceLabel({ user_agent: "suite-cli", detail: { actor: "cli" } }, device)).toBe("Command line (suite)");
   expect(deviceLabel({ user_agent: "Mozilla/5.0", detail: null }, device)).toBe("device of Mozilla/5.0");
+});
+
+test("the action filter lists every action the server writes to the audit log", () => {
+  const src = join(import.meta.dir, "..", "..", "..", "src");
+  const written = new Set<string>();
+  for (const file of readdirSync(src, { recursive: true }) as string[]) {
+    if (!file.endsWith(".ts")) continue;
+    const text = readFileSync(join(src, file), "utf8");
+    for (const m of text.matchAll(/"((?:login|reauth|magic_link|session|2fa|tenant|invitation|user|crm|identity|oauth|password|email)\.[a-z_0-9]+)"/g)) written.add(m[1]!);
+  }
+  expect(written.size).toBeGreaterThan(40);
+  const known = new Set(KNOWN_ACTIONS.flatMap(([, a]) => a));
+  expect([...written].filter((a) => !known.has(a)).sort()).toEqual([]);
 });
