@@ -49,6 +49,8 @@ export interface User {
 export interface Me {
   user: User;
   tenant: Tenant;
+  /** False for an account made by joining through an identity provider, until it sets a password (absent: an older server, taken as true). */
+  has_password?: boolean;
 }
 export interface Profile {
   id: string;

@@ -15,13 +15,9 @@ import type { IdentityRead, OAuthErrorCode } from "./model";
 import { FlowError, type Protocol, type ProvenIdentity } from "./protocol";
 import type { ProvidersService } from "./providers-service";
 import type { FlowRow, OidcRepo, ProviderRow } from "./repo";
+import { NO_PASSWORD, hasPassword } from "./no-password";
 
-/**
- * The password_hash of an account made by joining through a provider: a well-formed argon2id
- * hash (so a password check spends the usual time and never throws) of no password at all, since
- * no input hashes to zeros. A password reset replaces it; until then the account has no password.
- */
-export const NO_PASSWORD = `$argon2id$v=19$m=19456,t=2,p=1$${"A".repeat(22)}$${"A".repeat(43)}`;
+export { NO_PASSWORD } from "./no-password";
 
 /** How long a browser has between /start and the callback. */
 export const FLOW_TTL_SECONDS = 600;
@@ -253,7 +249,7 @@ export function createFlowService(d: FlowDeps) {
     if (!row) throw errors.notFound("No such identity.");
     const user = await d.users.byId(p.tenantId, p.userId);
     if (!user) throw errors.sessionRevoked();
-    if (user.password_hash === NO_PASSWORD) {
+    if (!hasPassword(user)) {
       const others = (await d.repo.identitiesOfUser(p.tenantId, p.userId, 1000, 0)).filter((i) => i.id !== id);
       const usable = await Promise.all(others.map(async (i) => (await d.repo.provider(p.tenantId, i.provider_id))?.enabled === 1));
       if (!usable.includes(true)) throw errors.conflict("last_sign_in_method", "This is your last way to sign in: set a password or link another identity first.");

@@ -3,6 +3,7 @@ import { ME, SESSIONS, allAudit } from "../support";
 import { appCode } from "../two-factor/rfc6238";
 import { enable, verify } from "../two-factor/support";
 import { setCookies } from "../../helpers";
+import { RESET, askReset, newestTokenOf } from "../password/support";
 import { IDENTITIES, type OidcWorld, locationOf, oidcWorld, signInVia } from "../../support/oidc-world";
 
 let w: OidcWorld;
@@ -126,6 +127,29 @@ describe("round trips against a real OpenID Provider (oidc-provider on loopback)
     // Someone else's identity id is simply not found.
     const other = await w.t.json("DELETE", `${IDENTITIES}/${list.body.items[0].id}`, { token: w.acme.access_token });
     expect(other.status).toBe(404);
+  });
+
+  test("has_password on GET /auth/me agrees with the unlink rule: false after joining, true once a mailed reset link sets one", async () => {
+    w.op.accounts.set("no-pass-op", { email: "nopass@example.com", email_verified: true });
+    const first = await signInVia(w.browser(), "acme", w.providerA.id, "no-pass-op");
+    const token = setCookies(first).svc_session!.value;
+    expect((await w.t.json("GET", ME, { token })).body.has_password).toBe(false);
+    const id = (await w.t.json("GET", IDENTITIES, { token })).body.items[0].id;
+    expect((await w.t.json("DELETE", `${IDENTITIES}/${id}`, { token })).body.code).toBe("last_sign_in_method");
+    // An account with a password says so.
+    expect((await w.t.json("GET", ME, { token: w.acme.access_token })).body.has_password).toBe(true);
+
+    // "Set a password": the forgotten-password mail to the account's own address.
+    expect((await askReset(w.t, "nopass@example.com", { tenant: "acme" })).status).toBe(202);
+    const reset = await w.t.json("POST", RESET, { body: { token: await newestTokenOf(w.t, "password_reset"), password: "a password of my own" } });
+    expect(reset.status).toBe(200);
+    // The reset ended every session: back in through the provider, now with a password.
+    const again = await signInVia(w.browser(), "acme", w.providerA.id, "no-pass-op");
+    const token2 = setCookies(again).svc_session!.value;
+    expect((await w.t.json("GET", ME, { token: token2 })).body.has_password).toBe(true);
+    expect((await w.t.json("POST", "/api/v1/auth/login", { tenant: "acme", body: { email: "nopass@example.com", password: "a password of my own" } })).status).toBe(200);
+    // And the identity is no longer the last way in.
+    expect((await w.t.request("DELETE", `${IDENTITIES}/${id}`, { token: token2 })).status).toBe(204);
   });
 
   test("2FA after the provider: the callback sends the browser to the 2FA step, the temp_token in the fragment; no session before the code", async () => {
