@@ -99,7 +99,7 @@ export const authRoutes = (ctx: Context) => {
         ...doc({
           summary: "Prove the password again, for changes that need a recent sign-in",
           description:
-            "`{\"password\"}`, plus `code` (a TOTP or backup code) when the user has 2FA on. Renews this session's proof: 2FA setup, confirm and backup-code regeneration need one within `SUITE_REAUTH_WINDOW` seconds (default 600), else 403 `reauthentication_required`. Limited like login (per IP and per account; a wrong password counts toward the sign-in lock): 401 `invalid_credentials`, 401 `invalid_2fa_code`, 429.",
+            "`{\"password\"}`, plus `code` (a TOTP or backup code) when the user has 2FA on. Renews this session's proof: 2FA setup, confirm and backup-code regeneration, and adding, changing or removing an identity provider, need one within `SUITE_REAUTH_WINDOW` seconds (default 600), else 403 `reauthentication_required`. Limited like login (per IP and per account; a wrong password counts toward the sign-in lock): 401 `invalid_credentials`, 401 `invalid_2fa_code`, 429.",
           tags: ["auth"],
           auth: true,
           ok: { 200: ["Reauthenticated", Reauthenticated] },
