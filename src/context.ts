@@ -145,6 +145,7 @@ export function createContext(opts: ContextOptions) {
   });
   const oidcFlow = createFlowService({
     config, now, repo: oidcRepo, users, providers, protocol: createProtocol(config), sealer: createSealer(keys.encryptionKey, "oauth-flow/v1"), signIn, limiter, limits, audit, log,
+    tenantInService: (id) => tenantsService.requireInService(id),
   });
   const passwordRepo = createPasswordRepo(db, { security, tokens: accountTokens });
   const support = createSupportService({ now, users, members: membersRepo, passwords: passwordRepo, sessions, support: createSupportRepo(db), hasher, limiter, limits });

@@ -1,6 +1,6 @@
 import type { Config } from "../../config";
 import { hashToken, newId, newSecretToken, toIso } from "../../db/ids";
-import { errors } from "../../http/errors";
+import { AppError, errors } from "../../http/errors";
 import { offsetOf, pageOf, type Page } from "../../http/paging";
 import type { AuditEntry } from "../../security/repo";
 import type { Limits, RateLimiter } from "../../security/rate-limit";
@@ -37,6 +37,8 @@ export interface FlowDeps {
   audit: (e: AuditEntry) => Promise<void> | void;
   /** For an unexpected failure's class (never its message, which may quote a provider). */
   log: (line: Record<string, unknown>) => void;
+  /** 403 tenant_disabled when the operator disabled the organization. */
+  tenantInService: (tenantId: string) => Promise<void>;
 }
 
 export type CallbackOutcome =
@@ -53,8 +55,14 @@ class Failure extends Error {
 
 const domainOf = (email: string) => email.slice(email.lastIndexOf("@") + 1);
 
+/** A disabled organization's 403 as a flow failure: the browser lands on `?error=tenant_disabled`. */
+const asFailure = (e: unknown): unknown => (e instanceof AppError && e.code === "tenant_disabled" ? new Failure("tenant_disabled", "organization disabled") : e);
+
 /** The authorization-code flow: start, callback, and the identities it links. */
 export function createFlowService(d: FlowDeps) {
+  // Checked before the browser is sent to the provider, and again before anyone joins or signs in.
+  const inService = (tenantId: string) => d.tenantInService(tenantId).catch((e: unknown) => Promise.reject(asFailure(e)));
+
   /**
    * A new authorization request for `provider` (enabled, of this tenant): the provider's URL and
    * the browser cookie that binds it. `userId` makes it a link flow for that signed-in user.
@@ -96,6 +104,7 @@ export function createFlowService(d: FlowDeps) {
     try {
       if (!(await d.limiter.hit(d.limits.oauthStartPerIp, req.ip ?? "unknown")).allowed) throw new Failure("oauth_rate_limited", "starts per IP");
       if (tenantId === null || subdomain === null) throw new Failure("oauth_provider_unavailable", "no organization named");
+      await inService(tenantId);
       return { ok: true as const, ...(await start(tenantId, subdomain, providerId, null)) };
     } catch (e) {
       if (!(e instanceof Failure)) throw e;
@@ -139,6 +148,7 @@ export function createFlowService(d: FlowDeps) {
       // Spent now, whatever happens next: a state works once.
       flow = (await d.repo.spendFlow(stateHash)) ?? null;
       if (!flow) throw new Failure("oauth_state_invalid", "state spent meanwhile");
+      await inService(flow.tenant_id);
       provider = (await d.repo.provider(flow.tenant_id, flow.provider_id)) ?? undefined;
       if (!provider || provider.enabled !== 1) throw new Failure("oauth_provider_unavailable", "provider removed or disabled");
       let proven: ProvenIdentity;
@@ -155,7 +165,8 @@ export function createFlowService(d: FlowDeps) {
       }
       return flow.user_id ? await link(flow, provider, proven, req) : await signIn(flow, provider, proven, req);
     } catch (e) {
-      const failure = e instanceof Failure ? e : new Failure("oauth_provider_error", `unexpected: ${e instanceof Error ? e.name : "error"}`);
+      const known = asFailure(e);
+      const failure = known instanceof Failure ? known : new Failure("oauth_provider_error", `unexpected: ${e instanceof Error ? e.name : "error"}`);
       const link = flow?.user_id != null;
       // Recorded in the organization whose flow it was once the flow is proven this browser's; before that, where it was tried.
       await d.audit(
@@ -166,7 +177,7 @@ export function createFlowService(d: FlowDeps) {
           stage: link ? "link" : "sign_in",
         }),
       );
-      if (!(e instanceof Failure)) d.log({ level: "error", msg: "oauth callback failed unexpectedly", error: e instanceof Error ? e.name : typeof e });
+      if (!(known instanceof Failure)) d.log({ level: "error", msg: "oauth callback failed unexpectedly", error: e instanceof Error ? e.name : typeof e });
       return { kind: "failed", code: failure.code, link };
     }
   }

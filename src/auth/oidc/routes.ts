@@ -88,7 +88,7 @@ export const oidcRoutes = (ctx: Context) => {
           summary: "Start signing in with an identity provider: a redirect to it",
           description:
             "302 to the provider (authorization code with PKCE S256, state and nonce), setting the short-lived `svc_oauth` cookie (HttpOnly, SameSite=Lax, Path=/api/v1/auth/oauth) that binds the flow to this browser. " +
-            "An unknown or disabled provider: 302 to `/sign-in?error=oauth_provider_unavailable`.",
+            "An unknown or disabled provider: 302 to `/sign-in?error=oauth_provider_unavailable`; an organization its operator disabled: 302 to `/sign-in?error=tenant_disabled`, never to the provider.",
           tags: ["auth"],
           ok: { 302: null },
         }),
