@@ -79,7 +79,7 @@ export interface Session {
   ip: string | null;
   user_agent: string | null;
   current: boolean;
-  /** How the session began: "password", "magic_link", "2fa", "oidc:<provider name>"… (issue 17; absent from older servers). */
+  /** How the session began: "password", "magic_link", "oidc:<provider name>", "<first factor>+2fa" after a 2FA code ("2fa" from older servers)… (issue 17; absent from older servers). */
   method?: string | null;
 }
 export interface Confirmation {

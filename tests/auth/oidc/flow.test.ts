@@ -170,6 +170,11 @@ describe("round trips against a real OpenID Provider (oidc-provider on loopback)
     expect(setCookies(done.res).svc_session?.value).toBe(done.body.access_token);
     const challenge = allAudit(w.t).findLast((a) => a.action === "2fa.challenge")!;
     expect(JSON.parse(challenge.detail as string).method).toBe(`oidc:${w.providerA.name}`);
+    // The session says both factors: the provider, then the code.
+    const sessions = await w.t.json("GET", SESSIONS, { token: done.body.access_token });
+    expect(sessions.body.find((s: { current: boolean }) => s.current).method).toBe(`oidc:${w.providerA.name}+2fa`);
+    const success = allAudit(w.t).findLast((a) => a.action === "login.success")!;
+    expect(JSON.parse(success.detail as string)).toMatchObject({ method: "2fa", first_factor: `oidc:${w.providerA.name}` });
   });
 
   test("linking refuses an unverified address, and an identity already linked to another member", async () => {

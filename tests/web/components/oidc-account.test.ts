@@ -153,14 +153,23 @@ describe("My account: sessions", () => {
       ...over,
     });
     const f = fakeFetch({
-      "GET /api/v1/auth/sessions": () => json(200, [s("a", { method: "oidc:Acme ID" }), s("b", { method: "password" }), s("c", { method: "magic_link" }), s("d", { method: "oidc:Google Workspace" }), s("e", { method: "2fa" }), s("f", { method: "some_future_way" })]),
+      "GET /api/v1/auth/sessions": () => json(200, [s("a", { method: "oidc:Acme ID" }), s("b", { method: "password" }), s("c", { method: "magic_link" }), s("d", { method: "oidc:Google Workspace" }), s("e", { method: "2fa" }), s("f", { method: "some_future_way" }), s("g", { method: "oidc:Acme ID+2fa" }), s("h", { method: "password+2fa" })]),
     });
     try {
       kit.mount(h(Sessions, {}));
-      await until(() => expect(kit.root().querySelectorAll("tbody tr").length).toBe(6));
+      await until(() => expect(kit.root().querySelectorAll("tbody tr").length).toBe(8));
       expect([...kit.root().querySelectorAll("th")].map((t) => t.textContent)).toContain("Signed in with");
       const cells = [...kit.root().querySelectorAll("tbody tr")].map((r) => r.children[1]!.textContent);
-      expect(cells).toEqual(["Acme ID", "Password", "Sign-in link", "Google Workspace", "Two-step verification", "Some future way"]);
+      expect(cells).toEqual([
+        "Acme ID",
+        "Password",
+        "Sign-in link",
+        "Google Workspace",
+        "Two-step verification",
+        "Some future way",
+        "Acme ID + two-step verification",
+        "Password + two-step verification",
+      ]);
     } finally {
       f.restore();
     }
