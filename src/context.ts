@@ -140,9 +140,12 @@ export function createContext(opts: ContextOptions) {
   const emailVerification = createEmailVerificationService({ config, now, log, limiter, limits, tokens: accountTokens, mail, security, mailer });
   // Identity providers: client secrets and flows' PKCE verifiers sealed under keys of their own.
   const oidcRepo = createOidcRepo(db, { users, auditInTx: security.auditInTx });
-  const providers = createProvidersService({ config, now, repo: oidcRepo, users, sealer: createSealer(keys.encryptionKey, "idp-client-secret/v1") });
+  const providers = createProvidersService({
+    config, now, repo: oidcRepo, users, sealer: createSealer(keys.encryptionKey, "idp-client-secret/v1"), requireRecentProof: auth.requireRecentProof,
+  });
   const oidcFlow = createFlowService({
     config, now, repo: oidcRepo, users, providers, protocol: createProtocol(config), sealer: createSealer(keys.encryptionKey, "oauth-flow/v1"), signIn, limiter, limits, audit, log,
+    tenantInService: (id) => tenantsService.requireInService(id),
   });
   const passwordRepo = createPasswordRepo(db, { security, tokens: accountTokens });
   const support = createSupportService({ now, users, members: membersRepo, passwords: passwordRepo, sessions, support: createSupportRepo(db), hasher, limiter, limits });

@@ -15,9 +15,15 @@ import { TenantRead } from "../tenants/model";
 import { UserRead } from "../users/model";
 import { Confirmation, LoginBody, LoginResponse, ReauthenticateBody, Reauthenticated, RefreshBody, RevokeSessionBody, SessionList, TokenPair } from "./model";
 import { compactCode } from "./two-factor/model";
+import { hasPassword } from "./oidc/no-password";
 import { t } from "elysia";
 
-const Me = t.Object({ user: UserRead, tenant: TenantRead });
+const Me = t.Object({
+  user: UserRead,
+  tenant: TenantRead,
+  // False for an account made by joining through an identity provider, until a password is set by a mailed reset link.
+  has_password: t.Boolean({ description: "Whether the account has a password of its own (false after joining through an identity provider, until one is set with POST /auth/password/forgot and its link)" }),
+});
 
 const pair = (t: IssuedTokens) => ({ access_token: t.access_token, refresh_token: t.refresh_token, token_type: t.token_type });
 
@@ -80,7 +86,7 @@ export const authRoutes = (ctx: Context) => {
       async ({ auth }) => {
         const user = await ctx.repos.users.byId(auth.tenantId, auth.userId);
         if (!user) throw errors.sessionRevoked();
-        return { user: toUserRead(user), tenant: await ctx.tenants.read(auth.tenantId) };
+        return { user: toUserRead(user), tenant: await ctx.tenants.read(auth.tenantId), has_password: hasPassword(user) };
       },
       doc({ summary: "The signed-in user and their organization", tags: ["auth"], auth: true, ok: { 200: ["Me", Me] } }),
     )
@@ -93,7 +99,7 @@ export const authRoutes = (ctx: Context) => {
         ...doc({
           summary: "Prove the password again, for changes that need a recent sign-in",
           description:
-            "`{\"password\"}`, plus `code` (a TOTP or backup code) when the user has 2FA on. Renews this session's proof: 2FA setup, confirm and backup-code regeneration need one within `SUITE_REAUTH_WINDOW` seconds (default 600), else 403 `reauthentication_required`. Limited like login (per IP and per account; a wrong password counts toward the sign-in lock): 401 `invalid_credentials`, 401 `invalid_2fa_code`, 429.",
+            "`{\"password\"}`, plus `code` (a TOTP or backup code) when the user has 2FA on. Renews this session's proof: 2FA setup, confirm and backup-code regeneration, and adding, changing or removing an identity provider, need one within `SUITE_REAUTH_WINDOW` seconds (default 600), else 403 `reauthentication_required`. Limited like login (per IP and per account; a wrong password counts toward the sign-in lock): 401 `invalid_credentials`, 401 `invalid_2fa_code`, 429.",
           tags: ["auth"],
           auth: true,
           ok: { 200: ["Reauthenticated", Reauthenticated] },

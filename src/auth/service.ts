@@ -138,7 +138,8 @@ export function createAuthService(d: AuthDeps) {
    * first or it was ended meanwhile. The session's proof is the challenge's first factor.
    */
   async function completeChallenge(c: ChallengeRow, user: UserRow, req: RequestInfo): Promise<IssuedTokens | null> {
-    const row = { ...newSessionRow("2fa", req, c.created_at), tenant_id: user.tenant_id, user_id: user.id };
+    // The session names its first factor too ("password+2fa", "oidc:Google+2fa"): the session list says which way in it was.
+    const row = { ...newSessionRow(`${c.method}+2fa`, req, c.created_at), tenant_id: user.tenant_id, user_id: user.id };
     const entry = auditEntry("login.success", { tenantId: user.tenant_id, userId: user.id }, req, { method: "2fa", first_factor: c.method, session_id: row.id });
     if (!(await d.sessions.spendChallengeForSession(c, row, entry, row.created_at))) return null;
     return issue({ ...row, refresh_gen: 0, rotated_at: null });

@@ -37,6 +37,14 @@ export async function oidcWorld(env: Record<string, string> = {}) {
     providerA,
     providerB,
     browser: () => new OidcBrowser(t),
+    /** PATCHes acme's provider as its admin, proving the password first: provider changes need a recent sign-in and tests move the clock. */
+    changeAcmeProvider: async (id: string, body: Record<string, unknown>) => {
+      const proof = await t.json("POST", "/api/v1/auth/reauthenticate", { token: acme.access_token, body: { password: acme.password } });
+      expect(proof.status).toBe(200);
+      const r = await t.json("PATCH", `${PROVIDERS}/${id}`, { token: acme.access_token, body });
+      expect(r.status).toBe(200);
+      return r;
+    },
     close: async () => {
       await op.close();
       t.close();

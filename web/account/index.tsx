@@ -5,8 +5,8 @@ import { Field } from "../shared/field";
 import { useSession } from "../shared/session";
 import { errorMessage } from "../shared/states";
 import { toast } from "../shared/toast";
-import { ChangePassword } from "../password/change";
 import { Identities } from "./identities";
+import { PasswordPanel } from "./set-password";
 import { Sessions } from "./sessions";
 import { TwoFactor } from "./two-factor";
 
@@ -50,7 +50,7 @@ export default function AccountScreen() {
     <>
       <h1>My account</h1>
       <Profile />
-      <ChangePassword />
+      <PasswordPanel />
       <TwoFactor />
       <Identities />
       <Sessions />

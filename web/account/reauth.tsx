@@ -7,10 +7,13 @@ import { useRef, useState } from "preact/hooks";
 import { ApiError, api } from "../api/client";
 import { Modal } from "../shared/dialog";
 import { Field } from "../shared/field";
+import { useSession } from "../shared/session";
 import { errorMessage } from "../shared/states";
 
 /** `purpose` finishes the sentence "enter your password again to …". */
 export function useReauth(withCode: boolean, purpose = "change two-step verification") {
+  // An account made through an identity provider has no password to enter: a fresh sign-in through the provider is its proof.
+  const noPassword = useSession().me?.has_password === false;
   const [open, setOpen] = useState(false);
   const [password, setPassword] = useState("");
   const [code, setCode] = useState("");
@@ -56,6 +59,15 @@ export function useReauth(withCode: boolean, purpose = "change two-step verifica
 
   const dialog = (
     <Modal open={open} title="Confirm it's you" onClose={cancel}>
+      {noPassword ? (
+        <div>
+          <p>For your security, you need to have signed in within the last few minutes to {purpose}.</p>
+          <p>You have no password here: sign out, sign in again through your identity provider, then try again (or set a password from My account).</p>
+          <div class="actions">
+            <button type="button" class="primary" onClick={cancel}>OK</button>
+          </div>
+        </div>
+      ) : (
       <form onSubmit={submit} noValidate>
         <p>For your security, enter your password again to {purpose}.</p>
         <Field label="Password" type="password" autocomplete="current-password" required value={password} onValue={setPassword} />
@@ -66,6 +78,7 @@ export function useReauth(withCode: boolean, purpose = "change two-step verifica
           <button type="submit" class="primary" disabled={busy || !password}>Confirm</button>
         </div>
       </form>
+      )}
     </Modal>
   );
   return { run, dialog };

@@ -21,6 +21,8 @@ const METHODS: Record<string, string> = {
 export function signInMethod(s: Session): string | null {
   const m = s.method;
   if (!m) return null;
+  // "oidc:Acme ID+2fa", "password+2fa": the first factor, then the code.
+  if (m.endsWith("+2fa") && m.length > 4) return `${signInMethod({ ...s, method: m.slice(0, -4) })} + two-step verification`;
   // "oidc:Acme ID": a provider's session, named after the provider.
   const named = /^(?:oauth|oidc):(.+)$/.exec(m);
   if (named) return named[1]!;

@@ -49,6 +49,8 @@ export interface User {
 export interface Me {
   user: User;
   tenant: Tenant;
+  /** False for an account made by joining through an identity provider, until it sets a password (absent: an older server, taken as true). */
+  has_password?: boolean;
 }
 export interface Profile {
   id: string;
@@ -77,7 +79,7 @@ export interface Session {
   ip: string | null;
   user_agent: string | null;
   current: boolean;
-  /** How the session began: "password", "magic_link", "2fa", "oidc:<provider name>"… (issue 17; absent from older servers). */
+  /** How the session began: "password", "magic_link", "oidc:<provider name>", "<first factor>+2fa" after a 2FA code ("2fa" from older servers)… (issue 17; absent from older servers). */
   method?: string | null;
 }
 export interface Confirmation {

@@ -6,6 +6,7 @@
 import "./providers.css";
 import { useState } from "preact/hooks";
 import { api, type AuthProvider } from "../api/client";
+import { useReauth } from "../account/reauth";
 import { ConfirmDialog, Modal } from "../shared/dialog";
 import { Empty, ErrorBox, Loading, errorMessage } from "../shared/states";
 import { toast } from "../shared/toast";
@@ -23,12 +24,17 @@ export default function SignInProvidersScreen() {
   const [deleting, setDeleting] = useState<AuthProvider | null>(null);
   const [added, setAdded] = useState<AuthProvider | null>(null);
   const [busy, setBusy] = useState(false);
+  // Adding, changing or deleting a provider needs a recent sign-in (403 reauthentication_required):
+  // the step-up dialog asks for the password, and the 2FA code when the admin has 2FA on.
+  const twoFactor = useLoad(() => api.twoFactor.status().catch(() => null), []);
+  const reauth = useReauth(twoFactor.data?.enabled ?? false, "change the organization's sign-in providers");
 
   const remove = async () => {
     if (!deleting) return;
     setBusy(true);
     try {
-      await api.providers.remove(deleting.id);
+      const id = deleting.id;
+      await reauth.run(() => api.providers.remove(id));
       toast(`Deleted the provider “${deleting.name}”.`);
       setDeleting(null);
       list.reload();
@@ -106,6 +112,7 @@ export default function SignInProvidersScreen() {
       <Modal open={adding} title="Add a sign-in provider" onClose={() => setAdding(false)}>
         <ProviderForm
           profiles={profiles.data ?? []}
+          guard={reauth.run}
           onCancel={() => setAdding(false)}
           onSaved={(p) => {
             setAdding(false);
@@ -119,6 +126,7 @@ export default function SignInProvidersScreen() {
           <ProviderForm
             provider={editing}
             profiles={profiles.data ?? []}
+            guard={reauth.run}
             onCancel={() => setEditing(null)}
             onSaved={(p) => {
               setEditing(null);
@@ -150,6 +158,7 @@ export default function SignInProvidersScreen() {
       >
         <p>Nobody can sign in through it any more, and the accounts linked to it are unlinked. Members keep their other ways to sign in.</p>
       </ConfirmDialog>
+      {reauth.dialog}
     </section>
   );
 }

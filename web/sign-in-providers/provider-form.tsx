@@ -16,12 +16,15 @@ const FIELDS = ["kind", "name", "issuer", "client_id", "client_secret", "allowed
 export function ProviderForm({
   provider,
   profiles,
+  guard = (action) => action(),
   onSaved,
   onCancel,
 }: {
   /** The provider to change; none to add one. */
   provider?: AuthProvider;
   profiles: Profile[];
+  /** Runs the save, asking for a recent sign-in first when the server wants one (useReauth's `run`). */
+  guard?: <T>(action: () => Promise<T>) => Promise<T>;
   onSaved: (p: AuthProvider) => void;
   onCancel: () => void;
 }) {
@@ -54,9 +57,9 @@ export function ProviderForm({
       ...(kind === "oidc" ? { issuer: issuer.trim() } : {}),
     };
     try {
-      const saved = provider
-        ? await api.providers.update(provider.id, { ...common, ...(secret ? { client_secret: secret } : {}) })
-        : await api.providers.create({ kind, ...common, client_secret: secret });
+      const saved = await guard(() =>
+        provider ? api.providers.update(provider.id, { ...common, ...(secret ? { client_secret: secret } : {}) }) : api.providers.create({ kind, ...common, client_secret: secret }),
+      );
       setSecret("");
       onSaved(saved);
     } catch (x) {

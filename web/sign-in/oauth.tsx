@@ -21,6 +21,7 @@ const SIGN_IN_MESSAGES: Record<string, string> = {
   oauth_not_registered: "No member of this organization has linked that account, and joining through it is closed. Sign in another way, or ask an administrator for an invitation.",
   oauth_account_unavailable: "The account that identity belonged to no longer exists. Ask an administrator for an invitation.",
   oauth_rate_limited: "Too many sign-in attempts from your network. Wait a minute, then try again.",
+  tenant_disabled: "This organization has been disabled by the operator of this server, so nobody can sign in to it for now. Ask them (or your administrator) about it.",
 };
 
 const LINK_MESSAGES: Record<string, string> = {

@@ -1,6 +1,6 @@
 import type { Config } from "../../config";
 import { hashToken, newId, newSecretToken, toIso } from "../../db/ids";
-import { errors } from "../../http/errors";
+import { AppError, errors } from "../../http/errors";
 import { offsetOf, pageOf, type Page } from "../../http/paging";
 import type { AuditEntry } from "../../security/repo";
 import type { Limits, RateLimiter } from "../../security/rate-limit";
@@ -15,13 +15,9 @@ import type { IdentityRead, OAuthErrorCode } from "./model";
 import { FlowError, type Protocol, type ProvenIdentity } from "./protocol";
 import type { ProvidersService } from "./providers-service";
 import type { FlowRow, OidcRepo, ProviderRow } from "./repo";
+import { NO_PASSWORD, hasPassword } from "./no-password";
 
-/**
- * The password_hash of an account made by joining through a provider: a well-formed argon2id
- * hash (so a password check spends the usual time and never throws) of no password at all, since
- * no input hashes to zeros. A password reset replaces it; until then the account has no password.
- */
-export const NO_PASSWORD = `$argon2id$v=19$m=19456,t=2,p=1$${"A".repeat(22)}$${"A".repeat(43)}`;
+export { NO_PASSWORD } from "./no-password";
 
 /** How long a browser has between /start and the callback. */
 export const FLOW_TTL_SECONDS = 600;
@@ -41,6 +37,8 @@ export interface FlowDeps {
   audit: (e: AuditEntry) => Promise<void> | void;
   /** For an unexpected failure's class (never its message, which may quote a provider). */
   log: (line: Record<string, unknown>) => void;
+  /** 403 tenant_disabled when the operator disabled the organization. */
+  tenantInService: (tenantId: string) => Promise<void>;
 }
 
 export type CallbackOutcome =
@@ -57,8 +55,14 @@ class Failure extends Error {
 
 const domainOf = (email: string) => email.slice(email.lastIndexOf("@") + 1);
 
+/** A disabled organization's 403 as a flow failure: the browser lands on `?error=tenant_disabled`. */
+const asFailure = (e: unknown): unknown => (e instanceof AppError && e.code === "tenant_disabled" ? new Failure("tenant_disabled", "organization disabled") : e);
+
 /** The authorization-code flow: start, callback, and the identities it links. */
 export function createFlowService(d: FlowDeps) {
+  // Checked before the browser is sent to the provider, and again before anyone joins or signs in.
+  const inService = (tenantId: string) => d.tenantInService(tenantId).catch((e: unknown) => Promise.reject(asFailure(e)));
+
   /**
    * A new authorization request for `provider` (enabled, of this tenant): the provider's URL and
    * the browser cookie that binds it. `userId` makes it a link flow for that signed-in user.
@@ -100,6 +104,7 @@ export function createFlowService(d: FlowDeps) {
     try {
       if (!(await d.limiter.hit(d.limits.oauthStartPerIp, req.ip ?? "unknown")).allowed) throw new Failure("oauth_rate_limited", "starts per IP");
       if (tenantId === null || subdomain === null) throw new Failure("oauth_provider_unavailable", "no organization named");
+      await inService(tenantId);
       return { ok: true as const, ...(await start(tenantId, subdomain, providerId, null)) };
     } catch (e) {
       if (!(e instanceof Failure)) throw e;
@@ -143,6 +148,7 @@ export function createFlowService(d: FlowDeps) {
       // Spent now, whatever happens next: a state works once.
       flow = (await d.repo.spendFlow(stateHash)) ?? null;
       if (!flow) throw new Failure("oauth_state_invalid", "state spent meanwhile");
+      await inService(flow.tenant_id);
       provider = (await d.repo.provider(flow.tenant_id, flow.provider_id)) ?? undefined;
       if (!provider || provider.enabled !== 1) throw new Failure("oauth_provider_unavailable", "provider removed or disabled");
       let proven: ProvenIdentity;
@@ -159,7 +165,8 @@ export function createFlowService(d: FlowDeps) {
       }
       return flow.user_id ? await link(flow, provider, proven, req) : await signIn(flow, provider, proven, req);
     } catch (e) {
-      const failure = e instanceof Failure ? e : new Failure("oauth_provider_error", `unexpected: ${e instanceof Error ? e.name : "error"}`);
+      const known = asFailure(e);
+      const failure = known instanceof Failure ? known : new Failure("oauth_provider_error", `unexpected: ${e instanceof Error ? e.name : "error"}`);
       const link = flow?.user_id != null;
       // Recorded in the organization whose flow it was once the flow is proven this browser's; before that, where it was tried.
       await d.audit(
@@ -170,7 +177,7 @@ export function createFlowService(d: FlowDeps) {
           stage: link ? "link" : "sign_in",
         }),
       );
-      if (!(e instanceof Failure)) d.log({ level: "error", msg: "oauth callback failed unexpectedly", error: e instanceof Error ? e.name : typeof e });
+      if (!(known instanceof Failure)) d.log({ level: "error", msg: "oauth callback failed unexpectedly", error: e instanceof Error ? e.name : typeof e });
       return { kind: "failed", code: failure.code, link };
     }
   }
@@ -253,7 +260,7 @@ export function createFlowService(d: FlowDeps) {
     if (!row) throw errors.notFound("No such identity.");
     const user = await d.users.byId(p.tenantId, p.userId);
     if (!user) throw errors.sessionRevoked();
-    if (user.password_hash === NO_PASSWORD) {
+    if (!hasPassword(user)) {
       const others = (await d.repo.identitiesOfUser(p.tenantId, p.userId, 1000, 0)).filter((i) => i.id !== id);
       const usable = await Promise.all(others.map(async (i) => (await d.repo.provider(p.tenantId, i.provider_id))?.enabled === 1));
       if (!usable.includes(true)) throw errors.conflict("last_sign_in_method", "This is your last way to sign in: set a password or link another identity first.");

@@ -22,6 +22,8 @@ export interface ProvidersDeps {
   users: UsersRepo;
   /** Seals client secrets, bound to the provider's id. */
   sealer: Sealer;
+  /** 403 reauthentication_required unless the session proved its first factor within SUITE_REAUTH_WINDOW (as 2FA changes). */
+  requireRecentProof: (p: Principal) => void;
 }
 
 const domainsOf = (row: ProviderRow): string[] => JSON.parse(row.allowed_domains) as string[];
@@ -70,7 +72,9 @@ export function createProvidersService(d: ProvidersDeps) {
   const entry = (p: Principal, action: string, req: RequestInfo, row: ProviderRow): AuditEntry =>
     auditEntry(action, { tenantId: p.tenantId, userId: p.userId }, req, { provider_id: row.id, kind: row.kind, name: row.name, enabled: row.enabled === 1 });
 
+  // Adding, changing or removing a provider decides who can sign in: a step-up, like 2FA changes.
   async function create(p: Principal, body: CreateProviderBody, req: RequestInfo): Promise<ProviderRead> {
+    d.requireRecentProof(p);
     const issuer = checkIssuer(body.kind, body.issuer);
     const name = body.name.trim();
     await checkProfile(p.tenantId, body.default_profile_id);
@@ -113,6 +117,7 @@ export function createProvidersService(d: ProvidersDeps) {
   }
 
   async function update(p: Principal, id: string, body: UpdateProviderBody, req: RequestInfo): Promise<ProviderRead> {
+    d.requireRecentProof(p);
     const row = await get(p, id);
     const issuer = body.issuer === undefined ? row.issuer : checkIssuer(row.kind, body.issuer);
     const name = body.name?.trim() ?? row.name;
@@ -138,6 +143,7 @@ export function createProvidersService(d: ProvidersDeps) {
   }
 
   async function remove(p: Principal, id: string, req: RequestInfo): Promise<void> {
+    d.requireRecentProof(p);
     const row = await get(p, id);
     if (!(await d.repo.deleteProvider(p.tenantId, id, entry(p, "identity_provider.deleted", req, row), d.now()))) throw errors.notFound("No such identity provider.");
   }

@@ -20,6 +20,8 @@ type Jar = Record<string, Cookie<unknown>>;
 const PROVIDER: readonly [string, typeof ProviderRead] = ["ProviderRead", ProviderRead];
 const CODES = Object.keys(OAUTH_ERRORS).map((c) => `\`${c}\``).join(", ");
 const Id = t.Object({ id: t.String({ minLength: 1, maxLength: 64 }) });
+const STEP_UP =
+  "Needs a recent sign-in: this session's last first-factor proof within `SUITE_REAUTH_WINDOW` seconds (default 600), else 403 `reauthentication_required` (renew it with `POST /api/v1/auth/reauthenticate`).";
 const ProviderId = t.Object({ provider_id: t.String({ minLength: 1, maxLength: 64 }) });
 
 /**
@@ -86,7 +88,7 @@ export const oidcRoutes = (ctx: Context) => {
           summary: "Start signing in with an identity provider: a redirect to it",
           description:
             "302 to the provider (authorization code with PKCE S256, state and nonce), setting the short-lived `svc_oauth` cookie (HttpOnly, SameSite=Lax, Path=/api/v1/auth/oauth) that binds the flow to this browser. " +
-            "An unknown or disabled provider: 302 to `/sign-in?error=oauth_provider_unavailable`.",
+            "An unknown or disabled provider: 302 to `/sign-in?error=oauth_provider_unavailable`; an organization its operator disabled: 302 to `/sign-in?error=tenant_disabled`, never to the provider.",
           tags: ["auth"],
           ok: { 302: null },
         }),
@@ -136,7 +138,7 @@ export const oidcRoutes = (ctx: Context) => {
         transform: admins,
         ...doc({
           summary: "Add an identity provider to the organization (admins)",
-          description: "The answer never carries the client secret, which is kept sealed. `redirect_uri` is what to register at the provider.",
+          description: `The answer never carries the client secret, which is kept sealed. \`redirect_uri\` is what to register at the provider. ${STEP_UP}`,
           tags: ["auth"],
           auth: true,
           ok: { 201: PROVIDER },
@@ -170,6 +172,7 @@ export const oidcRoutes = (ctx: Context) => {
       transform: admins,
       ...doc({
         summary: "Change an identity provider (admins); an absent client_secret keeps the current one",
+        description: STEP_UP,
         tags: ["auth"],
         auth: true,
         ok: { 200: PROVIDER },
@@ -187,7 +190,7 @@ export const oidcRoutes = (ctx: Context) => {
       {
         params: Id,
         transform: admins,
-        ...doc({ summary: "Remove an identity provider and every identity linked through it (admins)", tags: ["auth"], auth: true, ok: { 204: null }, errors: [404] }),
+        ...doc({ summary: "Remove an identity provider and every identity linked through it (admins)", description: STEP_UP, tags: ["auth"], auth: true, ok: { 204: null }, errors: [404] }),
       },
     )
     .post(

@@ -175,26 +175,55 @@ describe("who may sign in or join", () => {
 
   test("with joining off, an unknown identity is not registered", async () => {
     w.op.accounts.set("no-join", { email: "nojoin@example.com", email_verified: true });
-    await w.t.json("PATCH", `${PROVIDERS}/${w.providerA.id}`, { token: w.acme.access_token, body: { auto_join: false } });
+    await w.changeAcmeProvider(w.providerA.id, { auto_join: false });
     try {
       const { browser, path } = await upToCallback("acme", w.providerA.id, "no-join");
       refused(await browser.app("GET", path, "acme"), "oauth_not_registered");
     } finally {
-      await w.t.json("PATCH", `${PROVIDERS}/${w.providerA.id}`, { token: w.acme.access_token, body: { auto_join: true } });
+      await w.changeAcmeProvider(w.providerA.id, { auto_join: true });
     }
   });
 
   test("a disabled provider neither starts nor finishes a flow", async () => {
     w.op.accounts.set("late", { email: "late@example.com", email_verified: true });
     const { browser, path } = await upToCallback("acme", w.providerA.id, "late");
-    await w.t.json("PATCH", `${PROVIDERS}/${w.providerA.id}`, { token: w.acme.access_token, body: { enabled: false } });
+    await w.changeAcmeProvider(w.providerA.id, { enabled: false });
     try {
       refused(await browser.app("GET", path, "acme"), "oauth_provider_unavailable");
       refused(await w.browser().app("GET", startPath(w.providerA.id), "acme"), "oauth_provider_unavailable");
       expect((await w.t.json("GET", "/api/v1/auth/providers/public", { tenant: "acme" })).body.map((p: { id: string }) => p.id)).not.toContain(w.providerA.id);
     } finally {
-      await w.t.json("PATCH", `${PROVIDERS}/${w.providerA.id}`, { token: w.acme.access_token, body: { enabled: true } });
+      await w.changeAcmeProvider(w.providerA.id, { enabled: true });
     }
+  });
+});
+
+describe("a disabled organization", () => {
+  const setDisabled = (at: number | null) => w.t.ctx.db.query("UPDATE tenants SET disabled_at = ?2 WHERE id = ?1").run(w.acme.tenant.id, at);
+  const flows = () => (w.t.ctx.db.query("SELECT count(*) AS n FROM oauth_flows").get() as { n: number }).n;
+
+  test("start does not send the browser to the provider: /sign-in?error=tenant_disabled, no flow, no cookie; a flow begun before finishes nothing", async () => {
+    w.op.accounts.set("frozen", { email: "frozen@example.com", email_verified: true });
+    // A flow begun while the organization was in service, finished after the operator disabled it.
+    const { browser, path } = await upToCallback("acme", w.providerA.id, "frozen");
+    setDisabled(Date.now());
+    try {
+      const before = flows();
+      const start = await w.browser().app("GET", startPath(w.providerA.id), "acme");
+      refused(start, "tenant_disabled");
+      expect(setCookies(start).svc_oauth).toBeUndefined();
+      expect(flows()).toBe(before);
+      // The callback neither joins nor signs in.
+      refused(await browser.app("GET", path, "acme"), "tenant_disabled");
+      expect(usersNamed("frozen@example.com")).toBe(0);
+      const failures = allAudit(w.t).filter((a) => a.action === "oauth.failure" && JSON.stringify(a).includes("tenant_disabled"));
+      expect(failures.length).toBe(2);
+    } finally {
+      setDisabled(null);
+    }
+    // Back in service: the same provider starts again.
+    const again = await w.browser().app("GET", startPath(w.providerA.id), "acme");
+    expect(new URL(locationOf(again)!).origin).toBe(w.op.issuer);
   });
 });
 

@@ -3,6 +3,7 @@ import { ME, SESSIONS, allAudit } from "../support";
 import { appCode } from "../two-factor/rfc6238";
 import { enable, verify } from "../two-factor/support";
 import { setCookies } from "../../helpers";
+import { RESET, askReset, newestTokenOf } from "../password/support";
 import { IDENTITIES, type OidcWorld, locationOf, oidcWorld, signInVia } from "../../support/oidc-world";
 
 let w: OidcWorld;
@@ -128,6 +129,29 @@ describe("round trips against a real OpenID Provider (oidc-provider on loopback)
     expect(other.status).toBe(404);
   });
 
+  test("has_password on GET /auth/me agrees with the unlink rule: false after joining, true once a mailed reset link sets one", async () => {
+    w.op.accounts.set("no-pass-op", { email: "nopass@example.com", email_verified: true });
+    const first = await signInVia(w.browser(), "acme", w.providerA.id, "no-pass-op");
+    const token = setCookies(first).svc_session!.value;
+    expect((await w.t.json("GET", ME, { token })).body.has_password).toBe(false);
+    const id = (await w.t.json("GET", IDENTITIES, { token })).body.items[0].id;
+    expect((await w.t.json("DELETE", `${IDENTITIES}/${id}`, { token })).body.code).toBe("last_sign_in_method");
+    // An account with a password says so.
+    expect((await w.t.json("GET", ME, { token: w.acme.access_token })).body.has_password).toBe(true);
+
+    // "Set a password": the forgotten-password mail to the account's own address.
+    expect((await askReset(w.t, "nopass@example.com", { tenant: "acme" })).status).toBe(202);
+    const reset = await w.t.json("POST", RESET, { body: { token: await newestTokenOf(w.t, "password_reset"), password: "a password of my own" } });
+    expect(reset.status).toBe(200);
+    // The reset ended every session: back in through the provider, now with a password.
+    const again = await signInVia(w.browser(), "acme", w.providerA.id, "no-pass-op");
+    const token2 = setCookies(again).svc_session!.value;
+    expect((await w.t.json("GET", ME, { token: token2 })).body.has_password).toBe(true);
+    expect((await w.t.json("POST", "/api/v1/auth/login", { tenant: "acme", body: { email: "nopass@example.com", password: "a password of my own" } })).status).toBe(200);
+    // And the identity is no longer the last way in.
+    expect((await w.t.request("DELETE", `${IDENTITIES}/${id}`, { token: token2 })).status).toBe(204);
+  });
+
   test("2FA after the provider: the callback sends the browser to the 2FA step, the temp_token in the fragment; no session before the code", async () => {
     w.op.accounts.set("careful", { email: "careful@example.com", email_verified: true });
     const first = await signInVia(w.browser(), "acme", w.providerA.id, "careful");
@@ -146,6 +170,11 @@ describe("round trips against a real OpenID Provider (oidc-provider on loopback)
     expect(setCookies(done.res).svc_session?.value).toBe(done.body.access_token);
     const challenge = allAudit(w.t).findLast((a) => a.action === "2fa.challenge")!;
     expect(JSON.parse(challenge.detail as string).method).toBe(`oidc:${w.providerA.name}`);
+    // The session says both factors: the provider, then the code.
+    const sessions = await w.t.json("GET", SESSIONS, { token: done.body.access_token });
+    expect(sessions.body.find((s: { current: boolean }) => s.current).method).toBe(`oidc:${w.providerA.name}+2fa`);
+    const success = allAudit(w.t).findLast((a) => a.action === "login.success")!;
+    expect(JSON.parse(success.detail as string)).toMatchObject({ method: "2fa", first_factor: `oidc:${w.providerA.name}` });
   });
 
   test("linking refuses an unverified address, and an identity already linked to another member", async () => {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { addMember, allAudit, login } from "../support";
+import { addMember, allAudit, clockedApp, login } from "../support";
 import { type TestApp, testApp } from "../../helpers";
 import { noteSecret } from "../../security/ledger";
 
@@ -127,4 +127,42 @@ test("starts are limited per address: 30 a minute, then the sign-in page says so
   const last = allAudit(t).at(-1)!;
   expect(last.action).toBe("oauth.failure");
   expect(JSON.parse(last.detail as string)).toMatchObject({ code: "oauth_rate_limited", provider_id: null });
+});
+
+test("adding, changing and removing a provider needs a recent sign-in (403 reauthentication_required); POST /auth/reauthenticate renews it; reading does not", async () => {
+  const { t: ct, clock } = clockedApp({ env: { SUITE_REAUTH_WINDOW: "60" } });
+  try {
+    const admin = await ct.signup("acme");
+    const needsReauth = (r: { status: number; body: { code?: string } }) => expect({ status: r.status, code: r.body.code }).toEqual({ status: 403, code: "reauthentication_required" });
+    const token = admin.access_token;
+    // Signup is a password proof: a fresh session may add one.
+    const made = await ct.json("POST", PROVIDERS, { token, body: body() });
+    expect(made.status).toBe(201);
+    clock.advance(60_001);
+    needsReauth(await ct.json("POST", PROVIDERS, { token, body: body({ name: "Second" }) }));
+    needsReauth(await ct.json("PATCH", `${PROVIDERS}/${made.body.id}`, { token, body: { enabled: false } }));
+    needsReauth(await ct.json("DELETE", `${PROVIDERS}/${made.body.id}`, { token }));
+    // Reading is not a change; and nothing changed.
+    const list = await ct.json("GET", PROVIDERS, { token });
+    expect(list.status).toBe(200);
+    expect(list.body.items.map((p: { name: string; enabled: boolean }) => [p.name, p.enabled])).toEqual([["Okta", true]]);
+    // Bad input is still a 422 before the step-up question (the body is read first).
+    expect((await ct.json("POST", PROVIDERS, { token, body: { kind: "nope" } })).status).toBe(422);
+    // A member with a stale session is refused for being a member (the step-up is no way around it).
+    const m = await addMember(ct, admin.tenant.id, "mia@acme.test", "member password 1");
+    const memberToken = (await login(ct, m.email, m.password)).body.access_token;
+    clock.advance(60_001);
+    const refused = await ct.json("POST", PROVIDERS, { token: memberToken, body: body({ name: "Mine" }) });
+    expect(refused.status).toBe(403);
+    expect(refused.body.code).not.toBe("reauthentication_required");
+
+    expect((await ct.json("POST", "/api/v1/auth/reauthenticate", { token, body: { password: admin.password } })).status).toBe(200);
+    expect((await ct.json("PATCH", `${PROVIDERS}/${made.body.id}`, { token, body: { enabled: false } })).body.enabled).toBe(false);
+    expect((await ct.json("POST", PROVIDERS, { token, body: body({ name: "Second" }) })).status).toBe(201);
+    expect((await ct.request("DELETE", `${PROVIDERS}/${made.body.id}`, { token })).status).toBe(204);
+    const actions = allAudit(ct).map((a) => a.action);
+    expect(actions.filter((a) => String(a).startsWith("identity_provider."))).toEqual(["identity_provider.created", "identity_provider.updated", "identity_provider.created", "identity_provider.deleted"]);
+  } finally {
+    ct.close();
+  }
 });

@@ -9,6 +9,7 @@ const { SessionContext } = await import("../../../web/shared/session");
 const { oauthMessage } = await import("../../../web/sign-in/oauth");
 const { Identities, LAST_METHOD } = await import("../../../web/account/identities");
 const { Sessions } = await import("../../../web/account/sessions");
+const { PasswordPanel } = await import("../../../web/account/set-password");
 const { stopRefresh } = await import("../../../web/api/client");
 const { screenKit } = await import("./oidc-dom");
 
@@ -152,14 +153,60 @@ describe("My account: sessions", () => {
       ...over,
     });
     const f = fakeFetch({
-      "GET /api/v1/auth/sessions": () => json(200, [s("a", { method: "oidc:Acme ID" }), s("b", { method: "password" }), s("c", { method: "magic_link" }), s("d", { method: "oidc:Google Workspace" }), s("e", { method: "2fa" }), s("f", { method: "some_future_way" })]),
+      "GET /api/v1/auth/sessions": () => json(200, [s("a", { method: "oidc:Acme ID" }), s("b", { method: "password" }), s("c", { method: "magic_link" }), s("d", { method: "oidc:Google Workspace" }), s("e", { method: "2fa" }), s("f", { method: "some_future_way" }), s("g", { method: "oidc:Acme ID+2fa" }), s("h", { method: "password+2fa" })]),
     });
     try {
       kit.mount(h(Sessions, {}));
-      await until(() => expect(kit.root().querySelectorAll("tbody tr").length).toBe(6));
+      await until(() => expect(kit.root().querySelectorAll("tbody tr").length).toBe(8));
       expect([...kit.root().querySelectorAll("th")].map((t) => t.textContent)).toContain("Signed in with");
       const cells = [...kit.root().querySelectorAll("tbody tr")].map((r) => r.children[1]!.textContent);
-      expect(cells).toEqual(["Acme ID", "Password", "Sign-in link", "Google Workspace", "Two-step verification", "Some future way"]);
+      expect(cells).toEqual([
+        "Acme ID",
+        "Password",
+        "Sign-in link",
+        "Google Workspace",
+        "Two-step verification",
+        "Some future way",
+        "Acme ID + two-step verification",
+        "Password + two-step verification",
+      ]);
+    } finally {
+      f.restore();
+    }
+  });
+});
+
+describe("My account: password", () => {
+  test("an account with a password changes it (the current one asked); one made through a provider gets \"Set a password\", which mails the reset link to its own address", async () => {
+    const f = fakeFetch({ "POST /api/v1/auth/password/forgot": () => json(202, { detail: "If the address has an account, a link is on its way." }) });
+    try {
+      kit.mount(h(PasswordPanel, {}));
+      expect(kit.maybeLabel("Current password")).toBe(true);
+      expect(button("Change password", true)).toBeTruthy();
+      expect(() => button("Set a password")).toThrow();
+      kit.unmount();
+
+      kit.mount(h(PasswordPanel, {}), { has_password: false });
+      expect(kit.maybeLabel("Current password")).toBe(false);
+      expect(() => button("Change password", true)).toThrow();
+      button("Set a password").click();
+      await until(() => expect(kit.root().querySelector('[role="status"]')?.textContent).toContain("We sent a link to me@acme.test"));
+      expect(f.calls.map((c) => `${c.method} ${c.path}`)).toEqual(["POST /api/v1/auth/password/forgot"]);
+      expect(f.calls[0]!.body).toEqual({ email: "me@acme.test" });
+      expect(() => button("Set a password")).toThrow();
+    } finally {
+      f.restore();
+    }
+  });
+
+  test("a refused mail request (too many) says why and keeps the button", async () => {
+    const f = fakeFetch({ "POST /api/v1/auth/password/forgot": () => json(429, { detail: "Too many requests. Try again in 60 seconds.", code: "rate_limited" }, { "retry-after": "60" }) });
+    try {
+      kit.mount(h(PasswordPanel, {}), { has_password: false });
+      button("Set a password").click();
+      await until(() => expect(kit.root().querySelector('[role="alert"]')?.textContent).toBeTruthy());
+      expect(button("Set a password")).toBeTruthy();
+      expect(kit.root().querySelector('[role="status"]')).toBeNull();
     } finally {
       f.restore();
     }

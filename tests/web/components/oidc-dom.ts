@@ -10,10 +10,11 @@ export function screenKit(h: typeof import("preact").h, render: typeof import("p
   const tenant = { id: "t1", name: "Acme", subdomain: "acme", modules: ["crm", "users"], created_at: "2030-01-01T00:00:00Z" };
   const user = { id: "me", tenant_id: "t1", email: "me@acme.test", full_name: "Me", role: "admin", profile_id: null, created_at: "2030-01-01T00:00:00Z" };
   return {
-    mount(vnode: ComponentChild) {
+    /** `me` adds to (or replaces parts of) the signed-in user's /auth/me answer, e.g. `{ has_password: false }`. */
+    mount(vnode: ComponentChild, me: Record<string, unknown> = {}) {
       root = document.createElement("div");
       document.body.appendChild(root);
-      render(h(SessionContext.Provider, { value: { me: { user, tenant }, reload: async () => null, signOut: async () => {} } }, vnode), root);
+      render(h(SessionContext.Provider, { value: { me: { user, tenant, has_password: true, ...me }, reload: async () => null, signOut: async () => {} } }, vnode), root);
     },
     unmount() {
       if (!root) return;

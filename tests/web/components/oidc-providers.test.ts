@@ -7,6 +7,7 @@ const { h, render } = await import("preact");
 const { SessionContext } = await import("../../../web/shared/session");
 const { default: SignInProvidersScreen } = await import("../../../web/sign-in-providers");
 const { parseDomains } = await import("../../../web/sign-in-providers/kinds");
+const { Toasts } = await import("../../../web/shared/toast");
 const { stopRefresh } = await import("../../../web/api/client");
 const { screenKit, type, choose, toggle } = await import("./oidc-dom");
 
@@ -182,6 +183,84 @@ describe("sign-in providers screen", () => {
       button("Delete provider").click();
       await until(() => expect(kit.root().querySelectorAll("tbody tr").length).toBe(1));
       expect(f.calls.filter((c) => c.method === "DELETE").map((c) => c.path)).toEqual(["/api/v1/auth/providers/p3"]);
+    } finally {
+      f.restore();
+    }
+  });
+  test("reauthentication_required on save or delete: the step-up dialog asks for the password (and the code with 2FA on), renews the proof, and retries once", async () => {
+    let proven = false;
+    const list = [provider()];
+    const stale = () => json(403, { detail: "Confirm your password first.", code: "reauthentication_required" });
+    const f = fakeFetch({
+      "GET /api/v1/auth/providers": () => json(200, { items: list }),
+      "GET /api/v1/users/profiles": () => json(200, profiles),
+      "GET /api/v1/auth/2fa/status": () => json(200, { enabled: true, pending: false, backup_codes_remaining: 8 }),
+      "POST /api/v1/auth/reauthenticate": (c) => {
+        const b = c.body as { password: string; code?: string };
+        if (b.password !== "right password" || b.code !== "123456") return json(401, { detail: "Wrong.", code: "invalid_credentials" });
+        proven = true;
+        return json(200, { detail: "Confirmed.", reauthenticated_at: "2030-01-01T00:00:00Z" });
+      },
+      "PATCH /api/v1/auth/providers/p1": (c) => (proven ? json(200, provider(c.body as Record<string, unknown>)) : stale()),
+      "DELETE /api/v1/auth/providers/p1": () => (proven ? new Response(null, { status: 204 }) : stale()),
+    });
+    try {
+      kit.mount(h("div", null, h(SignInProvidersScreen, {}), h(Toasts, {})));
+      await until(() => expect(kit.root().querySelectorAll("tbody tr").length).toBe(1));
+      await until(() => expect(f.calls.some((c) => c.path === "/api/v1/auth/2fa/status")).toBe(true));
+      button("Edit Google").click();
+      await until(() => expect(byLabel("Client ID").value).toBe("cid-1"));
+      await type(byLabel("Name on the sign-in button"), "Google Workspace");
+      button("Save provider").click();
+      await until(() => expect(dialogs().some((d) => d.textContent?.includes("Confirm it's you"))).toBe(true));
+      expect(text()).toContain("enter your password again to change the organization's sign-in providers");
+      await type(byLabel("Password"), "wrong");
+      await type(byLabel("Authenticator or backup code"), "123456");
+      button("Confirm").click();
+      await until(() => expect(text()).toContain("That password (or code) is not right."));
+      await type(byLabel("Password"), "right password");
+      button("Confirm").click();
+      await until(() => expect(dialogs().length).toBe(0));
+      const patches = f.calls.filter((c) => c.method === "PATCH");
+      expect(patches.length).toBe(2);
+      expect(patches[1]!.body).toEqual(patches[0]!.body);
+      expect(f.calls.filter((c) => c.path === "/api/v1/auth/reauthenticate").map((c) => c.body)).toEqual([
+        { password: "wrong", code: "123456" },
+        { password: "right password", code: "123456" },
+      ]);
+
+      // Cancelling the step-up leaves the provider in place and says why.
+      proven = false;
+      button("Delete Google").click();
+      await until(() => expect(dialogs().some((d) => d.textContent?.includes("Delete the provider “Google”?"))).toBe(true));
+      button("Delete provider").click();
+      await until(() => expect(dialogs().some((d) => d.textContent?.includes("Confirm it's you"))).toBe(true));
+      const stepUp = dialogs().find((d) => d.textContent?.includes("Confirm it's you"))!;
+      ([...stepUp.querySelectorAll("button")].find((b) => b.textContent === "Cancel") as HTMLButtonElement).click();
+      await until(() => expect(text()).toContain("Cancelled: your password is needed for this change."));
+      expect(f.calls.filter((c) => c.method === "DELETE").length).toBe(1);
+    } finally {
+      f.restore();
+    }
+  });
+  test("an admin without a password (joined through a provider) is told to sign in again through it, not asked for a password", async () => {
+    const f = fakeFetch({
+      "GET /api/v1/auth/providers": () => json(200, { items: [provider()] }),
+      "GET /api/v1/users/profiles": () => json(200, profiles),
+      "DELETE /api/v1/auth/providers/p1": () => json(403, { detail: "Confirm your password first.", code: "reauthentication_required" }),
+    });
+    try {
+      kit.mount(h("div", null, h(SignInProvidersScreen, {}), h(Toasts, {})), { has_password: false });
+      await until(() => expect(kit.root().querySelectorAll("tbody tr").length).toBe(1));
+      button("Delete Google").click();
+      await until(() => expect(dialogs().some((d) => d.textContent?.includes("Delete the provider “Google”?"))).toBe(true));
+      button("Delete provider").click();
+      await until(() => expect(dialogs().some((d) => d.textContent?.includes("sign in again through your identity provider"))).toBe(true));
+      expect(kit.maybeLabel("Password")).toBe(false);
+      button("OK").click();
+      await until(() => expect(dialogs().some((d) => d.textContent?.includes("Confirm it's you"))).toBe(false));
+      expect(f.calls.filter((c) => c.path === "/api/v1/auth/reauthenticate")).toEqual([]);
+      expect(f.calls.filter((c) => c.method === "DELETE").length).toBe(1);
     } finally {
       f.restore();
     }

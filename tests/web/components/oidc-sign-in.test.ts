@@ -97,6 +97,7 @@ describe("sign-in page", () => {
     expect(oauthMessage("oauth_state_invalid")).toContain("Start again");
     expect(oauthMessage("oauth_provider_error")).toContain("could not sign you in");
     expect(oauthMessage("oauth_identity_other_org")).toContain("another organization");
+    expect(oauthMessage("tenant_disabled")).toContain("This organization has been disabled");
     expect(oauthMessage("oauth_something_new")).toBe("Signing in through that provider did not work. Try again, or sign in another way (reference: oauth_something_new).");
     // Something that is no code is never echoed.
     expect(oauthMessage("<b>hi</b>")).toBe("Signing in through that provider did not work. Try again, or sign in another way.");

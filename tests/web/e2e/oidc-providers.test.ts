@@ -134,6 +134,9 @@ test("a new person with an allowed address joins through the provider; the last 
   await page.getByRole("columnheader", { name: "Signed in with" }).waitFor();
   expect(await page.locator("tbody tr", { hasText: "This device" }).textContent()).toContain("Loopback ID");
   found.push(...(await look(page, "oidc-account-joined")));
+  // No password yet: "Set a password" (by the reset mail), never a form asking for the current one.
+  await page.getByRole("button", { name: "Set a password" }).waitFor();
+  expect(await page.getByLabel("Current password").count()).toBe(0);
 
   // Joined through the provider, no password: unlinking it would lock the person out.
   await page.getByRole("button", { name: "Unlink Loopback ID" }).click();
