@@ -2,6 +2,7 @@ import { expect } from "bun:test";
 import { LIMITS } from "../../src/security/rate-limit";
 import type { TestApp } from "../helpers";
 import { clockedApp } from "../auth/support";
+import { tokenOf } from "../auth/password/support";
 import { noteSecret } from "../security/ledger";
 import { OidcBrowser } from "./oidc-browser";
 import { type OidcProviderHarness, startOidcProvider } from "./oidc-provider";
@@ -19,8 +20,16 @@ export async function oidcWorld(env: Record<string, string> = {}) {
   // limits of starts and callbacks are raised out of reach here (providers.test.ts meets them).
   const limits = { oauthStartPerIp: { ...LIMITS.oauthStartPerIp, max: 1_000_000 }, oauthCallbackPerIp: { ...LIMITS.oauthCallbackPerIp, max: 1_000_000 } };
   const { t, clock } = clockedApp({ env: { SUITE_OIDC_TEST_LOOPBACK: "true", ...env }, limits });
-  const acme = await t.signup("acme");
-  const bolt = await t.signup("bolt");
+  // Both admins prove their address (the mailed link): an unverified account may not link (issue 16).
+  const proven = async (subdomain: string) => {
+    const org = await t.signup(subdomain);
+    const mail = (await t.ctx.repos.mail.list()).find((m) => m.kind === "email_verification" && m.recipient === org.email);
+    const r = await t.json("POST", "/api/v1/auth/email/verify", { body: { token: tokenOf(mail!.link!) } });
+    expect(r.status).toBe(200);
+    return org;
+  };
+  const acme = await proven("acme");
+  const bolt = await proven("bolt");
   const secrets = { acme: `acme-secret-${crypto.randomUUID()}`, bolt: `bolt-secret-${crypto.randomUUID()}` };
   const op = await startOidcProvider([
     { client_id: "acme-app", client_secret: secrets.acme, subdomain: "acme" },

@@ -20,6 +20,7 @@ const SIGN_IN_MESSAGES: Record<string, string> = {
   oauth_identity_in_use: "That account is already linked to another member of this organization. Sign in another way, or use another account.",
   oauth_not_registered: "No member of this organization has linked that account, and joining through it is closed. Sign in another way, or ask an administrator for an invitation.",
   oauth_account_unavailable: "The account that identity belonged to no longer exists. Ask an administrator for an invitation.",
+  oauth_account_unverified: "Your account’s email address is not confirmed yet, so no provider can be linked to it. Confirm it, then try again.",
   oauth_rate_limited: "Too many sign-in attempts from your network. Wait a minute, then try again.",
   tenant_disabled: "This organization has been disabled by the operator of this server, so nobody can sign in to it for now. Ask them (or your administrator) about it.",
 };
@@ -30,6 +31,7 @@ const LINK_MESSAGES: Record<string, string> = {
   oauth_identity_in_use: "That account is already linked to another member, so it cannot be linked to you. Use another account.",
   oauth_email_unverified: "The provider has not confirmed the account’s email address, so it cannot be linked. Confirm it with the provider, then try again.",
   oauth_account_unavailable: "Your account could not be found any more. Sign in again, then try linking again.",
+  oauth_account_unverified: "Confirm your email address first (use the link we mailed you, or send a new one from the banner), then link the provider.",
   oauth_rate_limited: "Too many attempts from your network. Wait a minute, then try linking again.",
 };
 

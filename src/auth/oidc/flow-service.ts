@@ -11,7 +11,7 @@ import type { Principal, RequestInfo } from "../service";
 import type { SignIn } from "../sign-in";
 import type { IssuedTokens } from "../service";
 import type { Sealer } from "../two-factor/secret-box";
-import type { IdentityRead, OAuthErrorCode } from "./model";
+import { OAUTH_ERRORS, type IdentityRead, type OAuthErrorCode } from "./model";
 import { FlowError, type Protocol, type ProvenIdentity } from "./protocol";
 import type { ProvidersService } from "./providers-service";
 import type { FlowRow, OidcRepo, ProviderRow } from "./repo";
@@ -117,6 +117,9 @@ export function createFlowService(d: FlowDeps) {
 
   /** The link flow's start, for the signed-in user: errors are API errors here (a JSON call). */
   async function startLink(p: Principal, providerId: string): Promise<{ url: string; browser: string }> {
+    // Issue 16: an address nobody has proven cannot be tied to an outside identity.
+    const me = await d.users.byId(p.tenantId, p.userId);
+    if (me && me.email_verified_at == null) throw errors.conflict("oauth_account_unverified", OAUTH_ERRORS.oauth_account_unverified);
     try {
       return await start(p.tenantId, p.subdomain, providerId, p.userId);
     } catch (e) {
@@ -185,6 +188,7 @@ export function createFlowService(d: FlowDeps) {
   async function link(flow: FlowRow, p: ProviderRow, id: ProvenIdentity, req: RequestInfo): Promise<CallbackOutcome> {
     const user = await d.users.byId(flow.tenant_id, flow.user_id!);
     if (!user) throw new Failure("oauth_account_unavailable", "linking user gone");
+    if (user.email_verified_at == null) throw new Failure("oauth_account_unverified", "linking user's own address unverified");
     const existing = await d.repo.identity(flow.tenant_id, id.issuer, id.subject);
     if (existing) {
       if (existing.user_id !== user.id) throw new Failure("oauth_identity_in_use", "identity linked to another user");

@@ -93,6 +93,7 @@ export const OAUTH_ERRORS = {
   oauth_identity_in_use: "This identity is already linked to another account.",
   oauth_not_registered: "No account is linked to this identity, and joining is not open for it.",
   oauth_account_unavailable: "The account this identity belongs to no longer exists.",
+  oauth_account_unverified: "Confirm your own email address before linking an identity to your account.",
   oauth_rate_limited: "Too many sign-in attempts from this address: wait a minute and try again.",
   // The same code as the API's 403 for a disabled organization, so the web app has one message for it.
   tenant_disabled: "This organization is disabled: ask the operator of this server.",

@@ -211,7 +211,7 @@ export const oidcRoutes = (ctx: Context) => {
           auth: true,
           ok: { 200: ["LinkStarted", LinkStarted] },
           errors: [404, 409],
-          codes: { 409: ["oauth_provider_error"] },
+          codes: { 409: ["oauth_provider_error", "oauth_account_unverified"] },
         }),
       },
     )

@@ -4,7 +4,7 @@ import { appCode } from "../two-factor/rfc6238";
 import { enable, verify } from "../two-factor/support";
 import { setCookies } from "../../helpers";
 import { RESET, askReset, newestTokenOf } from "../password/support";
-import { IDENTITIES, type OidcWorld, locationOf, oidcWorld, signInVia } from "../../support/oidc-world";
+import { IDENTITIES, type OidcWorld, addProvider, locationOf, oidcWorld, signInVia } from "../../support/oidc-world";
 
 let w: OidcWorld;
 beforeAll(async () => {
@@ -192,6 +192,16 @@ describe("round trips against a real OpenID Provider (oidc-provider on loopback)
     expect((await w.t.json("GET", IDENTITIES, { token: w.acme.access_token })).body.total).toBe(0);
     // An unknown or another organization's provider: 404 before anything starts.
     expect((await w.t.json("POST", `${IDENTITIES}/link/${w.providerB.id}`, { token: w.acme.access_token, tenant: "acme", body: {} })).status).toBe(404);
+  });
+
+  test("an account whose own address is unverified cannot start linking (issue 16): 409 oauth_account_unverified", async () => {
+    // A second organization whose admin never opened the verification mail.
+    const fresh = await w.t.signup("cove");
+    const provider = await addProvider(w.t, fresh.access_token, { issuer: w.op.issuer, client_id: "acme-app", client_secret: "unused-secret-for-cove", allowed_domains: [], auto_join: false });
+    const r = await w.t.json("POST", `${IDENTITIES}/link/${provider.id}`, { token: fresh.access_token, tenant: "cove", body: {} });
+    expect(r.status).toBe(409);
+    expect(r.body.code).toBe("oauth_account_unverified");
+    expect((await w.t.json("GET", IDENTITIES, { token: fresh.access_token })).body.total).toBe(0);
   });
 });
 
