@@ -1,6 +1,6 @@
 // The deal list's query functions timed in-process on a seeded database (no HTTP): every search
 // shape against p50/p99, repeatable on a loaded machine. bun bench/search-probe.ts DB [REPS]
-// Seeds DB (1 tenant of PROBE_BIG deals beside 9 of PROBE_SMALL) when it does not exist yet.
+// PROBE_TENANT names the big tenant's subdomain (default bigco). Seeds DB (1 tenant of PROBE_BIG deals beside 9 of PROBE_SMALL) when it does not exist yet.
 import { existsSync } from "node:fs";
 import { loadConfig } from "../src/config";
 import { createContext } from "../src/context";
@@ -33,7 +33,7 @@ if (fresh) {
 }
 // PROBE_OLD compares with an older module on a database at its older schema: opened as is, not migrated.
 const db = process.env.PROBE_OLD ? openDatabase(dbFile!) : ctx.db;
-const big = (db.query("SELECT id FROM tenants WHERE subdomain = 'bigco'").get() as { id: string }).id;
+const big = (db.query("SELECT id FROM tenants WHERE subdomain = ?").get(process.env.PROBE_TENANT ?? "bigco") as { id: string }).id;
 const users = (db.query("SELECT id FROM users WHERE tenant_id = ? AND role = 'member' ORDER BY email").all(big) as { id: string }[]).map((u) => u.id);
 const stages = (db.query("SELECT key FROM pipeline_stages WHERE tenant_id = ? ORDER BY position").all(big) as { key: string }[]).map((s) => s.key);
 // PROBE_OLD=FILE: the same shapes through another version of the query module (before/after).
