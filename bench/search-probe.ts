@@ -1,6 +1,6 @@
 // The deal list's query functions timed in-process on a seeded database (no HTTP): every search
 // shape against p50/p99, repeatable on a loaded machine. bun bench/search-probe.ts DB [REPS]
-// Seeds DB (1 tenant of PROBE_BIG deals beside 9 of PROBE_SMALL) when it does not exist yet.
+// PROBE_TENANT names the big tenant's subdomain (default bigco). Seeds DB (1 tenant of PROBE_BIG deals beside 9 of PROBE_SMALL) when it does not exist yet.
 import { existsSync } from "node:fs";
 import { loadConfig } from "../src/config";
 import { createContext } from "../src/context";
@@ -33,12 +33,13 @@ if (fresh) {
 }
 // PROBE_OLD compares with an older module on a database at its older schema: opened as is, not migrated.
 const db = process.env.PROBE_OLD ? openDatabase(dbFile!) : ctx.db;
-const big = (db.query("SELECT id FROM tenants WHERE subdomain = 'bigco'").get() as { id: string }).id;
+const big = (db.query("SELECT id FROM tenants WHERE subdomain = ?").get(process.env.PROBE_TENANT ?? "bigco") as { id: string }).id;
 const users = (db.query("SELECT id FROM users WHERE tenant_id = ? AND role = 'member' ORDER BY email").all(big) as { id: string }[]).map((u) => u.id);
 const stages = (db.query("SELECT key FROM pipeline_stages WHERE tenant_id = ? ORDER BY position").all(big) as { key: string }[]).map((s) => s.key);
 // PROBE_OLD=FILE: the same shapes through another version of the query module (before/after).
 const createDealsQuery: typeof createNew = process.env.PROBE_OLD ? (await import(process.env.PROBE_OLD)).createDealsQuery : createNew;
-const q = createDealsQuery(db);
+// PROBE_UNASSIGNED=walk: "unassigned" searched the way it was before migration 10 (same database, same run).
+const q = createDealsQuery(db, process.env.PROBE_UNASSIGNED === "walk" ? { unassignedBy: "walk" } : {});
 const SORTS: SortField[] = ["title", "value", "stage", "probability", "close_date", "created_at", "updated_at", "account_name", "contact_name", "assignee_name"];
 const base: DealListQuery = { page: 1, size: 20, search: null, stages: null, assignee: null, sortBy: "created_at", sortDir: "desc" };
 const only = process.env.PROBE_ONLY;
@@ -73,6 +74,8 @@ await time("common3", COMMON3.map((s) => mk({ search: s })));
 await time("common3 + stage + value desc", COMMON3.flatMap((s) => stages.map((st) => mk({ search: s, stages: [st], sortBy: "value" }))));
 await time("common3 + mine", COMMON3.flatMap((s, i) => mk({ search: s, assignee: users[i % users.length]! })));
 await time("common3 + unassigned", COMMON3.map((s) => mk({ search: s, assignee: "" })));
+await time("common3 + unassigned + stage + value desc", COMMON3.flatMap((s) => stages.map((st) => mk({ search: s, stages: [st], assignee: "", sortBy: "value" }))));
+await time("rare + unassigned", ["renewal", "q4 ", "xyzzy"].map((s) => mk({ search: s, assignee: "" })));
 await time("common3 + mine + stage + title asc", COMMON3.map((s, i) => mk({ search: s, assignee: users[i % users.length]!, stages: [stages[i % stages.length]!], sortBy: "title", sortDir: "asc" })));
 for (const sort of SORTS)
   for (const dir of ["asc", "desc"] as const)

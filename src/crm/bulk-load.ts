@@ -98,7 +98,7 @@ function loadAll(db: Db, tenants: SeedTenant[], now: number, bulk: boolean): See
     });
     if (bulk) {
       for (const s of saved) if (s.type === "index") db.run(s.sql);
-      const fts = db.prepare("INSERT INTO deals_fts (rowid, search_text, stage_token) SELECT seq, search_text, stage_token FROM deals WHERE seq BETWEEN ?1 AND ?2");
+      const fts = db.prepare("INSERT INTO deals_fts (rowid, search_text, stage_token, unassigned_token) SELECT seq, search_text, stage_token, unassigned_token FROM deals WHERE seq BETWEEN ?1 AND ?2");
       for (const [lo, hi] of ranges) fts.run(lo, hi);
       for (const t of tenants) {
         db.run("DELETE FROM deal_counts WHERE tenant_id = ?1", [t.tenantId]);

@@ -17,6 +17,9 @@ const WALK_STEP_COST = 1 / 10;
  */
 const WALK_BUDGET = 8_000;
 
+/** The one trigram deals_fts holds in unassigned_token for a deal nobody is assigned to (schema.sql, version 10). */
+const UNASSIGNED_TOKEN = "\x01-\x01";
+
 /** A GLOB pattern matching `term` anywhere, its wildcards taken literally. */
 const globContaining = (term: string): string => `*${term.replace(/[*?[]/g, (c) => `[${c}]`)}*`;
 
@@ -69,8 +72,12 @@ const DIRECT_PAGE_DEPTH = 100;
  * row (when matches are dense, the first page is near), with a budget, or sorts the matching rows
  * (when rare, or when the walk ran out of budget). Statements are prepared once per shape and kept.
  */
-export function createDealsQuery(db: Db, opts: { rare?: number; pageBy?: "cost" | "walk" | "sort"; walkBudget?: number } = {}) {
+export function createDealsQuery(
+  db: Db,
+  opts: { rare?: number; pageBy?: "cost" | "walk" | "sort"; walkBudget?: number; unassignedBy?: "token" | "walk" } = {},
+) {
   const rare = opts.rare ?? RARE;
+  const unassignedBy = opts.unassignedBy ?? "token";
   const pageBy = opts.pageBy ?? "cost";
   const walkBudget = opts.walkBudget ?? WALK_BUDGET;
   const prepared = new Map<string, Statement>();
@@ -246,12 +253,14 @@ export function createDealsQuery(db: Db, opts: { rare?: number; pageBy?: "cost" 
         }
         return { seqs: sorted(), total };
       }
-      // Stages are matched inside the index (stage_token): no row is read to filter them.
-      const match = termOnly + (q.stages !== null ? stageMatch(tenantId, q.stages) : "");
+      // Stages are matched inside the index (stage_token), and so is "unassigned" (unassigned_token,
+      // migration 10): no row is read to filter them.
+      const match =
+        termOnly + (q.stages !== null ? stageMatch(tenantId, q.stages) : "") + (q.assignee === "" && unassignedBy === "token" ? ` AND unassigned_token : ${ftsPhrase(UNASSIGNED_TOKEN)}` : "");
       // The matches within the filters, as a set of rowids (counted, or sorted for the page).
       let set: string;
       let setArgs: Array<string | number>;
-      if (q.assignee === null) {
+      if (q.assignee === null || (q.assignee === "" && unassignedBy === "token")) {
         [set, setArgs] = [`${matching.replace("rowid", "rowid AS seq")}`, [match, lo, hi]];
       } else if (q.assignee !== "") {
         // A common term for one user: the index's matches (within the stages) are tested against
@@ -260,7 +269,7 @@ export function createDealsQuery(db: Db, opts: { rare?: number; pageBy?: "cost" 
              AND +rowid IN (SELECT seq FROM deals INDEXED BY deals_by_assignee_created WHERE tenant_id = ? AND assigned_to = ?)`;
         setArgs = [match, lo, hi, tenantId, q.assignee];
       } else {
-        // A common term among the unassigned (a large set either way): walk them, probing the set of matches.
+        // The plain path the token replaced (kept for the tests to compare): walk the unassigned deals, probing the set of matches.
         set = `SELECT d.seq FROM deals d INDEXED BY deals_by_assignee_created WHERE d.tenant_id = ?${filterSql} AND d.seq IN (${matching})`;
         setArgs = [tenantId, ...args, termOnly, lo, hi];
       }

@@ -6,6 +6,7 @@ import v6 from "./migrations/0006-email-verification-password-reset.sql" with { 
 import v7 from "./migrations/0007-audit-log-reading.sql" with { type: "text" };
 import v8 from "./migrations/0008-identity-providers.sql" with { type: "text" };
 import v9 from "./migrations/0009-tenant-disabled.sql" with { type: "text" };
+import v10 from "./migrations/0010-deal-search-unassigned.sql" with { type: "text" };
 
 /**
  * Upgrades for databases made by an older release. schema.sql is always the whole current
@@ -30,4 +31,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 7, name: "audit log read newest first by tenant, time and user", sql: v7 },
   { version: 8, name: "identity providers, linked identities and authorization requests under way", sql: v8 },
   { version: 9, name: "organizations can be disabled by the operator", sql: v9 },
+  { version: 10, name: "deal search: a token for unassigned deals in the search index", sql: v10 },
 ];

@@ -1,0 +1,104 @@
+// A common term among the unassigned is matched in the search index (unassigned_token, schema
+// version 10) instead of walking every unassigned deal. Its answers must be exactly those of the
+// plain walk and of a reference computed here, after the bulk load fills the index and after
+// assignments change, deals are unassigned, reassigned and deleted (the triggers keep the token).
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { bulkSeed } from "../../src/crm/bulk-load";
+import { createDealsQuery } from "../../src/crm/deals-query";
+import { randomSource } from "../../src/crm/demo-data";
+import { type DealListQuery, SORT_FIELDS, type SortField } from "../../src/crm/model";
+import { testApp } from "../helpers";
+import { type Deal, referenceSort } from "./support";
+
+const t = testApp();
+afterAll(() => t.close());
+let tenantId: string;
+
+beforeAll(async () => {
+  const a = await t.signup("searchunassigned");
+  tenantId = a.tenant.id;
+  bulkSeed(t.ctx.db, [{ tenantId, subdomain: "searchunassigned", deals: 1500, passwordHash: await t.ctx.hasher.hash("demo password") }], t.ctx.now());
+});
+
+function dealsNow(): Deal[] {
+  const rows = t.ctx.db
+    .query(
+      `SELECT seq, id, title, notes, account_name, contact_name, assignee_name, assigned_to, stage, value_cents, probability, close_date,
+        created_at, updated_at FROM deals WHERE tenant_id = ?1`,
+    )
+    .all(tenantId) as Array<Record<string, any>>;
+  return rows.map((r) => ({ ...r, id: r.id, value: r.value_cents / 100 }));
+}
+
+/** The unassigned deals holding the term in title, notes, account or contact name, in CONTRACT §10's order. */
+function reference(deals: Deal[], q: DealListQuery): { seqs: number[]; total: number } {
+  const term = q.search!.toLowerCase();
+  const found = deals.filter(
+    (d) =>
+      d.assigned_to === null &&
+      (q.stages === null || q.stages.includes(d.stage)) &&
+      [d.title, d.notes, d.account_name, d.contact_name].some((f) => typeof f === "string" && f.toLowerCase().includes(term)),
+  );
+  const seqOf = new Map(found.map((d) => [d.id, d.seq as number]));
+  const from = (q.page - 1) * q.size;
+  return { seqs: referenceSort(found, q.sortBy, q.sortDir).slice(from, from + q.size).map((id) => seqOf.get(id)!), total: found.length };
+}
+
+const base: DealListQuery = { page: 1, size: 20, search: null, stages: null, assignee: "", sortBy: "created_at", sortDir: "desc" };
+// rare: 1 sends every term with a match down the common-term path, where the token is used.
+const token = createDealsQuery(t.ctx.db, { rare: 1 });
+const tokenSorted = createDealsQuery(t.ctx.db, { rare: 1, pageBy: "sort" });
+const plain = createDealsQuery(t.ctx.db, { rare: 1, unassignedBy: "walk" });
+const byDefault = createDealsQuery(t.ctx.db);
+
+async function agree(seed: string, n: number) {
+  const deals = dealsNow();
+  const r = randomSource(seed);
+  let nonEmpty = 0;
+  for (let i = 0; i < n; i++) {
+    const q: DealListQuery = {
+      ...base,
+      search: r.pick(["ion", "ent", "pro", "ser", "renewal", "q4 ", "xyzzy"]),
+      stages: r.pick([null, null, ["new"], ["won", "lost"], ["negotiation"]]),
+      sortBy: SORT_FIELDS[i % SORT_FIELDS.length] as SortField,
+      sortDir: i % 2 === 0 ? "asc" : "desc",
+      page: r.pick([1, 1, 3]),
+      size: r.pick([5, 20]),
+    };
+    const want = reference(deals, q);
+    if (want.total > 0) nonEmpty++;
+    const got = { token: await token.list(tenantId, q), tokenSorted: await tokenSorted.list(tenantId, q), plain: await plain.list(tenantId, q), byDefault: await byDefault.list(tenantId, q) };
+    expect({ q, got }).toEqual({ q, got: { token: want, tokenSorted: want, plain: want, byDefault: want } });
+  }
+  // The comparison means something only if most answers hold deals.
+  expect(nonEmpty).toBeGreaterThan(n / 2);
+}
+
+describe("search among the unassigned through the index's token", () => {
+  test("after the bulk load: same totals and pages as the plain walk and the reference", async () => {
+    const unassigned = t.ctx.db.query("SELECT count(*) AS n FROM deals WHERE tenant_id = ?1 AND assigned_to IS NULL").get(tenantId) as { n: number };
+    expect(unassigned.n).toBeGreaterThan(100);
+    await agree("unassigned-bulk", 120);
+  });
+
+  test("after deals are unassigned, assigned and deleted, the triggers keep the token exact", async () => {
+    const db = t.ctx.db;
+    // Someone's copies of their name, as the deals assigned to them hold them.
+    const someone = db
+      .query("SELECT assigned_to, assignee_name, assignee_key, assignee_email FROM deals WHERE tenant_id = ?1 AND assigned_to IS NOT NULL LIMIT 1")
+      .get(tenantId) as { assigned_to: string; assignee_name: string | null; assignee_key: string | null; assignee_email: string | null };
+    // Unassign some assigned deals, assign some unassigned ones, change a stage of others, delete a few.
+    db.run("UPDATE deals SET assigned_to = NULL, assignee_name = NULL, assignee_key = NULL, assignee_email = NULL WHERE tenant_id = ?1 AND assigned_to IS NOT NULL AND seq % 5 = 0", [tenantId]);
+    db.run("UPDATE deals SET assigned_to = ?2, assignee_name = ?3, assignee_key = ?4, assignee_email = ?5 WHERE tenant_id = ?1 AND assigned_to IS NULL AND seq % 7 = 0", [
+      tenantId,
+      someone.assigned_to,
+      someone.assignee_name,
+      someone.assignee_key,
+      someone.assignee_email,
+    ]);
+    db.run("UPDATE deals SET stage = 'won' WHERE tenant_id = ?1 AND assigned_to IS NULL AND seq % 11 = 0", [tenantId]);
+    db.run("DELETE FROM deals WHERE tenant_id = ?1 AND assigned_to IS NULL AND seq % 13 = 0", [tenantId]);
+    db.run("INSERT INTO deals_fts (deals_fts, rank) VALUES ('integrity-check', 1)");
+    await agree("unassigned-after-writes", 120);
+  });
+});
