@@ -117,9 +117,11 @@ export function createFlowService(d: FlowDeps) {
 
   /** The link flow's start, for the signed-in user: errors are API errors here (a JSON call). */
   async function startLink(p: Principal, providerId: string): Promise<{ url: string; browser: string }> {
-    // Issue 16: an address nobody has proven cannot be tied to an outside identity.
+    // Issue 16: an address nobody has proven cannot be tied to an outside identity. After the
+    // provider's own check, so that another organization's provider stays a plain 404.
+    const provider = await d.repo.provider(p.tenantId, providerId);
     const me = await d.users.byId(p.tenantId, p.userId);
-    if (me && me.email_verified_at == null) throw errors.conflict("oauth_account_unverified", OAUTH_ERRORS.oauth_account_unverified);
+    if (provider?.enabled && me && me.email_verified_at == null) throw errors.conflict("oauth_account_unverified", OAUTH_ERRORS.oauth_account_unverified);
     try {
       return await start(p.tenantId, p.subdomain, providerId, p.userId);
     } catch (e) {

@@ -1,3 +1,4 @@
+import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -70,6 +71,14 @@ beforeAll(async () => {
   const signup = await api("POST", "/auth/signup", { email: ADMIN, password: PW, tenant_name: "Loop Co", subdomain: SUB, full_name: "Olga" });
   expect(signup.status).toBe(201);
   adminToken = signup.body.access_token;
+  // Olga proves her address (the link read from the outbox, as `suite mail list` would): an
+  // account whose own address is unverified may not link a provider.
+  const db = new Database(suite.db, { readonly: true });
+  const { link } = db.query("SELECT link FROM mail_outbox WHERE kind = 'email_verification' AND recipient = ?1").get(ADMIN) as { link: string };
+  db.close();
+  noteSecret("mailed link", link);
+  const verified = await api("POST", "/auth/email/verify", { token: decodeURIComponent(/token=([^&]+)/.exec(new URL(link).hash)![1]!) });
+  expect(verified.status).toBe(200);
 }, 240_000);
 
 afterAll(async () => {
