@@ -1,31 +1,13 @@
 import { expect } from "bun:test";
-import { join } from "node:path";
-import { noteLog, noteSecret } from "../security/ledger";
+import { noteSecret } from "../security/ledger";
+import { type Run, runSuite } from "./kit";
 
 /** What the backup and restore tests share: running `suite` from source, and one-line failures. */
 
-const BUN = process.execPath;
-const MAIN = join(import.meta.dir, "..", "..", "src", "main.ts");
-
-export interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
+export type { Run } from "./kit";
 
 /** `bun src/main.ts ...args` with only the given settings (none of the runner's SUITE_*). */
-export async function run(args: string[], env: Record<string, string> = {}, cwd = "/tmp"): Promise<Run> {
-  const p = Bun.spawn([BUN, MAIN, ...args], {
-    cwd,
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: cwd, SUITE_HASH_CONCURRENCY: "2", ...env },
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const [stdout, stderr, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
-  noteLog(stdout);
-  noteLog(stderr);
-  return { code, stdout, stderr };
-}
+export const run = (args: string[], env: Record<string, string> = {}, cwd = "/tmp"): Promise<Run> => runSuite(args, { cwd, env });
 
 /** A failure: non-zero, exactly one line on stderr, no stack trace; answers that line. */
 export function oneLineFailure(r: Run): string {

@@ -14,10 +14,14 @@ export interface Run {
 }
 
 /** `prefix`: what runs the command (e.g. setpriv, to run it as another user). */
-export async function runSuite(args: string[], opts: { cwd: string; env?: Record<string, string>; prefix?: string[]; bun?: string; main?: string }): Promise<Run> {
+export async function runSuite(
+  args: string[],
+  opts: { cwd: string; env?: Record<string, string>; prefix?: string[]; bun?: string; main?: string; stdin?: string },
+): Promise<Run> {
   const p = Bun.spawn([...(opts.prefix ?? []), opts.bun ?? BUN, opts.main ?? MAIN, ...args], {
     cwd: opts.cwd,
     env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: opts.cwd, SUITE_HASH_CONCURRENCY: "2", ...opts.env },
+    stdin: opts.stdin === undefined ? "ignore" : new Blob([opts.stdin]),
     stdout: "pipe",
     stderr: "pipe",
   });

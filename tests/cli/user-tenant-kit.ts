@@ -1,31 +1,14 @@
 import { expect } from "bun:test";
-import { join } from "node:path";
 import { noteLog } from "../security/ledger";
+import { BUN, MAIN, type Run, runSuite } from "./kit";
 
 /** Shared by the `suite user …` and `suite tenant …` tests: the command line as a subprocess. */
 
-const BUN = process.execPath;
-const MAIN = join(import.meta.dir, "..", "..", "src", "main.ts");
-
-export interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
+export type { Run } from "./kit";
 
 /** Runs `bun src/main.ts ...args` on `db`, with only the given settings (none of the runner's SUITE_*); `stdin` is piped in. */
-export async function suite(db: string, args: string[], o: { env?: Record<string, string>; stdin?: string } = {}): Promise<Run> {
-  const p = Bun.spawn([BUN, MAIN, ...args], {
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: "/tmp", SUITE_DB: db, SUITE_HASH_CONCURRENCY: "2", ...o.env },
-    stdin: o.stdin === undefined ? "ignore" : new Blob([o.stdin]),
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const [stdout, stderr, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
-  noteLog(stdout);
-  noteLog(stderr);
-  return { code, stdout, stderr };
-}
+export const suite = (db: string, args: string[], o: { env?: Record<string, string>; stdin?: string } = {}): Promise<Run> =>
+  runSuite(args, { cwd: "/tmp", env: { SUITE_DB: db, ...o.env }, stdin: o.stdin });
 
 /** Success: exit 0 and nothing on stderr. Answers stdout. */
 export function ok(r: Run): string {
