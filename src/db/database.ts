@@ -56,13 +56,30 @@ export function tightenFile(file: string): void {
   }
 }
 
+/**
+ * Runs `step` again while SQLite answers SQLITE_BUSY, for up to about 5 s. Switching a new file to
+ * WAL needs the exclusive lock, and SQLite refuses at once, without the busy handler, a connection
+ * that would deadlock waiting for it (several processes starting together on a new database, seen
+ * as a 1-in-many failure of tests/security/key-file.test.ts).
+ */
+export function retryWhileBusy<T>(step: () => T): T {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return step();
+    } catch (e) {
+      if ((e as { code?: unknown }).code !== "SQLITE_BUSY" || attempt >= 250) throw e;
+      Bun.sleepSync(20);
+    }
+  }
+}
+
 /** Opens (creating if needed) the database file and sets and checks its pragmas. */
 export function openDatabase(path: string): Db {
   if (path !== ":memory:") privateFiles(path);
   const db = new Database(path, { create: true, strict: true });
-  for (const [name, value] of PRAGMAS) db.run(`PRAGMA ${name} = ${value}`);
+  for (const [name, value] of PRAGMAS) retryWhileBusy(() => db.run(`PRAGMA ${name} = ${value}`));
   for (const [name, , expect] of PRAGMAS) {
-    const row = db.query(`PRAGMA ${name}`).get() as Record<string, unknown>;
+    const row = retryWhileBusy(() => db.query(`PRAGMA ${name}`).get()) as Record<string, unknown>;
     const actual = Object.values(row)[0];
     // An in-memory database cannot be WAL; it answers "memory", which is all it can be.
     if (name === "journal_mode" && path === ":memory:" && actual === "memory") continue;

@@ -3,7 +3,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { backupTo, openDatabase, writeTx } from "../../src/db/database";
+import { backupTo, openDatabase, retryWhileBusy, writeTx } from "../../src/db/database";
 
 const dir = mkdtempSync(join(tmpdir(), "suite-db-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -181,5 +181,29 @@ describe("backupTo", () => {
     b.close();
     expect(() => backupTo(db, copy)).toThrow();
     db.close();
+  });
+});
+
+describe("retryWhileBusy (opening a new database while other processes do too)", () => {
+  test("runs a step again while SQLite answers SQLITE_BUSY, and rethrows anything else at once", () => {
+    let calls = 0;
+    const busy = Object.assign(new Error("database is locked"), { code: "SQLITE_BUSY" });
+    expect(
+      retryWhileBusy(() => {
+        calls++;
+        if (calls < 3) throw busy;
+        return "done";
+      }),
+    ).toBe("done");
+    expect(calls).toBe(3);
+    let other = 0;
+    const boom = Object.assign(new Error("disk I/O error"), { code: "SQLITE_IOERR" });
+    expect(() =>
+      retryWhileBusy(() => {
+        other++;
+        throw boom;
+      }),
+    ).toThrow("disk I/O error");
+    expect(other).toBe(1);
   });
 });
