@@ -1,6 +1,6 @@
 import type { Config } from "../../config";
 import type { Logger } from "../../context";
-import { hashToken, newSecretToken, toIso } from "../../db/ids";
+import { hashToken, toIso } from "../../db/ids";
 import { errors } from "../../http/errors";
 import { verifyEmailMail } from "../../mail/account-mails";
 import type { MailRepo } from "../../mail/repo";
@@ -10,6 +10,7 @@ import type { SecurityRepo } from "../../security/repo";
 import { auditEntry } from "../audit-entry";
 import type { Principal, RequestInfo } from "../service";
 import { VERIFY_TTL_MS, emailErrors } from "./model";
+import { issueMailedToken } from "./mailed-token";
 import type { AccountTarget, AccountTokensRepo } from "./repo";
 
 export interface EmailVerificationDeps {
@@ -27,23 +28,8 @@ export interface EmailVerificationDeps {
 /** Proof that a user receives mail at their address: the link mailed at signup or on request. */
 export function createEmailVerificationService(d: EmailVerificationDeps) {
   /** A new token, its mail and its audit row, in one commit; then the sender is woken. */
-  async function send(target: AccountTarget, req: RequestInfo, reason: "signup" | "resend"): Promise<void> {
-    const token = newSecretToken();
-    const now = d.now();
-    const mail = verifyEmailMail(
-      d.config,
-      { tenantId: target.tenant_id, tenantName: target.tenant_name, subdomain: target.subdomain, recipient: target.email, token },
-      VERIFY_TTL_MS,
-    );
-    await d.tokens.issue(
-      { token_hash: hashToken(token), purpose: "email_verify", tenant_id: target.tenant_id, user_id: target.id, email: target.email, expires_at: now + VERIFY_TTL_MS, created_at: now },
-      () => {
-        const mailId = d.mail.enqueueInTx(mail, now);
-        d.security.auditInTx(auditEntry("email.verification_sent", { tenantId: target.tenant_id, userId: target.id }, req, { mail_id: mailId, reason }), now);
-      },
-    );
-    d.mailer.kick();
-  }
+  const send = (target: AccountTarget, req: RequestInfo, reason: "signup" | "resend"): Promise<void> =>
+    issueMailedToken(d, target, req, { purpose: "email_verify", ttlMs: VERIFY_TTL_MS, mail: verifyEmailMail, action: "email.verification_sent", detail: { reason } });
 
   /**
    * Signup's mail. The organization exists already: a failure here is logged, not answered (the

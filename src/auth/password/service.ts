@@ -1,6 +1,6 @@
 import type { Config } from "../../config";
 import type { Logger } from "../../context";
-import { hashToken, newSecretToken } from "../../db/ids";
+import { hashToken } from "../../db/ids";
 import { errors } from "../../http/errors";
 import { passwordResetMail } from "../../mail/account-mails";
 import type { MailRepo } from "../../mail/repo";
@@ -11,6 +11,7 @@ import type { SecurityRepo } from "../../security/repo";
 import { normalizeEmail } from "../../users/model";
 import type { UsersRepo } from "../../users/repo";
 import { auditEntry } from "../audit-entry";
+import { issueMailedToken } from "../email/mailed-token";
 import type { AccountTarget, AccountTokensRepo } from "../email/repo";
 import type { Principal, RequestInfo } from "../service";
 import { RESET_TTL_MS, passwordErrors } from "./model";
@@ -39,29 +40,14 @@ export function createPasswordService(d: PasswordDeps) {
   const inFlight = new Set<Promise<void>>();
   const accountKey = (tenantId: string, email: string) => `${tenantId}:${email}`;
 
-  /** The token row, its mail and the audit row, in one transaction. */
-  async function issueFor(target: AccountTarget, req: RequestInfo): Promise<void> {
-    const token = newSecretToken();
-    const now = d.now();
-    const mail = passwordResetMail(
-      d.config,
-      { tenantId: target.tenant_id, tenantName: target.tenant_name, subdomain: target.subdomain, recipient: target.email, token },
-      RESET_TTL_MS,
-    );
-    await d.tokens.issue(
-      { token_hash: hashToken(token), purpose: "password_reset", tenant_id: target.tenant_id, user_id: target.id, email: target.email, expires_at: now + RESET_TTL_MS, created_at: now },
-      () => {
-        const mailId = d.mail.enqueueInTx(mail, now);
-        d.security.auditInTx(auditEntry("password.reset_requested", { tenantId: target.tenant_id, userId: target.id }, req, { mail_id: mailId }), now);
-      },
-    );
-  }
+  /** The token row, its mail and the audit row, in one transaction; then the sender is woken. */
+  const issueFor = (target: AccountTarget, req: RequestInfo) =>
+    issueMailedToken(d, target, req, { purpose: "password_reset", ttlMs: RESET_TTL_MS, mail: passwordResetMail, action: "password.reset_requested" });
 
   async function deliver(email: string, tenantId: string | null, req: RequestInfo): Promise<void> {
     const one = tenantId ? await d.tokens.target(tenantId, email) : null;
     const targets = tenantId ? (one ? [one] : []) : await d.tokens.targetsAnyTenant(email);
     for (const target of targets) await issueFor(target, req);
-    if (targets.length > 0) d.mailer.kick();
   }
 
   /**
