@@ -70,6 +70,10 @@ export function createFlowService(d: FlowDeps) {
   async function start(tenantId: string, subdomain: string, providerId: string, userId: string | null): Promise<{ url: string; browser: string }> {
     const p = await d.repo.provider(tenantId, providerId);
     if (!p || p.enabled !== 1) throw new Failure("oauth_provider_unavailable", "unknown or disabled provider");
+    // Issue 16: an address nobody has proven cannot be tied to an outside identity (after the
+    // provider's own check, so that another organization's provider stays unavailable).
+    const linking = userId === null ? null : await d.users.byId(tenantId, userId);
+    if (linking && linking.email_verified_at == null) throw new Failure("oauth_account_unverified", "linking user's own address unverified");
     let as;
     try {
       as = await d.protocol.server(p);
@@ -117,16 +121,12 @@ export function createFlowService(d: FlowDeps) {
 
   /** The link flow's start, for the signed-in user: errors are API errors here (a JSON call). */
   async function startLink(p: Principal, providerId: string): Promise<{ url: string; browser: string }> {
-    // Issue 16: an address nobody has proven cannot be tied to an outside identity. After the
-    // provider's own check, so that another organization's provider stays a plain 404.
-    const provider = await d.repo.provider(p.tenantId, providerId);
-    const me = await d.users.byId(p.tenantId, p.userId);
-    if (provider?.enabled && me && me.email_verified_at == null) throw errors.conflict("oauth_account_unverified", OAUTH_ERRORS.oauth_account_unverified);
     try {
       return await start(p.tenantId, p.subdomain, providerId, p.userId);
     } catch (e) {
       if (!(e instanceof Failure)) throw e;
       if (e.code === "oauth_provider_unavailable") throw errors.notFound("No such identity provider, or it is turned off.");
+      if (e.code === "oauth_account_unverified") throw errors.conflict(e.code, OAUTH_ERRORS.oauth_account_unverified);
       throw errors.conflict("oauth_provider_error", "The identity provider cannot be reached; try again later.");
     }
   }
