@@ -44,7 +44,7 @@ export async function serve(config: Config): Promise<void> {
   const timer = setInterval(() => void ctx.housekeep().catch(() => {}), HOUSEKEEPING_MS);
   timer.unref();
   ctx.log({ level: "info", msg: "listening", version: pkg.version, url: `http://${config.host}:${app.server?.port}`, db: config.db });
-  const hasOrganization = ctx.db.query("SELECT 1 FROM tenants LIMIT 1").get() !== null;
+  const hasOrganization = await ctx.repos.tenants.any();
   for (const line of firstRunLines(config, hasOrganization)) ctx.log(line);
   // Mail left pending by an earlier run (or leased by one that crashed) goes out now.
   ctx.mail.start();

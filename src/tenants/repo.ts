@@ -43,12 +43,15 @@ export function createTenantsRepo(db: Db, others: { users: UsersRepo; crm: CrmRe
   );
   const setDisabled = db.prepare<never, [string, number | null]>("UPDATE tenants SET disabled_at = ?2 WHERE id = ?1");
   const hasModule = db.prepare<{ one: number }, [string, string]>("SELECT 1 AS one FROM tenant_modules WHERE tenant_id = ?1 AND module = ?2");
+  const anyTenant = db.prepare<{ one: number }, []>("SELECT 1 AS one FROM tenants LIMIT 1");
 
   return {
     bySubdomain: async (subdomain: string) => bySubdomain.get(subdomain),
     byId: async (id: string) => byId.get(id),
     modules: async (tenantId: string) => modules.all(tenantId).map((m) => m.module),
     hasModule: async (tenantId: string, module: string) => hasModule.get(tenantId, module) !== null,
+    /** Whether any organization exists yet (`suite serve`'s first-run hint). */
+    any: async () => anyTenant.get() !== null,
     /** Every organization with its member count, oldest first (the operator's `suite tenant list`). */
     list: async () => list.all(),
 
