@@ -8,7 +8,7 @@ import { checkDatabasePath, describeFileError } from "./cli/db-path";
 import { mailListCommand } from "./cli/mail";
 import { restoreCommand } from "./cli/restore";
 import { tenantAdminCommand } from "./cli/tenants";
-import { userCommand } from "./cli/users";
+import { type UserSub, userCommand } from "./cli/users";
 import { SEED_FLAGS, seedCommand } from "./cli/seed";
 import { PortInUse, serve } from "./cli/serve";
 import { CONFIG_FLAGS, ConfigError, loadConfig, settingsHelp, unknownVariableWarnings } from "./config";
@@ -63,15 +63,15 @@ const COMMANDS: Command[] = [
     args: ["FILE"],
     run: ({ config, args }) => restoreCommand(config, args[0], out),
   },
-  { name: "tenant list", help: "every organization: subdomain, name, members, created, disabled", run: ({ config, args }) => tenantAdminCommand(config, "list", args, {}, out) },
+  { name: "tenant list", help: "every organization: subdomain, name, members, created, disabled", run: ({ config }) => tenantAdminCommand(config, "list", undefined, out) },
   {
     name: "tenant disable",
     usage: "SUBDOMAIN",
     help: "the organization answers 403 tenant_disabled (sign-in and sessions too); its data is kept",
     args: ["SUBDOMAIN"],
-    run: ({ config, args }) => tenantAdminCommand(config, "disable", args, {}, out),
+    run: ({ config, args }) => tenantAdminCommand(config, "disable", args[0], out),
   },
-  { name: "tenant enable", usage: "SUBDOMAIN", help: "undoes tenant disable", args: ["SUBDOMAIN"], run: ({ config, args }) => tenantAdminCommand(config, "enable", args, {}, out) },
+  { name: "tenant enable", usage: "SUBDOMAIN", help: "undoes tenant disable", args: ["SUBDOMAIN"], run: ({ config, args }) => tenantAdminCommand(config, "enable", args[0], out) },
   ...userCommands(),
   { name: "version", help: "print the version (also --version)", config: false, run: () => out(`suite ${pkg.version}`) },
   { name: "help", usage: "[COMMAND]", help: "this text, or one command's (also --help)", anyArgs: true, config: false, run: ({ args }) => out(helpText(COMMANDS, args, settingsHelp())) },
@@ -79,7 +79,7 @@ const COMMANDS: Command[] = [
 
 /** `suite user …`: helping a user from the server's own machine (src/cli/users.ts checks the rest). */
 function userCommands(): Command[] {
-  const one = (sub: string, usage: string, help: string, flags: string[], env?: Record<string, string>): Command => ({
+  const one = (sub: UserSub, usage: string, help: string, flags: string[], env?: Record<string, string>): Command => ({
     name: `user ${sub}`,
     usage,
     help,
@@ -87,7 +87,7 @@ function userCommands(): Command[] {
     flags: [...flags, "password", "new-password"],
     needs: sub === "list" ? ["tenant"] : ["tenant", "email"],
     env,
-    run: ({ config, flags: own, args }) => userCommand(config, sub, args, own, out),
+    run: ({ config, flags: own }) => userCommand(config, sub, own, out),
   });
   return [
     one("list", "--tenant S", "members of S: email, name, role, 2FA, locked, last sign-in", ["tenant"]),

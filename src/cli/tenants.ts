@@ -6,14 +6,9 @@ import { explain, openForOperator } from "./users";
 type Out = (line: string) => void;
 
 /** `suite tenant list`, `suite tenant disable S`, `suite tenant enable S` (`tenant create` is in admin.ts). */
-export async function tenantAdminCommand(config: Config, sub: string, rest: string[], flags: Record<string, string>, out: Out): Promise<void> {
-  const usage = sub === "list" ? "suite tenant list" : `suite tenant ${sub} SUBDOMAIN`;
-  const stray = Object.keys(flags)[0];
-  if (stray !== undefined) throw new UsageError(`--${stray} does not belong to suite tenant ${sub}; usage: ${usage}`);
-  const [subdomain, extra] = rest;
-  if (sub === "list" && subdomain !== undefined) throw new UsageError(`unexpected argument ${subdomain}; usage: ${usage}`);
-  if (sub !== "list" && !subdomain) throw new UsageError(`missing the organization's subdomain; usage: ${usage}`);
-  if (extra !== undefined) throw new UsageError(`unexpected argument ${extra}; usage: ${usage}`);
+export async function tenantAdminCommand(config: Config, sub: "list" | "disable" | "enable", subdomain: string | undefined, out: Out): Promise<void> {
+  // main.ts's command table has checked the arguments; an empty one is still no subdomain.
+  if (sub !== "list" && !subdomain) throw new UsageError(`missing the organization's subdomain; usage: suite tenant ${sub} SUBDOMAIN`);
 
   const ctx = openForOperator(config);
   try {

@@ -18,8 +18,7 @@ const USAGE = {
   unlock: "suite user unlock --tenant S --email E",
   remove: "suite user remove --tenant S --email E [--reassign-to EMAIL]",
 } as const;
-type Sub = keyof typeof USAGE;
-const isSub = (s: string | undefined): s is Sub => s !== undefined && Object.hasOwn(USAGE, s);
+export type UserSub = keyof typeof USAGE;
 
 /** Opens the database the way every admin command does: it must exist (a typo in --db must not create one). */
 export function openForOperator(config: Config): Context {
@@ -41,14 +40,12 @@ export function explain(e: unknown, names: { tenant?: string; email?: string } =
 }
 
 /** `suite user list|reset-password|reset-2fa|unlock|remove`: helping a user, from the server's own machine. */
-export async function userCommand(config: Config, sub: string | undefined, rest: string[], flags: Record<string, string>, out: Out): Promise<void> {
-  if (!isSub(sub)) throw new UsageError(`usage: suite user list|reset-password|reset-2fa|unlock|remove; see suite help`);
-  if (rest[0] !== undefined) throw new UsageError(`unexpected argument ${rest[0]}; usage: ${USAGE[sub]}`);
+export async function userCommand(config: Config, sub: UserSub, flags: Record<string, string>, out: Out): Promise<void> {
+  // main.ts's command table has checked the options each subcommand takes and needs; --password is
+  // let through only to be refused here by name.
   for (const f of ["password", "new-password"]) {
     if (flags[f] !== undefined) throw new UsageError(`a password is never given as an option (--${f} would show in ps): type it at the prompt, or give it in SUITE_NEW_PASSWORD or on stdin`);
   }
-  if (flags["reassign-to"] !== undefined && sub !== "remove") throw new UsageError(`--reassign-to belongs to suite user remove; usage: ${USAGE[sub]}`);
-  if (sub === "list" && flags.email !== undefined) throw new UsageError(`--email does not belong to suite user list; usage: ${USAGE.list}`);
   const tenant = flags.tenant?.trim();
   if (!tenant) throw new UsageError(`missing --tenant (the organization's subdomain); usage: ${USAGE[sub]}`);
   const email = flags.email?.trim();
