@@ -126,7 +126,7 @@ export function createFlowService(d: FlowDeps) {
     } catch (e) {
       if (!(e instanceof Failure)) throw e;
       if (e.code === "oauth_provider_unavailable") throw errors.notFound("No such identity provider, or it is turned off.");
-      if (e.code === "oauth_account_unverified") throw errors.conflict(e.code, OAUTH_ERRORS.oauth_account_unverified);
+      if (e.code === "oauth_account_unverified") throw errors.conflict("oauth_account_unverified", OAUTH_ERRORS.oauth_account_unverified);
       throw errors.conflict("oauth_provider_error", "The identity provider cannot be reached; try again later.");
     }
   }
