@@ -4,11 +4,11 @@ import { errors } from "../http/errors";
 import type { PasswordHasher } from "../security/passwords";
 import type { Limits, RateLimiter } from "../security/rate-limit";
 import type { AuditEntry } from "../security/repo";
-import type { UserRow, UsersRepo } from "../users/repo";
+import type { UserRow, UsersStore } from "../users/repo";
 import { auditEntry } from "./audit-entry";
 import { authErrors } from "./model";
 import { createPasswordChecks } from "./password-check";
-import type { ChallengeRow, NewSessionRow, SessionRow, SessionsRepo } from "./repo";
+import type { ChallengeRow, NewSessionRow, SessionRow, SessionsStore } from "./repo";
 import type { Tokens } from "./tokens";
 
 /** Where a request came from, for sessions, limits and the audit log. */
@@ -45,8 +45,8 @@ export type NewSession = Omit<NewSessionRow, "tenant_id" | "user_id"> & { sid: s
 export interface AuthDeps {
   config: Config;
   now: () => number;
-  sessions: SessionsRepo;
-  users: UsersRepo;
+  sessions: SessionsStore;
+  users: UsersStore;
   tokens: Tokens;
   hasher: PasswordHasher;
   limiter: RateLimiter;

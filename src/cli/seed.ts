@@ -1,7 +1,7 @@
 import type { Config } from "../config";
 import { createContext } from "../context";
-import { type SeedResult, bulkSeed, claimFile } from "../crm/bulk-load";
-import { liveSeed, removeSeededTenant } from "../crm/live-seed";
+import { type SeedResult, bulkSeed, claimFile } from "../stores/sqlite/bulk-load";
+import { liveSeed, removeSeededTenant } from "../stores/sqlite/live-seed";
 import { newSecretToken } from "../db/ids";
 import { SUBDOMAIN_PATTERN } from "../tenants/model";
 import { UsageError } from "./args";

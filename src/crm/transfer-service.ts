@@ -7,18 +7,16 @@ import { RequestValidationError } from "../http/errors";
 import { containsPattern } from "../http/paging";
 import type { AssigneeFilter } from "./deals-service";
 import { type SortDir, type SortField, contactName } from "./model";
-import type { CrmRepo } from "./repo";
+import type { CrmStore } from "./repo";
 import { type ImportPlan, importRows } from "./transfer-import";
 import { EXPORT_CHUNK, EXPORT_COLUMNS, type ImportReport, type Kind } from "./transfer-model";
-import type { DealCursor, ExportFilter, TransferRepo } from "./transfer-repo";
+import type { DealCursor, ExportFilter, TransferStore } from "./transfer-repo";
 import type { AccountRow, ContactRow } from "./repo";
 
 export interface TransferDeps {
   now: () => number;
-  /** Writes an audit row; called inside the import's transaction. */
-  auditInTx: (e: AuditEntry, now: number) => void;
-  repo: CrmRepo;
-  transfer: TransferRepo;
+  repo: CrmStore;
+  transfer: TransferStore;
 }
 
 /** The deal list's filters and order (routes.ts reads them with the list's own reader). */
@@ -101,8 +99,8 @@ export function createTransferService(d: TransferDeps) {
     const known = { ...names, stages, contactName };
     const now = d.now();
     // Who imported what, in the same transaction: counts only, never the file's contents.
-    const audit = (created: ImportReport["created"]) => () =>
-      d.auditInTx({ tenantId: auth.tenantId, userId: auth.userId, action: "crm.import", ip: req.ip, userAgent: req.userAgent, detail: { kind, ...created } }, now);
+    const audit = (created: ImportReport["created"]) => (): AuditEntry =>
+      ({ tenantId: auth.tenantId, userId: auth.userId, action: "crm.import", ip: req.ip, userAgent: req.userAgent, detail: { kind, ...created } });
     let plan: ImportPlan;
     if (opts.dryRun) plan = importRows(kind, text, known, opts.createMissing, null);
     else {

@@ -8,7 +8,7 @@ import type { Limits, RateLimiter } from "../security/rate-limit";
 import { type UserRead, normalizeEmail, toUserRead } from "../users/model";
 import { DEFAULT_MODULES, type ModuleName, type TenantRead, type UpdateTenantBody, toTenantRead } from "./model";
 import { createOperatorTenants } from "./operator";
-import type { TenantRow, TenantsRepo } from "./repo";
+import type { TenantRow, TenantsStore } from "./repo";
 
 export interface SignupInput {
   email: string;
@@ -21,7 +21,7 @@ export interface SignupInput {
 
 export interface TenantsDeps {
   now: () => number;
-  tenants: TenantsRepo;
+  tenants: TenantsStore;
   hasher: PasswordHasher;
   limiter: RateLimiter;
   limits: Limits;

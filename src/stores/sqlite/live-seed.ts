@@ -1,4 +1,4 @@
-import { type Db, writeTx } from "../db/database";
+import { type Db, writeTx } from "../../db/database";
 import { type SeedResult, type SeedTenant, setDemoPassword, startSeed } from "./bulk-load";
 
 /** Deals per transaction on the live path: short enough that a server's writes never wait long. */

@@ -1,7 +1,7 @@
-import { type Db, writeTx } from "../db/database";
-import { newId } from "../db/ids";
-import { TENANT_SPAN } from "./deals-repo";
-import { contactName, searchTextOf, sortKey } from "./model";
+import { type Db, writeTx } from "../../db/database";
+import { newId } from "../../db/ids";
+import { TENANT_SPAN } from "./deals";
+import { contactName, searchTextOf, sortKey } from "../../crm/model";
 import {
   FIRST_NAMES,
   INDUSTRIES,
@@ -14,7 +14,7 @@ import {
   dealTitle,
   dealValueCents,
   randomSource,
-} from "./demo-data";
+} from "../../crm/demo-data";
 
 export interface SeedTenant {
   tenantId: string;
