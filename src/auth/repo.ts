@@ -44,7 +44,7 @@ export interface SessionsStore {
   insertAudited: (s: NewSessionRow, entry: AuditEntry, now: number) => Promise<void>;
   /** The session whose secret sid hashes to `sidHash`, with its user's role and email and its tenant's subdomain. */
   principal: (sidHash: string) => Promise<SessionPrincipalRow | null>;
-  touch: (id: string, now: number) => Promise<undefined>;
+  touch: (id: string, now: number) => Promise<void>;
   rotate: (id: string, fromGen: number, now: number) => Promise<boolean>;
   /** Records a fresh proof of the first factor on a live session, with its audit row. False when the session ended. */
   prove: (id: string, entry: AuditEntry, now: number) => Promise<boolean>;

@@ -46,7 +46,8 @@ export type WriteResult = {
 export interface DealsStore {
   byId(tenantId: string, id: string): Promise<DealJoined | null>;
   /** Rows read elsewhere (the deal list's first pages) with their stage's data. */
-  withStages: (tenantId: string, rows: DealJoined[]) => DealJoined[];
+  /** Rows the deal list read directly, with their stage's name, color and won/lost flags. */
+  withStages: (tenantId: string, rows: DealJoined[]) => Promise<DealJoined[]>;
   /** The rows of one page, in the order of `seqs`. */
   bySeqs(tenantId: string, seqs: number[]): Promise<DealJoined[]>;
   insert(tenantId: string, id: string, f: DealFields, now: number): Promise<WriteResult>;

@@ -122,7 +122,7 @@ export function createDealsService(d: DealsDeps) {
     }
     const assignee = q.mine ? auth.userId : q.unassigned ? "" : q.assigned_to;
     const { seqs, total, rows: read } = await d.query.list(auth.tenantId, { ...q, stages, assignee });
-    const rows = read ? d.deals.withStages(auth.tenantId, read) : await d.deals.bySeqs(auth.tenantId, seqs);
+    const rows = read ? await d.deals.withStages(auth.tenantId, read) : await d.deals.bySeqs(auth.tenantId, seqs);
     return pageOf(rows.map(toDealRead), total, q.page, q.size);
   }
 

@@ -1,5 +1,5 @@
 import type { Principal } from "../auth/service";
-import { isUniqueViolation } from "../db/database";
+import { isUniqueViolation } from "../stores/errors";
 import { newId } from "../db/ids";
 import { RequestValidationError, errors } from "../http/errors";
 import { type Page, containsPattern, offsetOf, pageOf } from "../http/paging";

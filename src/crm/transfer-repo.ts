@@ -36,13 +36,14 @@ export interface ImportDeal extends DealFields {
  * in one transaction.
  */
 export interface TransferStore {
-  dealsCsvAfter: (tenantId: string, f: ExportFilter, after: DealCursor | null, limit: number) => {
+  /** The next chunk of the deals export as CSV lines (null: none matched in it), and where the next one starts (null: the end). */
+  dealsCsvAfter: (tenantId: string, f: ExportFilter, after: DealCursor | null, limit: number) => Promise<{
     csv: Uint8Array | null;
     next: DealCursor | null;
-  };
+  }>;
   /** Accounts newest first, after the last one written (created_at, id). */
-  accountsAfter(tenantId: string, pattern: string | null, after: AccountRow | null, limit: number): AccountRow[];
-  contactsAfter(tenantId: string, pattern: string | null, after: ContactRow | null, limit: number): ExportedContact[];
+  accountsAfter(tenantId: string, pattern: string | null, after: AccountRow | null, limit: number): Promise<AccountRow[]>;
+  contactsAfter(tenantId: string, pattern: string | null, after: ContactRow | null, limit: number): Promise<ExportedContact[]>;
   /** What an import matches names against: the tenant's accounts, contacts and members. */
   names(tenantId: string): Promise<{
     accounts: {

@@ -41,10 +41,10 @@ export function createTransferService(d: TransferDeps) {
     let cursor: DealCursor | null = null;
     let done = stages !== null && stages.length === 0;
     // A chunk is read only when the client has taken the last one (pulledStream).
-    return pulledStream(headerLine("deals"), () => {
+    return pulledStream(headerLine("deals"), async () => {
       for (;;) {
         if (done) return null;
-        const { csv, next } = d.transfer.dealsCsvAfter(auth.tenantId, filter, cursor, EXPORT_CHUNK);
+        const { csv, next }: { csv: Uint8Array | null; next: DealCursor | null } = await d.transfer.dealsCsvAfter(auth.tenantId, filter, cursor, EXPORT_CHUNK);
         cursor = next;
         done = next === null;
         if (csv !== null) return csv;
@@ -55,14 +55,14 @@ export function createTransferService(d: TransferDeps) {
   /** Accounts or contacts, newest first, with the list's search. */
   function exportPeople<R extends AccountRow | ContactRow>(
     kind: "accounts" | "contacts",
-    read: (after: R | null) => R[],
+    read: (after: R | null) => Promise<R[]>,
     cells: (r: R) => Array<string | number | null>,
   ): ReadableStream<Uint8Array> {
     let after: R | null = null;
     let done = false;
-    return pulledStream(headerLine(kind), () => {
+    return pulledStream(headerLine(kind), async () => {
       if (done) return null;
-      const rows = read(after);
+      const rows = await read(after);
       if (rows.length < EXPORT_CHUNK) done = true;
       if (rows.length === 0) return null;
       after = rows[rows.length - 1]!;

@@ -27,8 +27,8 @@ export interface SecurityStore {
     window_start: number;
     window_ms: number;
   } | null>;
-  clear: (key: string) => Promise<undefined>;
+  clear: (key: string) => Promise<void>;
   sweep: (now: number) => Promise<number>;
-  audit: (e: AuditEntry, now: number) => Promise<undefined>;
+  audit: (e: AuditEntry, now: number) => Promise<void>;
   auditForTenant: (tenantId: string, limit?: number) => Promise<AuditRow[]>;
 }

@@ -8,6 +8,7 @@ import type { TwoFactorStore } from "../auth/two-factor/repo";
 import type { Config } from "../config";
 import type { DealsQuery } from "../crm/deals-query";
 import type { CrmStore } from "../crm/repo";
+import type { DemoSeedStore } from "../crm/seed-store";
 import type { StagesStore } from "../crm/stages-repo";
 import type { TransferStore } from "../crm/transfer-repo";
 import type { Db } from "../db/database";
@@ -48,6 +49,8 @@ export interface Stores {
   oidc: OidcStore;
   passwords: PasswordStore;
   support: SupportStore;
+  /** Demo data for `suite seed`. */
+  seed: DemoSeedStore;
   /** The server's signing and sealing keys (SUITE_JWT_SECRET and SUITE_ENCRYPTION_KEY win over them). */
   keys: ServerKeys;
   /** Resolves when the database answers; rejects when it does not (GET /health). */

@@ -1,6 +1,6 @@
 import type { AuthService, IssuedTokens, Principal, RequestInfo } from "../auth/service";
 import type { AuditEntry } from "../security/repo";
-import { isUniqueViolation } from "../db/database";
+import { isUniqueViolation } from "../stores/errors";
 import { newId } from "../db/ids";
 import { RequestValidationError, errors } from "../http/errors";
 import type { PasswordHasher } from "../security/passwords";

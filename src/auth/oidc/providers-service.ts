@@ -1,5 +1,5 @@
 import type { Config } from "../../config";
-import { isUniqueViolation } from "../../db/database";
+import { isUniqueViolation } from "../../stores/errors";
 import { newId, toIso } from "../../db/ids";
 import { organizationUrl } from "../../mail/links";
 import { errors, RequestValidationError } from "../../http/errors";

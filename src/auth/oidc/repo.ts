@@ -59,7 +59,7 @@ export interface OidcStore {
     kind: ProviderKind;
   })[]>;
   identityCount: (tenantId: string, userId: string) => Promise<number>;
-  touchIdentity: (tenantId: string, id: string, now: number) => Promise<undefined>;
+  touchIdentity: (tenantId: string, id: string, now: number) => Promise<void>;
   /** Links an identity; "taken" when (issuer, subject) is already linked in this organization. */
   linkIdentity: (row: IdentityRow, audit: AuditEntry) => Promise<"linked" | "taken">;
   /**
@@ -68,9 +68,9 @@ export interface OidcStore {
    */
   join: (user: Omit<UserRow, "updated_at">, identity: IdentityRow, audit: AuditEntry) => Promise<"joined" | "exists">;
   unlinkIdentity: (tenantId: string, userId: string, id: string, audit: AuditEntry, now: number) => Promise<boolean>;
-  openFlow: (f: FlowRow) => Promise<undefined>;
+  openFlow: (f: FlowRow) => Promise<void>;
   /** The flow a state names (looked up by the state's hash, before its owner is known). */
   flow: (stateHash: string) => Promise<FlowRow | null>;
   spendFlow: (stateHash: string) => Promise<FlowRow | null>;
-  purgeExpired: (before: number) => Promise<undefined>;
+  purgeExpired: (before: number) => Promise<void>;
 }

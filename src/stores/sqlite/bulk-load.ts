@@ -1,3 +1,4 @@
+import type { SeedResult, SeedTenant } from "../../crm/seed-store";
 import { type Db, writeTx } from "../../db/database";
 import { newId } from "../../db/ids";
 import { TENANT_SPAN } from "./deals";
@@ -15,22 +16,6 @@ import {
   dealValueCents,
   randomSource,
 } from "../../crm/demo-data";
-
-export interface SeedTenant {
-  tenantId: string;
-  subdomain: string;
-  deals: number;
-  /** One argon2 hash, computed once by the caller, shared by every demo user. */
-  passwordHash: string;
-}
-
-export interface SeedResult {
-  subdomain: string;
-  users: number;
-  accounts: number;
-  contacts: number;
-  deals: number;
-}
 
 const DAY = 86_400_000;
 

@@ -134,7 +134,7 @@ export function createSqliteDealsStore(db: Db) {
       return row ? withStages(tenantId, [row])[0]! : null;
     },
     /** Rows read elsewhere (the deal list's first pages) with their stage's data. */
-    withStages: (tenantId: string, rows: DealJoined[]): DealJoined[] => withStages(tenantId, rows),
+    withStages: async (tenantId: string, rows: DealJoined[]): Promise<DealJoined[]> => withStages(tenantId, rows),
     /** The rows of one page, in the order of `seqs`. */
     async bySeqs(tenantId: string, seqs: number[]): Promise<DealJoined[]> {
       if (seqs.length === 0) return [];

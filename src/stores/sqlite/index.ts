@@ -15,6 +15,7 @@ import { createSqliteMembersStore } from "./members";
 import { createSqliteOidcStore } from "./oidc";
 import { createSqlitePasswordStore } from "./passwords";
 import { createKeyStore, createSqliteSecurityStore } from "./security";
+import { createSqliteSeedStore } from "./seed";
 import { createSqliteSessionsStore } from "./sessions";
 import { createSqliteStagesStore } from "./stages";
 import { createSqliteSupportStore } from "./support";
@@ -63,6 +64,7 @@ export function createSqliteStores(db: Db) {
     oidc: createSqliteOidcStore(db, { users, auditInTx }),
     passwords: createSqlitePasswordStore(db, { security, tokens: accountTokens }),
     support: createSqliteSupportStore(db),
+    seed: createSqliteSeedStore(db),
   };
 }
 

@@ -165,12 +165,12 @@ export function createSqliteTransferStore(db: Db, others: { security: SqliteSecu
   const bumpNext = db.prepare("UPDATE crm_tenants SET next_deal = ?2 WHERE tenant_id = ?1");
 
   const store = {
-    dealsCsvAfter,
+    dealsCsvAfter: async (tenantId: string, f: ExportFilter, after: DealCursor | null, limit: number) => dealsCsvAfter(tenantId, f, after, limit),
     /** Accounts newest first, after the last one written (created_at, id). */
-    accountsAfter(tenantId: string, pattern: string | null, after: AccountRow | null, limit: number): AccountRow[] {
+    async accountsAfter(tenantId: string, pattern: string | null, after: AccountRow | null, limit: number): Promise<AccountRow[]> {
       return after ? accountsAfter.all(tenantId, pattern, limit, after.created_at, after.id) : accountsFirst.all(tenantId, pattern, limit);
     },
-    contactsAfter(tenantId: string, pattern: string | null, after: ContactRow | null, limit: number): ExportedContact[] {
+    async contactsAfter(tenantId: string, pattern: string | null, after: ContactRow | null, limit: number): Promise<ExportedContact[]> {
       return after ? contactsAfter.all(tenantId, pattern, limit, after.created_at, after.id) : contactsFirst.all(tenantId, pattern, limit);
     },
     /** What an import matches names against: the tenant's accounts, contacts and members. */
