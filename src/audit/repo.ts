@@ -10,6 +10,7 @@ export interface AuditLogRow {
   detail: string | null;
   created_at: number;
 }
+
 /** What a reader filters by; since and until are inclusive milliseconds. */
 export interface AuditFilter {
   userId: string | null;
@@ -17,11 +18,13 @@ export interface AuditFilter {
   since: number;
   until: number;
 }
+
 /** A position in the newest-first order: rows strictly before it come next. */
 export interface AuditCursor {
   createdAt: number;
   id: number;
 }
+
 /**
  * Reading the audit log of one organization, newest first. One statement per filter shape (with
  * or without a user, with or without actions), prepared once when first used, so that each shape

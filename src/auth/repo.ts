@@ -1,4 +1,5 @@
-import type { AuditEntry, SecurityStore } from "../security/repo";
+import type { AuditEntry } from "../security/repo";
+
 export interface SessionRow {
   /** The public id: listed by GET /auth/sessions, named by revoke and in audit rows. */
   id: string;
@@ -19,8 +20,10 @@ export interface SessionRow {
   refresh_gen: number;
   rotated_at: number | null;
 }
+
 /** What a new session's row needs; signup and invitation-accept write it inside their own transactions. */
 export type NewSessionRow = Pick<SessionRow, "id" | "sid_hash" | "tenant_id" | "user_id" | "method" | "created_at" | "expires_at" | "proven_at" | "ip" | "user_agent">;
+
 /** A session with what every authenticated request needs about its user and tenant. */
 export interface SessionPrincipalRow extends SessionRow {
   role: "admin" | "member";
@@ -29,6 +32,7 @@ export interface SessionPrincipalRow extends SessionRow {
   /** The tenant's disabled_at: a disabled organization's sessions answer 403 tenant_disabled. */
   tenant_disabled_at: number | null;
 }
+
 /** An outstanding 2FA challenge (a temp_token), spent by the verify that succeeds. */
 export interface ChallengeRow {
   id: string;
@@ -38,7 +42,8 @@ export interface ChallengeRow {
   created_at: number;
   expires_at: number;
 }
-/** SQL of sessions and sign-in challenges. Every statement is prepared once. */
+
+/** The store of sessions and sign-in challenges. */
 export interface SessionsStore {
   /** A new session and its audit row in one commit: a sign-in flood then costs half the fsyncs. */
   insertAudited: (s: NewSessionRow, entry: AuditEntry, now: number) => Promise<void>;

@@ -7,6 +7,7 @@ export interface ListedSeqs {
   /** The page's rows themselves (without their stage's data) when the list read them directly. */
   rows?: DealJoined[];
 }
+
 /**
  * The deal list's SQL. Totals come from the deal_counts table when there is no search (a sum of
  * a few rows), else from the trigram index limited to the tenant's rowid range, or for a term too

@@ -12,6 +12,7 @@ export interface DealFields {
   notes: string | null;
   custom_data: string | null;
 }
+
 export interface DealRow extends DealFields {
   seq: number;
   id: string;
@@ -19,6 +20,7 @@ export interface DealRow extends DealFields {
   created_at: number;
   updated_at: number;
 }
+
 /** A deal with the names it shows (copied, kept current) and its stage's data (joined). */
 export interface DealJoined extends DealRow {
   account_name: string;
@@ -31,8 +33,10 @@ export interface DealJoined extends DealRow {
   is_won: number | null;
   is_lost: number | null;
 }
+
 /** Which referenced row a write named but its tenant does not have. */
 export type Missing = "account_id" | "contact_id" | "assigned_to" | "stage";
+
 export type WriteResult = {
   ok: true;
 } | {
@@ -42,7 +46,8 @@ export type WriteResult = {
   ok: false;
   notFound: true;
 };
-/** SQL of single deals: create, read, change, delete, and keeping the copied names current. */
+
+/** The store of single deals: create, read, change, delete, and keeping the copied names current. */
 export interface DealsStore {
   byId(tenantId: string, id: string): Promise<DealJoined | null>;
   /** Rows read elsewhere (the deal list's first pages) with their stage's data. */

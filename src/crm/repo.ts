@@ -1,4 +1,5 @@
 import type { DealsStore } from "./deals-repo";
+
 export interface PipelineStageRow {
   id: string;
   tenant_id: string;
@@ -11,6 +12,7 @@ export interface PipelineStageRow {
   is_lost: number;
   created_at: number;
 }
+
 export interface AccountRow {
   id: string;
   tenant_id: string;
@@ -20,6 +22,7 @@ export interface AccountRow {
   created_at: number;
   updated_at: number;
 }
+
 export interface ContactRow {
   id: string;
   tenant_id: string;
@@ -31,13 +34,15 @@ export interface ContactRow {
   created_at: number;
   updated_at: number;
 }
+
 type Listed<T> = {
   rows: T[];
   total: number;
 };
+
 /**
- * SQL of the CRM's stages, accounts and contacts (deals: deals-repo.ts, the deal list:
- * deals-query.ts). Every statement is prepared once; every read names the tenant.
+ * The store of the CRM's stages, accounts and contacts (deals: deals-repo.ts, the deal list:
+ * deals-query.ts). Every read names the tenant.
  */
 export interface CrmStore {
   deals: DealsStore;

@@ -1,7 +1,8 @@
-import type { AuditEntry, SecurityStore } from "../security/repo";
+import type { AuditEntry } from "../security/repo";
 import type { PipelineStageRow } from "./repo";
+
 /**
- * SQL of changing, reordering and deleting pipeline stages. Deals hold a stage's key and read its
+ * The store of changing, reordering and deleting pipeline stages. Deals hold a stage's key and read its
  * name, colour and outcome by a join at read time (deals-repo.ts), so a rename shows in every
  * deal at once without rewriting them; a deletion moves the deals' key in its own transaction,
  * and the deal_counts and deals_fts triggers follow the UPDATE of `stage`.

@@ -3,6 +3,7 @@ import type { DealFields } from "./deals-repo";
 import type { SortDir, SortField } from "./model";
 import type { AccountRow, ContactRow } from "./repo";
 import type { ImportSink } from "./transfer-import";
+
 export interface ExportFilter {
   /** Stage keys the tenant has (null: any). */
   stages: string[] | null;
@@ -13,15 +14,18 @@ export interface ExportFilter {
   sortBy: SortField;
   sortDir: SortDir;
 }
+
 /** Where a walk stands: the last row's sort key and id, and whether the nulls (walked last) have begun. */
 export interface DealCursor {
   key: string | number | null;
   id: string;
   inNulls: boolean;
 }
+
 export type ExportedContact = ContactRow & {
   account_name: string | null;
 };
+
 /** A deal as the import writes it, with its copied names already resolved. */
 export interface ImportDeal extends DealFields {
   id: string;
@@ -30,8 +34,9 @@ export interface ImportDeal extends DealFields {
   assignee_name: string | null;
   assignee_email: string | null;
 }
+
 /**
- * SQL of CSV export and import. Exports walk an index by key (WHERE (key, id) > last) in chunks,
+ * The store of CSV export and import. Exports walk an index by key (WHERE (key, id) > last) in chunks,
  * never by offset, so each chunk costs the same however deep the walk is; imports write every row
  * in one transaction.
  */

@@ -9,6 +9,7 @@ export interface OutgoingMail {
   /** The one link the mail carries (shown by `suite mail list` while the mail is pending). */
   link: string | null;
 }
+
 export interface OutboxRow {
   id: string;
   tenant_id: string | null;
@@ -26,7 +27,8 @@ export interface OutboxRow {
   created_at: number;
   sent_at: number | null;
 }
-/** SQL of the mail outbox. Every statement is prepared once. */
+
+/** The store of the mail outbox. */
 export interface MailStore {
   list: (limit?: number) => Promise<OutboxRow[]>;
   byId: (id: string) => Promise<OutboxRow | null>;

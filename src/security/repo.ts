@@ -6,6 +6,7 @@ export interface AuditEntry {
   userAgent: string | null;
   detail?: Record<string, unknown>;
 }
+
 export interface AuditRow {
   id: number;
   tenant_id: string | null;
@@ -16,7 +17,8 @@ export interface AuditRow {
   detail: string | null;
   created_at: number;
 }
-/** SQL of rate limits, audit and stored keys. Each statement is prepared once. */
+
+/** The store of rate limits, audit and stored keys. */
 export interface SecurityStore {
   hit: (key: string, now: number, windowMs: number) => Promise<{
     count: number;

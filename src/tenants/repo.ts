@@ -1,7 +1,7 @@
-import type { NewSessionRow, SessionsStore } from "../auth/repo";
-import type { CrmStore } from "../crm/repo";
-import type { AuditEntry, SecurityStore } from "../security/repo";
-import type { UserRow, UsersStore } from "../users/repo";
+import type { NewSessionRow } from "../auth/repo";
+import type { AuditEntry } from "../security/repo";
+import type { UserRow } from "../users/repo";
+
 export interface TenantRow {
   id: string;
   name: string;
@@ -10,10 +10,12 @@ export interface TenantRow {
   /** When the operator disabled it (`suite tenant disable`); null or absent: in service. */
   disabled_at?: number | null;
 }
+
 /** A row of `suite tenant list`. */
 export interface TenantListRow extends TenantRow {
   members: number;
 }
+
 export interface NewOrganization {
   tenant: TenantRow;
   modules: string[];
@@ -21,7 +23,8 @@ export interface NewOrganization {
   session: Omit<NewSessionRow, "tenant_id" | "user_id" | "created_at">;
   audit: Omit<AuditEntry, "tenantId" | "userId">;
 }
-/** SQL of tenants and their modules, and the one transaction that creates an organization. */
+
+/** The store of tenants and their modules, and the one transaction that creates an organization. */
 export interface TenantsStore {
   bySubdomain: (subdomain: string) => Promise<TenantRow | null>;
   byId: (id: string) => Promise<TenantRow | null>;

@@ -1,9 +1,11 @@
-import type { NewSessionRow, SessionsStore } from "../auth/repo";
-import type { MailStore, OutgoingMail } from "../mail/repo";
-import type { AuditEntry, SecurityStore } from "../security/repo";
+import type { NewSessionRow } from "../auth/repo";
+import type { OutgoingMail } from "../mail/repo";
+import type { AuditEntry } from "../security/repo";
 import type { InvitationRow, InvitationStatus } from "./invitations-model";
-import type { UserRow, UsersStore } from "./repo";
+import type { UserRow } from "./repo";
+
 type Who = Pick<AuditEntry, "ip" | "userAgent">;
+
 export interface InviteWrite {
   id: string;
   tenantId: string;
@@ -18,18 +20,21 @@ export interface InviteWrite {
   mail: OutgoingMail;
   who: Who;
 }
+
 export type InviteOutcome = {
   kind: "member";
 } | {
   kind: "created" | "resent";
   row: InvitationRow;
 };
+
 export interface AcceptWrite {
   tokenHash: string;
   user: Pick<UserRow, "id" | "full_name" | "password_hash">;
   session: Omit<NewSessionRow, "tenant_id" | "user_id">;
   who: Who;
 }
+
 export type AcceptOutcome = {
   kind: "invalid";
 } | {
@@ -39,6 +44,7 @@ export type AcceptOutcome = {
   user: UserRow;
   invitation: InvitationRow;
 };
+
 export type RevokeOutcome = {
   kind: "missing";
 } | {
@@ -47,8 +53,9 @@ export type RevokeOutcome = {
   kind: "revoked";
   row: InvitationRow;
 };
+
 /**
- * SQL of invitations and the three transactions around them (invite or resend, accept, revoke).
+ * The store of invitations and the three transactions around them (invite or resend, accept, revoke).
  * Each check-and-write runs inside one BEGIN IMMEDIATE transaction: writers are serialized, so
  * two invites for one address cannot both see "no pending invitation", and two accepts of one
  * token cannot both see it unused.

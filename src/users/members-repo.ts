@@ -1,11 +1,13 @@
-import type { AuditEntry, SecurityStore } from "../security/repo";
+import type { AuditEntry } from "../security/repo";
 import type { UserRow } from "./repo";
+
 /** What a member change also writes, decided from the rows before and after. */
 export interface MemberChangePlan {
   audits: AuditEntry[];
   /** Copy the new name and address into the deals assigned to the member (CONTRACT §10b). */
   propagateRename: boolean;
 }
+
 export interface MemberChange {
   role?: "admin" | "member";
   /** undefined: unchanged; null: no profile. */
@@ -13,10 +15,12 @@ export interface MemberChange {
   /** undefined: unchanged. */
   fullName?: string | null;
 }
+
 /** Why a guarded write did not happen. */
 export type Refusal = "not_found" | "last_admin" | "profile_not_found" | "reassign_not_found";
+
 /**
- * SQL of admins managing members: role and profile changes, removal, second-factor reset and
+ * The store of admins managing members: role and profile changes, removal, second-factor reset and
  * unlock. Each write checks what it depends on (the admin count, the profile, the target) and
  * writes in one IMMEDIATE transaction, so two admins demoting each other at once cannot both win.
  */

@@ -11,6 +11,7 @@ export interface UserRow {
   /** When the address was proven (auth/email/); null: not yet. Always read from the database; optional for rows being built. */
   email_verified_at?: number | null;
 }
+
 export interface ProfileRow {
   id: string;
   tenant_id: string;
@@ -18,7 +19,8 @@ export interface ProfileRow {
   is_admin: number;
   created_at: number;
 }
-/** SQL of users and profiles. Every statement is prepared once; every read names the tenant. */
+
+/** The store of users and profiles. Every read names the tenant. */
 export interface UsersStore {
   byEmail: (tenantId: string, email: string) => Promise<UserRow | null>;
   /** At most two rows: enough to tell "one workspace" from "several". */

@@ -12,7 +12,8 @@ export interface SupportUserRow {
   /** The newest `login.success` in the audit log, if any. */
   last_sign_in: number | null;
 }
-/** SQL of the operator's view of an organization's members (src/cli/users.ts). */
+
+/** The store of the operator's view of an organization's members (src/cli/users.ts). */
 export interface SupportStore {
   list: (tenantId: string) => Promise<SupportUserRow[]>;
 }

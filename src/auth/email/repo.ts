@@ -1,7 +1,9 @@
 import type { OutgoingMail } from "../../mail/repo";
-import type { AuditEntry, SecurityStore } from "../../security/repo";
+import type { AuditEntry } from "../../security/repo";
 import type { UserRow } from "../../users/repo";
+
 export type AccountTokenPurpose = "password_reset" | "email_verify";
+
 export interface AccountTokenRow {
   token_hash: string;
   purpose: AccountTokenPurpose;
@@ -13,16 +15,19 @@ export interface AccountTokenRow {
   used_at: number | null;
   created_at: number;
 }
+
 /** An account a mailed token may be for, with the workspace its link must open. */
 export type AccountTarget = UserRow & {
   subdomain: string;
   tenant_name: string;
 };
+
 /** How many workspaces one tenant-less request mails a link for (as magic links). */
 export const MAX_WORKSPACES_PER_REQUEST = 5;
+
 /**
- * SQL of the account tokens (password resets and address verifications; they share one table)
- * and of the proof of an address. Every statement is prepared once.
+ * The store of the account tokens (password resets and address verifications; they share one table)
+ * and of the proof of an address.
  */
 export interface AccountTokensStore {
   /**

@@ -1,6 +1,7 @@
 import type { OutgoingMail } from "../../mail/repo";
 import type { AuditEntry } from "../../security/repo";
 import type { UserRow } from "../../users/repo";
+
 export interface MagicLinkRow {
   token_hash: string;
   tenant_id: string;
@@ -9,14 +10,17 @@ export interface MagicLinkRow {
   used_at: number | null;
   created_at: number;
 }
+
 /** A user an address may sign in as, with the workspace the link must open. */
 export type MagicLinkTarget = UserRow & {
   subdomain: string;
   tenant_name: string;
 };
+
 /** How many workspaces one tenant-less request mails a link for. */
 export const MAX_WORKSPACES_PER_REQUEST = 5;
-/** SQL of magic links. Every statement is prepared once. */
+
+/** The store of magic links. */
 export interface MagicLinksStore {
   /**
    * A new link, its mail and its audit row in one transaction: either all exist or none does. The

@@ -1,6 +1,7 @@
 import type { AuditEntry } from "../../security/repo";
-import type { UserRow, UsersStore } from "../../users/repo";
+import type { UserRow } from "../../users/repo";
 import type { ProviderKind } from "./model";
+
 export interface ProviderRow {
   id: string;
   tenant_id: string;
@@ -17,6 +18,7 @@ export interface ProviderRow {
   created_at: number;
   updated_at: number;
 }
+
 export interface IdentityRow {
   id: string;
   tenant_id: string;
@@ -28,6 +30,7 @@ export interface IdentityRow {
   created_at: number;
   last_used_at: number | null;
 }
+
 export interface FlowRow {
   state_hash: string;
   tenant_id: string;
@@ -40,8 +43,8 @@ export interface FlowRow {
   created_at: number;
   expires_at: number;
 }
-type Audit = (e: AuditEntry, now: number) => void;
-/** SQL of identity providers, linked identities and flows under way. Every read names the tenant. */
+
+/** The store of identity providers, linked identities and flows under way. Every read names the tenant. */
 export interface OidcStore {
   insertProvider: (p: ProviderRow, audit: AuditEntry) => Promise<void>;
   updateProvider: (p: ProviderRow, audit: AuditEntry) => Promise<void>;

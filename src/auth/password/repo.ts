@@ -1,7 +1,8 @@
-import type { AuditEntry, SecurityStore } from "../../security/repo";
-import type { AccountTokenRow, AccountTokensStore } from "../email/repo";
+import type { AuditEntry } from "../../security/repo";
+import type { AccountTokenRow } from "../email/repo";
+
 /**
- * SQL of a password being set: the new hash, the user's sessions and 2FA challenges ended, in the
+ * The store of a password being set: the new hash, the user's sessions and 2FA challenges ended, in the
  * same commit. (The session statements mirror auth/repo.ts's; they live here so the whole change
  * is one transaction.)
  */

@@ -1,4 +1,5 @@
-import type { AuditEntry, SecurityStore } from "../../security/repo";
+import type { AuditEntry } from "../../security/repo";
+
 export interface TotpRow {
   user_id: string;
   tenant_id: string;
@@ -10,13 +11,16 @@ export interface TotpRow {
   created_at: number;
   updated_at: number;
 }
+
 /** Who, in one tenant: every statement below names both. */
 export interface Owner {
   tenantId: string;
   userId: string;
 }
+
 type Audit = Omit<AuditEntry, "tenantId" | "userId">;
-/** SQL of the second factor: the TOTP row and the backup codes. Every statement is prepared once. */
+
+/** The store of the second factor: the TOTP row and the backup codes. */
 export interface TwoFactorStore {
   get: (o: Owner) => Promise<TotpRow | null>;
   /** A new pending secret and its backup codes, replacing a pending one. False when 2FA is on. */
