@@ -94,8 +94,8 @@ export function createContext(opts: ContextOptions) {
     return twoFactor.challenge(user, method, req);
   };
   const signIn = createSignIn(auth, secondFactorGate);
-  const magicLinks = createMagicLinkService({ config, now, log, limiter, limits, users, mail, links: stores.magicLinks, security, mailer });
-  const emailVerification = createEmailVerificationService({ config, now, log, limiter, limits, tokens: accountTokens, mail, security, mailer });
+  const magicLinks = createMagicLinkService({ config, now, log, limiter, limits, users, links: stores.magicLinks, security, mailer });
+  const emailVerification = createEmailVerificationService({ config, now, log, limiter, limits, tokens: accountTokens, security, mailer });
   // Identity providers: client secrets and flows' PKCE verifiers sealed under keys of their own.
   const providers = createProvidersService({
     config, now, repo: stores.oidc, users, sealer: createSealer(keys.encryptionKey, "idp-client-secret/v1"), requireRecentProof: auth.requireRecentProof,
@@ -106,7 +106,7 @@ export function createContext(opts: ContextOptions) {
   });
   const support = createSupportService({ now, users, members: stores.members, passwords: stores.passwords, sessions, support: stores.support, hasher, limiter, limits });
   const password = createPasswordService({
-    config, now, log, limiter, limits, hasher, users, tokens: accountTokens, repo: stores.passwords, mail, security, mailer,
+    config, now, log, limiter, limits, hasher, users, tokens: accountTokens, repo: stores.passwords, security, mailer,
     tenantInService: (id) => tenantsService.requireInService(id),
   });
 
@@ -122,7 +122,7 @@ export function createContext(opts: ContextOptions) {
     now,
     log,
     limits,
-    /** The stores, by their interfaces (tests read rows through them). */
+    /** The stores, by their interfaces: routes resolve a tenant by subdomain through them, tests read rows. */
     repos: stores as Stores,
     tokens,
     /** The keys in use (tests sign with them; nothing else reads them). */

@@ -1,9 +1,8 @@
 import type { Config } from "../../config";
 import { hashToken, newSecretToken } from "../../db/ids";
 import type { AccountMailTarget } from "../../mail/account-mails";
-import type { MailStore, OutgoingMail } from "../../mail/repo";
+import type { OutgoingMail } from "../../mail/repo";
 import type { Mailer } from "../../mail/sender";
-import type { SecurityStore } from "../../security/repo";
 import { auditEntry } from "../audit-entry";
 import type { RequestInfo } from "../service";
 import type { AccountTarget, AccountTokenPurpose, AccountTokensStore } from "./repo";
@@ -12,8 +11,6 @@ export interface MailedTokenDeps {
   config: Config;
   now: () => number;
   tokens: AccountTokensStore;
-  mail: MailStore;
-  security: SecurityStore;
   mailer: Mailer;
 }
 

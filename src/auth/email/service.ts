@@ -3,7 +3,6 @@ import type { Logger } from "../../context";
 import { hashToken, toIso } from "../../db/ids";
 import { errors } from "../../http/errors";
 import { verifyEmailMail } from "../../mail/account-mails";
-import type { MailStore } from "../../mail/repo";
 import type { Mailer } from "../../mail/sender";
 import type { Limits, RateLimiter } from "../../security/rate-limit";
 import type { SecurityStore } from "../../security/repo";
@@ -20,7 +19,6 @@ export interface EmailVerificationDeps {
   limiter: RateLimiter;
   limits: Limits;
   tokens: AccountTokensStore;
-  mail: MailStore;
   security: SecurityStore;
   mailer: Mailer;
 }

@@ -3,7 +3,6 @@ import type { Logger } from "../../context";
 import { hashToken, newSecretToken } from "../../db/ids";
 import { AppError, errors } from "../../http/errors";
 import { mailLink } from "../../mail/links";
-import type { MailStore } from "../../mail/repo";
 import { renderMail } from "../../mail/render";
 import type { Mailer } from "../../mail/sender";
 import type { Limits, RateLimiter } from "../../security/rate-limit";
@@ -20,7 +19,6 @@ export interface MagicLinkDeps {
   limiter: RateLimiter;
   limits: Limits;
   users: UsersStore;
-  mail: MailStore;
   links: MagicLinksStore;
   security: SecurityStore;
   mailer: Mailer;

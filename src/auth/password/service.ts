@@ -3,7 +3,6 @@ import type { Logger } from "../../context";
 import { hashToken } from "../../db/ids";
 import { errors } from "../../http/errors";
 import { passwordResetMail } from "../../mail/account-mails";
-import type { MailStore } from "../../mail/repo";
 import type { Mailer } from "../../mail/sender";
 import type { PasswordHasher } from "../../security/passwords";
 import type { Limits, RateLimiter } from "../../security/rate-limit";
@@ -27,7 +26,6 @@ export interface PasswordDeps {
   users: UsersStore;
   tokens: AccountTokensStore;
   repo: PasswordStore;
-  mail: MailStore;
   security: SecurityStore;
   mailer: Mailer;
   /** 403 tenant_disabled when the operator disabled the organization: a link mailed before cannot be used meanwhile. */
