@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { parse } from "csv-parse/sync";
 import { loadConfig } from "../src/config";
 import { createContext } from "../src/context";
-import { bulkSeed } from "../src/crm/bulk-load";
+import { bulkSeed } from "../src/stores/sqlite/bulk-load";
 import { csvLine } from "../src/http/csv";
 import { cpuOf, freePort, freshBinary, waitFor } from "./process-support";
 

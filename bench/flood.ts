@@ -1,3 +1,4 @@
+import { sqliteRepos } from "../tests/helpers";
 // bun run bench flood: a login flood beside the deal list (issue 6, item 6). Measures the raw
 // argon2 verify throughput of this machine (bench/argon2-raw.ts, at the server's hash
 // concurrency), seeds one tenant of deals and sign-in accounts, serves dist/suite with
@@ -13,7 +14,7 @@ import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig } from "../src/config";
 import { createContext } from "../src/context";
-import { bulkSeed } from "../src/crm/bulk-load";
+import { bulkSeed } from "../src/stores/sqlite/bulk-load";
 import { writeTx } from "../src/db/database";
 import { newId } from "../src/db/ids";
 import { cpuOf, freePort, freshBinary, memoryOf, waitFor } from "./process-support";
@@ -96,7 +97,7 @@ const seeded = (ctx.db.query("SELECT count(*) AS n FROM users WHERE tenant_id = 
 writeTx(ctx.db, () => {
   for (let i = seeded; i < ACCOUNTS; i++) {
     const at = ctx.now();
-    ctx.repos.users.insertInTx({ id: newId(), tenant_id: tenant.id, email: `flood.${i}@${SUB}.example`, full_name: `Flood ${i}`, role: "member", profile_id: null, password_hash: hash, created_at: at });
+    sqliteRepos(ctx).users.insertInTx({ id: newId(), tenant_id: tenant.id, email: `flood.${i}@${SUB}.example`, full_name: `Flood ${i}`, role: "member", profile_id: null, password_hash: hash, created_at: at });
   }
 });
 const emails = (ctx.db.query("SELECT email FROM users WHERE tenant_id = ? ORDER BY email LIMIT ?").all(tenant.id, ACCOUNTS) as { email: string }[]).map((u) => u.email);

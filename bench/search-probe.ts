@@ -5,8 +5,8 @@ import { existsSync } from "node:fs";
 import { loadConfig } from "../src/config";
 import { createContext } from "../src/context";
 import { openDatabase } from "../src/db/database";
-import { bulkSeed } from "../src/crm/bulk-load";
-import { createDealsQuery as createNew } from "../src/crm/deals-query";
+import { bulkSeed } from "../src/stores/sqlite/bulk-load";
+import { createSqliteDealsQuery as createNew } from "../src/stores/sqlite/deals-query";
 import type { DealListQuery, SortField } from "../src/crm/model";
 
 const [dbFile, repsText] = process.argv.slice(2);
@@ -37,7 +37,7 @@ const big = (db.query("SELECT id FROM tenants WHERE subdomain = ?").get(process.
 const users = (db.query("SELECT id FROM users WHERE tenant_id = ? AND role = 'member' ORDER BY email").all(big) as { id: string }[]).map((u) => u.id);
 const stages = (db.query("SELECT key FROM pipeline_stages WHERE tenant_id = ? ORDER BY position").all(big) as { key: string }[]).map((s) => s.key);
 // PROBE_OLD=FILE: the same shapes through another version of the query module (before/after).
-const createDealsQuery: typeof createNew = process.env.PROBE_OLD ? (await import(process.env.PROBE_OLD)).createDealsQuery : createNew;
+const createDealsQuery: typeof createNew = process.env.PROBE_OLD ? (await import(process.env.PROBE_OLD)).createSqliteDealsQuery : createNew;
 // PROBE_UNASSIGNED=walk: "unassigned" searched the way it was before migration 10 (same database, same run).
 const q = createDealsQuery(db, process.env.PROBE_UNASSIGNED === "walk" ? { unassignedBy: "walk" } : {});
 const SORTS: SortField[] = ["title", "value", "stage", "probability", "close_date", "created_at", "updated_at", "account_name", "contact_name", "assignee_name"];

@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { type Page, chromium } from "playwright-core";
 import { loadConfig } from "../src/config";
 import { createContext } from "../src/context";
-import { bulkSeed } from "../src/crm/bulk-load";
+import { bulkSeed } from "../src/stores/sqlite/bulk-load";
 import { freePort, freshBinary, waitFor } from "./process-support";
 
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);

@@ -13,7 +13,7 @@ import { freePort, freshBinary, waitFor } from "../bench/process-support";
 import { buildShapes, frequentGrams } from "../bench/shapes";
 import { loadConfig } from "../src/config";
 import { createContext } from "../src/context";
-import { bulkSeed } from "../src/crm/bulk-load";
+import { bulkSeed } from "../src/stores/sqlite/bulk-load";
 
 // bun run bench flood: the login-flood bench (bench/flood.ts) instead of this one.
 if (process.argv[2] === "flood") {

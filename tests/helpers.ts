@@ -1,6 +1,7 @@
 import { createApp } from "../src/app";
 import { type Config, loadConfig } from "../src/config";
-import { type ContextOptions, createContext } from "../src/context";
+import { type Context, type ContextOptions, createContext } from "../src/context";
+import type { SqliteStores } from "../src/stores/sqlite";
 import { openDatabase } from "../src/db/database";
 import { noteHeaders, noteLog, noteRequestSecrets, noteResponseSecrets, noteSecret } from "./security/ledger";
 
@@ -42,11 +43,16 @@ export function testApp(opts: TestAppOptions = {}) {
     walSync: opts.walSync,
   });
   const app = createApp(ctx);
-  // Mailed links are secrets too: note each one as it is written to the outbox.
-  const enqueue = ctx.repos.mail.enqueueInTx;
-  ctx.repos.mail.enqueueInTx = (m, now) => {
-    noteSecret("mailed link", m.link);
-    return enqueue(m, now);
+  // Mailed links are secrets too: note each one as it is written to the outbox. Every store that
+  // writes mail looks enqueueInTx up on the mail store at call time, so wrapping it here sees them
+  // all. The mail is found by its shape, not its position (a PostgreSQL enqueueInTx takes its
+  // transaction first).
+  const mailStore = ctx.repos.mail as unknown as { enqueueInTx: (...args: unknown[]) => unknown };
+  const enqueue = mailStore.enqueueInTx;
+  mailStore.enqueueInTx = (...args: unknown[]) => {
+    const mail = args.find((a): a is { link: string | null } => typeof a === "object" && a !== null && "recipient" in a && "link" in a);
+    if (mail?.link) noteSecret("mailed link", mail.link);
+    return enqueue(...args);
   };
 
   async function request(method: string, path: string, o: RequestOptions = {}): Promise<Response> {
@@ -95,6 +101,12 @@ export function testApp(opts: TestAppOptions = {}) {
 }
 
 export type TestApp = ReturnType<typeof testApp>;
+
+/**
+ * The SQLite stores under a test app, with their synchronous `…InTx` helpers: a test seam (the
+ * stores' interfaces do not carry them), like ctx.db.
+ */
+export const sqliteRepos = (ctx: Context): SqliteStores => ctx.repos as unknown as SqliteStores;
 
 /** The Set-Cookie headers of a response, by cookie name, with their attributes. */
 export function setCookies(res: Response): Record<string, { value: string; attrs: Record<string, string | true> }> {

@@ -3,11 +3,11 @@ import { requireAdmin } from "../http/auth-guard";
 import { csvHeaders, csvStream } from "../http/csv";
 import { type Page, offsetOf, pageOf } from "../http/paging";
 import { CSV_HEADER, type AuditLogEntry, csvCells, toAuditLogEntry } from "./model";
-import type { AuditCursor, AuditFilter, AuditRepo } from "./repo";
+import type { AuditCursor, AuditFilter, AuditStore } from "./repo";
 
 export interface AuditDeps {
   now: () => number;
-  repo: AuditRepo;
+  repo: AuditStore;
 }
 
 /** Rows per read of a CSV download: memory stays at one batch however long the log. */

@@ -4,40 +4,15 @@ import { errors } from "../http/errors";
 import type { PasswordHasher } from "../security/passwords";
 import type { Limits, RateLimiter } from "../security/rate-limit";
 import type { AuditEntry } from "../security/repo";
-import type { UserRow, UsersRepo } from "../users/repo";
+import type { UserRow, UsersStore } from "../users/repo";
 import { auditEntry } from "./audit-entry";
 import { authErrors } from "./model";
 import { createPasswordChecks } from "./password-check";
-import type { ChallengeRow, NewSessionRow, SessionRow, SessionsRepo } from "./repo";
+import type { ChallengeRow, NewSessionRow, SessionRow, SessionsStore } from "./repo";
 import type { Tokens } from "./tokens";
+import type { IssuedTokens, Principal, RequestInfo } from "../http/principal";
 
-/** Where a request came from, for sessions, limits and the audit log. */
-export interface RequestInfo {
-  ip: string | null;
-  userAgent: string | null;
-}
-
-/** Who is calling: what the auth guard hands to every protected route. */
-export interface Principal {
-  userId: string;
-  tenantId: string;
-  /** The session's public id (never the secret sid its tokens carry). */
-  sessionId: string;
-  role: "admin" | "member";
-  email: string;
-  subdomain: string;
-  /** When this session last proved the first factor (ms): step-up checks read it. */
-  provenAt: number;
-}
-
-export interface IssuedTokens {
-  access_token: string;
-  refresh_token: string;
-  token_type: "bearer";
-  /** Seconds, for the cookies' Max-Age. */
-  accessMaxAge: number;
-  refreshMaxAge: number;
-}
+export type { IssuedTokens, Principal, RequestInfo } from "../http/principal";
 
 /** A new session's row plus the secret sid its tokens carry: the row keeps only the sid's hash. */
 export type NewSession = Omit<NewSessionRow, "tenant_id" | "user_id"> & { sid: string };
@@ -45,8 +20,8 @@ export type NewSession = Omit<NewSessionRow, "tenant_id" | "user_id"> & { sid: s
 export interface AuthDeps {
   config: Config;
   now: () => number;
-  sessions: SessionsRepo;
-  users: UsersRepo;
+  sessions: SessionsStore;
+  users: UsersStore;
   tokens: Tokens;
   hasher: PasswordHasher;
   limiter: RateLimiter;

@@ -7,7 +7,7 @@ import { fsyncPath, publishNew, tempBeside } from "../db/backup-files";
 import { backupTo, openDatabase } from "../db/database";
 import { CURRENT_PLAN, migrate } from "../db/migrate";
 import { KEY_NAMES, keyFileOf, loadServerKeys, moveStoredKeys } from "../security/key-file";
-import { createKeyStore } from "../security/repo";
+import { createKeyStore } from "../stores/sqlite/security";
 import { lowerCaseFields, toValidationItems } from "../http/validation";
 import { SignupBody } from "../tenants/model";
 import { UsageError } from "./args";

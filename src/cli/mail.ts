@@ -3,7 +3,7 @@ import type { Config } from "../config";
 import { openDatabase } from "../db/database";
 import { toIso } from "../db/ids";
 import { CURRENT_PLAN, migrate } from "../db/migrate";
-import { createMailRepo } from "../mail/repo";
+import { createSqliteMailStore } from "../stores/sqlite/mail";
 import { UsageError } from "./args";
 
 type Out = (line: string) => void;
@@ -19,7 +19,7 @@ export async function mailListCommand(config: Config, flags: Record<string, stri
   const db = openDatabase(config.db);
   try {
     migrate(db, CURRENT_PLAN, config.db);
-    const rows = await createMailRepo(db).list(Number(raw));
+    const rows = await createSqliteMailStore(db).list(Number(raw));
     if (rows.length === 0) return out("the outbox is empty");
     for (const r of rows) {
       out(`${toIso(r.created_at)}  ${r.status.padEnd(7)}  ${r.kind}  to ${r.recipient}`);

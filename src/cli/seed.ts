@@ -1,7 +1,5 @@
 import type { Config } from "../config";
 import { createContext } from "../context";
-import { type SeedResult, bulkSeed, claimFile } from "../crm/bulk-load";
-import { liveSeed, removeSeededTenant } from "../crm/live-seed";
 import { newSecretToken } from "../db/ids";
 import { SUBDOMAIN_PATTERN } from "../tenants/model";
 import { UsageError } from "./args";
@@ -41,14 +39,10 @@ export async function seedCommand(config: Config, flags: Record<string, string>,
     const passwordHash = await ctx.hasher.hash(password);
     const job = { tenantId: tenant.id, subdomain, deals, passwordHash };
     const started = performance.now();
-    let r: SeedResult;
-    // The fast path rebuilds indexes and switches the journal: only with the file to itself.
-    if (claimFile(ctx.db)) {
-      [r] = bulkSeed(ctx.db, [job], ctx.now()) as [SeedResult];
-    } else {
-      out(`${config.db} is open elsewhere (a running server?): seeding alongside it, in small transactions`);
-      r = await liveSeed(ctx.db, job, ctx.now(), (done, total) => out(`  ${done.toLocaleString("en-US")} / ${total.toLocaleString("en-US")} deals`));
-    }
+    const r = await ctx.repos.seed.seed(job, ctx.now(), {
+      alongside: () => out(`${config.db} is open elsewhere (a running server?): seeding alongside it, in small transactions`),
+      progress: (done, total) => out(`  ${done.toLocaleString("en-US")} / ${total.toLocaleString("en-US")} deals`),
+    });
     const seconds = ((performance.now() - started) / 1000).toFixed(1);
     out(`seeded ${subdomain}: ${r.deals} deals, ${r.accounts} accounts, ${r.contacts} contacts, ${r.users} users in ${seconds} s`);
     // Every demo address, the seed's admin included, now has this password (a re-seed sets it anew).
@@ -57,7 +51,7 @@ export async function seedCommand(config: Config, flags: Record<string, string>,
     created = null;
   } finally {
     // A seed that failed leaves no organization it created behind.
-    if (created) await removeSeededTenant(ctx.db, created).catch(() => {});
+    if (created) await ctx.repos.seed.removeTenant(created).catch(() => {});
     ctx.close();
   }
 }

@@ -1,7 +1,3 @@
-import type { Statement } from "bun:sqlite";
-import { type Db, writeTx } from "../db/database";
-import { contactName, searchTextOf, sortKey } from "./model";
-
 /** The fields of a deal a client writes, as stored (value in cents, custom_data as JSON text). */
 export interface DealFields {
   title: string;
@@ -40,191 +36,27 @@ export interface DealJoined extends DealRow {
 
 /** Which referenced row a write named but its tenant does not have. */
 export type Missing = "account_id" | "contact_id" | "assigned_to" | "stage";
-export type WriteResult = { ok: true } | { ok: false; missing: Missing } | { ok: false; notFound: true };
 
-/** A tenant's deals are one rowid range: [tenant_no * 2^32, (tenant_no + 1) * 2^32). */
-export const TENANT_SPAN = 2 ** 32;
+export type WriteResult = {
+  ok: true;
+} | {
+  ok: false;
+  missing: Missing;
+} | {
+  ok: false;
+  notFound: true;
+};
 
-/** The columns a listed deal is read with (DealJoined without its stage's data). */
-export const DEAL_COLUMNS = `seq, id, tenant_id, title, account_id, contact_id, assigned_to, stage, value_cents, currency, close_date,
-  probability, notes, custom_data, created_at, updated_at, account_name, contact_name, assignee_name, assignee_email`;
-
-type StageData = { key: string; stage_id: string; stage_name: string; stage_color: string; is_won: number; is_lost: number };
-
-/** SQL of single deals: create, read, change, delete, and keeping the copied names current. */
-export function createDealsRepo(db: Db) {
-  const byId = db.prepare<DealJoined, [string, string]>(`SELECT ${DEAL_COLUMNS} FROM deals WHERE tenant_id = ?1 AND id = ?2`);
-  // A page is read by rowid, one statement per page length (at most 100), and its stages once.
-  const bySeqsOfLength = new Map<number, Statement>();
-  const bySeqs = (n: number): Statement => {
-    let st = bySeqsOfLength.get(n);
-    if (!st) {
-      st = db.prepare(`SELECT ${DEAL_COLUMNS} FROM deals WHERE tenant_id = ? AND seq IN (${Array(n).fill("?").join(", ")})`);
-      bySeqsOfLength.set(n, st);
-    }
-    return st;
-  };
-  const stagesOf = db.prepare<StageData, [string]>(
-    "SELECT key, id AS stage_id, name AS stage_name, color AS stage_color, is_won, is_lost FROM pipeline_stages WHERE tenant_id = ?1",
-  );
-  const withStages = (tenantId: string, rows: DealJoined[]): DealJoined[] => {
-    const stages = new Map(stagesOf.all(tenantId).map((s) => [s.key, s]));
-    for (const r of rows) {
-      const s = stages.get(r.stage);
-      r.stage_id = s?.stage_id ?? null;
-      r.stage_name = s?.stage_name ?? null;
-      r.stage_color = s?.stage_color ?? null;
-      r.is_won = s?.is_won ?? 0;
-      r.is_lost = s?.is_lost ?? 0;
-    }
-    return rows;
-  };
-  const rowById = db.prepare<DealRow, [string, string]>("SELECT * FROM deals WHERE tenant_id = ?1 AND id = ?2");
-
-  const tenantNo = db.prepare<{ tenant_no: number; next_deal: number }, [string]>("SELECT tenant_no, next_deal FROM crm_tenants WHERE tenant_id = ?1");
-  const newTenantNo = db.prepare<never, [string]>(
-    "INSERT INTO crm_tenants (tenant_id, tenant_no, next_deal) SELECT ?1, coalesce(max(tenant_no), 0) + 1, 0 FROM crm_tenants",
-  );
-  const bumpNext = db.prepare<never, [string, number]>("UPDATE crm_tenants SET next_deal = ?2 WHERE tenant_id = ?1");
-
-  const accountName = db.prepare<{ name: string }, [string, string]>("SELECT name FROM accounts WHERE tenant_id = ?1 AND id = ?2");
-  const contactNames = db.prepare<{ first_name: string; last_name: string | null }, [string, string]>(
-    "SELECT first_name, last_name FROM contacts WHERE tenant_id = ?1 AND id = ?2",
-  );
-  const userName = db.prepare<{ full_name: string | null; email: string }, [string, string]>(
-    "SELECT full_name, email FROM users WHERE tenant_id = ?1 AND id = ?2",
-  );
-  const stageExists = db.prepare<{ one: number }, [string, string]>("SELECT 1 AS one FROM pipeline_stages WHERE tenant_id = ?1 AND key = ?2");
-
-  const COLUMNS = `title, account_id, contact_id, assigned_to, stage, value_cents, currency, close_date, probability, notes, custom_data,
-    title_key, account_key, contact_key, assignee_key, search_text, account_name, contact_name, assignee_name, assignee_email`;
-  const insert = db.prepare(
-    `INSERT INTO deals (seq, id, tenant_id, created_at, updated_at, ${COLUMNS})
-     VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24)`,
-  );
-  const update = db.prepare(
-    `UPDATE deals SET updated_at = ?3, title = ?4, account_id = ?5, contact_id = ?6, assigned_to = ?7, stage = ?8, value_cents = ?9,
-       currency = ?10, close_date = ?11, probability = ?12, notes = ?13, custom_data = ?14, title_key = ?15, account_key = ?16,
-       contact_key = ?17, assignee_key = ?18, search_text = ?19, account_name = ?20, contact_name = ?21, assignee_name = ?22,
-       assignee_email = ?23
-     WHERE tenant_id = ?1 AND id = ?2`,
-  );
-  const remove = db.prepare<never, [string, string]>("DELETE FROM deals WHERE tenant_id = ?1 AND id = ?2");
-
-  type Named = { seq: number; title: string; notes: string | null; account_name: string; first_name: string | null; last_name: string | null };
-  const NAMED = `SELECT d.seq, d.title, d.notes, a.name AS account_name, c.first_name, c.last_name
-    FROM deals d JOIN accounts a ON a.id = d.account_id LEFT JOIN contacts c ON c.id = d.contact_id`;
-  const namedByAccount = db.prepare<Named, [string, string]>(`${NAMED} WHERE d.tenant_id = ?1 AND d.account_id = ?2`);
-  const namedByContact = db.prepare<Named, [string, string]>(`${NAMED} WHERE d.tenant_id = ?1 AND d.contact_id = ?2`);
-  const setNames = db.prepare<never, [number, string, string | null, string, string, string | null]>(
-    "UPDATE deals SET account_key = ?2, contact_key = ?3, search_text = ?4, account_name = ?5, contact_name = ?6 WHERE seq = ?1",
-  );
-  const detachContact = db.prepare<never, [string, string]>("UPDATE deals SET contact_id = NULL WHERE tenant_id = ?1 AND contact_id = ?2");
-
-  /** The copied names and keys of a deal, from what it references; or what is missing. */
-  type Copies = [string, string | null, string | null, string, string, string | null, string | null, string | null];
-  function copiesInTx(tenantId: string, f: DealFields): { missing: Missing } | { copies: Copies } {
-    const account = accountName.get(tenantId, f.account_id);
-    if (!account) return { missing: "account_id" };
-    let contact: string | null = null;
-    if (f.contact_id !== null) {
-      const c = contactNames.get(tenantId, f.contact_id);
-      if (!c) return { missing: "contact_id" };
-      contact = contactName(c.first_name, c.last_name);
-    }
-    let user: { full_name: string | null; email: string } | null = null;
-    if (f.assigned_to !== null) {
-      user = userName.get(tenantId, f.assigned_to);
-      if (!user) return { missing: "assigned_to" };
-    }
-    if (!stageExists.get(tenantId, f.stage)) return { missing: "stage" };
-    const assignee = user?.full_name ?? null;
-    return {
-      copies: [
-        sortKey(account.name),
-        contact === null ? null : sortKey(contact),
-        assignee === null ? null : sortKey(assignee),
-        searchTextOf(f.title, f.notes, account.name, contact),
-        account.name,
-        contact,
-        assignee,
-        user?.email ?? null,
-      ],
-    };
-  }
-
-  /** The next rowid of the tenant's range (see TENANT_SPAN). */
-  function nextSeqInTx(tenantId: string): number {
-    let t = tenantNo.get(tenantId);
-    if (!t) {
-      newTenantNo.run(tenantId);
-      t = tenantNo.get(tenantId)!;
-    }
-    bumpNext.run(tenantId, t.next_deal + 1);
-    return t.tenant_no * TENANT_SPAN + t.next_deal;
-  }
-
-  const values = (f: DealFields) =>
-    [f.title, f.account_id, f.contact_id, f.assigned_to, f.stage, f.value_cents, f.currency, f.close_date, f.probability, f.notes, f.custom_data] as const;
-
-  return {
-    async byId(tenantId: string, id: string): Promise<DealJoined | null> {
-      const row = byId.get(tenantId, id);
-      return row ? withStages(tenantId, [row])[0]! : null;
-    },
-    /** Rows read elsewhere (the deal list's first pages) with their stage's data. */
-    withStages: (tenantId: string, rows: DealJoined[]): DealJoined[] => withStages(tenantId, rows),
-    /** The rows of one page, in the order of `seqs`. */
-    async bySeqs(tenantId: string, seqs: number[]): Promise<DealJoined[]> {
-      if (seqs.length === 0) return [];
-      const rows = bySeqs(seqs.length).all(tenantId, ...seqs) as DealJoined[];
-      const at = new Map(rows.map((r) => [r.seq, r]));
-      return withStages(tenantId, seqs.map((s) => at.get(s)).filter((r): r is DealJoined => r !== undefined));
-    },
-
-    async insert(tenantId: string, id: string, f: DealFields, now: number): Promise<WriteResult> {
-      return writeTx(db, () => {
-        const k = copiesInTx(tenantId, f);
-        if ("missing" in k) return { ok: false, missing: k.missing };
-        insert.run(nextSeqInTx(tenantId), id, tenantId, now, ...values(f), sortKey(f.title), ...k.copies);
-        return { ok: true };
-      });
-    },
-
-    /** `change` gets the stored fields and answers the new ones, inside the transaction. */
-    async update(tenantId: string, id: string, change: (current: DealFields) => DealFields, now: number): Promise<WriteResult> {
-      return writeTx(db, () => {
-        const current = rowById.get(tenantId, id);
-        if (!current) return { ok: false, notFound: true };
-        const f = change(current);
-        const k = copiesInTx(tenantId, f);
-        if ("missing" in k) return { ok: false, missing: k.missing };
-        update.run(tenantId, id, now, ...values(f), sortKey(f.title), ...k.copies);
-        return { ok: true };
-      });
-    },
-
-    async remove(tenantId: string, id: string): Promise<boolean> {
-      return remove.run(tenantId, id).changes > 0;
-    },
-
-    /** After an account or contact is renamed (same transaction): the deals naming it follow. */
-    refreshNamesInTx(tenantId: string, by: "account" | "contact", id: string): void {
-      const rows = (by === "account" ? namedByAccount : namedByContact).all(tenantId, id);
-      for (const r of rows) {
-        const contact = r.first_name === null ? null : contactName(r.first_name, r.last_name);
-        const text = searchTextOf(r.title, r.notes, r.account_name, contact);
-        setNames.run(r.seq, sortKey(r.account_name), contact === null ? null : sortKey(contact), text, r.account_name, contact);
-      }
-    },
-
-    /** Before a contact is deleted (same transaction): its deals lose the contact and its name. */
-    detachContactInTx(tenantId: string, contactId: string): void {
-      const rows = namedByContact.all(tenantId, contactId);
-      detachContact.run(tenantId, contactId);
-      for (const r of rows) setNames.run(r.seq, sortKey(r.account_name), null, searchTextOf(r.title, r.notes, r.account_name, null), r.account_name, null);
-    },
-  };
+/** The store of single deals: create, read, change, delete, and keeping the copied names current. */
+export interface DealsStore {
+  byId(tenantId: string, id: string): Promise<DealJoined | null>;
+  /** Rows read elsewhere (the deal list's first pages) with their stage's data. */
+  /** Rows the deal list read directly, with their stage's name, color and won/lost flags. */
+  withStages: (tenantId: string, rows: DealJoined[]) => Promise<DealJoined[]>;
+  /** The rows of one page, in the order of `seqs`. */
+  bySeqs(tenantId: string, seqs: number[]): Promise<DealJoined[]>;
+  insert(tenantId: string, id: string, f: DealFields, now: number): Promise<WriteResult>;
+  /** `change` gets the stored fields and answers the new ones, inside the transaction. */
+  update(tenantId: string, id: string, change: (current: DealFields) => DealFields, now: number): Promise<WriteResult>;
+  remove(tenantId: string, id: string): Promise<boolean>;
 }
-
-export type DealsRepo = ReturnType<typeof createDealsRepo>;

@@ -2,18 +2,18 @@ import type { Principal } from "../auth/service";
 import { newId } from "../db/ids";
 import { RequestValidationError, errors } from "../http/errors";
 import { type Page, pageOf } from "../http/paging";
-import type { DealFields, DealsRepo, Missing, WriteResult } from "./deals-repo";
+import type { DealFields, DealsStore, Missing, WriteResult } from "./deals-repo";
 import type { DealsQuery } from "./deals-query";
 import { type DealCreate, type DealListQuery, type DealPatch, type DealRead, MAX_CUSTOM_DATA_BYTES } from "./model";
 import { centsOf } from "./money";
-import type { CrmRepo } from "./repo";
+import type { CrmStore } from "./repo";
 import { toDealRead } from "./read";
 import { clean } from "./service";
 
 export interface DealsDeps {
   now: () => number;
-  repo: CrmRepo;
-  deals: DealsRepo;
+  repo: CrmStore;
+  deals: DealsStore;
   query: DealsQuery;
 }
 
@@ -122,7 +122,7 @@ export function createDealsService(d: DealsDeps) {
     }
     const assignee = q.mine ? auth.userId : q.unassigned ? "" : q.assigned_to;
     const { seqs, total, rows: read } = await d.query.list(auth.tenantId, { ...q, stages, assignee });
-    const rows = read ? d.deals.withStages(auth.tenantId, read) : await d.deals.bySeqs(auth.tenantId, seqs);
+    const rows = read ? await d.deals.withStages(auth.tenantId, read) : await d.deals.bySeqs(auth.tenantId, seqs);
     return pageOf(rows.map(toDealRead), total, q.page, q.size);
   }
 

@@ -1,7 +1,4 @@
-import { type Db, writeTx } from "../db/database";
-import { newId } from "../db/ids";
-import { createDealsRepo } from "./deals-repo";
-import { DEFAULT_STAGES, sortKey } from "./model";
+import type { DealsStore } from "./deals-repo";
 
 export interface PipelineStageRow {
   id: string;
@@ -38,138 +35,33 @@ export interface ContactRow {
   updated_at: number;
 }
 
-type Listed<T> = { rows: T[]; total: number };
+type Listed<T> = {
+  rows: T[];
+  total: number;
+};
 
 /**
- * SQL of the CRM's stages, accounts and contacts (deals: deals-repo.ts, the deal list:
- * deals-query.ts). Every statement is prepared once; every read names the tenant.
+ * The store of the CRM's stages, accounts and contacts (deals: deals-repo.ts, the deal list:
+ * deals-query.ts). Every read names the tenant.
  */
-export function createCrmRepo(db: Db) {
-  const deals = createDealsRepo(db);
-
-  const insertStage = db.prepare<never, [string, string, string, string, string, number, number, number, number, number]>(
-    `INSERT INTO pipeline_stages (id, tenant_id, key, name, color, position, probability, is_won, is_lost, created_at)
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)`,
-  );
-  const stages = db.prepare<PipelineStageRow, [string]>("SELECT * FROM pipeline_stages WHERE tenant_id = ?1 ORDER BY position, key");
-  const stageByKey = db.prepare<PipelineStageRow, [string, string]>("SELECT * FROM pipeline_stages WHERE tenant_id = ?1 AND key = ?2");
-  const nextPosition = db.prepare<{ p: number }, [string]>("SELECT coalesce(max(position) + 1, 0) AS p FROM pipeline_stages WHERE tenant_id = ?1");
-
-  const insertAccount = db.prepare<never, [string, string, string, string | null, string | null, number]>(
-    "INSERT INTO accounts (id, tenant_id, name, domain, industry, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)",
-  );
-  const accountById = db.prepare<AccountRow, [string, string]>("SELECT * FROM accounts WHERE tenant_id = ?1 AND id = ?2");
-  const updateAccount = db.prepare<never, [string, string, string, string | null, string | null, number]>(
-    "UPDATE accounts SET name = ?3, domain = ?4, industry = ?5, updated_at = ?6 WHERE tenant_id = ?1 AND id = ?2",
-  );
-  const deleteAccount = db.prepare<never, [string, string]>("DELETE FROM accounts WHERE tenant_id = ?1 AND id = ?2");
-  const accountHasDeals = db.prepare<{ one: number }, [string, string]>("SELECT 1 AS one FROM deals WHERE tenant_id = ?1 AND account_id = ?2 LIMIT 1");
-  const listAccounts = db.prepare<AccountRow, [string, string | null, number, number]>(
-    `SELECT * FROM accounts WHERE tenant_id = ?1 AND (?2 IS NULL OR lower(name) LIKE ?2 ESCAPE '\\' OR lower(domain) LIKE ?2 ESCAPE '\\')
-     ORDER BY created_at DESC, id DESC LIMIT ?3 OFFSET ?4`,
-  );
-  const countAccounts = db.prepare<{ n: number }, [string, string | null]>(
-    `SELECT count(*) AS n FROM accounts WHERE tenant_id = ?1 AND (?2 IS NULL OR lower(name) LIKE ?2 ESCAPE '\\' OR lower(domain) LIKE ?2 ESCAPE '\\')`,
-  );
-
-  const insertContact = db.prepare<never, [string, string, string, string | null, string | null, string | null, string | null, number]>(
-    `INSERT INTO contacts (id, tenant_id, first_name, last_name, email, phone, account_id, created_at, updated_at)
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8)`,
-  );
-  const contactById = db.prepare<ContactRow, [string, string]>("SELECT * FROM contacts WHERE tenant_id = ?1 AND id = ?2");
-  const updateContact = db.prepare<never, [string, string, string, string | null, string | null, string | null, string | null, number]>(
-    `UPDATE contacts SET first_name = ?3, last_name = ?4, email = ?5, phone = ?6, account_id = ?7, updated_at = ?8
-     WHERE tenant_id = ?1 AND id = ?2`,
-  );
-  const deleteContact = db.prepare<never, [string, string]>("DELETE FROM contacts WHERE tenant_id = ?1 AND id = ?2");
-  const contactFilter = `tenant_id = ?1 AND (?2 IS NULL OR lower(first_name || ' ' || coalesce(last_name, '')) LIKE ?2 ESCAPE '\\'
-       OR lower(coalesce(email, '')) LIKE ?2 ESCAPE '\\')`;
-  const listContacts = db.prepare<ContactRow, [string, string | null, number, number]>(
-    `SELECT * FROM contacts WHERE ${contactFilter} ORDER BY created_at DESC, id DESC LIMIT ?3 OFFSET ?4`,
-  );
-  const countContacts = db.prepare<{ n: number }, [string, string | null]>(`SELECT count(*) AS n FROM contacts WHERE ${contactFilter}`);
-
-  const renameAssignee = db.prepare<never, [string, string, string | null, string | null, string]>(
-    "UPDATE deals SET assignee_key = ?3, assignee_name = ?4, assignee_email = ?5 WHERE tenant_id = ?1 AND assigned_to = ?2",
-  );
-
-  // A removed member's deals (users/members-repo.ts): to another member, or to nobody.
-  const reassignDeals = db.prepare<never, [string, string, string | null, string | null, string | null, string | null, number]>(
-    `UPDATE deals SET assigned_to = ?3, assignee_key = ?4, assignee_name = ?5, assignee_email = ?6, updated_at = ?7
-      WHERE tenant_id = ?1 AND assigned_to = ?2`,
-  );
-
-  return {
-    deals,
-    /** Run inside signup's transaction. */
-    seedDefaultStagesInTx(tenantId: string, now: number) {
-      DEFAULT_STAGES.forEach((s, i) => insertStage.run(newId(), tenantId, s.key, s.name, s.color, i, s.probability, s.is_won, s.is_lost, now));
-    },
-    stages: async (tenantId: string) => stages.all(tenantId),
-    stage: async (tenantId: string, key: string) => stageByKey.get(tenantId, key),
-    async insertStage(s: Omit<PipelineStageRow, "position"> & { position: number | null }): Promise<PipelineStageRow> {
-      const position = s.position ?? nextPosition.get(s.tenant_id)!.p;
-      insertStage.run(s.id, s.tenant_id, s.key, s.name, s.color, position, s.probability, s.is_won, s.is_lost, s.created_at);
-      return { ...s, position };
-    },
-
-    account: async (tenantId: string, id: string) => accountById.get(tenantId, id),
-    async insertAccount(a: AccountRow): Promise<void> {
-      insertAccount.run(a.id, a.tenant_id, a.name, a.domain, a.industry, a.created_at);
-    },
-    /** A new name shows at once in every deal of the account: same transaction. */
-    async updateAccount(a: AccountRow, renamed: boolean): Promise<void> {
-      writeTx(db, () => {
-        updateAccount.run(a.tenant_id, a.id, a.name, a.domain, a.industry, a.updated_at);
-        if (renamed) deals.refreshNamesInTx(a.tenant_id, "account", a.id);
-      });
-    },
-    /** False when deals still name the account (they need one). */
-    async deleteAccount(tenantId: string, id: string): Promise<boolean> {
-      return writeTx(db, () => {
-        if (accountHasDeals.get(tenantId, id)) return false;
-        deleteAccount.run(tenantId, id);
-        return true;
-      });
-    },
-    async listAccounts(tenantId: string, pattern: string | null, limit: number, offset: number): Promise<Listed<AccountRow>> {
-      return { rows: listAccounts.all(tenantId, pattern, limit, offset), total: countAccounts.get(tenantId, pattern)!.n };
-    },
-
-    contact: async (tenantId: string, id: string) => contactById.get(tenantId, id),
-    async insertContact(c: ContactRow): Promise<void> {
-      insertContact.run(c.id, c.tenant_id, c.first_name, c.last_name, c.email, c.phone, c.account_id, c.created_at);
-    },
-    async updateContact(c: ContactRow, renamed: boolean): Promise<void> {
-      writeTx(db, () => {
-        updateContact.run(c.tenant_id, c.id, c.first_name, c.last_name, c.email, c.phone, c.account_id, c.updated_at);
-        if (renamed) deals.refreshNamesInTx(c.tenant_id, "contact", c.id);
-      });
-    },
-    /** The contact's deals keep going, without a contact. */
-    async deleteContact(tenantId: string, id: string): Promise<void> {
-      writeTx(db, () => {
-        deals.detachContactInTx(tenantId, id);
-        deleteContact.run(tenantId, id);
-      });
-    },
-    async listContacts(tenantId: string, pattern: string | null, limit: number, offset: number): Promise<Listed<ContactRow>> {
-      return { rows: listContacts.all(tenantId, pattern, limit, offset), total: countContacts.get(tenantId, pattern)!.n };
-    },
-
-    /**
-     * Called by the users feature inside the transaction that renames a user (or changes their
-     * address): every deal assigned to them shows, and sorts by, the new name at once.
-     */
-    assigneeRenamedInTx(tenantId: string, userId: string, fullName: string | null, email: string): void {
-      renameAssignee.run(tenantId, userId, fullName === null ? null : sortKey(fullName), fullName, email);
-    },
-    /** Moves every deal of `fromUserId` to `to` (null: unassigned), inside the caller's transaction; answers how many. */
-    dealsReassignedInTx(tenantId: string, fromUserId: string, to: { id: string; full_name: string | null; email: string } | null, now: number): number {
-      const name = to?.full_name ?? null;
-      return reassignDeals.run(tenantId, fromUserId, to?.id ?? null, name === null ? null : sortKey(name), name, to?.email ?? null, now).changes;
-    },
-  };
+export interface CrmStore {
+  deals: DealsStore;
+  stages: (tenantId: string) => Promise<PipelineStageRow[]>;
+  stage: (tenantId: string, key: string) => Promise<PipelineStageRow | null>;
+  insertStage(s: Omit<PipelineStageRow, "position"> & {
+    position: number | null;
+  }): Promise<PipelineStageRow>;
+  account: (tenantId: string, id: string) => Promise<AccountRow | null>;
+  insertAccount(a: AccountRow): Promise<void>;
+  /** A new name shows at once in every deal of the account: same transaction. */
+  updateAccount(a: AccountRow, renamed: boolean): Promise<void>;
+  /** False when deals still name the account (they need one). */
+  deleteAccount(tenantId: string, id: string): Promise<boolean>;
+  listAccounts(tenantId: string, pattern: string | null, limit: number, offset: number): Promise<Listed<AccountRow>>;
+  contact: (tenantId: string, id: string) => Promise<ContactRow | null>;
+  insertContact(c: ContactRow): Promise<void>;
+  updateContact(c: ContactRow, renamed: boolean): Promise<void>;
+  /** The contact's deals keep going, without a contact. */
+  deleteContact(tenantId: string, id: string): Promise<void>;
+  listContacts(tenantId: string, pattern: string | null, limit: number, offset: number): Promise<Listed<ContactRow>>;
 }
-
-export type CrmRepo = ReturnType<typeof createCrmRepo>;

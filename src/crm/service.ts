@@ -1,15 +1,15 @@
 import type { Principal } from "../auth/service";
-import { isUniqueViolation } from "../db/database";
+import { isUniqueViolation } from "../stores/errors";
 import { newId } from "../db/ids";
 import { RequestValidationError, errors } from "../http/errors";
 import { type Page, containsPattern, offsetOf, pageOf } from "../http/paging";
 import type { AccountCreate, AccountPatch, AccountRead, ContactCreate, ContactPatch, ContactRead, StageCreate, StageRead } from "./model";
 import { toAccountRead, toContactRead, toStageRead } from "./read";
-import type { AccountRow, ContactRow, CrmRepo } from "./repo";
+import type { AccountRow, ContactRow, CrmStore } from "./repo";
 
 export interface CrmDeps {
   now: () => number;
-  repo: CrmRepo;
+  repo: CrmStore;
 }
 
 /** Trimmed; a blank optional text is no text. */

@@ -3,13 +3,13 @@ import { RequestValidationError, errors } from "../http/errors";
 import type { AuditEntry } from "../security/repo";
 import type { StagePatch, StageRead } from "./model";
 import { toStageRead } from "./read";
-import type { CrmRepo, PipelineStageRow } from "./repo";
-import type { StagesRepo } from "./stages-repo";
+import type { CrmStore, PipelineStageRow } from "./repo";
+import type { StagesStore } from "./stages-repo";
 
 export interface StagesDeps {
   now: () => number;
-  repo: CrmRepo;
-  stages: StagesRepo;
+  repo: CrmStore;
+  stages: StagesStore;
 }
 
 const bothOutcomes = () =>

@@ -1,9 +1,6 @@
-import type { Statement } from "bun:sqlite";
-import { type Db, writeTx } from "../db/database";
-import { SORT_COLUMN } from "./deals-query";
-import { csvCellSql, csvGuardedSql, csvIntegerSql, csvIsoTimeSql } from "../http/csv";
-import { type DealFields, TENANT_SPAN } from "./deals-repo";
-import { type SortDir, type SortField, searchTextOf, sortKey } from "./model";
+import type { AuditEntry } from "../security/repo";
+import type { DealFields } from "./deals-repo";
+import type { SortDir, SortField } from "./model";
 import type { AccountRow, ContactRow } from "./repo";
 import type { ImportSink } from "./transfer-import";
 
@@ -25,32 +22,9 @@ export interface DealCursor {
   inNulls: boolean;
 }
 
-export type ExportedContact = ContactRow & { account_name: string | null };
-
-/**
- * A line of the deals export (EXPORT_COLUMNS.deals), as SQLite writes it from a deals row `d`
- * joined to its stage `s`: the same cells csvCell writes (value as formatCents, times as toIso).
- */
-const EXPORT_DEAL_LINE = [
-  // Ids (newId's alphabet), currencies (^[A-Z]{3}$) and close dates (YYYY-MM-DD) never need
-  // quotes: they skip the cell's scans (about a fifth of a chunk's cost).
-  csvGuardedSql("d.id"),
-  csvCellSql("d.title"),
-  "((d.value_cents / 100) || '.' || substr('0' || (d.value_cents % 100), -2))",
-  csvGuardedSql("d.currency"),
-  csvCellSql("d.stage"),
-  csvCellSql("s.name"),
-  csvIntegerSql("d.probability"),
-  csvGuardedSql("d.close_date"),
-  csvCellSql("d.account_name"),
-  csvCellSql("d.contact_name"),
-  csvCellSql("d.assignee_name"),
-  csvCellSql("d.assignee_email"),
-  csvCellSql("d.notes"),
-  csvCellSql("d.custom_data"),
-  csvIsoTimeSql("d.created_at"),
-  csvIsoTimeSql("d.updated_at"),
-].join(" || ',' || ").concat(" || char(13, 10)");
+export type ExportedContact = ContactRow & {
+  account_name: string | null;
+};
 
 /** A deal as the import writes it, with its copied names already resolved. */
 export interface ImportDeal extends DealFields {
@@ -62,190 +36,42 @@ export interface ImportDeal extends DealFields {
 }
 
 /**
- * SQL of CSV export and import. Exports walk an index by key (WHERE (key, id) > last) in chunks,
+ * The store of CSV export and import. Exports walk an index by key (WHERE (key, id) > last) in chunks,
  * never by offset, so each chunk costs the same however deep the walk is; imports write every row
  * in one transaction.
  */
-export function createTransferRepo(db: Db) {
-  const prepared = new Map<string, Statement>();
-  const stmt = (sql: string): Statement => {
-    let s = prepared.get(sql);
-    if (!s) {
-      s = db.prepare(sql);
-      prepared.set(sql, s);
-    }
-    return s;
-  };
-
+export interface TransferStore {
+  /** The next chunk of the deals export as CSV lines (null: none matched in it), and where the next one starts (null: the end). */
+  dealsCsvAfter: (tenantId: string, f: ExportFilter, after: DealCursor | null, limit: number) => Promise<{
+    csv: Uint8Array | null;
+    next: DealCursor | null;
+  }>;
+  /** Accounts newest first, after the last one written (created_at, id). */
+  accountsAfter(tenantId: string, pattern: string | null, after: AccountRow | null, limit: number): Promise<AccountRow[]>;
+  contactsAfter(tenantId: string, pattern: string | null, after: ContactRow | null, limit: number): Promise<ExportedContact[]>;
+  /** What an import matches names against: the tenant's accounts, contacts and members. */
+  names(tenantId: string): Promise<{
+    accounts: {
+      id: string;
+      name: string;
+    }[];
+    contacts: {
+      id: string;
+      first_name: string;
+      last_name: string | null;
+      account_id: string | null;
+    }[];
+    users: {
+      id: string;
+      email: string;
+      full_name: string | null;
+    }[];
+  }>;
   /**
-   * One chunk of the deals export after `after` in the filter's order (null: from the start), at
-   * most `limit` rows, as CSV bytes written by SQLite (EXPORT_DEAL_CELLS): the rows never become
-   * JavaScript objects, so a million-row export allocates one buffer a chunk (bench/export.ts).
+   * Every row of an import, or none: one transaction, nothing awaited inside. `run` reads the
+   * file, handing each accepted row to the sink, which inserts it at once; when it answers false
+   * (a row failed), the transaction is rolled back. On success the audit row `audit()` builds (after
+   * `run`, so it can count what was written) goes in the same transaction.
    */
-  function dealsCsvAfter(tenantId: string, f: ExportFilter, after: DealCursor | null, limit: number): { csv: Uint8Array | null; next: DealCursor | null } {
-    const { column, nullable } = SORT_COLUMN[f.sortBy];
-    const dir = f.sortDir === "asc" ? "ASC" : "DESC";
-    const cmp = f.sortDir === "asc" ? ">" : "<";
-    const where = ["d.tenant_id = ?"];
-    const args: Array<string | number> = [tenantId];
-    // Filters are tested on each entry of the order's index walked (`+` keeps the planner from
-    // reading a filter's index instead and sorting every match again for each chunk: an export
-    // reads most rows anyway, and each chunk must cost the same at any depth).
-    if (f.stages !== null) {
-      where.push(`+d.stage IN (${f.stages.map(() => "?").join(", ")})`);
-      args.push(...f.stages);
-    }
-    if (f.assignee === "") where.push("+d.assigned_to IS NULL");
-    else if (f.assignee !== null) {
-      where.push("+d.assigned_to = ?");
-      args.push(f.assignee);
-    }
-    if (f.search !== null) {
-      where.push("instr(d.search_text, ?) > 0");
-      args.push(f.search);
-    }
-    /**
-     * The chunk: the walk (innermost, LIMIT stops it), numbered in its order, then its lines
-     * joined in that order into one blob, with the last row's key and id for the next chunk
-     * (a bare column beside max() is read from the row holding the max: SQLite's documented rule).
-     */
-    const chunk = (w: string[], a: Array<string | number | null>, key: string, order: string, n: number) => {
-      const sql = `SELECT CAST(group_concat(line, '' ORDER BY rn) AS BLOB) AS csv, max(rn) AS n, k, id FROM (
-          SELECT line, k, id, row_number() OVER (ORDER BY ${order.replace(/d\./g, "")}) AS rn FROM (
-            SELECT ${EXPORT_DEAL_LINE} AS line, ${key} AS k, d.id AS id, d.${column} AS ${column} FROM deals d
-            LEFT JOIN pipeline_stages s ON s.tenant_id = d.tenant_id AND s.key = d.stage
-            WHERE ${w.join(" AND ")} ORDER BY ${order} LIMIT ?))`;
-      return stmt(sql).get(...a, n) as { csv: Uint8Array | null; n: number | null; k: string | number | null; id: string | null };
-    };
-    const parts: Uint8Array[] = [];
-    let got = 0;
-    if (!(after?.inNulls ?? false)) {
-      // Rows with a key, in key order. The nullable orders' indexes lead with `key IS NULL`: the
-      // term `key IS NULL = 0` matches that column, and ORDER BY must then leave it out, or SQLite
-      // sorts every remaining row again (a temporary B-tree per chunk).
-      const w = [...where];
-      const a: Array<string | number | null> = [...args];
-      if (nullable) w.push(`d.${column} IS NULL = 0`);
-      if (after) {
-        w.push(`(d.${column}, d.id) ${cmp} (?, ?)`);
-        a.push(after.key, after.id);
-      }
-      const r = chunk(w, a, `d.${column}`, `d.${column} ${dir}, d.id ${dir}`, limit);
-      got = r.n ?? 0;
-      if (r.csv) parts.push(r.csv);
-      if (got === limit) return { csv: r.csv, next: { key: r.k, id: r.id!, inNulls: false } };
-      if (!nullable) return { csv: r.csv, next: null };
-    }
-    // Then the rows without a key (nulls last either way), by id in the same direction, ordered
-    // as the index is (the key, all NULL here, then id), so that no chunk is sorted.
-    const w = [...where, `d.${column} IS NULL = 1`];
-    const a: Array<string | number | null> = [...args];
-    if (after?.inNulls) {
-      w.push(`d.id ${cmp} ?`);
-      a.push(after.id);
-    }
-    const r = chunk(w, a, "NULL", `d.${column} ${dir}, d.id ${dir}`, limit - got);
-    if (r.csv) parts.push(r.csv);
-    got += r.n ?? 0;
-    const csv = parts.length === 0 ? null : parts.length === 1 ? parts[0]! : Buffer.concat(parts);
-    if (got < limit) return { csv, next: null };
-    return { csv, next: { key: null, id: r.id!, inNulls: true } };
-  }
-
-  const accountFilter = "(?2 IS NULL OR lower(name) LIKE ?2 ESCAPE '\\' OR lower(domain) LIKE ?2 ESCAPE '\\')";
-  const accountsFirst = db.prepare<AccountRow, [string, string | null, number]>(
-    `SELECT * FROM accounts WHERE tenant_id = ?1 AND ${accountFilter} ORDER BY created_at DESC, id DESC LIMIT ?3`,
-  );
-  const accountsAfter = db.prepare<AccountRow, [string, string | null, number, number, string]>(
-    `SELECT * FROM accounts WHERE tenant_id = ?1 AND ${accountFilter} AND (created_at, id) < (?4, ?5) ORDER BY created_at DESC, id DESC LIMIT ?3`,
-  );
-  const contactFilter = `(?2 IS NULL OR lower(c.first_name || ' ' || coalesce(c.last_name, '')) LIKE ?2 ESCAPE '\\' OR lower(coalesce(c.email, '')) LIKE ?2 ESCAPE '\\')`;
-  const contactSelect = "SELECT c.*, a.name AS account_name FROM contacts c LEFT JOIN accounts a ON a.id = c.account_id AND a.tenant_id = c.tenant_id";
-  const contactsFirst = db.prepare<ExportedContact, [string, string | null, number]>(
-    `${contactSelect} WHERE c.tenant_id = ?1 AND ${contactFilter} ORDER BY c.created_at DESC, c.id DESC LIMIT ?3`,
-  );
-  const contactsAfter = db.prepare<ExportedContact, [string, string | null, number, number, string]>(
-    `${contactSelect} WHERE c.tenant_id = ?1 AND ${contactFilter} AND (c.created_at, c.id) < (?4, ?5) ORDER BY c.created_at DESC, c.id DESC LIMIT ?3`,
-  );
-
-  const allAccounts = db.prepare<{ id: string; name: string }, [string]>("SELECT id, name FROM accounts WHERE tenant_id = ?1 ORDER BY created_at, id");
-  const allContacts = db.prepare<{ id: string; first_name: string; last_name: string | null; account_id: string | null }, [string]>(
-    "SELECT id, first_name, last_name, account_id FROM contacts WHERE tenant_id = ?1 ORDER BY created_at, id",
-  );
-  const allUsers = db.prepare<{ id: string; email: string; full_name: string | null }, [string]>("SELECT id, email, full_name FROM users WHERE tenant_id = ?1");
-
-  const insertAccount = db.prepare("INSERT INTO accounts (id, tenant_id, name, domain, industry, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)");
-  const insertContact = db.prepare(
-    "INSERT INTO contacts (id, tenant_id, first_name, last_name, email, phone, account_id, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8)",
-  );
-  // The same row deals-repo.ts writes for one deal, with its copied names and keys.
-  const insertDeal = db.prepare(
-    `INSERT INTO deals (seq, id, tenant_id, created_at, updated_at, title, account_id, contact_id, assigned_to, stage, value_cents, currency,
-       close_date, probability, notes, custom_data, title_key, account_key, contact_key, assignee_key, search_text, account_name, contact_name,
-       assignee_name, assignee_email)
-     VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24)`,
-  );
-  const tenantNo = db.prepare<{ tenant_no: number; next_deal: number }, [string]>("SELECT tenant_no, next_deal FROM crm_tenants WHERE tenant_id = ?1");
-  const newTenantNo = db.prepare("INSERT INTO crm_tenants (tenant_id, tenant_no, next_deal) SELECT ?1, coalesce(max(tenant_no), 0) + 1, 0 FROM crm_tenants");
-  const bumpNext = db.prepare("UPDATE crm_tenants SET next_deal = ?2 WHERE tenant_id = ?1");
-
-  return {
-    dealsCsvAfter,
-    /** Accounts newest first, after the last one written (created_at, id). */
-    accountsAfter(tenantId: string, pattern: string | null, after: AccountRow | null, limit: number): AccountRow[] {
-      return after ? accountsAfter.all(tenantId, pattern, limit, after.created_at, after.id) : accountsFirst.all(tenantId, pattern, limit);
-    },
-    contactsAfter(tenantId: string, pattern: string | null, after: ContactRow | null, limit: number): ExportedContact[] {
-      return after ? contactsAfter.all(tenantId, pattern, limit, after.created_at, after.id) : contactsFirst.all(tenantId, pattern, limit);
-    },
-    /** What an import matches names against: the tenant's accounts, contacts and members. */
-    async names(tenantId: string) {
-      return { accounts: allAccounts.all(tenantId), contacts: allContacts.all(tenantId), users: allUsers.all(tenantId) };
-    },
-    /**
-     * Every row of an import, or none: one transaction, nothing awaited inside. `run` reads the
-     * file, handing each accepted row to the sink, which inserts it at once; when it answers false
-     * (a row failed), the transaction is rolled back. The audit row is written only on success.
-     */
-    async importTx(tenantId: string, now: number, run: (sink: ImportSink) => boolean, auditInTx: () => void): Promise<boolean> {
-      const rollback = new Error("import rejected");
-      try {
-        writeTx(db, () => {
-          let seq = -1;
-          let count = 0;
-          const sink: ImportSink = {
-            account: (a) => insertAccount.run(a.id, tenantId, a.name, a.domain, a.industry, now),
-            contact: (c) => insertContact.run(c.id, tenantId, c.first_name, c.last_name, c.email, c.phone, c.account_id, now),
-            deal(d) {
-              if (seq < 0) {
-                let t = tenantNo.get(tenantId);
-                if (!t) {
-                  newTenantNo.run(tenantId);
-                  t = tenantNo.get(tenantId)!;
-                }
-                seq = t.tenant_no * TENANT_SPAN + t.next_deal;
-                count = t.next_deal;
-              }
-              insertDeal.run(
-                seq++, d.id, tenantId, now, d.title, d.account_id, d.contact_id, d.assigned_to, d.stage, d.value_cents, d.currency, d.close_date,
-                d.probability, d.notes, d.custom_data, sortKey(d.title), sortKey(d.account_name), d.contact_name === null ? null : sortKey(d.contact_name),
-                d.assignee_name === null ? null : sortKey(d.assignee_name), searchTextOf(d.title, d.notes, d.account_name, d.contact_name), d.account_name,
-                d.contact_name, d.assignee_name, d.assignee_email,
-              );
-              count++;
-            },
-          };
-          if (!run(sink)) throw rollback;
-          if (seq >= 0) bumpNext.run(tenantId, count);
-          auditInTx();
-        });
-        return true;
-      } catch (e) {
-        if (e === rollback) return false;
-        throw e;
-      }
-    },
-  };
+  importTx(tenantId: string, now: number, run: (sink: ImportSink) => boolean, audit: () => AuditEntry): Promise<boolean>;
 }
-
-export type TransferRepo = ReturnType<typeof createTransferRepo>;

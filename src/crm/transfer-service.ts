@@ -7,18 +7,16 @@ import { RequestValidationError } from "../http/errors";
 import { containsPattern } from "../http/paging";
 import type { AssigneeFilter } from "./deals-service";
 import { type SortDir, type SortField, contactName } from "./model";
-import type { CrmRepo } from "./repo";
+import type { CrmStore } from "./repo";
 import { type ImportPlan, importRows } from "./transfer-import";
 import { EXPORT_CHUNK, EXPORT_COLUMNS, type ImportReport, type Kind } from "./transfer-model";
-import type { DealCursor, ExportFilter, TransferRepo } from "./transfer-repo";
+import type { DealCursor, ExportFilter, TransferStore } from "./transfer-repo";
 import type { AccountRow, ContactRow } from "./repo";
 
 export interface TransferDeps {
   now: () => number;
-  /** Writes an audit row; called inside the import's transaction. */
-  auditInTx: (e: AuditEntry, now: number) => void;
-  repo: CrmRepo;
-  transfer: TransferRepo;
+  repo: CrmStore;
+  transfer: TransferStore;
 }
 
 /** The deal list's filters and order (routes.ts reads them with the list's own reader). */
@@ -43,10 +41,10 @@ export function createTransferService(d: TransferDeps) {
     let cursor: DealCursor | null = null;
     let done = stages !== null && stages.length === 0;
     // A chunk is read only when the client has taken the last one (pulledStream).
-    return pulledStream(headerLine("deals"), () => {
+    return pulledStream(headerLine("deals"), async () => {
       for (;;) {
         if (done) return null;
-        const { csv, next } = d.transfer.dealsCsvAfter(auth.tenantId, filter, cursor, EXPORT_CHUNK);
+        const { csv, next }: { csv: Uint8Array | null; next: DealCursor | null } = await d.transfer.dealsCsvAfter(auth.tenantId, filter, cursor, EXPORT_CHUNK);
         cursor = next;
         done = next === null;
         if (csv !== null) return csv;
@@ -57,14 +55,14 @@ export function createTransferService(d: TransferDeps) {
   /** Accounts or contacts, newest first, with the list's search. */
   function exportPeople<R extends AccountRow | ContactRow>(
     kind: "accounts" | "contacts",
-    read: (after: R | null) => R[],
+    read: (after: R | null) => Promise<R[]>,
     cells: (r: R) => Array<string | number | null>,
   ): ReadableStream<Uint8Array> {
     let after: R | null = null;
     let done = false;
-    return pulledStream(headerLine(kind), () => {
+    return pulledStream(headerLine(kind), async () => {
       if (done) return null;
-      const rows = read(after);
+      const rows = await read(after);
       if (rows.length < EXPORT_CHUNK) done = true;
       if (rows.length === 0) return null;
       after = rows[rows.length - 1]!;
@@ -101,8 +99,8 @@ export function createTransferService(d: TransferDeps) {
     const known = { ...names, stages, contactName };
     const now = d.now();
     // Who imported what, in the same transaction: counts only, never the file's contents.
-    const audit = (created: ImportReport["created"]) => () =>
-      d.auditInTx({ tenantId: auth.tenantId, userId: auth.userId, action: "crm.import", ip: req.ip, userAgent: req.userAgent, detail: { kind, ...created } }, now);
+    const audit = (created: ImportReport["created"]) => (): AuditEntry =>
+      ({ tenantId: auth.tenantId, userId: auth.userId, action: "crm.import", ip: req.ip, userAgent: req.userAgent, detail: { kind, ...created } });
     let plan: ImportPlan;
     if (opts.dryRun) plan = importRows(kind, text, known, opts.createMissing, null);
     else {

@@ -1,5 +1,7 @@
-import { RESERVED_SUBDOMAINS } from "../tenants/model";
 import { errors } from "./errors";
+
+/** Names that stand for the product itself, never for an organization (tenants/model.ts refuses them at signup). */
+export const RESERVED_SUBDOMAINS = new Set(["www", "api", "app", "admin", "mail", "static"]);
 
 type Headers = Record<string, string | undefined>;
 

@@ -1,6 +1,3 @@
-import type { Db } from "../db/database";
-import { newId } from "../db/ids";
-
 /** A mail to be written to the outbox, in the same transaction as the token its link carries. */
 export interface OutgoingMail {
   tenantId: string | null;
@@ -31,80 +28,21 @@ export interface OutboxRow {
   sent_at: number | null;
 }
 
-/** SQL of the mail outbox. Every statement is prepared once. */
-export function createMailRepo(db: Db) {
-  const insert = db.prepare<never, [string, string | null, string, string, string, string, string, string | null, number]>(
-    `INSERT INTO mail_outbox (id, tenant_id, kind, recipient, subject, text_body, html_body, link, status, next_attempt_at, created_at)
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'pending', ?9, ?9)`,
-  );
-  const list = db.prepare<OutboxRow, [number]>("SELECT * FROM mail_outbox ORDER BY created_at DESC, id DESC LIMIT ?1");
-  const byId = db.prepare<OutboxRow, [string]>("SELECT * FROM mail_outbox WHERE id = ?1");
-  // The outbox is the one queue every tenant's mail goes through, so the sender's statements
-  // read across tenants by design; nothing here is ever shown to a tenant.
-  // Claim and lease in one statement: two senders (or a sender and a restarted one) can never
-  // both take a row. A row left `sending` past its lease was claimed by a sender that died.
-  // The attempt is counted at claim time, so a mail that crashes its sender cannot loop forever.
-  const claim = db.prepare<OutboxRow, [number, number, number]>(
-    `UPDATE mail_outbox SET status = 'sending', locked_until = ?2, attempts = attempts + 1
-     WHERE id IN (
-       SELECT id FROM mail_outbox WHERE status = 'pending' AND next_attempt_at <= ?1
-       UNION ALL
-       SELECT id FROM mail_outbox WHERE status = 'sending' AND next_attempt_at <= ?1 AND locked_until <= ?1
-       LIMIT ?3)
-     RETURNING *`,
-  );
-  // The link is a live credential: once delivered (or given up on) it leaves the database.
-  const markSent = db.prepare<never, [string, number]>(
-    `UPDATE mail_outbox SET status = 'sent', sent_at = ?2, locked_until = NULL, last_error = NULL,
-       text_body = NULL, html_body = NULL, link = NULL
-     WHERE id = ?1 AND status = 'sending'`,
-  );
-  const markRetry = db.prepare<never, [string, number, string]>(
-    `UPDATE mail_outbox SET status = 'pending', next_attempt_at = ?2, locked_until = NULL, last_error = ?3
-     WHERE id = ?1 AND status = 'sending'`,
-  );
-  const markFailed = db.prepare<never, [string, string]>(
-    `UPDATE mail_outbox SET status = 'failed', locked_until = NULL, last_error = ?2,
-       text_body = NULL, html_body = NULL, link = NULL
-     WHERE id = ?1 AND status = 'sending'`,
-  );
-  const renew = db.prepare<never, [string, number]>(
-    "UPDATE mail_outbox SET locked_until = ?2 WHERE status = 'sending' AND id IN (SELECT value FROM json_each(?1))",
-  );
-  const release = db.prepare<never, [string]>(
-    "UPDATE mail_outbox SET status = 'pending', locked_until = NULL, attempts = attempts - 1 WHERE id = ?1 AND status = 'sending'",
-  );
-  const nextDue = db.prepare<{ at: number | null }, []>(
-    `SELECT MIN(at) AS at FROM (
-       SELECT MIN(next_attempt_at) AS at FROM mail_outbox WHERE status = 'pending'
-       UNION ALL
-       SELECT MIN(locked_until) AS at FROM mail_outbox WHERE status = 'sending')`,
-  );
-  const purgeFinished = db.prepare<never, [number]>("DELETE FROM mail_outbox WHERE created_at < ?1 AND status IN ('sent', 'failed')");
-
-  return {
-    /** Call inside the caller's writeTx; answers the outbox row's id. */
-    enqueueInTx(m: OutgoingMail, now: number): string {
-      const id = newId();
-      insert.run(id, m.tenantId, m.kind, m.recipient, m.subject, m.text, m.html, m.link, now);
-      return id;
-    },
-    list: async (limit = 100) => list.all(limit),
-    byId: async (id: string) => byId.get(id),
-    /** Takes up to `limit` due rows for one sender, leased until `lockedUntil`. */
-    claimDue: async (now: number, lockedUntil: number, limit: number) => claim.all(now, lockedUntil, limit),
-    markSent: async (id: string, now: number) => markSent.run(id, now).changes === 1,
-    markRetry: async (id: string, nextAttemptAt: number, error: string) => markRetry.run(id, nextAttemptAt, error).changes === 1,
-    markFailed: async (id: string, error: string) => markFailed.run(id, error).changes === 1,
-    /** Extends the lease of rows a live sender still holds; answers how many it extended. */
-    renewLeases: async (ids: string[], lockedUntil: number) => (ids.length === 0 ? 0 : renew.run(JSON.stringify(ids), lockedUntil).changes),
-    /** Gives a claimed row back unsent (a sender stopping), without counting the attempt. */
-    release: async (id: string) => release.run(id).changes === 1,
-    /** When the earliest pending row falls due or the earliest lease lapses; null when idle. */
-    nextDueAt: async () => nextDue.get()?.at ?? null,
-    /** Deletes sent and failed mail created before `before`; answers how many. */
-    purgeFinished: async (before: number) => purgeFinished.run(before).changes,
-  };
+/** The store of the mail outbox. */
+export interface MailStore {
+  list: (limit?: number) => Promise<OutboxRow[]>;
+  byId: (id: string) => Promise<OutboxRow | null>;
+  /** Takes up to `limit` due rows for one sender, leased until `lockedUntil`. */
+  claimDue: (now: number, lockedUntil: number, limit: number) => Promise<OutboxRow[]>;
+  markSent: (id: string, now: number) => Promise<boolean>;
+  markRetry: (id: string, nextAttemptAt: number, error: string) => Promise<boolean>;
+  markFailed: (id: string, error: string) => Promise<boolean>;
+  /** Extends the lease of rows a live sender still holds; answers how many it extended. */
+  renewLeases: (ids: string[], lockedUntil: number) => Promise<number>;
+  /** Gives a claimed row back unsent (a sender stopping), without counting the attempt. */
+  release: (id: string) => Promise<boolean>;
+  /** When the earliest pending row falls due or the earliest lease lapses; null when idle. */
+  nextDueAt: () => Promise<number | null>;
+  /** Deletes sent and failed mail created before `before`; answers how many. */
+  purgeFinished: (before: number) => Promise<number>;
 }
-
-export type MailRepo = ReturnType<typeof createMailRepo>;

@@ -1,5 +1,5 @@
 import type { Logger } from "../context";
-import type { MailRepo, OutboxRow } from "./repo";
+import type { MailStore, OutboxRow } from "./repo";
 import { scrubSmtpError } from "./smtp";
 
 /** What delivers one message: a nodemailer transport, or a stand-in in tests. */
@@ -39,7 +39,7 @@ export const DEFAULT_POLICY: DeliveryPolicy = {
 };
 
 export interface MailSenderDeps {
-  repo: MailRepo;
+  repo: MailStore;
   transport: MailTransport;
   from: string;
   now: () => number;

@@ -1,4 +1,4 @@
-import type { SecurityRepo } from "./repo";
+import type { SecurityStore } from "./repo";
 
 export interface Limit {
   name: string;
@@ -46,7 +46,7 @@ export interface LimitState {
 }
 
 /** Fixed-window counters in the database: a restart does not reset them. */
-export function createRateLimiter(repo: SecurityRepo, now: () => number) {
+export function createRateLimiter(repo: SecurityStore, now: () => number) {
   const keyOf = (limit: Limit, subject: string) => `${limit.name}:${subject}`;
   const state = (limit: Limit, count: number, windowStart: number, t: number): LimitState => ({
     allowed: count <= limit.max,

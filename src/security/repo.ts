@@ -1,6 +1,3 @@
-import { type Db, writeTx } from "../db/database";
-import type { StoredKeys } from "./key-file";
-
 export interface AuditEntry {
   tenantId: string | null;
   userId: string | null;
@@ -21,78 +18,19 @@ export interface AuditRow {
   created_at: number;
 }
 
-/** SQL of rate limits, audit and stored keys. Each statement is prepared once. */
-export function createSecurityRepo(db: Db) {
-  // One statement, so the count cannot be raced: the window restarts once it has passed.
-  const hit = db.prepare<{ count: number; window_start: number }, [string, number, number]>(
-    `INSERT INTO rate_limits (key, window_start, window_ms, count) VALUES (?1, ?2, ?3, 1)
-     ON CONFLICT (key) DO UPDATE SET
-       count        = CASE WHEN window_start + window_ms <= ?2 THEN 1 ELSE count + 1 END,
-       window_start = CASE WHEN window_start + window_ms <= ?2 THEN ?2 ELSE window_start END,
-       window_ms    = ?3
-     RETURNING count, window_start`,
-  );
-  const peek = db.prepare<{ count: number; window_start: number; window_ms: number }, [string]>(
-    "SELECT count, window_start, window_ms FROM rate_limits WHERE key = ?1",
-  );
-  const clear = db.prepare<never, [string]>("DELETE FROM rate_limits WHERE key = ?1");
-  const sweep = db.prepare<never, [number]>("DELETE FROM rate_limits WHERE window_start + window_ms <= ?1");
-  const insertAudit = db.prepare<never, [string | null, string | null, string, string | null, string | null, string | null, number]>(
-    "INSERT INTO audit_log (tenant_id, user_id, action, ip, user_agent, detail, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-  );
-  const auditForTenant = db.prepare<AuditRow, [string, number]>(
-    "SELECT * FROM audit_log WHERE tenant_id = ?1 ORDER BY created_at DESC, id DESC LIMIT ?2",
-  );
-
-  const auditInTx = (e: AuditEntry, now: number) =>
-    void insertAudit.run(e.tenantId, e.userId, e.action, e.ip, e.userAgent, e.detail ? JSON.stringify(e.detail) : null, now);
-
-  return {
-    hit: async (key: string, now: number, windowMs: number) => hit.get(key, now, windowMs)!,
-    peek: async (key: string) => peek.get(key),
-    clear: async (key: string) => void clear.run(key),
-    sweep: async (now: number) => sweep.run(now).changes,
-    audit: async (e: AuditEntry, now: number) => auditInTx(e, now),
-    /** Audit rows are also written inside other features' transactions. */
-    auditInTx,
-    auditForTenant: async (tenantId: string, limit = 100) => auditForTenant.all(tenantId, limit),
-  };
-}
-
-export type SecurityRepo = ReturnType<typeof createSecurityRepo>;
-
-/**
- * The key file's view of the database (security/key-file.ts): keys an earlier release kept in the
- * settings table, and whether any account exists. Prepared on use, so that it works on a database
- * of any version, before its migrations run (a `.v<N>.bak` copy must not carry the keys either).
- */
-export function createKeyStore(db: Db): StoredKeys {
-  const hasTable = (name: string) => db.query("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?1").get(name) !== null;
-  return {
-    stored(names) {
-      const out: Record<string, string> = {};
-      if (!hasTable("settings")) return out;
-      const get = db.query("SELECT value FROM settings WHERE key = ?1");
-      for (const k of names) {
-        const row = get.get(k) as { value: string } | null;
-        if (row) out[k] = row.value;
-      }
-      return out;
-    },
-    // The rows' bytes are overwritten in the file (secure_delete), not left in free pages.
-    forget(names) {
-      if (!hasTable("settings")) return;
-      const was = (db.query("PRAGMA secure_delete").get() as { secure_delete: number }).secure_delete;
-      db.run("PRAGMA secure_delete = ON");
-      try {
-        writeTx(db, () => {
-          for (const k of names) db.run("DELETE FROM settings WHERE key = ?1", [k]);
-        });
-      } finally {
-        db.run(`PRAGMA secure_delete = ${was ? "ON" : "OFF"}`);
-      }
-    },
-    // Lost keys would end every session and 2FA secret of these accounts.
-    holdsAccounts: () => hasTable("users") && db.query("SELECT 1 FROM users LIMIT 1").get() !== null,
-  };
+/** The store of rate limits, audit and stored keys. */
+export interface SecurityStore {
+  hit: (key: string, now: number, windowMs: number) => Promise<{
+    count: number;
+    window_start: number;
+  }>;
+  peek: (key: string) => Promise<{
+    count: number;
+    window_start: number;
+    window_ms: number;
+  } | null>;
+  clear: (key: string) => Promise<void>;
+  sweep: (now: number) => Promise<number>;
+  audit: (e: AuditEntry, now: number) => Promise<void>;
+  auditForTenant: (tenantId: string, limit?: number) => Promise<AuditRow[]>;
 }

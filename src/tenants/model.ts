@@ -1,6 +1,7 @@
 import { t, type Static } from "elysia";
 import { NAME_PATTERN, SINGLE_LINE_PATTERN, registerFormat } from "../http/validation";
 import { toIso } from "../db/ids";
+import { RESERVED_SUBDOMAINS } from "../http/tenancy";
 import { PASSWORD_MAX, PASSWORD_MIN } from "../security/passwords";
 import { TokenPair } from "../auth/model";
 import { Email, UserRead } from "../users/model";
@@ -10,8 +11,6 @@ export const MODULES = ["crm", "users"] as const;
 export type ModuleName = (typeof MODULES)[number];
 export const DEFAULT_MODULES: ModuleName[] = ["crm", "users"];
 
-/** Names that stand for the product itself, never for an organization. */
-export const RESERVED_SUBDOMAINS = new Set(["www", "api", "app", "admin", "mail", "static"]);
 export const SUBDOMAIN_PATTERN = "^[a-z0-9]([a-z0-9-]*[a-z0-9])?$";
 registerFormat("subdomain", (v) => !RESERVED_SUBDOMAINS.has(v), "Value error, this subdomain is reserved");
 

@@ -1,7 +1,7 @@
 import { type OperatorCommand, operatorEntry } from "../audit/operator";
 import { toIso } from "../db/ids";
 import { errors } from "../http/errors";
-import type { TenantRow, TenantsRepo } from "./repo";
+import type { TenantRow, TenantsStore } from "./repo";
 
 export interface OperatorTenant {
   id: string;
@@ -14,7 +14,7 @@ export interface OperatorTenant {
 }
 
 /** What `suite tenant list|disable|enable` do, for the server's operator (src/cli/tenants.ts). */
-export function createOperatorTenants(d: { now: () => number; tenants: TenantsRepo }) {
+export function createOperatorTenants(d: { now: () => number; tenants: TenantsStore }) {
   /** The organization with this subdomain; 404 tenant_not_found when none has it. */
   async function bySubdomain(subdomain: string): Promise<TenantRow> {
     const row = await d.tenants.bySubdomain(subdomain.trim().toLowerCase());

@@ -1,6 +1,6 @@
 import type { AuthService, IssuedTokens, Principal, RequestInfo } from "../auth/service";
 import type { AuditEntry } from "../security/repo";
-import { isUniqueViolation } from "../db/database";
+import { isUniqueViolation } from "../stores/errors";
 import { newId } from "../db/ids";
 import { RequestValidationError, errors } from "../http/errors";
 import type { PasswordHasher } from "../security/passwords";
@@ -8,7 +8,7 @@ import type { Limits, RateLimiter } from "../security/rate-limit";
 import { type UserRead, normalizeEmail, toUserRead } from "../users/model";
 import { DEFAULT_MODULES, type ModuleName, type TenantRead, type UpdateTenantBody, toTenantRead } from "./model";
 import { createOperatorTenants } from "./operator";
-import type { TenantRow, TenantsRepo } from "./repo";
+import type { TenantRow, TenantsStore } from "./repo";
 
 export interface SignupInput {
   email: string;
@@ -21,7 +21,7 @@ export interface SignupInput {
 
 export interface TenantsDeps {
   now: () => number;
-  tenants: TenantsRepo;
+  tenants: TenantsStore;
   hasher: PasswordHasher;
   limiter: RateLimiter;
   limits: Limits;

@@ -1,9 +1,8 @@
-import type { NewSessionRow, SessionsRepo } from "../auth/repo";
-import { type Db, writeTx } from "../db/database";
-import type { MailRepo, OutgoingMail } from "../mail/repo";
-import type { AuditEntry, SecurityRepo } from "../security/repo";
-import { type InvitationRow, type InvitationStatus, statusOf } from "./invitations-model";
-import type { UserRow, UsersRepo } from "./repo";
+import type { NewSessionRow } from "../auth/repo";
+import type { OutgoingMail } from "../mail/repo";
+import type { AuditEntry } from "../security/repo";
+import type { InvitationRow, InvitationStatus } from "./invitations-model";
+import type { UserRow } from "./repo";
 
 type Who = Pick<AuditEntry, "ip" | "userAgent">;
 
@@ -22,7 +21,12 @@ export interface InviteWrite {
   who: Who;
 }
 
-export type InviteOutcome = { kind: "member" } | { kind: "created" | "resent"; row: InvitationRow };
+export type InviteOutcome = {
+  kind: "member";
+} | {
+  kind: "created" | "resent";
+  row: InvitationRow;
+};
 
 export interface AcceptWrite {
   tokenHash: string;
@@ -31,128 +35,40 @@ export interface AcceptWrite {
   who: Who;
 }
 
-export type AcceptOutcome = { kind: "invalid" } | { kind: "member" } | { kind: "accepted"; user: UserRow; invitation: InvitationRow };
+export type AcceptOutcome = {
+  kind: "invalid";
+} | {
+  kind: "member";
+} | {
+  kind: "accepted";
+  user: UserRow;
+  invitation: InvitationRow;
+};
 
-export type RevokeOutcome = { kind: "missing" } | { kind: "accepted" } | { kind: "revoked"; row: InvitationRow };
-
-/** The status a row has at `?2`, in SQL: the same order as statusOf. */
-const STATUS_SQL = `CASE WHEN accepted_at IS NOT NULL THEN 'accepted' WHEN revoked_at IS NOT NULL THEN 'revoked'
-  WHEN expires_at <= ?2 THEN 'expired' ELSE 'pending' END`;
+export type RevokeOutcome = {
+  kind: "missing";
+} | {
+  kind: "accepted";
+} | {
+  kind: "revoked";
+  row: InvitationRow;
+};
 
 /**
- * SQL of invitations and the three transactions around them (invite or resend, accept, revoke).
+ * The store of invitations and the three transactions around them (invite or resend, accept, revoke).
  * Each check-and-write runs inside one BEGIN IMMEDIATE transaction: writers are serialized, so
  * two invites for one address cannot both see "no pending invitation", and two accepts of one
  * token cannot both see it unused.
  */
-export function createInvitationsRepo(db: Db, others: { users: UsersRepo; sessions: SessionsRepo; security: SecurityRepo; mail: MailRepo }) {
-  const byId = db.prepare<InvitationRow, [string, string]>("SELECT * FROM invitations WHERE tenant_id = ?1 AND id = ?2");
-  // The token is the credential and names its tenant: the one read that is not by tenant.
-  const byTokenHash = db.prepare<InvitationRow, [string]>("SELECT * FROM invitations WHERE token_hash = ?1");
-  const pendingFor = db.prepare<InvitationRow, [string, string, number]>(
-    `SELECT * FROM invitations WHERE tenant_id = ?1 AND email = ?2 AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > ?3
-      ORDER BY created_at DESC LIMIT 1`,
-  );
-  const insert = db.prepare<never, [string, string, string, string | null, string, string, number, number]>(
-    `INSERT INTO invitations (id, tenant_id, email, profile_id, invited_by, token_hash, expires_at, created_at, updated_at)
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8)`,
-  );
-  const resend = db.prepare<never, [string, string, string, number, string | null, string, number]>(
-    "UPDATE invitations SET token_hash = ?3, expires_at = ?4, profile_id = ?5, invited_by = ?6, updated_at = ?7 WHERE tenant_id = ?1 AND id = ?2",
-  );
-  // Guarded again in SQL: only a pending invitation is accepted.
-  const markAccepted = db.prepare<never, [string, string, string, number]>(
-    `UPDATE invitations SET accepted_at = ?4, accepted_user_id = ?3, updated_at = ?4
-      WHERE tenant_id = ?1 AND id = ?2 AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > ?4`,
-  );
-  const markRevoked = db.prepare<never, [string, string, number]>(
-    "UPDATE invitations SET revoked_at = ?3, updated_at = ?3 WHERE tenant_id = ?1 AND id = ?2 AND accepted_at IS NULL AND revoked_at IS NULL",
-  );
-  const page = db.prepare<InvitationRow, [string, number, string | null, number, number]>(
-    `SELECT * FROM invitations WHERE tenant_id = ?1 AND (?3 IS NULL OR ${STATUS_SQL} = ?3)
-      ORDER BY created_at DESC, id DESC LIMIT ?4 OFFSET ?5`,
-  );
-  const count = db.prepare<{ n: number }, [string, number, string | null]>(
-    `SELECT count(*) AS n FROM invitations WHERE tenant_id = ?1 AND (?3 IS NULL OR ${STATUS_SQL} = ?3)`,
-  );
-
-  const audit = (tenantId: string, userId: string | null, action: string, row: InvitationRow, who: Who, now: number) =>
-    others.security.auditInTx(
-      { tenantId, userId, action, ip: who.ip, userAgent: who.userAgent, detail: { invitation_id: row.id, email: row.email, profile_id: row.profile_id } },
-      now,
-    );
-
-  return {
-    byId: async (tenantId: string, id: string) => byId.get(tenantId, id),
-    byTokenHash: async (tokenHash: string) => byTokenHash.get(tokenHash),
-    page: async (tenantId: string, status: InvitationStatus | null, now: number, limit: number, offset: number) =>
-      page.all(tenantId, now, status, limit, offset),
-    count: async (tenantId: string, status: InvitationStatus | null, now: number) => count.get(tenantId, now, status)!.n,
-
-    /** A first invitation, or a resend of the pending one (new token, new expiry, same id); its mail in the outbox. */
-    async invite(w: InviteWrite, now: number): Promise<InviteOutcome> {
-      return writeTx(db, (): InviteOutcome => {
-        if (others.users.byEmailInTx(w.tenantId, w.email)) return { kind: "member" };
-        const pending = pendingFor.get(w.tenantId, w.email, now);
-        let kind: "created" | "resent";
-        let id: string;
-        if (pending) {
-          kind = "resent";
-          id = pending.id;
-          resend.run(w.tenantId, id, w.tokenHash, w.expiresAt, w.profileNamed ? w.profileId : pending.profile_id, w.invitedBy, now);
-        } else {
-          kind = "created";
-          id = w.id;
-          insert.run(id, w.tenantId, w.email, w.profileId, w.invitedBy, w.tokenHash, w.expiresAt, now);
-        }
-        others.mail.enqueueInTx(w.mail, now);
-        const row = byId.get(w.tenantId, id)!;
-        audit(w.tenantId, w.invitedBy, kind === "created" ? "invitation.created" : "invitation.resent", row, w.who, now);
-        return { kind, row };
-      });
-    },
-
-    /** The new member, their session and the accepted invitation: all or nothing. */
-    async accept(w: AcceptWrite, now: number): Promise<AcceptOutcome> {
-      return writeTx(db, (): AcceptOutcome => {
-        const inv = byTokenHash.get(w.tokenHash);
-        if (!inv || statusOf(inv, now) !== "pending") return { kind: "invalid" };
-        if (others.users.byEmailInTx(inv.tenant_id, inv.email)) return { kind: "member" };
-        const profile = inv.profile_id ? others.users.profileInTx(inv.tenant_id, inv.profile_id) : undefined;
-        const user: UserRow = {
-          ...w.user,
-          tenant_id: inv.tenant_id,
-          email: inv.email,
-          role: profile?.is_admin ? "admin" : "member",
-          profile_id: profile?.id ?? null,
-          created_at: now,
-          updated_at: now,
-          // Opening the invitation's mail proved the address.
-          email_verified_at: now,
-        };
-        others.users.insertInTx(user);
-        if (markAccepted.run(inv.tenant_id, inv.id, user.id, now).changes !== 1) throw new Error("invitation changed under a write lock");
-        others.sessions.insertInTx({ ...w.session, tenant_id: inv.tenant_id, user_id: user.id });
-        const accepted = byId.get(inv.tenant_id, inv.id)!;
-        audit(inv.tenant_id, user.id, "invitation.accepted", accepted, w.who, now);
-        return { kind: "accepted", user, invitation: accepted };
-      });
-    },
-
-    /** Revoking twice answers the same revoked invitation; an accepted one cannot be revoked. */
-    async revoke(tenantId: string, id: string, by: string, who: Who, now: number): Promise<RevokeOutcome> {
-      return writeTx(db, (): RevokeOutcome => {
-        const row = byId.get(tenantId, id);
-        if (!row) return { kind: "missing" };
-        if (row.accepted_at !== null) return { kind: "accepted" };
-        if (row.revoked_at !== null) return { kind: "revoked", row };
-        markRevoked.run(tenantId, id, now);
-        const revoked = byId.get(tenantId, id)!;
-        audit(tenantId, by, "invitation.revoked", revoked, who, now);
-        return { kind: "revoked", row: revoked };
-      });
-    },
-  };
+export interface InvitationsStore {
+  byId: (tenantId: string, id: string) => Promise<InvitationRow | null>;
+  byTokenHash: (tokenHash: string) => Promise<InvitationRow | null>;
+  page: (tenantId: string, status: InvitationStatus | null, now: number, limit: number, offset: number) => Promise<InvitationRow[]>;
+  count: (tenantId: string, status: InvitationStatus | null, now: number) => Promise<number>;
+  /** A first invitation, or a resend of the pending one (new token, new expiry, same id); its mail in the outbox. */
+  invite(w: InviteWrite, now: number): Promise<InviteOutcome>;
+  /** The new member, their session and the accepted invitation: all or nothing. */
+  accept(w: AcceptWrite, now: number): Promise<AcceptOutcome>;
+  /** Revoking twice answers the same revoked invitation; an accepted one cannot be revoked. */
+  revoke(tenantId: string, id: string, by: string, who: Who, now: number): Promise<RevokeOutcome>;
 }
-
-export type InvitationsRepo = ReturnType<typeof createInvitationsRepo>;

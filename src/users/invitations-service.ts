@@ -6,22 +6,22 @@ import { RequestValidationError, errors } from "../http/errors";
 import type { PasswordHasher } from "../security/passwords";
 import type { Limits, RateLimiter } from "../security/rate-limit";
 import type { TenantRead } from "../tenants/model";
-import type { TenantsRepo } from "../tenants/repo";
+import type { TenantsStore } from "../tenants/repo";
 import { invitationMail } from "./invitation-mail";
 import { type AcceptInvitationBody, type InvitationRead, type InvitationStatus, type InviteUserBody, statusOf, toInvitationRead } from "./invitations-model";
-import type { InvitationsRepo } from "./invitations-repo";
+import type { InvitationsStore } from "./invitations-repo";
 import { type UserRead, normalizeEmail, toUserRead } from "./model";
 import { type Page, offsetOf, pageOf } from "../http/paging";
-import type { UsersRepo } from "./repo";
+import type { UsersStore } from "./repo";
 
 export const DEFAULT_PROFILE = "Standard user";
 
 export interface InvitationsDeps {
   config: Config;
   now: () => number;
-  invitations: InvitationsRepo;
-  users: UsersRepo;
-  tenants: TenantsRepo;
+  invitations: InvitationsStore;
+  users: UsersStore;
+  tenants: TenantsStore;
   readTenant: (tenantId: string) => Promise<TenantRead>;
   hasher: PasswordHasher;
   limiter: RateLimiter;

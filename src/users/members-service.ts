@@ -1,19 +1,17 @@
 import type { Principal, RequestInfo } from "../auth/service";
 import { AppError, RequestValidationError, errors } from "../http/errors";
 import type { Limits, RateLimiter } from "../security/rate-limit";
-import type { AuditEntry, SecurityRepo } from "../security/repo";
-import type { RenamedInTx } from "./service";
-import type { MembersRepo, Refusal } from "./members-repo";
+import type { AuditEntry, SecurityStore } from "../security/repo";
+import type { MembersStore, Refusal } from "./members-repo";
 import { type UpdateUserBody, type UserRead, toUserRead } from "./model";
 import type { UserRow } from "./repo";
 
 export interface MembersDeps {
   now: () => number;
-  members: MembersRepo;
-  security: SecurityRepo;
+  members: MembersStore;
+  security: SecurityStore;
   limiter: RateLimiter;
   limits: Limits;
-  renamedInTx: RenamedInTx;
 }
 
 const lastAdmin = () =>
@@ -61,14 +59,14 @@ export function createMembersService(d: MembersDeps) {
     const fullName = body.full_name === undefined ? undefined : body.full_name?.trim() || null;
     const now = d.now();
     const r = await d.members.change(p.tenantId, id, { fullName, role: body.role, profileId: body.profile_id }, now, (before, after) => {
+      const audits: AuditEntry[] = [];
       const audit = (action: string, detail: Record<string, unknown>) =>
-        d.security.auditInTx({ ...entry(p, req, action, { user_id: after.id, ...detail }), tenantId: p.tenantId }, now);
-      if (fullName !== undefined) {
-        d.renamedInTx(p.tenantId, after.id, after.full_name, after.email);
-        audit("user.renamed", {});
-      }
+        audits.push({ ...entry(p, req, action, { user_id: after.id, ...detail }), tenantId: p.tenantId });
+      if (fullName !== undefined) audit("user.renamed", {});
       if (before.role !== after.role) audit("user.role_changed", { from: before.role, to: after.role });
       if (before.profile_id !== after.profile_id) audit("user.profile_changed", { from: before.profile_id, to: after.profile_id });
+      // A renamed user shows at once in every deal assigned to them (CONTRACT §10b).
+      return { audits, propagateRename: fullName !== undefined };
     });
     if (isRefusal(r)) throw refused(r);
     return toUserRead(r);

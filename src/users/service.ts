@@ -1,13 +1,12 @@
 import type { Principal } from "../auth/service";
 import { type UserRead, toUserRead } from "./model";
 import { type Page, containsPattern, offsetOf, pageOf } from "../http/paging";
-import type { UsersRepo } from "./repo";
+import type { UsersStore } from "./repo";
 
-/** Keeps copies of a user's name elsewhere (the CRM's deals) in step, inside the rename's transaction. */
-export type RenamedInTx = (tenantId: string, userId: string, fullName: string | null, email: string) => void;
+
 
 export interface UsersDeps {
-  users: UsersRepo;
+  users: UsersStore;
 }
 
 /** The team: members of the caller's organization, and its profiles (changes: members-service.ts). */

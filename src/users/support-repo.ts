@@ -1,5 +1,3 @@
-import type { Db } from "../db/database";
-
 /** A member as `suite user list` shows them: the account, its second factor and its last sign-in. */
 export interface SupportUserRow {
   id: string;
@@ -15,21 +13,7 @@ export interface SupportUserRow {
   last_sign_in: number | null;
 }
 
-/** SQL of the operator's view of an organization's members (src/cli/users.ts). */
-export function createSupportRepo(db: Db) {
-  // The last sign-in is read through audit_by_tenant_user (tenant_id, user_id, created_at, id).
-  const list = db.prepare<SupportUserRow, [string]>(
-    `SELECT u.id, u.email, u.full_name, u.role, u.created_at,
-            coalesce(z.enabled_at IS NOT NULL, 0) AS two_factor, z.locked_until AS totp_locked_until,
-            (SELECT max(a.created_at) FROM audit_log a
-              WHERE a.tenant_id = u.tenant_id AND a.user_id = u.id AND a.action = 'login.success') AS last_sign_in
-       FROM users u LEFT JOIN user_totp z ON z.tenant_id = u.tenant_id AND z.user_id = u.id
-      WHERE u.tenant_id = ?1
-      ORDER BY u.created_at, u.id`,
-  );
-  return {
-    list: async (tenantId: string) => list.all(tenantId),
-  };
+/** The store of the operator's view of an organization's members (src/cli/users.ts). */
+export interface SupportStore {
+  list: (tenantId: string) => Promise<SupportUserRow[]>;
 }
-
-export type SupportRepo = ReturnType<typeof createSupportRepo>;

@@ -1,21 +1,21 @@
 import { type OperatorCommand, operatorEntry } from "../audit/operator";
-import type { PasswordRepo } from "../auth/password/repo";
-import type { SessionsRepo } from "../auth/repo";
+import type { PasswordStore } from "../auth/password/repo";
+import type { SessionsStore } from "../auth/repo";
 import { AppError, errors } from "../http/errors";
 import { PASSWORD_MAX, PASSWORD_MIN, type PasswordHasher } from "../security/passwords";
 import type { Limits, RateLimiter } from "../security/rate-limit";
-import type { MembersRepo, Refusal } from "./members-repo";
+import type { MembersStore, Refusal } from "./members-repo";
 import { normalizeEmail } from "./model";
-import type { UserRow, UsersRepo } from "./repo";
-import type { SupportRepo } from "./support-repo";
+import type { UserRow, UsersStore } from "./repo";
+import type { SupportStore } from "./support-repo";
 
 export interface SupportDeps {
   now: () => number;
-  users: UsersRepo;
-  members: MembersRepo;
-  passwords: PasswordRepo;
-  sessions: SessionsRepo;
-  support: SupportRepo;
+  users: UsersStore;
+  members: MembersStore;
+  passwords: PasswordStore;
+  sessions: SessionsStore;
+  support: SupportStore;
   hasher: PasswordHasher;
   limiter: RateLimiter;
   limits: Limits;

@@ -1,5 +1,6 @@
 import { afterAll, expect, test } from "bun:test";
-import { createAuditRepo, type AuditFilter, type AuditLogRow } from "../../src/audit/repo";
+import type { AuditFilter, AuditLogRow } from "../../src/audit/repo";
+import { createSqliteAuditStore as createAuditRepo } from "../../src/stores/sqlite/audit";
 import { CSV_BATCH, createAuditService } from "../../src/audit/service";
 import type { Principal } from "../../src/auth/service";
 import { testApp } from "../helpers";

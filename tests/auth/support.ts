@@ -1,7 +1,7 @@
 import { SignJWT } from "jose";
 import type { SessionRow } from "../../src/auth/repo";
 import { hashToken, newId } from "../../src/db/ids";
-import { type TestApp, type TestAppOptions, testApp } from "../helpers";
+import { type TestApp, type TestAppOptions, testApp, sqliteRepos } from "../helpers";
 
 export const LOGIN = "/api/v1/auth/login";
 export const REFRESH = "/api/v1/auth/refresh";
@@ -76,7 +76,7 @@ export function unsigned(base: string): string {
 export async function addMember(t: TestApp, tenantId: string, email: string, password: string) {
   const id = newId();
   const hash = await t.ctx.hasher.hash(password);
-  t.ctx.repos.users.insertInTx({
+  sqliteRepos(t.ctx).users.insertInTx({
     id,
     tenant_id: tenantId,
     email,

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { writeTx } from "../../src/db/database";
-import { testApp } from "../helpers";
+import { testApp, sqliteRepos } from "../helpers";
 import { type CrmOrg, type Deal, addUser, crmOrg } from "./support";
 
 const t = testApp();
@@ -219,14 +219,14 @@ describe("renames show at once", () => {
     expect(await order()).toEqual([d1.id, d2.id]);
     writeTx(t.ctx.db, () => {
       t.ctx.db.run("UPDATE users SET full_name = 'Zoe', email = 'zoe@userrename.test' WHERE id = ?", [amy]);
-      t.ctx.repos.crm.assigneeRenamedInTx(team.tenant.id, amy, "Zoe", "zoe@userrename.test");
+      sqliteRepos(t.ctx).crm.assigneeRenamedInTx(team.tenant.id, amy, "Zoe", "zoe@userrename.test");
     });
     expect(await order()).toEqual([d2.id, d1.id]);
     const shown = await team.ok("GET", `/deals/${d1.id}`);
     expect([shown.assignee_name, shown.assignee_email]).toEqual(["Zoe", "zoe@userrename.test"]);
     writeTx(t.ctx.db, () => {
       t.ctx.db.run("UPDATE users SET full_name = NULL WHERE id = ?", [zed]);
-      t.ctx.repos.crm.assigneeRenamedInTx(team.tenant.id, zed, null, "zed@userrename.test");
+      sqliteRepos(t.ctx).crm.assigneeRenamedInTx(team.tenant.id, zed, null, "zed@userrename.test");
     });
     // A name removed sorts last, like no assignee.
     expect(await order()).toEqual([d1.id, d2.id]);

@@ -3,8 +3,8 @@
 // matched by a trigram of their own or by their whole key, each sort in both directions, walks
 // that run out of budget and fall back to sorting. Totals must be exact and pages in CONTRACT §10's order.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { bulkSeed } from "../../src/crm/bulk-load";
-import { createDealsQuery } from "../../src/crm/deals-query";
+import { bulkSeed } from "../../src/stores/sqlite/bulk-load";
+import { createSqliteDealsQuery as createDealsQuery } from "../../src/stores/sqlite/deals-query";
 import { randomSource } from "../../src/crm/demo-data";
 import { type DealListQuery, SORT_FIELDS, type SortField } from "../../src/crm/model";
 import { testApp } from "../helpers";

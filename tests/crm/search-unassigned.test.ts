@@ -3,8 +3,8 @@
 // plain walk and of a reference computed here, after the bulk load fills the index and after
 // assignments change, deals are unassigned, reassigned and deleted (the triggers keep the token).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { bulkSeed } from "../../src/crm/bulk-load";
-import { createDealsQuery } from "../../src/crm/deals-query";
+import { bulkSeed } from "../../src/stores/sqlite/bulk-load";
+import { createSqliteDealsQuery as createDealsQuery } from "../../src/stores/sqlite/deals-query";
 import { randomSource } from "../../src/crm/demo-data";
 import { type DealListQuery, SORT_FIELDS, type SortField } from "../../src/crm/model";
 import { testApp } from "../helpers";

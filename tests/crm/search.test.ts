@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createDealsQuery } from "../../src/crm/deals-query";
+import { createSqliteDealsQuery as createDealsQuery } from "../../src/stores/sqlite/deals-query";
 import type { DealListQuery } from "../../src/crm/model";
 import { testApp } from "../helpers";
 import { type CrmOrg, type Deal, addUser, crmOrg, items422 } from "./support";

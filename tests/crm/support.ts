@@ -1,5 +1,5 @@
 import { newId } from "../../src/db/ids";
-import { type TestApp, testApp } from "../helpers";
+import { type TestApp, testApp, sqliteRepos } from "../helpers";
 
 export const CRM = "/api/v1/crm";
 
@@ -34,7 +34,7 @@ export const crmApp = () => testApp();
 /** A member written straight to the database (never signs in): an assignee with a name. */
 export function addUser(t: TestApp, tenantId: string, email: string, fullName: string | null): string {
   const id = newId();
-  t.ctx.repos.users.insertInTx({ id, tenant_id: tenantId, email, full_name: fullName, role: "member", profile_id: null, password_hash: "unused", created_at: t.ctx.now() });
+  sqliteRepos(t.ctx).users.insertInTx({ id, tenant_id: tenantId, email, full_name: fullName, role: "member", profile_id: null, password_hash: "unused", created_at: t.ctx.now() });
   return id;
 }
 

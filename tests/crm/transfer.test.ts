@@ -4,7 +4,7 @@ import { SORT_FIELDS } from "../../src/crm/model";
 import { csvLine, unguard } from "../../src/http/csv";
 import { MAX_IMPORT_BYTES } from "../../src/http/body";
 import { clock, login } from "../auth/support";
-import { testApp } from "../helpers";
+import { testApp, sqliteRepos } from "../helpers";
 import { type CrmOrg, type Deal, addUser, crmOrg, referenceSort } from "./support";
 
 const c = clock();
@@ -238,7 +238,7 @@ describe("import", () => {
 
   test("admins only; text/csv only; 50 MB; UTF-8", async () => {
     const hash = await t.ctx.hasher.hash("member password");
-    t.ctx.repos.users.insertInTx({
+    sqliteRepos(t.ctx).users.insertInTx({
       id: "transfer-member", tenant_id: org.tenant.id, email: "member@exporg.test", full_name: "Member", role: "member", profile_id: null, password_hash: hash, created_at: t.ctx.now(),
     });
     const memberToken = (await login(t, "member@exporg.test", "member password", { "x-tenant": "exporg" })).body.access_token as string;

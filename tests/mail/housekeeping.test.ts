@@ -1,3 +1,4 @@
+import { sqliteRepos } from "../helpers";
 import { afterAll, expect, test } from "bun:test";
 import { writeTx } from "../../src/db/database";
 import type { TestApp } from "../helpers";
@@ -22,7 +23,7 @@ test("housekeeping purges links a day past expiry and finished mail after 30 day
   const mailed = (id: string, status: string) => t.ctx.db.run("UPDATE mail_outbox SET status = ?1 WHERE id = ?2", [status, id]);
   const enqueue = (kind: string) =>
     writeTx(t.ctx.db, () =>
-      t.ctx.repos.mail.enqueueInTx({ tenantId: org.tenant.id, kind, recipient: org.email, subject: kind, text: "t", html: "h", link: null }, clock.now()),
+      sqliteRepos(t.ctx).mail.enqueueInTx({ tenantId: org.tenant.id, kind, recipient: org.email, subject: kind, text: "t", html: "h", link: null }, clock.now()),
     );
   mailed(enqueue("old-sent"), "sent");
   mailed(enqueue("old-failed"), "failed");

@@ -1,7 +1,8 @@
 import { afterAll, afterEach, beforeAll, expect, test } from "bun:test";
 import { type Db, openDatabase, writeTx } from "../../src/db/database";
 import { CURRENT_PLAN, migrate } from "../../src/db/migrate";
-import { type MailRepo, createMailRepo } from "../../src/mail/repo";
+import type { MailStore } from "../../src/mail/repo";
+import { createSqliteMailStore as createMailRepo } from "../../src/stores/sqlite/mail";
 import { DEFAULT_POLICY, type DeliveryPolicy, type MailTransport, createMailSender } from "../../src/mail/sender";
 import { createSmtpTransport } from "../../src/mail/smtp";
 import { type TestSmtp, startSmtp } from "./smtp-support";
@@ -23,7 +24,7 @@ afterEach(async () => {
   smtp.received.length = 0;
 });
 
-function outbox(): { db: Db; repo: MailRepo; enqueue: () => string } {
+function outbox(): { db: Db; repo: MailStore; enqueue: () => string } {
   const db = openDatabase(":memory:");
   migrate(db, CURRENT_PLAN);
   cleanup.push(() => db.close());
@@ -36,7 +37,7 @@ function outbox(): { db: Db; repo: MailRepo; enqueue: () => string } {
   return { db, repo, enqueue };
 }
 
-function sender(repo: MailRepo, policy: Partial<DeliveryPolicy>, transport: MailTransport = createSmtpTransport(smtp.url)) {
+function sender(repo: MailStore, policy: Partial<DeliveryPolicy>, transport: MailTransport = createSmtpTransport(smtp.url)) {
   const s = createMailSender({ repo, transport, from: "suite@test.local", now: Date.now, log: () => {}, policy });
   cleanup.push(() => s.stop(50));
   return s;

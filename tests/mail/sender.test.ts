@@ -1,7 +1,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { type Db, openDatabase, writeTx } from "../../src/db/database";
 import { CURRENT_PLAN, migrate } from "../../src/db/migrate";
-import { type MailRepo, createMailRepo } from "../../src/mail/repo";
+import type { MailStore } from "../../src/mail/repo";
+import { createSqliteMailStore as createMailRepo } from "../../src/stores/sqlite/mail";
 import { DEFAULT_POLICY, type DeliveryPolicy, createMailSender } from "../../src/mail/sender";
 import { createSmtpTransport, scrubSmtpError, smtpSecrets } from "../../src/mail/smtp";
 import { clock } from "../auth/support";
@@ -47,7 +48,7 @@ function outbox(policy: Partial<DeliveryPolicy> = {}, url = smtp.url, now?: () =
   return { db, repo, clock: c, logs, newSender, enqueue };
 }
 
-const row = (repo: MailRepo, id: string) => repo.byId(id).then((r) => r!);
+const row = (repo: MailStore, id: string) => repo.byId(id).then((r) => r!);
 
 describe("the outbox sender", () => {
   test("a refused mail is retried after a backoff, then sent with its bodies and link cleared", async () => {

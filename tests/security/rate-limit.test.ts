@@ -2,7 +2,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { openDatabase } from "../../src/db/database";
 import { CURRENT_PLAN, migrate } from "../../src/db/migrate";
 import { createRateLimiter } from "../../src/security/rate-limit";
-import { createSecurityRepo } from "../../src/security/repo";
+import { createSqliteSecurityStore as createSecurityRepo } from "../../src/stores/sqlite/security";
 
 const db = openDatabase(":memory:");
 migrate(db, CURRENT_PLAN);

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { ME, allAudit, claimsOf, clockedApp, login, sessionOf } from "../auth/support";
-import { setCookies, testApp } from "../helpers";
+import { setCookies, testApp, sqliteRepos } from "../helpers";
 import { PASSWORD, accept, countRows, invite, invited, mailedToken } from "./support";
 
 const t = testApp();
@@ -107,7 +107,7 @@ describe("POST /auth/invitations/accept", () => {
     const first = await invited(t, other, "twice@example.com");
     // Simulate the member appearing after the invitation was sent.
     const hash = await t.ctx.hasher.hash("whatever password");
-    t.ctx.repos.users.insertInTx({
+    sqliteRepos(t.ctx).users.insertInTx({
       id: "meanwhile",
       tenant_id: other.tenant.id,
       email: "twice@example.com",

@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { hashToken } from "../../src/db/ids";
 import { addMember, allAudit, clockedApp, login } from "../auth/support";
-import { testApp } from "../helpers";
+import { sqliteRepos, testApp } from "../helpers";
 import { INVITE, accept, countRows, invite, invited, lastMail, mailedToken, PASSWORD } from "./support";
 
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
@@ -203,7 +203,7 @@ describe("race safety and the outbox", () => {
     const fresh = testApp();
     try {
       const a = await fresh.signup("outboxfail");
-      const mailRepo = fresh.ctx.repos.mail;
+      const mailRepo = sqliteRepos(fresh.ctx).mail;
       const original = mailRepo.enqueueInTx;
       mailRepo.enqueueInTx = () => {
         throw new Error("disk full");

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { addMember, allAudit, login } from "../auth/support";
-import { testApp } from "../helpers";
+import { testApp, sqliteRepos } from "../helpers";
 import { USERS } from "./support";
 
 const t = testApp();
@@ -11,7 +11,7 @@ const other = await t.signup("rivals");
 const hash = await t.ctx.hasher.hash("member password");
 const members = Array.from({ length: 6 }, (_, i) => {
   const id = `member-${i}`;
-  t.ctx.repos.users.insertInTx({
+  sqliteRepos(t.ctx).users.insertInTx({
     id,
     tenant_id: admin.tenant.id,
     email: `m${i}@team.test`,

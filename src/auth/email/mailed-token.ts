@@ -1,19 +1,16 @@
 import type { Config } from "../../config";
 import { hashToken, newSecretToken } from "../../db/ids";
 import type { AccountMailTarget } from "../../mail/account-mails";
-import type { MailRepo, OutgoingMail } from "../../mail/repo";
+import type { OutgoingMail } from "../../mail/repo";
 import type { Mailer } from "../../mail/sender";
-import type { SecurityRepo } from "../../security/repo";
 import { auditEntry } from "../audit-entry";
 import type { RequestInfo } from "../service";
-import type { AccountTarget, AccountTokenPurpose, AccountTokensRepo } from "./repo";
+import type { AccountTarget, AccountTokenPurpose, AccountTokensStore } from "./repo";
 
 export interface MailedTokenDeps {
   config: Config;
   now: () => number;
-  tokens: AccountTokensRepo;
-  mail: MailRepo;
-  security: SecurityRepo;
+  tokens: AccountTokensStore;
   mailer: Mailer;
 }
 
@@ -40,10 +37,9 @@ export async function issueMailedToken(
   const mail = kind.mail(d.config, to, kind.ttlMs);
   await d.tokens.issue(
     { token_hash: hashToken(token), purpose: kind.purpose, tenant_id: target.tenant_id, user_id: target.id, email: target.email, expires_at: now + kind.ttlMs, created_at: now },
-    () => {
-      const mailId = d.mail.enqueueInTx(mail, now);
-      d.security.auditInTx(auditEntry(kind.action, { tenantId: target.tenant_id, userId: target.id }, req, { mail_id: mailId, ...kind.detail }), now);
-    },
+    mail,
+    auditEntry(kind.action, { tenantId: target.tenant_id, userId: target.id }, req, kind.detail),
+    now,
   );
   d.mailer.kick();
 }

@@ -1,5 +1,5 @@
-import { type Db, writeTx } from "../../db/database";
-import type { AuditEntry, SecurityRepo } from "../../security/repo";
+import type { OutgoingMail } from "../../mail/repo";
+import type { AuditEntry } from "../../security/repo";
 import type { UserRow } from "../../users/repo";
 
 export type AccountTokenPurpose = "password_reset" | "email_verify";
@@ -17,88 +17,29 @@ export interface AccountTokenRow {
 }
 
 /** An account a mailed token may be for, with the workspace its link must open. */
-export type AccountTarget = UserRow & { subdomain: string; tenant_name: string };
+export type AccountTarget = UserRow & {
+  subdomain: string;
+  tenant_name: string;
+};
 
 /** How many workspaces one tenant-less request mails a link for (as magic links). */
 export const MAX_WORKSPACES_PER_REQUEST = 5;
 
 /**
- * SQL of the account tokens (password resets and address verifications; they share one table)
- * and of the proof of an address. Every statement is prepared once.
+ * The store of the account tokens (password resets and address verifications; they share one table)
+ * and of the proof of an address.
  */
-export function createAccountTokensRepo(db: Db, others: { security: SecurityRepo }) {
-  const insert = db.prepare<never, [string, string, string, string, string, number, number]>(
-    `INSERT INTO account_tokens (token_hash, purpose, tenant_id, user_id, email, expires_at, created_at)
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)`,
-  );
-  const target = db.prepare<AccountTarget, [string, string]>(
-    `SELECT u.*, t.subdomain, t.name AS tenant_name FROM users u JOIN tenants t ON t.id = u.tenant_id
-     WHERE u.tenant_id = ?1 AND u.email = ?2`,
-  );
-  const targetById = db.prepare<AccountTarget, [string, string]>(
-    `SELECT u.*, t.subdomain, t.name AS tenant_name FROM users u JOIN tenants t ON t.id = u.tenant_id
-     WHERE u.tenant_id = ?1 AND u.id = ?2`,
-  );
-  // Without a tenant: the address alone, oldest first; proven addresses win (CONTRACT §2, issue 16).
-  const targetsAnyTenant = db.prepare<AccountTarget, [string, number]>(
-    `SELECT u.*, t.subdomain, t.name AS tenant_name FROM users u JOIN tenants t ON t.id = u.tenant_id
-     WHERE u.email = ?1
-       AND (u.email_verified_at IS NOT NULL OR NOT EXISTS (SELECT 1 FROM users v WHERE v.email = ?1 AND v.email_verified_at IS NOT NULL))
-       AND t.disabled_at IS NULL -- a disabled organization's accounts get no mail (suite tenant disable)
-     ORDER BY u.created_at, u.id LIMIT ?2`,
-  );
-  const live = db.prepare<AccountTokenRow, [string, string, number]>(
-    "SELECT * FROM account_tokens WHERE token_hash = ?1 AND purpose = ?2 AND used_at IS NULL AND expires_at > ?3",
-  );
-  // Single use: of two concurrent redeems, exactly one sees a row come back.
-  const consume = db.prepare<AccountTokenRow, [string, string, number]>(
-    `UPDATE account_tokens SET used_at = ?3 WHERE token_hash = ?1 AND purpose = ?2 AND used_at IS NULL AND expires_at > ?3
-     RETURNING *`,
-  );
-  const retire = db.prepare<never, [string, string, string, number]>(
-    "UPDATE account_tokens SET used_at = ?4 WHERE tenant_id = ?1 AND user_id = ?2 AND purpose = ?3 AND used_at IS NULL",
-  );
-  // Proves the address the token was mailed to, and only while it is still the user's address.
-  const prove = db.prepare<never, [string, string, string, number]>(
-    "UPDATE users SET email_verified_at = ?4 WHERE tenant_id = ?1 AND id = ?2 AND email = ?3 AND email_verified_at IS NULL",
-  );
-  const purge = db.prepare<never, [number]>("DELETE FROM account_tokens WHERE expires_at < ?1");
-
-  const insertInTx = (r: Omit<AccountTokenRow, "used_at">) =>
-    void insert.run(r.token_hash, r.purpose, r.tenant_id, r.user_id, r.email, r.expires_at, r.created_at);
-
-  return {
-    insertInTx,
-    /** The token row, the mail and its audit row in one transaction: all or nothing. */
-    issue: async (r: Omit<AccountTokenRow, "used_at">, also: () => void) =>
-      writeTx(db, () => {
-        insertInTx(r);
-        also();
-      }),
-    target: async (tenantId: string, email: string) => target.get(tenantId, email),
-    targetById: async (tenantId: string, userId: string) => targetById.get(tenantId, userId),
-    targetsAnyTenant: async (email: string) => targetsAnyTenant.all(email, MAX_WORKSPACES_PER_REQUEST),
-    live: async (tokenHash: string, purpose: AccountTokenPurpose, now: number) => live.get(tokenHash, purpose, now),
-    /** Spends a live token and retires the user's other ones of its purpose; null when used, expired or unknown. */
-    consumeInTx(tokenHash: string, purpose: AccountTokenPurpose, now: number): AccountTokenRow | null {
-      const row = consume.get(tokenHash, purpose, now);
-      if (row) retire.run(row.tenant_id, row.user_id, purpose, now);
-      return row ?? null;
-    },
-    /** Marks the address proven (a no-op when it already was, or the user's address changed since). */
-    proveInTx: (tenantId: string, userId: string, email: string, now: number) => prove.run(tenantId, userId, email, now).changes === 1,
-    /** A verification link redeemed: the token spent, the address proven and the audit row, in one commit. */
-    verify: async (tokenHash: string, now: number, entry: (row: AccountTokenRow, proven: boolean) => AuditEntry) =>
-      writeTx(db, () => {
-        const row = consume.get(tokenHash, "email_verify", now);
-        if (!row) return null;
-        retire.run(row.tenant_id, row.user_id, "email_verify", now);
-        const proven = prove.run(row.tenant_id, row.user_id, row.email, now).changes === 1;
-        others.security.auditInTx(entry(row, proven), now);
-        return row;
-      }),
-    purgeExpired: async (before: number) => purge.run(before).changes,
-  };
+export interface AccountTokensStore {
+  /**
+   * The token row, its mail and its audit row in one transaction: all or nothing. The audit row's
+   * detail gets the outbox row's id as `mail_id`.
+   */
+  issue: (r: Omit<AccountTokenRow, "used_at">, mail: OutgoingMail, audit: AuditEntry, now: number) => Promise<void>;
+  target: (tenantId: string, email: string) => Promise<AccountTarget | null>;
+  targetById: (tenantId: string, userId: string) => Promise<AccountTarget | null>;
+  targetsAnyTenant: (email: string) => Promise<AccountTarget[]>;
+  live: (tokenHash: string, purpose: AccountTokenPurpose, now: number) => Promise<AccountTokenRow | null>;
+  /** A verification link redeemed: the token spent, the address proven and the audit row, in one commit. */
+  verify: (tokenHash: string, now: number, entry: (row: AccountTokenRow, proven: boolean) => AuditEntry) => Promise<AccountTokenRow | null>;
+  purgeExpired: (before: number) => Promise<number>;
 }
-
-export type AccountTokensRepo = ReturnType<typeof createAccountTokensRepo>;

@@ -3,15 +3,14 @@ import type { Logger } from "../../context";
 import { hashToken, toIso } from "../../db/ids";
 import { errors } from "../../http/errors";
 import { verifyEmailMail } from "../../mail/account-mails";
-import type { MailRepo } from "../../mail/repo";
 import type { Mailer } from "../../mail/sender";
 import type { Limits, RateLimiter } from "../../security/rate-limit";
-import type { SecurityRepo } from "../../security/repo";
+import type { SecurityStore } from "../../security/repo";
 import { auditEntry } from "../audit-entry";
 import type { Principal, RequestInfo } from "../service";
 import { VERIFY_TTL_MS, emailErrors } from "./model";
 import { issueMailedToken } from "./mailed-token";
-import type { AccountTarget, AccountTokensRepo } from "./repo";
+import type { AccountTarget, AccountTokensStore } from "./repo";
 
 export interface EmailVerificationDeps {
   config: Config;
@@ -19,9 +18,8 @@ export interface EmailVerificationDeps {
   log: Logger;
   limiter: RateLimiter;
   limits: Limits;
-  tokens: AccountTokensRepo;
-  mail: MailRepo;
-  security: SecurityRepo;
+  tokens: AccountTokensStore;
+  security: SecurityStore;
   mailer: Mailer;
 }
 

@@ -1,30 +1,26 @@
 import type { Config } from "../../config";
 import type { Logger } from "../../context";
-import { type Db, writeTx } from "../../db/database";
 import { hashToken, newSecretToken } from "../../db/ids";
 import { AppError, errors } from "../../http/errors";
 import { mailLink } from "../../mail/links";
-import type { MailRepo } from "../../mail/repo";
 import { renderMail } from "../../mail/render";
 import type { Mailer } from "../../mail/sender";
 import type { Limits, RateLimiter } from "../../security/rate-limit";
-import type { SecurityRepo } from "../../security/repo";
+import type { SecurityStore } from "../../security/repo";
 import { normalizeEmail } from "../../users/model";
-import type { UserRow, UsersRepo } from "../../users/repo";
+import type { UserRow, UsersStore } from "../../users/repo";
 import type { RequestInfo } from "../service";
-import type { MagicLinkTarget, MagicLinksRepo } from "./repo";
+import type { MagicLinkTarget, MagicLinksStore } from "./repo";
 
 export interface MagicLinkDeps {
-  db: Db;
   config: Config;
   now: () => number;
   log: Logger;
   limiter: RateLimiter;
   limits: Limits;
-  users: UsersRepo;
-  mail: MailRepo;
-  links: MagicLinksRepo;
-  security: SecurityRepo;
+  users: UsersStore;
+  links: MagicLinksStore;
+  security: SecurityStore;
   mailer: Mailer;
 }
 
@@ -51,28 +47,23 @@ export function createMagicLinkService(d: MagicLinkDeps) {
     return { url, mail };
   }
 
-  /** Writes the link and its mail in one transaction: either both exist or neither does. */
-  function issueFor(target: MagicLinkTarget, req: RequestInfo): void {
+  /** Writes the link, its mail and its audit row in one transaction: either all exist or none does. */
+  async function issueFor(target: MagicLinkTarget, req: RequestInfo): Promise<void> {
     const token = newSecretToken();
     const { url, mail } = compose(target, token);
     const now = d.now();
-    writeTx(d.db, () => {
-      d.links.insertInTx({ token_hash: hashToken(token), tenant_id: target.tenant_id, user_id: target.id, expires_at: now + d.config.magicLinkTtl * 1000, created_at: now });
-      const mailId = d.mail.enqueueInTx(
-        { tenantId: target.tenant_id, kind: "magic_link", recipient: target.email, subject: mail.subject, text: mail.text, html: mail.html, link: url },
-        now,
-      );
-      d.security.auditInTx(
-        { tenantId: target.tenant_id, userId: target.id, action: "magic_link.requested", ip: req.ip, userAgent: req.userAgent, detail: { mail_id: mailId } },
-        now,
-      );
-    });
+    await d.links.issue(
+      { token_hash: hashToken(token), tenant_id: target.tenant_id, user_id: target.id, expires_at: now + d.config.magicLinkTtl * 1000, created_at: now },
+      { tenantId: target.tenant_id, kind: "magic_link", recipient: target.email, subject: mail.subject, text: mail.text, html: mail.html, link: url },
+      { tenantId: target.tenant_id, userId: target.id, action: "magic_link.requested", ip: req.ip, userAgent: req.userAgent },
+      now,
+    );
   }
 
   async function deliver(email: string, tenantId: string | null, req: RequestInfo): Promise<void> {
     const one = tenantId ? await d.links.target(tenantId, email) : null;
     const targets = tenantId ? (one ? [one] : []) : await d.links.targetsAnyTenant(email);
-    for (const target of targets) issueFor(target, req);
+    for (const target of targets) await issueFor(target, req);
     if (targets.length > 0) d.mailer.kick();
   }
 

@@ -4,7 +4,7 @@ import { AppError, errors } from "../../http/errors";
 import { offsetOf, pageOf, type Page } from "../../http/paging";
 import type { AuditEntry } from "../../security/repo";
 import type { Limits, RateLimiter } from "../../security/rate-limit";
-import type { UserRow, UsersRepo } from "../../users/repo";
+import type { UserRow, UsersStore } from "../../users/repo";
 import { DEFAULT_PROFILE } from "../../users/invitations-service";
 import { auditEntry } from "../audit-entry";
 import type { Principal, RequestInfo } from "../service";
@@ -14,7 +14,7 @@ import type { Sealer } from "../two-factor/secret-box";
 import { OAUTH_ERRORS, type IdentityRead, type OAuthErrorCode } from "./model";
 import { FlowError, type Protocol, type ProvenIdentity } from "./protocol";
 import type { ProvidersService } from "./providers-service";
-import type { FlowRow, OidcRepo, ProviderRow } from "./repo";
+import type { FlowRow, OidcStore, ProviderRow } from "./repo";
 import { NO_PASSWORD, hasPassword } from "./no-password";
 
 export { NO_PASSWORD } from "./no-password";
@@ -25,8 +25,8 @@ export const FLOW_TTL_SECONDS = 600;
 export interface FlowDeps {
   config: Config;
   now: () => number;
-  repo: OidcRepo;
-  users: UsersRepo;
+  repo: OidcStore;
+  users: UsersStore;
   providers: ProvidersService;
   protocol: Protocol;
   /** Seals a flow's PKCE verifier, bound to its state's hash. */

@@ -1,25 +1,25 @@
 import type { Config } from "../../config";
-import { isUniqueViolation } from "../../db/database";
+import { isUniqueViolation } from "../../stores/errors";
 import { newId, toIso } from "../../db/ids";
 import { organizationUrl } from "../../mail/links";
 import { errors, RequestValidationError } from "../../http/errors";
 import { offsetOf, pageOf, type Page } from "../../http/paging";
 import type { AuditEntry } from "../../security/repo";
-import type { UsersRepo } from "../../users/repo";
+import type { UsersStore } from "../../users/repo";
 import { auditEntry } from "../audit-entry";
 import type { Principal, RequestInfo } from "../service";
 import type { Sealer } from "../two-factor/secret-box";
 import type { CreateProviderBody, ProviderRead, UpdateProviderBody } from "./model";
 import { issuerProblem } from "./protocol";
-import type { OidcRepo, ProviderRow } from "./repo";
+import type { OidcStore, ProviderRow } from "./repo";
 
 export const CALLBACK_PATH = "/api/v1/auth/oauth/callback";
 
 export interface ProvidersDeps {
   config: Config;
   now: () => number;
-  repo: OidcRepo;
-  users: UsersRepo;
+  repo: OidcStore;
+  users: UsersStore;
   /** Seals client secrets, bound to the provider's id. */
   sealer: Sealer;
   /** 403 reauthentication_required unless the session proved its first factor within SUITE_REAUTH_WINDOW (as 2FA changes). */

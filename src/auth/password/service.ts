@@ -3,19 +3,18 @@ import type { Logger } from "../../context";
 import { hashToken } from "../../db/ids";
 import { errors } from "../../http/errors";
 import { passwordResetMail } from "../../mail/account-mails";
-import type { MailRepo } from "../../mail/repo";
 import type { Mailer } from "../../mail/sender";
 import type { PasswordHasher } from "../../security/passwords";
 import type { Limits, RateLimiter } from "../../security/rate-limit";
-import type { SecurityRepo } from "../../security/repo";
+import type { SecurityStore } from "../../security/repo";
 import { normalizeEmail } from "../../users/model";
-import type { UsersRepo } from "../../users/repo";
+import type { UsersStore } from "../../users/repo";
 import { auditEntry } from "../audit-entry";
 import { issueMailedToken } from "../email/mailed-token";
-import type { AccountTarget, AccountTokensRepo } from "../email/repo";
+import type { AccountTarget, AccountTokensStore } from "../email/repo";
 import type { Principal, RequestInfo } from "../service";
 import { RESET_TTL_MS, passwordErrors } from "./model";
-import type { PasswordRepo } from "./repo";
+import type { PasswordStore } from "./repo";
 
 export interface PasswordDeps {
   config: Config;
@@ -24,11 +23,10 @@ export interface PasswordDeps {
   limiter: RateLimiter;
   limits: Limits;
   hasher: PasswordHasher;
-  users: UsersRepo;
-  tokens: AccountTokensRepo;
-  repo: PasswordRepo;
-  mail: MailRepo;
-  security: SecurityRepo;
+  users: UsersStore;
+  tokens: AccountTokensStore;
+  repo: PasswordStore;
+  security: SecurityStore;
   mailer: Mailer;
   /** 403 tenant_disabled when the operator disabled the organization: a link mailed before cannot be used meanwhile. */
   tenantInService?: (tenantId: string) => Promise<void>;

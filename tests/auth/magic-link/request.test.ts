@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
-import { type TestApp, testApp } from "../../helpers";
+import { type TestApp, testApp, sqliteRepos } from "../../helpers";
 import { addMember, allAudit, clockedApp } from "../support";
 import { ACCEPTED, MAGIC_LINK, askLink, countRows, newestToken, outboxLinks, tokenOf } from "./support";
 
@@ -114,15 +114,15 @@ describe("POST /auth/magic-link", () => {
   test("the link row and its mail are written in one transaction: no mail, no link", async () => {
     const { t } = track({ t: testApp() });
     const org = await t.signup("acme");
-    const real = t.ctx.repos.mail.enqueueInTx;
-    t.ctx.repos.mail.enqueueInTx = () => {
+    const real = sqliteRepos(t.ctx).mail.enqueueInTx;
+    sqliteRepos(t.ctx).mail.enqueueInTx = () => {
       throw new Error("disk full");
     };
     try {
       const r = await askLink(t, org.email, { tenant: "acme" });
       expect(r.status).toBe(202);
     } finally {
-      t.ctx.repos.mail.enqueueInTx = real;
+      sqliteRepos(t.ctx).mail.enqueueInTx = real;
     }
     expect(countRows(t, "magic_links")).toBe(0);
     expect(countRows(t, "mail_outbox WHERE kind = 'magic_link'")).toBe(0);

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { hashToken } from "../../../src/db/ids";
-import { type TestApp, testApp } from "../../helpers";
+import { type TestApp, testApp, sqliteRepos } from "../../helpers";
 import { ME, allAudit, clockedApp, login } from "../support";
 import { FORGOT, FORGOT_ACCEPTED, RESET, askReset, linksOf, newestTokenOf } from "./support";
 
@@ -65,14 +65,14 @@ describe("POST /auth/password/forgot", () => {
   test("the token row and its mail are one transaction: no mail, no token", async () => {
     const { t } = track({ t: testApp() });
     const org = await t.signup("acme");
-    const real = t.ctx.repos.mail.enqueueInTx;
-    t.ctx.repos.mail.enqueueInTx = () => {
+    const real = sqliteRepos(t.ctx).mail.enqueueInTx;
+    sqliteRepos(t.ctx).mail.enqueueInTx = () => {
       throw new Error("disk full");
     };
     try {
       expect((await askReset(t, org.email, { tenant: "acme" })).status).toBe(202);
     } finally {
-      t.ctx.repos.mail.enqueueInTx = real;
+      sqliteRepos(t.ctx).mail.enqueueInTx = real;
     }
     expect(t.ctx.db.query("SELECT count(*) AS n FROM account_tokens WHERE purpose = 'password_reset'").get()).toEqual({ n: 0 });
     expect(t.logs.some((l) => l.msg === "password reset not issued")).toBe(true);

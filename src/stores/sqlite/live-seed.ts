@@ -1,5 +1,6 @@
-import { type Db, writeTx } from "../db/database";
-import { type SeedResult, type SeedTenant, setDemoPassword, startSeed } from "./bulk-load";
+import { type Db, writeTx } from "../../db/database";
+import type { SeedResult, SeedTenant } from "../../crm/seed-store";
+import { setDemoPassword, startSeed } from "./bulk-load";
 
 /** Deals per transaction on the live path: short enough that a server's writes never wait long. */
 const BATCH = 1_000;

@@ -1,7 +1,8 @@
-import { type Db, writeTx } from "../db/database";
-import { newId } from "../db/ids";
-import { TENANT_SPAN } from "./deals-repo";
-import { contactName, searchTextOf, sortKey } from "./model";
+import type { SeedResult, SeedTenant } from "../../crm/seed-store";
+import { type Db, writeTx } from "../../db/database";
+import { newId } from "../../db/ids";
+import { TENANT_SPAN } from "./deals";
+import { contactName, searchTextOf, sortKey } from "../../crm/model";
 import {
   FIRST_NAMES,
   INDUSTRIES,
@@ -14,23 +15,7 @@ import {
   dealTitle,
   dealValueCents,
   randomSource,
-} from "./demo-data";
-
-export interface SeedTenant {
-  tenantId: string;
-  subdomain: string;
-  deals: number;
-  /** One argon2 hash, computed once by the caller, shared by every demo user. */
-  passwordHash: string;
-}
-
-export interface SeedResult {
-  subdomain: string;
-  users: number;
-  accounts: number;
-  contacts: number;
-  deals: number;
-}
+} from "../../crm/demo-data";
 
 const DAY = 86_400_000;
 

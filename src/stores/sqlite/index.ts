@@ -1,0 +1,105 @@
+import type { Stores, StoresOptions } from "..";
+import type { Config } from "../../config";
+import { type Db, openDatabase } from "../../db/database";
+import { startGroupCommit } from "../../db/group-commit";
+import { CURRENT_PLAN, migrate } from "../../db/migrate";
+import { generateKeys, keyFileOf, loadServerKeys, moveStoredKeys } from "../../security/key-file";
+import { createSqliteAccountTokensStore } from "./account-tokens";
+import { createSqliteAuditStore } from "./audit";
+import { createSqliteCrmStore } from "./crm";
+import { createSqliteDealsQuery } from "./deals-query";
+import { createSqliteInvitationsStore } from "./invitations";
+import { createSqliteMagicLinksStore } from "./magic-links";
+import { createSqliteMailStore } from "./mail";
+import { createSqliteMembersStore } from "./members";
+import { createSqliteOidcStore } from "./oidc";
+import { createSqlitePasswordStore } from "./passwords";
+import { createKeyStore, createSqliteSecurityStore } from "./security";
+import { createSqliteSeedStore } from "./seed";
+import { createSqliteSessionsStore } from "./sessions";
+import { createSqliteStagesStore } from "./stages";
+import { createSqliteSupportStore } from "./support";
+import { createSqliteTenantsStore } from "./tenants";
+import { createSqliteTransferStore } from "./transfer";
+import { createSqliteTwoFactorStore } from "./two-factor";
+import { createSqliteUsersStore } from "./users";
+
+/**
+ * Every SQLite store on one connection, wired to each other: a write that spans features runs in
+ * one store function, which calls the other stores' synchronous `…InTx` helpers inside its
+ * `writeTx`. The hooks are looked up on each call (`(...a) => crm.x(...a)`, `others.mail.x(…)`),
+ * never kept, so that a test can wrap one on the store object and see every caller go through it.
+ */
+export function createSqliteStores(db: Db) {
+  const security = createSqliteSecurityStore(db);
+  const sessions = createSqliteSessionsStore(db, { security });
+  const users = createSqliteUsersStore(db);
+  const crm = createSqliteCrmStore(db);
+  const mail = createSqliteMailStore(db);
+  const tenants = createSqliteTenantsStore(db, { users, crm, sessions, security });
+  const accountTokens = createSqliteAccountTokensStore(db, { security, mail });
+  const auditInTx: typeof security.auditInTx = (...a) => security.auditInTx(...a);
+  return {
+    security,
+    sessions,
+    users,
+    crm,
+    mail,
+    tenants,
+    accountTokens,
+    magicLinks: createSqliteMagicLinksStore(db, { security, mail }),
+    invitations: createSqliteInvitationsStore(db, { users, sessions, security, mail }),
+    // A renamed user shows at once in every deal assigned to them (CONTRACT §10b); a removed one's
+    // deals move in the removal's transaction.
+    members: createSqliteMembersStore(db, {
+      security,
+      dealsReassignedInTx: (...a) => crm.dealsReassignedInTx(...a),
+      assigneeRenamedInTx: (...a) => crm.assigneeRenamedInTx(...a),
+    }),
+    stages: createSqliteStagesStore(db, { security }),
+    dealsQuery: createSqliteDealsQuery(db),
+    transfer: createSqliteTransferStore(db, { security }),
+    auditLog: createSqliteAuditStore(db),
+    twoFactor: createSqliteTwoFactorStore(db, { security }),
+    oidc: createSqliteOidcStore(db, { users, auditInTx }),
+    passwords: createSqlitePasswordStore(db, { security, tokens: accountTokens }),
+    support: createSqliteSupportStore(db),
+    seed: createSqliteSeedStore(db),
+  };
+}
+
+export type SqliteStores = ReturnType<typeof createSqliteStores>;
+
+/**
+ * Opens (or takes) the SQLite database, migrates it, loads the server keys from the key file
+ * beside it (or generates them for an in-memory one), and starts group commit when asked.
+ */
+export function openSqliteStores(config: Config, opts: StoresOptions = {}): Stores & { db: Db } {
+  const db = opts.db ?? openDatabase(config.db);
+  const keyFile = opts.db || config.db === ":memory:" ? null : config.db;
+  // An earlier release's keys leave the database before a migration copies it to `.v<N>.bak`.
+  const moveKeys = () => void (keyFile && moveStoredKeys(keyFileOf(keyFile), createKeyStore(db)));
+  migrate(db, CURRENT_PLAN, opts.db ? undefined : config.db, moveKeys);
+  const commits = opts.walSync && !opts.db && config.db !== ":memory:" ? startGroupCommit(db, opts.walSync(config.db)) : null;
+  // Generated keys live in `<db>.keys` beside the database, never in it (security/key-file.ts); an
+  // in-memory database keeps them in memory.
+  const keys = keyFile ? loadServerKeys(keyFile, createKeyStore(db)) : generateKeys();
+  const stores = createSqliteStores(db);
+  return {
+    kind: "sqlite",
+    ...stores,
+    keys,
+    db,
+    // Looked up on each call (db.query caches it) rather than prepared once: a statement prepared
+    // up front keeps answering from a connection that has been closed; reading the schema page
+    // shows a file that cannot be read.
+    ping: async () => void db.query("SELECT count(*) AS n FROM sqlite_master").get(),
+    durable: commits ? commits.durable : async () => {},
+    close: () => {
+      commits?.close();
+      // close(true) finalizes the prepared statements, so the connection really closes now: the
+      // last to close checkpoints the WAL into the file and removes it.
+      db.close(true);
+    },
+  };
+}

@@ -1,0 +1,118 @@
+import type { SessionsStore, SessionRow, NewSessionRow, SessionPrincipalRow, ChallengeRow } from "../../auth/repo";
+import { type Db, writeTx } from "../../db/database";
+import type { AuditEntry } from "../../security/repo";
+import { type SqliteSecurityStore } from "./security";
+
+/** SQL of sessions and sign-in challenges. Every statement is prepared once. */
+export function createSqliteSessionsStore(db: Db, others: { security: SqliteSecurityStore }) {
+  const insert = db.prepare<never, [string, string, string, string, string, number, number, number, string | null, string | null]>(
+    `INSERT INTO sessions (id, sid_hash, tenant_id, user_id, method, created_at, last_used_at, expires_at, proven_at, ip, user_agent)
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7, ?8, ?9, ?10)`,
+  );
+  const principal = db.prepare<SessionPrincipalRow, [string]>(
+    `SELECT s.*, u.role, u.email, t.subdomain, t.disabled_at AS tenant_disabled_at
+       FROM sessions s JOIN users u ON u.id = s.user_id JOIN tenants t ON t.id = s.tenant_id
+      WHERE s.sid_hash = ?1`,
+  );
+  const touch = db.prepare<never, [string, number]>("UPDATE sessions SET last_used_at = ?2 WHERE id = ?1");
+  // Compare-and-swap on the generation: of two rotations racing, exactly one moves it.
+  const rotate = db.prepare<never, [string, number, number]>(
+    "UPDATE sessions SET refresh_gen = refresh_gen + 1, rotated_at = ?3, last_used_at = ?3 WHERE id = ?1 AND refresh_gen = ?2 AND revoked_at IS NULL",
+  );
+  const prove = db.prepare<never, [string, number]>(
+    "UPDATE sessions SET proven_at = ?2, last_used_at = ?2 WHERE id = ?1 AND revoked_at IS NULL AND expires_at > ?2",
+  );
+  // Only a live session can be revoked: one past its end is gone, as GET /sessions shows.
+  const revokeOne = db.prepare<never, [string, string, string, number, string]>(
+    "UPDATE sessions SET revoked_at = ?4, revoke_reason = ?5 WHERE id = ?1 AND tenant_id = ?2 AND user_id = ?3 AND revoked_at IS NULL AND expires_at > ?4",
+  );
+  const revokeOthers = db.prepare<never, [string, string, string, number, string]>(
+    "UPDATE sessions SET revoked_at = ?4, revoke_reason = ?5 WHERE tenant_id = ?1 AND user_id = ?2 AND id <> ?3 AND revoked_at IS NULL",
+  );
+  const revokeAll = db.prepare<never, [string, string, number, string]>(
+    "UPDATE sessions SET revoked_at = ?3, revoke_reason = ?4 WHERE tenant_id = ?1 AND user_id = ?2 AND revoked_at IS NULL",
+  );
+  const live = db.prepare<SessionRow, [string, string, number]>(
+    `SELECT * FROM sessions WHERE tenant_id = ?1 AND user_id = ?2 AND revoked_at IS NULL AND expires_at > ?3
+      ORDER BY created_at DESC, id DESC`,
+  );
+  const purge = db.prepare<never, [number]>("DELETE FROM sessions WHERE expires_at <= ?1");
+
+  const insertChallenge = db.prepare<never, [string, string, string, string, number, number]>(
+    "INSERT INTO sign_in_challenges (id, tenant_id, user_id, method, created_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+  );
+  const challenge = db.prepare<ChallengeRow, [string, string, string, number]>(
+    "SELECT * FROM sign_in_challenges WHERE id = ?1 AND tenant_id = ?2 AND user_id = ?3 AND expires_at > ?4",
+  );
+  // The spend: of two verifies of one temp_token, exactly one deletes the row.
+  const spendChallenge = db.prepare<never, [string, string, string, number]>(
+    "DELETE FROM sign_in_challenges WHERE id = ?1 AND tenant_id = ?2 AND user_id = ?3 AND expires_at > ?4",
+  );
+  const endChallenges = db.prepare<never, [string, string]>("DELETE FROM sign_in_challenges WHERE tenant_id = ?1 AND user_id = ?2");
+  const purgeChallenges = db.prepare<never, [number]>("DELETE FROM sign_in_challenges WHERE expires_at <= ?1");
+
+  const insertInTx = (s: NewSessionRow) =>
+    void insert.run(s.id, s.sid_hash, s.tenant_id, s.user_id, s.method, s.created_at, s.expires_at, s.proven_at, s.ip, s.user_agent);
+  const auditInTx = (entry: AuditEntry | undefined, now: number) => entry && others.security.auditInTx(entry, now);
+
+  const store = {
+    /** Session rows are also written inside signup's and invitation-accept's transactions. */
+    insertInTx,
+    /** A new session and its audit row in one commit: a sign-in flood then costs half the fsyncs. */
+    insertAudited: async (s: NewSessionRow, entry: AuditEntry, now: number) =>
+      writeTx(db, () => {
+        insertInTx(s);
+        auditInTx(entry, now);
+      }),
+    /** The session whose secret sid hashes to `sidHash`, with its user's role and email and its tenant's subdomain. */
+    principal: async (sidHash: string) => principal.get(sidHash),
+    touch: async (id: string, now: number) => void touch.run(id, now),
+    rotate: async (id: string, fromGen: number, now: number) => rotate.run(id, fromGen, now).changes === 1,
+    /** Records a fresh proof of the first factor on a live session, with its audit row. False when the session ended. */
+    prove: async (id: string, entry: AuditEntry, now: number) =>
+      writeTx(db, () => {
+        if (prove.run(id, now).changes === 0) return false;
+        auditInTx(entry, now);
+        return true;
+      }),
+    revoke: async (tenantId: string, userId: string, id: string, reason: string, now: number) =>
+      revokeOne.run(id, tenantId, userId, now, reason).changes,
+    revokeOthers: async (tenantId: string, userId: string, keepId: string, reason: string, now: number) =>
+      revokeOthers.run(tenantId, userId, keepId, now, reason).changes,
+    /** Ends every session and every outstanding 2FA challenge of a user, in one commit. */
+    revokeAll: async (tenantId: string, userId: string, reason: string, now: number) =>
+      writeTx(db, () => {
+        endChallenges.run(tenantId, userId);
+        return revokeAll.run(tenantId, userId, now, reason).changes;
+      }),
+    live: async (tenantId: string, userId: string, now: number) => live.all(tenantId, userId, now),
+    /** Drops sessions and challenges that ended long enough ago that nobody can present their tokens. */
+    purgeExpired: async (before: number) =>
+      writeTx(db, () => purge.run(before).changes + purgeChallenges.run(before).changes),
+
+    /** A new 2FA challenge and its audit row, in one commit. */
+    openChallenge: async (c: ChallengeRow, entry: AuditEntry) =>
+      writeTx(db, () => {
+        insertChallenge.run(c.id, c.tenant_id, c.user_id, c.method, c.created_at, c.expires_at);
+        auditInTx(entry, c.created_at);
+      }),
+    /** An outstanding challenge of this user, or undefined when it was spent, ended or expired. */
+    challenge: async (id: string, tenantId: string, userId: string, now: number) => challenge.get(id, tenantId, userId, now),
+    /**
+     * Spends a challenge and opens the session it leads to, atomically: false (and no session)
+     * when another verify spent it first, or it was ended meanwhile.
+     */
+    spendChallengeForSession: async (c: ChallengeRow, s: NewSessionRow, entry: AuditEntry, now: number) =>
+      writeTx(db, () => {
+        if (spendChallenge.run(c.id, c.tenant_id, c.user_id, now).changes === 0) return false;
+        insertInTx(s);
+        auditInTx(entry, now);
+        return true;
+      }),
+    /** Ends a user's outstanding challenges: their temp_tokens stop working (2FA disable, a password change). */
+    endChallenges: async (tenantId: string, userId: string) => endChallenges.run(tenantId, userId).changes,
+  };
+  return store satisfies SessionsStore;
+}
+
+export type SqliteSessionsStore = ReturnType<typeof createSqliteSessionsStore>;
