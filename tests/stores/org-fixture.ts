@@ -11,7 +11,8 @@ import { createCrmRepo } from "../../src/crm/repo";
 import { DEFAULT_STAGES } from "../../src/crm/model";
 import { newId } from "../../src/db/ids";
 import { createMailRepo, type OutgoingMail } from "../../src/mail/repo";
-import { type AuditEntry, createSecurityRepo } from "../../src/security/repo";
+import { type AuditEntry, createKeyStore, createSecurityRepo } from "../../src/security/repo";
+import type { StoredKeys } from "../../src/security/key-file";
 import { createTenantsRepo } from "../../src/tenants/repo";
 import { createInvitationsRepo } from "../../src/users/invitations-repo";
 import { createMembersRepo, type MemberChange } from "../../src/users/members-repo";
@@ -22,7 +23,7 @@ import { type Pg, type PgTx, openPostgres } from "../../src/stores/postgres/data
 import { createPostgresInvitationsStore } from "../../src/stores/postgres/invitations";
 import { createPostgresMailStore } from "../../src/stores/postgres/mail";
 import { createPostgresMembersStore } from "../../src/stores/postgres/members";
-import { createPostgresSecurityStore } from "../../src/stores/postgres/security";
+import { createPostgresSecurityStore, loadPostgresKeyStore } from "../../src/stores/postgres/security";
 import { createPostgresSupportStore } from "../../src/stores/postgres/support";
 import { createPostgresTenantsStore } from "../../src/stores/postgres/tenants";
 import { createPostgresUsersStore } from "../../src/stores/postgres/users";
@@ -53,6 +54,8 @@ export interface OrgBackend {
   instance(): Org;
   /** A count or other single value; `$1`-style parameters on both backends. */
   value<T = number>(sql: string, ...params: unknown[]): Promise<T>;
+  /** The key file's view of the database; `flush` writes what `forget` dropped (PostgreSQL reads ahead). */
+  keys(names: readonly string[]): Promise<StoredKeys & { flush(): Promise<void> }>;
   close(): Promise<void>;
 }
 
@@ -138,6 +141,7 @@ export function orgBackend(b: Backend): OrgBackend {
         const row = b.db.query(sql.replace(/\$(\d+)/g, "?$1")).get(...(params as never[])) as Record<string, unknown> | null;
         return (row ? Object.values(row)[0] : null) as T;
       },
+      keys: async () => ({ ...createKeyStore(b.db), flush: async () => {} }),
       close: () => b.close(),
     };
   }
@@ -154,6 +158,7 @@ export function orgBackend(b: Backend): OrgBackend {
       const row = (await b.pg.unsafe(sql, params))[0];
       return (row ? Object.values(row)[0] : null) as T;
     },
+    keys: (names) => loadPostgresKeyStore(b.pg, names),
     close: async () => {
       for (const p of pools) await p.close();
       await b.close();
