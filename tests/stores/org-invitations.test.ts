@@ -98,6 +98,28 @@ for (const backend of BACKENDS) {
       expect((await b.org.invitations.byId(t.tenantId, taken.id))!.accepted_at).toBeNull();
     });
 
+    test("an accept failing at its session leaves the invitation pending and no member", async () => {
+      const t = await signup(b.org, "half-accept");
+      const w = write(t, "half@x.test");
+      await b.org.invitations.invite(w, T0);
+      const sessionId = await b.value<string>("SELECT id FROM sessions WHERE tenant_id = $1", t.tenantId);
+      const e = await b.org.invitations
+        .accept(
+          {
+            tokenHash: w.tokenHash,
+            user: { id: newId(), full_name: null, password_hash: "h" },
+            session: { id: sessionId, sid_hash: newId(), method: "invitation", created_at: T0, expires_at: T0 + DAY, proven_at: T0, ip: null, user_agent: null },
+            who,
+          },
+          T0 + 1,
+        )
+        .catch((x: unknown) => x);
+      expect(e).toBeInstanceOf(Error);
+      expect(await b.org.users.byEmail(t.tenantId, "half@x.test")).toBeNull();
+      expect((await b.org.invitations.byId(t.tenantId, w.id))!.accepted_at).toBeNull();
+      expect((await accept(b.org, w.tokenHash, T0 + 2)).kind).toBe("accepted");
+    });
+
     test("one invitation accepted twice at once: one member, one session, the other answered invalid", async () => {
       for (let i = 0; i < 5; i++) {
         const t = await signup(b.org, `twice-${i}`);

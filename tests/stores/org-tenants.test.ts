@@ -46,6 +46,28 @@ for (const backend of BACKENDS) {
       expect(Number(await b.value("SELECT count(*) AS n FROM tenants WHERE subdomain = $1", "taken"))).toBe(1);
     });
 
+    test("a signup failing at its last writes leaves nothing behind", async () => {
+      const t = await signup(b.org, "first-of-two");
+      const sessionId = await b.value<string>("SELECT id FROM sessions WHERE tenant_id = $1", t.tenantId);
+      const tenantId = newId();
+      // The session's id is taken: its insert fails after the tenant, profiles, pipeline and user.
+      const e = await b.org.tenants
+        .createOrganization({
+          tenant: { id: tenantId, name: "Half", subdomain: "half", created_at: T0 },
+          modules: ["crm"],
+          admin: { id: newId(), email: "half@x.test", full_name: null, password_hash: "h", created_at: T0 },
+          session: { id: sessionId, sid_hash: newId(), method: "signup", expires_at: T0 + 1, proven_at: T0, ip: null, user_agent: null },
+          audit: { action: "tenant.signup", ip: null, userAgent: null },
+        })
+        .catch((x: unknown) => x);
+      expect(e).toBeInstanceOf(Error);
+      expect(isUniqueViolation(e, "tenants.subdomain")).toBe(false);
+      expect(await b.org.tenants.bySubdomain("half")).toBeNull();
+      for (const table of ["tenant_modules", "profiles", "pipeline_stages", "users", "audit_log"]) {
+        expect(Number(await b.value(`SELECT count(*) AS n FROM ${table} WHERE tenant_id = $1`, tenantId))).toBe(0);
+      }
+    });
+
     test("two signups for one subdomain at once: one wins, the other gets the same refusal", async () => {
       const users = Number(await b.value("SELECT count(*) AS n FROM users"));
       const sessions = Number(await b.value("SELECT count(*) AS n FROM sessions"));
