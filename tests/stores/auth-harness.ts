@@ -40,9 +40,10 @@ export interface AuthStores {
 
 export interface AuthHarness {
   kind: Backend["kind"];
-  /** The stores, and a second set for races (another pool on PostgreSQL; the same database on SQLite). */
+  /** The stores, and two more sets for races (other pools on PostgreSQL, as other instances; the same database on SQLite). */
   a: AuthStores;
   b: AuthStores;
+  c: AuthStores;
   /** Raw SQL for seeding and checking, with $1… placeholders on both backends. */
   q<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
   tenant(id: string, opts?: { disabledAt?: number }): Promise<void>;
@@ -128,19 +129,20 @@ export function authHarness(backend: Backend): AuthHarness {
     const db = backend.db;
     const q = async <T>(sql: string, params: unknown[] = []) => db.query(sql.replace(/\$(\d+)/g, "?$1")).all(...(params as never[])) as T[];
     const stores = sqliteStores(db);
-    return { kind: "sqlite", a: stores, b: stores, q, ...seeding(q), close: backend.close };
+    return { kind: "sqlite", a: stores, b: stores, c: stores, q, ...seeding(q), close: backend.close };
   }
   const pg = backend.pg;
-  const other = openPostgres(pg.url, { max: 4 });
+  const others = [openPostgres(pg.url, { max: 4 }), openPostgres(pg.url, { max: 4 })];
   const q = async <T>(sql: string, params: unknown[] = []) => [...(await pg.unsafe<T>(sql, params))];
   return {
     kind: "postgres",
     a: postgresStores(pg),
-    b: postgresStores(other),
+    b: postgresStores(others[0]!),
+    c: postgresStores(others[1]!),
     q,
     ...seeding(q),
     close: async () => {
-      await other.close();
+      for (const o of others) await o.close();
       await backend.close();
     },
   };
