@@ -5,6 +5,7 @@
  * with small stand-ins for the other groups' stores (audit rows, the outbox, users), and a second
  * set of stores on a second pool, so that a race is two connections, as two instances would be.
  */
+import { afterAll, afterEach, beforeAll, beforeEach } from "bun:test";
 import type { MagicLinkRow } from "../../src/auth/magic-link/repo";
 import { createMagicLinksRepo } from "../../src/auth/magic-link/repo";
 import { createAccountTokensRepo, type AccountTokenRow } from "../../src/auth/email/repo";
@@ -17,14 +18,15 @@ import { newId } from "../../src/db/ids";
 import { createMailRepo, type OutgoingMail } from "../../src/mail/repo";
 import { type AuditEntry, createSecurityRepo } from "../../src/security/repo";
 import { createUsersRepo, type UserRow } from "../../src/users/repo";
-import { createPostgresAccountTokensStore, type PostgresAccountTokensStore } from "../../src/stores/postgres/account-tokens";
+import type { PostgresAccountTokensStore } from "../../src/stores/postgres/account-tokens";
+import { createPostgresAuthStores } from "../../src/stores/postgres/auth";
 import { openPostgres, type Pg, type PgTx } from "../../src/stores/postgres/database";
-import { createPostgresMagicLinksStore, type PostgresMagicLinksStore } from "../../src/stores/postgres/magic-links";
-import { createPostgresOidcStore, type PostgresOidcStore } from "../../src/stores/postgres/oidc";
-import { createPostgresPasswordStore, type PostgresPasswordStore } from "../../src/stores/postgres/passwords";
-import { createPostgresSessionsStore, type PostgresSessionsStore } from "../../src/stores/postgres/sessions";
-import { createPostgresTwoFactorStore, type PostgresTwoFactorStore } from "../../src/stores/postgres/two-factor";
-import type { Backend } from "./backends";
+import type { PostgresMagicLinksStore } from "../../src/stores/postgres/magic-links";
+import type { PostgresOidcStore } from "../../src/stores/postgres/oidc";
+import type { PostgresPasswordStore } from "../../src/stores/postgres/passwords";
+import type { PostgresSessionsStore } from "../../src/stores/postgres/sessions";
+import type { PostgresTwoFactorStore } from "../../src/stores/postgres/two-factor";
+import type { BACKENDS, Backend } from "./backends";
 
 type Issue<R> = (r: R, mail: OutgoingMail, entry: (mailId: string) => AuditEntry) => Promise<string>;
 
@@ -99,16 +101,12 @@ const standIns = {
 };
 
 function postgresStores(pg: Pg): AuthStores {
-  const { security, mail, users } = standIns;
-  const sessions = createPostgresSessionsStore(pg, { security });
-  const tokens = createPostgresAccountTokensStore(pg, { security, mail });
+  const s = createPostgresAuthStores(pg, standIns);
   return {
-    sessions: { ...sessions, insertInTx: (s) => pg.begin((tx) => sessions.insertInTx(tx, s)) },
-    twoFactor: createPostgresTwoFactorStore(pg, { security }),
-    links: createPostgresMagicLinksStore(pg, { security, mail }),
-    tokens,
-    passwords: createPostgresPasswordStore(pg, { security, tokens }),
-    oidc: createPostgresOidcStore(pg, { users, security }),
+    ...s,
+    sessions: { ...s.sessions, insertInTx: (row) => pg.begin((tx) => s.sessions.insertInTx(tx, row)) },
+    links: s.magicLinks,
+    tokens: s.accountTokens,
   };
 }
 
@@ -146,6 +144,37 @@ export function authHarness(backend: Backend): AuthHarness {
       await backend.close();
     },
   };
+}
+
+/**
+ * Registers the hooks that give each test of a describe an empty database, seeded by `seed`
+ * (which also receives the harness). SQLite: a new in-memory database per test. PostgreSQL: one
+ * database per describe, every table emptied between tests (a new database per test costs a
+ * CREATE DATABASE and the whole schema).
+ */
+export function useAuthHarness(backend: (typeof BACKENDS)[number], seed: (h: AuthHarness) => Promise<void>): void {
+  let h: AuthHarness | null = null;
+  if (backend.name === "postgres") {
+    let tables: string[] = [];
+    beforeAll(async () => {
+      h = authHarness(await backend.fresh());
+      // Organizations first: their rows go with them (ON DELETE CASCADE), then what is left.
+      const rows = await h.q<{ t: string }>("SELECT tablename AS t FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename <> 'tenants', tablename");
+      tables = rows.map((r) => r.t);
+    });
+    beforeEach(async () => {
+      // DELETE, not TRUNCATE: on these few rows it is 30 ms against TRUNCATE's 850 ms.
+      for (const t of tables) await h!.q(`DELETE FROM "${t}"`);
+      await seed(h!);
+    });
+    afterAll(async () => h?.close());
+  } else {
+    beforeEach(async () => {
+      h = authHarness(await backend.fresh());
+      await seed(h);
+    });
+    afterEach(async () => h?.close());
+  }
 }
 
 /** A new session row for `userId` in `tenantId`. */

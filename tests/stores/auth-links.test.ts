@@ -1,9 +1,9 @@
 /** Magic links and mailed account tokens, and the password writes: the same contract on every backend. */
-import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import type { AccountTokenRow } from "../../src/auth/email/repo";
 import type { OutgoingMail } from "../../src/mail/repo";
 import { BACKENDS } from "./backends";
-import { type AuthHarness, auditOf, authHarness, sessionRow } from "./auth-harness";
+import { type AuthHarness, auditOf, useAuthHarness, sessionRow } from "./auth-harness";
 
 const mail = (tenantId: string, kind: string): OutgoingMail => ({
   tenantId, kind, recipient: "ann@example.com", subject: "Sign in", text: "text body", html: "<p>html</p>", link: "https://sub-t1.example.com/x",
@@ -17,18 +17,17 @@ const token = (hash: string, purpose: AccountTokenRow["purpose"], over: Partial<
 
 for (const backend of BACKENDS) {
   describe(`magic links, account tokens and passwords (${backend.name})`, () => {
-    let h: AuthHarness;
-    beforeEach(async () => {
-      h = authHarness(await backend.fresh());
-      await h.tenant("t1");
-      await h.tenant("t2");
-      await h.tenant("t3", { disabledAt: 500 });
-      await h.user("t1", "u1", "ann@example.com", { createdAt: 1000, verifiedAt: null });
-      await h.user("t2", "u2", "ann@example.com", { createdAt: 900, verifiedAt: 950 });
-      await h.user("t3", "u3", "ann@example.com", { createdAt: 800, verifiedAt: 850 });
-      await h.user("t1", "u4", "bob@example.com", { createdAt: 1000, verifiedAt: null });
+    let h!: AuthHarness;
+    useAuthHarness(backend, async (x) => {
+      h = x;
+      await x.tenant("t1");
+      await x.tenant("t2");
+      await x.tenant("t3", { disabledAt: 500 });
+      await x.user("t1", "u1", "ann@example.com", { createdAt: 1000, verifiedAt: null });
+      await x.user("t2", "u2", "ann@example.com", { createdAt: 900, verifiedAt: 950 });
+      await x.user("t3", "u3", "ann@example.com", { createdAt: 800, verifiedAt: 850 });
+      await x.user("t1", "u4", "bob@example.com", { createdAt: 1000, verifiedAt: null });
     });
-    afterEach(async () => h.close());
 
     const count = async (sql: string, params: unknown[] = []) => Number((await h.q<{ n: number }>(sql, params))[0]!.n);
     const verifiedAt = async (id: string) => (await h.q<{ v: number | null }>("SELECT email_verified_at AS v FROM users WHERE id = $1", [id]))[0]!.v;

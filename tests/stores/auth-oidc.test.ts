@@ -1,8 +1,8 @@
 /** Identity providers, linked identities and flows: the same contract on every backend. */
-import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import type { FlowRow, IdentityRow, ProviderRow } from "../../src/auth/oidc/repo";
 import { BACKENDS } from "./backends";
-import { type AuthHarness, auditOf, authHarness } from "./auth-harness";
+import { type AuthHarness, auditOf, useAuthHarness } from "./auth-harness";
 
 const provider = (id: string, over: Partial<ProviderRow> = {}): ProviderRow => ({
   id, tenant_id: "t1", kind: "oidc", name: `Provider ${id}`, issuer: "https://id.example.com", client_id: "client", client_secret_sealed: "sealed",
@@ -20,16 +20,15 @@ const newUser = (id: string, email: string) => ({
 
 for (const backend of BACKENDS) {
   describe(`identity providers store (${backend.name})`, () => {
-    let h: AuthHarness;
-    beforeEach(async () => {
-      h = authHarness(await backend.fresh());
-      await h.tenant("t1");
-      await h.tenant("t2");
-      await h.user("t1", "u1", "ann@example.com");
-      await h.user("t1", "u2", "bob@example.com");
-      await h.a.oidc.insertProvider(provider("p1"), auditOf("t1", "u1", "identity_provider.created"));
+    let h!: AuthHarness;
+    useAuthHarness(backend, async (x) => {
+      h = x;
+      await x.tenant("t1");
+      await x.tenant("t2");
+      await x.user("t1", "u1", "ann@example.com");
+      await x.user("t1", "u2", "bob@example.com");
+      await x.a.oidc.insertProvider(provider("p1"), auditOf("t1", "u1", "identity_provider.created"));
     });
-    afterEach(async () => h.close());
 
     const audits = (action: string) => h.q<{ n: number }>("SELECT count(*) AS n FROM audit_log WHERE action = $1", [action]).then((r) => Number(r[0]!.n));
 

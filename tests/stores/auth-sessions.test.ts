@@ -1,20 +1,19 @@
 /** Sessions and sign-in challenges: the same contract on every backend, races included. */
-import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { BACKENDS } from "./backends";
-import { type AuthHarness, auditOf, authHarness, sessionRow } from "./auth-harness";
+import { type AuthHarness, auditOf, useAuthHarness, sessionRow } from "./auth-harness";
 
 for (const backend of BACKENDS) {
   describe(`sessions store (${backend.name})`, () => {
-    let h: AuthHarness;
-    beforeEach(async () => {
-      h = authHarness(await backend.fresh());
-      await h.tenant("t1");
-      await h.tenant("t2");
-      await h.user("t1", "u1", "ann@example.com");
-      await h.user("t1", "u2", "bob@example.com");
-      await h.user("t2", "u3", "ann@example.com");
+    let h!: AuthHarness;
+    useAuthHarness(backend, async (x) => {
+      h = x;
+      await x.tenant("t1");
+      await x.tenant("t2");
+      await x.user("t1", "u1", "ann@example.com");
+      await x.user("t1", "u2", "bob@example.com");
+      await x.user("t2", "u3", "ann@example.com");
     });
-    afterEach(async () => h.close());
 
     const audits = (action: string) => h.q<{ n: number }>("SELECT count(*) AS n FROM audit_log WHERE action = $1", [action]).then((r) => Number(r[0]!.n));
 

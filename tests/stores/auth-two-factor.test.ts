@@ -1,21 +1,20 @@
 /** The second factor's store: the same contract on every backend, races included. */
-import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { BACKENDS } from "./backends";
-import { type AuthHarness, authHarness } from "./auth-harness";
+import { type AuthHarness, useAuthHarness } from "./auth-harness";
 
 const o = { tenantId: "t1", userId: "u1" };
 const audit = (action: string) => ({ action, ip: "127.0.0.1", userAgent: "test" });
 
 for (const backend of BACKENDS) {
   describe(`two-factor store (${backend.name})`, () => {
-    let h: AuthHarness;
-    beforeEach(async () => {
-      h = authHarness(await backend.fresh());
-      await h.tenant("t1");
-      await h.user("t1", "u1", "ann@example.com");
-      await h.user("t1", "u2", "bob@example.com");
+    let h!: AuthHarness;
+    useAuthHarness(backend, async (x) => {
+      h = x;
+      await x.tenant("t1");
+      await x.user("t1", "u1", "ann@example.com");
+      await x.user("t1", "u2", "bob@example.com");
     });
-    afterEach(async () => h.close());
 
     const audits = (action: string) =>
       h.q<{ n: number }>("SELECT count(*) AS n FROM audit_log WHERE action = $1 AND tenant_id = 't1' AND user_id = 'u1'", [action]).then((r) => Number(r[0]!.n));
