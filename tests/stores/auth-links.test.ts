@@ -93,6 +93,28 @@ for (const backend of BACKENDS) {
       }
     });
 
+    test("race: two of one user's links used at once on two connections: one sign-in, no deadlock", async () => {
+      for (let i = 0; i < 8; i++) {
+        await h.a.links.issue(link(`x${i}`), mail("t1", "magic_link"), () => auditOf("t1", "u1", "magic_link.requested"));
+        await h.a.links.issue(link(`y${i}`), mail("t1", "magic_link"), () => auditOf("t1", "u1", "magic_link.requested"));
+        const got = await Promise.all([h.a.links.consume(`x${i}`, "t1", 2000), h.b.links.consume(`y${i}`, "t1", 2000)]);
+        expect(got.filter((g) => g !== null).length).toBe(1);
+      }
+    });
+
+    test("race: two of one user's verification links redeemed at once: one, no deadlock", async () => {
+      for (let i = 0; i < 8; i++) {
+        await h.a.tokens.issue(token(`vx${i}`, "email_verify"), mail("t1", "email_verify"), () => auditOf("t1", "u1", "sent"));
+        await h.a.tokens.issue(token(`vy${i}`, "email_verify"), mail("t1", "email_verify"), () => auditOf("t1", "u1", "sent"));
+        const got = await Promise.all([
+          h.a.tokens.verify(`vx${i}`, 2000, () => auditOf("t1", "u1", "email.verified")),
+          h.b.tokens.verify(`vy${i}`, 2000, () => auditOf("t1", "u1", "email.verified")),
+        ]);
+        expect(got.filter((g) => g !== null).length).toBe(1);
+      }
+      expect(await count("SELECT count(*) AS n FROM audit_log WHERE action = 'email.verified'")).toBe(8);
+    });
+
     test("purgeExpired drops expired links and tokens only", async () => {
       await h.a.links.issue(link("gone", { expires_at: 1500 }), mail("t1", "magic_link"), () => auditOf("t1", "u1", "x"));
       await h.a.links.issue(link("kept"), mail("t1", "magic_link"), () => auditOf("t1", "u1", "x"));
@@ -168,6 +190,23 @@ for (const backend of BACKENDS) {
         expect(winners.length).toBe(1);
         const hash = (await h.q<{ h: string }>("SELECT password_hash AS h FROM users WHERE id = 'u1'"))[0]!.h;
         expect(hash).toBe(got[0] ? `hash-a${i}` : `hash-b${i}`);
+      }
+    });
+
+    test("race: a reset and a change of one user on two connections: both complete, no deadlock", async () => {
+      for (let i = 0; i < 8; i++) {
+        const mine = sessionRow("t1", "u1");
+        await h.a.sessions.insertInTx(mine);
+        await h.a.tokens.issue(token(`pc${i}`, "password_reset"), mail("t1", "password_reset"), () => auditOf("t1", "u1", "sent"));
+        const [reset, changed] = await Promise.all([
+          h.a.passwords.reset(`pc${i}`, `reset-${i}`, 3000, () => auditOf("t1", "u1", "password.reset")),
+          h.b.passwords.change("t1", "u1", mine.id, `change-${i}`, 3000, () => auditOf("t1", "u1", "password.changed")),
+        ]);
+        expect(typeof changed).toBe("number");
+        // The reset wins unless the change retired its token first.
+        const hash = (await h.q<{ h: string }>("SELECT password_hash AS h FROM users WHERE id = 'u1'"))[0]!.h;
+        expect([`reset-${i}`, `change-${i}`]).toContain(hash);
+        if (reset === null) expect(hash).toBe(`change-${i}`);
       }
     });
 

@@ -7,6 +7,11 @@ import type { PgAuditInTx } from "./sessions";
 
 const COLS = "token_hash, purpose, tenant_id, user_id, email, expires_at, used_at, created_at";
 
+/** Locks a user's row for this transaction (not its key: sessions may still be inserted for it). */
+export async function lockUserInTx(tx: PgTx, tenantId: string, userId: string): Promise<void> {
+  await tx.all`SELECT 1 FROM users WHERE tenant_id = ${tenantId} AND id = ${userId} FOR NO KEY UPDATE`;
+}
+
 /**
  * Account tokens (password resets and address verifications share one table) and the proof of an
  * address, on PostgreSQL: the same functions as the SQLite store.
@@ -20,9 +25,15 @@ export function createPostgresAccountTokensStore(pg: Pg, others: { security: PgA
   /**
    * Spends a live token and retires the user's other ones of its purpose; null when used, expired
    * or unknown. Single use across instances: a second UPDATE waits for the first, then finds
-   * used_at set.
+   * used_at set. The token's user row is locked first (every password and token write of a user
+   * locks it before its tokens): two of the user's tokens spent at once, or a spend and a password
+   * change, then queue instead of each holding a token the other wants to retire (a deadlock).
    */
   async function consumeInTx(tx: PgTx, tokenHash: string, purpose: AccountTokenPurpose, now: number): Promise<AccountTokenRow | null> {
+    const owner = await tx.one<{ tenant_id: string; user_id: string }>`SELECT tenant_id, user_id FROM account_tokens
+      WHERE token_hash = ${tokenHash} AND purpose = ${purpose}`;
+    if (!owner) return null;
+    await lockUserInTx(tx, owner.tenant_id, owner.user_id);
     const [row] = await tx.unsafe<AccountTokenRow>(
       `UPDATE account_tokens SET used_at = $3 WHERE token_hash = $1 AND purpose = $2 AND used_at IS NULL AND expires_at > $3 RETURNING ${COLS}`,
       [tokenHash, purpose, now],

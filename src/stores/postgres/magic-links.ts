@@ -1,6 +1,7 @@
 import { MAX_WORKSPACES_PER_REQUEST, type MagicLinkRow, type MagicLinkTarget } from "../../auth/magic-link/repo";
 import type { OutgoingMail } from "../../mail/repo";
 import type { AuditEntry } from "../../security/repo";
+import { lockUserInTx } from "./account-tokens";
 import type { Pg, PgTx } from "./database";
 import type { PgAuditInTx } from "./sessions";
 
@@ -55,6 +56,12 @@ export function createPostgresMagicLinksStore(pg: Pg, others: { security: PgAudi
      */
     consume: async (tokenHash: string, tenantId: string, now: number): Promise<{ tenant_id: string; user_id: string } | null> =>
       pg.begin(async (tx) => {
+        // The user row first: two of a user's links used at once queue here, instead of each
+        // holding its own link while retiring the other's (a deadlock). The second then finds
+        // its link retired.
+        const owner = await tx.one<{ user_id: string }>`SELECT user_id FROM magic_links WHERE tenant_id = ${tenantId} AND token_hash = ${tokenHash}`;
+        if (!owner) return null;
+        await lockUserInTx(tx, tenantId, owner.user_id);
         const row = await tx.one<{ tenant_id: string; user_id: string }>`UPDATE magic_links SET used_at = ${now}
           WHERE tenant_id = ${tenantId} AND token_hash = ${tokenHash} AND used_at IS NULL AND expires_at > ${now}
           RETURNING tenant_id, user_id`;

@@ -13,7 +13,7 @@ type TokensInTx = Pick<PostgresAccountTokensStore, "consumeInTx" | "proveInTx">;
 export function createPostgresPasswordStore(pg: Pg, others: { security: PgAuditInTx; tokens: TokensInTx }) {
   /**
    * `keepSessionId`: the session to keep (the caller's, on a change), or "" for none (a reset).
-   * The user row is locked first: two password writes for one user run one after the other, and
+   * The user row is locked first: two password writes for one user run one after the other; then
    * challenges are deleted before sessions are revoked, as logout-all does.
    */
   async function setPasswordInTx(tx: PgTx, tenantId: string, userId: string, hash: string, keepSessionId: string, reason: string, now: number): Promise<number> {
@@ -33,6 +33,8 @@ export function createPostgresPasswordStore(pg: Pg, others: { security: PgAuditI
      */
     reset: async (tokenHash: string, hash: string, now: number, entry: (row: AccountTokenRow, revoked: number) => AuditEntry) =>
       pg.begin(async (tx): Promise<{ row: AccountTokenRow; revoked: number } | null> => {
+        // consumeInTx locks the user row before the token's, as setPasswordInTx does before it
+        // retires the tokens: a reset and a change of one user queue instead of deadlocking.
         const row = await others.tokens.consumeInTx(tx, tokenHash, "password_reset", now);
         if (!row) return null;
         const revoked = await setPasswordInTx(tx, row.tenant_id, row.user_id, hash, "", "password_reset", now);
