@@ -1,0 +1,96 @@
+import { type AccountTarget, type AccountTokenPurpose, type AccountTokenRow, MAX_WORKSPACES_PER_REQUEST } from "../../auth/email/repo";
+import type { OutgoingMail } from "../../mail/repo";
+import type { AuditEntry } from "../../security/repo";
+import type { Pg, PgTx } from "./database";
+import type { PgEnqueueInTx } from "./magic-links";
+import type { PgAuditInTx } from "./sessions";
+
+const COLS = "token_hash, purpose, tenant_id, user_id, email, expires_at, used_at, created_at";
+
+/** Locks a user's row for this transaction (not its key: sessions may still be inserted for it). */
+export async function lockUserInTx(tx: PgTx, tenantId: string, userId: string): Promise<void> {
+  await tx.all`SELECT 1 FROM users WHERE tenant_id = ${tenantId} AND id = ${userId} FOR NO KEY UPDATE`;
+}
+
+/**
+ * Account tokens (password resets and address verifications share one table) and the proof of an
+ * address, on PostgreSQL: the same functions as the SQLite store.
+ */
+export function createPostgresAccountTokensStore(pg: Pg, others: { security: PgAuditInTx; mail: PgEnqueueInTx }) {
+  async function insertInTx(tx: PgTx, r: Omit<AccountTokenRow, "used_at">): Promise<void> {
+    await tx.run`INSERT INTO account_tokens (tenant_id, token_hash, purpose, user_id, email, expires_at, created_at)
+      VALUES (${r.tenant_id}, ${r.token_hash}, ${r.purpose}, ${r.user_id}, ${r.email}, ${r.expires_at}, ${r.created_at})`;
+  }
+
+  /**
+   * Spends a live token and retires the user's other ones of its purpose; null when used, expired
+   * or unknown. Single use across instances: a second UPDATE waits for the first, then finds
+   * used_at set. The token's user row is locked first (every password and token write of a user
+   * locks it before its tokens): two of the user's tokens spent at once, or a spend and a password
+   * change, then queue instead of each holding a token the other wants to retire (a deadlock).
+   */
+  async function consumeInTx(tx: PgTx, tokenHash: string, purpose: AccountTokenPurpose, now: number): Promise<AccountTokenRow | null> {
+    const owner = await tx.one<{ tenant_id: string; user_id: string }>`SELECT tenant_id, user_id FROM account_tokens
+      WHERE token_hash = ${tokenHash} AND purpose = ${purpose}`;
+    if (!owner) return null;
+    await lockUserInTx(tx, owner.tenant_id, owner.user_id);
+    const [row] = await tx.unsafe<AccountTokenRow>(
+      `UPDATE account_tokens SET used_at = $3 WHERE token_hash = $1 AND purpose = $2 AND used_at IS NULL AND expires_at > $3 RETURNING ${COLS}`,
+      [tokenHash, purpose, now],
+    );
+    if (!row) return null;
+    await tx.run`UPDATE account_tokens SET used_at = ${now}
+      WHERE tenant_id = ${row.tenant_id} AND user_id = ${row.user_id} AND purpose = ${purpose} AND used_at IS NULL`;
+    return { ...row };
+  }
+
+  /** Marks the address proven (a no-op when it already was, or the user's address changed since). */
+  const proveInTx = async (tx: PgTx, tenantId: string, userId: string, email: string, now: number): Promise<boolean> =>
+    (await tx.run`UPDATE users SET email_verified_at = ${now}
+      WHERE tenant_id = ${tenantId} AND id = ${userId} AND email = ${email} AND email_verified_at IS NULL`) === 1;
+
+  const targetSelect = "SELECT u.*, t.subdomain, t.name AS tenant_name FROM users u JOIN tenants t ON t.id = u.tenant_id";
+
+  return {
+    insertInTx,
+    /** The token row, its mail and its audit row in one commit: all or nothing. Answers the mail's id. */
+    issue: async (r: Omit<AccountTokenRow, "used_at">, mail: OutgoingMail, entry: (mailId: string) => AuditEntry): Promise<string> =>
+      pg.begin(async (tx) => {
+        await insertInTx(tx, r);
+        const mailId = await others.mail.enqueueInTx(tx, mail, r.created_at);
+        await others.security.auditInTx(tx, entry(mailId), r.created_at);
+        return mailId;
+      }),
+    target: async (tenantId: string, email: string): Promise<AccountTarget | null> =>
+      (await pg.unsafe<AccountTarget>(`${targetSelect} WHERE u.tenant_id = $1 AND u.email = $2`, [tenantId, email]))[0] ?? null,
+    targetById: async (tenantId: string, userId: string): Promise<AccountTarget | null> =>
+      (await pg.unsafe<AccountTarget>(`${targetSelect} WHERE u.tenant_id = $1 AND u.id = $2`, [tenantId, userId]))[0] ?? null,
+    /** Without a tenant: the address alone, oldest first; proven addresses win (CONTRACT §2, issue 16). */
+    targetsAnyTenant: async (email: string): Promise<AccountTarget[]> => [
+      ...(await pg.unsafe<AccountTarget>(
+        `${targetSelect} WHERE u.email = $1
+           AND (u.email_verified_at IS NOT NULL OR NOT EXISTS (SELECT 1 FROM users v WHERE v.email = $1 AND v.email_verified_at IS NOT NULL))
+           AND t.disabled_at IS NULL
+         ORDER BY u.created_at, u.id LIMIT $2`,
+        [email, MAX_WORKSPACES_PER_REQUEST],
+      )),
+    ],
+    live: async (tokenHash: string, purpose: AccountTokenPurpose, now: number): Promise<AccountTokenRow | null> =>
+      pg.one<AccountTokenRow>`SELECT token_hash, purpose, tenant_id, user_id, email, expires_at, used_at, created_at FROM account_tokens
+        WHERE token_hash = ${tokenHash} AND purpose = ${purpose} AND used_at IS NULL AND expires_at > ${now}`,
+    consumeInTx,
+    proveInTx,
+    /** A verification link redeemed: the token spent, the address proven and the audit row, in one commit. */
+    verify: async (tokenHash: string, now: number, entry: (row: AccountTokenRow, proven: boolean) => AuditEntry): Promise<AccountTokenRow | null> =>
+      pg.begin(async (tx) => {
+        const row = await consumeInTx(tx, tokenHash, "email_verify", now);
+        if (!row) return null;
+        const proven = await proveInTx(tx, row.tenant_id, row.user_id, row.email, now);
+        await others.security.auditInTx(tx, entry(row, proven), now);
+        return row;
+      }),
+    purgeExpired: async (before: number): Promise<number> => pg.run`DELETE FROM account_tokens WHERE expires_at < ${before}`,
+  };
+}
+
+export type PostgresAccountTokensStore = ReturnType<typeof createPostgresAccountTokensStore>;

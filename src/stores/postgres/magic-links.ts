@@ -1,0 +1,78 @@
+import { MAX_WORKSPACES_PER_REQUEST, type MagicLinkRow, type MagicLinkTarget } from "../../auth/magic-link/repo";
+import type { OutgoingMail } from "../../mail/repo";
+import type { AuditEntry } from "../../security/repo";
+import { lockUserInTx } from "./account-tokens";
+import type { Pg, PgTx } from "./database";
+import type { PgAuditInTx } from "./sessions";
+
+/** What the stores that mail a link need of the mail store: the outbox row, in their transaction. */
+export interface PgEnqueueInTx {
+  enqueueInTx(tx: PgTx, m: OutgoingMail, now: number): Promise<string>;
+}
+
+/** Magic links on PostgreSQL: the same functions as the SQLite store. */
+export function createPostgresMagicLinksStore(pg: Pg, others: { security: PgAuditInTx; mail: PgEnqueueInTx }) {
+  async function insertInTx(tx: PgTx, r: Omit<MagicLinkRow, "used_at">): Promise<void> {
+    await tx.run`INSERT INTO magic_links (tenant_id, token_hash, user_id, expires_at, created_at)
+      VALUES (${r.tenant_id}, ${r.token_hash}, ${r.user_id}, ${r.expires_at}, ${r.created_at})`;
+  }
+
+  return {
+    insertInTx,
+    /**
+     * The link, its mail and its audit row in one commit: either all exist or none does.
+     * `entry` gets the new mail's id (the audit row names it). Answers the mail's id.
+     */
+    issue: async (r: Omit<MagicLinkRow, "used_at">, mail: OutgoingMail, entry: (mailId: string) => AuditEntry): Promise<string> =>
+      pg.begin(async (tx) => {
+        await insertInTx(tx, r);
+        const mailId = await others.mail.enqueueInTx(tx, mail, r.created_at);
+        await others.security.auditInTx(tx, entry(mailId), r.created_at);
+        return mailId;
+      }),
+    target: async (tenantId: string, email: string): Promise<MagicLinkTarget | null> =>
+      pg.one<MagicLinkTarget>`SELECT u.*, t.subdomain, t.name AS tenant_name FROM users u JOIN tenants t ON t.id = u.tenant_id
+        WHERE u.tenant_id = ${tenantId} AND u.email = ${email}`,
+    /**
+     * A request without a tenant: the address alone, across workspaces (oldest membership first).
+     * Proven addresses win: unproven accounts count only when the address has no proven one, so a
+     * workspace someone else opened with this address receives no link (issue 16).
+     */
+    targetsAnyTenant: async (email: string): Promise<MagicLinkTarget[]> => [
+      ...(await pg.all<MagicLinkTarget>`SELECT u.*, t.subdomain, t.name AS tenant_name FROM users u JOIN tenants t ON t.id = u.tenant_id
+        WHERE u.email = ${email}
+          AND (u.email_verified_at IS NOT NULL OR NOT EXISTS (SELECT 1 FROM users v WHERE v.email = ${email} AND v.email_verified_at IS NOT NULL))
+          AND t.disabled_at IS NULL
+        ORDER BY u.created_at, u.id LIMIT ${MAX_WORKSPACES_PER_REQUEST}`),
+    ],
+    /** The token is looked up by its hash alone: it names its tenant. Live only. */
+    live: async (tokenHash: string, now: number): Promise<MagicLinkRow | null> =>
+      pg.one<MagicLinkRow>`SELECT token_hash, tenant_id, user_id, expires_at, used_at, created_at FROM magic_links
+        WHERE token_hash = ${tokenHash} AND used_at IS NULL AND expires_at > ${now}`,
+    /**
+     * Marks the link used; answers its user, or null when it was used, expired or unknown. Single
+     * use across instances: a second UPDATE waits for the first and then finds used_at set.
+     * Signing in with one link retires the user's other links and proves the address.
+     */
+    consume: async (tokenHash: string, tenantId: string, now: number): Promise<{ tenant_id: string; user_id: string } | null> =>
+      pg.begin(async (tx) => {
+        // The user row first: two of a user's links used at once queue here, instead of each
+        // holding its own link while retiring the other's (a deadlock). The second then finds
+        // its link retired.
+        const owner = await tx.one<{ user_id: string }>`SELECT user_id FROM magic_links WHERE tenant_id = ${tenantId} AND token_hash = ${tokenHash}`;
+        if (!owner) return null;
+        await lockUserInTx(tx, tenantId, owner.user_id);
+        const row = await tx.one<{ tenant_id: string; user_id: string }>`UPDATE magic_links SET used_at = ${now}
+          WHERE tenant_id = ${tenantId} AND token_hash = ${tokenHash} AND used_at IS NULL AND expires_at > ${now}
+          RETURNING tenant_id, user_id`;
+        if (!row) return null;
+        await tx.run`UPDATE magic_links SET used_at = ${now} WHERE tenant_id = ${row.tenant_id} AND user_id = ${row.user_id} AND used_at IS NULL`;
+        await tx.run`UPDATE users SET email_verified_at = ${now} WHERE tenant_id = ${row.tenant_id} AND id = ${row.user_id} AND email_verified_at IS NULL`;
+        return { tenant_id: row.tenant_id, user_id: row.user_id };
+      }),
+    /** Deletes links that expired before `before`; answers how many. */
+    purgeExpired: async (before: number): Promise<number> => pg.run`DELETE FROM magic_links WHERE expires_at < ${before}`,
+  };
+}
+
+export type PostgresMagicLinksStore = ReturnType<typeof createPostgresMagicLinksStore>;
