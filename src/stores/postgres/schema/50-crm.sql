@@ -4,7 +4,7 @@
 CREATE TABLE pipeline_stages (
   tenant_id   text NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
   id          text COLLATE "C" NOT NULL,
-  key         text NOT NULL,
+  key         text COLLATE "C" NOT NULL,
   name        text NOT NULL,
   color       text NOT NULL,
   position    integer NOT NULL,
@@ -64,7 +64,7 @@ CREATE TABLE deals (
   account_id     text NOT NULL,
   contact_id     text,
   assigned_to    text,
-  stage          text NOT NULL,
+  stage          text COLLATE "C" NOT NULL,
   value_cents    bigint NOT NULL DEFAULT 0,
   currency       text NOT NULL DEFAULT 'USD',
   close_date     text,                  -- YYYY-MM-DD

@@ -1,0 +1,136 @@
+import { newId } from "../../db/ids";
+import { DEFAULT_STAGES, sortKey } from "../../crm/model";
+import type { AccountRow, ContactRow, PipelineStageRow } from "../../crm/repo";
+import type { Pg, PgTx } from "./database";
+import { createPostgresDealsStore, lockCrmExclusive } from "./deals";
+
+type Listed<T> = { rows: T[]; total: number };
+
+// The searches of the account and contact lists (a LIKE pattern from containsPattern, or null).
+const ACCOUNT_FILTER = `tenant_id = $1 AND ($2::text IS NULL OR lower(name) LIKE $2 ESCAPE '\\' OR lower(domain) LIKE $2 ESCAPE '\\')`;
+const CONTACT_FILTER = `tenant_id = $1 AND ($2::text IS NULL OR lower(first_name || ' ' || coalesce(last_name, '')) LIKE $2 ESCAPE '\\'
+  OR lower(coalesce(email, '')) LIKE $2 ESCAPE '\\')`;
+
+/**
+ * PostgreSQL twin of src/crm/repo.ts: stages, accounts and contacts, with the same functions and
+ * results. Where SQLite relied on being the only writer, each write here says what makes it safe
+ * with transactions running at once (see also deals.ts on the tenant's CRM lock).
+ */
+export function createPostgresCrmStore(pg: Pg) {
+  const deals = createPostgresDealsStore(pg);
+
+  const insertStageInTx = (tx: PgTx | Pg, s: PipelineStageRow) => tx.run`
+    INSERT INTO pipeline_stages (id, tenant_id, key, name, color, position, probability, is_won, is_lost, created_at)
+    VALUES (${s.id}, ${s.tenant_id}, ${s.key}, ${s.name}, ${s.color}, ${s.position}, ${s.probability}, ${s.is_won}, ${s.is_lost}, ${s.created_at})`;
+
+  return {
+    deals,
+    /** Run inside signup's (or tenant creation's) transaction: the default pipeline. */
+    async seedDefaultStagesInTx(tx: PgTx, tenantId: string, now: number): Promise<void> {
+      for (const [i, s] of DEFAULT_STAGES.entries()) {
+        await insertStageInTx(tx, { id: newId(), tenant_id: tenantId, key: s.key, name: s.name, color: s.color, position: i, probability: s.probability, is_won: s.is_won, is_lost: s.is_lost, created_at: now });
+      }
+    },
+    stages: async (tenantId: string) =>
+      pg.all<PipelineStageRow>`SELECT * FROM pipeline_stages WHERE tenant_id = ${tenantId} ORDER BY position, key COLLATE "C"`,
+    stage: async (tenantId: string, key: string) => pg.one<PipelineStageRow>`SELECT * FROM pipeline_stages WHERE tenant_id = ${tenantId} AND key = ${key}`,
+    /**
+     * A new stage, last unless a position is given. Under the tenant's CRM lock, so that two new
+     * stages never take the same next position and a reorder running meanwhile sees every stage.
+     * A duplicate key throws the unique violation, as on SQLite (the service maps it).
+     */
+    async insertStage(s: Omit<PipelineStageRow, "position"> & { position: number | null }): Promise<PipelineStageRow> {
+      return pg.begin(async (tx) => {
+        await lockCrmExclusive(tx, s.tenant_id);
+        const position =
+          s.position ?? (await tx.one<{ p: number }>`SELECT coalesce(max(position) + 1, 0) AS p FROM pipeline_stages WHERE tenant_id = ${s.tenant_id}`)!.p;
+        await insertStageInTx(tx, { ...s, position });
+        return { ...s, position };
+      });
+    },
+
+    account: async (tenantId: string, id: string) => pg.one<AccountRow>`SELECT * FROM accounts WHERE tenant_id = ${tenantId} AND id = ${id}`,
+    async insertAccount(a: AccountRow): Promise<void> {
+      await pg.run`INSERT INTO accounts (id, tenant_id, name, domain, industry, created_at, updated_at)
+        VALUES (${a.id}, ${a.tenant_id}, ${a.name}, ${a.domain}, ${a.industry}, ${a.created_at}, ${a.created_at})`;
+    },
+    /** A new name shows at once in every deal of the account: same transaction, deal writes held off (CRM lock). */
+    async updateAccount(a: AccountRow, renamed: boolean): Promise<void> {
+      await pg.begin(async (tx) => {
+        if (renamed) await lockCrmExclusive(tx, a.tenant_id);
+        await tx.run`UPDATE accounts SET name = ${a.name}, domain = ${a.domain}, industry = ${a.industry}, updated_at = ${a.updated_at}
+          WHERE tenant_id = ${a.tenant_id} AND id = ${a.id}`;
+        if (renamed) await deals.refreshNamesInTx(tx, a.tenant_id, "account", a.id);
+      });
+    },
+    /**
+     * False when deals still name the account (they need one). The account is locked first: a deal
+     * being created for it (which locks it FOR KEY SHARE) either commits before the check sees it,
+     * or waits and then finds the account gone.
+     */
+    async deleteAccount(tenantId: string, id: string): Promise<boolean> {
+      return pg.begin(async (tx) => {
+        await tx.run`SELECT 1 FROM accounts WHERE tenant_id = ${tenantId} AND id = ${id} FOR UPDATE`;
+        if (await tx.one`SELECT 1 AS one FROM deals WHERE tenant_id = ${tenantId} AND account_id = ${id} LIMIT 1`) return false;
+        await tx.run`DELETE FROM accounts WHERE tenant_id = ${tenantId} AND id = ${id}`;
+        return true;
+      });
+    },
+    async listAccounts(tenantId: string, pattern: string | null, limit: number, offset: number): Promise<Listed<AccountRow>> {
+      const [rows, count] = await Promise.all([
+        pg.unsafe<AccountRow>(`SELECT * FROM accounts WHERE ${ACCOUNT_FILTER} ORDER BY created_at DESC, id DESC LIMIT $3 OFFSET $4`, [tenantId, pattern, limit, offset]),
+        pg.unsafe<{ n: number }>(`SELECT count(*) AS n FROM accounts WHERE ${ACCOUNT_FILTER}`, [tenantId, pattern]),
+      ]);
+      return { rows: [...rows], total: count[0]!.n };
+    },
+
+    contact: async (tenantId: string, id: string) => pg.one<ContactRow>`SELECT * FROM contacts WHERE tenant_id = ${tenantId} AND id = ${id}`,
+    async insertContact(c: ContactRow): Promise<void> {
+      await pg.run`INSERT INTO contacts (id, tenant_id, first_name, last_name, email, phone, account_id, created_at, updated_at)
+        VALUES (${c.id}, ${c.tenant_id}, ${c.first_name}, ${c.last_name}, ${c.email}, ${c.phone}, ${c.account_id}, ${c.created_at}, ${c.created_at})`;
+    },
+    async updateContact(c: ContactRow, renamed: boolean): Promise<void> {
+      await pg.begin(async (tx) => {
+        if (renamed) await lockCrmExclusive(tx, c.tenant_id);
+        await tx.run`UPDATE contacts SET first_name = ${c.first_name}, last_name = ${c.last_name}, email = ${c.email}, phone = ${c.phone},
+            account_id = ${c.account_id}, updated_at = ${c.updated_at}
+          WHERE tenant_id = ${c.tenant_id} AND id = ${c.id}`;
+        if (renamed) await deals.refreshNamesInTx(tx, c.tenant_id, "contact", c.id);
+      });
+    },
+    /** The contact's deals keep going, without a contact (CRM lock: no deal write names it meanwhile). */
+    async deleteContact(tenantId: string, id: string): Promise<void> {
+      await pg.begin(async (tx) => {
+        await lockCrmExclusive(tx, tenantId);
+        await deals.detachContactInTx(tx, tenantId, id);
+        await tx.run`DELETE FROM contacts WHERE tenant_id = ${tenantId} AND id = ${id}`;
+      });
+    },
+    async listContacts(tenantId: string, pattern: string | null, limit: number, offset: number): Promise<Listed<ContactRow>> {
+      const [rows, count] = await Promise.all([
+        pg.unsafe<ContactRow>(`SELECT * FROM contacts WHERE ${CONTACT_FILTER} ORDER BY created_at DESC, id DESC LIMIT $3 OFFSET $4`, [tenantId, pattern, limit, offset]),
+        pg.unsafe<{ n: number }>(`SELECT count(*) AS n FROM contacts WHERE ${CONTACT_FILTER}`, [tenantId, pattern]),
+      ]);
+      return { rows: [...rows], total: count[0]!.n };
+    },
+
+    /**
+     * Called by the users feature inside the transaction that renames a user (or changes their
+     * address): every deal assigned to them shows, and sorts by, the new name at once. One UPDATE
+     * of constants: a deal written meanwhile is re-checked and set too (see deals.ts).
+     */
+    async assigneeRenamedInTx(tx: PgTx, tenantId: string, userId: string, fullName: string | null, email: string): Promise<void> {
+      await tx.run`UPDATE deals SET assignee_key = ${fullName === null ? null : sortKey(fullName)}, assignee_name = ${fullName}, assignee_email = ${email}
+        WHERE tenant_id = ${tenantId} AND assigned_to = ${userId}`;
+    },
+    /** Moves every deal of `fromUserId` to `to` (null: unassigned), inside the caller's transaction; answers how many. */
+    async dealsReassignedInTx(tx: PgTx, tenantId: string, fromUserId: string, to: { id: string; full_name: string | null; email: string } | null, now: number): Promise<number> {
+      const name = to?.full_name ?? null;
+      return tx.run`UPDATE deals SET assigned_to = ${to?.id ?? null}, assignee_key = ${name === null ? null : sortKey(name)}, assignee_name = ${name},
+          assignee_email = ${to?.email ?? null}, updated_at = ${now}
+        WHERE tenant_id = ${tenantId} AND assigned_to = ${fromUserId}`;
+    },
+  };
+}
+
+export type PostgresCrmStore = ReturnType<typeof createPostgresCrmStore>;

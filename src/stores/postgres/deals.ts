@@ -1,0 +1,215 @@
+import type { DealFields, DealJoined, DealRow, Missing, WriteResult } from "../../crm/deals-repo";
+import { DEAL_COLUMNS, TENANT_SPAN } from "../../crm/deals-repo";
+import { contactName, searchTextOf, sortKey } from "../../crm/model";
+import type { Pg, PgQueries, PgTx } from "./database";
+
+/**
+ * Concurrency on PostgreSQL (SQLite has one writer, so its deals repo reads then writes freely).
+ *
+ * A deal copies the names of its account, contact and assignee. Two kinds of writer keep those
+ * copies: deal writes (create, change) and renames (account, contact: they rewrite every copy).
+ * Each tenant has one advisory lock for this: deal writes take it shared (they run side by side),
+ * and the CRM's rewrites of many deals (account and contact renames, a contact's deletion, stage
+ * changes) take it exclusive, always as their first step, so no deal write is half-way while a
+ * rename reads and rewrites the copies, and no cycle of waits can form.
+ *
+ * A member's rename runs in the users feature's transaction, which has locked the user's row
+ * before it reaches us, so it cannot take that lock first; its UPDATE of the deals sets constants,
+ * which PostgreSQL re-applies to a deal changed meanwhile (READ COMMITTED re-checks a row updated
+ * by a transaction it waited for). A deal write therefore locks its deal before reading the
+ * assignee, and locks a newly named assignee FOR SHARE (waiting for a rename in flight).
+ */
+export const crmLockKey = (tenantId: string) => `crm:${tenantId}`;
+export const lockCrmShared = (tx: PgQueries, tenantId: string) =>
+  tx.run`SELECT pg_advisory_xact_lock_shared(hashtextextended(${crmLockKey(tenantId)}, 0))`;
+export const lockCrmExclusive = (tx: PgQueries, tenantId: string) =>
+  tx.run`SELECT pg_advisory_xact_lock(hashtextextended(${crmLockKey(tenantId)}, 0))`;
+
+/**
+ * The first of `n` deal numbers of the tenant's range (see TENANT_SPAN), allocated atomically: the
+ * UPDATE locks the tenant's counter row until the transaction ends, so two creations never share
+ * a number. A tenant's first deal makes its row; the tenant number is max + 1 under a global
+ * advisory lock (rare: once per organization), and ON CONFLICT covers a racing first deal.
+ */
+export async function allocateSeqsInTx(tx: PgTx, tenantId: string, n: number): Promise<number> {
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const r = await tx.one<{ tenant_no: number; first: number }>`
+      UPDATE crm_tenants SET next_deal = next_deal + ${n} WHERE tenant_id = ${tenantId}
+      RETURNING tenant_no, next_deal - ${n} AS first`;
+    if (r) return r.tenant_no * TENANT_SPAN + r.first;
+    await tx.run`SELECT pg_advisory_xact_lock(hashtextextended('crm_tenants.tenant_no', 0))`;
+    await tx.run`INSERT INTO crm_tenants (tenant_id, tenant_no, next_deal)
+      SELECT ${tenantId}, coalesce(max(tenant_no), 0) + 1, 0 FROM crm_tenants ON CONFLICT (tenant_id) DO NOTHING`;
+  }
+  throw new Error("crm_tenants row missing after insert");
+}
+
+type StageData = { key: string; stage_id: string; stage_name: string; stage_color: string; is_won: number; is_lost: number };
+type Named = { seq: number; title: string; notes: string | null; account_name: string; first_name: string | null; last_name: string | null };
+type Copies = [string, string | null, string | null, string, string, string | null, string | null, string | null];
+
+/** PostgreSQL twin of src/crm/deals-repo.ts (same functions; `…InTx` helpers take the transaction first). */
+export function createPostgresDealsStore(pg: Pg) {
+  async function withStages(tenantId: string, rows: DealJoined[], q: PgQueries = pg): Promise<DealJoined[]> {
+    if (rows.length === 0) return rows;
+    const list = await q.all<StageData>`
+      SELECT key, id AS stage_id, name AS stage_name, color AS stage_color, is_won, is_lost FROM pipeline_stages WHERE tenant_id = ${tenantId}`;
+    const stages = new Map(list.map((s) => [s.key, s]));
+    for (const r of rows) {
+      const s = stages.get(r.stage);
+      r.stage_id = s?.stage_id ?? null;
+      r.stage_name = s?.stage_name ?? null;
+      r.stage_color = s?.stage_color ?? null;
+      r.is_won = s?.is_won ?? 0;
+      r.is_lost = s?.is_lost ?? 0;
+    }
+    return rows;
+  }
+
+  /**
+   * The copied names and keys of a deal, from what it references; or what is missing. Account and
+   * contact are locked FOR KEY SHARE (a deletion waits for us, or we see it gone); the assignee is
+   * locked FOR SHARE when `assigneeChanged` (a rename in flight finishes first; see above).
+   */
+  async function copiesInTx(tx: PgTx, tenantId: string, f: DealFields, assigneeChanged: boolean): Promise<{ missing: Missing } | { copies: Copies }> {
+    const account = await tx.one<{ name: string }>`SELECT name FROM accounts WHERE tenant_id = ${tenantId} AND id = ${f.account_id} FOR KEY SHARE`;
+    if (!account) return { missing: "account_id" };
+    let contact: string | null = null;
+    if (f.contact_id !== null) {
+      const c = await tx.one<{ first_name: string; last_name: string | null }>`
+        SELECT first_name, last_name FROM contacts WHERE tenant_id = ${tenantId} AND id = ${f.contact_id} FOR KEY SHARE`;
+      if (!c) return { missing: "contact_id" };
+      contact = contactName(c.first_name, c.last_name);
+    }
+    let user: { full_name: string | null; email: string } | null = null;
+    if (f.assigned_to !== null) {
+      user = assigneeChanged
+        ? await tx.one`SELECT full_name, email FROM users WHERE tenant_id = ${tenantId} AND id = ${f.assigned_to} FOR SHARE`
+        : await tx.one`SELECT full_name, email FROM users WHERE tenant_id = ${tenantId} AND id = ${f.assigned_to}`;
+      if (!user) return { missing: "assigned_to" };
+    }
+    const stage = await tx.one`SELECT 1 AS one FROM pipeline_stages WHERE tenant_id = ${tenantId} AND key = ${f.stage}`;
+    if (!stage) return { missing: "stage" };
+    const assignee = user?.full_name ?? null;
+    return {
+      copies: [
+        sortKey(account.name),
+        contact === null ? null : sortKey(contact),
+        assignee === null ? null : sortKey(assignee),
+        searchTextOf(f.title, f.notes, account.name, contact),
+        account.name,
+        contact,
+        assignee,
+        user?.email ?? null,
+      ],
+    };
+  }
+
+  const namedSql = (by: "account" | "contact") => `SELECT d.seq, d.title, d.notes, a.name AS account_name, c.first_name, c.last_name
+    FROM deals d JOIN accounts a ON a.tenant_id = d.tenant_id AND a.id = d.account_id
+    LEFT JOIN contacts c ON c.tenant_id = d.tenant_id AND c.id = d.contact_id
+    WHERE d.tenant_id = $1 AND d.${by}_id = $2`;
+
+  /** Writes the copies of `rows` in one statement (unnest of parallel arrays). */
+  async function setNamesInTx(tx: PgTx, tenantId: string, rows: Named[], withContact: boolean): Promise<void> {
+    if (rows.length === 0) return;
+    const seqs: number[] = [];
+    const accountKeys: string[] = [];
+    const contactKeys: Array<string | null> = [];
+    const texts: string[] = [];
+    const accounts: string[] = [];
+    const contacts: Array<string | null> = [];
+    for (const r of rows) {
+      const contact = withContact && r.first_name !== null ? contactName(r.first_name, r.last_name) : null;
+      seqs.push(r.seq);
+      accountKeys.push(sortKey(r.account_name));
+      contactKeys.push(contact === null ? null : sortKey(contact));
+      texts.push(searchTextOf(r.title, r.notes, r.account_name, contact));
+      accounts.push(r.account_name);
+      contacts.push(contact);
+    }
+    await tx.unsafe(
+      `UPDATE deals d SET account_key = u.ak, contact_key = u.ck, search_text = u.st, account_name = u.an, contact_name = u.cn
+         FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[]) AS u(seq, ak, ck, st, an, cn)
+        WHERE d.tenant_id = $1 AND d.seq = u.seq`,
+      [tenantId, seqs, accountKeys, contactKeys, texts, accounts, contacts],
+    );
+  }
+
+  const insertDealInTx = (tx: PgTx, seq: number, id: string, tenantId: string, now: number, f: DealFields, k: Copies) => tx.run`
+    INSERT INTO deals (seq, id, tenant_id, created_at, updated_at, title, account_id, contact_id, assigned_to, stage, value_cents, currency,
+      close_date, probability, notes, custom_data, title_key, account_key, contact_key, assignee_key, search_text, account_name, contact_name,
+      assignee_name, assignee_email)
+    VALUES (${seq}, ${id}, ${tenantId}, ${now}, ${now}, ${f.title}, ${f.account_id}, ${f.contact_id}, ${f.assigned_to}, ${f.stage},
+      ${f.value_cents}, ${f.currency}, ${f.close_date}, ${f.probability}, ${f.notes}, ${f.custom_data}, ${sortKey(f.title)},
+      ${k[0]}, ${k[1]}, ${k[2]}, ${k[3]}, ${k[4]}, ${k[5]}, ${k[6]}, ${k[7]})`;
+
+  return {
+    async byId(tenantId: string, id: string): Promise<DealJoined | null> {
+      const [row] = await pg.unsafe<DealJoined>(`SELECT ${DEAL_COLUMNS} FROM deals WHERE tenant_id = $1 AND id = $2`, [tenantId, id]);
+      return row ? (await withStages(tenantId, [row]))[0]! : null;
+    },
+    /** Rows read elsewhere (the deal list's first pages) with their stage's data. Async here (SQLite's is not). */
+    withStages: (tenantId: string, rows: DealJoined[]): Promise<DealJoined[]> => withStages(tenantId, rows),
+    /** The rows of one page, in the order of `seqs`. */
+    async bySeqs(tenantId: string, seqs: number[]): Promise<DealJoined[]> {
+      if (seqs.length === 0) return [];
+      const rows = await pg.unsafe<DealJoined>(`SELECT ${DEAL_COLUMNS} FROM deals WHERE tenant_id = $1 AND seq = ANY($2::bigint[])`, [tenantId, seqs]);
+      const at = new Map(rows.map((r) => [r.seq, r]));
+      return withStages(tenantId, seqs.map((s) => at.get(s)).filter((r): r is DealJoined => r !== undefined));
+    },
+
+    async insert(tenantId: string, id: string, f: DealFields, now: number): Promise<WriteResult> {
+      return pg.begin(async (tx) => {
+        await lockCrmShared(tx, tenantId);
+        const k = await copiesInTx(tx, tenantId, f, true);
+        if ("missing" in k) return { ok: false, missing: k.missing };
+        // The number last: the counter row stays locked only for the INSERT.
+        await insertDealInTx(tx, await allocateSeqsInTx(tx, tenantId, 1), id, tenantId, now, f, k.copies);
+        return { ok: true };
+      });
+    },
+
+    /** `change` gets the stored fields (the deal locked) and answers the new ones, inside the transaction. */
+    async update(tenantId: string, id: string, change: (current: DealFields) => DealFields, now: number): Promise<WriteResult> {
+      return pg.begin(async (tx) => {
+        await lockCrmShared(tx, tenantId);
+        const current = await tx.one<DealRow>`SELECT * FROM deals WHERE tenant_id = ${tenantId} AND id = ${id} FOR UPDATE`;
+        if (!current) return { ok: false, notFound: true };
+        const f = change(current);
+        const k = await copiesInTx(tx, tenantId, f, f.assigned_to !== current.assigned_to);
+        if ("missing" in k) return { ok: false, missing: k.missing };
+        const c = k.copies;
+        await tx.run`
+          UPDATE deals SET updated_at = ${now}, title = ${f.title}, account_id = ${f.account_id}, contact_id = ${f.contact_id},
+            assigned_to = ${f.assigned_to}, stage = ${f.stage}, value_cents = ${f.value_cents}, currency = ${f.currency},
+            close_date = ${f.close_date}, probability = ${f.probability}, notes = ${f.notes}, custom_data = ${f.custom_data},
+            title_key = ${sortKey(f.title)}, account_key = ${c[0]}, contact_key = ${c[1]}, assignee_key = ${c[2]}, search_text = ${c[3]},
+            account_name = ${c[4]}, contact_name = ${c[5]}, assignee_name = ${c[6]}, assignee_email = ${c[7]}
+          WHERE tenant_id = ${tenantId} AND id = ${id}`;
+        return { ok: true };
+      });
+    },
+
+    async remove(tenantId: string, id: string): Promise<boolean> {
+      return (await pg.run`DELETE FROM deals WHERE tenant_id = ${tenantId} AND id = ${id}`) > 0;
+    },
+
+    /**
+     * After an account or contact is renamed (same transaction, which holds the tenant's CRM lock
+     * exclusively): the deals naming it follow.
+     */
+    async refreshNamesInTx(tx: PgTx, tenantId: string, by: "account" | "contact", id: string): Promise<void> {
+      await setNamesInTx(tx, tenantId, await tx.unsafe<Named>(namedSql(by), [tenantId, id]), true);
+    },
+
+    /** Before a contact is deleted (same transaction, CRM lock exclusive): its deals lose the contact and its name. */
+    async detachContactInTx(tx: PgTx, tenantId: string, contactId: string): Promise<void> {
+      const rows = await tx.unsafe<Named>(namedSql("contact"), [tenantId, contactId]);
+      await tx.run`UPDATE deals SET contact_id = NULL WHERE tenant_id = ${tenantId} AND contact_id = ${contactId}`;
+      await setNamesInTx(tx, tenantId, rows, false);
+    },
+  };
+}
+
+export type PostgresDealsStore = ReturnType<typeof createPostgresDealsStore>;

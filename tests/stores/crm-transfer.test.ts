@@ -1,0 +1,167 @@
+/** Contract of the CSV transfer store (keyset export chunks, all-or-nothing import) on every backend. */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { toIso } from "../../src/db/ids";
+import { csvLine } from "../../src/http/csv";
+import { formatCents } from "../../src/crm/money";
+import type { SortDir, SortField } from "../../src/crm/model";
+import type { DealCursor, ExportFilter, ImportDeal } from "../../src/crm/transfer-repo";
+import { CRM_BACKENDS, type CrmBackend, dealFields } from "./crm-support";
+
+const SORTS: SortField[] = ["title", "value", "stage", "probability", "close_date", "created_at", "updated_at", "account_name", "contact_name", "assignee_name"];
+const decoder = new TextDecoder();
+
+for (const backend of CRM_BACKENDS) {
+  describe(`CSV transfer (${backend.name})`, () => {
+    let b: CrmBackend;
+    beforeAll(async () => {
+      b = await backend.fresh();
+      await b.addTenant("t1");
+      await b.addTenant("t2");
+      await b.addUser("t1", "u1", "ann@x.test", "Ann");
+      await b.addUser("t1", "u2", "zed@x.test", "Zed");
+      for (const [id, name, at] of [["a1", "Acme", 1], ["a2", "=Evil, \"Co\"", 2], ["a3", "Beta", 3]] as const) {
+        await b.crm.insertAccount({ id, tenant_id: "t1", name, domain: id === "a3" ? "beta.test" : null, industry: null, created_at: at, updated_at: at });
+      }
+      await b.crm.insertAccount({ id: "a9", tenant_id: "t2", name: "Other", domain: null, industry: null, created_at: 1, updated_at: 1 });
+      await b.crm.insertContact({ id: "c1", tenant_id: "t1", first_name: "Carla", last_name: "Diaz", email: null, phone: null, account_id: "a1", created_at: 5, updated_at: 5 });
+      await b.crm.insertContact({ id: "c2", tenant_id: "t1", first_name: "Bo", last_name: null, email: "bo@x.test", phone: "+1 2", account_id: null, created_at: 6, updated_at: 6 });
+      // Deals with ties and nulls in every nullable order; created_at ties broken by id.
+      const rows = [
+        ["d01", "Zeta", "a1", "c1", "u1", "new", 500, "2026-03-01", 10, "line1\nline2"],
+        ["d02", "alpha", "a2", null, null, "won", 100, null, null, null],
+        ["d03", "Mid, \"q\"", "a3", "c2", "u2", "new", 100, "2026-01-01", 10, "-1"],
+        ["d04", "alpha", "a1", null, "u1", "lost", 0, "2026-03-01", null, null],
+        ["d05", " padded ", "a3", "c1", null, "qualified", 99999, null, 90, "=SUM(A1)"],
+        ["d06", "Ünïcode", "a2", "c2", "u2", "won", 7, "2025-12-31", 50, null],
+        ["d07", "last", "a1", null, null, "new", 250, null, null, null],
+      ] as const;
+      for (const [i, [id, title, account_id, contact_id, assigned_to, stage, value_cents, close_date, probability, notes]] of rows.entries()) {
+        const f = dealFields({ title, account_id, contact_id, assigned_to, stage, value_cents, close_date, probability, notes, custom_data: i === 0 ? '{"a":"b,c"}' : null });
+        expect(await b.crm.deals.insert("t1", id, f, 1_700_000_000_000 + (i % 3) * 1000)).toEqual({ ok: true });
+      }
+      await b.crm.deals.insert("t2", "d99", dealFields({ title: "elsewhere", account_id: "a9" }), 1);
+    });
+    afterAll(() => b.close());
+
+    const walk = async (f: ExportFilter, limit: number) => {
+      let after: DealCursor | null = null;
+      let out = "";
+      for (let i = 0; i < 100; i++) {
+        const { csv, next } = await b.transfer.dealsCsvAfter("t1", f, after, limit);
+        if (csv !== null) out += decoder.decode(csv);
+        if (next === null) return out;
+        after = next;
+      }
+      throw new Error("export did not end");
+    };
+    const filter = (sortBy: SortField, sortDir: SortDir, o: Partial<ExportFilter> = {}): ExportFilter => ({ stages: null, assignee: null, search: null, sortBy, sortDir, ...o });
+    const ids = (csv: string) => csv.split("\r\n").filter((l) => /^d\d\d,/.test(l)).map((l) => l.slice(0, 3));
+
+    test("a deal's line holds the cells csvCell writes", async () => {
+      const csv = await walk(filter("created_at", "asc"), 1000);
+      const d = (await b.crm.deals.byId("t1", "d01"))!;
+      const line = csvLine([d.id, d.title, formatCents(d.value_cents), d.currency, d.stage, "New", d.probability, d.close_date, d.account_name, d.contact_name,
+        d.assignee_name, d.assignee_email, d.notes, d.custom_data, toIso(d.created_at), toIso(d.updated_at)]);
+      expect(csv.startsWith(line)).toBe(true);
+      expect(csv).toContain(`d02,alpha,1.00,USD,won,Won,,,"'=Evil, ""Co""",,,,,,`);
+      expect(csv).toContain(`d05," padded ",999.99,USD,qualified,Qualified,90,,Beta,Carla Diaz,,,'=SUM(A1),,`);
+      expect(ids(csv).length).toBe(7);
+    });
+
+    test("every order, both ways, walked in chunks of 2, gives the one-chunk file in the expected order", async () => {
+      const deals = await Promise.all(["d01", "d02", "d03", "d04", "d05", "d06", "d07"].map(async (id) => (await b.rows<Record<string, unknown>>(
+        "SELECT id, title_key, value_cents, stage, probability, close_date, created_at, updated_at, account_key, contact_key, assignee_key FROM deals WHERE tenant_id = $1 AND id = $2", ["t1", id]))[0]!));
+      const col: Record<SortField, string> = { title: "title_key", value: "value_cents", stage: "stage", probability: "probability", close_date: "close_date",
+        created_at: "created_at", updated_at: "updated_at", account_name: "account_key", contact_name: "contact_key", assignee_name: "assignee_key" };
+      for (const sortBy of SORTS) {
+        for (const sortDir of ["asc", "desc"] as const) {
+          const k = col[sortBy];
+          const sign = sortDir === "asc" ? 1 : -1;
+          const expected = [...deals].sort((x, y) => {
+            const a = x[k] as string | number | null;
+            const c = y[k] as string | number | null;
+            if (a === null || c === null) return a === c ? sign * ((x.id as string) < (y.id as string) ? -1 : 1) : a === null ? 1 : -1;
+            if (a !== c) return sign * (a < c ? -1 : 1);
+            return sign * ((x.id as string) < (y.id as string) ? -1 : 1);
+          }).map((d) => d.id);
+          const whole = await walk(filter(sortBy, sortDir), 1000);
+          expect({ sortBy, sortDir, ids: ids(whole) }).toEqual({ sortBy, sortDir, ids: expected as string[] });
+          for (const limit of [1, 2, 3]) expect(await walk(filter(sortBy, sortDir), limit)).toBe(whole);
+        }
+      }
+    });
+
+    test("filters: stages, an assignee, unassigned, a search; none reaches another tenant", async () => {
+      expect(ids(await walk(filter("created_at", "asc", { stages: ["won", "lost"] }), 2))).toEqual(["d04", "d02", "d06"]);
+      expect(ids(await walk(filter("title", "asc", { assignee: "u1" }), 1))).toEqual(["d04", "d01"]);
+      expect(ids(await walk(filter("probability", "desc", { assignee: "" }), 1))).toEqual(["d05", "d07", "d02"]);
+      expect(ids(await walk(filter("created_at", "asc", { search: "beta" }), 2))).toEqual(["d05", "d03"]);
+      expect(ids(await walk(filter("created_at", "asc", { stages: [] }), 2))).toEqual([]);
+      expect(await walk(filter("created_at", "asc", { search: "elsewhere" }), 2)).toBe("");
+    });
+
+    test("accounts and contacts, newest first, after a row, with the list's search", async () => {
+      const first = await b.transfer.accountsAfter("t1", null, null, 2);
+      expect(first.map((a) => a.id)).toEqual(["a3", "a2"]);
+      expect((await b.transfer.accountsAfter("t1", null, first[1]!, 2)).map((a) => a.id)).toEqual(["a1"]);
+      expect((await b.transfer.accountsAfter("t1", "%beta%", null, 10)).map((a) => a.id)).toEqual(["a3"]);
+      const contacts = await b.transfer.contactsAfter("t1", null, null, 1);
+      expect(contacts).toEqual([{ id: "c2", tenant_id: "t1", first_name: "Bo", last_name: null, email: "bo@x.test", phone: "+1 2", account_id: null, created_at: 6, updated_at: 6, account_name: null }]);
+      expect((await b.transfer.contactsAfter("t1", null, contacts[0]!, 5)).map((c) => [c.id, c.account_name])).toEqual([["c1", "Acme"]]);
+      expect((await b.transfer.contactsAfter("t1", "%carla%", null, 5)).map((c) => c.id)).toEqual(["c1"]);
+    });
+
+    test("names: the tenant's accounts, contacts and members", async () => {
+      const n = await b.transfer.names("t1");
+      expect(n.accounts).toEqual([{ id: "a1", name: "Acme" }, { id: "a2", name: "=Evil, \"Co\"" }, { id: "a3", name: "Beta" }]);
+      expect(n.contacts).toEqual([{ id: "c1", first_name: "Carla", last_name: "Diaz", account_id: "a1" }, { id: "c2", first_name: "Bo", last_name: null, account_id: null }]);
+      expect([...n.users].sort((x, y) => (x.id < y.id ? -1 : 1))).toEqual([{ id: "u1", email: "ann@x.test", full_name: "Ann" }, { id: "u2", email: "zed@x.test", full_name: "Zed" }]);
+    });
+
+    const importDeal = (id: string, o: Partial<ImportDeal> = {}): ImportDeal => ({
+      ...dealFields({ account_id: "n1", title: `Imported ${id}` }), id, account_name: "New Co", contact_name: "Nina", assignee_name: "Ann", assignee_email: "ann@x.test",
+      contact_id: "nc1", assigned_to: "u1", ...o,
+    });
+    const audit = () => ({ tenantId: "t1", userId: null, action: "crm.import", ip: null, userAgent: null, detail: { deals: 2 } });
+
+    test("an import writes every row, numbers deals after the tenant's last, and its audit row", async () => {
+      const before = await b.rows<{ m: number }>("SELECT max(seq) AS m FROM deals WHERE tenant_id = $1", ["t1"]);
+      const ok = await b.transfer.importTx("t1", 9_000, (sink) => {
+        sink.account({ id: "n1", tenant_id: "t1", name: "New Co", domain: null, industry: null, created_at: 0, updated_at: 0 });
+        sink.contact({ id: "nc1", tenant_id: "t1", first_name: "Nina", last_name: null, email: null, phone: null, account_id: "n1", created_at: 0, updated_at: 0 });
+        sink.deal(importDeal("i1"));
+        sink.deal(importDeal("i2", { contact_id: null, contact_name: null, notes: "Hello" }));
+        return true;
+      }, audit);
+      expect(ok).toBe(true);
+      expect(await b.crm.account("t1", "n1")).toMatchObject({ name: "New Co", created_at: 9_000, updated_at: 9_000 });
+      expect(await b.crm.contact("t1", "nc1")).toMatchObject({ account_id: "n1", created_at: 9_000 });
+      const [i1, i2] = [(await b.crm.deals.byId("t1", "i1"))!, (await b.crm.deals.byId("t1", "i2"))!];
+      expect(i1).toMatchObject({ account_name: "New Co", contact_name: "Nina", assignee_name: "Ann", created_at: 9_000, stage_name: "New" });
+      expect([i1.seq, i2.seq]).toEqual([before[0]!.m + 1, before[0]!.m + 2]);
+      const [k] = await b.rows("SELECT title_key, account_key, contact_key, assignee_key, search_text FROM deals WHERE tenant_id = $1 AND id = $2", ["t1", "i2"]);
+      expect(k).toEqual({ title_key: "imported i2", account_key: "new co", contact_key: null, assignee_key: "ann", search_text: "imported i2\nhello\nnew co\n" });
+      expect(await b.rows("SELECT action, detail FROM audit_log WHERE tenant_id = $1", ["t1"])).toEqual([{ action: "crm.import", detail: '{"deals":2}' }]);
+      // The next single deal continues the numbering.
+      await b.crm.deals.insert("t1", "after", dealFields({ account_id: "a1" }), 9_001);
+      expect((await b.crm.deals.byId("t1", "after"))!.seq).toBe(i2.seq + 1);
+    });
+
+    test("an import whose reader fails, or whose write fails, leaves nothing behind", async () => {
+      const count = async () => (await b.rows<{ n: number }>("SELECT (SELECT count(*) FROM deals) + (SELECT count(*) FROM accounts) + (SELECT count(*) FROM audit_log) AS n"))[0]!.n;
+      const n = await count();
+      expect(await b.transfer.importTx("t1", 9_100, (sink) => {
+        sink.account({ id: "z1", tenant_id: "t1", name: "Z", domain: null, industry: null, created_at: 0, updated_at: 0 });
+        return false;
+      }, audit)).toBe(false);
+      await expect(b.transfer.importTx("t1", 9_100, (sink) => {
+        sink.account({ id: "z2", tenant_id: "t1", name: "Z", domain: null, industry: null, created_at: 0, updated_at: 0 });
+        sink.deal(importDeal("z-deal", { account_id: "z2", contact_id: null, assigned_to: null }));
+        sink.deal(importDeal("i1", { account_id: "z2", contact_id: null, assigned_to: null })); // an id taken: the INSERT fails
+        return true;
+      }, audit)).rejects.toThrow();
+      expect(await count()).toBe(n);
+      expect(await b.crm.account("t1", "z2")).toBeNull();
+    });
+  });
+}
