@@ -1,3 +1,4 @@
+import type { StagesStore } from "../../crm/stages-repo";
 import type { PipelineStageRow } from "../../crm/repo";
 import type { AuditEntry } from "../../security/repo";
 import type { Pg, PgTx } from "./database";
@@ -17,7 +18,7 @@ export interface PgAuditWriter {
  * UPDATE of `stage` by 51-deal-search.sql's triggers, which also drop a deleted stage's counters.
  */
 export function createPostgresStagesStore(pg: Pg, deps: { security: PgAuditWriter }) {
-  return {
+  const store = {
     byId: async (tenantId: string, id: string) => pg.one<PipelineStageRow>`SELECT * FROM pipeline_stages WHERE tenant_id = ${tenantId} AND id = ${id}`,
     hasDeals: async (tenantId: string, key: string) =>
       (await pg.one`SELECT 1 AS one FROM deals WHERE tenant_id = ${tenantId} AND stage = ${key} LIMIT 1`) !== null,
@@ -61,6 +62,7 @@ export function createPostgresStagesStore(pg: Pg, deps: { security: PgAuditWrite
       });
     },
   };
+  return store satisfies StagesStore;
 }
 
 export type PostgresStagesStore = ReturnType<typeof createPostgresStagesStore>;
