@@ -1,11 +1,20 @@
 import type { Pg } from "./database";
+import s10 from "./schema/10-tenants-users.sql" with { type: "text" };
+import s20 from "./schema/20-security.sql" with { type: "text" };
+import s30 from "./schema/30-auth.sql" with { type: "text" };
+import s40 from "./schema/40-mail-invitations.sql" with { type: "text" };
+import s50 from "./schema/50-crm.sql" with { type: "text" };
 
 /**
  * The PostgreSQL schema, one file per feature group, applied in this order (later files refer to
  * earlier tables). Imported as text so that the compiled binary carries them.
  */
 const FILES: Array<{ name: string; sql: string }> = [
-  // Each group adds its line: { name: "10-tenants-users.sql", sql: (await import("./schema/10-tenants-users.sql", { with: { type: "text" } })).default },
+  { name: "10-tenants-users.sql", sql: s10 },
+  { name: "20-security.sql", sql: s20 },
+  { name: "30-auth.sql", sql: s30 },
+  { name: "40-mail-invitations.sql", sql: s40 },
+  { name: "50-crm.sql", sql: s50 },
 ];
 
 /** Creates every table and index in an empty database (or schema), in one transaction. */
