@@ -154,22 +154,25 @@ async function main(): Promise<number> {
 
 /** The cluster to stop however the run ends (a failure, Ctrl-C, a kill by CI's timeout). */
 let stopOnExit: Cluster | null = null;
+function stopCluster(): void {
+  const c = stopOnExit;
+  stopOnExit = null;
+  c?.stop();
+}
 function interrupted(signal: NodeJS.Signals): void {
   child?.kill(signal);
-  stopOnExit?.stop();
-  stopOnExit = null;
+  stopCluster();
   process.exit(signal === "SIGINT" ? 130 : 143);
 }
 process.on("SIGINT", () => interrupted("SIGINT"));
 process.on("SIGTERM", () => interrupted("SIGTERM"));
-process.on("exit", () => stopOnExit?.stop());
+process.on("exit", stopCluster);
 
 if (import.meta.main) {
   try {
     process.exitCode = await main();
   } catch (e) {
-    stopOnExit?.stop();
-    stopOnExit = null;
+    stopCluster();
     process.stderr.write(`npm test: ${e instanceof Error ? e.message : String(e)}\n`);
     process.exitCode = 1;
   }
