@@ -96,7 +96,7 @@ export const CONFIG_FLAGS = new Set(SETTINGS.map((s) => s.flag));
 function parseValue(s: Setting, raw: string, where: string): unknown {
   // A secret (the JWT key, SMTP credentials inside the URL) is never echoed back; a database URL only with its password masked.
   const secret = s.key === "jwtSecret" || s.key === "encryptionKey" || s.key === "smtpUrl";
-  const shown = secret ? "" : `=${JSON.stringify(s.key === "databaseUrl" ? maskDatabaseUrl(raw) : raw)}`;
+  const shown = secret || (s.key === "databaseUrl" && !showableDatabaseUrl(raw)) ? "" : `=${JSON.stringify(s.key === "databaseUrl" ? maskDatabaseUrl(raw) : raw)}`;
   const bad = (why: string) => new ConfigError(`invalid ${where}${shown}: ${why}`);
   const value = raw.trim();
   switch (s.kind) {
@@ -163,6 +163,16 @@ function parseValue(s: Setting, raw: string, where: string): unknown {
     default:
       if (value === "") throw bad("must not be empty");
       return value;
+  }
+}
+
+/** Whether a mistaken database URL can be shown masked: a URL with its user part where a URL has it (else a password may sit anywhere). */
+function showableDatabaseUrl(raw: string): boolean {
+  try {
+    const url = new URL(raw.trim());
+    return /^postgres(ql)?:$/i.test(url.protocol) || url.password !== "";
+  } catch {
+    return false;
   }
 }
 
@@ -288,6 +298,10 @@ export const DEVELOPMENT_VARIABLES: readonly string[] = [
   "SUITE_FUZZ_VERBOSE",
   "SUITE_HTTP_FUZZ_SEED",
   "SUITE_HTTP_FUZZ_CONNECTIONS",
+  // npm test's PostgreSQL run (scripts/test.ts).
+  "SUITE_TEST_DATABASE_URL",
+  "SUITE_TEST_BACKEND",
+  "SUITE_TEST_SKIP_POSTGRES",
 ];
 
 /** Edits from `a` to `b`, a swap of two neighbours counting as one ("PROT" for "PORT"). */
