@@ -61,7 +61,13 @@ const norm = (p: string) => p.replace(/^\.\//, "");
 export function postgresPaths(given: string[]): string[] {
   const list = postgresTestFiles();
   if (given.length === 0) return list;
-  return given.filter((g) => list.some((p) => norm(g).startsWith(norm(p)) || norm(p).startsWith(norm(g))));
+  const out = new Set<string>();
+  for (const g of given) {
+    // A path inside a listed folder runs as given; a folder holding listed ones runs just those.
+    if (list.some((p) => `${norm(g)}/`.startsWith(norm(p)))) out.add(g);
+    else for (const p of list) if (norm(p).startsWith(norm(g).replace(/\/?$/, "/"))) out.add(p);
+  }
+  return [...out];
 }
 
 let child: ReturnType<typeof Bun.spawn> | null = null;
@@ -164,11 +170,10 @@ function interrupted(signal: NodeJS.Signals): void {
   stopCluster();
   process.exit(signal === "SIGINT" ? 130 : 143);
 }
-process.on("SIGINT", () => interrupted("SIGINT"));
-process.on("SIGTERM", () => interrupted("SIGTERM"));
-process.on("exit", stopCluster);
-
 if (import.meta.main) {
+  process.on("SIGINT", () => interrupted("SIGINT"));
+  process.on("SIGTERM", () => interrupted("SIGTERM"));
+  process.on("exit", stopCluster);
   try {
     process.exitCode = await main();
   } catch (e) {
