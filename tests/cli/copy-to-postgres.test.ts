@@ -2,9 +2,11 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { skippedBecause } from "../../src/cli/copy-to-postgres";
+import { AFTER_COPY, copyToPostgresCommand, skippedBecause } from "../../src/cli/copy-to-postgres";
+import { loadConfig } from "../../src/config";
 import { openDatabase } from "../../src/db/database";
 import { openPostgres } from "../../src/stores/postgres/database";
+import { migratePostgres } from "../../src/stores/postgres/migrate";
 import { testApp } from "../helpers";
 import { noteSecret } from "../security/ledger";
 import { type EmptyDatabase, TEST_DATABASE_URL, emptyPostgresDatabase } from "../support/pg-database";
@@ -115,6 +117,32 @@ describe.skipIf(!TEST_DATABASE_URL)("suite copy-to-postgres (PostgreSQL only: ru
     expect(line).not.toContain(PASSWORD);
     expect(await pg.one`SELECT count(*)::bigint AS n FROM deals`).toEqual(before);
     await pg.close();
+  });
+
+  test("derived PostgreSQL data: the copy fails (and leaves nothing) until an AFTER_COPY step rebuilds it, then holds what the step made", async () => {
+    const other = await emptyPostgresDatabase("copyderived");
+    const pg = openPostgres(other.url, { max: 1 });
+    try {
+      await migratePostgres(pg);
+      // A counters table as the deal list keeps on PostgreSQL: derived from deals, never copied.
+      await pg.unsafe("CREATE TABLE deal_counts (tenant_id text NOT NULL, n bigint NOT NULL, PRIMARY KEY (tenant_id))");
+      const config = loadConfig({}, { SUITE_DB: file, SUITE_DATABASE_URL: other.url });
+      const lines: string[] = [];
+      await expect(copyToPostgresCommand(config, (l) => lines.push(l))).rejects.toThrow(/deal_counts is empty after the copy though deals has rows: no AFTER_COPY step rebuilt it/);
+      expect(await pg.one`SELECT count(*)::bigint AS n FROM deals`).toEqual({ n: 0 });
+      AFTER_COPY.push({ name: "deal counts", run: async (tx) => void (await tx.run`INSERT INTO deal_counts SELECT tenant_id, count(*) FROM deals GROUP BY tenant_id`) });
+      try {
+        await copyToPostgresCommand(config, (l) => lines.push(l));
+      } finally {
+        AFTER_COPY.pop();
+      }
+      expect(lines).toContain("  rebuilt: deal counts");
+      expect(await pg.all`SELECT n FROM deal_counts ORDER BY n`).toEqual([{ n: 21 }, { n: 21 }]);
+      expect(await pg.one`SELECT count(*)::bigint AS n FROM deals`).toEqual({ n: 42 });
+    } finally {
+      await pg.close();
+      await other.drop();
+    }
   });
 
   test("without --database-url it says what it needs", async () => {
