@@ -86,7 +86,7 @@ export interface StoresOptions {
  * behind a gate every query waits for (see postgres/index.ts), and ping() answers whether it worked.
  */
 export function openStores(config: Config, opts: StoresOptions = {}): Stores & { db?: Db; pg?: Pg } {
-  const url = (config as Config & { databaseUrl?: string | null }).databaseUrl;
+  const url = config.databaseUrl;
   if (url && !opts.db) {
     const { stores, pg } = openPostgresStores(config, url, { before: opts.pgBefore });
     return { ...stores, pg };

@@ -11,7 +11,7 @@ import { createPostgresInvitationsStore } from "./invitations";
 import { createPostgresMagicLinksStore } from "./magic-links";
 import { createPostgresMailStore } from "./mail";
 import { createPostgresMembersStore } from "./members";
-import { schemaFiles } from "./schema";
+import { migratePostgres } from "./migrate";
 import type { DealsQuery } from "../../crm/deals-query";
 import type { DemoSeedStore } from "../../crm/seed-store";
 import { createPostgresOidcStore } from "./oidc";
@@ -75,15 +75,6 @@ export type PostgresStores = ReturnType<typeof createPostgresStores>;
  * instance, compared by every later one, so that an instance started with another key file (a
  * machine the file was not copied to) refuses to start instead of signing everyone out.
  */
-// INTERIM until h-pginfra's migrate.ts merges.
-async function migratePostgres(pg: Pg): Promise<void> {
-  await pg.begin(async (tx) => {
-    await tx.unsafe("SELECT pg_advisory_xact_lock(hashtextextended('suite-migrate', 0))");
-    const t = await tx.one`SELECT 1 AS one FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = 'tenants'`;
-    if (!t) for (const f of schemaFiles()) await tx.unsafe(f.sql);
-  });
-}
-
 const keyCheck = (keys: ServerKeys): string =>
   createHash("sha256").update(`workspace-suite key check\n${KEY_NAMES.map((k) => keys[k]).join("\n")}`).digest("base64url");
 
