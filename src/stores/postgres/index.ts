@@ -2,6 +2,7 @@ import type { Stores } from "..";
 import type { Config } from "../../config";
 import { ConfigError } from "../../config";
 import { createHash } from "node:crypto";
+import { rmSync } from "node:fs";
 import { KEY_NAMES, type ServerKeys, generateKeys, keyFileOf, loadServerKeys, readKeyFile } from "../../security/key-file";
 import { createPostgresAccountTokensStore } from "./account-tokens";
 import { createPostgresAuditStore } from "./audit";
@@ -125,7 +126,9 @@ export function openPostgresStores(config: Config, url: string, opts: { max?: nu
     try {
       await opts.before;
       await migratePostgres(setup);
-      if (keyFile) await checkKeys(setup, keys, keyFile, !existed);
+      // A key file this start created for a database that refuses it goes again, so that the next
+      // start does not find it and take it for the right one.
+      if (keyFile) await checkKeys(setup, keys, keyFile, !existed).catch((e) => Promise.reject(existed ? e : (rmSync(keyFile, { force: true }), e)));
     } finally {
       await setup.close();
     }
