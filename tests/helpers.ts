@@ -5,6 +5,7 @@ import type { SqliteStores } from "../src/stores/sqlite";
 import { openDatabase } from "../src/db/database";
 import { openPostgres } from "../src/stores/postgres/database";
 import { openPostgresStores } from "../src/stores/postgres";
+import { PG_MIGRATIONS } from "../src/stores/postgres/migrate";
 import { schemaFiles } from "../src/stores/postgres/schema";
 import { noteHeaders, noteLog, noteRequestSecrets, noteResponseSecrets, noteSecret } from "./security/ledger";
 
@@ -63,7 +64,7 @@ let template: Promise<string> | null = null;
 function migratedTemplate(server: string): Promise<string> {
   template ??= (async () => {
     await dropStale(server);
-    const hash = new Bun.CryptoHasher("sha256").update(schemaFiles().map((f) => f.sql).join("\n")).digest("hex").slice(0, 16);
+    const hash = new Bun.CryptoHasher("sha256").update([...schemaFiles().map((f) => f.sql), ...PG_MIGRATIONS.map((m) => m.sql)].join("\n")).digest("hex").slice(0, 16);
     const name = `suite_tpl_${hash}`;
     const admin = openPostgres(server, { max: 1 });
     try {
@@ -192,8 +193,14 @@ export function testApp(opts: TestAppOptions = {}) {
     const res = await app.handle(new Request(`http://localhost${path}`, { method, headers, body }));
     noteHeaders(res.headers);
     if (res.headers.get("content-type")?.includes("json")) noteResponseSecrets(await res.clone().json().catch(() => null));
-    // Let onAfterResponse (the access log) run before the caller looks at the logs.
-    await Bun.sleep(0);
+    // Let onAfterResponse (the access log) run before the caller looks at the logs: it runs after
+    // the answer, a turn or a few later (more when the handler awaited PostgreSQL), so wait for the
+    // line naming this request (bounded: a request that logs nothing does not hang the test).
+    const id = res.headers.get("x-request-id");
+    for (let i = 0; i < 50; i++) {
+      await Bun.sleep(0);
+      if (!id || logs.some((l) => l.msg === "request" && l.request_id === id)) break;
+    }
     return res;
   }
 
