@@ -131,8 +131,10 @@ async function copyTemplate(server: string, name: string, ifMissing: boolean): P
   try {
     await onServer(server, `CREATE DATABASE ${name} TEMPLATE ${tpl}`);
   } catch (e) {
-    // 42P04: it exists already (an earlier app on the same file).
-    if (!(ifMissing && (e as { errno?: string }).errno === "42P04")) throw e;
+    // 42P04: it exists already (an earlier app on the same file); 23505: another app on the same
+    // file created it at the same moment (its CREATE committed before ours failed).
+    const errno = (e as { errno?: string }).errno;
+    if (!(ifMissing && (errno === "42P04" || errno === "23505"))) throw e;
   }
 }
 
