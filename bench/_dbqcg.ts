@@ -1,0 +1,17 @@
+import { Database } from "bun:sqlite";
+const db = new Database(process.argv[2]!, { readonly: true });
+const which = process.argv[3]!, N = Number(process.argv[4]);
+const sid = (db.query("SELECT sid_hash FROM sessions LIMIT 1").get() as any).sid_hash;
+const tenant = (db.query("SELECT tenant_id FROM sessions LIMIT 1").get() as any).tenant_id;
+const q: Record<string, () => unknown> = {};
+const today = db.query(`SELECT s.*, u.role, u.email, t.subdomain, t.disabled_at AS tenant_disabled_at FROM sessions s JOIN users u ON u.id = s.user_id JOIN tenants t ON t.id = s.tenant_id WHERE s.sid_hash = ?1`);
+const slim = db.query(`SELECT s.id, s.tenant_id, s.user_id, s.last_used_at, s.expires_at, s.proven_at, s.revoked_at, u.role, u.email, t.subdomain, t.disabled_at AS tenant_disabled_at FROM sessions s JOIN users u ON u.id = s.user_id JOIN tenants t ON t.id = s.tenant_id WHERE s.sid_hash = ?1`);
+const mods = db.query(`SELECT s.*, u.role, u.email, t.subdomain, t.disabled_at AS tenant_disabled_at, (SELECT group_concat(module) FROM tenant_modules m WHERE m.tenant_id = s.tenant_id) AS modules FROM sessions s JOIN users u ON u.id = s.user_id JOIN tenants t ON t.id = s.tenant_id WHERE s.sid_hash = ?1`);
+const mod = db.query("SELECT 1 AS one FROM tenant_modules WHERE tenant_id = ?1 AND module = ?2");
+q.none = () => 0;
+q.today = () => today.get(sid);
+q.slim = () => slim.get(sid);
+q.mods = () => mods.get(sid);
+q.mod = () => mod.get(tenant, "crm");
+const fn = q[which]!;
+for (let i = 0; i < N; i++) fn();
