@@ -1,7 +1,7 @@
 // The default deal list's throughput against a bare Bun.serve, in alternating rounds, for one or
 // more builds side by side (a before/after on the same machine, under the same load):
 //   bun bench/throughput.ts [DB] [BINARY ...]      (default: dist/suite, built when stale)
-// DB is seeded (one organization, THROUGHPUT_DEALS deals, default 100,000) when it does not exist.
+// DB is seeded (one organization, bigco, of THROUGHPUT_DEALS deals, default 100,000) when it does not exist.
 // Each round runs wrk (one thread, c = 32, THROUGHPUT_S seconds) on the bare server, then on each
 // binary; medians over THROUGHPUT_ROUNDS rounds (default 3) are printed with the cores wrk used.
 import { existsSync } from "node:fs";
@@ -18,7 +18,8 @@ const [dbArg, ...binaryArgs] = process.argv.slice(2);
 const dbFile = resolve(dbArg ?? join(tmpdir(), "suite-throughput.db"));
 const SECONDS = Number(process.env.THROUGHPUT_S ?? 5);
 const ROUNDS = Number(process.env.THROUGHPUT_ROUNDS ?? 3);
-const PASSWORD = "throughput password 1";
+// A database of `bun run bench` (BENCH_KEEP=1) works too: THROUGHPUT_PASSWORD="bench password 1".
+const PASSWORD = process.env.THROUGHPUT_PASSWORD ?? "throughput password 1";
 const SECRET = "throughput-secret-throughput-secret-0123";
 
 if (!existsSync(dbFile)) {
@@ -57,7 +58,7 @@ try {
   }
   // Signed-in members (bulk-seeded users share the password), each on the first ten pages.
   const db = createContext({ config: loadConfig({}, { SUITE_DB: dbFile }), log: () => {} });
-  const members = db.db.query("SELECT email FROM users WHERE role = 'member' ORDER BY email LIMIT 10").all() as { email: string }[];
+  const members = db.db.query("SELECT u.email FROM users u JOIN tenants t ON t.id = u.tenant_id WHERE t.subdomain = 'bigco' AND u.role = 'member' ORDER BY u.email LIMIT 10").all() as { email: string }[];
   db.close();
   const tokens: string[] = [];
   for (const m of members) {
