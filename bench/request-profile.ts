@@ -13,7 +13,7 @@ import { Elysia } from "elysia";
 import { createApp } from "../src/app";
 import { loadConfig } from "../src/config";
 import { createContext } from "../src/context";
-import { bulkSeed } from "../src/crm/bulk-load";
+import { bulkSeed } from "../src/stores/sqlite/bulk-load";
 import { readDealQuery } from "../src/crm/routes";
 
 const dbFile = process.argv[2] ?? "/tmp/suite-profile.db";

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { loadConfig } from "../src/config";
 import { createContext } from "../src/context";
-import { bulkSeed } from "../src/crm/bulk-load";
+import { bulkSeed } from "../src/stores/sqlite/bulk-load";
 import { cpuOf, freePort, freshBinary, waitFor } from "./process-support";
 
 const root = join(import.meta.dir, "..");

@@ -1,5 +1,5 @@
 import { Elysia } from "elysia";
-import type { Principal } from "../auth/service";
+import type { Principal } from "./principal";
 import type { Context } from "../context";
 import { SESSION_COOKIE } from "./cookies";
 import { checkCsrf } from "./csrf";

@@ -3,7 +3,6 @@ import { errors } from "./errors";
 /** Names that stand for the product itself, never for an organization (tenants/model.ts refuses them at signup). */
 export const RESERVED_SUBDOMAINS = new Set(["www", "api", "app", "admin", "mail", "static"]);
 
-type Headers = Record<string, string | undefined>;
 /**
  * A request's headers: Elysia's `headers` record (lower-case names) or the request's own Headers.
  * Hot paths read the few they need from the Headers, so the framework never copies them all.
