@@ -151,7 +151,7 @@ export function testApp(opts: TestAppOptions = {}) {
     const file = opts.db ? new Bun.CryptoHasher("sha256").update(opts.db).digest("hex").slice(0, 20) : null;
     const name = file ? `f_${process.pid}_${file}` : `t_${process.pid}_${Date.now().toString(36)}_${databases++}`;
     const created = copyTemplate(server, name, file !== null);
-    const opened = openPostgresStores(config, databaseUrl(server, name), { max: 4, before: created });
+    const opened = openPostgresStores(config, databaseUrl(server, name), { max: 3, before: created });
     stores = { ...opened.stores, pg: opened.pg };
     if (!file) dropDatabase = () => onServer(server, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
   }

@@ -59,6 +59,9 @@ function queries(sql: SQL, gate: () => Promise<void> | null): PgQueries {
   };
 }
 
+/** The application_name of this process's connections. */
+export const ownApplicationName = (): string => `workspace-suite:${process.pid}`;
+
 export interface PgOptions {
   max?: number;
   /**
@@ -71,7 +74,10 @@ export interface PgOptions {
 
 /** Opens a pool on `url` (postgres://…). Connections open lazily, on the first query. */
 export function openPostgres(url: string, opts: PgOptions = {}): Pg {
-  const sql = new SQL(url, { max: opts.max ?? 10, bigint: true, idleTimeout: 30 });
+  // Named after this process, so that a session can tell its own pool's connections from others'
+  // (the seed's "is the database mine alone?"; pg_stat_activity for an operator). Bun opens the
+  // pool's connections all at once, at its first query.
+  const sql = new SQL(url, { max: opts.max ?? 10, bigint: true, idleTimeout: 30, connection: { application_name: ownApplicationName() } });
   let ready: Promise<void> | null = opts.ready ?? null;
   // Once it has resolved, queries stop awaiting it (one microtask less per query).
   ready?.then(() => void (ready = null), () => {});
