@@ -1,0 +1,175 @@
+// The deal list on both backends: the same seeded deals (seeded on SQLite, copied row for row to
+// PostgreSQL) must give the same pages, in the same order, with the same exact totals, as a
+// reference computed here, across filters × sorts × directions × search terms (one and two
+// letters, LIKE's wildcards, non-ASCII) and pages. Then the counters under writes and races, and
+// PostgreSQL's seed (the same demo data as SQLite's, counters rebuilt).
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { bulkSeed as sqliteBulkSeed } from "../../src/crm/bulk-load";
+import { type ListedSeqs, createDealsQuery } from "../../src/crm/deals-query";
+import { DEFAULT_STAGES, type DealListQuery, SORT_FIELDS, type SortField, searchTextOf, sortKey } from "../../src/crm/model";
+import type { Db } from "../../src/db/database";
+import { newId } from "../../src/db/ids";
+import { openPostgres, type Pg } from "../../src/stores/postgres/database";
+import { createPostgresDealsQuery } from "../../src/stores/postgres/deals-query";
+import { bulkSeed, liveSeed, rebuildDealCounters } from "../../src/stores/postgres/seed";
+import { BACKENDS, type Backend, POSTGRES_URL, freshPostgres, freshSqlite } from "./backends";
+
+type Row = Record<string, any>;
+const NOW = Date.UTC(2026, 0, 15);
+const TABLES = ["tenants", "users", "pipeline_stages", "accounts", "contacts", "crm_tenants", "deals"];
+
+/** The seeded SQLite database every backend's data comes from: two tenants, plus hand-made edge cases. */
+const source = freshSqlite();
+let tenantA = "";
+let tenantB = "";
+let deals: Row[] = [];
+let users: string[] = [];
+
+function sqliteTenant(db: Db, sub: string): string {
+  const id = newId();
+  db.run("INSERT INTO tenants (id, name, subdomain, created_at) VALUES (?1, ?2, ?2, ?3)", [id, sub, NOW]);
+  for (const [i, s] of DEFAULT_STAGES.entries())
+    db.run("INSERT INTO pipeline_stages (id, tenant_id, key, name, color, position, probability, is_won, is_lost, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)", [
+      newId(), id, s.key, s.name, s.color, i, s.probability, s.is_won, s.is_lost, NOW,
+    ]);
+  return id;
+}
+
+/** Deals whose text tests the edges: LIKE's wildcards and escape, non-ASCII, letters outside the BMP. */
+function edgeDeals(db: Db, tenantId: string): void {
+  const account = db.query("SELECT id, name FROM accounts WHERE tenant_id = ?1 ORDER BY id LIMIT 1").get(tenantId) as { id: string; name: string };
+  const titles = ["100% Sure_thing", "back\\slash deal", "Über Ärger", "Zoë ø ß", "emoji 😀 deal", "qqq", "a_b", "50%"];
+  const next = db.query("SELECT tenant_no, next_deal FROM crm_tenants WHERE tenant_id = ?1").get(tenantId) as { tenant_no: number; next_deal: number };
+  titles.forEach((title, i) => {
+    const seq = next.tenant_no * 2 ** 32 + next.next_deal + i;
+    db.run(
+      `INSERT INTO deals (seq, id, tenant_id, title, account_id, stage, value_cents, close_date, probability, created_at, updated_at,
+         title_key, account_key, search_text, account_name) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, NULL, NULL, ?8, ?8, ?9, ?10, ?11, ?12)`,
+      [seq, newId(), tenantId, title, account.id, i % 2 ? "won" : "new", 1000 * i, NOW + i, sortKey(title), sortKey(account.name), searchTextOf(title, null, account.name, null), account.name],
+    );
+  });
+  db.run("UPDATE crm_tenants SET next_deal = next_deal + ?2 WHERE tenant_id = ?1", [tenantId, titles.length]);
+}
+
+/** Copies the CRM rows of `from` into a PostgreSQL database, column for column, then rebuilds the counters. */
+async function copyTo(pg: Pg, from: Db): Promise<void> {
+  for (const table of TABLES) {
+    const pgCols = new Set((await pg.all<{ c: string }>`SELECT column_name AS c FROM information_schema.columns WHERE table_name = ${table}`).map((r) => r.c));
+    const cols = (from.query(`PRAGMA table_info(${table})`).all() as { name: string }[]).map((c) => c.name).filter((c) => pgCols.has(c));
+    const rows = from.query(`SELECT ${cols.join(", ")} FROM ${table}`).all() as Row[];
+    for (let i = 0; i < rows.length; i += 2000)
+      await pg.unsafe(`INSERT INTO ${table} (${cols.join(", ")}) SELECT ${cols.join(", ")} FROM json_populate_recordset(NULL::${table}, $1::text::json)`, [
+        JSON.stringify(rows.slice(i, i + 2000)),
+      ]);
+  }
+  await rebuildDealCounters(pg);
+}
+
+const SORT_KEY: Record<SortField, string> = {
+  title: "title_key", value: "value_cents", stage: "stage", probability: "probability", close_date: "close_date",
+  created_at: "created_at", updated_at: "updated_at", account_name: "account_key", contact_name: "contact_key", assignee_name: "assignee_key",
+};
+/** Byte-wise, as both databases compare these keys (UTF-8 order, not JS's UTF-16 order). */
+const cmp = (a: string | number, b: string | number): number =>
+  typeof a === "number" ? (a < (b as number) ? -1 : a > (b as number) ? 1 : 0) : Buffer.compare(Buffer.from(a), Buffer.from(b as string));
+
+/** CONTRACT §10 computed here: substring of the lower-cased text, filters, key with nulls last both ways, ties by id. */
+function reference(q: DealListQuery, tenantId: string): ListedSeqs {
+  const term = q.search?.toLowerCase();
+  const found = deals.filter(
+    (d) =>
+      d.tenant_id === tenantId &&
+      (term === undefined || d.search_text.includes(term)) &&
+      (q.stages === null || q.stages.includes(d.stage)) &&
+      (q.assignee === null || (q.assignee === "" ? d.assigned_to === null : d.assigned_to === q.assignee)),
+  );
+  const k = SORT_KEY[q.sortBy];
+  const sign = q.sortDir === "asc" ? 1 : -1;
+  found.sort((a, b) => {
+    if ((a[k] === null) !== (b[k] === null)) return a[k] === null ? 1 : -1;
+    return (a[k] === null ? 0 : cmp(a[k], b[k])) * sign || cmp(a.id, b.id) * sign;
+  });
+  const from = (q.page - 1) * q.size;
+  return { seqs: found.slice(from, from + q.size).map((d) => d.seq), total: found.length };
+}
+
+beforeAll(() => {
+  const db = source.db;
+  tenantA = sqliteTenant(db, "lista");
+  tenantB = sqliteTenant(db, "listb");
+  sqliteBulkSeed(db, [{ tenantId: tenantA, subdomain: "lista", deals: 2500, passwordHash: "x" }, { tenantId: tenantB, subdomain: "listb", deals: 300, passwordHash: "x" }], NOW);
+  edgeDeals(db, tenantA);
+  deals = db.query("SELECT * FROM deals").all() as Row[];
+  users = [...new Set(deals.filter((d) => d.tenant_id === tenantA && d.assigned_to !== null).map((d) => d.assigned_to as string))].sort();
+});
+
+const TERMS = [null, "a", "e", "q", "ü", "ø", "😀", "%", "_", "\\", "er", "an", "zu", "q4", "0%", "a_b", "ion", "ent", "pro", "PRO", "renewal", "xyzzy", "100% sure"];
+const STAGES: Array<string[] | null> = [null, ["new"], ["won"], ["new", "won"], ["lost", "proposal", "qualified"], ["nosuchstage"]];
+
+/** Filters × sorts × directions × terms, with pages that rotate (first, second, deep, past the end) and sizes. */
+function queries(): DealListQuery[] {
+  const assignees = [null, "", users[0]!, users[3]!];
+  const out: DealListQuery[] = [];
+  let k = 0;
+  for (const search of TERMS)
+    for (const sortBy of SORT_FIELDS)
+      for (const sortDir of ["asc", "desc"] as const) {
+        k++;
+        out.push({
+          search,
+          sortBy,
+          sortDir,
+          stages: STAGES[k % STAGES.length]!,
+          assignee: assignees[(k >> 1) % assignees.length]!,
+          page: [1, 2, 5, 1, 40, 3][k % 6]!,
+          size: [20, 7, 100, 1][k % 4]!,
+        });
+      }
+  return out;
+}
+
+for (const backend of BACKENDS) {
+  describe(`deal list on ${backend.name}`, () => {
+    let b: Backend;
+    let list: (tenantId: string, q: DealListQuery) => Promise<ListedSeqs>;
+    beforeAll(async () => {
+      if (backend.name === "sqlite") {
+        b = source;
+        const query = createDealsQuery(source.db);
+        list = (t, q) => query.list(t, q);
+      } else {
+        b = await freshPostgres();
+        if (b.kind === "postgres") {
+          await copyTo(b.pg, source.db);
+          const query = createPostgresDealsQuery(b.pg);
+          list = (t, q) => query.list(t, q);
+        }
+      }
+    });
+    afterAll(async () => {
+      if (b !== source) await b.close();
+    });
+
+    test("every filter, sort, direction, term and page agrees with the reference", async () => {
+      const wrong: string[] = [];
+      for (const q of queries())
+        for (const tenantId of [tenantA, tenantB]) {
+          const got = await list(tenantId, q);
+          const want = reference(q, tenantId);
+          if (got.total !== want.total || JSON.stringify(got.seqs) !== JSON.stringify(want.seqs)) wrong.push(JSON.stringify(q));
+          if (got.rows) expect(got.rows.map((r) => r.seq)).toEqual(got.seqs);
+        }
+      expect(wrong).toEqual([]);
+    });
+
+    test("totals are exact and nothing leaks between tenants", async () => {
+      const base: DealListQuery = { page: 1, size: 20, search: null, stages: null, assignee: null, sortBy: "created_at", sortDir: "desc" };
+      expect((await list(tenantA, base)).total).toBe(2508);
+      expect((await list(tenantB, base)).total).toBe(300);
+      expect((await list(newId(), base)).total).toBe(0);
+      expect(await list(tenantA, { ...base, stages: [] })).toEqual({ seqs: [], total: 0 });
+      const onePage = await list(tenantA, { ...base, search: "qqq" });
+      expect(onePage.total).toBe(1);
+    });
+  });
+}
