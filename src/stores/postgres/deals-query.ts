@@ -4,8 +4,14 @@ import type { DealListQuery } from "../../crm/model";
 import { offsetOf } from "../../http/paging";
 import type { Pg } from "./database";
 
-/** Below this many characters trigrams cannot match: the search reads the tenant's text instead. */
-const MIN_TRIGRAM_TERM = 3;
+/** Terms up to this many characters are one gram of deal_gram_counts: their totals are sums of counters. */
+const MAX_GRAM = 3;
+/**
+ * Index entries a search page may walk along its order before it gives up and collects the
+ * matches instead. A walk is chosen when the matches look dense enough to fill the page early;
+ * matches cluster along an order (a term in titles, in title order), so the walk is capped.
+ */
+const WALK_BUDGET = 6_000;
 
 /** A LIKE pattern matching `term` anywhere, its wildcards taken literally (LIKE's default escape is \). */
 const containing = (term: string): string => `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
@@ -14,60 +20,123 @@ const dealColumns = (alias: string) =>
   DEAL_COLUMNS.split(",")
     .map((c) => `${alias}.${c.trim()}`)
     .join(", ");
+const ROW_COLUMNS = dealColumns("d");
+
+type Arg = string | number | string[];
 
 /**
  * The deal list on PostgreSQL: the same answers as SQLite's createDealsQuery (src/crm/deals-query.ts).
- * Totals without a search are sums of a few deal_counts rows (kept by triggers); with a search, a
- * count over the trigram index (51-deal-search.sql) or, for a one- or two-letter term, over the
- * tenant's narrow (seq, stage, assignee, text) index. Pages come from the order's index; each
- * answer carries its rows.
+ * Totals are sums of counters kept by triggers (51-deal-search.sql): deal_counts without a search,
+ * deal_gram_counts for a term of one to three characters; a longer term is counted with the
+ * trigram index. The page is walked along its order's index (testing each row) when the matches
+ * look dense enough, within a budget, else the matches are collected (trigram index, or the
+ * tenant's narrow text index for a short term) and sorted. Each answer carries its rows.
  */
-export function createPostgresDealsQuery(pg: Pg) {
+/** One statement's parameters: each placeholder is added as the SQL text names it, so none is left unused. */
+class Params {
+  readonly list: Arg[] = [];
+  add(v: Arg): string {
+    this.list.push(v);
+    return `$${this.list.length}`;
+  }
+}
+
+export function createPostgresDealsQuery(pg: Pg, opts: { walkBudget?: number; pageBy?: "cost" | "walk" | "collect" } = {}) {
+  const walkBudget = opts.walkBudget ?? WALK_BUDGET;
+  const pageBy = opts.pageBy ?? "cost";
+  const number = async (sql: string, p: Params): Promise<number> => Number((await pg.unsafe<{ n: number }>(sql, p.list))[0]?.n ?? 0);
+  const withTenant = (tenantId: string): Params => {
+    const p = new Params();
+    p.add(tenantId);
+    return p;
+  };
+
   return {
     async list(tenantId: string, q: DealListQuery): Promise<ListedSeqs> {
       if (q.stages !== null && q.stages.length === 0) return { seqs: [], total: 0 };
-      const args: unknown[] = [tenantId];
-      const arg = (v: unknown): string => {
-        args.push(v);
-        return `$${args.length}`;
+      /** The filters over deals (d), with their parameters added to `p`. */
+      const filters = (p: Params): string =>
+        (q.stages !== null ? ` AND d.stage = ANY(${p.add(q.stages)}::text[])` : "") +
+        (q.assignee === "" ? " AND d.assigned_to IS NULL" : q.assignee !== null ? ` AND d.assigned_to = ${p.add(q.assignee)}` : "");
+      /** The same filters over a counters table (assignee '' = unassigned; `any` when any assignee will do, or none). */
+      const counterFilters = (p: Params, any: string | null): string =>
+        (q.stages !== null ? ` AND stage = ANY(${p.add(q.stages)}::text[])` : "") +
+        (q.assignee !== null ? ` AND assignee = ${p.add(q.assignee)}` : any !== null ? ` AND assignee = ${p.add(any)}` : "");
+      const countsOf = (assignee: string | null, stages: boolean) => {
+        const p = withTenant(tenantId);
+        const w = (stages && q.stages !== null ? ` AND stage = ANY(${p.add(q.stages)}::text[])` : "") + ` AND assignee = ${p.add(assignee ?? "*")}`;
+        return number(`SELECT coalesce(sum(n), 0)::bigint AS n FROM deal_counts WHERE tenant_id = $1${w}`, p);
       };
-      // Filters over deals (d).
-      const where: string[] = [];
-      if (q.stages !== null) where.push(`d.stage = ANY(${arg(q.stages)}::text[])`);
-      if (q.assignee === "") where.push("d.assigned_to IS NULL");
-      else if (q.assignee !== null) where.push(`d.assigned_to = ${arg(q.assignee)}`);
 
       const { column, nullable } = SORT_COLUMN[q.sortBy];
       const dir = q.sortDir === "asc" ? "ASC" : "DESC";
-      const orderOf = (a: string) => `${nullable ? `(${a}.${column} IS NULL), ` : ""}${a}.${column} ${dir}, ${a}.id ${dir}`;
+      const orderBy = `${nullable ? `(d.${column} IS NULL), ` : ""}d.${column} ${dir}, d.id ${dir}`;
       const offset = offsetOf(q.page, q.size);
 
-      let total: number;
+      /** The page's rows, given the SQL of their ids (ids first: a deep page skips index entries, not rows). */
+      const rowsOf = async (idsSql: string, p: Params): Promise<{ seqs: number[]; rows: DealJoined[] }> => {
+        const rows = await pg.unsafe<DealJoined>(`SELECT ${ROW_COLUMNS} FROM (${idsSql}) k JOIN deals d ON d.tenant_id = $1 AND d.id = k.id ORDER BY ${orderBy}`, p.list);
+        return { seqs: rows.map((r) => r.seq), rows };
+      };
+      const filtered = q.stages !== null || q.assignee !== null;
+
       if (q.search === null) {
-        const countArgs: unknown[] = [tenantId, q.assignee ?? "*"];
-        const stageSql = q.stages !== null ? ` AND stage = ANY($3::text[])` : "";
-        if (q.stages !== null) countArgs.push(q.stages);
-        total = Number(
-          (await pg.unsafe<{ n: number }>(`SELECT coalesce(sum(n), 0)::bigint AS n FROM deal_counts WHERE tenant_id = $1 AND assignee = $2${stageSql}`, countArgs))[0]!.n,
-        );
+        const total = await countsOf(q.assignee, true);
+        if (offset >= total) return { seqs: [], total };
+        const p = withTenant(tenantId);
+        const page = await rowsOf(`SELECT d.id FROM deals d WHERE d.tenant_id = $1${filters(p)} ORDER BY ${orderBy} LIMIT ${p.add(q.size)} OFFSET ${p.add(offset)}`, p);
+        return { ...page, total };
+      }
+
+      const term = q.search.toLowerCase();
+      const length = [...term].length;
+      /** The row test of a walk (row by row); the collecting test, which the trigram index serves from three characters. */
+      const test = (p: Params) => `strpos(d.search_text, ${p.add(term)}) > 0`;
+      const collectTest = (p: Params) => (length >= 3 ? `d.search_text LIKE ${p.add(containing(term))}` : test(p));
+      let total: number;
+      if (length <= MAX_GRAM) {
+        const p = withTenant(tenantId);
+        total = await number(`SELECT coalesce(sum(n), 0)::bigint AS n FROM deal_gram_counts WHERE tenant_id = $1 AND gram = ${p.add(term)}${counterFilters(p, null)}`, p);
       } else {
-        const term = q.search.toLowerCase();
-        if ([...term].length < MIN_TRIGRAM_TERM) where.push(`strpos(d.search_text, ${arg(term)}) > 0`);
-        else where.push(`d.search_text LIKE ${arg(containing(term))}`);
-        const filterSql = where.map((w) => ` AND ${w}`).join("");
-        total = Number((await pg.unsafe<{ n: number }>(`SELECT count(*)::bigint AS n FROM deals d WHERE d.tenant_id = $1${filterSql}`, args))[0]!.n);
+        const p = withTenant(tenantId);
+        total = await number(`SELECT count(*)::bigint AS n FROM deals d WHERE d.tenant_id = $1${filters(p)} AND ${collectTest(p)}`, p);
       }
       if (offset >= total) return { seqs: [], total };
-      const filterSql = where.map((w) => ` AND ${w}`).join("");
-      const limit = arg(q.size);
-      const off = arg(offset);
-      // The page's ids from the order's index, then their rows (a deep page skips ids, not rows).
-      const rows = await pg.unsafe<DealJoined>(
-        `SELECT ${dealColumns("d")} FROM (SELECT d.id FROM deals d WHERE d.tenant_id = $1${filterSql} ORDER BY ${orderOf("d")} LIMIT ${limit} OFFSET ${off}) k
-         JOIN deals d ON d.tenant_id = $1 AND d.id = k.id ORDER BY ${orderOf("d")}`,
-        args,
+      const wanted = Math.min(total, offset + q.size);
+
+      // Walk the order, or collect the matches and sort them? A walk reads about `among / total`
+      // index entries per match found (among: the rows its index yields; the creation order's
+      // stage and assignee indexes, and the stage order's, yield only the filtered rows). Collecting
+      // reads the candidates: the trigram index's matches, or for a short term the assignee's rows
+      // (its index), else every row of the tenant.
+      const tenantTotal = await countsOf(null, false);
+      const served =
+        (q.sortBy === "created_at" && (q.stages === null || (q.stages.length === 1 && q.assignee === null))) || (q.sortBy === "stage" && q.assignee === null);
+      const among = served && filtered ? await countsOf(q.assignee, true) : tenantTotal;
+      const expected = (wanted * among) / total;
+      const unsearched = filtered ? await countsOf(q.assignee, true) : tenantTotal;
+      const candidates =
+        length >= 3 ? (total * tenantTotal) / Math.max(1, unsearched) : q.assignee !== null && q.assignee !== "" ? await countsOf(q.assignee, false) : tenantTotal;
+      if (pageBy === "walk" || (pageBy === "cost" && expected <= candidates)) {
+        const p = withTenant(tenantId);
+        const budget = pageBy === "walk" ? Number.MAX_SAFE_INTEGER : Math.ceil(Math.max(walkBudget, 3 * expected));
+        const found = await pg.unsafe<{ id: string }>(
+          `SELECT id FROM (SELECT d.id, ${test(p)} AS ok FROM deals d WHERE d.tenant_id = $1${filters(p)} ORDER BY ${orderBy} LIMIT ${p.add(budget)}) w WHERE ok LIMIT ${p.add(wanted)}`,
+          p.list,
+        );
+        if (found.length >= wanted) {
+          const ids = withTenant(tenantId);
+          return { ...(await rowsOf(`SELECT unnest(${ids.add(found.slice(offset).map((r) => r.id))}::text[]) AS id`, ids)), total };
+        }
+      }
+      // Collected first (MATERIALIZED: the planner may not turn it back into a walk), then sorted.
+      const p = withTenant(tenantId);
+      const page = await rowsOf(
+        `WITH m AS MATERIALIZED (SELECT d.id, d.${column} FROM deals d WHERE d.tenant_id = $1${filters(p)} AND ${collectTest(p)})
+         SELECT d.id FROM m d ORDER BY ${orderBy} LIMIT ${p.add(q.size)} OFFSET ${p.add(offset)}`,
+        p,
       );
-      return { seqs: rows.map((r) => r.seq), total, rows };
+      return { ...page, total };
     },
   };
 }

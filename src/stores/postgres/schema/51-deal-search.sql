@@ -57,3 +57,57 @@ $$;
 
 CREATE TRIGGER deal_counts_change AFTER INSERT OR DELETE OR UPDATE OF stage, assigned_to ON deals
   FOR EACH ROW EXECUTE FUNCTION deal_counts_trigger();
+
+-- Search totals without a scan: how many of a tenant's deals, by stage and assignee ('' =
+-- unassigned), contain each one-, two- and three-character substring (gram) of their search text.
+-- A term of one to three characters is exactly one gram, so its total, with any stage and
+-- assignee filter, is a sum of a few of these rows (a common letter would otherwise be counted by
+-- reading every deal's text: 300+ ms at 1M deals). Longer terms are counted with the trigram index.
+-- Kept by a trigger in the writing transaction (about 120 rows per deal write); rebuilt in bulk
+-- by the seed and after `suite copy-to-postgres` (seed.ts, rebuildDealCounters).
+CREATE TABLE deal_gram_counts (
+  tenant_id text NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
+  gram      text COLLATE "C" NOT NULL,
+  stage     text COLLATE "C" NOT NULL,
+  assignee  text COLLATE "C" NOT NULL,
+  n         bigint NOT NULL,
+  PRIMARY KEY (tenant_id, gram, stage, assignee)
+);
+
+-- The 1-, 2- and 3-character substrings of a text, with repeats (callers take DISTINCT).
+-- Characters are code points, as JS's [...text] (seed.ts computes the same grams).
+CREATE FUNCTION deal_grams(t text) RETURNS text[] LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
+DECLARE
+  c text[] := coalesce(string_to_array(t, NULL), '{}');
+  n integer := cardinality(c);
+  out text[] := c;
+BEGIN
+  FOR i IN 1 .. n - 1 LOOP out := out || (c[i] || c[i + 1]); END LOOP;
+  FOR i IN 1 .. n - 2 LOOP out := out || (c[i] || c[i + 1] || c[i + 2]); END LOOP;
+  RETURN out;
+END
+$$;
+
+CREATE FUNCTION deal_gram_counts_trigger() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP = 'UPDATE' AND NEW.search_text = OLD.search_text AND NEW.stage = OLD.stage
+     AND NEW.assigned_to IS NOT DISTINCT FROM OLD.assigned_to THEN
+    RETURN NULL;
+  END IF;
+  -- One statement, its rows in key order (see deal_counts_apply): concurrent writers queue, never deadlock.
+  INSERT INTO deal_gram_counts AS c (tenant_id, gram, stage, assignee, n)
+  SELECT t, g, s, a, sum(d)::bigint FROM (
+      SELECT DISTINCT OLD.tenant_id AS t, g, OLD.stage AS s, coalesce(OLD.assigned_to, '') AS a, -1 AS d
+        FROM unnest(deal_grams(OLD.search_text)) g WHERE TG_OP <> 'INSERT'
+      UNION ALL
+      SELECT DISTINCT NEW.tenant_id, g, NEW.stage, coalesce(NEW.assigned_to, ''), 1
+        FROM unnest(deal_grams(NEW.search_text)) g WHERE TG_OP <> 'DELETE'
+    ) x
+  GROUP BY t, g, s, a HAVING sum(d) <> 0 ORDER BY t, g, s, a
+  ON CONFLICT (tenant_id, gram, stage, assignee) DO UPDATE SET n = c.n + excluded.n;
+  RETURN NULL;
+END
+$$;
+
+CREATE TRIGGER deal_gram_counts_change AFTER INSERT OR DELETE OR UPDATE OF search_text, stage, assigned_to ON deals
+  FOR EACH ROW EXECUTE FUNCTION deal_gram_counts_trigger();
