@@ -4,6 +4,7 @@
 // letters, LIKE's wildcards, non-ASCII) and pages. Then the counters under writes and races, and
 // PostgreSQL's seed (the same demo data as SQLite's, counters rebuilt).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
 import { bulkSeed as sqliteBulkSeed } from "../../src/crm/bulk-load";
 import { type ListedSeqs, createDealsQuery } from "../../src/crm/deals-query";
 import { DEFAULT_STAGES, type DealListQuery, SORT_FIELDS, type SortField, searchTextOf, sortKey } from "../../src/crm/model";
@@ -11,7 +12,7 @@ import type { Db } from "../../src/db/database";
 import { newId } from "../../src/db/ids";
 import { openPostgres, type Pg } from "../../src/stores/postgres/database";
 import { createPostgresDealsQuery } from "../../src/stores/postgres/deals-query";
-import { bulkSeed, liveSeed, rebuildDealCounters } from "../../src/stores/postgres/seed";
+import { bulkSeed, gramsOf, liveSeed, rebuildDealCounters } from "../../src/stores/postgres/seed";
 import { BACKENDS, type Backend, POSTGRES_URL, freshPostgres, freshSqlite } from "./backends";
 
 type Row = Record<string, any>;
@@ -128,6 +129,39 @@ function queries(): DealListQuery[] {
   return out;
 }
 
+/** A statement in SQLite's dialect (? placeholders, instr) on either backend. */
+async function sqlOn(b: Backend, sql: string, args: Array<string | number | null>): Promise<Row[]> {
+  if (b.kind === "sqlite") return b.db.query(sql).all(...args) as Row[];
+  let n = 0;
+  return b.pg.unsafe(sql.replace(/\?/g, () => `$${++n}`).replace(/\binstr\(/g, "strpos("), args);
+}
+
+/** deal_counts rows that differ from a count of the deals (zero rows aside). */
+async function countsDrift(b: Backend): Promise<string[]> {
+  const truth = await sqlOn(b, `SELECT tenant_id, coalesce(assigned_to, '') AS a, stage, count(*) AS n FROM deals GROUP BY tenant_id, coalesce(assigned_to, ''), stage
+    UNION ALL SELECT tenant_id, '*', stage, count(*) FROM deals GROUP BY tenant_id, stage`, []);
+  const kept = await sqlOn(b, "SELECT tenant_id, assignee AS a, stage, n FROM deal_counts WHERE n <> 0", []);
+  const key = (r: Row) => `${r.tenant_id}/${r.a}/${r.stage}=${Number(r.n)}`;
+  const want = new Set(truth.map(key));
+  const got = new Set(kept.map(key));
+  return [...[...want].filter((k) => !got.has(k)).map((k) => `missing ${k}`), ...[...got].filter((k) => !want.has(k)).map((k) => `extra ${k}`)];
+}
+
+/** deal_gram_counts rows that differ from the grams of the deals' texts, counted here (zero rows aside). */
+async function gramDrift(pg: Pg): Promise<string[]> {
+  const want = new Map<string, number>();
+  for (const d of await pg.all<Row>`SELECT tenant_id, stage, coalesce(assigned_to, '') AS a, search_text FROM deals`)
+    for (const g of gramsOf(d.search_text)) {
+      const k = `${d.tenant_id}/${d.stage}/${d.a}/${g}`;
+      want.set(k, (want.get(k) ?? 0) + 1);
+    }
+  const got = new Map((await pg.all<Row>`SELECT tenant_id, stage, assignee, gram, n FROM deal_gram_counts WHERE n <> 0`).map((r) => [`${r.tenant_id}/${r.stage}/${r.assignee}/${r.gram}`, Number(r.n)]));
+  const out: string[] = [];
+  for (const [k, n] of want) if (got.get(k) !== n) out.push(`${k}: ${got.get(k)} instead of ${n}`);
+  for (const [k, n] of got) if (!want.has(k)) out.push(`${k}: ${n} instead of none`);
+  return out.slice(0, 20);
+}
+
 for (const backend of BACKENDS) {
   describe(`deal list on ${backend.name}`, () => {
     let b: Backend;
@@ -135,8 +169,10 @@ for (const backend of BACKENDS) {
     let strategies: Record<string, { list: (tenantId: string, q: DealListQuery) => Promise<ListedSeqs> }> = {};
     beforeAll(async () => {
       if (backend.name === "sqlite") {
-        b = source;
-        const query = createDealsQuery(source.db);
+        // A copy of the seeded database: the write tests below change it.
+        const db = Database.deserialize(source.db.serialize(), { strict: true });
+        b = { kind: "sqlite", db, close: async () => db.close() };
+        const query = createDealsQuery(db);
         list = (t, q) => query.list(t, q);
       } else {
         b = await freshPostgres();
@@ -155,7 +191,7 @@ for (const backend of BACKENDS) {
       }
     }, 120_000);
     afterAll(async () => {
-      if (b !== source) await b.close();
+      await b.close();
     });
 
     test("every filter, sort, direction, term and page agrees with the reference", async () => {
@@ -189,6 +225,27 @@ for (const backend of BACKENDS) {
       expect(await list(tenantA, { ...base, stages: [] })).toEqual({ seqs: [], total: 0 });
       const onePage = await list(tenantA, { ...base, search: "qqq" });
       expect(onePage.total).toBe(1);
+    });
+
+    test("the counters follow every kind of write, and totals stay exact", async () => {
+      const run = (sql: string, args: Array<string | number | null> = []) => sqlOn(b, sql, args);
+      const first = (await run("SELECT id FROM users WHERE tenant_id = ? ORDER BY id LIMIT 1", [tenantB]))[0]!.id as string;
+      await run("UPDATE deals SET stage = 'won' WHERE tenant_id = ? AND seq % 7 = 0", [tenantB]);
+      await run("UPDATE deals SET assigned_to = NULL WHERE tenant_id = ? AND seq % 5 = 0", [tenantB]);
+      await run("UPDATE deals SET assigned_to = ?, stage = 'lost' WHERE tenant_id = ? AND seq % 5 = 1", [first, tenantB]);
+      await run("UPDATE deals SET search_text = search_text || ' zzq', title = title || ' zzq' WHERE tenant_id = ? AND seq % 3 = 0", [tenantB]);
+      await run("UPDATE deals SET notes = 'same text' WHERE tenant_id = ? AND seq % 4 = 0", [tenantB]);
+      await run("DELETE FROM deals WHERE tenant_id = ? AND seq % 11 = 0", [tenantB]);
+      expect(await countsDrift(b)).toEqual([]);
+      if (b.kind === "postgres") expect(await gramDrift(b.pg)).toEqual([]);
+      const base: DealListQuery = { page: 1, size: 20, search: null, stages: null, assignee: null, sortBy: "created_at", sortDir: "desc" };
+      for (const search of [null, "z", "zz", "zzq", " zzq", "e", "an"])
+        for (const [stages, assignee] of [[null, null], [["won"], null], [null, ""], [["lost", "new"], first]] as Array<[string[] | null, string | null]>) {
+          const where = [`tenant_id = ?`, ...(stages ? [`stage IN (${stages.map((x) => `'${x}'`).join(", ")})`] : []), ...(assignee === "" ? ["assigned_to IS NULL"] : assignee ? ["assigned_to = ?"] : []), ...(search ? ["instr(search_text, ?) > 0"] : [])];
+          const args = [tenantB, ...(assignee ? [assignee] : []), ...(search ? [search] : [])];
+          const want = Number((await run(`SELECT count(*) AS n FROM deals WHERE ${where.join(" AND ")}`, args))[0]!.n);
+          expect({ search, stages, assignee, total: (await list(tenantB, { ...base, search, stages, assignee })).total }).toEqual({ search, stages, assignee, total: want });
+        }
     });
   });
 }

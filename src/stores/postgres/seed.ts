@@ -144,10 +144,21 @@ async function rebuildDealCountsIn(tx: PgQueries, tenantIds: string[]): Promise<
     SELECT tenant_id, '*', stage, sum(n) FROM deal_counts WHERE tenant_id = ANY(${tenantIds}::text[]) GROUP BY tenant_id, stage`;
 }
 
+const SURROGATE = /[\uD800-\uDFFF]/;
+
 /** The 1-, 2- and 3-character substrings of a text, each once (as deal_grams in 51-deal-search.sql, deduplicated). */
 export function gramsOf(text: string): Set<string> {
-  const c = [...text];
   const out = new Set<string>();
+  if (!SURROGATE.test(text)) {
+    // One UTF-16 unit per character: plain slices.
+    for (let i = 0; i < text.length; i++) {
+      out.add(text[i]!);
+      if (i + 1 < text.length) out.add(text.slice(i, i + 2));
+      if (i + 2 < text.length) out.add(text.slice(i, i + 3));
+    }
+    return out;
+  }
+  const c = [...text];
   for (let i = 0; i < c.length; i++) {
     out.add(c[i]!);
     if (i + 1 < c.length) out.add(c[i]! + c[i + 1]!);
@@ -156,28 +167,72 @@ export function gramsOf(text: string): Set<string> {
   return out;
 }
 
-/** One tenant's deal_gram_counts, added up in memory and written in one go (replacing the old ones). */
+const B = 65_536;
+/** A gram of one to three UTF-16 units (no surrogates) as one number: its units in base 2^16, times 4, plus its length (below 2^53). */
+const gramCode = (a: number, b = -1, c = -1): number => (b < 0 ? a * 4 + 1 : c < 0 ? (a * B + b) * 4 + 2 : ((a * B + b) * B + c) * 4 + 3);
+const gramText = (code: number): string => {
+  const kind = code % 4;
+  const v = (code - kind) / 4;
+  if (kind === 1) return String.fromCharCode(v);
+  return kind === 2 ? String.fromCharCode(Math.floor(v / B), v % B) : String.fromCharCode(Math.floor(v / B / B), Math.floor(v / B) % B, v % B);
+};
+
+/**
+ * One tenant's deal_gram_counts, added up in memory and written in one go (replacing the old
+ * ones). Grams are numbers (gramCode) rather than strings: about five times faster at 1M deals.
+ */
 class GramCounts {
-  private readonly counts = new Map<string, number>();
+  /** By stage and assignee ('' = unassigned), then gram code; texts with surrogate pairs by gram text. */
+  private readonly counts = new Map<string, Map<number | string, number>>();
+  /** The deal a gram was last counted for: each deal counts a gram once. */
+  private readonly lastSeen = new Map<number, number>();
+  private deal = 0;
   constructor(private readonly tenantId: string) {}
   add(stage: string, assignee: string | null, text: string): void {
-    const prefix = `${stage}\u0000${assignee ?? ""}\u0000`;
-    for (const g of gramsOf(text)) {
-      const key = prefix + g;
-      this.counts.set(key, (this.counts.get(key) ?? 0) + 1);
+    const key = `${stage}\u0000${assignee ?? ""}`;
+    let m = this.counts.get(key);
+    if (!m) this.counts.set(key, (m = new Map()));
+    if (SURROGATE.test(text)) {
+      for (const g of gramsOf(text)) m.set(g, (m.get(g) ?? 0) + 1);
+      return;
+    }
+    const deal = ++this.deal;
+    const seen = this.lastSeen;
+    const count = (g: number) => {
+      if (seen.get(g) === deal) return;
+      seen.set(g, deal);
+      m.set(g, (m.get(g) ?? 0) + 1);
+    };
+    const n = text.length;
+    for (let i = 0; i < n; i++) {
+      const a = text.charCodeAt(i);
+      count(gramCode(a));
+      if (i + 1 < n) {
+        const b = text.charCodeAt(i + 1);
+        count(gramCode(a, b));
+        if (i + 2 < n) count(gramCode(a, b, text.charCodeAt(i + 2)));
+      }
     }
   }
   async write(tx: PgQueries): Promise<void> {
     await tx.run`DELETE FROM deal_gram_counts WHERE tenant_id = ${this.tenantId}`;
-    let rows: object[] = [];
+    // Merged by gram text: a surrogate-free gram may have been counted both ways.
+    let rows: Array<{ tenant_id: string; gram: string; stage: string; assignee: string; n: number }> = [];
     const flush = async () => {
       await insertJson(tx, "deal_gram_counts", rows);
       rows = [];
     };
-    for (const [key, n] of this.counts) {
-      const [stage, assignee, gram] = key.split("\u0000") as [string, string, string];
-      rows.push({ tenant_id: this.tenantId, gram, stage, assignee, n });
-      if (rows.length >= 20_000) await flush();
+    for (const [key, m] of this.counts) {
+      const [stage, assignee] = key.split("\u0000") as [string, string];
+      const merged = new Map<string, number>();
+      for (const [g, n] of m) {
+        const text = typeof g === "number" ? gramText(g) : g;
+        merged.set(text, (merged.get(text) ?? 0) + n);
+      }
+      for (const [gram, n] of merged) {
+        rows.push({ tenant_id: this.tenantId, gram, stage, assignee, n });
+        if (rows.length >= 20_000) await flush();
+      }
     }
     await flush();
   }
