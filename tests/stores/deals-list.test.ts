@@ -249,3 +249,72 @@ for (const backend of BACKENDS) {
     });
   });
 }
+
+describe.skipIf(!POSTGRES_URL)("PostgreSQL: counters under concurrent writes, and the seed", () => {
+  test("two sessions moving deals between the same stages at once: no deadlock, exact counters", async () => {
+    const b = await freshPostgres();
+    if (b.kind !== "postgres") return;
+    const other = openPostgres(b.pg.url, { max: 4 });
+    try {
+      await copyTo(b.pg, source.db);
+      const seqs = (await b.pg.all<{ seq: number }>`SELECT seq FROM deals WHERE tenant_id = ${tenantB} ORDER BY seq LIMIT 40`).map((r) => r.seq);
+      // Each transaction moves two deals, in opposite orders on the two sessions: A's counter rows then B's, and B's then A's.
+      const move = (pg: Pg, from: string, to: string, s: number[]) =>
+        pg.begin(async (tx) => {
+          for (const seq of s) await tx.run`UPDATE deals SET stage = ${to}, assigned_to = NULL WHERE tenant_id = ${tenantB} AND seq = ${seq} AND stage IS NOT NULL`;
+          await tx.run`UPDATE deals SET stage = ${from} WHERE tenant_id = ${tenantB} AND seq = ${s[0]!}`;
+        });
+      const rounds = [];
+      for (let i = 0; i + 3 < seqs.length; i += 4)
+        rounds.push(move(b.pg, "won", "lost", [seqs[i]!, seqs[i + 1]!]), move(other, "lost", "won", [seqs[i + 3]!, seqs[i + 2]!]));
+      const settled = await Promise.allSettled(rounds);
+      expect(settled.filter((r) => r.status === "rejected").map((r) => String((r as PromiseRejectedResult).reason))).toEqual([]);
+      expect(await countsDrift(b)).toEqual([]);
+      expect(await gramDrift(b.pg)).toEqual([]);
+    } finally {
+      await other.close();
+      await b.close();
+    }
+  });
+
+  test("bulk and live seeds write SQLite's demo data, with counters that match the deals", async () => {
+    const sq = freshSqlite();
+    const b = await freshPostgres();
+    if (b.kind !== "postgres") return;
+    try {
+      const [sa, sb] = [sqliteTenant(sq.db, "seedbulk"), sqliteTenant(sq.db, "seedlive")];
+      sqliteBulkSeed(sq.db, [{ tenantId: sa, subdomain: "seedbulk", deals: 1200, passwordHash: "h" }, { tenantId: sb, subdomain: "seedlive", deals: 700, passwordHash: "h" }], NOW);
+      // The same organizations on PostgreSQL (rows copied, no deals yet), seeded there.
+      for (const table of ["tenants", "pipeline_stages"]) {
+        const rows = sq.db.query(`SELECT * FROM ${table}`).all();
+        await b.pg.unsafe(`INSERT INTO ${table} SELECT * FROM json_populate_recordset(NULL::${table}, $1::text::json)`, [JSON.stringify(rows)]);
+      }
+      const [ra] = await bulkSeed(b.pg, [{ tenantId: sa, subdomain: "seedbulk", deals: 1200, passwordHash: "h" }], NOW);
+      const progress: number[] = [];
+      const rb = await liveSeed(b.pg, { tenantId: sb, subdomain: "seedlive", deals: 700, passwordHash: "h" }, NOW, (done) => progress.push(done));
+      expect(ra).toEqual({ subdomain: "seedbulk", users: 12, accounts: 50, contacts: expect.any(Number), deals: 1200 });
+      expect(rb.deals).toBe(700);
+      expect(progress.at(-1)).toBe(700);
+      const shape = `SELECT d.title, d.stage, d.value_cents, d.currency, d.close_date, d.probability, d.notes, d.search_text, d.account_name, d.contact_name,
+        d.assignee_name, d.created_at - t.created_at AS created, d.title_key, d.account_key, d.contact_key, d.assignee_key
+        FROM deals d JOIN tenants t ON t.id = d.tenant_id WHERE t.subdomain = $1 ORDER BY d.seq`;
+      for (const sub of ["seedbulk", "seedlive"]) {
+        const want = sq.db.query(shape.replace("$1", "?1")).all(sub) as Row[];
+        const got = await b.pg.unsafe<Row>(shape, [sub]);
+        expect(got.length).toBe(want.length);
+        expect(got).toEqual(want);
+      }
+      expect(await countsDrift(b)).toEqual([]);
+      expect(await gramDrift(b.pg)).toEqual([]);
+      // Recounting from scratch (copy-to-postgres's hook) gives the same counters.
+      await b.pg.run`DELETE FROM deal_counts`;
+      await b.pg.run`DELETE FROM deal_gram_counts`;
+      await rebuildDealCounters(b.pg);
+      expect(await countsDrift(b)).toEqual([]);
+      expect(await gramDrift(b.pg)).toEqual([]);
+    } finally {
+      await sq.close();
+      await b.close();
+    }
+  });
+});

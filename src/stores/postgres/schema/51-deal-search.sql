@@ -30,9 +30,15 @@ CREATE TABLE deal_counts (
   PRIMARY KEY (tenant_id, assignee, stage)
 );
 
--- One statement per change, its rows in key order: two transactions moving deals between the same
--- counters take their row locks in the same order, so they wait for each other instead of
--- deadlocking (a transaction changing several deals still takes them statement by statement).
+-- Deadlocks: a transaction that changes several deals updates counter rows statement after
+-- statement, so two such transactions could lock the same counters in opposite orders. Each deal
+-- write therefore first takes its tenant's counter lock (a transaction-level advisory lock, held to
+-- commit): a tenant's deal writes queue on the counters, as they do on SQLite's one writer, and
+-- other tenants' writes go on. Within a statement, rows go in key order all the same.
+CREATE FUNCTION deal_counters_lock(t text) RETURNS void LANGUAGE sql AS $$
+  SELECT pg_advisory_xact_lock(hashtextextended('deal_counters/' || t, 0))
+$$;
+
 CREATE FUNCTION deal_counts_apply(t text, deltas text[], stages text[], ns bigint[]) RETURNS void
 LANGUAGE sql AS $$
   INSERT INTO deal_counts AS c (tenant_id, assignee, stage, n)
@@ -42,11 +48,15 @@ $$;
 
 CREATE FUNCTION deal_counts_trigger() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
+  IF TG_OP = 'UPDATE' AND NEW.stage IS NOT DISTINCT FROM OLD.stage AND NEW.assigned_to IS NOT DISTINCT FROM OLD.assigned_to THEN
+    RETURN NULL;
+  END IF;
+  PERFORM deal_counters_lock(coalesce(NEW.tenant_id, OLD.tenant_id));
   IF TG_OP = 'INSERT' THEN
     PERFORM deal_counts_apply(NEW.tenant_id, ARRAY[coalesce(NEW.assigned_to, ''), '*'], ARRAY[NEW.stage, NEW.stage], ARRAY[1, 1]::bigint[]);
   ELSIF TG_OP = 'DELETE' THEN
     PERFORM deal_counts_apply(OLD.tenant_id, ARRAY[coalesce(OLD.assigned_to, ''), '*'], ARRAY[OLD.stage, OLD.stage], ARRAY[-1, -1]::bigint[]);
-  ELSIF NEW.stage IS DISTINCT FROM OLD.stage OR NEW.assigned_to IS DISTINCT FROM OLD.assigned_to THEN
+  ELSE
     PERFORM deal_counts_apply(OLD.tenant_id,
       ARRAY[coalesce(OLD.assigned_to, ''), '*', coalesce(NEW.assigned_to, ''), '*'],
       ARRAY[OLD.stage, OLD.stage, NEW.stage, NEW.stage], ARRAY[-1, -1, 1, 1]::bigint[]);
@@ -94,7 +104,8 @@ BEGIN
      AND NEW.assigned_to IS NOT DISTINCT FROM OLD.assigned_to THEN
     RETURN NULL;
   END IF;
-  -- One statement, its rows in key order (see deal_counts_apply): concurrent writers queue, never deadlock.
+  PERFORM deal_counters_lock(coalesce(NEW.tenant_id, OLD.tenant_id));
+  -- One statement, its rows in key order.
   INSERT INTO deal_gram_counts AS c (tenant_id, gram, stage, assignee, n)
   SELECT t, g, s, a, sum(d)::bigint FROM (
       SELECT DISTINCT OLD.tenant_id AS t, g, OLD.stage AS s, coalesce(OLD.assigned_to, '') AS a, -1 AS d
