@@ -120,8 +120,13 @@ export function createPostgresDealsQuery(pg: Pg, opts: { walkBudget?: number; pa
       if (pageBy === "walk" || (pageBy === "cost" && expected <= candidates)) {
         const p = withTenant(tenantId);
         const budget = pageBy === "walk" ? Number.MAX_SAFE_INTEGER : Math.ceil(Math.max(walkBudget, 3 * expected));
+        // The budget counts index entries walked: filters the order's index does not serve are part
+        // of the row test (in WHERE, the walk would skip unmatched entries unbudgeted: unassigned
+        // deals sorted by assignee come after every assigned one).
+        const walkFilters = served ? filters(p) : "";
+        const rowTest = served ? test(p) : `(${test(p)}${filters(p)})`;
         const found = await pg.unsafe<{ id: string }>(
-          `SELECT id FROM (SELECT d.id, ${test(p)} AS ok FROM deals d WHERE d.tenant_id = $1${filters(p)} ORDER BY ${orderBy} LIMIT ${p.add(budget)}) w WHERE ok LIMIT ${p.add(wanted)}`,
+          `SELECT id FROM (SELECT d.id, ${rowTest} AS ok FROM deals d WHERE d.tenant_id = $1${walkFilters} ORDER BY ${orderBy} LIMIT ${p.add(budget)}) w WHERE ok LIMIT ${p.add(wanted)}`,
           p.list,
         );
         if (found.length >= wanted) {
