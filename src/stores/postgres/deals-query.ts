@@ -63,9 +63,13 @@ export function createPostgresDealsQuery(pg: Pg, opts: { walkBudget?: number; pa
     async list(tenantId: string, q: DealListQuery): Promise<ListedSeqs> {
       if (q.stages !== null && q.stages.length === 0) return { seqs: [], total: 0 };
       /** The filters over deals (d), with their parameters added to `p`. */
+      // One stage is `=`: an index leading with the stage then yields its rows in order, where
+      // `= ANY(array)` (the array unknown to a generic plan) reads them all and sorts them.
+      // Unassigned deals have no assignee sort key: said outright, the assignee order's index
+      // starts at them instead of walking every assigned deal first.
       const filters = (p: Params): string =>
-        (q.stages !== null ? ` AND d.stage = ANY(${p.add(q.stages)}::text[])` : "") +
-        (q.assignee === "" ? " AND d.assigned_to IS NULL" : q.assignee !== null ? ` AND d.assigned_to = ${p.add(q.assignee)}` : "");
+        (q.stages === null ? "" : q.stages.length === 1 ? ` AND d.stage = ${p.add(q.stages[0]!)}` : ` AND d.stage = ANY(${p.add(q.stages)}::text[])`) +
+        (q.assignee === "" ? ` AND d.assigned_to IS NULL${q.sortBy === "assignee_name" ? " AND (d.assignee_key IS NULL)" : ""}` : q.assignee !== null ? ` AND d.assigned_to = ${p.add(q.assignee)}` : "");
       /** The same filters over a counters table (assignee '' = unassigned; `any` when any assignee will do, or none). */
       const counterFilters = (p: Params, any: string | null): string =>
         (q.stages !== null ? ` AND stage = ANY(${p.add(q.stages)}::text[])` : "") +
@@ -118,8 +122,11 @@ export function createPostgresDealsQuery(pg: Pg, opts: { walkBudget?: number; pa
       // reads the candidates: the trigram index's matches, or for a short term the assignee's rows
       // (its index), else every row of the tenant.
       const tenantTotal = await countsOf(null, false);
+      const oneStage = q.stages === null || q.stages.length === 1;
       const served =
-        (q.sortBy === "created_at" && (q.stages === null || (q.stages.length === 1 && q.assignee === null))) || (q.sortBy === "stage" && q.assignee === null);
+        (q.sortBy === "created_at" && (q.stages === null || (q.stages.length === 1 && q.assignee === null))) ||
+        (q.sortBy === "stage" && q.assignee === null && oneStage) ||
+        (q.sortBy === "assignee_name" && q.assignee === "" && q.stages === null);
       const among = served && filtered ? await countsOf(q.assignee, true) : tenantTotal;
       const expected = (wanted * among) / total;
       const unsearched = filtered ? await countsOf(q.assignee, true) : tenantTotal;
