@@ -271,6 +271,10 @@ describe.skipIf(!POSTGRES_URL)("PostgreSQL: counters under concurrent writes, an
       expect(settled.filter((r) => r.status === "rejected").map((r) => String((r as PromiseRejectedResult).reason))).toEqual([]);
       expect(await countsDrift(b)).toEqual([]);
       expect(await gramDrift(b.pg)).toEqual([]);
+      // An organization deleted with its deals (cascade): the counters' triggers stand aside.
+      await b.pg.run`DELETE FROM tenants WHERE id = ${tenantB}`;
+      expect(await b.pg.all`SELECT 1 FROM deal_counts WHERE tenant_id = ${tenantB} UNION ALL SELECT 1 FROM deal_gram_counts WHERE tenant_id = ${tenantB}`).toEqual([]);
+      expect(await countsDrift(b)).toEqual([]);
     } finally {
       await other.close();
       await b.close();

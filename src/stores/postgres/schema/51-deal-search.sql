@@ -51,6 +51,11 @@ BEGIN
   IF TG_OP = 'UPDATE' AND NEW.stage IS NOT DISTINCT FROM OLD.stage AND NEW.assigned_to IS NOT DISTINCT FROM OLD.assigned_to THEN
     RETURN NULL;
   END IF;
+  -- A deal deleted with its organization (ON DELETE CASCADE): its counters go too, and a new
+  -- counter row would point at the deleted organization.
+  IF TG_OP = 'DELETE' AND NOT EXISTS (SELECT 1 FROM tenants WHERE id = OLD.tenant_id) THEN
+    RETURN NULL;
+  END IF;
   PERFORM deal_counters_lock(coalesce(NEW.tenant_id, OLD.tenant_id));
   IF TG_OP = 'INSERT' THEN
     PERFORM deal_counts_apply(NEW.tenant_id, ARRAY[coalesce(NEW.assigned_to, ''), '*'], ARRAY[NEW.stage, NEW.stage], ARRAY[1, 1]::bigint[]);
@@ -102,6 +107,9 @@ CREATE FUNCTION deal_gram_counts_trigger() RETURNS trigger LANGUAGE plpgsql AS $
 BEGIN
   IF TG_OP = 'UPDATE' AND NEW.search_text = OLD.search_text AND NEW.stage = OLD.stage
      AND NEW.assigned_to IS NOT DISTINCT FROM OLD.assigned_to THEN
+    RETURN NULL;
+  END IF;
+  IF TG_OP = 'DELETE' AND NOT EXISTS (SELECT 1 FROM tenants WHERE id = OLD.tenant_id) THEN
     RETURN NULL;
   END IF;
   PERFORM deal_counters_lock(coalesce(NEW.tenant_id, OLD.tenant_id));
