@@ -130,8 +130,11 @@ export function createPostgresDealsQuery(pg: Pg, opts: { walkBudget?: number; pa
       const among = served && filtered ? await countsOf(q.assignee, true) : tenantTotal;
       const expected = (wanted * among) / total;
       const unsearched = filtered ? await countsOf(q.assignee, true) : tenantTotal;
-      const candidates =
-        length >= 3 ? (total * tenantTotal) / Math.max(1, unsearched) : q.assignee !== null && q.assignee !== "" ? await countsOf(q.assignee, false) : tenantTotal;
+      const userRows = q.assignee !== null && q.assignee !== "" ? await countsOf(q.assignee, false) : Number.POSITIVE_INFINITY;
+      const trigramRows = length >= 3 ? (total * tenantTotal) / Math.max(1, unsearched) : Number.POSITIVE_INFINITY;
+      const candidates = Math.min(userRows, trigramRows, tenantTotal);
+      // Collect from the assignee's own rows (their index) when fewer than the trigram index's matches.
+      const byUser = userRows <= trigramRows;
       if (pageBy === "walk" || (pageBy === "cost" && expected <= candidates)) {
         const p = withTenant(tenantId);
         const budget = pageBy === "walk" ? Number.MAX_SAFE_INTEGER : Math.ceil(Math.max(walkBudget, 3 * expected));
@@ -152,7 +155,7 @@ export function createPostgresDealsQuery(pg: Pg, opts: { walkBudget?: number; pa
       // Collected first (MATERIALIZED: the planner may not turn it back into a walk), then sorted.
       const p = withTenant(tenantId);
       const page = await rowsOf(
-        `WITH m AS MATERIALIZED (SELECT d.id, d.${column} FROM deals d WHERE ${length >= 3 ? TENANT_AFTER_TRIGRAMS : "d.tenant_id = $1"}${filters(p)} AND ${collectTest(p)})
+        `WITH m AS MATERIALIZED (SELECT d.id, d.${column} FROM deals d WHERE ${length >= 3 && !byUser ? TENANT_AFTER_TRIGRAMS : "d.tenant_id = $1"}${filters(p)} AND ${byUser ? test(p) : collectTest(p)})
          SELECT d.id FROM m d ORDER BY ${orderBy} LIMIT ${p.add(q.size)} OFFSET ${p.add(offset)}`,
         p,
       );
