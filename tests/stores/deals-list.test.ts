@@ -12,7 +12,7 @@ import type { Db } from "../../src/db/database";
 import { newId } from "../../src/db/ids";
 import { openPostgres, type Pg } from "../../src/stores/postgres/database";
 import { createPostgresDealsQuery } from "../../src/stores/postgres/deals-query";
-import { bulkSeed, gramsOf, liveSeed, rebuildDealCounters } from "../../src/stores/postgres/seed";
+import { bulkSeed, createPostgresSeedStore, dealCountersAfterCopy, gramsOf, liveSeed, rebuildDealCounters } from "../../src/stores/postgres/seed";
 import { BACKENDS, type Backend, POSTGRES_URL, freshPostgres, freshSqlite } from "./backends";
 
 type Row = Record<string, any>;
@@ -314,6 +314,24 @@ describe.skipIf(!POSTGRES_URL)("PostgreSQL: counters under concurrent writes, an
       await b.pg.run`DELETE FROM deal_counts`;
       await b.pg.run`DELETE FROM deal_gram_counts`;
       await rebuildDealCounters(b.pg);
+      expect(await countsDrift(b)).toEqual([]);
+      expect(await gramDrift(b.pg)).toEqual([]);
+      // The same as copy-to-postgres's step, inside the caller's transaction.
+      await b.pg.begin(async (tx) => {
+        await tx.run`DELETE FROM deal_gram_counts`;
+        await tx.run`UPDATE deal_counts SET n = 0`;
+        await dealCountersAfterCopy.run(tx);
+      });
+      expect(await countsDrift(b)).toEqual([]);
+      expect(await gramDrift(b.pg)).toEqual([]);
+      // The seed store `suite seed` calls: bulk or alongside, the same counters.
+      const sc = sqliteTenant(sq.db, "seedstore");
+      await b.pg.unsafe(`INSERT INTO tenants SELECT * FROM json_populate_recordset(NULL::tenants, $1::text::json)`, [JSON.stringify(sq.db.query("SELECT * FROM tenants WHERE id = ?1").all(sc))]);
+      await b.pg.unsafe(`INSERT INTO pipeline_stages SELECT * FROM json_populate_recordset(NULL::pipeline_stages, $1::text::json)`, [
+        JSON.stringify(sq.db.query("SELECT * FROM pipeline_stages WHERE tenant_id = ?1").all(sc)),
+      ]);
+      const r = await createPostgresSeedStore(b.pg).seed({ tenantId: sc, subdomain: "seedstore", deals: 300, passwordHash: "h" }, NOW, { alongside: () => {}, progress: () => {} });
+      expect(r.deals).toBe(300);
       expect(await countsDrift(b)).toEqual([]);
       expect(await gramDrift(b.pg)).toEqual([]);
     } finally {

@@ -118,21 +118,47 @@ async function dropDealIndexes(tx: PgQueries): Promise<string[]> {
  */
 export async function rebuildDealCounters(pg: Pg, tenantIds?: string[]): Promise<void> {
   const ids = tenantIds ?? (await pg.all<{ id: string }>`SELECT id FROM tenants ORDER BY id`).map((t) => t.id);
+  // One transaction per tenant: a big database is not recounted in one long transaction.
+  for (const tenantId of ids) await pg.begin((tx) => rebuildDealCountersInTx(tx, [tenantId]));
+}
+
+/** The same inside a transaction the caller holds (copy-to-postgres runs its AFTER_COPY steps in the copy's). */
+export async function rebuildDealCountersInTx(tx: PgQueries, tenantIds?: string[]): Promise<void> {
+  const ids = tenantIds ?? (await tx.all<{ id: string }>`SELECT id FROM tenants ORDER BY id`).map((t) => t.id);
   for (const tenantId of ids) {
-    await pg.begin(async (tx) => {
-      await rebuildDealCountsIn(tx, [tenantId]);
-      const grams = new GramCounts(tenantId);
-      let after = -1;
-      for (;;) {
-        const rows = await tx.all<{ seq: number; stage: string; assigned_to: string | null; search_text: string }>`
-          SELECT seq, stage, assigned_to, search_text FROM deals WHERE tenant_id = ${tenantId} AND seq > ${after} ORDER BY seq LIMIT 20000`;
-        if (rows.length === 0) break;
-        for (const r of rows) grams.add(r.stage, r.assigned_to, r.search_text);
-        after = rows.at(-1)!.seq;
-      }
-      await grams.write(tx);
-    });
+    await rebuildDealCountsIn(tx, [tenantId]);
+    const grams = new GramCounts(tenantId);
+    let after = -1;
+    for (;;) {
+      const rows = await tx.all<{ seq: number; stage: string; assigned_to: string | null; search_text: string }>`
+        SELECT seq, stage, assigned_to, search_text FROM deals WHERE tenant_id = ${tenantId} AND seq > ${after} ORDER BY seq LIMIT 20000`;
+      if (rows.length === 0) break;
+      for (const r of rows) grams.add(r.stage, r.assigned_to, r.search_text);
+      after = rows.at(-1)!.seq;
+    }
+    await grams.write(tx);
   }
+}
+
+/** copy-to-postgres's AFTER_COPY step (shape of its AfterCopyStep): the deal list's counters, from the copied deals. */
+export const dealCountersAfterCopy = {
+  name: "deal_counts, deal_gram_counts (the deal list's counters)",
+  run: (tx: PgQueries): Promise<void> => rebuildDealCountersInTx(tx),
+};
+
+/**
+ * `suite seed` on PostgreSQL, in the shape of DemoSeedStore (src/crm/seed-store.ts on main):
+ * bulk when the seed has the database to itself, else alongside a running server.
+ */
+export function createPostgresSeedStore(pg: Pg) {
+  return {
+    async seed(t: SeedTenant, now: number, hooks: { alongside(): void; progress(done: number, total: number): void }): Promise<SeedResult> {
+      if (await claimDatabase(pg)) return (await bulkSeed(pg, [t], now))[0]!;
+      hooks.alongside();
+      return liveSeed(pg, t, now, hooks.progress);
+    },
+    removeTenant: (tenantId: string) => removeSeededTenant(pg, tenantId),
+  };
 }
 
 async function rebuildDealCountsIn(tx: PgQueries, tenantIds: string[]): Promise<void> {
