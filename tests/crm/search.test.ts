@@ -15,7 +15,7 @@ let kim: string;
 beforeAll(async () => {
   org = await crmOrg(t, "searchorg");
   other = await crmOrg(t, "searchother");
-  kim = addUser(t, org.tenant.id, "kim@searchorg.test", "Kim Park");
+  kim = await addUser(t, org.tenant.id, "kim@searchorg.test", "Kim Park");
   acme = await org.account("Acme Holdings");
   const globex = await org.account("Globex Ünited");
   jane = await org.contact("Jane", "Doe-Smith", { account_id: acme.id });

@@ -71,3 +71,41 @@ export function testSql(ctx: SqlHolder): TestSql {
     run: async (sql: string, ...params: Param[]) => db.query(sql).run(...params).changes,
   };
 }
+
+/** A user written straight to the users table (the columns every backend's insert fills). */
+export async function insertUser(
+  ctx: SqlHolder,
+  u: { id: string; tenant_id: string; email: string; full_name: string | null; role: "admin" | "member"; profile_id: string | null; password_hash: string; created_at: number },
+): Promise<void> {
+  await testSql(ctx).run(
+    "INSERT INTO users (id, tenant_id, email, full_name, role, profile_id, password_hash, created_at, updated_at, email_verified_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8, NULL)",
+    u.id, u.tenant_id, u.email, u.full_name, u.role, u.profile_id, u.password_hash, u.created_at,
+  );
+}
+
+/**
+ * The newest outbox row written to `recipient`, or null. Mails written in the same millisecond
+ * (tests run on frozen clocks) are told apart by insertion order: SQLite's rowid; on PostgreSQL the
+ * row's physical position (ctid), which follows insertion order in an outbox a test only appends
+ * to (no sender runs in these apps, so rows are not rewritten).
+ */
+export function newestMailTo<T = Record<string, unknown>>(ctx: SqlHolder, recipient: string): Promise<T | null> {
+  const tiebreak = ctx.pg ? "ctid" : "rowid";
+  return testSql(ctx).get<T>(`SELECT * FROM mail_outbox WHERE recipient = ?1 ORDER BY created_at DESC, ${tiebreak} DESC LIMIT 1`, recipient);
+}
+
+/** Every table of the app's schema with its columns (SQLite's virtual tables left out), by name. */
+export async function tableColumns(ctx: SqlHolder): Promise<Record<string, string[]>> {
+  const s = testSql(ctx);
+  const out: Record<string, string[]> = {};
+  if (ctx.pg) {
+    const rows = await s.all<{ t: string; c: string }>(
+      "SELECT table_name AS t, column_name AS c FROM information_schema.columns WHERE table_schema = current_schema() ORDER BY table_name, ordinal_position",
+    );
+    for (const r of rows) (out[r.t] ??= []).push(r.c);
+    return out;
+  }
+  const tables = await s.all<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%' ORDER BY name");
+  for (const { name } of tables) out[name] = (await s.all<{ name: string }>(`SELECT name FROM pragma_table_info('${name}')`)).map((c) => c.name);
+  return out;
+}
