@@ -1,9 +1,10 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { hashToken } from "../../src/db/ids";
 import { addMember, allAudit, clockedApp, login } from "../auth/support";
-import { sqliteRepos, testApp } from "../helpers";
+import { testApp } from "../helpers";
 import { INVITE, accept, countRows, invite, invited, lastMail, mailedToken, PASSWORD } from "./support";
 import { testSql } from "../support/sql";
+import { mailSeam } from "../support/backend";
 
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 const t = testApp();
@@ -204,7 +205,7 @@ describe("race safety and the outbox", () => {
     const fresh = testApp();
     try {
       const a = await fresh.signup("outboxfail");
-      const mailRepo = sqliteRepos(fresh.ctx).mail;
+      const mailRepo = mailSeam(fresh.ctx);
       const original = mailRepo.enqueueInTx;
       mailRepo.enqueueInTx = () => {
         throw new Error("disk full");

@@ -1,9 +1,10 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
-import { type TestApp, testApp, sqliteRepos } from "../../helpers";
+import { type TestApp, testApp } from "../../helpers";
 import { addMember, allAudit, clockedApp } from "../support";
 import { ACCEPTED, MAGIC_LINK, askLink, countRows, newestToken, outboxLinks, tokenOf } from "./support";
 import { testSql } from "../../support/sql";
+import { mailSeam } from "../../support/backend";
 
 const apps: TestApp[] = [];
 afterAll(() => {
@@ -115,15 +116,15 @@ describe("POST /auth/magic-link", () => {
   test("the link row and its mail are written in one transaction: no mail, no link", async () => {
     const { t } = track({ t: testApp() });
     const org = await t.signup("acme");
-    const real = sqliteRepos(t.ctx).mail.enqueueInTx;
-    sqliteRepos(t.ctx).mail.enqueueInTx = () => {
+    const real = mailSeam(t.ctx).enqueueInTx;
+    mailSeam(t.ctx).enqueueInTx = () => {
       throw new Error("disk full");
     };
     try {
       const r = await askLink(t, org.email, { tenant: "acme" });
       expect(r.status).toBe(202);
     } finally {
-      sqliteRepos(t.ctx).mail.enqueueInTx = real;
+      mailSeam(t.ctx).enqueueInTx = real;
     }
     expect(await countRows(t, "magic_links")).toBe(0);
     expect(await countRows(t, "mail_outbox WHERE kind = 'magic_link'")).toBe(0);

@@ -1,9 +1,10 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { hashToken } from "../../../src/db/ids";
-import { type TestApp, testApp, sqliteRepos } from "../../helpers";
+import { type TestApp, testApp } from "../../helpers";
 import { ME, allAudit, clockedApp, login } from "../support";
 import { FORGOT, FORGOT_ACCEPTED, RESET, askReset, linksOf, newestTokenOf } from "./support";
 import { testSql } from "../../support/sql";
+import { mailSeam } from "../../support/backend";
 
 const apps: TestApp[] = [];
 afterEach(() => {
@@ -66,14 +67,14 @@ describe("POST /auth/password/forgot", () => {
   test("the token row and its mail are one transaction: no mail, no token", async () => {
     const { t } = track({ t: testApp() });
     const org = await t.signup("acme");
-    const real = sqliteRepos(t.ctx).mail.enqueueInTx;
-    sqliteRepos(t.ctx).mail.enqueueInTx = () => {
+    const real = mailSeam(t.ctx).enqueueInTx;
+    mailSeam(t.ctx).enqueueInTx = () => {
       throw new Error("disk full");
     };
     try {
       expect((await askReset(t, org.email, { tenant: "acme" })).status).toBe(202);
     } finally {
-      sqliteRepos(t.ctx).mail.enqueueInTx = real;
+      mailSeam(t.ctx).enqueueInTx = real;
     }
     expect(await testSql(t.ctx).get("SELECT count(*) AS n FROM account_tokens WHERE purpose = 'password_reset'")).toEqual({ n: 0 });
     expect(t.logs.some((l) => l.msg === "password reset not issued")).toBe(true);
