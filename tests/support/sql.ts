@@ -84,14 +84,15 @@ export async function insertUser(
 }
 
 /**
- * The newest outbox row written to `recipient`, or null. Mails written in the same millisecond
- * (tests run on frozen clocks) are told apart by insertion order: SQLite's rowid; on PostgreSQL the
- * row's physical position (ctid), which follows insertion order in an outbox a test only appends
- * to (no sender runs in these apps, so rows are not rewritten).
+ * The newest outbox row written to `recipient`, or null: the last one inserted. SQLite keeps
+ * insertion order in its rowid. PostgreSQL has no such column (the outbox's ids are random): the
+ * newest created_at, and among mails of the same millisecond (tests run on frozen clocks) the row's
+ * physical position (ctid), which follows insertion order in an outbox a test only appends to (no
+ * sender runs in these apps, so rows are not rewritten).
  */
 export function newestMailTo<T = Record<string, unknown>>(ctx: SqlHolder, recipient: string): Promise<T | null> {
-  const tiebreak = ctx.pg ? "ctid" : "rowid";
-  return testSql(ctx).get<T>(`SELECT * FROM mail_outbox WHERE recipient = ?1 ORDER BY created_at DESC, ${tiebreak} DESC LIMIT 1`, recipient);
+  const order = ctx.pg ? "created_at DESC, ctid DESC" : "rowid DESC";
+  return testSql(ctx).get<T>(`SELECT * FROM mail_outbox WHERE recipient = ?1 ORDER BY ${order} LIMIT 1`, recipient);
 }
 
 /** Every table of the app's schema with its columns (SQLite's virtual tables left out), by name. */

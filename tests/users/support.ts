@@ -1,5 +1,5 @@
 import type { TestApp } from "../helpers";
-import { testSql } from "../support/sql";
+import { newestMailTo, testSql } from "../support/sql";
 
 export const INVITE = "/api/v1/users/invite";
 export const INVITATIONS = "/api/v1/users/invitations";
@@ -15,14 +15,7 @@ export const invite = (t: TestApp, admin: Admin, body: Record<string, unknown>) 
 
 /** The newest outbox row written for `recipient`. */
 export function lastMail(t: TestApp, recipient: string) {
-  return testSql(t.ctx).get<{
-    link: string;
-    subject: string;
-    text_body: string;
-    html_body: string;
-    kind: string;
-    tenant_id: string;
-  }>("SELECT * FROM mail_outbox WHERE recipient = ?1 ORDER BY created_at DESC, id DESC LIMIT 1", recipient);
+  return newestMailTo<{ link: string; subject: string; text_body: string; html_body: string; kind: string; tenant_id: string }>(t.ctx, recipient);
 }
 
 /** The token the newest invitation mail to `recipient` carries, read from its link as the invitee would. */

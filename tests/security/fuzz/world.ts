@@ -1,7 +1,7 @@
+import { sqliteRepos } from "../../helpers";
 import { SignJWT } from "jose";
 import { appCode } from "../../auth/two-factor/rfc6238";
 import type { FuzzApp } from "./harness";
-import { insertUser } from "../../support/sql";
 
 export const PASSWORD = "correct horse battery";
 const API = "/api/v1";
@@ -162,7 +162,7 @@ export async function buildWorld(f: FuzzApp) {
     for (const [tenantId, email, role] of cast) {
       if (!(await f.ctx.repos.users.byEmail(tenantId, email))) {
         const hash = await f.ctx.hasher.hash(PASSWORD);
-        await insertUser(f.ctx, { id: crypto.randomUUID(), tenant_id: tenantId, email, full_name: null, role, profile_id: null, password_hash: hash, created_at: f.ctx.now() });
+        sqliteRepos(f.ctx).users.insertInTx({ id: crypto.randomUUID(), tenant_id: tenantId, email, full_name: null, role, profile_id: null, password_hash: hash, created_at: f.ctx.now() });
       }
       f.ctx.db.run("UPDATE users SET role = ?3 WHERE tenant_id = ?1 AND email = ?2 AND role <> ?3", [tenantId, email, role]);
     }
