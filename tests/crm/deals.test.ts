@@ -183,7 +183,7 @@ describe("counts stay exact", () => {
     const u1 = await addUser(t, team.tenant.id, "u1@countorg.test", "User One");
     const u2 = await addUser(t, team.tenant.id, "u2@countorg.test", "User Two");
     const truth = async (where: string, ...args: string[]) =>
-      ((await testSql(t.ctx).get(`SELECT count(*) AS n FROM deals WHERE tenant_id = ?${where}`, team.tenant.id, ...args)) as { n: number }).n;
+      (await testSql(t.ctx).get<{ n: number }>(`SELECT count(*) AS n FROM deals WHERE tenant_id = ?${where}`, team.tenant.id, ...args))!.n;
     const expectCounts = async () => {
       expect((await team.list()).total).toBe((await truth("")));
       for (const s of ["new", "won", "lost"]) expect((await team.list(`stage=${s}`)).total).toBe((await truth(" AND stage = ?", s)));

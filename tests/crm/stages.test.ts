@@ -19,7 +19,7 @@ const audits = async (action: string) =>
   (await testSql(t.ctx).all("SELECT user_id, detail FROM audit_log WHERE tenant_id = ?1 AND action = ?2 ORDER BY id", org.tenant.id, action)) as Array<{ user_id: string; detail: string }>;
 const counts = async (tenantId: string) =>
   Object.fromEntries(
-    ((await testSql(t.ctx).all("SELECT assignee || '/' || stage AS k, n FROM deal_counts WHERE tenant_id = ?1 AND n > 0", tenantId)) as Array<{ k: string; n: number }>).map((r) => [r.k, r.n]),
+    (await testSql(t.ctx).all<{ k: string; n: number }>("SELECT assignee || '/' || stage AS k, n FROM deal_counts WHERE tenant_id = ?1 AND n > 0", tenantId)).map((r) => [r.k, r.n]),
   );
 const trueCounts = async (tenantId: string) => {
   const out: Record<string, number> = {};

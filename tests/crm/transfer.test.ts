@@ -194,10 +194,10 @@ describe("import", () => {
   test("all or none, written as read: rows and the accounts and contacts they created are undone by a later bad row", async () => {
     const csv = ["title,account_name,contact_name,value", "First,Made Up Co,Mia Made,1", "Second,Made Up Co,,2", "Third,Other New Co,,not money"].join("\n");
     const counts = async () => ({
-      deals: ((await testSql(t.ctx).get("SELECT count(*) AS n FROM deals WHERE tenant_id = ?1", org.tenant.id)) as { n: number }).n,
-      accounts: ((await testSql(t.ctx).get("SELECT count(*) AS n FROM accounts WHERE tenant_id = ?1", org.tenant.id)) as { n: number }).n,
-      contacts: ((await testSql(t.ctx).get("SELECT count(*) AS n FROM contacts WHERE tenant_id = ?1", org.tenant.id)) as { n: number }).n,
-      next: ((await testSql(t.ctx).get("SELECT next_deal FROM crm_tenants WHERE tenant_id = ?1", org.tenant.id)) as { next_deal: number }).next_deal,
+      deals: (await testSql(t.ctx).get<{ n: number }>("SELECT count(*) AS n FROM deals WHERE tenant_id = ?1", org.tenant.id))!.n,
+      accounts: (await testSql(t.ctx).get<{ n: number }>("SELECT count(*) AS n FROM accounts WHERE tenant_id = ?1", org.tenant.id))!.n,
+      contacts: (await testSql(t.ctx).get<{ n: number }>("SELECT count(*) AS n FROM contacts WHERE tenant_id = ?1", org.tenant.id))!.n,
+      next: (await testSql(t.ctx).get<{ next_deal: number }>("SELECT next_deal FROM crm_tenants WHERE tenant_id = ?1", org.tenant.id))!.next_deal,
     });
     const before = await counts();
     const real = await upload(org, "deals", csv, "create_missing=true");

@@ -29,7 +29,7 @@ beforeAll(async () => {
     Object.entries(ops).map(([method, op]) => ({ method: method.toUpperCase(), path, op: resolveOp(doc, op) })),
   );
   before = await snapshot(w.t, w.a.tenantId);
-  auditMark = ((await testSql(w.t.ctx).get("SELECT coalesce(max(id), 0) AS n FROM audit_log")) as { n: number }).n;
+  auditMark = (await testSql(w.t.ctx).get<{ n: number }>("SELECT coalesce(max(id), 0) AS n FROM audit_log"))!.n;
   secrets = [...(await idsOf(w.t, w.a.tenantId)), w.a.word];
 });
 

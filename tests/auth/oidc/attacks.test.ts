@@ -23,8 +23,8 @@ afterAll(async () => {
   await w.close();
 });
 
-const usersNamed = async (email: string) => ((await testSql(w.t.ctx).get("SELECT count(*) AS n FROM users WHERE email = ?1", email)) as { n: number }).n;
-const identities = async () => ((await testSql(w.t.ctx).get("SELECT count(*) AS n FROM user_identities")) as { n: number }).n;
+const usersNamed = async (email: string) => (await testSql(w.t.ctx).get<{ n: number }>("SELECT count(*) AS n FROM users WHERE email = ?1", email))!.n;
+const identities = async () => (await testSql(w.t.ctx).get<{ n: number }>("SELECT count(*) AS n FROM user_identities"))!.n;
 
 /** Starts at the app, signs in at the provider; answers the callback URL (not yet opened) and the browser. */
 async function upToCallback(subdomain: string, providerId: string, account: string, tamper?: (u: URL) => void) {
@@ -201,7 +201,7 @@ describe("who may sign in or join", () => {
 
 describe("a disabled organization", () => {
   const setDisabled = async (at: number | null) => await testSql(w.t.ctx).run("UPDATE tenants SET disabled_at = ?2 WHERE id = ?1", w.acme.tenant.id, at);
-  const flows = async () => ((await testSql(w.t.ctx).get("SELECT count(*) AS n FROM oauth_flows")) as { n: number }).n;
+  const flows = async () => (await testSql(w.t.ctx).get<{ n: number }>("SELECT count(*) AS n FROM oauth_flows"))!.n;
 
   test("start does not send the browser to the provider: /sign-in?error=tenant_disabled, no flow, no cookie; a flow begun before finishes nothing", async () => {
     w.op.accounts.set("frozen", { email: "frozen@example.com", email_verified: true });

@@ -56,7 +56,7 @@ describe("the admin API of identity providers", () => {
     const list = await t.json("GET", PROVIDERS, { token: org.access_token });
     expect(list.body).toMatchObject({ total: 1, page: 1, size: 20, pages: 1 });
     expect(list.body.items[0].id).toBe(id);
-    const sealed = async () => ((await testSql(t.ctx).get("SELECT client_secret_sealed AS s FROM identity_providers WHERE id = ?1", id)) as { s: string }).s;
+    const sealed = async () => (await testSql(t.ctx).get<{ s: string }>("SELECT client_secret_sealed AS s FROM identity_providers WHERE id = ?1", id))!.s;
     const before = await sealed();
     const p = await t.json("PATCH", `${PROVIDERS}/${id}`, { token: org.access_token, body: { name: "Okta SSO", enabled: false } });
     expect(p.status).toBe(200);

@@ -34,7 +34,7 @@ describe("what is stored", () => {
     expect(createSecretBox(key).open(sealed, org.user.id)).toBe(secret);
     expect(() => createSecretBox("another key of at least thirty-two characters").open(sealed, org.user.id)).toThrow();
 
-    const hashes = ((await testSql(t.ctx).all("SELECT code_hash FROM backup_codes")) as Array<{ code_hash: string }>).map((r) => r.code_hash);
+    const hashes = (await testSql(t.ctx).all<{ code_hash: string }>("SELECT code_hash FROM backup_codes")).map((r) => r.code_hash);
     expect(hashes).toHaveLength(10);
     const dump = JSON.stringify((await testSql(t.ctx).all("SELECT * FROM backup_codes")));
     for (const c of backupCodes) {

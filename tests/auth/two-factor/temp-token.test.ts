@@ -13,7 +13,7 @@ const apps: TestApp[] = [];
 afterAll(() => apps.forEach((a) => a.close()));
 const enabledOrg = () => enabledOrgIn(apps);
 
-const sessionCount = async (t: TestApp) => ((await testSql(t.ctx).get("SELECT count(*) AS n FROM sessions")) as { n: number }).n;
+const sessionCount = async (t: TestApp) => (await testSql(t.ctx).get<{ n: number }>("SELECT count(*) AS n FROM sessions"))!.n;
 const invalidTemp = { status: 401, code: "invalid_temp_token" };
 const outcome = (r: { status: number; body: { code?: string } }) => ({ status: r.status, code: r.body.code });
 
@@ -93,9 +93,9 @@ describe("ended by", () => {
   test("expiry: the row outlives nothing (housekeeping drops it a day after)", async () => {
     const { t, clock, org } = await enabledOrg();
     await challenge(t, org.email, org.password);
-    expect(((await testSql(t.ctx).get("SELECT count(*) AS n FROM sign_in_challenges")) as { n: number }).n).toBe(1);
+    expect((await testSql(t.ctx).get<{ n: number }>("SELECT count(*) AS n FROM sign_in_challenges"))!.n).toBe(1);
     clock.advance(86_400_000 + 301_000);
     await t.ctx.housekeep();
-    expect(((await testSql(t.ctx).get("SELECT count(*) AS n FROM sign_in_challenges")) as { n: number }).n).toBe(0);
+    expect((await testSql(t.ctx).get<{ n: number }>("SELECT count(*) AS n FROM sign_in_challenges"))!.n).toBe(0);
   });
 });

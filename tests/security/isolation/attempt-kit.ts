@@ -40,7 +40,7 @@ export const mismatch = { status: 403, code: "tenant_mismatch" };
 export const ownPage = (table: string, where: string | ((w: World) => string) = "TRUE") => async (body: any, w: World) => {
   const cond = typeof where === "function" ? where(w) : where;
   const items: Array<{ id: string; tenant_id?: string }> = Array.isArray(body) ? body : body.items;
-  const bIds = new Set(((await testSql(w.t.ctx).all(`SELECT id FROM ${table} WHERE tenant_id = ?1 AND (${cond})`, w.b.tenantId)) as Array<{ id: string }>).map((r) => r.id));
+  const bIds = new Set((await testSql(w.t.ctx).all<{ id: string }>(`SELECT id FROM ${table} WHERE tenant_id = ?1 AND (${cond})`, w.b.tenantId)).map((r) => r.id));
   expect(items.filter((i) => !bIds.has(i.id)).map((i) => i.id)).toEqual([]);
   for (const i of items) if ("tenant_id" in i) expect(i.tenant_id).toBe(w.b.tenantId);
   const n = await countOf(w.t, table, w.b.tenantId, cond);

@@ -5,7 +5,7 @@ import { testSql } from "../../support/sql";
 
 const stageRow = async (w: World, id: string) => (await testSql(w.t.ctx).get("SELECT tenant_id, name, position FROM pipeline_stages WHERE id = ?1", id)) as { tenant_id: string; name: string; position: number };
 const stageIds = async (w: World, tenantId: string) =>
-  ((await testSql(w.t.ctx).all("SELECT id FROM pipeline_stages WHERE tenant_id = ?1 ORDER BY position, key", tenantId)) as Array<{ id: string }>).map((r) => r.id);
+  (await testSql(w.t.ctx).all<{ id: string }>("SELECT id FROM pipeline_stages WHERE tenant_id = ?1 ORDER BY position, key", tenantId)).map((r) => r.id);
 
 /**
  * The audit log and the changing of pipeline stages. Before the CRM's attempts: B does not yet

@@ -212,10 +212,10 @@ export async function tenantTables(t: TestApp): Promise<string[]> {
 /** Every row of one tenant, table by table (audit excepted: see the test), in a stable order. */
 export async function snapshot(t: TestApp, tenantId: string): Promise<Record<string, string[]>> {
   const out: Record<string, string[]> = {};
-  out.tenants = ((await testSql(t.ctx).all("SELECT * FROM tenants WHERE id = ?1", tenantId)) as unknown[]).map((r) => JSON.stringify(r));
+  out.tenants = (await testSql(t.ctx).all<unknown>("SELECT * FROM tenants WHERE id = ?1", tenantId)).map((r) => JSON.stringify(r));
   for (const table of await tenantTables(t)) {
     if (table === "audit_log") continue;
-    out[table] = ((await testSql(t.ctx).all(`SELECT * FROM ${table} WHERE tenant_id = ?1`, tenantId)) as unknown[]).map((r) => JSON.stringify(r)).sort();
+    out[table] = (await testSql(t.ctx).all<unknown>(`SELECT * FROM ${table} WHERE tenant_id = ?1`, tenantId)).map((r) => JSON.stringify(r)).sort();
   }
   return out;
 }
@@ -238,4 +238,4 @@ export async function idsOf(t: TestApp, tenantId: string): Promise<Set<string>> 
 
 /** How many rows of `table` a tenant has, optionally narrowed by a WHERE fragment. */
 export const countOf = async (t: TestApp, table: string, tenantId: string, where = "TRUE") =>
-  ((await testSql(t.ctx).get(`SELECT COUNT(*) AS n FROM ${table} WHERE tenant_id = ?1 AND (${where})`, tenantId)) as { n: number }).n;
+  (await testSql(t.ctx).get<{ n: number }>(`SELECT COUNT(*) AS n FROM ${table} WHERE tenant_id = ?1 AND (${where})`, tenantId))!.n;
