@@ -5,6 +5,8 @@ export interface Config {
   port: number;
   host: string;
   db: string;
+  /** postgres://… : the whole suite on PostgreSQL (15+); null: SQLite in `db`. May hold a password: never log it, show it masked (maskDatabaseUrl). */
+  databaseUrl: string | null;
   baseDomain: string;
   /** null: host-only cookies (browsers refuse `Domain=localhost` and IP addresses). */
   cookieDomain: string | null;
@@ -45,7 +47,7 @@ export interface Config {
 /** A bad setting: main prints `message` as one line and exits non-zero. */
 export class ConfigError extends Error {}
 
-type Kind = "port" | "string" | "url" | "seconds" | "bool" | "secure" | "count" | "signup" | "hours";
+type Kind = "port" | "string" | "url" | "database-url" | "seconds" | "bool" | "secure" | "count" | "signup" | "hours";
 interface Setting {
   key: keyof Config;
   env: string;
@@ -62,6 +64,7 @@ const SETTINGS: Setting[] = [
   { key: "port", env: "SUITE_PORT", flag: "port", kind: "port", default: "8000", help: "the HTTP port to listen on" },
   { key: "host", env: "SUITE_HOST", flag: "host", kind: "string", default: "0.0.0.0", help: "the address to listen on (127.0.0.1: this machine only)" },
   { key: "db", env: "SUITE_DB", flag: "db", kind: "string", default: "./data/suite.db", help: "the SQLite file; its folder also holds <db>.keys and the upgrade copies" },
+  { key: "databaseUrl", env: "SUITE_DATABASE_URL", flag: "database-url", kind: "database-url", default: "none: SQLite in --db", help: "run on PostgreSQL 15+ instead, e.g. postgres://suite:PASSWORD@db.internal:5432/suite; any number of instances may share it" },
   { key: "baseDomain", env: "SUITE_BASE_DOMAIN", flag: "base-domain", kind: "string", default: "localhost", help: "organizations live at <subdomain>.<base domain>" },
   { key: "cookieDomain", env: "SUITE_COOKIE_DOMAIN", flag: "cookie-domain", kind: "string", default: "the base domain", help: "the cookies' Domain, so that subdomains share a sign-in (none on localhost)" },
   { key: "cookieSecure", env: "SUITE_COOKIE_SECURE", flag: "cookie-secure", kind: "secure", default: "auto", help: "Secure cookies: auto = yes unless the base domain is localhost" },
@@ -91,8 +94,9 @@ const SETTINGS: Setting[] = [
 export const CONFIG_FLAGS = new Set(SETTINGS.map((s) => s.flag));
 
 function parseValue(s: Setting, raw: string, where: string): unknown {
-  // A secret (the JWT key, SMTP credentials inside the URL) is never echoed back.
-  const shown = s.key === "jwtSecret" || s.key === "encryptionKey" || s.key === "smtpUrl" ? "" : `=${JSON.stringify(raw)}`;
+  // A secret (the JWT key, SMTP credentials inside the URL) is never echoed back; a database URL only with its password masked.
+  const secret = s.key === "jwtSecret" || s.key === "encryptionKey" || s.key === "smtpUrl";
+  const shown = secret || (s.key === "databaseUrl" && !showableDatabaseUrl(raw)) ? "" : `=${JSON.stringify(s.key === "databaseUrl" ? maskDatabaseUrl(raw) : raw)}`;
   const bad = (why: string) => new ConfigError(`invalid ${where}${shown}: ${why}`);
   const value = raw.trim();
   switch (s.kind) {
@@ -143,10 +147,50 @@ function parseValue(s: Setting, raw: string, where: string): unknown {
       if (!url.hostname) throw bad(expected);
       return value.replace(/\/+$/, "");
     }
+    case "database-url": {
+      if (value === "") return null;
+      const expected = "expected a PostgreSQL URL such as postgres://user:password@host:5432/database";
+      if (!/^postgres(ql)?:\/\//i.test(value)) throw bad(`${expected} (it must start with postgres:// or postgresql://)`);
+      let url: URL;
+      try {
+        url = new URL(value);
+      } catch {
+        throw bad(expected);
+      }
+      if (!url.hostname) throw bad(`${expected} (no host)`);
+      return value;
+    }
     default:
       if (value === "") throw bad("must not be empty");
       return value;
   }
+}
+
+/** Whether a mistaken database URL can be shown masked: a URL with its user part where a URL has it (else a password may sit anywhere). */
+function showableDatabaseUrl(raw: string): boolean {
+  try {
+    const url = new URL(raw.trim());
+    return /^postgres(ql)?:$/i.test(url.protocol) || url.password !== "";
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A database URL fit to print: the password (and anything that looks like one in the query, such
+ * as ?password=…) replaced by ***. Text that does not parse as a URL is shown as the scheme alone.
+ */
+export function maskDatabaseUrl(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    const scheme = /^([a-z][a-z0-9+.-]*:)/i.exec(raw.trim());
+    return scheme ? `${scheme[1]}//***` : "***";
+  }
+  if (url.password) url.password = "***";
+  for (const key of [...url.searchParams.keys()]) if (/pass|secret|key|token/i.test(key)) url.searchParams.set(key, "***");
+  return url.toString().replace(/%2A%2A%2A/g, "***");
 }
 
 /** A development host: plain http is fine there, and cookies cannot carry its name as Domain. */
@@ -195,6 +239,7 @@ export function loadConfig(flags: Record<string, string> = {}, env: Record<strin
     port,
     host: (raw.host as string | undefined) ?? "0.0.0.0",
     db: (raw.db as string | undefined) ?? "./data/suite.db",
+    databaseUrl: (raw.databaseUrl as string | null | undefined) ?? null,
     baseDomain,
     // Browsers refuse Domain= for localhost and for IP addresses: host-only cookies there.
     cookieDomain: isDevHost(cookieDomainRaw) || isIpAddress(cookieDomainRaw) ? null : cookieDomainRaw,
@@ -253,6 +298,10 @@ export const DEVELOPMENT_VARIABLES: readonly string[] = [
   "SUITE_FUZZ_VERBOSE",
   "SUITE_HTTP_FUZZ_SEED",
   "SUITE_HTTP_FUZZ_CONNECTIONS",
+  // npm test's PostgreSQL run (scripts/test.ts).
+  "SUITE_TEST_DATABASE_URL",
+  "SUITE_TEST_BACKEND",
+  "SUITE_TEST_SKIP_POSTGRES",
 ];
 
 /** Edits from `a` to `b`, a swap of two neighbours counting as one ("PROT" for "PORT"). */

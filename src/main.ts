@@ -5,6 +5,7 @@ import pkg from "../package.json";
 import { backupCommand, migrateCommand, tenantCreateCommand } from "./cli/admin";
 import { type Command, UsageError, checkInvocation, findCommand, helpText, parseArgs } from "./cli/args";
 import { checkDatabasePath, describeFileError } from "./cli/db-path";
+import { copyToPostgresCommand } from "./cli/copy-to-postgres";
 import { mailListCommand } from "./cli/mail";
 import { restoreCommand } from "./cli/restore";
 import { tenantAdminCommand } from "./cli/tenants";
@@ -62,6 +63,12 @@ const COMMANDS: Command[] = [
     help: "with the server stopped: check the backup FILE, keep the current database aside (<db>.before-restore-<time>), put FILE in its place",
     args: ["FILE"],
     run: ({ config, args }) => restoreCommand(config, args[0], out),
+  },
+  {
+    name: "copy-to-postgres",
+    usage: "--database-url postgres://…",
+    help: "copy the SQLite database (--db) into an EMPTY PostgreSQL database in one transaction, check every table's count, print what to change to switch",
+    run: ({ config }) => copyToPostgresCommand(config, out),
   },
   { name: "tenant list", help: "every organization: subdomain, name, members, created, disabled", run: ({ config }) => tenantAdminCommand(config, "list", undefined, out) },
   {

@@ -1,5 +1,10 @@
 import { afterAll } from "bun:test";
-import { checkLedger } from "./security/ledger";
+import { checkLedger, noteSecret } from "./security/ledger";
+
+// The PostgreSQL run's URL carries a password (scripts/test.ts puts one in): it is a secret too.
+if (process.env.SUITE_TEST_DATABASE_URL) {
+  noteSecret("database password", decodeURIComponent(new URL(process.env.SUITE_TEST_DATABASE_URL).password));
+}
 
 // After the last test file: no secret any test used may be in any log output of the run.
 afterAll(() => {
