@@ -18,6 +18,7 @@ const NAMES_SQLITE_BUT_RUNS_ON_BOTH: Record<string, string> = {
   "tests/config.test.ts": "parses SUITE_DB; opens no database",
   "tests/users/manage.test.ts": "its one SQLite catalogue test is skipped on PostgreSQL",
   "tests/support/backend-files.test.ts": "this file",
+  "tests/cli/copy-to-postgres.test.ts": "copies a SQLite file into PostgreSQL: it runs (unskipped) in the PostgreSQL run",
 };
 
 test("a test file that opens SQLite by itself or runs a server on a file is listed", async () => {
