@@ -57,8 +57,6 @@ export const SQLITE_ONLY_REASONS: Record<string, string> = {
   "tests/web/e2e/stages.test.ts": "the built binary on a SQLite file, in a browser",
   "tests/web/e2e/team.test.ts": "the built binary on a SQLite file, in a browser",
   "tests/web/e2e/transfer.test.ts": "the built binary on a SQLite file, in a browser",
-  // Runs both backends itself.
-  "tests/support/sql.test.ts": "tests testSql on both backends in one run (its own describe per backend)",
 };
 
 export const SQLITE_ONLY: string[] = Object.keys(SQLITE_ONLY_REASONS);
