@@ -99,7 +99,8 @@ export function buildShapes(x: ShapeInputs): Shape[] {
   const pairs = x.stages.flatMap((a, i) => x.stages.slice(i + 1).map((b) => [a, b]));
 
   const shapes: Shape[] = [
-    shape("default list", false, range(10).map((page) => ({ params: page === 1 ? {} : { page }, filter: {} })), 1),
+    // Signed-in members (issue 15's throughput figure), each on the first ten pages.
+    shape("default list", false, range(10).map((page) => ({ params: page === 1 ? {} : { page }, filter: {}, token: x.members[page % x.members.length]?.token })), 1),
     shape("page 500", false, range(41, 480).map((page) => ({ params: { page }, filter: {} })), 1),
     shape("one stage", false, x.stages.flatMap((s) => range(5).map((page) => ({ params: { stage: s, page }, filter: { stages: [s] } }))), 3),
     shape("two stages", false, pairs.map((p) => ({ params: { stage: p }, filter: { stages: p } })), 3),

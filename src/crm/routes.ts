@@ -78,12 +78,8 @@ const Id = t.Object({ id: t.String() });
 /** The CRM: /api/v1/crm (CONTRACT §10, §10b). */
 export const crmRoutes = (ctx: Context) =>
   new Elysia({ name: "crm-routes", prefix: "/api/v1/crm", seed: ctx.id })
-    .use(authGuard(ctx))
-    // Before the body is validated, as FastAPI's dependencies run: a tenant without the CRM learns 403.
-    .derive({ as: "local" }, async ({ auth }) => {
-      await ctx.tenants.requireModule(auth.tenantId, "crm");
-      return {};
-    })
+    // Signed in, and the organization has the CRM (403 otherwise), before the body is validated.
+    .use(authGuard(ctx, { module: "crm" }))
     .get("/pipeline-stages", ({ auth }) => ctx.crm.stages(auth), D.listStages)
     .post(
       "/pipeline-stages",

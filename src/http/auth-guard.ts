@@ -1,5 +1,5 @@
 import { Elysia } from "elysia";
-import type { Principal } from "../auth/service";
+import type { Principal } from "./principal";
 import type { Context } from "../context";
 import { SESSION_COOKIE } from "./cookies";
 import { checkCsrf } from "./csrf";
@@ -7,32 +7,67 @@ import { errors } from "./errors";
 import { requestPath } from "./request-path";
 import { requestedSubdomain } from "./tenancy";
 
+type ModuleName = Parameters<Context["tenants"]["requireModule"]>[1];
+
+const BEARER = /^Bearer\s+(\S+)\s*$/i;
+
+/**
+ * The value of cookie `name` in a Cookie header, as Elysia's parser reads it (the first one of
+ * that name wins, surrounding quotes and percent-escapes undone), or undefined.
+ */
+export function cookieValue(header: string | null, name: string): string | undefined {
+  if (!header) return undefined;
+  for (const part of header.split(";")) {
+    const eq = part.indexOf("=");
+    if (eq === -1 || part.slice(0, eq).trim() !== name) continue;
+    let value = part.slice(eq + 1).trim();
+    if (value.length > 1 && value.startsWith('"') && value.endsWith('"')) value = value.slice(1, -1);
+    try {
+      return decodeURIComponent(value);
+    } catch {
+      return value;
+    }
+  }
+  return undefined;
+}
+
 /**
  * Resolves `auth` (the Principal) for every route registered after it: a bearer header or the
- * svc_session cookie, a live session, the tenant the request names, and CSRF for cookies.
+ * svc_session cookie, a live session, the tenant the request names, and CSRF for cookies; then,
+ * when `module` is given, 403 module_disabled unless the organization has it.
  * It runs before the body is validated (derive, not resolve), as FastAPI's dependencies do: a
  * caller without credentials learns 401, not the shape of the body, and a cross-site cookie
  * request is refused whatever it sends.
+ *
+ * It reads the few headers it needs from the request itself: naming Elysia's `headers` or
+ * `cookie` here would make every route behind it copy all headers and build a cookie jar first
+ * (issue 15: a deal-list request's time is mostly such work around the product's).
  */
-export const authGuard = (ctx: Context) =>
-  new Elysia({ name: "auth-guard", seed: ctx.id }).derive({ as: "scoped" }, async ({ request, headers, cookie }): Promise<{ auth: Principal }> => {
-    const header = headers.authorization;
-    let token: string | undefined;
-    if (header !== undefined) {
-      const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
-      if (!m) throw errors.notAuthenticated();
-      token = m[1];
-    }
-    const viaCookie = token === undefined;
-    token ??= cookie[SESSION_COOKIE]?.value as string | undefined;
-    if (!token) throw errors.notAuthenticated();
+export const authGuard = (ctx: Context, opts: { module?: ModuleName } = {}) =>
+  new Elysia({ name: "auth-guard", seed: opts.module ? `${ctx.id}:${opts.module}` : ctx.id }).derive(
+    { as: "scoped" },
+    async ({ request }): Promise<{ auth: Principal }> => {
+      const headers = request.headers;
+      const header = headers.get("authorization");
+      let token: string | undefined;
+      if (header !== null) {
+        const m = BEARER.exec(header);
+        if (!m) throw errors.notAuthenticated();
+        token = m[1];
+      }
+      const viaCookie = token === undefined;
+      token ??= cookieValue(headers.get("cookie"), SESSION_COOKIE);
+      if (!token) throw errors.notAuthenticated();
 
-    const principal = await ctx.auth.authenticate(token);
-    const named = requestedSubdomain(headers, ctx.config.baseDomain);
-    if (named !== null && named !== principal.subdomain) throw errors.tenantMismatch();
-    if (viaCookie) checkCsrf(request.method, headers, ctx.config.baseDomain, requestPath(request.url));
-    return { auth: principal };
-  });
+      const principal = await ctx.auth.authenticate(token);
+      const named = requestedSubdomain(headers, ctx.config.baseDomain);
+      if (named !== null && named !== principal.subdomain) throw errors.tenantMismatch();
+      if (viaCookie) checkCsrf(request.method, headers, ctx.config.baseDomain, requestPath(request.url));
+      // Before the body is validated, as FastAPI's dependencies run: a tenant without the module learns 403.
+      if (opts.module) await ctx.tenants.requireModule(principal.tenantId, opts.module);
+      return { auth: principal };
+    },
+  );
 
 /** Admin-only routes call this first. */
 export function requireAdmin(p: Principal): void {

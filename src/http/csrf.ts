@@ -1,6 +1,6 @@
 import { CSV_IMPORT_PATH } from "./body";
 import { errors } from "./errors";
-import { hostName, requestedSubdomain } from "./tenancy";
+import { type HeaderSource, headerOf, hostName, requestedSubdomain } from "./tenancy";
 
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 const JSON_TYPE = /^application\/([\w.+-]+\+)?json\s*(;|$)/i;
@@ -13,8 +13,6 @@ const JSON_TYPE = /^application\/([\w.+-]+\+)?json\s*(;|$)/i;
 const CSV_TYPE = /^text\/csv\s*(;|$)/i;
 /** Our session or refresh cookie in a Cookie header. */
 const OUR_COOKIE = /(?:^|;)\s*svc_(?:session|refresh)=/;
-
-type Headers = Record<string, string | undefined>;
 
 /** The host name of an Origin or Referer, or null when it is not a URL (or is `null`). */
 const originHost = (url: string): string | null => {
@@ -34,12 +32,12 @@ const originHost = (url: string): string | null => {
  * browsers call it same-site (and send it our cookie). A JSON content type alone already forces a
  * CORS preflight on any cross-site page.
  */
-export function checkCsrf(method: string, headers: Headers, baseDomain: string, path = ""): void {
+export function checkCsrf(method: string, headers: HeaderSource, baseDomain: string, path = ""): void {
   if (SAFE_METHODS.has(method)) return;
-  const type = headers["content-type"] ?? "";
+  const type = headerOf(headers, "content-type") ?? "";
   if (!JSON_TYPE.test(type) && !(CSV_TYPE.test(type) && CSV_IMPORT_PATH.test(path))) throw errors.csrf();
-  if ((headers["sec-fetch-site"] ?? "").toLowerCase() === "cross-site") throw errors.csrf();
-  const origin = headers.origin ?? headers.referer;
+  if ((headerOf(headers, "sec-fetch-site") ?? "").toLowerCase() === "cross-site") throw errors.csrf();
+  const origin = headerOf(headers, "origin") ?? headerOf(headers, "referer");
   const from = origin ? originHost(origin) : null;
   if (from === null) throw errors.csrf();
   if (from === baseDomain) return;

@@ -3,7 +3,15 @@ import { errors } from "./errors";
 /** Names that stand for the product itself, never for an organization (tenants/model.ts refuses them at signup). */
 export const RESERVED_SUBDOMAINS = new Set(["www", "api", "app", "admin", "mail", "static"]);
 
-type Headers = Record<string, string | undefined>;
+/**
+ * A request's headers: Elysia's `headers` record (lower-case names) or the request's own Headers.
+ * Hot paths read the few they need from the Headers, so the framework never copies them all.
+ */
+export type HeaderSource = Headers | Record<string, string | undefined>;
+
+/** One header's value from either form. */
+export const headerOf = (headers: HeaderSource, name: string): string | undefined =>
+  headers instanceof Headers ? (headers.get(name) ?? undefined) : headers[name];
 
 /**
  * The host name of a Host header (or of an Origin's host), without port or IPv6 brackets,
@@ -23,9 +31,9 @@ export function hostName(host: string): string {
  * The subdomain a request names, by its Host (`acme.<base domain>`) or, for API clients, by the
  * `X-Tenant` header; null when it names none. Naming two different tenants is refused.
  */
-export function requestedSubdomain(headers: Headers, baseDomain: string): string | null {
-  const header = headers["x-tenant"]?.trim().toLowerCase() || null;
-  const host = hostName(headers.host ?? "");
+export function requestedSubdomain(headers: HeaderSource, baseDomain: string): string | null {
+  const header = headerOf(headers, "x-tenant")?.trim().toLowerCase() || null;
+  const host = hostName(headerOf(headers, "host") ?? "");
   let fromHost: string | null = null;
   if (host.endsWith(`.${baseDomain}`)) {
     const sub = host.slice(0, -(baseDomain.length + 1));
@@ -43,7 +51,7 @@ export function requestedSubdomain(headers: Headers, baseDomain: string): string
  * `suite tenant disable`, another process, is seen by the next request.
  */
 export async function namedTenantId(
-  headers: Headers,
+  headers: HeaderSource,
   baseDomain: string,
   bySubdomain: (subdomain: string) => Promise<{ id: string; disabled_at?: number | null } | null | undefined>,
 ): Promise<string | null> {
