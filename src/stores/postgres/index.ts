@@ -7,17 +7,17 @@ import { KEY_NAMES, type ServerKeys, generateKeys, keyFileOf, loadServerKeys, re
 import { createPostgresAccountTokensStore } from "./account-tokens";
 import { createPostgresAuditStore } from "./audit";
 import { createPostgresCrmStore } from "./crm";
+import { createPostgresDealsQuery } from "./deals-query";
 import { type Pg, openPostgres } from "./database";
 import { createPostgresInvitationsStore } from "./invitations";
 import { createPostgresMagicLinksStore } from "./magic-links";
 import { createPostgresMailStore } from "./mail";
 import { createPostgresMembersStore } from "./members";
 import { migratePostgres } from "./migrate";
-import type { DealsQuery } from "../../crm/deals-query";
-import type { DemoSeedStore } from "../../crm/seed-store";
 import { createPostgresOidcStore } from "./oidc";
 import { createPostgresPasswordStore } from "./passwords";
 import { createPostgresSecurityStore } from "./security";
+import { createPostgresSeedStore } from "./seed";
 import { createPostgresSessionsStore } from "./sessions";
 import { createPostgresStagesStore } from "./stages";
 import { createPostgresSupportStore } from "./support";
@@ -58,14 +58,14 @@ export function createPostgresStores(pg: Pg) {
       assigneeRenamedInTx: (...a) => crm.assigneeRenamedInTx(...a),
     }),
     stages: createPostgresStagesStore(pg, { security }),
-    dealsQuery: null as unknown as DealsQuery, // INTERIM until h-pgdeals merges
+    dealsQuery: createPostgresDealsQuery(pg),
     transfer: createPostgresTransferStore(pg, { security }),
     auditLog: createPostgresAuditStore(pg),
     twoFactor: createPostgresTwoFactorStore(pg, { security }),
     oidc: createPostgresOidcStore(pg, { users, security }),
     passwords: createPostgresPasswordStore(pg, { security, tokens: accountTokens }),
     support: createPostgresSupportStore(pg),
-    seed: null as unknown as DemoSeedStore, // INTERIM until h-pgdeals merges
+    seed: createPostgresSeedStore(pg),
   };
 }
 

@@ -4,6 +4,7 @@ import s20 from "./schema/20-security.sql" with { type: "text" };
 import s30 from "./schema/30-auth.sql" with { type: "text" };
 import s40 from "./schema/40-mail-invitations.sql" with { type: "text" };
 import s50 from "./schema/50-crm.sql" with { type: "text" };
+import s51 from "./schema/51-deal-search.sql" with { type: "text" };
 
 /**
  * The PostgreSQL schema, one file per feature group, applied in this order (later files refer to
@@ -15,6 +16,7 @@ const FILES: Array<{ name: string; sql: string }> = [
   { name: "30-auth.sql", sql: s30 },
   { name: "40-mail-invitations.sql", sql: s40 },
   { name: "50-crm.sql", sql: s50 },
+  { name: "51-deal-search.sql", sql: s51 },
 ];
 
 /** Creates every table and index in an empty database (or schema), in one transaction. */

@@ -57,6 +57,10 @@ export function createPostgresStagesStore(pg: Pg, deps: { security: PgAuditWrite
         if (any && moveTo === null) return "needs_target";
         const moved = any && moveTo !== null ? await tx.run`UPDATE deals SET stage = ${moveTo}, updated_at = ${now} WHERE tenant_id = ${s.tenant_id} AND stage = ${s.key}` : 0;
         await tx.run`DELETE FROM pipeline_stages WHERE tenant_id = ${s.tenant_id} AND id = ${s.id}`;
+        // Its counters are all zero now that its deals moved: they go with it, as on SQLite, so a
+        // stage made again with the key starts from no rows.
+        await tx.run`DELETE FROM deal_counts WHERE tenant_id = ${s.tenant_id} AND stage = ${s.key}`;
+        await tx.run`DELETE FROM deal_gram_counts WHERE tenant_id = ${s.tenant_id} AND stage = ${s.key}`;
         await deps.security.auditInTx(tx, audit(moved), now);
         return moved;
       });

@@ -1,0 +1,184 @@
+// bun bench/postgres-deals.ts: the deal list on PostgreSQL beside SQLite, at 1M deals, measured
+// in-process (the query functions themselves, at concurrency 1): the shapes of bench/shapes.ts
+// (the HTTP bench's), p50/p99 per shape, each shape's totals checked against a direct count.
+// Starts a throwaway cluster (scripts/postgres-cluster.ts) unless BENCH_PG_URL names a server.
+// Options (environment): BENCH_BIG (1000000), BENCH_SMALL (100000), BENCH_TENANTS (10),
+// BENCH_LATENCY_S (1, per shape), BENCH_SQLITE=0 skips the SQLite column, BENCH_PG_URL, and
+// BENCH_PG_REUSE=1 (with BENCH_PG_URL: measure the database `suite_bench` already seeded there).
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type Cluster, startCluster } from "../scripts/postgres-cluster";
+import { loadConfig } from "../src/config";
+import { createContext } from "../src/context";
+import { bulkSeed as sqliteBulkSeed } from "../src/stores/sqlite/bulk-load";
+import { createSqliteDealsQuery as createDealsQuery } from "../src/stores/sqlite/deals-query";
+import type { DealListQuery } from "../src/crm/model";
+import { openPostgres, type Pg } from "../src/stores/postgres/database";
+import { createPostgresDealsQuery } from "../src/stores/postgres/deals-query";
+import { applySchema } from "../src/stores/postgres/schema";
+import { bulkSeed } from "../src/stores/postgres/seed";
+import { ensureBenchTenants, listQueryOf } from "./postgres-support";
+import { type Shape, buildShapes, frequentGrams } from "./shapes";
+
+const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
+const BIG = env("BENCH_BIG", 1_000_000);
+const SMALL = env("BENCH_SMALL", 100_000);
+const TENANTS = env("BENCH_TENANTS", 10);
+const LATENCY_S = env("BENCH_LATENCY_S", 1);
+const say = (s: string) => process.stdout.write(`${s}\n`);
+const subs = Array.from({ length: TENANTS }, (_, i) => (i === 0 ? "bigco" : `smallco${i}`));
+const dealsOf = (i: number) => (i === 0 ? BIG : SMALL);
+
+type List = (tenantId: string, q: DealListQuery) => Promise<{ total: number }>;
+type Count = (sql: string, args: Array<string | number>) => Promise<number>;
+interface Measured {
+  p50: number;
+  p99: number;
+  correct: boolean;
+}
+
+/** Latency of each shape at concurrency 1, and its truth checks. */
+async function measure(shapes: Shape[], tenantId: string, list: List, count: Count): Promise<Map<string, Measured>> {
+  const out = new Map<string, Measured>();
+  for (const s of shapes) {
+    const queries = s.requests.map((r) => listQueryOf(r.path, r.token));
+    for (let i = 0; i < Math.min(20, queries.length); i++) await list(tenantId, queries[i]!);
+    const times: number[] = [];
+    const until = performance.now() + LATENCY_S * 1000;
+    let i = 0;
+    while (performance.now() < until || times.length < 100) {
+      const started = performance.now();
+      await list(tenantId, queries[i++ % queries.length]!);
+      times.push(performance.now() - started);
+    }
+    times.sort((a, b) => a - b);
+    let correct = true;
+    for (const c of s.checks) {
+      const answered = (await list(tenantId, listQueryOf(c.path, c.token))).total;
+      if (answered !== (await count(c.sql, c.args))) correct = false;
+    }
+    out.set(s.name, { p50: times[Math.floor(times.length / 2)]!, p99: times[Math.min(times.length - 1, Math.floor(times.length * 0.99))]!, correct });
+  }
+  return out;
+}
+
+/** The inputs bench/shapes.ts builds its requests from; a member's "token" is their user id here. */
+async function shapesFrom(read: <T>(sql: string, args: unknown[]) => Promise<T[]>, tenantId: string): Promise<Shape[]> {
+  const users = await read<{ id: string }>("SELECT id FROM users WHERE tenant_id = $1 AND role = 'member' ORDER BY email", [tenantId]);
+  const stages = (await read<{ key: string }>("SELECT key FROM pipeline_stages WHERE tenant_id = $1 ORDER BY position", [tenantId])).map((s) => s.key);
+  const accounts = await read<{ name: string }>("SELECT name FROM accounts WHERE tenant_id = $1 ORDER BY id", [tenantId]);
+  const titles = await read<{ title: string }>("SELECT title FROM deals WHERE tenant_id = $1 ORDER BY seq LIMIT 50000", [tenantId]);
+  const texts = [...titles.map((r) => r.title), ...accounts.map((a) => a.name)];
+  const three = frequentGrams(texts, 3, 8);
+  const typed = {
+    three,
+    two: [...new Set([...three.map((g) => [...g].slice(0, 2).join("")), ...frequentGrams(texts, 2, 6)])],
+    one: [...new Set([...three, ...frequentGrams(texts, 1, 6)].map((g) => [...g][0]!))],
+  };
+  return buildShapes({
+    tenantId,
+    adminToken: "admin",
+    members: users.slice(0, 10).map((u) => ({ id: u.id, token: u.id })),
+    userIds: users.map((u) => u.id),
+    stages,
+    rareWords: accounts.slice(0, 200).map((a) => a.name.split(" ")[0]!.toLowerCase()),
+    typed,
+  });
+}
+
+// ---- PostgreSQL ----
+let cluster: Cluster | null = null;
+let pg: Pg | null = null;
+let sqliteDir: string | null = null;
+try {
+  let base = process.env.BENCH_PG_URL;
+  if (!base) {
+    say("starting a throwaway PostgreSQL cluster...");
+    cluster = await startCluster();
+    base = cluster.url;
+  }
+  const url = base.replace(/\/[^/?]*(\?|$)/, "/suite_bench$1");
+  const reuse = process.env.BENCH_PG_REUSE === "1" && process.env.BENCH_PG_URL;
+  if (!reuse) {
+    const admin = openPostgres(base, { max: 1 });
+    await admin.unsafe("DROP DATABASE IF EXISTS suite_bench WITH (FORCE)");
+    await admin.unsafe("CREATE DATABASE suite_bench");
+    await admin.close();
+  }
+  pg = openPostgres(url, { max: 2 });
+  if (!reuse) await applySchema(pg);
+  const tenantIds = await ensureBenchTenants(pg, subs, Date.now(), !reuse);
+  let pgSeedSeconds = NaN;
+  if (!reuse) {
+    say(`seeding PostgreSQL: 1 tenant of ${BIG} deals and ${TENANTS - 1} of ${SMALL}...`);
+    const started = performance.now();
+    await bulkSeed(pg, subs.map((s, i) => ({ tenantId: tenantIds[i]!, subdomain: s, deals: dealsOf(i), passwordHash: "x" })), Date.now());
+    pgSeedSeconds = (performance.now() - started) / 1000;
+    say(`  seeded in ${pgSeedSeconds.toFixed(1)} s`);
+  }
+  const big = tenantIds[0]!;
+  const pgShapes = await shapesFrom((sql, args) => pg!.unsafe(sql, args), big);
+  const pgQuery = createPostgresDealsQuery(pg);
+  const toPg = (sql: string) => {
+    let n = 0;
+    return sql.replace(/\?/g, () => `$${++n}`).replace(/\binstr\(/g, "strpos(");
+  };
+  say("measuring PostgreSQL...");
+  const pgResults = await measure(pgShapes, big, (t, q) => pgQuery.list(t, q), async (sql, args) => Number((await pg!.unsafe<{ n: number }>(toPg(sql), args))[0]!.n));
+
+  // ---- SQLite, the same shapes on its own seed ----
+  let sqResults: Map<string, Measured> | null = null;
+  let sqSeedSeconds = NaN;
+  if (process.env.BENCH_SQLITE !== "0") {
+    sqliteDir = mkdtempSync(join(tmpdir(), "suite-bench-pg-"));
+    const ctx = createContext({ config: loadConfig({}, { SUITE_DB: join(sqliteDir, "bench.db") }), log: () => {} });
+    const ids: string[] = [];
+    for (const sub of subs) {
+      const { tenant } = await ctx.tenants.createOrganization(
+        { email: `admin@${sub}.example`, password: "bench password 1", tenant_name: sub, subdomain: sub },
+        { ip: null, userAgent: "bench" },
+        "cli",
+      );
+      ids.push(tenant.id);
+    }
+    say(`seeding SQLite (the same tenants)...`);
+    const started = performance.now();
+    sqliteBulkSeed(ctx.db, subs.map((s, i) => ({ tenantId: ids[i]!, subdomain: s, deals: dealsOf(i), passwordHash: "x" })), ctx.now());
+    sqSeedSeconds = (performance.now() - started) / 1000;
+    const read = async <T>(sql: string, args: unknown[]) => ctx.db.query(sql.replace(/\$(\d+)/g, "?$1")).all(...(args as string[])) as T[];
+    const sqShapes = await shapesFrom(read, ids[0]!);
+    const sqQuery = createDealsQuery(ctx.db);
+    say("measuring SQLite...");
+    sqResults = await measure(sqShapes, ids[0]!, (t, q) => sqQuery.list(t, q), async (sql, args) => (ctx.db.query(sql).get(...args) as { n: number }).n);
+    ctx.close();
+  }
+
+  // ---- report ----
+  const pad = (v: string, n: number) => v.padStart(n);
+  const f = (m: Measured | undefined, k: "p50" | "p99") => (m ? m[k].toFixed(2) : "-");
+  say("");
+  say(`deal list in-process at c=1, ${BIG.toLocaleString("en-US")} deals (+${TENANTS - 1} × ${SMALL.toLocaleString("en-US")})`);
+  say(`${"shape".padEnd(38)}${pad("PG p50", 9)}${pad("PG p99", 9)}${pad("SQLite p50", 12)}${pad("SQLite p99", 12)}  totals  PG target`);
+  let worst = { search: { name: "", p99: 0 }, plain: { name: "", p99: 0 } };
+  for (const s of pgShapes) {
+    const p = pgResults.get(s.name)!;
+    const q = sqResults?.get(s.name);
+    const target = s.search ? 50 : 5;
+    const kind = s.search ? "search" : "plain";
+    if (p.p99 > worst[kind].p99) worst = { ...worst, [kind]: { name: s.name, p99: p.p99 } };
+    say(
+      `${s.name.padEnd(38)}${pad(f(p, "p50"), 9)}${pad(f(p, "p99"), 9)}${pad(f(q, "p50"), 12)}${pad(f(q, "p99"), 12)}  ${p.correct && (q?.correct ?? true) ? "ok    " : "WRONG "}  ${p.p99 <= target ? "met" : "MISSED"} (≤ ${target} ms)`,
+    );
+  }
+  say("");
+  say(`slowest PG without search: ${worst.plain.name}, p99 ${worst.plain.p99.toFixed(2)} ms (target 5 ms)`);
+  say(`slowest PG search: ${worst.search.name}, p99 ${worst.search.p99.toFixed(2)} ms (target 50 ms)`);
+  say(`seed: PostgreSQL ${pgSeedSeconds.toFixed(1)} s, SQLite ${sqSeedSeconds.toFixed(1)} s`);
+  const load = await Bun.file("/proc/loadavg").text().catch(() => "?");
+  say(`machine load (1/5/15 min): ${load.split(" ").slice(0, 3).join(" ")}`);
+} finally {
+  await pg?.close();
+  cluster?.stop();
+  if (sqliteDir) rmSync(sqliteDir, { recursive: true, force: true });
+}

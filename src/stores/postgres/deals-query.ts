@@ -1,0 +1,169 @@
+import type { DealJoined } from "../../crm/deals-repo";
+import { DEAL_COLUMNS, SORT_COLUMN } from "../../crm/deal-columns";
+import type { DealsQuery, ListedSeqs } from "../../crm/deals-query";
+import type { DealListQuery } from "../../crm/model";
+import { offsetOf } from "../../http/paging";
+import type { Pg } from "./database";
+
+/** Terms up to this many characters are one gram of deal_gram_counts: their totals are sums of counters. */
+const MAX_GRAM = 3;
+/**
+ * Index entries a search page may walk along its order before it gives up and collects the
+ * matches instead. A walk is chosen when the matches look dense enough to fill the page early;
+ * matches cluster along an order (a term in titles, in title order), so the walk is capped.
+ */
+const WALK_BUDGET = 6_000;
+
+/** A LIKE pattern matching `term` anywhere, its wildcards taken literally (LIKE's default escape is \). */
+const containing = (term: string): string => `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+const dealColumns = (alias: string) =>
+  DEAL_COLUMNS.split(",")
+    .map((c) => `${alias}.${c.trim()}`)
+    .join(", ");
+const ROW_COLUMNS = dealColumns("d");
+
+type Arg = string | number | string[];
+
+/**
+ * The tenant filter of a statement the trigram index serves, written so that no index can take
+ * it: Bun keeps statements prepared, and PostgreSQL's generic plan for `LIKE $n` (any pattern)
+ * ANDs the trigram bitmap with the tenant's whole bitmap from a btree (1M entries: 75 ms where
+ * the trigram matches alone take 12). The trigram matches are filtered by tenant row by row.
+ */
+const TENANT_AFTER_TRIGRAMS = "(d.tenant_id || '') = $1";
+
+/**
+ * The deal list on PostgreSQL: the same answers as SQLite's createDealsQuery (src/crm/deals-query.ts).
+ * Totals are sums of counters kept by triggers (51-deal-search.sql): deal_counts without a search,
+ * deal_gram_counts for a term of one to three characters; a longer term is counted with the
+ * trigram index. The page is walked along its order's index (testing each row) when the matches
+ * look dense enough, within a budget, else the matches are collected (trigram index, or the
+ * tenant's narrow text index for a short term) and sorted. Each answer carries its rows.
+ */
+/** One statement's parameters: each placeholder is added as the SQL text names it, so none is left unused. */
+class Params {
+  readonly list: Arg[] = [];
+  add(v: Arg): string {
+    this.list.push(v);
+    return `$${this.list.length}`;
+  }
+}
+
+export function createPostgresDealsQuery(pg: Pg, opts: { walkBudget?: number; pageBy?: "cost" | "walk" | "collect" } = {}) {
+  const walkBudget = opts.walkBudget ?? WALK_BUDGET;
+  const pageBy = opts.pageBy ?? "cost";
+  const number = async (sql: string, p: Params): Promise<number> => Number((await pg.unsafe<{ n: number }>(sql, p.list))[0]?.n ?? 0);
+  const withTenant = (tenantId: string): Params => {
+    const p = new Params();
+    p.add(tenantId);
+    return p;
+  };
+
+  const store = {
+    async list(tenantId: string, q: DealListQuery): Promise<ListedSeqs> {
+      if (q.stages !== null && q.stages.length === 0) return { seqs: [], total: 0 };
+      /** The filters over deals (d), with their parameters added to `p`. */
+      // One stage is `=`: an index leading with the stage then yields its rows in order, where
+      // `= ANY(array)` (the array unknown to a generic plan) reads them all and sorts them.
+      // Unassigned deals have no assignee sort key: said outright, the assignee order's index
+      // starts at them instead of walking every assigned deal first.
+      const filters = (p: Params): string =>
+        (q.stages === null ? "" : q.stages.length === 1 ? ` AND d.stage = ${p.add(q.stages[0]!)}` : ` AND d.stage = ANY(${p.add(q.stages)}::text[])`) +
+        (q.assignee === "" ? ` AND d.assigned_to IS NULL${q.sortBy === "assignee_name" ? " AND (d.assignee_key IS NULL)" : ""}` : q.assignee !== null ? ` AND d.assigned_to = ${p.add(q.assignee)}` : "");
+      /** The same filters over a counters table (assignee '' = unassigned; `any` when any assignee will do, or none). */
+      const counterFilters = (p: Params, any: string | null): string =>
+        (q.stages !== null ? ` AND stage = ANY(${p.add(q.stages)}::text[])` : "") +
+        (q.assignee !== null ? ` AND assignee = ${p.add(q.assignee)}` : any !== null ? ` AND assignee = ${p.add(any)}` : "");
+      const countsOf = (assignee: string | null, stages: boolean) => {
+        const p = withTenant(tenantId);
+        const w = (stages && q.stages !== null ? ` AND stage = ANY(${p.add(q.stages)}::text[])` : "") + ` AND assignee = ${p.add(assignee ?? "*")}`;
+        return number(`SELECT coalesce(sum(n), 0)::bigint AS n FROM deal_counts WHERE tenant_id = $1${w}`, p);
+      };
+
+      const { column, nullable } = SORT_COLUMN[q.sortBy];
+      const dir = q.sortDir === "asc" ? "ASC" : "DESC";
+      const orderBy = `${nullable ? `(d.${column} IS NULL), ` : ""}d.${column} ${dir}, d.id ${dir}`;
+      const offset = offsetOf(q.page, q.size);
+
+      /** The page's rows, given the SQL of their ids (ids first: a deep page skips index entries, not rows). */
+      const rowsOf = async (idsSql: string, p: Params): Promise<{ seqs: number[]; rows: DealJoined[] }> => {
+        const rows = await pg.unsafe<DealJoined>(`SELECT ${ROW_COLUMNS} FROM (${idsSql}) k JOIN deals d ON d.tenant_id = $1 AND d.id = k.id ORDER BY ${orderBy}`, p.list);
+        return { seqs: rows.map((r) => r.seq), rows };
+      };
+      const filtered = q.stages !== null || q.assignee !== null;
+
+      if (q.search === null) {
+        const total = await countsOf(q.assignee, true);
+        if (offset >= total) return { seqs: [], total };
+        const p = withTenant(tenantId);
+        const page = await rowsOf(`SELECT d.id FROM deals d WHERE d.tenant_id = $1${filters(p)} ORDER BY ${orderBy} LIMIT ${p.add(q.size)} OFFSET ${p.add(offset)}`, p);
+        return { ...page, total };
+      }
+
+      const term = q.search.toLowerCase();
+      const length = [...term].length;
+      /** The row test of a walk (row by row); the collecting test, which the trigram index serves from three characters. */
+      const test = (p: Params) => `strpos(d.search_text, ${p.add(term)}) > 0`;
+      const collectTest = (p: Params) => (length >= 3 ? `d.search_text LIKE ${p.add(containing(term))}` : test(p));
+      let total: number;
+      if (length <= MAX_GRAM) {
+        const p = withTenant(tenantId);
+        total = await number(`SELECT coalesce(sum(n), 0)::bigint AS n FROM deal_gram_counts WHERE tenant_id = $1 AND gram = ${p.add(term)}${counterFilters(p, null)}`, p);
+      } else {
+        const p = withTenant(tenantId);
+        total = await number(`SELECT count(*)::bigint AS n FROM deals d WHERE ${TENANT_AFTER_TRIGRAMS}${filters(p)} AND ${collectTest(p)}`, p);
+      }
+      if (offset >= total) return { seqs: [], total };
+      const wanted = Math.min(total, offset + q.size);
+
+      // Walk the order, or collect the matches and sort them? A walk reads about `among / total`
+      // index entries per match found (among: the rows its index yields; the creation order's
+      // stage and assignee indexes, and the stage order's, yield only the filtered rows). Collecting
+      // reads the candidates: the trigram index's matches, or for a short term the assignee's rows
+      // (its index), else every row of the tenant.
+      const tenantTotal = await countsOf(null, false);
+      const oneStage = q.stages === null || q.stages.length === 1;
+      const served =
+        (q.sortBy === "created_at" && (q.stages === null || (q.stages.length === 1 && q.assignee === null))) ||
+        (q.sortBy === "stage" && q.assignee === null && oneStage) ||
+        (q.sortBy === "assignee_name" && q.assignee === "" && q.stages === null);
+      const among = served && filtered ? await countsOf(q.assignee, true) : tenantTotal;
+      const expected = (wanted * among) / total;
+      const unsearched = filtered ? await countsOf(q.assignee, true) : tenantTotal;
+      const userRows = q.assignee !== null && q.assignee !== "" ? await countsOf(q.assignee, false) : Number.POSITIVE_INFINITY;
+      const trigramRows = length >= 3 ? (total * tenantTotal) / Math.max(1, unsearched) : Number.POSITIVE_INFINITY;
+      const candidates = Math.min(userRows, trigramRows, tenantTotal);
+      // Collect from the assignee's own rows (their index) when fewer than the trigram index's matches.
+      const byUser = userRows <= trigramRows;
+      if (pageBy === "walk" || (pageBy === "cost" && expected <= candidates)) {
+        const p = withTenant(tenantId);
+        const budget = pageBy === "walk" ? Number.MAX_SAFE_INTEGER : Math.ceil(Math.max(walkBudget, 3 * expected));
+        // The budget counts index entries walked: filters the order's index does not serve are part
+        // of the row test (in WHERE, the walk would skip unmatched entries unbudgeted: unassigned
+        // deals sorted by assignee come after every assigned one).
+        const walkFilters = served ? filters(p) : "";
+        const rowTest = served ? test(p) : `(${test(p)}${filters(p)})`;
+        const found = await pg.unsafe<{ id: string }>(
+          `SELECT id FROM (SELECT d.id, ${rowTest} AS ok FROM deals d WHERE d.tenant_id = $1${walkFilters} ORDER BY ${orderBy} LIMIT ${p.add(budget)}) w WHERE ok LIMIT ${p.add(wanted)}`,
+          p.list,
+        );
+        if (found.length >= wanted) {
+          const ids = withTenant(tenantId);
+          return { ...(await rowsOf(`SELECT unnest(${ids.add(found.slice(offset).map((r) => r.id))}::text[]) AS id`, ids)), total };
+        }
+      }
+      // Collected first (MATERIALIZED: the planner may not turn it back into a walk), then sorted.
+      const p = withTenant(tenantId);
+      const page = await rowsOf(
+        `WITH m AS MATERIALIZED (SELECT d.id, d.${column} FROM deals d WHERE ${length >= 3 && !byUser ? TENANT_AFTER_TRIGRAMS : "d.tenant_id = $1"}${filters(p)} AND ${byUser ? test(p) : collectTest(p)})
+         SELECT d.id FROM m d ORDER BY ${orderBy} LIMIT ${p.add(q.size)} OFFSET ${p.add(offset)}`,
+        p,
+      );
+      return { ...page, total };
+    },
+  };
+  return store satisfies DealsQuery;
+}
+
+export type PostgresDealsQuery = ReturnType<typeof createPostgresDealsQuery>;

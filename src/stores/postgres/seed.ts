@@ -1,0 +1,484 @@
+/**
+ * Demo CRM data on PostgreSQL (`suite seed`, the bench): the same job shape and the same data as
+ * SQLite's seed (src/crm/bulk-load.ts, live-seed.ts): the same random source per subdomain, drawn
+ * in the same order, so a tenant seeded on either backend holds the same deals (ids aside).
+ */
+import type { DemoSeedStore } from "../../crm/seed-store";
+import { newId } from "../../db/ids";
+import { TENANT_SPAN } from "../../crm/deal-columns";
+import { contactName, searchTextOf, sortKey } from "../../crm/model";
+import {
+  FIRST_NAMES,
+  INDUSTRIES,
+  LAST_NAMES,
+  type RandomSource,
+  STAGE_WEIGHTS,
+  companyName,
+  companyWord,
+  dealNotes,
+  dealTitle,
+  dealValueCents,
+  randomSource,
+} from "../../crm/demo-data";
+import { type Pg, type PgQueries, ownApplicationName } from "./database";
+
+export interface SeedTenant {
+  tenantId: string;
+  subdomain: string;
+  deals: number;
+  /** One argon2 hash, computed once by the caller, shared by every demo user. */
+  passwordHash: string;
+}
+
+export interface SeedResult {
+  subdomain: string;
+  users: number;
+  accounts: number;
+  contacts: number;
+  deals: number;
+}
+
+const DAY = 86_400_000;
+/** Deals per INSERT: one JSON parameter of a few MB. */
+const CHUNK = 5_000;
+/** Deals per transaction on the live path, as on SQLite. */
+const LIVE_BATCH = 1_000;
+const GAP_MS = 2;
+
+/**
+ * Whether the seed has the database to itself (no other session connected to it: no server, no
+ * other seed). SQLite's claimFile asks the same of the file. Only then does bulkSeed drop and
+ * rebuild the deals' indexes: a server would wait on the table's lock for the whole load.
+ */
+export async function claimDatabase(pg: Pg): Promise<boolean> {
+  // This process's own pool (its other connections, idle) does not count: Bun opens them all at once.
+  const r = await pg.one<{ n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity
+    WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'
+      AND application_name IS DISTINCT FROM ${ownApplicationName()}`;
+  return (r?.n ?? 0) === 0;
+}
+
+/**
+ * Writes demo CRM data for tenants in one transaction. When the new deals are at least as many as
+ * those already stored, the deals' secondary indexes, foreign keys and triggers are dropped first
+ * and made again after (from their own definitions, so the schema is unchanged), and the counters
+ * rebuilt: building an index once is many times faster than growing it row by row.
+ */
+export async function bulkSeed(pg: Pg, tenants: SeedTenant[], now: number): Promise<SeedResult[]> {
+  const existing = (await pg.one<{ n: number }>`SELECT count(*)::bigint AS n FROM deals`)!.n;
+  const adding = tenants.reduce((s, t) => s + t.deals, 0);
+  const bulk = adding >= existing && adding > 0;
+  const results = await pg.begin(async (tx) => {
+    await tx.unsafe("SET LOCAL maintenance_work_mem = '256MB'");
+    await tx.unsafe("SET LOCAL synchronous_commit = off");
+    const restore = bulk ? await dropDealIndexes(tx) : [];
+    const out: SeedResult[] = [];
+    for (const t of tenants) {
+      const plan = await startSeed(tx, t, now);
+      // With the triggers off, the gram counts are added up here, from the rows as they are made.
+      const grams = bulk ? new GramCounts(t.tenantId) : null;
+      for (let from = 0; from < t.deals; from += CHUNK) {
+        const rows = plan.dealRows(from, Math.min(t.deals, from + CHUNK));
+        if (grams) for (const r of rows) grams.add(r.stage as string, r.assigned_to as string | null, r.search_text as string);
+        await insertDeals(tx, rows);
+      }
+      if (grams) await grams.write(tx);
+      await setDemoPassword(tx, t);
+      out.push(plan.result);
+    }
+    for (const sql of restore) await tx.unsafe(sql);
+    if (bulk) await rebuildDealCountsIn(tx, tenants.map((t) => t.tenantId));
+    return out;
+  });
+  // Statistics for the planner, and the visibility map that lets index-only scans skip the rows.
+  await pg.unsafe("VACUUM (ANALYZE) deals");
+  return results;
+}
+
+/** Drops what slows a bulk insert into deals; answers the statements that make it all again, in order. */
+async function dropDealIndexes(tx: PgQueries): Promise<string[]> {
+  const indexes = await tx.all<{ name: string; def: string }>`
+    SELECT i.relname AS name, pg_get_indexdef(i.oid) AS def FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid
+    WHERE x.indrelid = 'deals'::regclass AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = i.oid)`;
+  const fks = await tx.all<{ name: string; def: string }>`
+    SELECT conname AS name, pg_get_constraintdef(oid) AS def FROM pg_constraint WHERE conrelid = 'deals'::regclass AND contype = 'f'`;
+  const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
+  for (const i of indexes) await tx.unsafe(`DROP INDEX ${quote(i.name)}`);
+  for (const f of fks) await tx.unsafe(`ALTER TABLE deals DROP CONSTRAINT ${quote(f.name)}`);
+  await tx.unsafe("ALTER TABLE deals DISABLE TRIGGER USER");
+  return [
+    ...indexes.map((i) => i.def),
+    ...fks.map((f) => `ALTER TABLE deals ADD CONSTRAINT ${quote(f.name)} ${f.def}`),
+    "ALTER TABLE deals ENABLE TRIGGER USER",
+  ];
+}
+
+/**
+ * Recounts deal_counts and deal_gram_counts from the deals themselves, for some tenants or all:
+ * the afterCopy hook of `suite copy-to-postgres` (the copy writes deals with the triggers off).
+ * The grams are counted here in JS, reading the deals in pages: about 10 µs a deal, where the
+ * same count in SQL (deal_grams per row) takes about 60.
+ */
+export async function rebuildDealCounters(pg: Pg, tenantIds?: string[]): Promise<void> {
+  const ids = tenantIds ?? (await pg.all<{ id: string }>`SELECT id FROM tenants ORDER BY id`).map((t) => t.id);
+  // One transaction per tenant: a big database is not recounted in one long transaction.
+  for (const tenantId of ids) await pg.begin((tx) => rebuildDealCountersInTx(tx, [tenantId]));
+}
+
+/** The same inside a transaction the caller holds (copy-to-postgres runs its AFTER_COPY steps in the copy's). */
+export async function rebuildDealCountersInTx(tx: PgQueries, tenantIds?: string[]): Promise<void> {
+  const ids = tenantIds ?? (await tx.all<{ id: string }>`SELECT id FROM tenants ORDER BY id`).map((t) => t.id);
+  for (const tenantId of ids) {
+    await rebuildDealCountsIn(tx, [tenantId]);
+    const grams = new GramCounts(tenantId);
+    let after = -1;
+    for (;;) {
+      const rows = await tx.all<{ seq: number; stage: string; assigned_to: string | null; search_text: string }>`
+        SELECT seq, stage, assigned_to, search_text FROM deals WHERE tenant_id = ${tenantId} AND seq > ${after} ORDER BY seq LIMIT 20000`;
+      if (rows.length === 0) break;
+      for (const r of rows) grams.add(r.stage, r.assigned_to, r.search_text);
+      after = rows.at(-1)!.seq;
+    }
+    await grams.write(tx);
+  }
+}
+
+/** copy-to-postgres's AFTER_COPY step (shape of its AfterCopyStep): the deal list's counters, from the copied deals. */
+export const dealCountersAfterCopy = {
+  name: "deal_counts, deal_gram_counts (the deal list's counters)",
+  run: (tx: PgQueries): Promise<void> => rebuildDealCountersInTx(tx),
+};
+
+/**
+ * `suite seed` on PostgreSQL, a DemoSeedStore (src/crm/seed-store.ts):
+ * bulk when the seed has the database to itself, else alongside a running server.
+ */
+export function createPostgresSeedStore(pg: Pg): DemoSeedStore {
+  return {
+    async seed(t: SeedTenant, now: number, hooks: { alongside(): void; progress(done: number, total: number): void }): Promise<SeedResult> {
+      if (await claimDatabase(pg)) return (await bulkSeed(pg, [t], now))[0]!;
+      hooks.alongside();
+      return liveSeed(pg, t, now, hooks.progress);
+    },
+    removeTenant: (tenantId: string) => removeSeededTenant(pg, tenantId),
+  };
+}
+
+async function rebuildDealCountsIn(tx: PgQueries, tenantIds: string[]): Promise<void> {
+  await tx.run`DELETE FROM deal_counts WHERE tenant_id = ANY(${tenantIds}::text[])`;
+  await tx.run`INSERT INTO deal_counts (tenant_id, assignee, stage, n)
+    SELECT tenant_id, coalesce(assigned_to, ''), stage, count(*) FROM deals
+    WHERE tenant_id = ANY(${tenantIds}::text[]) GROUP BY tenant_id, coalesce(assigned_to, ''), stage`;
+  await tx.run`INSERT INTO deal_counts (tenant_id, assignee, stage, n)
+    SELECT tenant_id, '*', stage, sum(n) FROM deal_counts WHERE tenant_id = ANY(${tenantIds}::text[]) GROUP BY tenant_id, stage`;
+}
+
+const SURROGATE = /[\uD800-\uDFFF]/;
+
+/** The 1-, 2- and 3-character substrings of a text, each once (as deal_grams in 51-deal-search.sql, deduplicated). */
+export function gramsOf(text: string): Set<string> {
+  const out = new Set<string>();
+  if (!SURROGATE.test(text)) {
+    // One UTF-16 unit per character: plain slices.
+    for (let i = 0; i < text.length; i++) {
+      out.add(text[i]!);
+      if (i + 1 < text.length) out.add(text.slice(i, i + 2));
+      if (i + 2 < text.length) out.add(text.slice(i, i + 3));
+    }
+    return out;
+  }
+  const c = [...text];
+  for (let i = 0; i < c.length; i++) {
+    out.add(c[i]!);
+    if (i + 1 < c.length) out.add(c[i]! + c[i + 1]!);
+    if (i + 2 < c.length) out.add(c[i]! + c[i + 1]! + c[i + 2]!);
+  }
+  return out;
+}
+
+const B = 65_536;
+/** A gram of one to three UTF-16 units (no surrogates) as one number: its units in base 2^16, times 4, plus its length (below 2^53). */
+const gramCode = (a: number, b = -1, c = -1): number => (b < 0 ? a * 4 + 1 : c < 0 ? (a * B + b) * 4 + 2 : ((a * B + b) * B + c) * 4 + 3);
+const gramText = (code: number): string => {
+  const kind = code % 4;
+  const v = (code - kind) / 4;
+  if (kind === 1) return String.fromCharCode(v);
+  return kind === 2 ? String.fromCharCode(Math.floor(v / B), v % B) : String.fromCharCode(Math.floor(v / B / B), Math.floor(v / B) % B, v % B);
+};
+
+/**
+ * One tenant's deal_gram_counts, added up in memory and written in one go (replacing the old
+ * ones). Grams are numbers (gramCode) rather than strings: about five times faster at 1M deals.
+ */
+class GramCounts {
+  /** By stage and assignee ('' = unassigned), then gram code; texts with surrogate pairs by gram text. */
+  private readonly counts = new Map<string, Map<number | string, number>>();
+  /** The deal a gram was last counted for: each deal counts a gram once. */
+  private readonly lastSeen = new Map<number, number>();
+  private deal = 0;
+  constructor(private readonly tenantId: string) {}
+  add(stage: string, assignee: string | null, text: string): void {
+    const key = `${stage}\u0000${assignee ?? ""}`;
+    let m = this.counts.get(key);
+    if (!m) this.counts.set(key, (m = new Map()));
+    if (SURROGATE.test(text)) {
+      for (const g of gramsOf(text)) m.set(g, (m.get(g) ?? 0) + 1);
+      return;
+    }
+    const deal = ++this.deal;
+    const seen = this.lastSeen;
+    const count = (g: number) => {
+      if (seen.get(g) === deal) return;
+      seen.set(g, deal);
+      m.set(g, (m.get(g) ?? 0) + 1);
+    };
+    const n = text.length;
+    for (let i = 0; i < n; i++) {
+      const a = text.charCodeAt(i);
+      count(gramCode(a));
+      if (i + 1 < n) {
+        const b = text.charCodeAt(i + 1);
+        count(gramCode(a, b));
+        if (i + 2 < n) count(gramCode(a, b, text.charCodeAt(i + 2)));
+      }
+    }
+  }
+  async write(tx: PgQueries): Promise<void> {
+    await tx.run`DELETE FROM deal_gram_counts WHERE tenant_id = ${this.tenantId}`;
+    // Merged by gram text: a surrogate-free gram may have been counted both ways.
+    let rows: Array<{ tenant_id: string; gram: string; stage: string; assignee: string; n: number }> = [];
+    const flush = async () => {
+      await insertJson(tx, "deal_gram_counts", rows);
+      rows = [];
+    };
+    for (const [key, m] of this.counts) {
+      const [stage, assignee] = key.split("\u0000") as [string, string];
+      const merged = new Map<string, number>();
+      for (const [g, n] of m) {
+        const text = typeof g === "number" ? gramText(g) : g;
+        merged.set(text, (merged.get(text) ?? 0) + n);
+      }
+      for (const [gram, n] of merged) {
+        rows.push({ tenant_id: this.tenantId, gram, stage, assignee, n });
+        if (rows.length >= 20_000) await flush();
+      }
+    }
+    await flush();
+  }
+}
+
+/** Every demo user of the tenant (…@<subdomain>.example) gets the password the seed prints. */
+export async function setDemoPassword(tx: PgQueries, t: SeedTenant): Promise<number> {
+  const pattern = `%@${t.subdomain.replace(/[\\%_]/g, (c) => `\\${c}`)}.example`;
+  return tx.run`UPDATE users SET password_hash = ${t.passwordHash} WHERE tenant_id = ${t.tenantId} AND email LIKE ${pattern} ESCAPE '\\'`;
+}
+
+/** What the seed wrote before its deals, and the rows of deals [from, to) of its range. */
+export interface SeedPlan {
+  result: SeedResult;
+  range: [number, number];
+  /** Ids of the users, accounts and contacts this seed added (not those already there). */
+  added: { users: string[]; accounts: string[]; contacts: string[] };
+  dealRows(from: number, to: number): DealSeedRow[];
+}
+
+type DealSeedRow = Record<string, string | number | null>;
+
+/** Inserts rows given as JSON objects named like the columns (one parameter, any number of rows). */
+async function insertJson(tx: PgQueries, table: string, rows: object[]): Promise<void> {
+  if (rows.length === 0) return;
+  await tx.unsafe(`INSERT INTO ${table} SELECT * FROM json_populate_recordset(NULL::${table}, $1::text::json) ON CONFLICT DO NOTHING`, [JSON.stringify(rows)]);
+}
+
+const insertDeals = (tx: PgQueries, rows: DealSeedRow[]) => insertJson(tx, "deals", rows);
+
+/** Writes the tenant's demo users, accounts and contacts and reserves its deals' seq range. */
+export async function startSeed(tx: PgQueries, t: SeedTenant, now: number): Promise<SeedPlan> {
+  const r = randomSource(t.subdomain);
+  const before = new Set((await tx.all<{ id: string }>`SELECT id FROM users WHERE tenant_id = ${t.tenantId}`).map((u) => u.id));
+  const userIds = await seedUsers(tx, t, r, now);
+  const accounts = await seedAccounts(tx, t, r, now);
+  const contacts = await seedContacts(tx, t, r, accounts, now);
+  const stages = (await tx.all<{ key: string }>`SELECT key FROM pipeline_stages WHERE tenant_id = ${t.tenantId} ORDER BY position`).map((s) => s.key);
+  const weights = stages.map((k) => STAGE_WEIGHTS[k] ?? 5);
+
+  // The tenant's seq range (see deals-repo.ts), reserved for all the deals at once; a new tenant
+  // number is taken under a lock, since two first deals of two tenants may ask at once.
+  await tx.run`SELECT pg_advisory_xact_lock(hashtext('crm_tenants.tenant_no'))`;
+  await tx.run`INSERT INTO crm_tenants (tenant_id, tenant_no, next_deal)
+    SELECT ${t.tenantId}, coalesce(max(tenant_no), 0) + 1, 0 FROM crm_tenants ON CONFLICT (tenant_id) DO NOTHING`;
+  const numbering = (await tx.one<{ tenant_no: number; first: number }>`UPDATE crm_tenants SET next_deal = next_deal + ${t.deals}
+    WHERE tenant_id = ${t.tenantId} RETURNING tenant_no, next_deal - ${t.deals} AS first`)!;
+  const first = numbering.tenant_no * TENANT_SPAN + numbering.first;
+
+  // Two years of history, oldest first, so seq order follows creation like live data does.
+  const span = 730 * DAY;
+  const start = now - span;
+  const currencies = ["USD", "USD", "USD", "EUR", "EUR", "GBP", "JPY"];
+  const dealRows = (from: number, to: number): DealSeedRow[] => {
+    const rows: DealSeedRow[] = [];
+    for (let i = from; i < to; i++) {
+      const account = accounts[r.int(accounts.length)]!;
+      const contact = r.next() < 0.75 ? contacts[account.contactFrom + r.int(account.contactCount)] : undefined;
+      const assignee = r.next() < 1 / 3 ? null : userIds[r.int(userIds.length)]!;
+      const stage = r.weighted(stages, weights);
+      const created = start + Math.floor((i * span) / t.deals) + r.int(60_000);
+      const updated = Math.min(now, created + r.int(90) * DAY);
+      const title = dealTitle(r, account.word);
+      const notes = r.next() < 0.3 ? dealNotes(r) : null;
+      const closeDate = r.next() < 0.6 ? new Date(created + r.int(240) * DAY).toISOString().slice(0, 10) : null;
+      const probability = r.next() < 0.7 ? r.int(21) * 5 : null;
+      const cName = contact ? contact.name : null;
+      rows.push({
+        tenant_id: t.tenantId,
+        id: newId(),
+        seq: first + i,
+        title,
+        account_id: account.id,
+        contact_id: contact ? contact.id : null,
+        assigned_to: assignee ? assignee.id : null,
+        stage,
+        value_cents: dealValueCents(r),
+        currency: r.pick(currencies),
+        close_date: closeDate,
+        probability,
+        notes,
+        custom_data: null,
+        created_at: created,
+        updated_at: updated,
+        title_key: sortKey(title),
+        account_key: sortKey(account.name),
+        contact_key: cName === null ? null : sortKey(cName),
+        assignee_key: assignee ? sortKey(assignee.name) : null,
+        search_text: searchTextOf(title, notes, account.name, cName),
+        account_name: account.name,
+        contact_name: cName,
+        assignee_name: assignee ? assignee.name : null,
+        assignee_email: assignee ? assignee.email : null,
+      });
+    }
+    return rows;
+  };
+  return {
+    result: { subdomain: t.subdomain, users: userIds.length, accounts: accounts.length, contacts: contacts.length, deals: t.deals },
+    range: [first, first + t.deals - 1],
+    added: { users: userIds.map((u) => u.id).filter((id) => !before.has(id)), accounts: accounts.map((a) => a.id), contacts: contacts.map((c) => c.id) },
+    dealRows,
+  };
+}
+
+async function seedUsers(tx: PgQueries, t: SeedTenant, r: RandomSource, now: number): Promise<Array<{ id: string; name: string; email: string }>> {
+  const count = Math.min(48, Math.max(12, Math.round(t.deals / 2000)));
+  const rows = [];
+  for (let i = 0; i < count; i++) {
+    const first = FIRST_NAMES[i % FIRST_NAMES.length]!;
+    const last = r.pick(LAST_NAMES);
+    const email = `${first}.${last}.${i}@${t.subdomain}.example`.normalize("NFD").replace(/[\u0300-\u036f]/g, "").toLowerCase();
+    rows.push({ tenant_id: t.tenantId, id: newId(), email, full_name: `${first} ${last}`, role: "member", profile_id: null, password_hash: t.passwordHash, created_at: now, updated_at: now });
+  }
+  // An address already there (a re-seed) keeps its user, as SQLite's INSERT OR IGNORE does.
+  await insertJson(tx, "users", rows);
+  // In SQLite's order (its rowids): users already there first, then the demo users as written.
+  const at = new Map(rows.map((u, i) => [u.email, i]));
+  const users = await tx.all<{ id: string; name: string; email: string; created_at: number }>`SELECT id, full_name AS name, email, created_at
+    FROM users WHERE tenant_id = ${t.tenantId} AND full_name IS NOT NULL ORDER BY created_at, id`;
+  const rank = (u: { email: string }) => at.get(u.email) ?? -1;
+  return users.sort((a, b) => rank(a) - rank(b)).map(({ id, name, email }) => ({ id, name, email }));
+}
+
+type SeedAccount = { id: string; name: string; word: string; contactFrom: number; contactCount: number };
+
+async function seedAccounts(tx: PgQueries, t: SeedTenant, r: RandomSource, now: number): Promise<SeedAccount[]> {
+  const count = Math.min(5000, Math.max(50, Math.round(t.deals / 200)));
+  const out: SeedAccount[] = [];
+  const rows = [];
+  for (let i = 0; i < count; i++) {
+    const word = companyWord(r);
+    const name = companyName(r, word);
+    const id = newId();
+    const created = now - r.int(900) * DAY;
+    rows.push({ tenant_id: t.tenantId, id, name, domain: `${word.toLowerCase()}.example`, industry: r.pick(INDUSTRIES), created_at: created, updated_at: created });
+    out.push({ id, name, word, contactFrom: 0, contactCount: 0 });
+  }
+  await insertJson(tx, "accounts", rows);
+  return out;
+}
+
+async function seedContacts(tx: PgQueries, t: SeedTenant, r: RandomSource, accounts: SeedAccount[], now: number): Promise<Array<{ id: string; name: string }>> {
+  const out: Array<{ id: string; name: string }> = [];
+  const rows = [];
+  for (const a of accounts) {
+    a.contactFrom = out.length;
+    a.contactCount = 1 + r.int(3);
+    for (let i = 0; i < a.contactCount; i++) {
+      const first = r.pick(FIRST_NAMES);
+      const last = r.pick(LAST_NAMES);
+      const id = newId();
+      const email = `${first}.${last}@${a.word}.example`.normalize("NFD").replace(/[\u0300-\u036f]/g, "").toLowerCase();
+      const created = now - r.int(900) * DAY;
+      rows.push({ tenant_id: t.tenantId, id, first_name: first, last_name: last, email, phone: `+1 555 ${String(r.int(10_000_000)).padStart(7, "0")}`, account_id: a.id, created_at: created, updated_at: created });
+      out.push({ id, name: contactName(first, last) });
+    }
+  }
+  for (let i = 0; i < rows.length; i += CHUNK) await insertJson(tx, "contacts", rows.slice(i, i + CHUNK));
+  return out;
+}
+
+/**
+ * Seeds a database that other sessions use (a running server): through the live indexes and
+ * triggers, in short transactions with a pause between them, printing progress. When a batch
+ * fails, everything this seed wrote is taken out again before the error is passed on.
+ */
+export async function liveSeed(pg: Pg, t: SeedTenant, now: number, progress: (done: number, total: number) => void): Promise<SeedResult> {
+  const plan = await pg.begin(async (tx) => {
+    const p = await startSeed(tx, t, now);
+    await setDemoPassword(tx, t);
+    return p;
+  });
+  let done = 0;
+  let shown = 0;
+  try {
+    while (done < t.deals) {
+      const to = Math.min(t.deals, done + LIVE_BATCH);
+      const rows = plan.dealRows(done, to);
+      await pg.begin((tx) => insertDeals(tx, rows));
+      done = to;
+      if (done - shown >= Math.max(LIVE_BATCH, t.deals / 10) || done === t.deals) {
+        progress(done, t.deals);
+        shown = done;
+      }
+      await Bun.sleep(GAP_MS);
+    }
+  } catch (e) {
+    await unseed(pg, t.tenantId, plan.range[0], plan.range[0] + done, plan.added);
+    throw e;
+  }
+  await pg.unsafe("ANALYZE deals");
+  return plan.result;
+}
+
+/** Deletes, in short transactions, the deals of [from, to) of the seed's range and the rows it added. */
+async function unseed(pg: Pg, tenantId: string, from: number, to: number, added: { users: string[]; accounts: string[]; contacts: string[] }): Promise<void> {
+  for (let lo = from; lo < to; lo += LIVE_BATCH) {
+    await pg.run`DELETE FROM deals WHERE tenant_id = ${tenantId} AND seq >= ${lo} AND seq < ${Math.min(to, lo + LIVE_BATCH)}`;
+    await Bun.sleep(GAP_MS);
+  }
+  await pg.begin(async (tx) => {
+    await tx.run`DELETE FROM contacts WHERE tenant_id = ${tenantId} AND id = ANY(${added.contacts}::text[])`;
+    await tx.run`DELETE FROM accounts WHERE tenant_id = ${tenantId} AND id = ANY(${added.accounts}::text[])`;
+    await tx.run`DELETE FROM users WHERE tenant_id = ${tenantId} AND id = ANY(${added.users}::text[])`;
+  });
+}
+
+/**
+ * Removes an organization the seed created, with everything in it (its rows cascade), and its
+ * audit rows: a seed that fails leaves no organization behind. Deals first, in short transactions.
+ */
+export async function removeSeededTenant(pg: Pg, tenantId: string): Promise<void> {
+  while ((await pg.run`DELETE FROM deals WHERE tenant_id = ${tenantId} AND seq IN (SELECT seq FROM deals WHERE tenant_id = ${tenantId} LIMIT ${LIVE_BATCH})`) > 0)
+    await Bun.sleep(GAP_MS);
+  await pg.begin(async (tx) => {
+    await tx.run`DELETE FROM audit_log WHERE tenant_id = ${tenantId}`;
+    await tx.run`DELETE FROM tenants WHERE id = ${tenantId}`;
+  });
+}

@@ -1,0 +1,343 @@
+// The deal list on both backends: the same seeded deals (seeded on SQLite, copied row for row to
+// PostgreSQL) must give the same pages, in the same order, with the same exact totals, as a
+// reference computed here, across filters × sorts × directions × search terms (one and two
+// letters, LIKE's wildcards, non-ASCII) and pages. Then the counters under writes and races, and
+// PostgreSQL's seed (the same demo data as SQLite's, counters rebuilt).
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
+import { bulkSeed as sqliteBulkSeed } from "../../src/stores/sqlite/bulk-load";
+import type { ListedSeqs } from "../../src/crm/deals-query";
+import { createSqliteDealsQuery as createDealsQuery } from "../../src/stores/sqlite/deals-query";
+import { DEFAULT_STAGES, type DealListQuery, SORT_FIELDS, type SortField, searchTextOf, sortKey } from "../../src/crm/model";
+import type { Db } from "../../src/db/database";
+import { newId } from "../../src/db/ids";
+import { openPostgres, type Pg } from "../../src/stores/postgres/database";
+import { createPostgresDealsQuery } from "../../src/stores/postgres/deals-query";
+import { bulkSeed, createPostgresSeedStore, dealCountersAfterCopy, gramsOf, liveSeed, rebuildDealCounters } from "../../src/stores/postgres/seed";
+import { BACKENDS, type Backend, POSTGRES_URL, freshPostgres, freshSqlite } from "./backends";
+
+type Row = Record<string, any>;
+const NOW = Date.UTC(2026, 0, 15);
+const TABLES = ["tenants", "users", "pipeline_stages", "accounts", "contacts", "crm_tenants", "deals"];
+
+/** The seeded SQLite database every backend's data comes from: two tenants, plus hand-made edge cases. */
+const source = freshSqlite();
+let tenantA = "";
+let tenantB = "";
+let deals: Row[] = [];
+let users: string[] = [];
+
+function sqliteTenant(db: Db, sub: string): string {
+  const id = newId();
+  db.run("INSERT INTO tenants (id, name, subdomain, created_at) VALUES (?1, ?2, ?2, ?3)", [id, sub, NOW]);
+  for (const [i, s] of DEFAULT_STAGES.entries())
+    db.run("INSERT INTO pipeline_stages (id, tenant_id, key, name, color, position, probability, is_won, is_lost, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)", [
+      newId(), id, s.key, s.name, s.color, i, s.probability, s.is_won, s.is_lost, NOW,
+    ]);
+  return id;
+}
+
+/** Deals whose text tests the edges: LIKE's wildcards and escape, non-ASCII, letters outside the BMP. */
+function edgeDeals(db: Db, tenantId: string): void {
+  const account = db.query("SELECT id, name FROM accounts WHERE tenant_id = ?1 ORDER BY id LIMIT 1").get(tenantId) as { id: string; name: string };
+  const titles = ["100% Sure_thing", "back\\slash deal", "Über Ärger", "Zoë ø ß", "emoji 😀 deal", "qqq", "a_b", "50%"];
+  const next = db.query("SELECT tenant_no, next_deal FROM crm_tenants WHERE tenant_id = ?1").get(tenantId) as { tenant_no: number; next_deal: number };
+  titles.forEach((title, i) => {
+    const seq = next.tenant_no * 2 ** 32 + next.next_deal + i;
+    db.run(
+      `INSERT INTO deals (seq, id, tenant_id, title, account_id, stage, value_cents, close_date, probability, created_at, updated_at,
+         title_key, account_key, search_text, account_name) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, NULL, NULL, ?8, ?8, ?9, ?10, ?11, ?12)`,
+      [seq, newId(), tenantId, title, account.id, i % 2 ? "won" : "new", 1000 * i, NOW + i, sortKey(title), sortKey(account.name), searchTextOf(title, null, account.name, null), account.name],
+    );
+  });
+  db.run("UPDATE crm_tenants SET next_deal = next_deal + ?2 WHERE tenant_id = ?1", [tenantId, titles.length]);
+}
+
+/** Copies the CRM rows of `from` into a PostgreSQL database, column for column, then rebuilds the counters. */
+async function copyTo(pg: Pg, from: Db): Promise<void> {
+  for (const table of TABLES) {
+    const pgCols = new Set((await pg.all<{ c: string }>`SELECT column_name AS c FROM information_schema.columns WHERE table_name = ${table}`).map((r) => r.c));
+    const cols = (from.query(`PRAGMA table_info(${table})`).all() as { name: string }[]).map((c) => c.name).filter((c) => pgCols.has(c));
+    const rows = from.query(`SELECT ${cols.join(", ")} FROM ${table}`).all() as Row[];
+    for (let i = 0; i < rows.length; i += 2000)
+      await pg.unsafe(`INSERT INTO ${table} (${cols.join(", ")}) SELECT ${cols.join(", ")} FROM json_populate_recordset(NULL::${table}, $1::text::json)`, [
+        JSON.stringify(rows.slice(i, i + 2000)),
+      ]);
+  }
+  await rebuildDealCounters(pg);
+}
+
+const SORT_KEY: Record<SortField, string> = {
+  title: "title_key", value: "value_cents", stage: "stage", probability: "probability", close_date: "close_date",
+  created_at: "created_at", updated_at: "updated_at", account_name: "account_key", contact_name: "contact_key", assignee_name: "assignee_key",
+};
+/** Byte-wise, as both databases compare these keys (UTF-8 order, not JS's UTF-16 order). */
+const cmp = (a: string | number, b: string | number): number =>
+  typeof a === "number" ? (a < (b as number) ? -1 : a > (b as number) ? 1 : 0) : Buffer.compare(Buffer.from(a), Buffer.from(b as string));
+
+/** CONTRACT §10 computed here: substring of the lower-cased text, filters, key with nulls last both ways, ties by id. */
+function reference(q: DealListQuery, tenantId: string): ListedSeqs {
+  const term = q.search?.toLowerCase();
+  const found = deals.filter(
+    (d) =>
+      d.tenant_id === tenantId &&
+      (term === undefined || d.search_text.includes(term)) &&
+      (q.stages === null || q.stages.includes(d.stage)) &&
+      (q.assignee === null || (q.assignee === "" ? d.assigned_to === null : d.assigned_to === q.assignee)),
+  );
+  const k = SORT_KEY[q.sortBy];
+  const sign = q.sortDir === "asc" ? 1 : -1;
+  found.sort((a, b) => {
+    if ((a[k] === null) !== (b[k] === null)) return a[k] === null ? 1 : -1;
+    return (a[k] === null ? 0 : cmp(a[k], b[k])) * sign || cmp(a.id, b.id) * sign;
+  });
+  const from = (q.page - 1) * q.size;
+  return { seqs: found.slice(from, from + q.size).map((d) => d.seq), total: found.length };
+}
+
+beforeAll(() => {
+  const db = source.db;
+  tenantA = sqliteTenant(db, "lista");
+  tenantB = sqliteTenant(db, "listb");
+  sqliteBulkSeed(db, [{ tenantId: tenantA, subdomain: "lista", deals: 2500, passwordHash: "x" }, { tenantId: tenantB, subdomain: "listb", deals: 300, passwordHash: "x" }], NOW);
+  edgeDeals(db, tenantA);
+  deals = db.query("SELECT * FROM deals").all() as Row[];
+  users = [...new Set(deals.filter((d) => d.tenant_id === tenantA && d.assigned_to !== null).map((d) => d.assigned_to as string))].sort();
+});
+
+const TERMS = [null, "a", "e", "q", "ü", "ø", "😀", "%", "_", "\\", "er", "an", "zu", "q4", "0%", "a_b", "ion", "ent", "pro", "PRO", "renewal", "xyzzy", "100% sure"];
+const STAGES: Array<string[] | null> = [null, ["new"], ["won"], ["new", "won"], ["lost", "proposal", "qualified"], ["nosuchstage"]];
+
+/** Filters × sorts × directions × terms, with pages that rotate (first, second, deep, past the end) and sizes. */
+function queries(): DealListQuery[] {
+  const assignees = [null, "", users[0]!, users[3]!];
+  const out: DealListQuery[] = [];
+  let k = 0;
+  for (const search of TERMS)
+    for (const sortBy of SORT_FIELDS)
+      for (const sortDir of ["asc", "desc"] as const) {
+        k++;
+        out.push({
+          search,
+          sortBy,
+          sortDir,
+          stages: STAGES[k % STAGES.length]!,
+          assignee: assignees[(k >> 1) % assignees.length]!,
+          page: [1, 2, 5, 1, 40, 3][k % 6]!,
+          size: [20, 7, 100, 1][k % 4]!,
+        });
+      }
+  return out;
+}
+
+/** A statement in SQLite's dialect (? placeholders, instr) on either backend. */
+async function sqlOn(b: Backend, sql: string, args: Array<string | number | null>): Promise<Row[]> {
+  if (b.kind === "sqlite") return b.db.query(sql).all(...args) as Row[];
+  let n = 0;
+  return b.pg.unsafe(sql.replace(/\?/g, () => `$${++n}`).replace(/\binstr\(/g, "strpos("), args);
+}
+
+/** deal_counts rows that differ from a count of the deals (zero rows aside). */
+async function countsDrift(b: Backend): Promise<string[]> {
+  const truth = await sqlOn(b, `SELECT tenant_id, coalesce(assigned_to, '') AS a, stage, count(*) AS n FROM deals GROUP BY tenant_id, coalesce(assigned_to, ''), stage
+    UNION ALL SELECT tenant_id, '*', stage, count(*) FROM deals GROUP BY tenant_id, stage`, []);
+  const kept = await sqlOn(b, "SELECT tenant_id, assignee AS a, stage, n FROM deal_counts WHERE n <> 0", []);
+  const key = (r: Row) => `${r.tenant_id}/${r.a}/${r.stage}=${Number(r.n)}`;
+  const want = new Set(truth.map(key));
+  const got = new Set(kept.map(key));
+  return [...[...want].filter((k) => !got.has(k)).map((k) => `missing ${k}`), ...[...got].filter((k) => !want.has(k)).map((k) => `extra ${k}`)];
+}
+
+/** deal_gram_counts rows that differ from the grams of the deals' texts, counted here (zero rows aside). */
+async function gramDrift(pg: Pg): Promise<string[]> {
+  const want = new Map<string, number>();
+  for (const d of await pg.all<Row>`SELECT tenant_id, stage, coalesce(assigned_to, '') AS a, search_text FROM deals`)
+    for (const g of gramsOf(d.search_text)) {
+      const k = `${d.tenant_id}/${d.stage}/${d.a}/${g}`;
+      want.set(k, (want.get(k) ?? 0) + 1);
+    }
+  const got = new Map((await pg.all<Row>`SELECT tenant_id, stage, assignee, gram, n FROM deal_gram_counts WHERE n <> 0`).map((r) => [`${r.tenant_id}/${r.stage}/${r.assignee}/${r.gram}`, Number(r.n)]));
+  const out: string[] = [];
+  for (const [k, n] of want) if (got.get(k) !== n) out.push(`${k}: ${got.get(k)} instead of ${n}`);
+  for (const [k, n] of got) if (!want.has(k)) out.push(`${k}: ${n} instead of none`);
+  return out.slice(0, 20);
+}
+
+for (const backend of BACKENDS) {
+  describe(`deal list on ${backend.name}`, () => {
+    let b: Backend;
+    let list: (tenantId: string, q: DealListQuery) => Promise<ListedSeqs>;
+    let strategies: Record<string, { list: (tenantId: string, q: DealListQuery) => Promise<ListedSeqs> }> = {};
+    beforeAll(async () => {
+      if (backend.name === "sqlite") {
+        // A copy of the seeded database: the write tests below change it.
+        const db = Database.deserialize(source.db.serialize(), { strict: true });
+        b = { kind: "sqlite", db, close: async () => db.close() };
+        const query = createDealsQuery(db);
+        list = (t, q) => query.list(t, q);
+      } else {
+        b = await freshPostgres();
+        if (b.kind === "postgres") {
+          await copyTo(b.pg, source.db);
+          const query = createPostgresDealsQuery(b.pg);
+          list = (t, q) => query.list(t, q);
+          // The other page strategies must give the same answers as the cost-based choice.
+          const pg = b.pg;
+          strategies = {
+            walk: createPostgresDealsQuery(pg, { pageBy: "walk" }),
+            collect: createPostgresDealsQuery(pg, { pageBy: "collect" }),
+            "walk out of budget": createPostgresDealsQuery(pg, { walkBudget: 5 }),
+          };
+        }
+      }
+    }, 120_000);
+    afterAll(async () => {
+      await b.close();
+    });
+
+    test("every filter, sort, direction, term and page agrees with the reference", async () => {
+      const wrong: string[] = [];
+      for (const q of queries())
+        for (const tenantId of [tenantA, tenantB]) {
+          const got = await list(tenantId, q);
+          const want = reference(q, tenantId);
+          if (got.total !== want.total || JSON.stringify(got.seqs) !== JSON.stringify(want.seqs)) wrong.push(JSON.stringify(q));
+          if (got.rows) expect(got.rows.map((r) => r.seq)).toEqual(got.seqs);
+        }
+      expect(wrong).toEqual([]);
+    });
+
+    test("each page strategy agrees with the reference", async () => {
+      const wrong: string[] = [];
+      for (const [name, query] of Object.entries(strategies))
+        for (const q of queries().filter((x) => x.search !== null)) {
+          const got = await query.list(tenantA, q);
+          const want = reference(q, tenantA);
+          if (got.total !== want.total || JSON.stringify(got.seqs) !== JSON.stringify(want.seqs)) wrong.push(`${name}: ${JSON.stringify(q)}`);
+        }
+      expect(wrong).toEqual([]);
+    });
+
+    test("totals are exact and nothing leaks between tenants", async () => {
+      const base: DealListQuery = { page: 1, size: 20, search: null, stages: null, assignee: null, sortBy: "created_at", sortDir: "desc" };
+      expect((await list(tenantA, base)).total).toBe(2508);
+      expect((await list(tenantB, base)).total).toBe(300);
+      expect((await list(newId(), base)).total).toBe(0);
+      expect(await list(tenantA, { ...base, stages: [] })).toEqual({ seqs: [], total: 0 });
+      const onePage = await list(tenantA, { ...base, search: "qqq" });
+      expect(onePage.total).toBe(1);
+    });
+
+    test("the counters follow every kind of write, and totals stay exact", async () => {
+      const run = (sql: string, args: Array<string | number | null> = []) => sqlOn(b, sql, args);
+      const first = (await run("SELECT id FROM users WHERE tenant_id = ? ORDER BY id LIMIT 1", [tenantB]))[0]!.id as string;
+      await run("UPDATE deals SET stage = 'won' WHERE tenant_id = ? AND seq % 7 = 0", [tenantB]);
+      await run("UPDATE deals SET assigned_to = NULL WHERE tenant_id = ? AND seq % 5 = 0", [tenantB]);
+      await run("UPDATE deals SET assigned_to = ?, stage = 'lost' WHERE tenant_id = ? AND seq % 5 = 1", [first, tenantB]);
+      await run("UPDATE deals SET search_text = search_text || ' zzq', title = title || ' zzq' WHERE tenant_id = ? AND seq % 3 = 0", [tenantB]);
+      await run("UPDATE deals SET notes = 'same text' WHERE tenant_id = ? AND seq % 4 = 0", [tenantB]);
+      await run("DELETE FROM deals WHERE tenant_id = ? AND seq % 11 = 0", [tenantB]);
+      expect(await countsDrift(b)).toEqual([]);
+      if (b.kind === "postgres") expect(await gramDrift(b.pg)).toEqual([]);
+      const base: DealListQuery = { page: 1, size: 20, search: null, stages: null, assignee: null, sortBy: "created_at", sortDir: "desc" };
+      for (const search of [null, "z", "zz", "zzq", " zzq", "e", "an"])
+        for (const [stages, assignee] of [[null, null], [["won"], null], [null, ""], [["lost", "new"], first]] as Array<[string[] | null, string | null]>) {
+          const where = [`tenant_id = ?`, ...(stages ? [`stage IN (${stages.map((x) => `'${x}'`).join(", ")})`] : []), ...(assignee === "" ? ["assigned_to IS NULL"] : assignee ? ["assigned_to = ?"] : []), ...(search ? ["instr(search_text, ?) > 0"] : [])];
+          const args = [tenantB, ...(assignee ? [assignee] : []), ...(search ? [search] : [])];
+          const want = Number((await run(`SELECT count(*) AS n FROM deals WHERE ${where.join(" AND ")}`, args))[0]!.n);
+          expect({ search, stages, assignee, total: (await list(tenantB, { ...base, search, stages, assignee })).total }).toEqual({ search, stages, assignee, total: want });
+        }
+    });
+  });
+}
+
+describe.skipIf(!POSTGRES_URL)("PostgreSQL: counters under concurrent writes, and the seed", () => {
+  test("two sessions moving deals between the same stages at once: no deadlock, exact counters", async () => {
+    const b = await freshPostgres();
+    if (b.kind !== "postgres") return;
+    const other = openPostgres(b.pg.url, { max: 4 });
+    try {
+      await copyTo(b.pg, source.db);
+      const seqs = (await b.pg.all<{ seq: number }>`SELECT seq FROM deals WHERE tenant_id = ${tenantB} ORDER BY seq LIMIT 40`).map((r) => r.seq);
+      // Each transaction moves two deals, in opposite orders on the two sessions: A's counter rows then B's, and B's then A's.
+      const move = (pg: Pg, from: string, to: string, s: number[]) =>
+        pg.begin(async (tx) => {
+          for (const seq of s) await tx.run`UPDATE deals SET stage = ${to}, assigned_to = NULL WHERE tenant_id = ${tenantB} AND seq = ${seq} AND stage IS NOT NULL`;
+          await tx.run`UPDATE deals SET stage = ${from} WHERE tenant_id = ${tenantB} AND seq = ${s[0]!}`;
+        });
+      const rounds = [];
+      for (let i = 0; i + 3 < seqs.length; i += 4)
+        rounds.push(move(b.pg, "won", "lost", [seqs[i]!, seqs[i + 1]!]), move(other, "lost", "won", [seqs[i + 3]!, seqs[i + 2]!]));
+      const settled = await Promise.allSettled(rounds);
+      expect(settled.filter((r) => r.status === "rejected").map((r) => String((r as PromiseRejectedResult).reason))).toEqual([]);
+      expect(await countsDrift(b)).toEqual([]);
+      expect(await gramDrift(b.pg)).toEqual([]);
+      // An organization deleted with its deals (cascade): the counters' triggers stand aside.
+      await b.pg.run`DELETE FROM tenants WHERE id = ${tenantB}`;
+      expect(await b.pg.all`SELECT 1 FROM deal_counts WHERE tenant_id = ${tenantB} UNION ALL SELECT 1 FROM deal_gram_counts WHERE tenant_id = ${tenantB}`).toEqual([]);
+      expect(await countsDrift(b)).toEqual([]);
+    } finally {
+      await other.close();
+      await b.close();
+    }
+  });
+
+  test("bulk and live seeds write SQLite's demo data, with counters that match the deals", async () => {
+    const sq = freshSqlite();
+    const b = await freshPostgres();
+    if (b.kind !== "postgres") return;
+    try {
+      const [sa, sb] = [sqliteTenant(sq.db, "seedbulk"), sqliteTenant(sq.db, "seedlive")];
+      sqliteBulkSeed(sq.db, [{ tenantId: sa, subdomain: "seedbulk", deals: 1200, passwordHash: "h" }, { tenantId: sb, subdomain: "seedlive", deals: 700, passwordHash: "h" }], NOW);
+      // The same organizations on PostgreSQL (rows copied, no deals yet), seeded there.
+      for (const table of ["tenants", "pipeline_stages"]) {
+        const rows = sq.db.query(`SELECT * FROM ${table}`).all();
+        await b.pg.unsafe(`INSERT INTO ${table} SELECT * FROM json_populate_recordset(NULL::${table}, $1::text::json)`, [JSON.stringify(rows)]);
+      }
+      const [ra] = await bulkSeed(b.pg, [{ tenantId: sa, subdomain: "seedbulk", deals: 1200, passwordHash: "h" }], NOW);
+      const progress: number[] = [];
+      const rb = await liveSeed(b.pg, { tenantId: sb, subdomain: "seedlive", deals: 700, passwordHash: "h" }, NOW, (done) => progress.push(done));
+      expect(ra).toEqual({ subdomain: "seedbulk", users: 12, accounts: 50, contacts: expect.any(Number), deals: 1200 });
+      expect(rb.deals).toBe(700);
+      expect(progress.at(-1)).toBe(700);
+      const shape = `SELECT d.title, d.stage, d.value_cents, d.currency, d.close_date, d.probability, d.notes, d.search_text, d.account_name, d.contact_name,
+        d.assignee_name, d.created_at - t.created_at AS created, d.title_key, d.account_key, d.contact_key, d.assignee_key
+        FROM deals d JOIN tenants t ON t.id = d.tenant_id WHERE t.subdomain = $1 ORDER BY d.seq`;
+      for (const sub of ["seedbulk", "seedlive"]) {
+        const want = sq.db.query(shape.replace("$1", "?1")).all(sub) as Row[];
+        const got = await b.pg.unsafe<Row>(shape, [sub]);
+        expect(got.length).toBe(want.length);
+        expect(got).toEqual(want);
+      }
+      expect(await countsDrift(b)).toEqual([]);
+      expect(await gramDrift(b.pg)).toEqual([]);
+      // Recounting from scratch (copy-to-postgres's hook) gives the same counters.
+      await b.pg.run`DELETE FROM deal_counts`;
+      await b.pg.run`DELETE FROM deal_gram_counts`;
+      await rebuildDealCounters(b.pg);
+      expect(await countsDrift(b)).toEqual([]);
+      expect(await gramDrift(b.pg)).toEqual([]);
+      // The same as copy-to-postgres's step, inside the caller's transaction.
+      await b.pg.begin(async (tx) => {
+        await tx.run`DELETE FROM deal_gram_counts`;
+        await tx.run`UPDATE deal_counts SET n = 0`;
+        await dealCountersAfterCopy.run(tx);
+      });
+      expect(await countsDrift(b)).toEqual([]);
+      expect(await gramDrift(b.pg)).toEqual([]);
+      // The seed store `suite seed` calls: bulk or alongside, the same counters.
+      const sc = sqliteTenant(sq.db, "seedstore");
+      await b.pg.unsafe(`INSERT INTO tenants SELECT * FROM json_populate_recordset(NULL::tenants, $1::text::json)`, [JSON.stringify(sq.db.query("SELECT * FROM tenants WHERE id = ?1").all(sc))]);
+      await b.pg.unsafe(`INSERT INTO pipeline_stages SELECT * FROM json_populate_recordset(NULL::pipeline_stages, $1::text::json)`, [
+        JSON.stringify(sq.db.query("SELECT * FROM pipeline_stages WHERE tenant_id = ?1").all(sc)),
+      ]);
+      const r = await createPostgresSeedStore(b.pg).seed({ tenantId: sc, subdomain: "seedstore", deals: 300, passwordHash: "h" }, NOW, { alongside: () => {}, progress: () => {} });
+      expect(r.deals).toBe(300);
+      expect(await countsDrift(b)).toEqual([]);
+      expect(await gramDrift(b.pg)).toEqual([]);
+    } finally {
+      await sq.close();
+      await b.close();
+    }
+  });
+});
