@@ -19,7 +19,7 @@ import { type Cluster, postgresBin, startCluster } from "./postgres-cluster";
  * server: add the HTTP-level folders here (tests/http/, tests/auth/, …), and WAITING_FOR_PG_STORES.
  */
 export function postgresTestFiles(): string[] {
-  return ["tests/stores/", "tests/cli/copy-to-postgres.test.ts"];
+  return ["tests/stores/", "tests/cli/copy-to-postgres.test.ts", "tests/multi-instance/"];
 }
 
 /**
@@ -27,7 +27,7 @@ export function postgresTestFiles(): string[] {
  * src/context.ts): they move into postgresTestFiles() on that day. Until then they skip themselves
  * (they run only when SUITE_TEST_BACKEND=postgres).
  */
-export const WAITING_FOR_PG_STORES = ["tests/multi-instance/"];
+export const WAITING_FOR_PG_STORES: string[] = [];
 
 const TIMEOUT = ["--timeout", "30000"];
 /** bun test options followed by a value of their own (the value is no path). */
