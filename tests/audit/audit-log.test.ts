@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { CSV_BATCH } from "../../src/audit/service";
 import { addMember, clockedApp, login } from "../auth/support";
+import { testSql } from "../support/sql";
 
 const { t, clock } = clockedApp();
 const URL_ = "/api/v1/audit-log";
@@ -16,8 +17,8 @@ const get = (query = "", o: { token?: string; headers?: Record<string, string> }
 const write = (tenantId: string | null, userId: string | null, action: string, at: number, detail?: Record<string, unknown>) =>
   t.ctx.repos.security.audit({ tenantId, userId, action, ip: "203.0.113.9", userAgent: "Test agent", detail }, at);
 /** The tenant's rows as the database holds them, newest first: what every answer is compared with. */
-const expected = (where = "1", ...args: Array<string | number>) =>
-  (t.ctx.db.query(`SELECT id FROM audit_log WHERE tenant_id = ?1 AND (${where}) ORDER BY created_at DESC, id DESC`).all(admin.tenant.id, ...args) as Array<{ id: number }>).map(
+const expected = async (where = "TRUE", ...args: Array<string | number>) =>
+  (await testSql(t.ctx).all<{ id: number }>(`SELECT id FROM audit_log WHERE tenant_id = ?1 AND (${where}) ORDER BY created_at DESC, id DESC`, admin.tenant.id, ...args)).map(
     (r) => r.id,
   );
 
@@ -39,7 +40,7 @@ describe("the audit log page", () => {
   test("admins get a page like the deal list, newest first, with who, what, when, where and detail", async () => {
     const r = await get("size=5");
     expect(r.status).toBe(200);
-    const ids = expected();
+    const ids = await expected();
     expect({ total: r.body.total, page: r.body.page, size: r.body.size, pages: r.body.pages }).toEqual({ total: ids.length, page: 1, size: 5, pages: Math.ceil(ids.length / 5) });
     expect(r.body.items.map((i: any) => i.id)).toEqual(ids.slice(0, 5));
     const second = await get("size=5&page=2");
@@ -65,8 +66,8 @@ describe("the audit log page", () => {
     const check = async (query: string, where: string, ...args: Array<string | number>) => {
       const r = await get(`size=100&${query}`);
       expect(r.status).toBe(200);
-      expect(r.body.items.map((i: any) => i.id)).toEqual(expected(where, ...args));
-      expect(r.body.total).toBe(expected(where, ...args).length);
+      expect(r.body.items.map((i: any) => i.id)).toEqual(await expected(where, ...args));
+      expect(r.body.total).toBe((await expected(where, ...args)).length);
     };
     await check(`user_id=${memberId}`, "user_id = ?2", memberId);
     await check("action=test.beta", "action = 'test.beta'");
@@ -146,7 +147,7 @@ describe("the CSV download", () => {
     expect([...bytes.slice(0, 3)]).toEqual([0xef, 0xbb, 0xbf]);
     const rows = parseCsv(new TextDecoder().decode(bytes));
     expect(rows[0]).toEqual(["id", "created_at", "user_id", "user_email", "user_name", "action", "ip", "user_agent", "detail"]);
-    const ids = expected("action IN ('test.bulk', 'test.beta')");
+    const ids = await expected("action IN ('test.bulk', 'test.beta')");
     expect(ids.length).toBeGreaterThan(CSV_BATCH);
     expect(rows.slice(1).map((r) => Number(r[0]))).toEqual(ids);
     const first = rows[1]!;
@@ -157,7 +158,7 @@ describe("the CSV download", () => {
   test("format=csv does the same for a plain link; filters and 422s apply as to the page", async () => {
     const res = await t.request("GET", `${URL_}?format=csv&user_id=${memberId}&since=2029-12-31T00:20:00Z`, { token: admin.access_token });
     const rows = parseCsv(await res.text());
-    expect(rows.slice(1).map((r) => Number(r[0]))).toEqual(expected("user_id = ?2 AND created_at >= ?3", memberId, START + 1_200_000));
+    expect(rows.slice(1).map((r) => Number(r[0]))).toEqual(await expected("user_id = ?2 AND created_at >= ?3", memberId, START + 1_200_000));
     const bad = await t.json("GET", `${URL_}?format=csv&since=nope`, { token: admin.access_token });
     expect(bad.status).toBe(422);
   });

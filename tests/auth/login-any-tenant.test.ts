@@ -125,7 +125,7 @@ describe("limits", () => {
     expect(r.status).toBe(429);
     expect(Number(r.headers.get("retry-after"))).toBeGreaterThan(0);
     // Each organization's audit log shows the lock on its own member.
-    const locked = allAudit(t).filter((a) => a.action === "login.locked");
+    const locked = (await allAudit(t)).filter((a) => a.action === "login.locked");
     expect(new Set(locked.map((a) => a.tenant_id)).size).toBe(2);
     clock.advance(15 * 60_000 + 1000);
     expect((await login(t, "lim@x.test", OTHER)).status).toBe(200);
@@ -154,7 +154,7 @@ describe("limits", () => {
     expect([b.status, b.body.code]).toEqual([401, "invalid_credentials"]);
     // The locked account is not tried, even with its right password: no oracle of the password either.
     expect((await login(t, "where@x.test", "correct horse battery")).status).toBe(401);
-    const audit = allAudit(t).filter((r) => r.action === "login.locked" && JSON.parse(String(r.detail)).tenant_named === false);
+    const audit = (await allAudit(t)).filter((r) => r.action === "login.locked" && JSON.parse(String(r.detail)).tenant_named === false);
     expect(audit.length).toBeGreaterThanOrEqual(1);
   });
 });

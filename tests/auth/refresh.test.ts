@@ -104,7 +104,7 @@ describe("reuse detection", () => {
     expect(row).toBeDefined();
     expect(row!.user_id).toBe(org.user.id);
     expect(row!.user_agent).toBe("thief");
-    expect(JSON.parse(row!.detail!).session_id).toBe(sessionIdOf(t, org.access_token));
+    expect(JSON.parse(row!.detail!).session_id).toBe((await sessionIdOf(t, org.access_token)));
   });
 
   test("a token two generations old is reuse even inside the grace window", async () => {
@@ -154,7 +154,7 @@ describe("two tabs", () => {
     expect(claimsOf(a.body.access_token).sid).toBe(claimsOf(b.body.access_token).sid as string);
     expect(await sessionCount(a.body.access_token)).toBe(before);
     // Exactly one rotation happened: the session is at generation 1.
-    const row = sessionOf(t, a.body.access_token);
+    const row = await sessionOf(t, a.body.access_token);
     expect(row!.refresh_gen).toBe(1);
     expect(row!.revoked_at).toBeNull();
   });

@@ -1,6 +1,7 @@
 import { afterAll, beforeEach, describe, expect, test } from "bun:test";
 import { type TestApp, browserHeaders, setCookies, testApp } from "../helpers";
 import { ME, SESSIONS, addMember, claimsOf, clockedApp, denial, forge, login, sessionIdOf, sessionOf } from "./support";
+import { testSql } from "../support/sql";
 
 type Org = Awaited<ReturnType<TestApp["signup"]>>;
 
@@ -21,7 +22,7 @@ async function signIn(ua = "test-agent") {
   clock.advance(1000);
   const r = await login(t, org.email, org.password, { "user-agent": ua });
   expect(r.status).toBe(200);
-  return { ...r.body, sid: sessionIdOf(t, r.body.access_token), res: r.res } as {
+  return { ...r.body, sid: (await sessionIdOf(t, r.body.access_token)), res: r.res } as {
     access_token: string;
     refresh_token: string;
     sid: string;
@@ -38,7 +39,7 @@ describe("GET /auth/sessions", () => {
     const r = await list(a.access_token);
     expect(r.status).toBe(200);
     expect(Array.isArray(r.body)).toBe(true);
-    expect(r.body.map((s: { id: string }) => s.id)).toEqual([b.sid, a.sid, sessionIdOf(t, org.access_token)]);
+    expect(r.body.map((s: { id: string }) => s.id)).toEqual([b.sid, a.sid, (await sessionIdOf(t, org.access_token))]);
     for (const s of r.body) {
       expect(Object.keys(s).sort()).toEqual(["created_at", "current", "expires_at", "id", "ip", "last_used_at", "method", "user_agent"]);
       for (const k of ["created_at", "last_used_at", "expires_at"]) expect(s[k]).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
@@ -57,9 +58,9 @@ describe("GET /auth/sessions", () => {
     const m = await login(t, member.email, member.password);
     const other = await t.signup("other");
     const mine = (await list(org.access_token)).body.map((s: { id: string }) => s.id);
-    expect(mine).toEqual([sessionIdOf(t, org.access_token)]);
-    expect(mine).not.toContain(sessionIdOf(t, m.body.access_token));
-    expect(mine).not.toContain(sessionIdOf(t, other.access_token));
+    expect(mine).toEqual([(await sessionIdOf(t, org.access_token))]);
+    expect(mine).not.toContain((await sessionIdOf(t, m.body.access_token)));
+    expect(mine).not.toContain((await sessionIdOf(t, other.access_token)));
   });
 
   test("revoked and expired sessions are not listed", async () => {
@@ -72,7 +73,7 @@ describe("GET /auth/sessions", () => {
   });
 
   test("sessions past their absolute end are not listed", async () => {
-    const signupSid = sessionIdOf(t, org.access_token);
+    const signupSid = await sessionIdOf(t, org.access_token);
     const a = await signIn();
     // The signup session (1 s older) has ended; a's has 0.5 s to go.
     clock.advance(30 * 86400_000 - 500);
@@ -133,7 +134,7 @@ describe("POST /auth/sessions/revoke", () => {
   test("another user's session, same tenant: 404 and it stays alive", async () => {
     const member = await addMember(t, org.tenant.id, "member@acme.test", "member password 1");
     const m = await login(t, member.email, member.password);
-    const r = await revoke(org.access_token, sessionIdOf(t, m.body.access_token));
+    const r = await revoke(org.access_token, (await sessionIdOf(t, m.body.access_token)));
     expect(r.status).toBe(404);
     expect(r.body.code).toBe("not_found");
     expect((await t.json("GET", ME, { token: m.body.access_token })).status).toBe(200);
@@ -141,11 +142,11 @@ describe("POST /auth/sessions/revoke", () => {
 
   test("another tenant's session: 404 and it stays alive", async () => {
     const other = await t.signup("other");
-    const r = await revoke(org.access_token, sessionIdOf(t, other.access_token));
+    const r = await revoke(org.access_token, (await sessionIdOf(t, other.access_token)));
     expect(r.status).toBe(404);
     expect((await t.json("GET", ME, { token: other.access_token })).status).toBe(200);
     // And the other way round.
-    expect((await revoke(other.access_token, sessionIdOf(t, org.access_token))).status).toBe(404);
+    expect((await revoke(other.access_token, (await sessionIdOf(t, org.access_token)))).status).toBe(404);
     expect((await t.json("GET", ME, { token: org.access_token })).status).toBe(200);
   });
 
@@ -255,11 +256,11 @@ describe("session ids in the database (issue 13, 2d)", () => {
   test("the secret sid the tokens carry is stored only as its SHA-256; the list shows a separate public id", async () => {
     const a = await signIn();
     const sid = claimsOf(a.access_token).sid as string;
-    const row = sessionOf(t, a.access_token)!;
+    const row = (await sessionOf(t, a.access_token))!;
     expect(row.id).not.toBe(sid);
     expect(row.sid_hash).toBe(new Bun.CryptoHasher("sha256").update(sid).digest("hex"));
     // No column of any session row, and no audit row, holds the secret sid.
-    const dump = JSON.stringify([t.ctx.db.query("SELECT * FROM sessions").all(), t.ctx.db.query("SELECT * FROM audit_log").all()]);
+    const dump = JSON.stringify([(await testSql(t.ctx).all("SELECT * FROM sessions")), (await testSql(t.ctx).all("SELECT * FROM audit_log"))]);
     expect(dump).not.toContain(sid);
     // The list and revoke speak the public id; the secret sid names nothing there.
     expect((await list(a.access_token)).body.map((s: { id: string }) => s.id)).toContain(row.id);
@@ -269,7 +270,7 @@ describe("session ids in the database (issue 13, 2d)", () => {
 
   test("a database copy's session id forges nothing: a token whose sid is the row's public id is refused", async () => {
     const a = await signIn();
-    const row = sessionOf(t, a.access_token)!;
+    const row = (await sessionOf(t, a.access_token))!;
     const forged = await forge(t, a.access_token, { sid: row.id });
     expect(denial(await t.json("GET", ME, { token: forged }))).toEqual({ status: 401, code: "token_invalid", www: "Bearer" });
   });

@@ -1,7 +1,8 @@
 import { SignJWT } from "jose";
 import type { SessionRow } from "../../src/auth/repo";
 import { hashToken, newId } from "../../src/db/ids";
-import { type TestApp, type TestAppOptions, testApp, sqliteRepos } from "../helpers";
+import { type TestApp, type TestAppOptions, testApp } from "../helpers";
+import { insertUser, testSql } from "../support/sql";
 
 export const LOGIN = "/api/v1/auth/login";
 export const REFRESH = "/api/v1/auth/refresh";
@@ -76,7 +77,7 @@ export function unsigned(base: string): string {
 export async function addMember(t: TestApp, tenantId: string, email: string, password: string) {
   const id = newId();
   const hash = await t.ctx.hasher.hash(password);
-  sqliteRepos(t.ctx).users.insertInTx({
+  await insertUser(t.ctx, {
     id,
     tenant_id: tenantId,
     email,
@@ -90,7 +91,7 @@ export async function addMember(t: TestApp, tenantId: string, email: string, pas
 }
 
 /** Every audit row of the database, whatever its tenant. */
-export const allAudit = (t: TestApp) => t.ctx.db.query("SELECT * FROM audit_log ORDER BY id").all() as Array<Record<string, unknown>>;
+export const allAudit = (t: TestApp) => testSql(t.ctx).all<Record<string, unknown>>("SELECT * FROM audit_log ORDER BY id");
 
 /** Asserts nothing; answers the 401 essentials of a response for one `expect`. */
 export const denial = (r: { status: number; headers: Headers; body: { code?: string } | null }) => ({
@@ -101,7 +102,7 @@ export const denial = (r: { status: number; headers: Headers; body: { code?: str
 
 /** The session row behind a token (access or refresh): found by the hash of its secret sid, as the server does. */
 export const sessionOf = (t: TestApp, token: string) =>
-  t.ctx.db.query("SELECT * FROM sessions WHERE sid_hash = ?1").get(hashToken(claimsOf(token).sid as string)) as SessionRow | null;
+  testSql(t.ctx).get<SessionRow>("SELECT * FROM sessions WHERE sid_hash = ?1", hashToken(claimsOf(token).sid as string));
 
 /** The public id of the session behind a token: what GET /auth/sessions lists and revoke takes. */
-export const sessionIdOf = (t: TestApp, token: string): string => sessionOf(t, token)!.id;
+export const sessionIdOf = async (t: TestApp, token: string): Promise<string> => (await sessionOf(t, token))!.id;

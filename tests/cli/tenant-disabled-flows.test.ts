@@ -9,6 +9,7 @@ import { appCode } from "../auth/two-factor/rfc6238";
 import { enable, verify } from "../auth/two-factor/support";
 import { accept, invited } from "../users/support";
 import { ok, suite } from "./user-tenant-kit";
+import { testSql } from "../support/sql";
 
 /**
  * What was under way when the operator disabled the organization opens no session while it is
@@ -48,7 +49,7 @@ test("a pending 2FA challenge and a pending invitation are refused with 403 tena
   const refusedAccept = await accept(t, { token: inviteToken, password: PASSWORD });
   expect(refusedAccept.status).toBe(403);
   expect(refusedAccept.body.code).toBe("tenant_disabled");
-  expect(t.ctx.db.query("SELECT count(*) AS n FROM users WHERE email = 'joiner@acme.test'").get()).toEqual({ n: 0 });
+  expect(await testSql(t.ctx).get("SELECT count(*) AS n FROM users WHERE email = 'joiner@acme.test'")).toEqual({ n: 0 });
 
   ok(await suite(db, ["tenant", "enable", "acme"]));
   const verified = await verify(t, tempToken, code);

@@ -15,9 +15,9 @@ let bob: string;
 beforeAll(async () => {
   org = await crmOrg(t, "listorg");
   other = await crmOrg(t, "otherorg");
-  zoe = addUser(t, org.tenant.id, "zoe@listorg.test", "Zoë Zimmer");
-  bob = addUser(t, org.tenant.id, "bob@listorg.test", "bob Baker");
-  const nameless = addUser(t, org.tenant.id, "nn@listorg.test", null);
+  zoe = await addUser(t, org.tenant.id, "zoe@listorg.test", "Zoë Zimmer");
+  bob = await addUser(t, org.tenant.id, "bob@listorg.test", "bob Baker");
+  const nameless = await addUser(t, org.tenant.id, "nn@listorg.test", null);
   const acme = await org.account("Acme");
   const alpha = await org.account("alpha");
   const alphaUpper = await org.account("Alpha");

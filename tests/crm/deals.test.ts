@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { writeTx } from "../../src/db/database";
+import type { Pg, PgTx } from "../../src/stores/postgres/database";
 import { testApp, sqliteRepos } from "../helpers";
 import { type CrmOrg, type Deal, addUser, crmOrg } from "./support";
+import { testSql } from "../support/sql";
 
 const t = testApp();
 let org: CrmOrg;
@@ -16,6 +18,26 @@ beforeAll(async () => {
   otherAccount = await other.account("Theirs");
 });
 afterAll(() => t.close());
+
+/**
+ * A user's name and email changed in the users table and passed on to their deals in one
+ * transaction, through the store's `assigneeRenamedInTx` (what a rename does inside the store).
+ */
+async function renameUser(tenantId: string, userId: string, fullName: string | null, email: string) {
+  const pg = (t.ctx as { pg?: Pg | null }).pg;
+  if (pg) {
+    const crm = t.ctx.repos.crm as unknown as { assigneeRenamedInTx: (tx: PgTx, ...a: [string, string, string | null, string]) => Promise<void> };
+    await pg.begin(async (tx) => {
+      await tx.unsafe("UPDATE users SET full_name = $1, email = $2 WHERE id = $3", [fullName, email, userId]);
+      await crm.assigneeRenamedInTx(tx, tenantId, userId, fullName, email);
+    });
+    return;
+  }
+  writeTx(t.ctx.db, () => {
+    t.ctx.db.run("UPDATE users SET full_name = ?1, email = ?2 WHERE id = ?3", [fullName, email, userId]);
+    sqliteRepos(t.ctx).crm.assigneeRenamedInTx(tenantId, userId, fullName, email);
+  });
+}
 
 const post = (body: Record<string, unknown>) => org.call("POST", "/deals", body);
 
@@ -158,17 +180,17 @@ describe("counts stay exact", () => {
   test("after create, update, delete, stage change and reassignment", async () => {
     const team = await crmOrg(t, "countorg");
     const acc = await team.account("Counted");
-    const u1 = addUser(t, team.tenant.id, "u1@countorg.test", "User One");
-    const u2 = addUser(t, team.tenant.id, "u2@countorg.test", "User Two");
-    const truth = (where: string, ...args: string[]) =>
-      (t.ctx.db.query(`SELECT count(*) AS n FROM deals WHERE tenant_id = ?${where}`).get(team.tenant.id, ...args) as { n: number }).n;
+    const u1 = await addUser(t, team.tenant.id, "u1@countorg.test", "User One");
+    const u2 = await addUser(t, team.tenant.id, "u2@countorg.test", "User Two");
+    const truth = async (where: string, ...args: string[]) =>
+      (await testSql(t.ctx).get<{ n: number }>(`SELECT count(*) AS n FROM deals WHERE tenant_id = ?${where}`, team.tenant.id, ...args))!.n;
     const expectCounts = async () => {
-      expect((await team.list()).total).toBe(truth(""));
-      for (const s of ["new", "won", "lost"]) expect((await team.list(`stage=${s}`)).total).toBe(truth(" AND stage = ?", s));
-      expect((await team.list("stage=new&stage=won")).total).toBe(truth(" AND stage IN ('new', 'won')"));
-      for (const u of [u1, u2]) expect((await team.list(`assigned_to=${u}`)).total).toBe(truth(" AND assigned_to = ?", u));
-      expect((await team.list("unassigned=true")).total).toBe(truth(" AND assigned_to IS NULL"));
-      expect((await team.list(`assigned_to=${u1}&stage=won`)).total).toBe(truth(" AND assigned_to = ? AND stage = 'won'", u1));
+      expect((await team.list()).total).toBe((await truth("")));
+      for (const s of ["new", "won", "lost"]) expect((await team.list(`stage=${s}`)).total).toBe((await truth(" AND stage = ?", s)));
+      expect((await team.list("stage=new&stage=won")).total).toBe((await truth(" AND stage IN ('new', 'won')")));
+      for (const u of [u1, u2]) expect((await team.list(`assigned_to=${u}`)).total).toBe((await truth(" AND assigned_to = ?", u)));
+      expect((await team.list("unassigned=true")).total).toBe((await truth(" AND assigned_to IS NULL")));
+      expect((await team.list(`assigned_to=${u1}&stage=won`)).total).toBe((await truth(" AND assigned_to = ? AND stage = 'won'", u1)));
     };
     const made: Deal[] = [];
     for (let i = 0; i < 6; i++) made.push(await team.deal({ title: `d${i}`, account_id: acc.id, assigned_to: i % 3 === 0 ? null : i % 3 === 1 ? u1 : u2 }));
@@ -211,23 +233,17 @@ describe("renames show at once", () => {
   test("a user rename through assigneeRenamedInTx shows in name, email and assignee order", async () => {
     const team = await crmOrg(t, "userrename");
     const acc = await team.account("A");
-    const amy = addUser(t, team.tenant.id, "amy@userrename.test", "Amy");
-    const zed = addUser(t, team.tenant.id, "zed@userrename.test", "Zed");
+    const amy = await addUser(t, team.tenant.id, "amy@userrename.test", "Amy");
+    const zed = await addUser(t, team.tenant.id, "zed@userrename.test", "Zed");
     const d1 = await team.deal({ title: "1", account_id: acc.id, assigned_to: amy });
     const d2 = await team.deal({ title: "2", account_id: acc.id, assigned_to: zed });
     const order = async () => (await team.list("sort_by=assignee_name")).items.map((d: Deal) => d.id);
     expect(await order()).toEqual([d1.id, d2.id]);
-    writeTx(t.ctx.db, () => {
-      t.ctx.db.run("UPDATE users SET full_name = 'Zoe', email = 'zoe@userrename.test' WHERE id = ?", [amy]);
-      sqliteRepos(t.ctx).crm.assigneeRenamedInTx(team.tenant.id, amy, "Zoe", "zoe@userrename.test");
-    });
+    await renameUser(team.tenant.id, amy, "Zoe", "zoe@userrename.test");
     expect(await order()).toEqual([d2.id, d1.id]);
     const shown = await team.ok("GET", `/deals/${d1.id}`);
     expect([shown.assignee_name, shown.assignee_email]).toEqual(["Zoe", "zoe@userrename.test"]);
-    writeTx(t.ctx.db, () => {
-      t.ctx.db.run("UPDATE users SET full_name = NULL WHERE id = ?", [zed]);
-      sqliteRepos(t.ctx).crm.assigneeRenamedInTx(team.tenant.id, zed, null, "zed@userrename.test");
-    });
+    await renameUser(team.tenant.id, zed, null, "zed@userrename.test");
     // A name removed sorts last, like no assignee.
     expect(await order()).toEqual([d1.id, d2.id]);
     expect((await team.list("sort_by=assignee_name&sort_dir=desc")).items.map((d: Deal) => d.id)).toEqual([d1.id, d2.id]);

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { addMember, login } from "../auth/support";
 import { testApp } from "../helpers";
 import { type CrmOrg, crmOrg, items422 } from "./support";
+import { testSql } from "../support/sql";
 
 const t = testApp();
 let org: CrmOrg;
@@ -14,15 +15,15 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 const stageOf = async (o: CrmOrg, key: string) => ((await o.ok("GET", "/pipeline-stages")) as Array<Record<string, any>>).find((s) => s.key === key)!;
-const audits = (action: string) =>
-  t.ctx.db.query("SELECT user_id, detail FROM audit_log WHERE tenant_id = ?1 AND action = ?2 ORDER BY id").all(org.tenant.id, action) as Array<{ user_id: string; detail: string }>;
-const counts = (tenantId: string) =>
+const audits = async (action: string) =>
+  (await testSql(t.ctx).all("SELECT user_id, detail FROM audit_log WHERE tenant_id = ?1 AND action = ?2 ORDER BY id", org.tenant.id, action)) as Array<{ user_id: string; detail: string }>;
+const counts = async (tenantId: string) =>
   Object.fromEntries(
-    (t.ctx.db.query("SELECT assignee || '/' || stage AS k, n FROM deal_counts WHERE tenant_id = ?1 AND n > 0").all(tenantId) as Array<{ k: string; n: number }>).map((r) => [r.k, r.n]),
+    (await testSql(t.ctx).all<{ k: string; n: number }>("SELECT assignee || '/' || stage AS k, n FROM deal_counts WHERE tenant_id = ?1 AND n > 0", tenantId)).map((r) => [r.k, r.n]),
   );
-const trueCounts = (tenantId: string) => {
+const trueCounts = async (tenantId: string) => {
   const out: Record<string, number> = {};
-  for (const r of t.ctx.db.query("SELECT coalesce(assigned_to, '') AS a, stage, count(*) AS n FROM deals WHERE tenant_id = ?1 GROUP BY 1, 2").all(tenantId) as Array<{ a: string; stage: string; n: number }>) {
+  for (const r of (await testSql(t.ctx).all("SELECT coalesce(assigned_to, '') AS a, stage, count(*) AS n FROM deals WHERE tenant_id = ?1 GROUP BY 1, 2", tenantId)) as Array<{ a: string; stage: string; n: number }>) {
     out[`${r.a}/${r.stage}`] = r.n;
     out[`*/${r.stage}`] = (out[`*/${r.stage}`] ?? 0) + r.n;
   }
@@ -39,7 +40,7 @@ describe("changing a stage", () => {
     for (const d of deals) expect(await org.ok("GET", `/deals/${d.id}`)).toMatchObject({ pipeline_stage_name: "Offer sent", pipeline_stage_color: "#abcdef" });
     const page = await org.list("stage=proposal");
     expect(page.items.map((d: any) => d.pipeline_stage_name)).toEqual(["Offer sent", "Offer sent"]);
-    const row = audits("crm.stage_updated").at(-1)!;
+    const row = (await audits("crm.stage_updated")).at(-1)!;
     expect(row.user_id).toBe(org.user.id);
     expect(JSON.parse(row.detail)).toEqual({
       stage_id: s.id,
@@ -57,9 +58,9 @@ describe("changing a stage", () => {
     expect(items422(both.body)).toEqual([{ loc: ["body", "is_lost"], type: "value_error" }]);
     const acc = await org.account("Outcome Co");
     expect(await org.deal({ title: "won now", account_id: acc.id, stage: "negotiation" })).toMatchObject({ is_won: true, is_lost: false });
-    const before = audits("crm.stage_updated").length;
+    const before = (await audits("crm.stage_updated")).length;
     await org.ok("PATCH", `/pipeline-stages/${s.id}`, { is_won: true, name: (await stageOf(org, "negotiation")).name });
-    expect(audits("crm.stage_updated").length).toBe(before);
+    expect((await audits("crm.stage_updated")).length).toBe(before);
     await org.ok("PATCH", `/pipeline-stages/${s.id}`, { is_won: false });
   });
 
@@ -106,7 +107,7 @@ describe("reordering", () => {
     expect(after.map((s: any) => s.id)).toEqual(ids);
     expect(after.map((s: any) => s.position)).toEqual(ids.map((_, i) => i));
     expect(((await org.ok("GET", "/pipeline-stages")) as any[]).map((s) => s.id)).toEqual(ids);
-    expect(JSON.parse(audits("crm.stages_reordered").at(-1)!.detail)).toEqual({ ids });
+    expect(JSON.parse((await audits("crm.stages_reordered")).at(-1)!.detail)).toEqual({ ids });
     await org.ok("POST", "/pipeline-stages/reorder", { ids: before.map((s) => s.id) }, 200);
   });
 
@@ -149,9 +150,9 @@ describe("deleting a stage", () => {
     expect((await org.list("stage=won")).total).toBe(wonBefore + 3);
     expect((await org.list(`stage=won&assigned_to=${org.user.id}&search=parked`)).total).toBe(3);
     expect((await org.list("search=wombat%20parked")).items.map((d: any) => d.stage)).toEqual(["won"]);
-    expect(counts(org.tenant.id)).toEqual(trueCounts(org.tenant.id));
-    expect(t.ctx.db.query("SELECT count(*) AS n FROM deal_counts WHERE tenant_id = ?1 AND stage = 'parked'").get(org.tenant.id)).toEqual({ n: 0 });
-    expect(JSON.parse(audits("crm.stage_deleted").at(-1)!.detail)).toEqual({ stage_id: gone.id, key: "parked", name: "Parked", move_to: "won", moved_deals: 3 });
+    expect(await counts(org.tenant.id)).toEqual((await trueCounts(org.tenant.id)));
+    expect(await testSql(t.ctx).get("SELECT count(*) AS n FROM deal_counts WHERE tenant_id = ?1 AND stage = 'parked'", org.tenant.id)).toEqual({ n: 0 });
+    expect(JSON.parse((await audits("crm.stage_deleted")).at(-1)!.detail)).toEqual({ stage_id: gone.id, key: "parked", name: "Parked", move_to: "won", moved_deals: 3 });
   });
 
   test("a stage without deals needs no move_to; a stage made again with the old key starts empty", async () => {

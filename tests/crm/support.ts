@@ -1,5 +1,6 @@
 import { newId } from "../../src/db/ids";
-import { type TestApp, testApp, sqliteRepos } from "../helpers";
+import { type TestApp, testApp } from "../helpers";
+import { insertUser } from "../support/sql";
 
 export const CRM = "/api/v1/crm";
 
@@ -32,9 +33,9 @@ export type CrmOrg = Awaited<ReturnType<typeof crmOrg>>;
 export const crmApp = () => testApp();
 
 /** A member written straight to the database (never signs in): an assignee with a name. */
-export function addUser(t: TestApp, tenantId: string, email: string, fullName: string | null): string {
+export async function addUser(t: TestApp, tenantId: string, email: string, fullName: string | null): Promise<string> {
   const id = newId();
-  sqliteRepos(t.ctx).users.insertInTx({ id, tenant_id: tenantId, email, full_name: fullName, role: "member", profile_id: null, password_hash: "unused", created_at: t.ctx.now() });
+  await insertUser(t.ctx, { id, tenant_id: tenantId, email, full_name: fullName, role: "member", profile_id: null, password_hash: "unused", created_at: t.ctx.now() });
   return id;
 }
 

@@ -4,8 +4,9 @@ import { SORT_FIELDS } from "../../src/crm/model";
 import { csvLine, unguard } from "../../src/http/csv";
 import { MAX_IMPORT_BYTES } from "../../src/http/body";
 import { clock, login } from "../auth/support";
-import { testApp, sqliteRepos } from "../helpers";
+import { testApp } from "../helpers";
 import { type CrmOrg, type Deal, addUser, crmOrg, referenceSort } from "./support";
+import { insertUser, testSql } from "../support/sql";
 
 const c = clock();
 const t = testApp({ now: c.now });
@@ -31,9 +32,9 @@ const upload = (o: CrmOrg, kind: string, csv: string | Uint8Array, query = "", h
 beforeAll(async () => {
   org = await crmOrg(t, "exporg");
   other = await crmOrg(t, "imporg");
-  zoe = addUser(t, org.tenant.id, "zoe@exporg.test", "Zoë Zimmer");
-  addUser(t, other.tenant.id, "zoe@exporg.test", "Zoe in other");
-  addUser(t, other.tenant.id, "admin@exporg.test", null);
+  zoe = await addUser(t, org.tenant.id, "zoe@exporg.test", "Zoë Zimmer");
+  await addUser(t, other.tenant.id, "zoe@exporg.test", "Zoe in other");
+  await addUser(t, other.tenant.id, "admin@exporg.test", null);
   const acme = await org.account("Acme", { domain: "acme.test" });
   const evil = await org.account("=HYPERLINK(\"http://x\")");
   const jane = await org.contact("Jane", "Doe", { account_id: acme.id, email: "jane@acme.test" });
@@ -178,34 +179,34 @@ describe("import", () => {
     expect(real.status).toBe(422);
     expect(real.body.detail).toContainEqual(expect.objectContaining({ loc: ["body", 3, "value"], type: "csv_row_invalid" }));
     expect((await download(org, "/deals/export")).rows.length).toBe(before);
-    const audits = () => t.ctx.db.query("SELECT action, user_id, detail FROM audit_log WHERE tenant_id = ?1 AND action = 'crm.import'").all(org.tenant.id) as Array<{ detail: string }>;
-    expect(audits()).toEqual([]);
+    const audits = async () => (await testSql(t.ctx).all("SELECT action, user_id, detail FROM audit_log WHERE tenant_id = ?1 AND action = 'crm.import'", org.tenant.id)) as Array<{ detail: string }>;
+    expect(await audits()).toEqual([]);
     // Fixed, it goes in whole; names match in any case, the stage by its name too.
     const fixed = [csv.split("\n")[0], csv.split("\n")[1], "Fixed value,Acme,12.34,new,,,,"].join("\n");
     const ok = await upload(org, "deals", fixed);
     expect(ok.status).toBe(200);
     // One audit row for the import, in its transaction: who, what kind, how many; no contents.
-    expect(audits()).toEqual([{ action: "crm.import", user_id: org.user.id, detail: JSON.stringify({ kind: "deals", deals: 2, accounts: 0, contacts: 0 }) }] as never);
+    expect(await audits()).toEqual([{ action: "crm.import", user_id: org.user.id, detail: JSON.stringify({ kind: "deals", deals: 2, accounts: 0, contacts: 0 }) }] as never);
     const rows = (await download(org, "/deals/export?search=good one")).rows;
     expect(rows).toEqual([expect.objectContaining({ stage: "won", account_name: "Acme", contact_name: "Jane Doe", assignee_email: "zoe@exporg.test", value: "12.50" })]);
   });
 
   test("all or none, written as read: rows and the accounts and contacts they created are undone by a later bad row", async () => {
     const csv = ["title,account_name,contact_name,value", "First,Made Up Co,Mia Made,1", "Second,Made Up Co,,2", "Third,Other New Co,,not money"].join("\n");
-    const counts = () => ({
-      deals: (t.ctx.db.query("SELECT count(*) AS n FROM deals WHERE tenant_id = ?1").get(org.tenant.id) as { n: number }).n,
-      accounts: (t.ctx.db.query("SELECT count(*) AS n FROM accounts WHERE tenant_id = ?1").get(org.tenant.id) as { n: number }).n,
-      contacts: (t.ctx.db.query("SELECT count(*) AS n FROM contacts WHERE tenant_id = ?1").get(org.tenant.id) as { n: number }).n,
-      next: (t.ctx.db.query("SELECT next_deal FROM crm_tenants WHERE tenant_id = ?1").get(org.tenant.id) as { next_deal: number }).next_deal,
+    const counts = async () => ({
+      deals: (await testSql(t.ctx).get<{ n: number }>("SELECT count(*) AS n FROM deals WHERE tenant_id = ?1", org.tenant.id))!.n,
+      accounts: (await testSql(t.ctx).get<{ n: number }>("SELECT count(*) AS n FROM accounts WHERE tenant_id = ?1", org.tenant.id))!.n,
+      contacts: (await testSql(t.ctx).get<{ n: number }>("SELECT count(*) AS n FROM contacts WHERE tenant_id = ?1", org.tenant.id))!.n,
+      next: (await testSql(t.ctx).get<{ next_deal: number }>("SELECT next_deal FROM crm_tenants WHERE tenant_id = ?1", org.tenant.id))!.next_deal,
     });
-    const before = counts();
+    const before = await counts();
     const real = await upload(org, "deals", csv, "create_missing=true");
     expect(real.status).toBe(422);
     expect(real.body.detail).toEqual([expect.objectContaining({ loc: ["body", 4, "value"] })]);
-    expect(counts()).toEqual(before);
+    expect(await counts()).toEqual(before);
     const dry = await upload(org, "deals", csv.split("\n").slice(0, 3).join("\n"), "dry_run=true&create_missing=true");
     expect(dry.body.created).toEqual({ deals: 2, accounts: 1, contacts: 1 });
-    expect(counts()).toEqual(before);
+    expect(await counts()).toEqual(before);
   });
 
   test("the header: unknown, repeated and missing columns are errors of line 1", async () => {
@@ -238,7 +239,7 @@ describe("import", () => {
 
   test("admins only; text/csv only; 50 MB; UTF-8", async () => {
     const hash = await t.ctx.hasher.hash("member password");
-    sqliteRepos(t.ctx).users.insertInTx({
+    await insertUser(t.ctx, {
       id: "transfer-member", tenant_id: org.tenant.id, email: "member@exporg.test", full_name: "Member", role: "member", profile_id: null, password_hash: hash, created_at: t.ctx.now(),
     });
     const memberToken = (await login(t, "member@exporg.test", "member password", { "x-tenant": "exporg" })).body.access_token as string;

@@ -2,6 +2,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { NAME_PATTERN, SINGLE_LINE_PATTERN } from "../../src/http/validation";
 import { CRM, crmOrg } from "../crm/support";
 import { testApp } from "../helpers";
+import { testSql } from "../support/sql";
 
 // Issue 13 §2e: names reach the text of mails, so a newline or a bidi override in one forges or
 // disguises mail text; a NUL in a search made SQLite fail. Each is a 422 string_pattern_mismatch.
@@ -70,7 +71,7 @@ describe("names with control characters", () => {
     expect((await org.ok("GET", `/accounts/${account.id}`)).name).toBe("Acme");
     expect((await org.ok("GET", `/contacts/${contact.id}`)).last_name).toBe("Hopper");
     expect((await org.ok("GET", `/deals/${deal.id}`)).title).toBe("First");
-    expect(t.ctx.db.query("SELECT count(*) AS n FROM tenants WHERE subdomain = 'ctlsignup'").get()).toEqual({ n: 0 });
+    expect(await testSql(t.ctx).get("SELECT count(*) AS n FROM tenants WHERE subdomain = 'ctlsignup'")).toEqual({ n: 0 });
   });
 
   test("ordinary names in any script, with accents, apostrophes and inner spaces, are accepted", async () => {

@@ -2,6 +2,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { MAX_BODY_BYTES } from "../../src/http/body";
 import { testApp } from "../helpers";
 import { JSON_TYPE, REQUEST_ID, accessLines, bytes, chunkedBody, expectError, expect422, listen } from "./support";
+import { closeDatabase } from "../support/backend";
 
 const t = testApp();
 afterAll(() => t.close());
@@ -141,7 +142,7 @@ describe("415 unsupported_media_type", () => {
 describe("500 internal_error", () => {
   test("an unexpected failure answers a bare 500, logs the error once, and leaks nothing", async () => {
     const broken = testApp();
-    broken.ctx.db.close();
+    await closeDatabase(broken.ctx);
     const password = "a very secret password";
     const r = await broken.json("POST", "/api/v1/auth/signup", {
       body: { email: "boss@crash.test", password, tenant_name: "Crash", subdomain: "crash" },

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { testApp } from "../helpers";
 import { REQUEST_ID, expectError } from "./support";
+import { closeDatabase } from "../support/backend";
 
 describe("GET /api/v1/health", () => {
   test("200 {status: ok} when the database answers", async () => {
@@ -30,7 +31,7 @@ describe("GET /api/v1/health", () => {
   test("503 unavailable once the database is closed", async () => {
     const t = testApp();
     expect((await t.json("GET", "/api/v1/health")).status).toBe(200);
-    t.ctx.db.close();
+    await closeDatabase(t.ctx);
     const r = await t.json("GET", "/api/v1/health");
     expect(r.body).toEqual({ detail: "The database does not answer.", code: "unavailable" });
     expectError(r, 503, "unavailable");
@@ -42,7 +43,7 @@ describe("GET /api/v1/health", () => {
   test("503 also when the app's statements were prepared before the close (a busy app)", async () => {
     const t = testApp();
     const org = await t.signup("busy");
-    t.ctx.db.close();
+    await closeDatabase(t.ctx);
     // Statements prepared while open keep a closed connection half alive: health must not trust them.
     const r = await t.json("GET", "/api/v1/health");
     expectError(r, 503, "unavailable");

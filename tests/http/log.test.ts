@@ -2,6 +2,7 @@ import { afterAll, describe, expect, spyOn, test } from "bun:test";
 import { stdoutLogger } from "../../src/context";
 import { type RequestOptions, setCookies, testApp } from "../helpers";
 import { JSON_TYPE, accessLines } from "./support";
+import { closeDatabase } from "../support/backend";
 
 const t = testApp();
 afterAll(() => t.close());
@@ -60,7 +61,7 @@ describe("one access-log line per request", () => {
 
   test("a 500 adds one error line and still exactly one access line", async () => {
     const broken = testApp();
-    broken.ctx.db.close();
+    await closeDatabase(broken.ctx);
     const r = await broken.json("POST", "/api/v1/auth/signup", { body: { email: "x@y.test", password: "long enough pw", tenant_name: "X", subdomain: "xyz" } });
     expect(r.status).toBe(500);
     expect(broken.logs.map((l) => [l.level, l.msg])).toEqual([

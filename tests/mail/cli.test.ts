@@ -7,6 +7,7 @@ import { askLink, tokenOf, verifyToken } from "../auth/magic-link/support";
 import { noteLog } from "../security/ledger";
 import { startSmtp } from "./smtp-support";
 import { freePort } from "../server";
+import { testSql } from "../support/sql";
 
 const BUN = process.execPath;
 const MAIN = join(import.meta.dir, "..", "..", "src", "main.ts");
@@ -36,7 +37,7 @@ describe("suite mail list, and delivery of the backlog by suite serve", () => {
     const t = testApp({ db, env: { SUITE_PUBLIC_URL: "http://localhost:8000" } });
     const org = await t.signup("acme");
     // Signup's verification mail is not what this test follows.
-    t.ctx.db.run("DELETE FROM mail_outbox WHERE kind = 'email_verification'");
+    await testSql(t.ctx).run("DELETE FROM mail_outbox WHERE kind = 'email_verification'");
     expect((await askLink(t, org.email, { tenant: "acme" })).status).toBe(202);
     t.close();
 

@@ -3,6 +3,7 @@ import { browserHeaders } from "../helpers";
 import { answerOf } from "./isolation/attempt-kit";
 import { ATTEMPTS, type Attempt, type Sent } from "./isolation/attempts";
 import { buildWorld, idsOf, snapshot, type World } from "./isolation/world";
+import { testSql } from "../support/sql";
 
 /**
  * Tenant isolation (issue 6, item 2; CONTRACT §2, §4, §10b): tenant B tries tenant A's ids,
@@ -27,9 +28,9 @@ beforeAll(async () => {
   operations = Object.entries<Record<string, any>>(doc.paths).flatMap(([path, ops]) =>
     Object.entries(ops).map(([method, op]) => ({ method: method.toUpperCase(), path, op: resolveOp(doc, op) })),
   );
-  before = snapshot(w.t, w.a.tenantId);
-  auditMark = (w.t.ctx.db.query("SELECT coalesce(max(rowid), 0) AS n FROM audit_log").get() as { n: number }).n;
-  secrets = [...idsOf(w.t, w.a.tenantId), w.a.word];
+  before = await snapshot(w.t, w.a.tenantId);
+  auditMark = (await testSql(w.t.ctx).get<{ n: number }>("SELECT coalesce(max(id), 0) AS n FROM audit_log"))!.n;
+  secrets = [...(await idsOf(w.t, w.a.tenantId)), w.a.word];
 });
 
 afterAll(() => {
@@ -169,14 +170,14 @@ describe("B reaches for A's ids, subdomain and tokens", () => {
 });
 
 describe("A is untouched", () => {
-  test("every row of A is as it was before B's attempts", () => {
-    const after = snapshot(w.t, w.a.tenantId);
+  test("every row of A is as it was before B's attempts", async () => {
+    const after = await snapshot(w.t, w.a.tenantId);
     for (const table of Object.keys(before)) expect({ table, rows: after[table] }).toEqual({ table, rows: before[table] });
     expect(Object.keys(after).sort()).toEqual(Object.keys(before).sort());
   });
 
-  test("B's attempts leave at most a refusal in A's audit log, and nothing of A in anyone else's", () => {
-    const rows = w.t.ctx.db.query("SELECT tenant_id, action, user_id, detail FROM audit_log WHERE rowid > ?1").all(auditMark) as Array<Record<string, string | null>>;
+  test("B's attempts leave at most a refusal in A's audit log, and nothing of A in anyone else's", async () => {
+    const rows = (await testSql(w.t.ctx).all("SELECT tenant_id, action, user_id, detail FROM audit_log WHERE id > ?1", auditMark)) as Array<Record<string, string | null>>;
     // A's security log may record that A's credentials or host were tried (an operator wants to
     // know), but only as a refusal.
     const inA = rows.filter((r) => r.tenant_id === w.a.tenantId).map((r) => r.action);

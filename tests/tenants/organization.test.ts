@@ -3,6 +3,7 @@ import { loadConfig, settingsHelp } from "../../src/config";
 import { addMember, allAudit, login } from "../auth/support";
 import { crmOrg } from "../crm/support";
 import { testApp } from "../helpers";
+import { testSql } from "../support/sql";
 
 const t = testApp();
 afterAll(() => t.close());
@@ -34,7 +35,7 @@ describe("PATCH /tenant", () => {
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ name: "Acme Ltd", modules: ["crm", "users"] });
     expect((await t.json("GET", "/api/v1/auth/me", { token: o.memberToken })).body.tenant.name).toBe("Acme Ltd");
-    const rows = allAudit(t).filter((a) => a.tenant_id === o.tenant.id && a.action === "tenant.renamed");
+    const rows = (await allAudit(t)).filter((a) => a.tenant_id === o.tenant.id && a.action === "tenant.renamed");
     expect(rows.map((a) => JSON.parse(String(a.detail)))).toEqual([{ from: "Org renameorg", to: "Acme Ltd" }]);
     expect(rows[0]!.user_id).toBe(o.user.id);
   });
@@ -62,7 +63,7 @@ describe("PATCH /tenant", () => {
     expect((await o.patch({ modules: ["crm", "users", "crm"] })).body.modules).toEqual(["crm", "users"]);
     expect((await o.ok("GET", `/deals/${deal.id}`)).title).toBe("Kept deal");
     expect((await o.list()).total).toBe(1);
-    const changes = allAudit(t).filter((a) => a.tenant_id === o.tenant.id && a.action === "tenant.modules_changed");
+    const changes = (await allAudit(t)).filter((a) => a.tenant_id === o.tenant.id && a.action === "tenant.modules_changed");
     expect(changes.map((a) => JSON.parse(String(a.detail)))).toEqual([
       { enabled: [], disabled: ["crm"], modules: ["users"] },
       { enabled: ["crm"], disabled: [], modules: ["crm", "users"] },
@@ -109,7 +110,7 @@ describe("SUITE_SIGNUP", () => {
         const r = await closed.json("POST", "/api/v1/auth/signup", { body });
         expect({ status: r.status, code: r.body.code }).toEqual({ status: 403, code: "signup_closed" });
       }
-      expect(closed.ctx.db.query("SELECT count(*) AS n FROM tenants").get()).toEqual({ n: 0 });
+      expect(await testSql(closed.ctx).get("SELECT count(*) AS n FROM tenants")).toEqual({ n: 0 });
       const made = await closed.ctx.tenants.createOrganization(good, { ip: null, userAgent: null }, "cli");
       expect(made.tenant.subdomain).toBe("closed");
       const signIn = await login(closed, good.email, good.password, { "x-tenant": "closed" });

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setCookies, testApp } from "../helpers";
+import { testSql } from "../support/sql";
 
 const MANY = { signupPerIp: { name: "signup-ip", max: 1000, windowMs: 3_600_000 } };
 const t = testApp({ limits: MANY });
@@ -19,7 +20,7 @@ const body = (subdomain: string, extra: Record<string, unknown> = {}) => ({
 const signup = (b: unknown) => t.json("POST", "/api/v1/auth/signup", { body: b });
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;
 
-const q = <T>(sql: string, ...params: string[]) => t.ctx.db.query(sql).all(...params) as T[];
+const q = <T>(sql: string, ...params: string[]) => testSql(t.ctx).all<T>(sql, ...params);
 
 describe("a successful signup", () => {
   test("answers 201 with exactly the tenant, the user and a token pair", async () => {
@@ -64,22 +65,22 @@ describe("a successful signup", () => {
   test("creates the two profiles, the admin on Administrator, a signup session and an audit line", async () => {
     const r = await signup(body("profiles"));
     const tid = r.body.tenant.id as string;
-    const profiles = q<{ id: string; name: string; is_admin: number }>("SELECT id, name, is_admin FROM profiles WHERE tenant_id = ? ORDER BY name", tid);
+    const profiles = await q<{ id: string; name: string; is_admin: number }>("SELECT id, name, is_admin FROM profiles WHERE tenant_id = ? ORDER BY name", tid);
     expect(profiles.map((p) => [p.name, p.is_admin])).toEqual([["Administrator", 1], ["Standard user", 0]]);
     expect(r.body.user.profile_id).toBe(profiles[0]!.id);
-    const users = q<{ id: string; role: string; profile_id: string; password_hash: string }>("SELECT * FROM users WHERE tenant_id = ?", tid);
+    const users = await q<{ id: string; role: string; profile_id: string; password_hash: string }>("SELECT * FROM users WHERE tenant_id = ?", tid);
     expect(users).toHaveLength(1);
     expect(users[0]).toMatchObject({ id: r.body.user.id, role: "admin", profile_id: profiles[0]!.id });
     expect(users[0]!.password_hash.startsWith("$argon2id$")).toBe(true);
-    expect(q("SELECT method FROM sessions WHERE tenant_id = ? AND user_id = ?", tid, r.body.user.id)).toEqual([{ method: "signup" }]);
-    const audit = q<{ action: string; detail: string }>("SELECT action, detail FROM audit_log WHERE tenant_id = ?", tid);
+    expect(await q("SELECT method FROM sessions WHERE tenant_id = ? AND user_id = ?", tid, r.body.user.id)).toEqual([{ method: "signup" }]);
+    const audit = await q<{ action: string; detail: string }>("SELECT action, detail FROM audit_log WHERE tenant_id = ?", tid);
     expect(audit.map((a) => a.action)).toContain("tenant.signup");
     expect(JSON.stringify(audit)).not.toContain(PASSWORD);
   });
 
   test("seeds the pipeline new, qualified, proposal, negotiation, won, lost in that order", async () => {
     const r = await signup(body("stages"));
-    const stages = q<{ key: string; position: number; is_won: number; is_lost: number; color: string; probability: number }>(
+    const stages = await q<{ key: string; position: number; is_won: number; is_lost: number; color: string; probability: number }>(
       "SELECT * FROM pipeline_stages WHERE tenant_id = ? ORDER BY position",
       r.body.tenant.id,
     );
@@ -95,24 +96,24 @@ describe("a successful signup", () => {
   });
 
   test("modules: the default, the given ones deduplicated, or none", async () => {
-    const modules = (tid: string) => q<{ module: string }>("SELECT module FROM tenant_modules WHERE tenant_id = ? ORDER BY module", tid).map((m) => m.module);
+    const modules = async (tid: string) => (await q<{ module: string }>("SELECT module FROM tenant_modules WHERE tenant_id = ? ORDER BY module", tid)).map((m) => m.module);
     const def = await signup(body("mod-default"));
     expect(def.body.tenant.modules).toEqual(["crm", "users"]);
-    expect(modules(def.body.tenant.id)).toEqual(["crm", "users"]);
+    expect(await modules(def.body.tenant.id)).toEqual(["crm", "users"]);
 
     const crm = await signup(body("mod-crm", { initial_modules: ["crm", "crm"] }));
     expect(crm.status).toBe(201);
     expect(crm.body.tenant.modules).toEqual(["crm"]);
-    expect(modules(crm.body.tenant.id)).toEqual(["crm"]);
+    expect(await modules(crm.body.tenant.id)).toEqual(["crm"]);
 
     const both = await signup(body("mod-both", { initial_modules: ["users", "crm", "users"] }));
     expect([...both.body.tenant.modules].sort()).toEqual(["crm", "users"]);
-    expect(modules(both.body.tenant.id)).toEqual(["crm", "users"]);
+    expect(await modules(both.body.tenant.id)).toEqual(["crm", "users"]);
 
     const none = await signup(body("mod-none", { initial_modules: [] }));
     expect(none.status).toBe(201);
     expect(none.body.tenant.modules).toEqual([]);
-    expect(modules(none.body.tenant.id)).toEqual([]);
+    expect(await modules(none.body.tenant.id)).toEqual([]);
 
     const unknown = await signup(body("mod-bad", { initial_modules: ["crm", "billing"] }));
     expect(unknown.status).toBe(422);
@@ -125,7 +126,7 @@ describe("a successful signup", () => {
     expect(r.body.user.email).toBe("mixed.case@example.com");
     expect(r.body.user.full_name).toBeNull();
     expect(r.body.tenant.name).toBe("Spaced Org");
-    expect(q("SELECT email FROM users WHERE tenant_id = ?", r.body.tenant.id)).toEqual([{ email: "mixed.case@example.com" }]);
+    expect(await q("SELECT email FROM users WHERE tenant_id = ?", r.body.tenant.id)).toEqual([{ email: "mixed.case@example.com" }]);
     const login = await t.json("POST", "/api/v1/auth/login", { body: { email: "MIXED.case@example.com", password: PASSWORD }, headers: { "x-tenant": "emails" } });
     expect(login.status).toBe(200);
   });
@@ -136,7 +137,7 @@ describe("a successful signup", () => {
     expect(a.status).toBe(201);
     expect(b.status).toBe(201);
     expect(a.body.user.id).not.toBe(b.body.user.id);
-    expect(q("SELECT tenant_id FROM users WHERE email = 'founder@example.org'")).toHaveLength(2);
+    expect(await q("SELECT tenant_id FROM users WHERE email = 'founder@example.org'")).toHaveLength(2);
   });
 });
 
@@ -174,18 +175,18 @@ describe("subdomains", () => {
 
   test("reserved names are refused", async () => {
     for (const name of ["www", "api", "app", "admin", "mail", "static", "WWW"]) await expect422(name, "value_error");
-    expect(q("SELECT subdomain FROM tenants WHERE subdomain IN ('www','api','app','admin','mail','static')")).toEqual([]);
+    expect(await q("SELECT subdomain FROM tenants WHERE subdomain IN ('www','api','app','admin','mail','static')")).toEqual([]);
   });
 
   test("a taken subdomain is 409 subdomain_taken and changes nothing", async () => {
     const first = await signup(body("taken"));
     expect(first.status).toBe(201);
     const counts = () => q("SELECT (SELECT count(*) FROM tenants) AS t, (SELECT count(*) FROM users) AS u, (SELECT count(*) FROM profiles) AS p");
-    const before = counts();
+    const before = await counts();
     const r = await signup(body("taken", { email: "someone.else@example.com" }));
     expect(r.status).toBe(409);
     expect(r.body).toEqual({ detail: expect.any(String), code: "subdomain_taken" });
-    expect(counts()).toEqual(before);
+    expect(await counts()).toEqual(before);
   });
 
   test("two signups racing for one subdomain: one 201, one 409, one tenant and no leftovers", async () => {
@@ -193,12 +194,12 @@ describe("subdomains", () => {
     expect([a.status, b.status].sort()).toEqual([201, 409]);
     const loser = a.status === 409 ? a : b;
     expect(loser.body.code).toBe("subdomain_taken");
-    const tenants = q<{ id: string }>("SELECT id FROM tenants WHERE subdomain = 'race'");
+    const tenants = await q<{ id: string }>("SELECT id FROM tenants WHERE subdomain = 'race'");
     expect(tenants).toHaveLength(1);
-    expect(q("SELECT count(*) AS n FROM users WHERE email IN ('one@race.test', 'two@race.test')")).toEqual([{ n: 1 }]);
-    expect(q("SELECT count(*) AS n FROM profiles WHERE tenant_id = ?", tenants[0]!.id)).toEqual([{ n: 2 }]);
-    expect(q("SELECT count(*) AS n FROM pipeline_stages WHERE tenant_id = ?", tenants[0]!.id)).toEqual([{ n: 6 }]);
-    expect(q("SELECT count(*) AS n FROM tenant_modules WHERE tenant_id NOT IN (SELECT id FROM tenants)")).toEqual([{ n: 0 }]);
+    expect(await q("SELECT count(*) AS n FROM users WHERE email IN ('one@race.test', 'two@race.test')")).toEqual([{ n: 1 }]);
+    expect(await q("SELECT count(*) AS n FROM profiles WHERE tenant_id = ?", tenants[0]!.id)).toEqual([{ n: 2 }]);
+    expect(await q("SELECT count(*) AS n FROM pipeline_stages WHERE tenant_id = ?", tenants[0]!.id)).toEqual([{ n: 6 }]);
+    expect(await q("SELECT count(*) AS n FROM tenant_modules WHERE tenant_id NOT IN (SELECT id FROM tenants)")).toEqual([{ n: 0 }]);
   });
 
   test("two servers on one database file racing for one subdomain: one 201, one 409", async () => {
@@ -211,8 +212,8 @@ describe("subdomains", () => {
         [one, two].map((app, i) => app.json("POST", "/api/v1/auth/signup", { body: body("shared", { email: `n${i}@shared.test` }) })),
       );
       expect(results.map((r) => r.status).sort()).toEqual([201, 409]);
-      expect(one.ctx.db.query("SELECT count(*) AS n FROM tenants WHERE subdomain = 'shared'").get()).toEqual({ n: 1 });
-      expect(two.ctx.db.query("SELECT count(*) AS n FROM users").get()).toEqual({ n: 1 });
+      expect(await testSql(one.ctx).get("SELECT count(*) AS n FROM tenants WHERE subdomain = 'shared'")).toEqual({ n: 1 });
+      expect(await testSql(two.ctx).get("SELECT count(*) AS n FROM users")).toEqual({ n: 1 });
     } finally {
       one.close();
       two.close();
@@ -237,7 +238,7 @@ describe("the rest of the body", () => {
     expect(missing.status).toBe(422);
     const locs = missing.body.detail.map((i: { loc: unknown[] }) => i.loc[1]);
     expect(locs).toEqual(expect.arrayContaining(["email", "tenant_name", "subdomain"]));
-    expect(q("SELECT id FROM tenants WHERE subdomain = 'fields'")).toEqual([]);
+    expect(await q("SELECT id FROM tenants WHERE subdomain = 'fields'")).toEqual([]);
     expect((await signup(body("pw-128", { password: "x".repeat(128) }))).status).toBe(201);
   });
 

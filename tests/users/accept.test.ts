@@ -1,7 +1,8 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { ME, allAudit, claimsOf, clockedApp, login, sessionOf } from "../auth/support";
-import { setCookies, testApp, sqliteRepos } from "../helpers";
+import { setCookies, testApp } from "../helpers";
 import { PASSWORD, accept, countRows, invite, invited, mailedToken } from "./support";
+import { insertUser } from "../support/sql";
 
 const t = testApp();
 const admin = await t.signup("acme");
@@ -12,7 +13,7 @@ describe("POST /auth/invitations/accept", () => {
   test("the full path: invite, read the mailed link, accept, sign in with the password, /me shows tenant and role", async () => {
     const r = await invite(t, admin, { email: "Joiner@Example.com" });
     expect(r.status).toBe(201);
-    const token = mailedToken(t, "joiner@example.com");
+    const token = await mailedToken(t, "joiner@example.com");
 
     const a = await accept(t, { token, password: PASSWORD, full_name: "  Jo Iner " }, { host: "acme.localhost" });
     expect(a.status).toBe(201);
@@ -28,7 +29,7 @@ describe("POST /auth/invitations/accept", () => {
     expect(claimsOf(a.body.access_token)).toMatchObject({ sub: a.body.user.id, tid: admin.tenant.id, typ: "access" });
 
     // The session it opened is an "invitation" sign-in.
-    const session = sessionOf(t, a.body.access_token)!;
+    const session = (await sessionOf(t, a.body.access_token))!;
     expect(session.method).toBe("invitation");
 
     const signedIn = await login(t, "joiner@example.com", PASSWORD, { "x-tenant": "acme" });
@@ -42,10 +43,10 @@ describe("POST /auth/invitations/accept", () => {
     const inv = (await t.ctx.repos.invitations.byId(admin.tenant.id, r.body.id))!;
     expect(inv.accepted_user_id).toBe(a.body.user.id);
     expect(inv.accepted_at).not.toBeNull();
-    const audit = allAudit(t).filter((x) => x.action === "invitation.accepted");
+    const audit = (await allAudit(t)).filter((x) => x.action === "invitation.accepted");
     expect(audit).toHaveLength(1);
     expect(audit[0]).toMatchObject({ tenant_id: admin.tenant.id, user_id: a.body.user.id });
-    expect(JSON.stringify(allAudit(t))).not.toContain(token);
+    expect(JSON.stringify((await allAudit(t)))).not.toContain(token);
     expect(JSON.stringify(t.logs)).not.toContain(token);
 
     // Used: the same link again is refused.
@@ -70,8 +71,8 @@ describe("POST /auth/invitations/accept", () => {
     const [x, y] = await Promise.all([accept(t, { token, password: PASSWORD }), accept(t, { token, password: "another password" })]);
     expect([x.status, y.status].sort()).toEqual([201, 400]);
     expect([x, y].find((r) => r.status === 400)!.body.code).toBe("invitation_invalid");
-    expect(countRows(t, "SELECT count(*) AS n FROM users WHERE tenant_id = ?1 AND email = ?2", admin.tenant.id, "racer@example.com")).toBe(1);
-    expect(countRows(t, "SELECT count(*) AS n FROM audit_log WHERE action = 'invitation.accepted' AND detail LIKE ?1", "%racer@%")).toBe(1);
+    expect(await countRows(t, "SELECT count(*) AS n FROM users WHERE tenant_id = ?1 AND email = ?2", admin.tenant.id, "racer@example.com")).toBe(1);
+    expect(await countRows(t, "SELECT count(*) AS n FROM audit_log WHERE action = 'invitation.accepted' AND detail LIKE ?1", "%racer@%")).toBe(1);
   });
 
   test("unknown and revoked tokens are 400 invitation_invalid, and create no user", async () => {
@@ -84,7 +85,7 @@ describe("POST /auth/invitations/accept", () => {
     const r = await accept(t, { token, password: PASSWORD });
     expect(r.status).toBe(400);
     expect(r.body.code).toBe("invitation_invalid");
-    expect(countRows(t, "SELECT count(*) AS n FROM users WHERE email = ?1", "revoked@example.com")).toBe(0);
+    expect(await countRows(t, "SELECT count(*) AS n FROM users WHERE email = ?1", "revoked@example.com")).toBe(0);
   });
 
   test("an expired token is 400 invitation_invalid", async () => {
@@ -96,7 +97,7 @@ describe("POST /auth/invitations/accept", () => {
       const r = await accept(c.t, { token, password: PASSWORD });
       expect(r.status).toBe(400);
       expect(r.body.code).toBe("invitation_invalid");
-      expect(countRows(c.t, "SELECT count(*) AS n FROM users WHERE email = ?1", "slow@example.com")).toBe(0);
+      expect(await countRows(c.t, "SELECT count(*) AS n FROM users WHERE email = ?1", "slow@example.com")).toBe(0);
     } finally {
       c.t.close();
     }
@@ -107,7 +108,7 @@ describe("POST /auth/invitations/accept", () => {
     const first = await invited(t, other, "twice@example.com");
     // Simulate the member appearing after the invitation was sent.
     const hash = await t.ctx.hasher.hash("whatever password");
-    sqliteRepos(t.ctx).users.insertInTx({
+    await insertUser(t.ctx, {
       id: "meanwhile",
       tenant_id: other.tenant.id,
       email: "twice@example.com",
@@ -120,7 +121,7 @@ describe("POST /auth/invitations/accept", () => {
     const r = await accept(t, { token: first.token, password: PASSWORD });
     expect(r.status).toBe(409);
     expect(r.body.code).toBe("already_member");
-    expect(countRows(t, "SELECT count(*) AS n FROM users WHERE tenant_id = ?1 AND email = ?2", other.tenant.id, "twice@example.com")).toBe(1);
+    expect(await countRows(t, "SELECT count(*) AS n FROM users WHERE tenant_id = ?1 AND email = ?2", other.tenant.id, "twice@example.com")).toBe(1);
   });
 
   test("a token of tenant A on tenant B's host or X-Tenant is refused (403 tenant_mismatch); on A's it works", async () => {
@@ -131,7 +132,7 @@ describe("POST /auth/invitations/accept", () => {
       expect(r.status).toBe(403);
       expect(r.body.code).toBe("tenant_mismatch");
     }
-    expect(countRows(t, "SELECT count(*) AS n FROM users WHERE email = ?1", "crossing@example.com")).toBe(0);
+    expect(await countRows(t, "SELECT count(*) AS n FROM users WHERE email = ?1", "crossing@example.com")).toBe(0);
     const ok = await accept(t, { token, password: PASSWORD }, { "x-tenant": "acme" });
     expect(ok.status).toBe(201);
     expect(ok.body.user.tenant_id).toBe(admin.tenant.id);

@@ -100,7 +100,7 @@ describe("POST /users/invitations/{id}/revoke", () => {
     expect(r.body).toMatchObject({ id: pendingA.invitation.id, email: "a@example.com", accepted_at: null });
     expect(r.body.revoked_at).not.toBeNull();
     expect((await accept(t, { token: pendingA.token, password: PASSWORD })).body.code).toBe("invitation_invalid");
-    const rows = allAudit(t).filter((a) => a.action === "invitation.revoked" && String(a.detail).includes(pendingA.invitation.id));
+    const rows = (await allAudit(t)).filter((a) => a.action === "invitation.revoked" && String(a.detail).includes(pendingA.invitation.id));
     expect(rows).toHaveLength(1);
   });
 
@@ -108,7 +108,7 @@ describe("POST /users/invitations/{id}/revoke", () => {
     const r = await revoke(pendingA.invitation.id);
     expect(r.status).toBe(200);
     expect(r.body.id).toBe(pendingA.invitation.id);
-    expect(allAudit(t).filter((a) => a.action === "invitation.revoked" && String(a.detail).includes(pendingA.invitation.id))).toHaveLength(1);
+    expect((await allAudit(t)).filter((a) => a.action === "invitation.revoked" && String(a.detail).includes(pendingA.invitation.id))).toHaveLength(1);
   });
 
   test("an accepted invitation cannot be revoked: 409", async () => {

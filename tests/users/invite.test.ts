@@ -1,8 +1,10 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { hashToken } from "../../src/db/ids";
 import { addMember, allAudit, clockedApp, login } from "../auth/support";
-import { sqliteRepos, testApp } from "../helpers";
+import { testApp } from "../helpers";
 import { INVITE, accept, countRows, invite, invited, lastMail, mailedToken, PASSWORD } from "./support";
+import { testSql } from "../support/sql";
+import { mailSeam } from "../support/backend";
 
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 const t = testApp();
@@ -36,15 +38,15 @@ describe("POST /users/invite", () => {
     // Seven days by default.
     expect(Date.parse(r.body.expires_at) - Date.parse(r.body.created_at)).toBe(7 * 86_400_000);
 
-    const mail = lastMail(t, "new.person@example.com")!;
+    const mail = (await lastMail(t, "new.person@example.com"))!;
     expect(mail.kind).toBe("invitation");
     expect(mail.tenant_id).toBe(admin.tenant.id);
     expect(mail.subject).toContain("Org inviting");
     expect(mail.link).toStartWith("http://inviting.localhost:8000/accept-invitation#token=");
-    const token = mailedToken(t, "new.person@example.com");
+    const token = await mailedToken(t, "new.person@example.com");
     expect(mail.text_body).toContain(mail.link);
     // Only the hash is stored.
-    const row = t.ctx.db.query("SELECT token_hash FROM invitations WHERE id = ?1").get(r.body.id) as { token_hash: string };
+    const row = (await testSql(t.ctx).get("SELECT token_hash FROM invitations WHERE id = ?1", r.body.id)) as { token_hash: string };
     expect(row.token_hash).toBe(hashToken(token));
     expect(row.token_hash).not.toContain(token);
   });
@@ -57,10 +59,10 @@ describe("POST /users/invite", () => {
     expect(again.body.id).toBe(first.invitation.id);
     expect(Date.parse(again.body.expires_at)).toBe(Date.parse(first.invitation.expires_at) + 60_000);
     expect(again.body.created_at).toBe(first.invitation.created_at);
-    const newToken = mailedToken(timed.t, "resend@example.com");
+    const newToken = await mailedToken(timed.t, "resend@example.com");
     expect(newToken).not.toBe(first.token);
-    expect(countRows(timed.t, "SELECT count(*) AS n FROM mail_outbox WHERE recipient = ?1", "resend@example.com")).toBe(2);
-    expect(countRows(timed.t, "SELECT count(*) AS n FROM invitations WHERE email = ?1", "resend@example.com")).toBe(1);
+    expect(await countRows(timed.t, "SELECT count(*) AS n FROM mail_outbox WHERE recipient = ?1", "resend@example.com")).toBe(2);
+    expect(await countRows(timed.t, "SELECT count(*) AS n FROM invitations WHERE email = ?1", "resend@example.com")).toBe(1);
 
     const old = await accept(timed.t, { token: first.token, password: PASSWORD });
     expect(old.status).toBe(400);
@@ -93,7 +95,7 @@ describe("POST /users/invite", () => {
     const r = await invite(t, admin, { email: admin.email.toUpperCase() });
     expect(r.status).toBe(409);
     expect(r.body.code).toBe("already_member");
-    expect(countRows(t, "SELECT count(*) AS n FROM invitations WHERE email = ?1", admin.email)).toBe(0);
+    expect(await countRows(t, "SELECT count(*) AS n FROM invitations WHERE email = ?1", admin.email)).toBe(0);
   });
 
   test("profile_id, or the legacy role_id, picks the profile; unknown ones are 404", async () => {
@@ -117,7 +119,7 @@ describe("POST /users/invite", () => {
     const other = await t.signup("otherprofiles");
     const foreign = (await t.ctx.repos.users.profiles(other.tenant.id))[0]!;
     expect((await invite(t, admin, { email: "p4@example.com", profile_id: foreign.id })).status).toBe(404);
-    expect(countRows(t, "SELECT count(*) AS n FROM invitations WHERE email = ?1", "p4@example.com")).toBe(0);
+    expect(await countRows(t, "SELECT count(*) AS n FROM invitations WHERE email = ?1", "p4@example.com")).toBe(0);
   });
 
   test("a resend that names a profile changes it; one that does not keeps it", async () => {
@@ -150,7 +152,7 @@ describe("POST /users/invite", () => {
     const missing = await invite(t, admin, {});
     expect(missing.status).toBe(422);
     expect(missing.body.detail[0]).toMatchObject({ loc: ["body", "email"], type: "missing" });
-    expect(countRows(t, "SELECT count(*) AS n FROM invitations WHERE email = ?1", "x@example.com")).toBe(0);
+    expect(await countRows(t, "SELECT count(*) AS n FROM invitations WHERE email = ?1", "x@example.com")).toBe(0);
   });
 
   test("members get 403 forbidden, even with a malformed body; no credentials get 401", async () => {
@@ -162,7 +164,7 @@ describe("POST /users/invite", () => {
     expect(r.body.code).toBe("forbidden");
     expect((await t.json("POST", INVITE, { token, body: { email: 3 } })).status).toBe(403);
     expect((await t.json("POST", INVITE, { body: { email: "someone@example.com" } })).status).toBe(401);
-    expect(countRows(t, "SELECT count(*) AS n FROM invitations WHERE email = ?1", "someone@example.com")).toBe(0);
+    expect(await countRows(t, "SELECT count(*) AS n FROM invitations WHERE email = ?1", "someone@example.com")).toBe(0);
   });
 
   test("an admin's token on another tenant's host is refused (403 tenant_mismatch)", async () => {
@@ -174,12 +176,12 @@ describe("POST /users/invite", () => {
   test("invites are audited as created and resent, without the token", async () => {
     const { token } = await invited(t, admin, "audited@example.com");
     await invite(t, admin, { email: "audited@example.com" });
-    const rows = allAudit(t).filter((a) => String(a.detail).includes("audited@example.com"));
+    const rows = (await allAudit(t)).filter((a) => String(a.detail).includes("audited@example.com"));
     expect(rows.map((a) => a.action)).toEqual(["invitation.created", "invitation.resent"]);
     expect(rows[0]).toMatchObject({ tenant_id: admin.tenant.id, user_id: admin.user.id });
-    const all = JSON.stringify(allAudit(t));
+    const all = JSON.stringify((await allAudit(t)));
     expect(all).not.toContain(token);
-    expect(all).not.toContain(mailedToken(t, "audited@example.com"));
+    expect(all).not.toContain((await mailedToken(t, "audited@example.com")));
   });
 
   test("no log line carries a token or a link", async () => {
@@ -196,14 +198,14 @@ describe("race safety and the outbox", () => {
     expect(rs.filter((r) => r.status === 201)).toHaveLength(1);
     expect(rs.filter((r) => r.status === 200)).toHaveLength(7);
     expect(new Set(rs.map((r) => r.body.id)).size).toBe(1);
-    expect(countRows(t, "SELECT count(*) AS n FROM invitations WHERE email = ?1", "burst@example.com")).toBe(1);
+    expect(await countRows(t, "SELECT count(*) AS n FROM invitations WHERE email = ?1", "burst@example.com")).toBe(1);
   });
 
   test("a failing mail enqueue leaves no invitation behind (one transaction)", async () => {
     const fresh = testApp();
     try {
       const a = await fresh.signup("outboxfail");
-      const mailRepo = sqliteRepos(fresh.ctx).mail;
+      const mailRepo = mailSeam(fresh.ctx);
       const original = mailRepo.enqueueInTx;
       mailRepo.enqueueInTx = () => {
         throw new Error("disk full");
@@ -211,8 +213,8 @@ describe("race safety and the outbox", () => {
       const r = await invite(fresh, a, { email: "lost@example.com" });
       mailRepo.enqueueInTx = original;
       expect(r.status).toBe(500);
-      expect(countRows(fresh, "SELECT count(*) AS n FROM invitations WHERE tenant_id = ?1", a.tenant.id)).toBe(0);
-      expect(countRows(fresh, "SELECT count(*) AS n FROM audit_log WHERE action LIKE 'invitation.%'")).toBe(0);
+      expect(await countRows(fresh, "SELECT count(*) AS n FROM invitations WHERE tenant_id = ?1", a.tenant.id)).toBe(0);
+      expect(await countRows(fresh, "SELECT count(*) AS n FROM audit_log WHERE action LIKE 'invitation.%'")).toBe(0);
     } finally {
       fresh.close();
     }
@@ -228,7 +230,7 @@ describe("race safety and the outbox", () => {
       expect(r.status).toBe(429);
       expect(r.body.code).toBe("rate_limited");
       expect(Number(r.headers.get("retry-after"))).toBeGreaterThan(0);
-      expect(countRows(limited, "SELECT count(*) AS n FROM mail_outbox WHERE kind = 'invitation'")).toBe(2);
+      expect(await countRows(limited, "SELECT count(*) AS n FROM mail_outbox WHERE kind = 'invitation'")).toBe(2);
     } finally {
       limited.close();
     }

@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { addMember, allAudit, login } from "../auth/support";
-import { testApp, sqliteRepos } from "../helpers";
+import { testApp } from "../helpers";
+import { insertUser } from "../support/sql";
 import { USERS } from "./support";
 
 const t = testApp();
@@ -9,9 +10,10 @@ const admin = await t.signup("team", { full_name: "Ada Admin" });
 const other = await t.signup("rivals");
 // Six members after the admin, written straight to the database (hashing once keeps this quick).
 const hash = await t.ctx.hasher.hash("member password");
-const members = Array.from({ length: 6 }, (_, i) => {
+const members: string[] = [];
+for (let i = 0; i < 6; i++) {
   const id = `member-${i}`;
-  sqliteRepos(t.ctx).users.insertInTx({
+  await insertUser(t.ctx, {
     id,
     tenant_id: admin.tenant.id,
     email: `m${i}@team.test`,
@@ -21,8 +23,8 @@ const members = Array.from({ length: 6 }, (_, i) => {
     password_hash: hash,
     created_at: t.ctx.now() + 1000 * (i + 1),
   });
-  return id;
-});
+  members.push(id);
+}
 const memberToken = (await login(t, "m0@team.test", "member password", { "x-tenant": "team" })).body.access_token as string;
 
 const list = (query = "", token = admin.access_token) => t.json("GET", `${USERS}${query}`, { token });
@@ -85,7 +87,7 @@ describe("PATCH /users/{id}", () => {
     expect((await patch(members[1]!, { full_name: "Renamed" })).body.full_name).toBe("Renamed");
     expect((await patch(members[1]!, { full_name: "  " })).body.full_name).toBeNull();
     expect((await patch(members[1]!, { full_name: null })).body.full_name).toBeNull();
-    expect(allAudit(t).filter((a) => a.action === "user.renamed" && String(a.detail).includes(members[1]!))).toHaveLength(3);
+    expect((await allAudit(t)).filter((a) => a.action === "user.renamed" && String(a.detail).includes(members[1]!))).toHaveLength(3);
   });
 
   test("a member cannot rename another member (403); another tenant's or an unknown id is 404", async () => {
@@ -112,7 +114,9 @@ describe("PATCH /users/{id}", () => {
     const calls: unknown[][] = [];
     try {
       crm.assigneeRenamedInTx = (...args: unknown[]) => {
-        calls.push([...args, t.ctx.db.inTransaction]);
+        // SQLite calls it inside its open write transaction; PostgreSQL passes the transaction's handle first.
+        const tx = typeof args[0] === "object" && args[0] !== null ? (args.shift() as { inTransaction?: boolean }) : null;
+        calls.push([...args, tx ? tx.inTransaction === true : (t.ctx as { db?: { inTransaction: boolean } }).db!.inTransaction]);
       };
       await patch(members[4]!, { full_name: "Ada Lovelace" });
       expect(calls).toEqual([[admin.tenant.id, members[4], "Ada Lovelace", "m4@team.test", true]]);

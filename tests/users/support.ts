@@ -1,4 +1,5 @@
 import type { TestApp } from "../helpers";
+import { newestMailTo, testSql } from "../support/sql";
 
 export const INVITE = "/api/v1/users/invite";
 export const INVITATIONS = "/api/v1/users/invitations";
@@ -14,19 +15,12 @@ export const invite = (t: TestApp, admin: Admin, body: Record<string, unknown>) 
 
 /** The newest outbox row written for `recipient`. */
 export function lastMail(t: TestApp, recipient: string) {
-  return t.ctx.db.query("SELECT * FROM mail_outbox WHERE recipient = ?1 ORDER BY rowid DESC LIMIT 1").get(recipient) as {
-    link: string;
-    subject: string;
-    text_body: string;
-    html_body: string;
-    kind: string;
-    tenant_id: string;
-  } | null;
+  return newestMailTo<{ link: string; subject: string; text_body: string; html_body: string; kind: string; tenant_id: string }>(t.ctx, recipient);
 }
 
 /** The token the newest invitation mail to `recipient` carries, read from its link as the invitee would. */
-export function mailedToken(t: TestApp, recipient: string): string {
-  const mail = lastMail(t, recipient);
+export async function mailedToken(t: TestApp, recipient: string): Promise<string> {
+  const mail = await lastMail(t, recipient);
   if (!mail) throw new Error(`no mail to ${recipient}`);
   const token = new URL(mail.link).hash.match(/token=([^&]+)/)?.[1];
   if (!token) throw new Error(`no token in ${mail.link}`);
@@ -37,11 +31,11 @@ export function mailedToken(t: TestApp, recipient: string): string {
 export async function invited(t: TestApp, admin: Admin, email: string, extra: Record<string, unknown> = {}) {
   const r = await invite(t, admin, { email, ...extra });
   if (r.status !== 201 && r.status !== 200) throw new Error(`invite failed: ${r.status} ${JSON.stringify(r.body)}`);
-  return { invitation: r.body, token: mailedToken(t, email) };
+  return { invitation: r.body, token: await mailedToken(t, email) };
 }
 
 /** POST /auth/invitations/accept. */
 export const accept = (t: TestApp, body: Record<string, unknown>, headers: Record<string, string> = {}) =>
   t.json("POST", ACCEPT, { body, headers });
 
-export const countRows = (t: TestApp, sql: string, ...params: string[]) => (t.ctx.db.query(sql).get(...params) as { n: number }).n;
+export const countRows = async (t: TestApp, sql: string, ...params: string[]) => (await testSql(t.ctx).get<{ n: number }>(sql, ...params))!.n;

@@ -3,6 +3,7 @@ import { type TestApp, testApp } from "../../helpers";
 import { LOGIN, ME, allAudit, clockedApp, login } from "../support";
 import { askLink } from "../magic-link/support";
 import { linksOf, newestTokenOf } from "../password/support";
+import { testSql } from "../../support/sql";
 
 const VERIFY = "/api/v1/auth/email/verify";
 const RESEND = "/api/v1/auth/email/resend";
@@ -33,7 +34,7 @@ describe("email verification", () => {
     const again = await t.json("POST", VERIFY, { body: { token } });
     expect(again.status).toBe(400);
     expect(again.body.code).toBe("verification_token_invalid");
-    expect(allAudit(t).map((a) => a.action)).toEqual(expect.arrayContaining(["email.verification_sent", "email.verified", "email.verification_invalid"]));
+    expect((await allAudit(t)).map((a) => a.action)).toEqual(expect.arrayContaining(["email.verification_sent", "email.verified", "email.verification_invalid"]));
   });
 
   test("an expired or unknown token is 400 verification_token_invalid", async () => {
@@ -47,7 +48,7 @@ describe("email verification", () => {
       expect(r.body.code).toBe("verification_token_invalid");
     }
     // (The access token has expired by now: the row says it.)
-    expect(t.ctx.db.query("SELECT email_verified_at FROM users WHERE id = ?1").get(org.user.id)).toEqual({ email_verified_at: null });
+    expect(await testSql(t.ctx).get("SELECT email_verified_at FROM users WHERE id = ?1", org.user.id)).toEqual({ email_verified_at: null });
   });
 
   test("resend: a new link for the signed-in user, limited; 409 once verified", async () => {

@@ -1,8 +1,10 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
-import { type TestApp, testApp, sqliteRepos } from "../../helpers";
+import { type TestApp, testApp } from "../../helpers";
 import { addMember, allAudit, clockedApp } from "../support";
 import { ACCEPTED, MAGIC_LINK, askLink, countRows, newestToken, outboxLinks, tokenOf } from "./support";
+import { testSql } from "../../support/sql";
+import { mailSeam } from "../../support/backend";
 
 const apps: TestApp[] = [];
 afterAll(() => {
@@ -33,12 +35,12 @@ describe("POST /auth/magic-link", () => {
     // Only the token's SHA-256 is stored; the token itself is 256 random bits.
     const token = tokenOf(rows[0]!.link!);
     expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    const link = t.ctx.db.query("SELECT * FROM magic_links").get() as Record<string, unknown>;
+    const link = (await testSql(t.ctx).get("SELECT * FROM magic_links")) as Record<string, unknown>;
     expect(link.token_hash).toBe(createHash("sha256").update(token).digest("hex"));
     expect(link).toMatchObject({ tenant_id: org.tenant.id, user_id: org.user.id, used_at: null });
     expect((link.expires_at as number) - (link.created_at as number)).toBe(600_000);
 
-    const requested = allAudit(t).filter((a) => a.action === "magic_link.requested");
+    const requested = (await allAudit(t)).filter((a) => a.action === "magic_link.requested");
     expect(requested).toHaveLength(1);
     expect(requested[0]).toMatchObject({ tenant_id: org.tenant.id, user_id: org.user.id });
     expect(String(requested[0]!.detail)).not.toContain(token);
@@ -114,25 +116,25 @@ describe("POST /auth/magic-link", () => {
   test("the link row and its mail are written in one transaction: no mail, no link", async () => {
     const { t } = track({ t: testApp() });
     const org = await t.signup("acme");
-    const real = sqliteRepos(t.ctx).mail.enqueueInTx;
-    sqliteRepos(t.ctx).mail.enqueueInTx = () => {
+    const real = mailSeam(t.ctx).enqueueInTx;
+    mailSeam(t.ctx).enqueueInTx = () => {
       throw new Error("disk full");
     };
     try {
       const r = await askLink(t, org.email, { tenant: "acme" });
       expect(r.status).toBe(202);
     } finally {
-      sqliteRepos(t.ctx).mail.enqueueInTx = real;
+      mailSeam(t.ctx).enqueueInTx = real;
     }
-    expect(countRows(t, "magic_links")).toBe(0);
-    expect(countRows(t, "mail_outbox WHERE kind = 'magic_link'")).toBe(0);
-    expect(allAudit(t).filter((a) => a.action === "magic_link.requested")).toHaveLength(0);
+    expect(await countRows(t, "magic_links")).toBe(0);
+    expect(await countRows(t, "mail_outbox WHERE kind = 'magic_link'")).toBe(0);
+    expect((await allAudit(t)).filter((a) => a.action === "magic_link.requested")).toHaveLength(0);
     expect(t.logs.some((l) => l.msg === "magic link not issued" && l.level === "error")).toBe(true);
 
     // The next request works and writes both.
     await askLink(t, org.email, { tenant: "acme" });
-    expect(countRows(t, "magic_links")).toBe(1);
-    expect(countRows(t, "mail_outbox WHERE kind = 'magic_link'")).toBe(1);
+    expect(await countRows(t, "magic_links")).toBe(1);
+    expect(await countRows(t, "mail_outbox WHERE kind = 'magic_link'")).toBe(1);
     expect(await newestToken(t)).toBeString();
   });
 

@@ -1,4 +1,5 @@
 import type { TestApp } from "../../helpers";
+import { testSql } from "../../support/sql";
 
 export const MAGIC_LINK = "/api/v1/auth/magic-link";
 export const MAGIC_VERIFY = "/api/v1/auth/magic-verify";
@@ -28,5 +29,5 @@ export async function newestToken(t: TestApp): Promise<string> {
 export const verifyToken = (t: TestApp, token: unknown, o: { tenant?: string; headers?: Record<string, string> } = {}) =>
   t.json("POST", MAGIC_VERIFY, { body: { token }, ...o });
 
-export const countRows = (t: TestApp, table: string): number =>
-  (t.ctx.db.query(`SELECT COUNT(*) AS n FROM ${table}`).get() as { n: number }).n;
+export const countRows = async (t: TestApp, table: string): Promise<number> =>
+  (await testSql(t.ctx).get<{ n: number }>(`SELECT COUNT(*) AS n FROM ${table}`))!.n;

@@ -3,6 +3,7 @@ import { type TestApp, setCookies, testApp } from "../../helpers";
 import { ME, allAudit, claimsOf, clockedApp } from "../support";
 import { enable } from "../two-factor/support";
 import { askLink, newestToken, outboxLinks, tokenOf, verifyToken } from "./support";
+import { testSql } from "../../support/sql";
 
 const apps: TestApp[] = [];
 afterAll(() => {
@@ -30,13 +31,13 @@ describe("POST /auth/magic-verify", () => {
     expect(claimsOf(r.body.access_token)).toMatchObject({ sub: org.user.id, tid: org.tenant.id, typ: "access" });
     expect((await t.json("GET", ME, { token: r.body.access_token })).body.user.id).toBe(org.user.id);
 
-    const success = allAudit(t).filter((a) => a.action === "login.success").at(-1)!;
+    const success = (await allAudit(t)).filter((a) => a.action === "login.success").at(-1)!;
     expect(JSON.parse(String(success.detail)).method).toBe("magic_link");
 
     const again = await verifyToken(t, token, { tenant: "acme" });
     expect(again.status).toBe(401);
     expect(again.body).toEqual({ detail: expect.any(String), code: "invalid_token" });
-    const invalid = allAudit(t).filter((a) => a.action === "magic_link.invalid");
+    const invalid = (await allAudit(t)).filter((a) => a.action === "magic_link.invalid");
     expect(invalid).toHaveLength(1);
     expect(String(invalid[0]!.detail)).not.toContain(token);
   });
@@ -84,7 +85,7 @@ describe("POST /auth/magic-verify", () => {
     const results = await Promise.all(Array.from({ length: 8 }, () => verifyToken(t, token, { tenant: "acme" })));
     expect(results.filter((r) => r.status === 200)).toHaveLength(1);
     expect(results.filter((r) => r.status === 401 && r.body.code === "invalid_token")).toHaveLength(7);
-    const sessions = t.ctx.db.query("SELECT COUNT(*) AS n FROM sessions WHERE method = 'magic_link'").get() as { n: number };
+    const sessions = (await testSql(t.ctx).get("SELECT COUNT(*) AS n FROM sessions WHERE method = 'magic_link'")) as { n: number };
     expect(sessions.n).toBe(1);
   });
 

@@ -4,6 +4,7 @@ import { setCookies } from "../../helpers";
 import { OidcBrowser } from "../../support/oidc-browser";
 import { type Forgery, startForger } from "../../support/oidc-forger";
 import { PROVIDERS, type OidcWorld, addProvider, locationOf, oidcWorld, signInVia, startPath } from "../../support/oidc-world";
+import { testSql } from "../../support/sql";
 
 let w: OidcWorld;
 let forger: Awaited<ReturnType<typeof startForger>>;
@@ -22,8 +23,8 @@ afterAll(async () => {
   await w.close();
 });
 
-const usersNamed = (email: string) => (w.t.ctx.db.query("SELECT count(*) AS n FROM users WHERE email = ?1").get(email) as { n: number }).n;
-const identities = () => (w.t.ctx.db.query("SELECT count(*) AS n FROM user_identities").get() as { n: number }).n;
+const usersNamed = async (email: string) => (await testSql(w.t.ctx).get<{ n: number }>("SELECT count(*) AS n FROM users WHERE email = ?1", email))!.n;
+const identities = async () => (await testSql(w.t.ctx).get<{ n: number }>("SELECT count(*) AS n FROM user_identities"))!.n;
 
 /** Starts at the app, signs in at the provider; answers the callback URL (not yet opened) and the browser. */
 async function upToCallback(subdomain: string, providerId: string, account: string, tamper?: (u: URL) => void) {
@@ -70,10 +71,10 @@ describe("state and browser binding", () => {
     const other = w.browser();
     await other.app("GET", startPath(w.providerA.id), "acme");
     refused(await other.app("GET", path, "acme"), "oauth_state_invalid");
-    expect(usersNamed("two@example.com")).toBe(0);
+    expect(await usersNamed("two@example.com")).toBe(0);
     // The browser that started it still can, once.
     expect(locationOf(await browser.app("GET", path, "acme"))).toBe("/");
-    expect(usersNamed("two@example.com")).toBe(1);
+    expect(await usersNamed("two@example.com")).toBe(1);
   });
 
   test("an expired flow is refused", async () => {
@@ -103,14 +104,14 @@ describe("the code and the ID token", () => {
     planted.searchParams.set("state", mine.searchParams.get("state")!);
     handled.add(mine.searchParams.get("state")!);
     refused(await victim.app("GET", OidcBrowser.pathOf(planted), "acme"), "oauth_provider_error");
-    expect(usersNamed("attacker@example.com")).toBe(0);
+    expect(await usersNamed("attacker@example.com")).toBe(0);
   });
 
   test("nonce mismatch: an ID token minted for another nonce is refused (real provider)", async () => {
     w.op.accounts.set("nonce-victim", { email: "nonce@example.com", email_verified: true });
     const { browser, path } = await upToCallback("acme", w.providerA.id, "nonce-victim", (u) => u.searchParams.set("nonce", "attacker-chosen-nonce-value-123456"));
     refused(await browser.app("GET", path, "acme"), "oauth_token_invalid");
-    expect(usersNamed("nonce@example.com")).toBe(0);
+    expect(await usersNamed("nonce@example.com")).toBe(0);
   });
 
   test("the forging stand-in's honest token is accepted (the control for the forgeries below)", async () => {
@@ -119,7 +120,7 @@ describe("the code and the ID token", () => {
     forger.state.email = "honest@example.com";
     const { browser, path } = await upToCallback("acme", forged.id, "-");
     expect(locationOf(await browser.app("GET", path, "acme"))).toBe("/");
-    expect(usersNamed("honest@example.com")).toBe(1);
+    expect(await usersNamed("honest@example.com")).toBe(1);
   });
 
   const forgeries: Array<[Forgery, string]> = [
@@ -135,11 +136,11 @@ describe("the code and the ID token", () => {
     forger.state.forge = forge;
     forger.state.subject = `subject-${forge}`;
     forger.state.email = `${forge}@example.com`;
-    const before = identities();
+    const before = await identities();
     const { browser, path } = await upToCallback("acme", forged.id, "-");
     refused(await browser.app("GET", path, "acme"), "oauth_token_invalid");
-    expect(usersNamed(`${forge}@example.com`)).toBe(0);
-    expect(identities()).toBe(before);
+    expect(await usersNamed(`${forge}@example.com`)).toBe(0);
+    expect(await identities()).toBe(before);
   });
 
   test("the provider's own refusal (access_denied) comes back as a code, never its page or text", async () => {
@@ -156,15 +157,15 @@ describe("who may sign in or join", () => {
     w.op.accounts.set("unverified", { email: "unverified@example.com", email_verified: false });
     const { browser, path } = await upToCallback("acme", w.providerA.id, "unverified");
     refused(await browser.app("GET", path, "acme"), "oauth_email_unverified");
-    expect(usersNamed("unverified@example.com")).toBe(0);
+    expect(await usersNamed("unverified@example.com")).toBe(0);
   });
 
   test("an email matching an existing account is not signed in and not linked: the person links from their security page", async () => {
-    const before = identities();
+    const before = await identities();
     w.op.accounts.set("lookalike", { email: w.acme.email, email_verified: true });
     const { browser, path } = await upToCallback("acme", w.providerA.id, "lookalike");
     refused(await browser.app("GET", path, "acme"), "oauth_account_exists");
-    expect(identities()).toBe(before);
+    expect(await identities()).toBe(before);
   });
 
   test("a domain outside allowed_domains does not join", async () => {
@@ -199,27 +200,27 @@ describe("who may sign in or join", () => {
 });
 
 describe("a disabled organization", () => {
-  const setDisabled = (at: number | null) => w.t.ctx.db.query("UPDATE tenants SET disabled_at = ?2 WHERE id = ?1").run(w.acme.tenant.id, at);
-  const flows = () => (w.t.ctx.db.query("SELECT count(*) AS n FROM oauth_flows").get() as { n: number }).n;
+  const setDisabled = async (at: number | null) => await testSql(w.t.ctx).run("UPDATE tenants SET disabled_at = ?2 WHERE id = ?1", w.acme.tenant.id, at);
+  const flows = async () => (await testSql(w.t.ctx).get<{ n: number }>("SELECT count(*) AS n FROM oauth_flows"))!.n;
 
   test("start does not send the browser to the provider: /sign-in?error=tenant_disabled, no flow, no cookie; a flow begun before finishes nothing", async () => {
     w.op.accounts.set("frozen", { email: "frozen@example.com", email_verified: true });
     // A flow begun while the organization was in service, finished after the operator disabled it.
     const { browser, path } = await upToCallback("acme", w.providerA.id, "frozen");
-    setDisabled(Date.now());
+    await setDisabled(Date.now());
     try {
-      const before = flows();
+      const before = await flows();
       const start = await w.browser().app("GET", startPath(w.providerA.id), "acme");
       refused(start, "tenant_disabled");
       expect(setCookies(start).svc_oauth).toBeUndefined();
-      expect(flows()).toBe(before);
+      expect(await flows()).toBe(before);
       // The callback neither joins nor signs in.
       refused(await browser.app("GET", path, "acme"), "tenant_disabled");
-      expect(usersNamed("frozen@example.com")).toBe(0);
-      const failures = allAudit(w.t).filter((a) => a.action === "oauth.failure" && JSON.stringify(a).includes("tenant_disabled"));
+      expect(await usersNamed("frozen@example.com")).toBe(0);
+      const failures = (await allAudit(w.t)).filter((a) => a.action === "oauth.failure" && JSON.stringify(a).includes("tenant_disabled"));
       expect(failures.length).toBe(2);
     } finally {
-      setDisabled(null);
+      await setDisabled(null);
     }
     // Back in service: the same provider starts again.
     const again = await w.browser().app("GET", startPath(w.providerA.id), "acme");
@@ -233,7 +234,7 @@ describe("organizations stay apart", () => {
     const { browser, path } = await upToCallback("acme", w.providerA.id, "crosser");
     const res = await w.t.request("GET", path, { tenant: "bolt", cookies: browser.cookies("acme") });
     refused(res, "oauth_identity_other_org");
-    expect(usersNamed("crosser@example.com")).toBe(0);
+    expect(await usersNamed("crosser@example.com")).toBe(0);
   });
 
   test("an identity linked in A finds nothing in B: B's own rules apply, and A's account is never opened", async () => {
@@ -248,8 +249,8 @@ describe("organizations stay apart", () => {
   });
 });
 
-test("no state, code, cookie or client secret is in any audit row; every failure is audited with its code", () => {
-  const rows = allAudit(w.t);
+test("no state, code, cookie or client secret is in any audit row; every failure is audited with its code", async () => {
+  const rows = await allAudit(w.t);
   const text = JSON.stringify(rows);
   for (const s of [...handled, FORGER_SECRET]) if (s.length >= 8) expect(text.includes(s) ? s : null).toBeNull();
   const failures = rows.filter((r) => r.action === "oauth.failure").map((r) => JSON.parse(r.detail as string).code);

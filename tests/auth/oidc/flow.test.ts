@@ -5,6 +5,7 @@ import { enable, verify } from "../two-factor/support";
 import { setCookies } from "../../helpers";
 import { RESET, askReset, newestTokenOf } from "../password/support";
 import { IDENTITIES, type OidcWorld, addProvider, locationOf, oidcWorld, signInVia } from "../../support/oidc-world";
+import { testSql } from "../../support/sql";
 
 let w: OidcWorld;
 beforeAll(async () => {
@@ -14,8 +15,8 @@ afterAll(async () => {
   await w.close();
 });
 
-const userByEmail = (tenantId: string, email: string) =>
-  w.t.ctx.db.query("SELECT * FROM users WHERE tenant_id = ?1 AND email = ?2").get(tenantId, email) as Record<string, unknown> | null;
+const userByEmail = async (tenantId: string, email: string) =>
+  (await testSql(w.t.ctx).get("SELECT * FROM users WHERE tenant_id = ?1 AND email = ?2", tenantId, email)) as Record<string, unknown> | null;
 
 describe("round trips against a real OpenID Provider (oidc-provider on loopback)", () => {
   test("start: a redirect to the provider with code, PKCE S256, state, nonce and a short-lived HttpOnly cookie", async () => {
@@ -34,7 +35,7 @@ describe("round trips against a real OpenID Provider (oidc-provider on loopback)
     // Host-only: never shared with the other organizations of the base domain.
     expect(cookie.attrs.domain).toBeUndefined();
     // Nothing of the flow is kept in clear: the state and the browser cookie only as hashes.
-    const flow = w.t.ctx.db.query("SELECT * FROM oauth_flows ORDER BY created_at DESC LIMIT 1").get() as Record<string, string>;
+    const flow = (await testSql(w.t.ctx).get("SELECT * FROM oauth_flows ORDER BY created_at DESC LIMIT 1")) as Record<string, string>;
     expect(JSON.stringify(flow)).not.toContain(q.state!);
     expect(JSON.stringify(flow)).not.toContain(cookie.value);
   });
@@ -53,13 +54,13 @@ describe("round trips against a real OpenID Provider (oidc-provider on loopback)
     const me = await w.t.json("GET", ME, { token: cookies.svc_session!.value });
     expect(me.body.user).toMatchObject({ email: "joiner@example.com", role: "member", email_verified: true });
     expect(me.body.tenant.subdomain).toBe("acme");
-    const row = userByEmail(w.acme.tenant.id, "joiner@example.com")!;
+    const row = (await userByEmail(w.acme.tenant.id, "joiner@example.com"))!;
     // The standard profile, as for an invitation that names none.
     expect(row.profile_id).not.toBeNull();
     // The session list shows how it was opened.
     const sessions = await w.t.json("GET", SESSIONS, { token: cookies.svc_session!.value });
     expect(sessions.body[0].method).toBe(`oidc:${w.providerA.name}`);
-    const audit = allAudit(w.t).filter((a) => a.user_id === row.id).map((a) => a.action);
+    const audit = (await allAudit(w.t)).filter((a) => a.user_id === row.id).map((a) => a.action);
     expect(audit).toEqual(["oauth.joined", "login.success"]);
     // The new account has no password: no guess signs in with one (and the check does not fail).
     for (const password of ["", "AAAAAAAAAAAAAAAAAAAAAA", "correct horse battery"]) {
@@ -111,7 +112,7 @@ describe("round trips against a real OpenID Provider (oidc-provider on loopback)
     const gone = await w.t.request("DELETE", `${IDENTITIES}/${list.body.items[0].id}`, { token });
     expect(gone.status).toBe(204);
     expect((await w.t.json("GET", IDENTITIES, { token })).body.total).toBe(0);
-    const actions = allAudit(w.t).filter((a) => a.user_id === w.bolt.user.id).map((a) => a.action);
+    const actions = (await allAudit(w.t)).filter((a) => a.user_id === w.bolt.user.id).map((a) => a.action);
     expect(actions).toContain("identity.linked");
     expect(actions).toContain("identity.unlinked");
   });
@@ -168,12 +169,12 @@ describe("round trips against a real OpenID Provider (oidc-provider on loopback)
     const done = await verify(w.t, temp, appCode(secret, w.clock.now()));
     expect(done.status).toBe(200);
     expect(setCookies(done.res).svc_session?.value).toBe(done.body.access_token);
-    const challenge = allAudit(w.t).findLast((a) => a.action === "2fa.challenge")!;
+    const challenge = (await allAudit(w.t)).findLast((a) => a.action === "2fa.challenge")!;
     expect(JSON.parse(challenge.detail as string).method).toBe(`oidc:${w.providerA.name}`);
     // The session says both factors: the provider, then the code.
     const sessions = await w.t.json("GET", SESSIONS, { token: done.body.access_token });
     expect(sessions.body.find((s: { current: boolean }) => s.current).method).toBe(`oidc:${w.providerA.name}+2fa`);
-    const success = allAudit(w.t).findLast((a) => a.action === "login.success")!;
+    const success = (await allAudit(w.t)).findLast((a) => a.action === "login.success")!;
     expect(JSON.parse(success.detail as string)).toMatchObject({ method: "2fa", first_factor: `oidc:${w.providerA.name}` });
   });
 

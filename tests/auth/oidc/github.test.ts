@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { setCookies } from "../../helpers";
 import { startGithubStandIn } from "../../support/oidc-github";
 import { PROVIDERS, type OidcWorld, locationOf, oidcWorld, signInVia } from "../../support/oidc-world";
+import { testSql } from "../../support/sql";
 
 const SECRET = `github-client-secret-${crypto.randomUUID()}`;
 let github: ReturnType<typeof startGithubStandIn>;
@@ -47,7 +48,7 @@ describe("GitHub (against a stand-in for its token, user and emails endpoints)",
     expect(locationOf(res)).toBe("/");
     const me = await w.t.json("GET", "/api/v1/auth/me", { token: setCookies(res).svc_session!.value });
     expect(me.body.user.email).toBe("octo@example.com");
-    const identity = w.t.ctx.db.query("SELECT issuer, subject FROM user_identities WHERE user_id = ?1").get(me.body.user.id);
+    const identity = await testSql(w.t.ctx).get("SELECT issuer, subject FROM user_identities WHERE user_id = ?1", me.body.user.id);
     expect(identity).toEqual({ issuer: "https://github.com", subject: "2002" });
 
     // The primary address changes at GitHub: the same account, found by id.

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { addMember, allAudit, clockedApp, login } from "../support";
 import { type TestApp, testApp } from "../../helpers";
 import { noteSecret } from "../../security/ledger";
+import { testSql } from "../../support/sql";
 
 const PROVIDERS = "/api/v1/auth/providers";
 const SECRET = `a-client-secret-${crypto.randomUUID()}`;
@@ -45,26 +46,26 @@ describe("the admin API of identity providers", () => {
       redirect_uri: "http://acme.localhost:8000/api/v1/auth/oauth/callback",
     });
     id = r.body.id;
-    const row = t.ctx.db.query("SELECT client_secret_sealed FROM identity_providers WHERE id = ?1").get(id) as { client_secret_sealed: string };
+    const row = (await testSql(t.ctx).get("SELECT client_secret_sealed FROM identity_providers WHERE id = ?1", id)) as { client_secret_sealed: string };
     expect(row.client_secret_sealed).not.toContain(SECRET);
     expect(row.client_secret_sealed).toStartWith("v1.");
-    expect(JSON.stringify(allAudit(t))).not.toContain(SECRET);
+    expect(JSON.stringify((await allAudit(t)))).not.toContain(SECRET);
   });
 
   test("GET lists them in a page; PATCH changes some fields and keeps the secret when none is given; the public list shows enabled ones by name", async () => {
     const list = await t.json("GET", PROVIDERS, { token: org.access_token });
     expect(list.body).toMatchObject({ total: 1, page: 1, size: 20, pages: 1 });
     expect(list.body.items[0].id).toBe(id);
-    const sealed = () => (t.ctx.db.query("SELECT client_secret_sealed AS s FROM identity_providers WHERE id = ?1").get(id) as { s: string }).s;
-    const before = sealed();
+    const sealed = async () => (await testSql(t.ctx).get<{ s: string }>("SELECT client_secret_sealed AS s FROM identity_providers WHERE id = ?1", id))!.s;
+    const before = await sealed();
     const p = await t.json("PATCH", `${PROVIDERS}/${id}`, { token: org.access_token, body: { name: "Okta SSO", enabled: false } });
     expect(p.status).toBe(200);
     expect(p.body).toMatchObject({ name: "Okta SSO", enabled: false, client_id: "client-1" });
-    expect(sealed()).toBe(before);
+    expect(await sealed()).toBe(before);
     expect((await t.json("GET", `${PROVIDERS}/public`, { tenant: "acme" })).body).toEqual([]);
     await t.json("PATCH", `${PROVIDERS}/${id}`, { token: org.access_token, body: { enabled: true, client_secret: `${SECRET}-2` } });
     noteSecret("oidc client secret", `${SECRET}-2`);
-    expect(sealed()).not.toBe(before);
+    expect(await sealed()).not.toBe(before);
     expect((await t.json("GET", `${PROVIDERS}/public`, { tenant: "acme" })).body).toEqual([{ id, name: "Okta SSO", kind: "oidc" }]);
   });
 
@@ -114,7 +115,7 @@ describe("the admin API of identity providers", () => {
   test("DELETE answers 204, then 404; it is audited", async () => {
     expect((await t.request("DELETE", `${PROVIDERS}/${id}`, { token: org.access_token })).status).toBe(204);
     expect((await t.json("DELETE", `${PROVIDERS}/${id}`, { token: org.access_token })).status).toBe(404);
-    const actions = allAudit(t).map((a) => a.action);
+    const actions = (await allAudit(t)).map((a) => a.action);
     for (const a of ["identity_provider.created", "identity_provider.updated", "identity_provider.deleted"]) expect(actions).toContain(a);
   });
 });
@@ -124,7 +125,7 @@ test("starts are limited per address: 30 a minute, then the sign-in page says so
   for (let i = 0; i < 31; i++) answers.push((await t.request("GET", "/api/v1/auth/oauth/no-such-provider/start", { tenant: "acme" })).headers.get("location") ?? "");
   expect(new Set(answers.slice(0, 30))).toEqual(new Set(["/sign-in?error=oauth_provider_unavailable"]));
   expect(answers[30]).toBe("/sign-in?error=oauth_rate_limited");
-  const last = allAudit(t).at(-1)!;
+  const last = (await allAudit(t)).at(-1)!;
   expect(last.action).toBe("oauth.failure");
   expect(JSON.parse(last.detail as string)).toMatchObject({ code: "oauth_rate_limited", provider_id: null });
 });
@@ -160,7 +161,7 @@ test("adding, changing and removing a provider needs a recent sign-in (403 reaut
     expect((await ct.json("PATCH", `${PROVIDERS}/${made.body.id}`, { token, body: { enabled: false } })).body.enabled).toBe(false);
     expect((await ct.json("POST", PROVIDERS, { token, body: body({ name: "Second" }) })).status).toBe(201);
     expect((await ct.request("DELETE", `${PROVIDERS}/${made.body.id}`, { token })).status).toBe(204);
-    const actions = allAudit(ct).map((a) => a.action);
+    const actions = (await allAudit(ct)).map((a) => a.action);
     expect(actions.filter((a) => String(a).startsWith("identity_provider."))).toEqual(["identity_provider.created", "identity_provider.updated", "identity_provider.created", "identity_provider.deleted"]);
   } finally {
     ct.close();

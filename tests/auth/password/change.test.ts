@@ -3,6 +3,7 @@ import { SESSION_COOKIE } from "../../../src/http/cookies";
 import { type TestApp, browserHeaders, testApp } from "../../helpers";
 import { LOGIN, ME, allAudit, login } from "../support";
 import { CHANGE } from "./support";
+import { testSql } from "../../support/sql";
 
 const apps: TestApp[] = [];
 afterEach(() => {
@@ -17,18 +18,16 @@ describe("POST /auth/password/change", () => {
     const org = await t.signup("acme");
     const other = await login(t, org.email, org.password, { "x-tenant": "acme" });
     // An outstanding challenge row of this user (a temp_token in flight).
-    t.ctx.db.run("INSERT INTO sign_in_challenges (id, tenant_id, user_id, method, created_at, expires_at) VALUES ('c1', ?1, ?2, 'password', ?3, ?4)", [
-      org.tenant.id, org.user.id, Date.now(), Date.now() + 300_000,
-    ]);
+    await testSql(t.ctx).run("INSERT INTO sign_in_challenges (id, tenant_id, user_id, method, created_at, expires_at) VALUES ('c1', ?1, ?2, 'password', ?3, ?4)", org.tenant.id, org.user.id, Date.now(), Date.now() + 300_000);
     const r = await t.json("POST", CHANGE, { token: org.access_token, body: { current_password: org.password, new_password: NEW_PASSWORD } });
     expect(r.status).toBe(200);
     expect(r.body.revoked).toBe(1);
     expect((await t.json("GET", ME, { token: org.access_token })).status).toBe(200);
     expect((await t.json("GET", ME, { token: other.body.access_token })).body.code).toBe("session_revoked");
-    expect(t.ctx.db.query("SELECT count(*) AS n FROM sign_in_challenges").get()).toEqual({ n: 0 });
+    expect(await testSql(t.ctx).get("SELECT count(*) AS n FROM sign_in_challenges")).toEqual({ n: 0 });
     expect((await login(t, org.email, org.password, { "x-tenant": "acme" })).status).toBe(401);
     expect((await login(t, org.email, NEW_PASSWORD, { "x-tenant": "acme" })).status).toBe(200);
-    expect(allAudit(t).filter((a) => a.action === "password.changed")).toHaveLength(1);
+    expect((await allAudit(t)).filter((a) => a.action === "password.changed")).toHaveLength(1);
   });
 
   test("a wrong current password is 401 invalid_credentials and counts toward the login lock", async () => {
@@ -47,7 +46,7 @@ describe("POST /auth/password/change", () => {
     expect(locked.status).toBe(429);
     const change = await t.json("POST", CHANGE, { token: org.access_token, body: { current_password: org.password, new_password: NEW_PASSWORD } });
     expect(change.status).toBe(429);
-    expect(allAudit(t).filter((a) => a.action === "password.change_failure")).toHaveLength(3);
+    expect((await allAudit(t)).filter((a) => a.action === "password.change_failure")).toHaveLength(3);
   });
 
   test("needs a session; a cookie write needs the same-site headers (CSRF)", async () => {

@@ -1,8 +1,10 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { hashToken } from "../../../src/db/ids";
-import { type TestApp, testApp, sqliteRepos } from "../../helpers";
+import { type TestApp, testApp } from "../../helpers";
 import { ME, allAudit, clockedApp, login } from "../support";
 import { FORGOT, FORGOT_ACCEPTED, RESET, askReset, linksOf, newestTokenOf } from "./support";
+import { testSql } from "../../support/sql";
+import { mailSeam } from "../../support/backend";
 
 const apps: TestApp[] = [];
 afterEach(() => {
@@ -30,12 +32,12 @@ describe("POST /auth/password/forgot", () => {
     expect(row!.text_body).toContain("30 minutes");
     // Stored as a hash only: the token itself is nowhere in the table.
     const token = await newestTokenOf(t, "password_reset");
-    const stored = t.ctx.db.query("SELECT * FROM account_tokens WHERE purpose = 'password_reset'").all() as Array<Record<string, unknown>>;
+    const stored = (await testSql(t.ctx).all("SELECT * FROM account_tokens WHERE purpose = 'password_reset'")) as Array<Record<string, unknown>>;
     expect(stored).toHaveLength(1);
     expect(stored[0]!.token_hash).toBe(hashToken(token));
     expect(JSON.stringify(stored)).not.toContain(token);
     expect(token.length).toBeGreaterThanOrEqual(22); // ≥ 128 bits of a 64-letter alphabet
-    expect(allAudit(t).filter((a) => a.action === "password.reset_requested")).toHaveLength(1);
+    expect((await allAudit(t)).filter((a) => a.action === "password.reset_requested")).toHaveLength(1);
   });
 
   test("3 per address per 15 minutes, known or not, then 429; and a per-IP limit", async () => {
@@ -65,16 +67,16 @@ describe("POST /auth/password/forgot", () => {
   test("the token row and its mail are one transaction: no mail, no token", async () => {
     const { t } = track({ t: testApp() });
     const org = await t.signup("acme");
-    const real = sqliteRepos(t.ctx).mail.enqueueInTx;
-    sqliteRepos(t.ctx).mail.enqueueInTx = () => {
+    const real = mailSeam(t.ctx).enqueueInTx;
+    mailSeam(t.ctx).enqueueInTx = () => {
       throw new Error("disk full");
     };
     try {
       expect((await askReset(t, org.email, { tenant: "acme" })).status).toBe(202);
     } finally {
-      sqliteRepos(t.ctx).mail.enqueueInTx = real;
+      mailSeam(t.ctx).enqueueInTx = real;
     }
-    expect(t.ctx.db.query("SELECT count(*) AS n FROM account_tokens WHERE purpose = 'password_reset'").get()).toEqual({ n: 0 });
+    expect(await testSql(t.ctx).get("SELECT count(*) AS n FROM account_tokens WHERE purpose = 'password_reset'")).toEqual({ n: 0 });
     expect(t.logs.some((l) => l.msg === "password reset not issued")).toBe(true);
   });
 
@@ -114,7 +116,7 @@ describe("POST /auth/password/reset", () => {
     const again = await t.json("POST", RESET, { body: { token, password: "yet another passphrase" } });
     expect(again.status).toBe(400);
     expect(again.body.code).toBe("reset_token_invalid");
-    const actions = allAudit(t).map((a) => a.action);
+    const actions = (await allAudit(t)).map((a) => a.action);
     expect(actions).toContain("password.reset");
     expect(actions).toContain("password.reset_invalid");
   });
@@ -157,7 +159,7 @@ describe("POST /auth/password/reset", () => {
     const { t } = track({ t: testApp() });
     const org = await t.signup("acme");
     // 2FA on (the login only looks at enabled_at before opening the challenge).
-    t.ctx.db.run("INSERT INTO user_totp (user_id, tenant_id, secret_enc, enabled_at, created_at, updated_at) VALUES (?1, ?2, 'x', ?3, ?3, ?3)", [org.user.id, org.tenant.id, Date.now()]);
+    await testSql(t.ctx).run("INSERT INTO user_totp (user_id, tenant_id, secret_enc, enabled_at, created_at, updated_at) VALUES (?1, ?2, 'x', ?3, ?3, ?3)", org.user.id, org.tenant.id, Date.now());
     await askReset(t, org.email, { tenant: "acme" });
     const token = await newestTokenOf(t, "password_reset");
     expect((await t.json("POST", RESET, { body: { token, password: NEW_PASSWORD } })).status).toBe(200);

@@ -3,6 +3,7 @@ import type { TestApp } from "../../helpers";
 import { ME, SESSIONS, allAudit, login } from "../support";
 import { appCode } from "./rfc6238";
 import { BACKUP_CODES, DISABLE, NEXT_MINUTE, SETUP, STATUS, STEP_MS, challenge, enable, enabledOrg as enabledOrgIn, orgWithClock, verify } from "./support";
+import { testSql } from "../../support/sql";
 
 const apps: TestApp[] = [];
 afterAll(() => {
@@ -32,7 +33,7 @@ describe("time steps", () => {
     expect(await verify(t, temp, now)).toMatchObject({ status: 401, body: { code: "invalid_2fa_code" } });
     // The previous step is still inside the window, but before the last accepted one.
     expect(await verify(t, temp, appCode(secret, clock.now(), -1))).toMatchObject({ status: 401, body: { code: "invalid_2fa_code" } });
-    const failure = allAudit(t).filter((a) => a.action === "2fa.failure").map((a) => JSON.parse(a.detail as string));
+    const failure = (await allAudit(t)).filter((a) => a.action === "2fa.failure").map((a) => JSON.parse(a.detail as string));
     expect(failure[0]).toEqual({ during: "verify", reason: "replayed_code" });
     // The next step's code works.
     expect((await verify(t, temp, appCode(secret, clock.now(), 1))).status).toBe(200);
@@ -58,7 +59,7 @@ describe("backup codes", () => {
     clock.advance(NEXT_MINUTE);
     expect(await verify(t, await challenge(t, org.email, org.password), b)).toMatchObject({ status: 401, body: { code: "invalid_2fa_code" } });
     expect((await t.json("GET", STATUS, { token: org.access_token })).body).toEqual({ enabled: true, pending: false, backup_codes_remaining: 8 });
-    const used = allAudit(t).filter((r) => r.action === "2fa.backup_code_used");
+    const used = (await allAudit(t)).filter((r) => r.action === "2fa.backup_code_used");
     expect(used).toHaveLength(2);
     for (const row of used) for (const c of backupCodes) expect(String(row.detail)).not.toContain(c.slice(0, 4));
   });
@@ -82,7 +83,7 @@ describe("backup codes", () => {
     const temp = await challenge(t, org.email, org.password);
     expect(await verify(t, temp, backupCodes[3]!)).toMatchObject({ status: 401, body: { code: "invalid_2fa_code" } });
     expect((await verify(t, temp, r.body.backup_codes[3])).status).toBe(200);
-    expect(allAudit(t).map((a) => a.action)).toContain("2fa.backup_codes_regenerated");
+    expect((await allAudit(t)).map((a) => a.action)).toContain("2fa.backup_codes_regenerated");
   });
 
   test("regenerating without 2FA on is 409", async () => {
@@ -109,13 +110,13 @@ describe("disable", () => {
     expect((await t.json("GET", STATUS, { token })).body).toEqual({ enabled: false, pending: false, backup_codes_remaining: 0 });
     // Login answers tokens again.
     expect((await login(t, org.email, org.password)).body.access_token).toBeString();
-    expect(allAudit(t).map((a) => a.action)).toContain("2fa.disabled");
+    expect((await allAudit(t)).map((a) => a.action)).toContain("2fa.disabled");
     expect(await t.json("POST", DISABLE, { token, body: { password: org.password, code: code() } })).toMatchObject({
       status: 409,
       body: { code: "two_factor_not_enabled" },
     });
     // Rows are gone: no backup code of the old factor is left.
-    expect(t.ctx.db.query("SELECT count(*) AS n FROM backup_codes").get()).toEqual({ n: 0 });
+    expect(await testSql(t.ctx).get("SELECT count(*) AS n FROM backup_codes")).toEqual({ n: 0 });
   });
 
   test("a backup code works as the code", async () => {

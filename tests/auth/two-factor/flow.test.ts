@@ -64,9 +64,9 @@ describe("setup → confirm → login challenge → verify", () => {
     const sessions = await t.json("GET", SESSIONS, { token: done.body.access_token });
     expect(sessions.body.filter((s: { current: boolean }) => s.current)).toHaveLength(1);
 
-    const actions = allAudit(t).map((a) => a.action);
+    const actions = (await allAudit(t)).map((a) => a.action);
     for (const a of ["2fa.setup", "2fa.enabled", "2fa.challenge"]) expect(actions).toContain(a);
-    const signIn = allAudit(t).filter((a) => a.action === "login.success").at(-1)!;
+    const signIn = (await allAudit(t)).filter((a) => a.action === "login.success").at(-1)!;
     expect(JSON.parse(signIn.detail as string).method).toBe("2fa");
   });
 

@@ -3,6 +3,7 @@ import type { TestApp } from "../../helpers";
 import { allAudit } from "../support";
 import { appCode } from "./rfc6238";
 import { CONFIRM, DISABLE, NEXT_MINUTE, SETUP, STEP_MS, challenge, enable, enabledOrg as enabledOrgIn, orgWithClock, verify } from "./support";
+import { testSql } from "../../support/sql";
 
 const apps: TestApp[] = [];
 afterAll(() => {
@@ -40,8 +41,8 @@ describe("5 attempts per minute per user", () => {
     expect(checked.length + limited.length).toBe(50);
     for (const r of limited) expect429(r, 60);
     // Only the checked ones reached the code: that many failures were counted and audited.
-    expect(allAudit(t).filter((a) => a.action === "2fa.failure")).toHaveLength(checked.length);
-    expect(t.ctx.db.query("SELECT failures FROM user_totp").get()).toEqual({ failures: checked.length });
+    expect((await allAudit(t)).filter((a) => a.action === "2fa.failure")).toHaveLength(checked.length);
+    expect(await testSql(t.ctx).get("SELECT failures FROM user_totp")).toEqual({ failures: checked.length });
 
     // The right code waits for the window too, then works.
     expect429(await verify(t, temp, appCode(secret, clock.now())), 60);
@@ -128,7 +129,7 @@ describe("20 consecutive failures lock the second factor for 15 minutes", () => 
     const o = await enabledOrg();
     const { t, clock, org, secret } = o;
     await failMany(o, 20);
-    const locks = allAudit(t).filter((a) => a.action === "2fa.locked");
+    const locks = (await allAudit(t)).filter((a) => a.action === "2fa.locked");
     expect(locks).toHaveLength(1);
     expect(locks[0]!.user_id).toBe(org.user.id);
 
@@ -143,7 +144,7 @@ describe("20 consecutive failures lock the second factor for 15 minutes", () => 
     clock.advance(5 * 60_000);
     const open = await verify(t, await challenge(t, org.email, org.password), appCode(secret, clock.now()));
     expect(open.status).toBe(200);
-    expect(t.ctx.db.query("SELECT failures, locked_until FROM user_totp").get()).toEqual({ failures: 0, locked_until: null });
+    expect(await testSql(t.ctx).get("SELECT failures, locked_until FROM user_totp")).toEqual({ failures: 0, locked_until: null });
   });
 
   test("wrong codes sent to disable count toward the lock with verify's", async () => {
@@ -154,7 +155,7 @@ describe("20 consecutive failures lock the second factor for 15 minutes", () => 
       const r = await t.json("POST", DISABLE, { token: org.access_token, body: { password: org.password, code: wrongCode(secret, clock.now()) } });
       expect(r.body.code).toBe("invalid_2fa_code");
     }
-    expect(allAudit(t).filter((a) => a.action === "2fa.locked")).toHaveLength(1);
+    expect((await allAudit(t)).filter((a) => a.action === "2fa.locked")).toHaveLength(1);
     clock.advance(NEXT_MINUTE);
     expect429(await verify(t, await challenge(t, org.email, org.password), appCode(secret, clock.now())), 15 * 60);
   });
@@ -166,7 +167,7 @@ describe("20 consecutive failures lock the second factor for 15 minutes", () => 
     o.clock.advance(NEXT_MINUTE);
     await failMany(o, 19);
     // 38 failures in all, never 20 in a row: not locked.
-    expect(allAudit(o.t).filter((a) => a.action === "2fa.locked")).toHaveLength(0);
+    expect((await allAudit(o.t)).filter((a) => a.action === "2fa.locked")).toHaveLength(0);
     expect((await verify(o.t, await challenge(o.t, o.org.email, o.org.password), appCode(o.secret, o.clock.now()))).status).toBe(200);
   });
 });

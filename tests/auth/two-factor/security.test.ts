@@ -5,6 +5,7 @@ import { type TestApp, testApp } from "../../helpers";
 import { ME, allAudit, claimsOf, clock as makeClock, forge, login } from "../support";
 import { appCode, base32Decode } from "./rfc6238";
 import { CONFIRM, DISABLE, NEXT_MINUTE, SETUP, STEP_MS, VERIFY, challenge, enable, orgWithClock, verify } from "./support";
+import { testSql } from "../../support/sql";
 
 const apps: TestApp[] = [];
 afterAll(() => {
@@ -21,7 +22,7 @@ async function enabledOrg(subdomain = "acme") {
 describe("what is stored", () => {
   test("the TOTP secret only sealed (AES-256-GCM under the server key), backup codes only as keyed hashes", async () => {
     const { t, org, secret, backupCodes } = await enabledOrg();
-    const row = t.ctx.db.query("SELECT * FROM user_totp").get() as Record<string, unknown>;
+    const row = (await testSql(t.ctx).get("SELECT * FROM user_totp")) as Record<string, unknown>;
     const sealed = String(row.secret_enc);
     const raw = base32Decode(secret);
     for (const plain of [secret, secret.toLowerCase(), raw.toString("hex"), raw.toString("base64"), raw.toString("base64url")]) {
@@ -33,9 +34,9 @@ describe("what is stored", () => {
     expect(createSecretBox(key).open(sealed, org.user.id)).toBe(secret);
     expect(() => createSecretBox("another key of at least thirty-two characters").open(sealed, org.user.id)).toThrow();
 
-    const hashes = (t.ctx.db.query("SELECT code_hash FROM backup_codes").all() as Array<{ code_hash: string }>).map((r) => r.code_hash);
+    const hashes = (await testSql(t.ctx).all<{ code_hash: string }>("SELECT code_hash FROM backup_codes")).map((r) => r.code_hash);
     expect(hashes).toHaveLength(10);
-    const dump = JSON.stringify(t.ctx.db.query("SELECT * FROM backup_codes").all());
+    const dump = JSON.stringify((await testSql(t.ctx).all("SELECT * FROM backup_codes")));
     for (const c of backupCodes) {
       expect(dump).not.toContain(c);
       expect(dump).not.toContain(c.replace("-", ""));
@@ -52,9 +53,9 @@ describe("what is stored", () => {
     apps.push(t);
     const org = await t.signup("acme");
     const { secret } = (await t.json("POST", SETUP, { token: org.access_token })).body;
-    const { secret_enc } = t.ctx.db.query("SELECT secret_enc FROM user_totp").get() as { secret_enc: string };
+    const { secret_enc } = (await testSql(t.ctx).get("SELECT secret_enc FROM user_totp")) as { secret_enc: string };
     expect(createSecretBox(key).open(secret_enc, org.user.id)).toBe(secret);
-    expect(t.ctx.db.query("SELECT count(*) AS n FROM settings WHERE key = 'encryption_key'").get()).toEqual({ n: 0 });
+    expect(await testSql(t.ctx).get("SELECT count(*) AS n FROM settings WHERE key = 'encryption_key'")).toEqual({ n: 0 });
   });
 
   test("a sealed secret does not open for another user (bound to its owner)", () => {
@@ -75,9 +76,9 @@ describe("what is stored", () => {
     clock.advance(STEP_MS);
     const disableCode = appCode(secret, clock.now());
     await t.json("POST", DISABLE, { token: org.access_token, body: { password: org.password, code: disableCode } });
-    const text = JSON.stringify([allAudit(t), t.logs, wrong.body]);
+    const text = JSON.stringify([(await allAudit(t)), t.logs, wrong.body]);
     for (const s of [secret, temp, used, disableCode, org.password, ...backupCodes, ...regenerated]) expect(text).not.toContain(s);
-    const failure = allAudit(t).find((a) => a.action === "2fa.failure")!;
+    const failure = (await allAudit(t)).find((a) => a.action === "2fa.failure")!;
     expect(JSON.parse(failure.detail as string)).toEqual({ during: "verify", reason: "wrong_code" });
   });
 });
@@ -107,8 +108,8 @@ describe("temp_token", () => {
     }
     const { sid } = claimsOf(temp);
     // Its sid names a challenge row, never a session (neither as public id nor as a hashed secret one).
-    expect(t.ctx.db.query("SELECT count(*) AS n FROM sessions WHERE id = ?1 OR sid_hash = ?2").get(sid as string, hashToken(sid as string))).toEqual({ n: 0 });
-    expect(t.ctx.db.query("SELECT user_id, method FROM sign_in_challenges WHERE id = ?1").get(sid as string)).toEqual({ user_id: org.user.id, method: "password" });
+    expect(await testSql(t.ctx).get("SELECT count(*) AS n FROM sessions WHERE id = ?1 OR sid_hash = ?2", sid as string, hashToken(sid as string))).toEqual({ n: 0 });
+    expect(await testSql(t.ctx).get("SELECT user_id, method FROM sign_in_challenges WHERE id = ?1", sid as string)).toEqual({ user_id: org.user.id, method: "password" });
   });
 
   test("of one organization is refused on another organization's host (403 tenant_mismatch)", async () => {

@@ -90,7 +90,7 @@ describe("every first factor is a proof", () => {
     const joined = await accept(t, { token, password: "new member password" });
     for (const r of [byPassword, byLink, joined]) {
       expect(r.status === 200 || r.status === 201).toBe(true);
-      expect(sessionOf(t, r.body.access_token)!.proven_at).toBe(clock.now());
+      expect((await sessionOf(t, r.body.access_token))!.proven_at).toBe(clock.now());
       expect((await t.json("POST", SETUP, { token: r.body.access_token })).status).toBe(200);
     }
   });
@@ -104,7 +104,7 @@ describe("every first factor is a proof", () => {
     clock.advance(200_000);
     const r = await verify(t, temp, appCode(secret, clock.now()));
     expect(r.status).toBe(200);
-    expect(sessionOf(t, r.body.access_token)!.proven_at).toBe(provenAt);
+    expect((await sessionOf(t, r.body.access_token))!.proven_at).toBe(provenAt);
     clock.advance(WINDOW_MS - 200_000 + 1);
     needsReauth(await t.json("POST", BACKUP_CODES, { token: r.body.access_token }));
   });
@@ -117,22 +117,22 @@ describe("POST /auth/reauthenticate", () => {
     const r = await reauth(t, org.access_token, { password: org.password }, { "user-agent": "agent-r" });
     expect(r.status).toBe(200);
     expect(r.body).toEqual({ detail: expect.any(String), reauthenticated_at: new Date(clock.now()).toISOString() });
-    expect(sessionOf(t, org.access_token)!.proven_at).toBe(clock.now());
-    const row = allAudit(t).find((a) => a.action === "reauth.success")!;
+    expect((await sessionOf(t, org.access_token))!.proven_at).toBe(clock.now());
+    const row = (await allAudit(t)).find((a) => a.action === "reauth.success")!;
     expect(row).toMatchObject({ tenant_id: org.tenant.id, user_id: org.user.id, user_agent: "agent-r" });
-    expect(JSON.parse(String(row.detail))).toEqual({ session_id: sessionIdOf(t, org.access_token), second_factor: false });
+    expect(JSON.parse(String(row.detail))).toEqual({ session_id: (await sessionIdOf(t, org.access_token)), second_factor: false });
   });
 
   test("a wrong password: 401 invalid_credentials, audited, no renewal; it counts toward the sign-in lock", async () => {
     const { t, clock, org } = await orgWithClock(apps);
     clock.advance(WINDOW_MS + 1000);
-    const before = sessionOf(t, org.access_token)!.proven_at;
+    const before = (await sessionOf(t, org.access_token))!.proven_at;
     for (let i = 0; i < 10; i++) {
       const r = await reauth(t, org.access_token, { password: "wrong password here" });
       expect({ i, status: r.status, code: r.body.code, www: r.headers.get("www-authenticate") }).toEqual({ i, status: 401, code: "invalid_credentials", www: "Bearer" });
     }
-    expect(sessionOf(t, org.access_token)!.proven_at).toBe(before);
-    expect(allAudit(t).filter((a) => a.action === "reauth.failure")).toHaveLength(10);
+    expect((await sessionOf(t, org.access_token))!.proven_at).toBe(before);
+    expect((await allAudit(t)).filter((a) => a.action === "reauth.failure")).toHaveLength(10);
     // The account is now locked for sign-in, and for reauthenticate, even with the right password.
     expect((await login(t, org.email, org.password, { "x-tenant": "acme" })).status).toBe(429);
     const locked = await reauth(t, org.access_token, { password: org.password });
@@ -177,9 +177,9 @@ describe("POST /auth/reauthenticate", () => {
     const fresh = (await t.json("POST", BACKUP_CODES, { token })).body.backup_codes as string[];
     expect(backupCodes).not.toContain(fresh[0]);
     expect((await reauth(t, token, { password: org.password, code: fresh[0] })).status).toBe(200);
-    const reasons = allAudit(t).filter((a) => a.action === "reauth.failure").map((a) => JSON.parse(String(a.detail)).reason);
+    const reasons = (await allAudit(t)).filter((a) => a.action === "reauth.failure").map((a) => JSON.parse(String(a.detail)).reason);
     expect(reasons).toEqual(["code_missing", "wrong_code", "wrong_password", "wrong_code"]);
-    expect(allAudit(t).filter((a) => a.action === "2fa.failure" && JSON.parse(String(a.detail)).during === "reauthenticate")).toHaveLength(2);
+    expect((await allAudit(t)).filter((a) => a.action === "2fa.failure" && JSON.parse(String(a.detail)).during === "reauthenticate")).toHaveLength(2);
   });
 
   test("needs credentials; a revoked session cannot renew its proof", async () => {

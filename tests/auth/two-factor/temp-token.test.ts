@@ -7,12 +7,13 @@ import type { TestApp } from "../../helpers";
 import { claimsOf, login } from "../support";
 import { appCode } from "./rfc6238";
 import { DISABLE, NEXT_MINUTE, STEP_MS, challenge, enable, enabledOrg as enabledOrgIn, verify } from "./support";
+import { testSql } from "../../support/sql";
 
 const apps: TestApp[] = [];
 afterAll(() => apps.forEach((a) => a.close()));
 const enabledOrg = () => enabledOrgIn(apps);
 
-const sessionCount = (t: TestApp) => (t.ctx.db.query("SELECT count(*) AS n FROM sessions").get() as { n: number }).n;
+const sessionCount = async (t: TestApp) => (await testSql(t.ctx).get<{ n: number }>("SELECT count(*) AS n FROM sessions"))!.n;
 const invalidTemp = { status: 401, code: "invalid_temp_token" };
 const outcome = (r: { status: number; body: { code?: string } }) => ({ status: r.status, code: r.body.code });
 
@@ -20,14 +21,14 @@ describe("spent by the verify that succeeds", () => {
   test("a second verify of the same temp_token, with another valid code, makes no second session", async () => {
     const { t, clock, org, secret, backupCodes } = await enabledOrg();
     const temp = await challenge(t, org.email, org.password);
-    const before = sessionCount(t);
+    const before = await sessionCount(t);
     expect((await verify(t, temp, appCode(secret, clock.now()))).status).toBe(200);
-    expect(sessionCount(t)).toBe(before + 1);
+    expect(await sessionCount(t)).toBe(before + 1);
     // A backup code, and the next step's code: both valid, neither opens anything with a spent token.
     expect(outcome(await verify(t, temp, backupCodes[0]!))).toEqual(invalidTemp);
     clock.advance(STEP_MS);
     expect(outcome(await verify(t, temp, appCode(secret, clock.now())))).toEqual(invalidTemp);
-    expect(sessionCount(t)).toBe(before + 1);
+    expect(await sessionCount(t)).toBe(before + 1);
     // The backup code was not spent on the refusal.
     expect((await verify(t, await challenge(t, org.email, org.password), backupCodes[0]!)).status).toBe(200);
   });
@@ -43,11 +44,11 @@ describe("spent by the verify that succeeds", () => {
     const { t, clock, org, secret, backupCodes } = await enabledOrg();
     for (let round = 0; round < 3; round++) {
       const temp = await challenge(t, org.email, org.password);
-      const before = sessionCount(t);
+      const before = await sessionCount(t);
       const rs = await Promise.all([verify(t, temp, appCode(secret, clock.now())), verify(t, temp, backupCodes[round]!)]);
       expect(rs.map((r) => r.status).sort()).toEqual([200, 401]);
       expect(outcome(rs.find((r) => r.status === 401)!)).toEqual(invalidTemp);
-      expect(sessionCount(t)).toBe(before + 1);
+      expect(await sessionCount(t)).toBe(before + 1);
       clock.advance(NEXT_MINUTE);
     }
   });
@@ -85,16 +86,16 @@ describe("ended by", () => {
     expect(await t.ctx.auth.endChallenges(org.tenant.id, org.user.id)).toBe(1);
     expect(outcome(await verify(t, mine, appCode(secret, clock.now())))).toEqual(invalidTemp);
     // Another user's challenge is untouched.
-    const row = t.ctx.db.query("SELECT user_id FROM sign_in_challenges WHERE id = ?1").get(claimsOf(theirs.body.temp_token).sid as string);
+    const row = await testSql(t.ctx).get("SELECT user_id FROM sign_in_challenges WHERE id = ?1", claimsOf(theirs.body.temp_token).sid as string);
     expect(row).toEqual({ user_id: member.user.id });
   });
 
   test("expiry: the row outlives nothing (housekeeping drops it a day after)", async () => {
     const { t, clock, org } = await enabledOrg();
     await challenge(t, org.email, org.password);
-    expect((t.ctx.db.query("SELECT count(*) AS n FROM sign_in_challenges").get() as { n: number }).n).toBe(1);
+    expect((await testSql(t.ctx).get<{ n: number }>("SELECT count(*) AS n FROM sign_in_challenges"))!.n).toBe(1);
     clock.advance(86_400_000 + 301_000);
     await t.ctx.housekeep();
-    expect((t.ctx.db.query("SELECT count(*) AS n FROM sign_in_challenges").get() as { n: number }).n).toBe(0);
+    expect((await testSql(t.ctx).get<{ n: number }>("SELECT count(*) AS n FROM sign_in_challenges"))!.n).toBe(0);
   });
 });

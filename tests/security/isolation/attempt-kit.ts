@@ -3,6 +3,7 @@ import type { RequestOptions } from "../../helpers";
 import { parse } from "csv-parse/sync";
 import { unguard } from "../../../src/http/csv";
 import { countOf, type World } from "./world";
+import { testSql } from "../../support/sql";
 
 /** What the tables of cross-tenant attempts (attempts-*.ts) are made of, and their shared checks. */
 
@@ -36,13 +37,13 @@ export const notFound = { status: 404, code: "not_found" };
 export const mismatch = { status: 403, code: "tenant_mismatch" };
 
 /** A page or array of B's rows only: every id is B's, and the total is B's count. */
-export const ownPage = (table: string, where: string | ((w: World) => string) = "1") => (body: any, w: World) => {
+export const ownPage = (table: string, where: string | ((w: World) => string) = "TRUE") => async (body: any, w: World) => {
   const cond = typeof where === "function" ? where(w) : where;
   const items: Array<{ id: string; tenant_id?: string }> = Array.isArray(body) ? body : body.items;
-  const bIds = new Set((w.t.ctx.db.query(`SELECT id FROM ${table} WHERE tenant_id = ?1 AND (${cond})`).all(w.b.tenantId) as Array<{ id: string }>).map((r) => r.id));
+  const bIds = new Set((await testSql(w.t.ctx).all<{ id: string }>(`SELECT id FROM ${table} WHERE tenant_id = ?1 AND (${cond})`, w.b.tenantId)).map((r) => r.id));
   expect(items.filter((i) => !bIds.has(i.id)).map((i) => i.id)).toEqual([]);
   for (const i of items) if ("tenant_id" in i) expect(i.tenant_id).toBe(w.b.tenantId);
-  const n = countOf(w.t, table, w.b.tenantId, cond);
+  const n = await countOf(w.t, table, w.b.tenantId, cond);
   if (Array.isArray(body)) expect(items.length).toBe(n);
   else expect({ total: body.total, pages: body.pages }).toEqual({ total: n, pages: Math.ceil(n / body.size) });
 };

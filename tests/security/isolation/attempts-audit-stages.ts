@@ -1,10 +1,11 @@
 import { expect } from "bun:test";
 import { type Attempt, asB, emptyPage, landedInB, notFound, ownPage, req } from "./attempt-kit";
 import type { World } from "./world";
+import { testSql } from "../../support/sql";
 
-const stageRow = (w: World, id: string) => w.t.ctx.db.query("SELECT tenant_id, name, position FROM pipeline_stages WHERE id = ?1").get(id) as { tenant_id: string; name: string; position: number };
-const stageIds = (w: World, tenantId: string) =>
-  (w.t.ctx.db.query("SELECT id FROM pipeline_stages WHERE tenant_id = ?1 ORDER BY position, key").all(tenantId) as Array<{ id: string }>).map((r) => r.id);
+const stageRow = async (w: World, id: string) => (await testSql(w.t.ctx).get("SELECT tenant_id, name, position FROM pipeline_stages WHERE id = ?1", id)) as { tenant_id: string; name: string; position: number };
+const stageIds = async (w: World, tenantId: string) =>
+  (await testSql(w.t.ctx).all<{ id: string }>("SELECT id FROM pipeline_stages WHERE tenant_id = ?1 ORDER BY position, key", tenantId)).map((r) => r.id);
 
 /**
  * The audit log and the changing of pipeline stages. Before the CRM's attempts: B does not yet
@@ -32,7 +33,7 @@ export const AUDIT_STAGE_ATTEMPTS: Attempt[] = [
     what: "rename A's stage",
     send: (w) => req("PATCH", `/crm/pipeline-stages/${w.a.stage.id}`, { ...asB(w), body: { name: "Hijacked" } }),
     expect: notFound,
-    check: (_b, w) => expect(stageRow(w, w.a.stage.id).name).not.toBe("Hijacked"),
+    check: async (_b, w) => expect((await stageRow(w, w.a.stage.id)).name).not.toBe("Hijacked"),
   },
   {
     op: "PATCH /api/v1/crm/pipeline-stages/{id}",
@@ -45,29 +46,29 @@ export const AUDIT_STAGE_ATTEMPTS: Attempt[] = [
     what: "change B's stage naming A's tenant_id",
     send: (w) => req("PATCH", `/crm/pipeline-stages/${w.b.stage.id}`, { ...asB(w), body: { probability: 45, tenant_id: w.a.tenantId } }),
     expect: { status: 200 },
-    check: (b, w) => {
+    check: async (b, w) => {
       landedInB(b, w);
-      expect(stageRow(w, w.b.stage.id)).toMatchObject({ tenant_id: w.b.tenantId });
+      expect(await stageRow(w, w.b.stage.id)).toMatchObject({ tenant_id: w.b.tenantId });
     },
     tenantIdInBody: true,
   },
   {
     op: "POST /api/v1/crm/pipeline-stages/reorder",
     what: "reorder with A's stage ids",
-    send: (w) => req("POST", "/crm/pipeline-stages/reorder", { ...asB(w), body: { ids: stageIds(w, w.a.tenantId).reverse() } }),
+    send: async (w) => req("POST", "/crm/pipeline-stages/reorder", { ...asB(w), body: { ids: (await stageIds(w, w.a.tenantId)).reverse() } }),
     expect: { status: 422, type: "value_error" },
-    check: (_b, w) => expect(stageRow(w, w.a.stage.id).position).toBe(stageIds(w, w.a.tenantId).indexOf(w.a.stage.id)),
+    check: async (_b, w) => expect((await stageRow(w, w.a.stage.id)).position).toBe((await stageIds(w, w.a.tenantId)).indexOf(w.a.stage.id)),
   },
   {
     op: "POST /api/v1/crm/pipeline-stages/reorder",
     what: "reorder B's stages with one of A's in place of B's own",
-    send: (w) => req("POST", "/crm/pipeline-stages/reorder", { ...asB(w), body: { ids: [w.a.stage.id, ...stageIds(w, w.b.tenantId).filter((id) => id !== w.b.stage.id)] } }),
+    send: async (w) => req("POST", "/crm/pipeline-stages/reorder", { ...asB(w), body: { ids: [w.a.stage.id, ...(await stageIds(w, w.b.tenantId)).filter((id) => id !== w.b.stage.id)] } }),
     expect: { status: 422, type: "value_error" },
   },
   {
     op: "POST /api/v1/crm/pipeline-stages/reorder",
     what: "reorder B's own stages, naming A's tenant_id",
-    send: (w) => req("POST", "/crm/pipeline-stages/reorder", { ...asB(w), body: { ids: stageIds(w, w.b.tenantId), tenant_id: w.a.tenantId } }),
+    send: async (w) => req("POST", "/crm/pipeline-stages/reorder", { ...asB(w), body: { ids: (await stageIds(w, w.b.tenantId)), tenant_id: w.a.tenantId } }),
     expect: { status: 200 },
     check: ownPage("pipeline_stages"),
     tenantIdInBody: true,
@@ -77,16 +78,16 @@ export const AUDIT_STAGE_ATTEMPTS: Attempt[] = [
     what: "delete A's stage",
     send: (w) => req("DELETE", `/crm/pipeline-stages/${w.a.stage.id}?move_to=new`, asB(w)),
     expect: notFound,
-    check: (_b, w) => expect(stageRow(w, w.a.stage.id)).toBeTruthy(),
+    check: async (_b, w) => expect(await stageRow(w, w.a.stage.id)).toBeTruthy(),
   },
   {
     op: "DELETE /api/v1/crm/pipeline-stages/{id}",
     what: "delete B's stage, moving its deals to A's stage key",
     send: (w) => req("DELETE", `/crm/pipeline-stages/${w.b.stage.id}?move_to=${w.a.stage.key}`, asB(w)),
     expect: { status: 422, type: "literal_error" },
-    check: (_b, w) => {
-      expect(stageRow(w, w.b.stage.id)).toBeTruthy();
-      expect(w.t.ctx.db.query("SELECT count(*) AS n FROM deals WHERE tenant_id = ?1 AND stage = ?2").get(w.a.tenantId, w.a.stage.key)).toEqual({ n: 1 });
+    check: async (_b, w) => {
+      expect(await stageRow(w, w.b.stage.id)).toBeTruthy();
+      expect(await testSql(w.t.ctx).get("SELECT count(*) AS n FROM deals WHERE tenant_id = ?1 AND stage = ?2", w.a.tenantId, w.a.stage.key)).toEqual({ n: 1 });
     },
   },
 ];

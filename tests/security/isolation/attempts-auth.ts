@@ -115,8 +115,8 @@ export const AUTH_ATTEMPTS: Attempt[] = [
     expect: { status: 202 },
     check: async (_b, w) => {
       await w.t.ctx.magicLinks.settled();
-      expect(countOf(w.t, "magic_links", w.b.tenantId)).toBe(0);
-      expect(countOf(w.t, "mail_outbox", w.b.tenantId, `recipient = '${w.a.admin.email}'`)).toBe(0);
+      expect(await countOf(w.t, "magic_links", w.b.tenantId)).toBe(0);
+      expect(await countOf(w.t, "mail_outbox", w.b.tenantId, `recipient = '${w.a.admin.email}'`)).toBe(0);
     },
     tenantIdInBody: true,
   },
@@ -127,7 +127,7 @@ export const AUTH_ATTEMPTS: Attempt[] = [
     expect: { status: 202 },
     check: async (_b, w) => {
       await w.t.ctx.magicLinks.settled();
-      expect(countOf(w.t, "magic_links", w.b.tenantId, `user_id = '${w.b.member.id}'`)).toBe(1);
+      expect(await countOf(w.t, "magic_links", w.b.tenantId, `user_id = '${w.b.member.id}'`)).toBe(1);
     },
   },
   ...[{ tenant: "bravo" }, { headers: { "x-tenant": "bravo" } }].map(
@@ -158,7 +158,7 @@ export const AUTH_ATTEMPTS: Attempt[] = [
     send: async (w) => {
       const r = await w.t.json("POST", `${API}/users/invite`, { ...asB(w), body: { email: "joiner@people.test" } });
       expect(r.status).toBe(201);
-      return req("POST", "/auth/invitations/accept", { body: { token: mailedToken(w.t, "joiner@people.test"), password: PW, tenant_id: w.a.tenantId } });
+      return req("POST", "/auth/invitations/accept", { body: { token: (await mailedToken(w.t, "joiner@people.test")), password: PW, tenant_id: w.a.tenantId } });
     },
     expect: { status: 201 },
     check: (b, w) => {

@@ -2,6 +2,7 @@ import { expect } from "bun:test";
 import { SORT_FIELDS } from "../../../src/crm/model";
 import { type Attempt, asB, req, notFound, ownPage, emptyPage, landedInB, A_SEARCHES, csvImport } from "./attempt-kit";
 import { type World } from "./world";
+import { testSql } from "../../support/sql";
 
 /** The CRM: stages, deals, accounts and contacts across tenants. */
 export const CRM_ATTEMPTS: Attempt[] = [
@@ -207,9 +208,9 @@ export const CRM_ATTEMPTS: Attempt[] = [
     what: "import a deal into B naming A's deal id",
     send: (w) => csvImport(w, "deals", `id,title,account_name\n${w.a.dealIds[0]},Wombat imported,Wombat Imported Co\n`, "create_missing=true"),
     expect: { status: 200 },
-    check: (b, w) => {
+    check: async (b, w) => {
       expect(b.created.deals).toBe(1);
-      const row = w.t.ctx.db.query("SELECT id, tenant_id FROM deals WHERE title = 'Wombat imported'").get() as { id: string; tenant_id: string };
+      const row = (await testSql(w.t.ctx).get("SELECT id, tenant_id FROM deals WHERE title = 'Wombat imported'")) as { id: string; tenant_id: string };
       expect(row.tenant_id).toBe(w.b.tenantId);
       expect(row.id).not.toBe(w.a.dealIds[0]);
     },
@@ -226,9 +227,9 @@ export const CRM_ATTEMPTS: Attempt[] = [
     what: "import an account into B",
     send: (w) => csvImport(w, "accounts", "name,domain\nWombat Imports,wombat-imports.example\n", ""),
     expect: { status: 200 },
-    check: (b, w) => {
+    check: async (b, w) => {
       expect(b.created.accounts).toBe(1);
-      const row = w.t.ctx.db.query("SELECT tenant_id FROM accounts WHERE name = 'Wombat Imports'").get() as { tenant_id: string };
+      const row = (await testSql(w.t.ctx).get("SELECT tenant_id FROM accounts WHERE name = 'Wombat Imports'")) as { tenant_id: string };
       expect(row.tenant_id).toBe(w.b.tenantId);
     },
   },

@@ -1,8 +1,9 @@
 import { expect } from "bun:test";
 import { type Attempt, asB, mismatch, notFound, ownPage, req } from "./attempt-kit";
 import { countOf, type World } from "./world";
+import { testSql } from "../../support/sql";
 
-const providerRow = (w: World, id: string) => w.t.ctx.db.query("SELECT tenant_id, name, enabled FROM identity_providers WHERE id = ?1").get(id) as { tenant_id: string; name: string; enabled: number } | null;
+const providerRow = async (w: World, id: string) => (await testSql(w.t.ctx).get("SELECT tenant_id, name, enabled FROM identity_providers WHERE id = ?1", id)) as { tenant_id: string; name: string; enabled: number } | null;
 const CALLBACK = "/auth/oauth/callback";
 
 /** Identity providers, the sign-in flow and linked identities: A's providers, flows and identities from B. */
@@ -15,7 +16,7 @@ export const OIDC_ATTEMPTS: Attempt[] = [
     send: (w) =>
       req("POST", "/auth/providers", { ...asB(w), body: { kind: "google", name: "B Google", client_id: "b-google", client_secret: "b-google-client-secret", tenant_id: w.a.tenantId } }),
     expect: { status: 201 },
-    check: (b, w) => expect(providerRow(w, b.id)?.tenant_id).toBe(w.b.tenantId),
+    check: async (b, w) => expect((await providerRow(w, b.id))?.tenant_id).toBe(w.b.tenantId),
     tenantIdInBody: true,
   },
   {
@@ -29,7 +30,7 @@ export const OIDC_ATTEMPTS: Attempt[] = [
     what: "turn A's provider off",
     send: (w) => req("PATCH", `/auth/providers/${w.a.oidc.providerId}`, { ...asB(w), body: { enabled: false } }),
     expect: notFound,
-    check: (_b, w) => expect(providerRow(w, w.a.oidc.providerId)?.enabled).toBe(1),
+    check: async (_b, w) => expect((await providerRow(w, w.a.oidc.providerId))?.enabled).toBe(1),
   },
   {
     op: "PATCH /api/v1/auth/providers/{id}",
@@ -42,7 +43,7 @@ export const OIDC_ATTEMPTS: Attempt[] = [
     what: "rename B's provider naming A's tenant_id",
     send: (w) => req("PATCH", `/auth/providers/${w.b.oidc.providerId}`, { ...asB(w), body: { name: "Wombat SSO 2", tenant_id: w.a.tenantId } }),
     expect: { status: 200 },
-    check: (_b, w) => expect(providerRow(w, w.b.oidc.providerId)).toMatchObject({ tenant_id: w.b.tenantId, name: "Wombat SSO 2" }),
+    check: async (_b, w) => expect(await providerRow(w, w.b.oidc.providerId)).toMatchObject({ tenant_id: w.b.tenantId, name: "Wombat SSO 2" }),
     tenantIdInBody: true,
   },
   { op: "DELETE /api/v1/auth/providers/{id}", what: "delete A's provider", send: (w) => req("DELETE", `/auth/providers/${w.a.oidc.providerId}`, asB(w)), expect: notFound },
@@ -58,7 +59,7 @@ export const OIDC_ATTEMPTS: Attempt[] = [
     what: "start at A's provider on B's host",
     send: (w) => req("GET", `/auth/oauth/${w.a.oidc.providerId}/start`, { tenant: "bravo" }),
     expect: { status: 302 },
-    check: (_b, w) => expect(countOf(w.t, "oauth_flows", w.b.tenantId)).toBe(0),
+    check: async (_b, w) => expect(await countOf(w.t, "oauth_flows", w.b.tenantId)).toBe(0),
   },
   {
     op: "GET /api/v1/auth/oauth/callback",

@@ -16,7 +16,7 @@ export const TEAM_ATTEMPTS: Attempt[] = [
     what: "invite naming A's tenant_id lands in B",
     send: (w) => req("POST", "/users/invite", { ...asB(w), body: { email: "new2@people.test", tenant_id: w.a.tenantId } }),
     expect: { status: 201 },
-    check: (b, w) => expect(countOf(w.t, "invitations", w.b.tenantId, `id = '${b.id}'`)).toBe(1),
+    check: async (b, w) => expect(await countOf(w.t, "invitations", w.b.tenantId, `id = '${b.id}'`)).toBe(1),
     tenantIdInBody: true,
   },
   {
@@ -24,9 +24,9 @@ export const TEAM_ATTEMPTS: Attempt[] = [
     what: "inviting an address A has a pending invitation for is a first invite in B, not A's resend",
     send: (w) => req("POST", "/users/invite", { ...asB(w), body: { email: "pending-alpha@people.test" } }),
     expect: { status: 201 },
-    check: (b, w) => {
+    check: async (b, w) => {
       expect(b.id).not.toBe(w.a.invitations.pending.id);
-      expect(countOf(w.t, "invitations", w.b.tenantId, `id = '${b.id}'`)).toBe(1);
+      expect(await countOf(w.t, "invitations", w.b.tenantId, `id = '${b.id}'`)).toBe(1);
     },
   },
   {

@@ -3,6 +3,7 @@ import { clockedApp, sessionIdOf } from "../../auth/support";
 import type { TestApp } from "../../helpers";
 import { hashToken, newId, newSecretToken } from "../../../src/db/ids";
 import { noteSecret } from "../ledger";
+import { newestMailTo, tableColumns, testSql } from "../../support/sql";
 
 /**
  * Two organizations with data in every feature, for the tenant-isolation test. Each has its own
@@ -70,8 +71,8 @@ async function ok(t: TestApp, method: string, path: string, o: Parameters<TestAp
 }
 
 /** The token of the newest mail to `recipient`, read from its link as the recipient would. */
-export function mailedToken(t: TestApp, recipient: string): string {
-  const row = t.ctx.db.query("SELECT link FROM mail_outbox WHERE recipient = ?1 ORDER BY rowid DESC LIMIT 1").get(recipient) as { link: string } | null;
+export async function mailedToken(t: TestApp, recipient: string): Promise<string> {
+  const row = await newestMailTo<{ link: string }>(t.ctx, recipient);
   const token = row?.link && new URL(row.link).hash.match(/token=([^&]+)/)?.[1];
   if (!token) throw new Error(`no mailed token for ${recipient}`);
   return decodeURIComponent(token);
@@ -83,7 +84,7 @@ async function populate(t: TestApp, subdomain: string, word: string): Promise<Te
   const host = { tenant: subdomain };
   const admin = { token: signup.access_token, ...host };
   const tenantId = signup.tenant.id;
-  const profiles = t.ctx.db.query("SELECT id, name FROM profiles WHERE tenant_id = ?1").all(tenantId) as Array<{ id: string; name: string }>;
+  const profiles = (await testSql(t.ctx).all("SELECT id, name FROM profiles WHERE tenant_id = ?1", tenantId)) as Array<{ id: string; name: string }>;
 
   const stage = await ok(t, "POST", "/crm/pipeline-stages", { ...admin, body: { key: `${word}-stage`, name: `${W} stage`, probability: 40 } }, 201);
   const account = await ok(t, "POST", "/crm/accounts", { ...admin, body: { name: `${W} Corp`, domain: `${word}.example`, industry: `${W} farming` } }, 201);
@@ -92,12 +93,12 @@ async function populate(t: TestApp, subdomain: string, word: string): Promise<Te
   // The member joins by invitation; the same address is a member of both tenants.
   const memberPassword = `${word} member password`;
   const inv = await ok(t, "POST", "/users/invite", { ...admin, body: { email: SHARED_EMAIL } }, 201);
-  const joined = await ok(t, "POST", "/auth/invitations/accept", { ...host, body: { token: mailedToken(t, SHARED_EMAIL), password: memberPassword, full_name: `${W} Member` } }, 201);
+  const joined = await ok(t, "POST", "/auth/invitations/accept", { ...host, body: { token: (await mailedToken(t, SHARED_EMAIL)), password: memberPassword, full_name: `${W} Member` } }, 201);
   // Addresses without the word: B invites the same ones in its own tenant.
   const pending = await ok(t, "POST", "/users/invite", { ...admin, body: { email: `pending-${subdomain}@people.test` } }, 201);
-  const pendingToken = mailedToken(t, `pending-${subdomain}@people.test`);
+  const pendingToken = await mailedToken(t, `pending-${subdomain}@people.test`);
   const revoked = await ok(t, "POST", "/users/invite", { ...admin, body: { email: `revoked-${subdomain}@people.test` } }, 201);
-  const revokedToken = mailedToken(t, `revoked-${subdomain}@people.test`);
+  const revokedToken = await mailedToken(t, `revoked-${subdomain}@people.test`);
   await ok(t, "POST", `/users/invitations/${revoked.id}/revoke`, admin, 200);
 
   // An identity provider (https: created without reaching it), and the admin's identity linked
@@ -125,21 +126,21 @@ async function populate(t: TestApp, subdomain: string, word: string): Promise<Te
     deals.push((await ok(t, "POST", "/crm/deals", { ...admin, body }, 201)).id);
   }
 
-  const signed = (id: string, email: string, password: string, access: string, refresh: string): Signed => ({
+  const signed = async (id: string, email: string, password: string, access: string, refresh: string): Promise<Signed> => ({
     id,
     email,
     password,
     access,
     refresh,
     // The public id, as GET /auth/sessions lists it (the token's sid is a secret only its hash is stored for).
-    sessionId: sessionIdOf(t, access),
+    sessionId: (await sessionIdOf(t, access)),
   });
   return {
     word,
     subdomain,
     tenantId,
-    admin: signed(signup.user.id, signup.email, signup.password, signup.access_token, signup.refresh_token),
-    member: signed(joined.user.id, SHARED_EMAIL, memberPassword, joined.access_token, joined.refresh_token),
+    admin: await signed(signup.user.id, signup.email, signup.password, signup.access_token, signup.refresh_token),
+    member: await signed(joined.user.id, SHARED_EMAIL, memberPassword, joined.access_token, joined.refresh_token),
     profiles: { admin: profiles.find((p) => p.name === "Administrator")!.id, standard: profiles.find((p) => p.name === "Standard user")!.id },
     stage: { id: stage.id, key: stage.key },
     accountId: account.id,
@@ -174,7 +175,7 @@ export async function buildWorld(): Promise<World> {
   // A magic link for A's admin, waiting unused.
   await ok(t, "POST", "/auth/magic-link", { ...host, body: { email: base.admin.email } }, 202);
   await t.ctx.magicLinks.settled();
-  const magicToken = mailedToken(t, base.admin.email);
+  const magicToken = await mailedToken(t, base.admin.email);
 
   // Every session has been touched at this clock time: B's attempts, made without moving the
   // clock, leave `last_used_at` alone unless they really use a session.
@@ -201,33 +202,33 @@ export async function buildWorld(): Promise<World> {
 }
 
 /** Tables that hold tenant rows (those with a tenant_id column), found from the schema itself. */
-export function tenantTables(t: TestApp): string[] {
-  const tables = t.ctx.db.query("SELECT name FROM sqlite_master WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%'").all() as Array<{ name: string }>;
-  return tables
-    .map((r) => r.name)
-    .filter((n) => (t.ctx.db.query(`SELECT name FROM pragma_table_info('${n}')`).all() as Array<{ name: string }>).some((c) => c.name === "tenant_id"))
+export async function tenantTables(t: TestApp): Promise<string[]> {
+  const columns = await tableColumns(t.ctx);
+  return Object.keys(columns)
+    .filter((n) => columns[n]!.includes("tenant_id"))
     .sort();
 }
 
 /** Every row of one tenant, table by table (audit excepted: see the test), in a stable order. */
-export function snapshot(t: TestApp, tenantId: string): Record<string, string[]> {
+export async function snapshot(t: TestApp, tenantId: string): Promise<Record<string, string[]>> {
   const out: Record<string, string[]> = {};
-  out.tenants = (t.ctx.db.query("SELECT * FROM tenants WHERE id = ?1").all(tenantId) as unknown[]).map((r) => JSON.stringify(r));
-  for (const table of tenantTables(t)) {
+  out.tenants = (await testSql(t.ctx).all<unknown>("SELECT * FROM tenants WHERE id = ?1", tenantId)).map((r) => JSON.stringify(r));
+  for (const table of await tenantTables(t)) {
     if (table === "audit_log") continue;
-    out[table] = (t.ctx.db.query(`SELECT * FROM ${table} WHERE tenant_id = ?1`).all(tenantId) as unknown[]).map((r) => JSON.stringify(r)).sort();
+    out[table] = (await testSql(t.ctx).all<unknown>(`SELECT * FROM ${table} WHERE tenant_id = ?1`, tenantId)).map((r) => JSON.stringify(r)).sort();
   }
   return out;
 }
 
 /** Every id of one tenant's rows, with the tenant's own id: none may reach the other tenant. */
-export function idsOf(t: TestApp, tenantId: string): Set<string> {
+export async function idsOf(t: TestApp, tenantId: string): Promise<Set<string>> {
   const ids = new Set<string>([tenantId]);
-  for (const table of tenantTables(t)) {
+  const columns = await tableColumns(t.ctx);
+  for (const table of await tenantTables(t)) {
     for (const col of ["id", "user_id"]) {
-      const has = (t.ctx.db.query(`SELECT name FROM pragma_table_info('${table}')`).all() as Array<{ name: string }>).some((c) => c.name === col);
+      const has = columns[table]!.includes(col);
       if (!has) continue;
-      for (const r of t.ctx.db.query(`SELECT ${col} AS v FROM ${table} WHERE tenant_id = ?1`).all(tenantId) as Array<{ v: unknown }>) {
+      for (const r of (await testSql(t.ctx).all(`SELECT ${col} AS v FROM ${table} WHERE tenant_id = ?1`, tenantId)) as Array<{ v: unknown }>) {
         if (typeof r.v === "string" && r.v.length >= 8) ids.add(r.v);
       }
     }
@@ -236,5 +237,5 @@ export function idsOf(t: TestApp, tenantId: string): Set<string> {
 }
 
 /** How many rows of `table` a tenant has, optionally narrowed by a WHERE fragment. */
-export const countOf = (t: TestApp, table: string, tenantId: string, where = "1") =>
-  (t.ctx.db.query(`SELECT COUNT(*) AS n FROM ${table} WHERE tenant_id = ?1 AND (${where})`).get(tenantId) as { n: number }).n;
+export const countOf = async (t: TestApp, table: string, tenantId: string, where = "TRUE") =>
+  (await testSql(t.ctx).get<{ n: number }>(`SELECT COUNT(*) AS n FROM ${table} WHERE tenant_id = ?1 AND (${where})`, tenantId))!.n;

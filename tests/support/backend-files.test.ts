@@ -1,0 +1,34 @@
+import { expect, test } from "bun:test";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { SQLITE_ONLY, SQLITE_ONLY_REASONS } from "./backend-files";
+
+const ROOT = join(import.meta.dir, "..", "..");
+
+test("every SQLite-only file exists, is a test file, and says why", () => {
+  expect(SQLITE_ONLY.length).toBeGreaterThan(0);
+  for (const f of SQLITE_ONLY) {
+    expect({ f, exists: existsSync(join(ROOT, f)), test: f.endsWith(".test.ts") }).toEqual({ f, exists: true, test: true });
+    expect(SQLITE_ONLY_REASONS[f]!.length).toBeGreaterThan(10);
+  }
+});
+
+/** Files that name SQLite yet run on both: why each may. */
+const NAMES_SQLITE_BUT_RUNS_ON_BOTH: Record<string, string> = {
+  "tests/config.test.ts": "parses SUITE_DB; opens no database",
+  "tests/users/manage.test.ts": "its one SQLite catalogue test is skipped on PostgreSQL",
+  "tests/support/backend-files.test.ts": "this file",
+  "tests/cli/copy-to-postgres.test.ts": "copies a SQLite file into PostgreSQL: it runs (unskipped) in the PostgreSQL run",
+};
+
+test("a test file that opens SQLite by itself or runs a server on a file is listed", async () => {
+  // Files that would silently test SQLite twice (or fail) in the PostgreSQL run.
+  const glob = new Bun.Glob("tests/**/*.test.ts");
+  const unlisted: string[] = [];
+  for await (const f of glob.scan({ cwd: ROOT })) {
+    if (f.startsWith("tests/stores/") || f.startsWith("tests/multi-instance/") || SQLITE_ONLY.includes(f) || f in NAMES_SQLITE_BUT_RUNS_ON_BOTH) continue;
+    const text = await Bun.file(join(ROOT, f)).text();
+    if (/from "bun:sqlite"|openDatabase\(|startServer\(|SUITE_DB|sqlite_master|sqlite_schema/.test(text)) unlisted.push(f);
+  }
+  expect(unlisted).toEqual([]);
+});
