@@ -12,7 +12,7 @@ describe.skipIf(!ON_POSTGRES)(`limits are shared by all three instances ${SKIP_N
   let g: Group;
   beforeAll(async () => {
     g = await threeInstances("mlim");
-  });
+  }, 120_000);
   afterAll(() => g?.close());
 
   /** A code the authenticator app shows for no step in the window around `now`. */
@@ -63,7 +63,7 @@ describe.skipIf(!ON_POSTGRES)(`limits are shared by all three instances ${SKIP_N
       expect(right.status).toBe(429);
     }
     console.log(`2FA: 50 wrong codes over 3 instances -> ${checked.length} checked, ${limited.length} refused with 429`);
-  });
+  }, 120_000);
 
   test("30 wrong passwords for one account spread over three instances at once: at most 10 are checked, the rest 429", async () => {
     const org: Org = await signup(g.group, 1, "login");
@@ -86,5 +86,5 @@ describe.skipIf(!ON_POSTGRES)(`limits are shared by all three instances ${SKIP_N
     const theirs = await g.group.call(0, "POST", LOGIN, { tenant: other.subdomain, body: { email: other.email, password: other.password } });
     expect(theirs.status).toBe(200);
     console.log(`login: 30 wrong passwords over 3 instances -> ${checked.length} checked, ${limited.length} refused with 429`);
-  });
+  }, 120_000);
 });

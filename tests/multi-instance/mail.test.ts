@@ -20,7 +20,7 @@ describe.skipIf(!ON_POSTGRES)(`each mail is sent once by three instances sharing
   beforeAll(async () => {
     sink = await startMailSink();
     g = await threeInstances("mmail", { SUITE_SMTP_URL: sink.url, SUITE_PUBLIC_URL: "http://localhost:8000" });
-  });
+  }, 120_000);
   afterAll(async () => {
     await g?.close();
     await sink?.close();

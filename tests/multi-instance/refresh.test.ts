@@ -18,7 +18,7 @@ describe.skipIf(!ON_POSTGRES)(`refresh rotation, grace and reuse across three in
   beforeAll(async () => {
     g = await threeInstances("mref", { SUITE_REFRESH_GRACE: String(GRACE_S) });
     org = await signup(g.group, 0, "refresh");
-  });
+  }, 120_000);
   afterAll(() => g?.close());
 
   const refreshOn = (i: number, refresh_token: string) => g.group.call(i, "POST", REFRESH, { body: { refresh_token } });
@@ -82,7 +82,7 @@ describe.skipIf(!ON_POSTGRES)(`refresh rotation, grace and reuse across three in
     const after = await Promise.all([0, 1, 2].map((i) => meOn(i, g2.body.access_token)));
     expect(after.map(denial)).toEqual(Array(3).fill(revoked));
     expect(denial(await refreshOn(0, g2.body.refresh_token))).toEqual(revoked);
-  });
+  }, 120_000);
 
   test("the same refresh token sent to all three instances at the same moment: all 200, one new token, one session", async () => {
     for (let round = 0; round < 5; round++) {
@@ -99,5 +99,5 @@ describe.skipIf(!ON_POSTGRES)(`refresh rotation, grace and reuse across three in
       expect(next.status).toBe(200);
       expect((await meOn(round % 3, next.body.access_token)).status).toBe(200);
     }
-  });
+  }, 120_000);
 });

@@ -13,7 +13,7 @@ describe.skipIf(!ON_POSTGRES)(`a revocation holds at once on all three instances
   beforeAll(async () => {
     g = await threeInstances("msess");
     org = await signup(g.group, 0, "revoke");
-  });
+  }, 120_000);
   afterAll(() => g?.close());
 
   /** A new session signed in through instance `i`: its tokens and its id (as listed by itself). */
@@ -46,7 +46,7 @@ describe.skipIf(!ON_POSTGRES)(`a revocation holds at once on all three instances
       expect(denial(refreshed)).toEqual(revoked);
       for (const i of [a, b, c]) expect((await meOn(i, admin.access)).status).toBe(200);
     }
-  });
+  }, 120_000);
 
   test("revoke-others via A: every other session fails on A, B and C at once; A's own goes on", async () => {
     const keeper = await signIn(0);
@@ -57,7 +57,7 @@ describe.skipIf(!ON_POSTGRES)(`a revocation holds at once on all three instances
     const after = await Promise.all(others.flatMap((o) => [0, 1, 2].map((i) => meOn(i, o.access))));
     expect(after.map(denial)).toEqual(Array(9).fill(revoked));
     for (const i of [0, 1, 2]) expect((await meOn(i, keeper.access)).status).toBe(200);
-  });
+  }, 120_000);
 
   test("logout-all via C: every session of the user, signed in on any instance, fails everywhere at once", async () => {
     const sessions = [await signIn(0), await signIn(1), await signIn(2)];
@@ -71,5 +71,5 @@ describe.skipIf(!ON_POSTGRES)(`a revocation holds at once on all three instances
     // Signing in again works, through any instance.
     const again = await signIn(1);
     for (const i of [0, 1, 2]) expect((await meOn(i, again.access)).status).toBe(200);
-  });
+  }, 120_000);
 });
