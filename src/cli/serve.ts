@@ -55,14 +55,7 @@ export async function serve(config: Config): Promise<void> {
   timer.unref();
   const where = config.databaseUrl ? { database: maskDatabaseUrl(config.databaseUrl) } : { db: config.db };
   ctx.log({ level: "info", msg: "listening", version: pkg.version, url: `http://${config.host}:${app.server?.port}`, ...where });
-  const hasOrganization = await ctx.repos.tenants.any();
-  for (const line of firstRunLines(config, hasOrganization)) ctx.log(line);
-  // Mail left pending by an earlier run (or leased by one that crashed) goes out now.
-  ctx.mail.start();
-  if (config.databaseUrl && config.backupDir) {
-    ctx.log({ level: "warn", msg: "SUITE_BACKUP_DIR is ignored on PostgreSQL: back it up with pg_dump or base backups and WAL archiving" });
-  }
-  const backups = config.databaseUrl ? null : startBackupSchedule(config, ctx.log);
+  let backups: ReturnType<typeof startBackupSchedule> | null = null;
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -85,8 +78,20 @@ export async function serve(config: Config): Promise<void> {
     ctx.log({ level: "info", msg: "stopped" });
     process.exit(0);
   };
+  // Installed before anything else is awaited: a SIGTERM just after /health first answers (a
+  // process manager's quick restart) is a clean stop, not a kill by the default handler (exit 143).
   process.on("SIGTERM", () => void stop("SIGTERM"));
   process.on("SIGINT", () => void stop("SIGINT"));
+
+  const hasOrganization = await ctx.repos.tenants.any();
+  if (stopping) return;
+  for (const line of firstRunLines(config, hasOrganization)) ctx.log(line);
+  // Mail left pending by an earlier run (or leased by one that crashed) goes out now.
+  ctx.mail.start();
+  if (config.databaseUrl && config.backupDir) {
+    ctx.log({ level: "warn", msg: "SUITE_BACKUP_DIR is ignored on PostgreSQL: back it up with pg_dump or base backups and WAL archiving" });
+  }
+  backups = config.databaseUrl ? null : startBackupSchedule(config, ctx.log);
 }
 
 /**
