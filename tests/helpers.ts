@@ -17,6 +17,8 @@ export interface TestAppOptions {
   limits?: ContextOptions["limits"];
   /** Group commit, as the server runs it (needs `db`). */
   walSync?: ContextOptions["walSync"];
+  /** "sqlite" runs this app on SQLite even in the PostgreSQL run (a copy-to-postgres source). */
+  backend?: "sqlite";
 }
 
 export interface RequestOptions {
@@ -146,7 +148,7 @@ export function testApp(opts: TestAppOptions = {}) {
   // (the stores' gate waits for it, so testApp stays synchronous), dropped by close().
   let dropDatabase: (() => Promise<void>) | null = null;
   let stores: ContextOptions["stores"];
-  if (PG_SERVER) {
+  if (PG_SERVER && opts.backend !== "sqlite") {
     const server = PG_SERVER;
     const file = opts.db ? new Bun.CryptoHasher("sha256").update(opts.db).digest("hex").slice(0, 20) : null;
     const name = file ? `f_${process.pid}_${file}` : `t_${process.pid}_${Date.now().toString(36)}_${databases++}`;

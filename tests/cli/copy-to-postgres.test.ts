@@ -35,7 +35,7 @@ describe.skipIf(!TEST_DATABASE_URL)("suite copy-to-postgres (PostgreSQL only: ru
     dir = mkdtempSync(join(tmpdir(), "suite-copy-pg-"));
     file = join(dir, "suite.db");
     // A database used as people use it: two organizations, invitations (one accepted), accounts, deals.
-    const t = testApp({ db: file });
+    const t = testApp({ db: file, backend: "sqlite" });
     for (const sub of ["copya", "copyb"]) {
       const org = await t.signup(sub);
       const token = org.access_token;
