@@ -3,7 +3,7 @@ import type { Statement } from "bun:sqlite";
 import type { Db } from "../../db/database";
 import { offsetOf } from "../../http/paging";
 import { type DealJoined } from "../../crm/deals-repo";
-import { DEAL_COLUMNS, TENANT_SPAN } from "./deals";
+import { DEAL_COLUMNS, TENANT_SPAN, stagesJoiner } from "./deals";
 import { readTx } from "./read-tx";
 import type { DealListQuery, SortField } from "../../crm/model";
 
@@ -86,6 +86,7 @@ export function createSqliteDealsQuery(
     return s;
   };
   const tenantNo = db.prepare<{ tenant_no: number }, [string]>("SELECT tenant_no FROM crm_tenants WHERE tenant_id = ?1");
+  const withStages = stagesJoiner(db);
   // Every stage a deal of the tenant has (or had): deal_counts keeps a row per stage ever used.
   const stagesUsed = db.prepare<{ stage: string }, [string]>("SELECT DISTINCT stage FROM deal_counts WHERE tenant_id = ?1 AND assignee = '*'");
 
@@ -189,7 +190,8 @@ export function createSqliteDealsQuery(
         q.size,
         offset,
       ) as DealJoined[];
-      return { seqs: rows.map((r) => r.seq), total, rows };
+      // Their stage data too, in this read transaction: the store's withStages then reads nothing.
+      return { seqs: rows.map((r) => r.seq), total, rows: withStages(tenantId, rows) };
     }
 
     const term = q.search.toLowerCase();
