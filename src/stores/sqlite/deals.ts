@@ -7,6 +7,29 @@ import { DEAL_COLUMNS, TENANT_SPAN } from "../../crm/deal-columns";
 
 type StageData = { key: string; stage_id: string; stage_name: string; stage_color: string; is_won: number; is_lost: number };
 
+/**
+ * Fills in each row's stage data (id, name, color, won/lost) from one read of the tenant's stages.
+ * The deal list (deals-query.ts) runs it inside its own read transaction, so that the
+ * store's withStages then has nothing left to read.
+ */
+export function stagesJoiner(db: Db): (tenantId: string, rows: DealJoined[]) => DealJoined[] {
+  const stagesOf = db.prepare<StageData, [string]>(
+    "SELECT key, id AS stage_id, name AS stage_name, color AS stage_color, is_won, is_lost FROM pipeline_stages WHERE tenant_id = ?1",
+  );
+  return (tenantId, rows) => {
+    const stages = new Map(stagesOf.all(tenantId).map((s) => [s.key, s]));
+    for (const r of rows) {
+      const s = stages.get(r.stage);
+      r.stage_id = s?.stage_id ?? null;
+      r.stage_name = s?.stage_name ?? null;
+      r.stage_color = s?.stage_color ?? null;
+      r.is_won = s?.is_won ?? 0;
+      r.is_lost = s?.is_lost ?? 0;
+    }
+    return rows;
+  };
+}
+
 /** SQL of single deals: create, read, change, delete, and keeping the copied names current. */
 export function createSqliteDealsStore(db: Db) {
   const byId = db.prepare<DealJoined, [string, string]>(`SELECT ${DEAL_COLUMNS} FROM deals WHERE tenant_id = ?1 AND id = ?2`);
@@ -20,21 +43,7 @@ export function createSqliteDealsStore(db: Db) {
     }
     return st;
   };
-  const stagesOf = db.prepare<StageData, [string]>(
-    "SELECT key, id AS stage_id, name AS stage_name, color AS stage_color, is_won, is_lost FROM pipeline_stages WHERE tenant_id = ?1",
-  );
-  const withStages = (tenantId: string, rows: DealJoined[]): DealJoined[] => {
-    const stages = new Map(stagesOf.all(tenantId).map((s) => [s.key, s]));
-    for (const r of rows) {
-      const s = stages.get(r.stage);
-      r.stage_id = s?.stage_id ?? null;
-      r.stage_name = s?.stage_name ?? null;
-      r.stage_color = s?.stage_color ?? null;
-      r.is_won = s?.is_won ?? 0;
-      r.is_lost = s?.is_lost ?? 0;
-    }
-    return rows;
-  };
+  const withStages = stagesJoiner(db);
   const rowById = db.prepare<DealRow, [string, string]>("SELECT * FROM deals WHERE tenant_id = ?1 AND id = ?2");
 
   const tenantNo = db.prepare<{ tenant_no: number; next_deal: number }, [string]>("SELECT tenant_no, next_deal FROM crm_tenants WHERE tenant_id = ?1");
@@ -129,7 +138,10 @@ export function createSqliteDealsStore(db: Db) {
       return row ? withStages(tenantId, [row])[0]! : null;
     },
     /** Rows read elsewhere (the deal list's first pages) with their stage's data. */
-    withStages: async (tenantId: string, rows: DealJoined[]): Promise<DealJoined[]> => withStages(tenantId, rows),
+    // Rows the SQLite deal list read come with their stage data already (stage_id is then set,
+    // null for a stage the tenant lacks); only rows without it are completed here.
+    withStages: async (tenantId: string, rows: DealJoined[]): Promise<DealJoined[]> =>
+      rows.length > 0 && rows.every((r) => r.stage_id !== undefined) ? rows : withStages(tenantId, rows),
     /** The rows of one page, in the order of `seqs`. */
     async bySeqs(tenantId: string, seqs: number[]): Promise<DealJoined[]> {
       if (seqs.length === 0) return [];

@@ -2,6 +2,7 @@ import type { SessionsStore, SessionRow, NewSessionRow, SessionPrincipalRow, Cha
 import { type Db, writeTx } from "../../db/database";
 import type { AuditEntry } from "../../security/repo";
 import { type SqliteSecurityStore } from "./security";
+import { readTx } from "./read-tx";
 
 /** SQL of sessions and sign-in challenges. Every statement is prepared once. */
 export function createSqliteSessionsStore(db: Db, others: { security: SqliteSecurityStore }) {
@@ -9,11 +10,29 @@ export function createSqliteSessionsStore(db: Db, others: { security: SqliteSecu
     `INSERT INTO sessions (id, sid_hash, tenant_id, user_id, method, created_at, last_used_at, expires_at, proven_at, ip, user_agent)
      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7, ?8, ?9, ?10)`,
   );
-  const principal = db.prepare<SessionPrincipalRow, [string]>(
-    `SELECT s.*, u.role, u.email, t.subdomain, t.disabled_at AS tenant_disabled_at
-       FROM sessions s JOIN users u ON u.id = s.user_id JOIN tenants t ON t.id = s.tenant_id
-      WHERE s.sid_hash = ?1`,
+  // Three primary-key lookups in one read transaction cost about 40 % less than the three-table
+  // join did (11.5 -> 7 µs, issue 15), and every request starts with this one.
+  const sessionBySid = db.prepare<SessionRow, [string]>("SELECT * FROM sessions WHERE sid_hash = ?1");
+  const userOf = db.prepare<Pick<SessionPrincipalRow, "role" | "email">, [string]>("SELECT role, email FROM users WHERE id = ?1");
+  const tenantOf = db.prepare<Pick<SessionPrincipalRow, "subdomain" | "tenant_disabled_at">, [string]>(
+    "SELECT subdomain, disabled_at AS tenant_disabled_at FROM tenants WHERE id = ?1",
   );
+  const read = readTx(db);
+  const principal = (sidHash: string): SessionPrincipalRow | null =>
+    read(() => {
+      const s = sessionBySid.get(sidHash);
+      if (!s) return null;
+      const u = userOf.get(s.user_id);
+      const t = u && tenantOf.get(s.tenant_id);
+      if (!t) return null;
+      // The row is this call's own: completed in place, not copied.
+      const p = s as SessionPrincipalRow;
+      p.role = u.role;
+      p.email = u.email;
+      p.subdomain = t.subdomain;
+      p.tenant_disabled_at = t.tenant_disabled_at;
+      return p;
+    });
   const touch = db.prepare<never, [string, number]>("UPDATE sessions SET last_used_at = ?2 WHERE id = ?1");
   // Compare-and-swap on the generation: of two rotations racing, exactly one moves it.
   const rotate = db.prepare<never, [string, number, number]>(
@@ -65,7 +84,7 @@ export function createSqliteSessionsStore(db: Db, others: { security: SqliteSecu
         auditInTx(entry, now);
       }),
     /** The session whose secret sid hashes to `sidHash`, with its user's role and email and its tenant's subdomain. */
-    principal: async (sidHash: string) => principal.get(sidHash),
+    principal: async (sidHash: string) => principal(sidHash),
     touch: async (id: string, now: number) => void touch.run(id, now),
     rotate: async (id: string, fromGen: number, now: number) => rotate.run(id, fromGen, now).changes === 1,
     /** Records a fresh proof of the first factor on a live session, with its audit row. False when the session ended. */
