@@ -3,7 +3,7 @@
  * SQLite's seed (src/crm/bulk-load.ts, live-seed.ts): the same random source per subdomain, drawn
  * in the same order, so a tenant seeded on either backend holds the same deals (ids aside).
  */
-import type { DemoSeedStore } from "../../crm/seed-store";
+import type { DemoSeedStore, SeedResult, SeedTenant } from "../../crm/seed-store";
 import { newId } from "../../db/ids";
 import { TENANT_SPAN } from "../../crm/deal-columns";
 import { contactName, searchTextOf, sortKey } from "../../crm/model";
@@ -21,22 +21,6 @@ import {
   randomSource,
 } from "../../crm/demo-data";
 import { type Pg, type PgQueries, ownApplicationName } from "./database";
-
-export interface SeedTenant {
-  tenantId: string;
-  subdomain: string;
-  deals: number;
-  /** One argon2 hash, computed once by the caller, shared by every demo user. */
-  passwordHash: string;
-}
-
-export interface SeedResult {
-  subdomain: string;
-  users: number;
-  accounts: number;
-  contacts: number;
-  deals: number;
-}
 
 const DAY = 86_400_000;
 /** Deals per INSERT: one JSON parameter of a few MB. */
