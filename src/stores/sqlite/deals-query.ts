@@ -100,6 +100,13 @@ export function createSqliteDealsQuery(
     return ` AND stage_token : (${tokens.map(ftsPhrase).join(" OR ")})`;
   }
 
+  /** How many of the tenant's deals within the filters hold a 1-2 character term: deal_gram_counts rows added up. */
+  function shortTermTotal(tenantId: string, term: string, q: DealListQuery): number {
+    const where = [...(q.stages !== null ? [` AND stage IN (${q.stages.map(() => "?").join(", ")})`] : []), ...(q.assignee !== null ? [" AND assignee = ?"] : [])];
+    const args = [...(q.stages ?? []), ...(q.assignee !== null ? [q.assignee] : [])];
+    return (stmt(`SELECT coalesce(sum(n), 0) AS n FROM deal_gram_counts WHERE tenant_id = ? AND gram = ?${where.join("")}`).get(tenantId, term, ...args) as { n: number }).n;
+  }
+
   const store = {
     async list(tenantId: string, q: DealListQuery): Promise<ListedSeqs> {
       const t = tenantNo.get(tenantId);
@@ -210,9 +217,20 @@ export function createSqliteDealsQuery(
         // tenant's rowid range, in order (a sequential read, not a lookup per row).
         const matching = `SELECT d.seq FROM deals d INDEXED BY deals_text_by_seq WHERE d.seq BETWEEN ? AND ? AND d.search_text GLOB ?${filterSql}`;
         const matchArgs = [lo, hi, globContaining(term), ...args];
-        const total = (stmt(`SELECT count(*) AS n FROM (${matching})`).get(...matchArgs) as { n: number }).n;
+        // The exact total is a sum of deal_gram_counts rows (schema version 11), never a read of the text.
+        const total = shortTermTotal(tenantId, term, q);
         if (offset >= total) return { seqs: [], total };
-        return { seqs: searchPage(total, () => pageOfSet(matching, matchArgs)), total };
+        // Sorted: one user's deals are read from the assignee index (thousands), not the tenant's text.
+        const sorted =
+          q.assignee !== null && q.assignee !== ""
+            ? () =>
+                pageOfSet(`SELECT seq FROM deals INDEXED BY deals_by_assignee_created WHERE tenant_id = ? AND assigned_to = ? AND instr(search_text, ?) > 0`, [
+                  tenantId,
+                  q.assignee!,
+                  term,
+                ])
+            : () => pageOfSet(matching, matchArgs);
+        return { seqs: searchPage(total, sorted), total };
       }
 
       const termOnly = `search_text : ${ftsPhrase(term)}`;
