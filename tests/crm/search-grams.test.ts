@@ -96,6 +96,9 @@ describe("deal_gram_counts", () => {
     countsAgree();
     await org.ok("PATCH", `/deals/${d1.id}`, { stage: "won" });
     countsAgree();
+    // A member's deals handed to another (crm.ts) set only assigned_to.
+    t.ctx.db.run("UPDATE deals SET assigned_to = ?2 WHERE tenant_id = ?1 AND assigned_to IS NULL AND seq % 3 = 0", [tenantId, member]);
+    countsAgree();
     await org.ok("PATCH", `/accounts/${acc.id}`, { name: "Quixote Yaks" });
     await org.ok("PATCH", `/contacts/${ct.id}`, { first_name: "Joy" });
     countsAgree();
