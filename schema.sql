@@ -468,14 +468,6 @@ CREATE TABLE deal_gram_counts (
   PRIMARY KEY (tenant_id, gram, stage, assignee)
 ) STRICT, WITHOUT ROWID;
 
-INSERT INTO deal_gram_counts (tenant_id, gram, stage, assignee, n)
-  WITH RECURSIVE pos(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM pos WHERE i < (SELECT coalesce(max(length(search_text)), 0) FROM deals)),
-  grams(seq, tenant_id, stage, assignee, gram) AS (
-    SELECT d.seq, d.tenant_id, d.stage, coalesce(d.assigned_to, ''), substr(d.search_text, pos.i, 1) FROM deals d JOIN pos ON pos.i <= length(d.search_text)
-    UNION
-    SELECT d.seq, d.tenant_id, d.stage, coalesce(d.assigned_to, ''), substr(d.search_text, pos.i, 2) FROM deals d JOIN pos ON pos.i < length(d.search_text))
-  SELECT tenant_id, gram, stage, assignee, count(*) FROM grams WHERE instr(gram, char(10)) = 0 GROUP BY tenant_id, gram, stage, assignee;
-
 CREATE TRIGGER deal_grams_insert AFTER INSERT ON deals BEGIN
   INSERT INTO deal_gram_counts (tenant_id, gram, stage, assignee, n)
     SELECT new.tenant_id, gram, new.stage, coalesce(new.assigned_to, ''), 1 FROM (
@@ -490,7 +482,9 @@ CREATE TRIGGER deal_grams_delete AFTER DELETE ON deals BEGIN
       WITH RECURSIVE pos(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM pos WHERE i < length(old.search_text))
       SELECT substr(old.search_text, i, 1) FROM pos UNION SELECT substr(old.search_text, i, 2) FROM pos WHERE i < length(old.search_text));
 END;
-CREATE TRIGGER deal_grams_update AFTER UPDATE OF search_text, stage, assigned_to ON deals BEGIN
+-- Only when what it counts changed: an edit of the value or the close date writes no counter.
+CREATE TRIGGER deal_grams_update AFTER UPDATE OF search_text, stage, assigned_to ON deals
+  WHEN old.search_text IS NOT new.search_text OR old.stage IS NOT new.stage OR old.assigned_to IS NOT new.assigned_to BEGIN
   UPDATE deal_gram_counts SET n = n - 1
    WHERE tenant_id = old.tenant_id AND stage = old.stage AND assignee = coalesce(old.assigned_to, '') AND gram IN (
       WITH RECURSIVE pos(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM pos WHERE i < length(old.search_text))

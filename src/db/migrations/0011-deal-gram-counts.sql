@@ -15,13 +15,21 @@ CREATE TABLE deal_gram_counts (
   PRIMARY KEY (tenant_id, gram, stage, assignee)
 ) STRICT, WITHOUT ROWID;
 
-INSERT INTO deal_gram_counts (tenant_id, gram, stage, assignee, n)
-  WITH RECURSIVE pos(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM pos WHERE i < (SELECT coalesce(max(length(search_text)), 0) FROM deals)),
-  grams(seq, tenant_id, stage, assignee, gram) AS (
-    SELECT d.seq, d.tenant_id, d.stage, coalesce(d.assigned_to, ''), substr(d.search_text, pos.i, 1) FROM deals d JOIN pos ON pos.i <= length(d.search_text)
-    UNION
-    SELECT d.seq, d.tenant_id, d.stage, coalesce(d.assigned_to, ''), substr(d.search_text, pos.i, 2) FROM deals d JOIN pos ON pos.i < length(d.search_text))
-  SELECT tenant_id, gram, stage, assignee, count(*) FROM grams WHERE instr(gram, char(10)) = 0 GROUP BY tenant_id, gram, stage, assignee;
+-- Existing deals are counted one at a time (a trigger on a scratch table, the live trigger's own
+-- statement), never as one grouping of every deal's grams (hundreds of millions of rows to sort).
+CREATE TEMP TABLE deal_grams_backfill (seq INTEGER NOT NULL);
+CREATE TEMP TRIGGER deal_grams_backfill_one AFTER INSERT ON deal_grams_backfill BEGIN
+  INSERT INTO deal_gram_counts (tenant_id, gram, stage, assignee, n)
+    SELECT d.tenant_id, g.gram, d.stage, coalesce(d.assigned_to, ''), 1 FROM deals d, (
+      WITH RECURSIVE pos(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM pos WHERE i < (SELECT length(search_text) FROM deals WHERE seq = new.seq))
+      SELECT substr(t.search_text, i, 1) AS gram FROM pos, (SELECT search_text FROM deals WHERE seq = new.seq) t
+      UNION SELECT substr(t.search_text, i, 2) FROM pos, (SELECT search_text FROM deals WHERE seq = new.seq) t WHERE i < length(t.search_text)) g
+    WHERE d.seq = new.seq AND instr(g.gram, char(10)) = 0
+    ON CONFLICT (tenant_id, gram, stage, assignee) DO UPDATE SET n = n + 1;
+END;
+INSERT INTO deal_grams_backfill (seq) SELECT seq FROM deals;
+DROP TRIGGER deal_grams_backfill_one;
+DROP TABLE deal_grams_backfill;
 
 CREATE TRIGGER deal_grams_insert AFTER INSERT ON deals BEGIN
   INSERT INTO deal_gram_counts (tenant_id, gram, stage, assignee, n)
@@ -37,7 +45,9 @@ CREATE TRIGGER deal_grams_delete AFTER DELETE ON deals BEGIN
       WITH RECURSIVE pos(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM pos WHERE i < length(old.search_text))
       SELECT substr(old.search_text, i, 1) FROM pos UNION SELECT substr(old.search_text, i, 2) FROM pos WHERE i < length(old.search_text));
 END;
-CREATE TRIGGER deal_grams_update AFTER UPDATE OF search_text, stage, assigned_to ON deals BEGIN
+-- Only when what it counts changed: an edit of the value or the close date writes no counter.
+CREATE TRIGGER deal_grams_update AFTER UPDATE OF search_text, stage, assigned_to ON deals
+  WHEN old.search_text IS NOT new.search_text OR old.stage IS NOT new.stage OR old.assigned_to IS NOT new.assigned_to BEGIN
   UPDATE deal_gram_counts SET n = n - 1
    WHERE tenant_id = old.tenant_id AND stage = old.stage AND assignee = coalesce(old.assigned_to, '') AND gram IN (
       WITH RECURSIVE pos(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM pos WHERE i < length(old.search_text))
