@@ -26,6 +26,11 @@ if (process.argv[2] === "export") {
   await import("../bench/export");
   process.exit(0);
 }
+// bun run bench postgres: the deal list on PostgreSQL beside SQLite at 1M deals (bench/postgres-deals.ts).
+if (process.argv[2] === "postgres") {
+  await import("../bench/postgres-deals");
+  process.exit(0);
+}
 // bun run bench web: the web app in Chromium (bench/web.ts).
 if (process.argv[2] === "web") {
   await import("../bench/web");

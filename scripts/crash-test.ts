@@ -1,12 +1,16 @@
-// bun run crash-test [--source | --binary FILE] [--rounds N] [--clients C] [--seed S]: starts the
-// server (dist/suite; `bun src/main.ts` with --source) on a fresh database with a real SMTP server,
-// lets C clients create and update deals and invite people, kills it with SIGKILL at a random
-// moment, and after every kill checks that each acknowledged write is in the file and that
+// bun run crash-test [--source | --binary FILE] [--postgres] [--rounds N] [--clients C] [--seed S]:
+// starts the server (dist/suite; `bun src/main.ts` with --source) on a fresh database with a real
+// SMTP server, lets C clients create and update deals and invite people, kills it with SIGKILL at
+// a random moment, and after every kill checks that each acknowledged write is in the file and that
 // PRAGMA integrity_check is ok; at the end it waits for a mail per acknowledged invitation and
 // stops the server with SIGTERM. Exits non-zero, with a line saying why, if anything was lost.
-// The seed replays the random choices (operations, kill delays), not the machine's timing.
+// With --postgres: a throwaway PostgreSQL cluster of its own and THREE servers on it, the writes
+// spread over all three; each round kills one of them at random (SIGKILL) while writes are in
+// flight on all three, then checks every acknowledged write over SQL and restarts it.
+// The seed replays the random choices (operations, kill delays, victims), not the machine's timing.
 import { Database } from "bun:sqlite";
 import { rmSync } from "node:fs";
+import { connectionsGone, readRows, startCrashDatabase } from "./crash/postgres";
 import { fail, options, seededRandom, serverWorld, startMailSink } from "./crash/world";
 
 const INVITES_PER_ADMIN = 45; // under the limit of 50 an hour, with room for cut-off attempts
@@ -16,11 +20,12 @@ const opts = options();
 const { random, pick } = seededRandom(opts.seed);
 const sink = await startMailSink();
 const mails = sink.mails;
-const { suite, dir, dbFile, env, startServer } = await serverWorld(opts, sink.port);
+const database = opts.postgres ? await startCrashDatabase() : null;
+const { suite, dir, dbFile, env, startServer } = await serverWorld(opts, sink.port, database ? { SUITE_DATABASE_URL: database.url } : {});
 
 console.log(
   `crash-test: ${opts.source ? "bun src/main.ts" : opts.binary}, ${opts.rounds} rounds, ${opts.clients} clients, seed ${opts.seed} ` +
-    `(replay with --seed ${opts.seed}), database ${dbFile}, SMTP on port ${sink.port}`,
+    `(replay with --seed ${opts.seed}), database ${database ? `PostgreSQL ${database.url}, three servers` : dbFile}, SMTP on port ${sink.port}`,
 );
 
 // ---- tenants, writes and what was acknowledged ----
@@ -78,7 +83,8 @@ async function signInTenants(base: string): Promise<void> {
 
 const money = (c: number) => `${Math.floor(c / 100)}.${String(c % 100).padStart(2, "0")}`;
 
-interface Round { no: number; base: string; invites: number; over: boolean }
+/** `base` names the server for the next write: the one server, or the three in turn. */
+interface Round { no: number; base: () => string; invites: number; over: boolean }
 
 /** Each admin may invite 50 an hour: a round gets its share, spread over its writes. */
 const invitesPerRound = 2 * opts.clients;
@@ -86,7 +92,8 @@ const mayInvite = (round: Round) => round.invites < invitesPerRound && tenants.s
 
 /** One write, counted as acknowledged once its 2xx answer was fully read (before the kill). */
 async function write(round: Round): Promise<void> {
-  const { base, no } = round;
+  const base = round.base();
+  const { no } = round;
   const r = random();
   let send: () => Promise<{ status: number; body: Record<string, any> }>;
   let onAck: (body: Record<string, any>, at: number) => void;
@@ -135,13 +142,26 @@ async function write(round: Round): Promise<void> {
 
 // ---- checks ----
 
-/** Every acknowledged write against the file itself (no server running), and its integrity. */
-function checkFile(): { lost: Map<string, string>; integrity: string } {
+/** The deals and invitations in the SQLite file itself (no server running), and its integrity. */
+function fileRows() {
   const db = new Database(dbFile, { readonly: true });
   try {
     const integrity = (db.query("PRAGMA integrity_check").all() as { integrity_check: string }[]).map((r) => r.integrity_check).join("; ");
     const rows = new Map((db.query("SELECT id, title, value_cents FROM deals").all() as { id: string; title: string; value_cents: number }[]).map((r) => [r.id, r]));
     const invited = new Set((db.query("SELECT t.subdomain || ' ' || i.email AS k FROM invitations i JOIN tenants t ON t.id = i.tenant_id").all() as { k: string }[]).map((r) => r.k));
+    return { deals: rows, invited, integrity };
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * Every acknowledged write against the database, and (SQLite) the file's integrity. PostgreSQL's
+ * server is never killed here (only the suite's instances are): its integrity is not in question.
+ */
+async function checkFile(): Promise<{ lost: Map<string, string>; integrity: string }> {
+  const { deals: rows, invited, integrity } = database ? { ...(await readRows(database.pg)), integrity: "ok" } : fileRows();
+  {
     const lost = new Map<string, string>(); // one entry per lost write's deal or invitation
     for (const d of deals) {
       const row = rows.get(d.id);
@@ -159,8 +179,6 @@ function checkFile(): { lost: Map<string, string>; integrity: string } {
     }
     for (const i of invitations) if (!invited.has(`${i.tenant.sub} ${i.email}`)) lost.set(i.email, `invitation of ${i.email} in ${i.tenant.sub} acknowledged but missing`);
     return { lost, integrity };
-  } finally {
-    db.close();
   }
 }
 
@@ -183,69 +201,88 @@ const note = (found: Map<string, string>, prefix = "") => {
 };
 let integrityOk = true;
 await createTenants();
+type Server = Awaited<ReturnType<typeof startServer>>;
+/** The servers up: one on SQLite (restarted each round), three on PostgreSQL (one replaced each round). */
+const servers: Server[] = database ? await Promise.all([startServer(), startServer(), startServer()]) : [];
+let turn = 0;
 for (let round = 0; round < opts.rounds; round++) {
-  const server = await startServer();
-  if (round === 0) await signInTenants(server.base);
-  else note(await checkServed(server.base));
+  if (!database) servers[0] = await startServer();
+  if (round === 0) await signInTenants(servers[0]!.base);
+  else for (const s of servers) note(await checkServed(s.base));
   const before = acknowledged;
   const cutBefore = cutOff;
-  const state: Round = { no: round, base: server.base, invites: 0, over: false };
+  const state: Round = { no: round, base: () => servers[turn++ % servers.length]!.base, invites: 0, over: false };
   const clients = Array.from({ length: opts.clients }, async () => {
     while (!state.over) await write(state);
   });
   const delay = 50 + Math.floor(random() * 1450);
   await Bun.sleep(delay);
   state.over = true; // no new writes: the ones in flight meet the kill
+  const victim = database ? Math.floor(random() * servers.length) : 0;
+  const server = servers[victim]!;
   server.proc.kill("SIGKILL");
   await server.proc.exited;
+  // A COMMIT the victim sent just before dying lands when its connection is read: wait for that.
+  if (database && !(await connectionsGone(database.pg, server.proc.pid))) fail(`round ${round + 1}: the killed server's connections were still open after 30 s`);
   roundEnds[round] = performance.now();
   await Promise.all(clients);
-  const checked = checkFile();
+  const checked = await checkFile();
   note(checked.lost, `round ${round + 1}: `);
   if (checked.integrity !== "ok") {
     integrityOk = false;
     console.error(`crash-test: round ${round + 1}: integrity_check says ${checked.integrity}`);
   }
   console.log(
-    `round ${round + 1}: up in ${server.readyMs.toFixed(0)} ms, killed after ${delay} ms, ${acknowledged - before} writes acknowledged, ` +
-      `${cutOff - cutBefore} cut off; all ${acknowledged} so far checked: lost ${checked.lost.size}, integrity ${checked.integrity}`,
+    `round ${round + 1}: up in ${server.readyMs.toFixed(0)} ms, ${database ? `server ${victim + 1} of 3` : "the server"} killed after ${delay} ms, ` +
+      `${acknowledged - before} writes acknowledged, ${cutOff - cutBefore} cut off; all ${acknowledged} so far checked: lost ${checked.lost.size}` +
+      (database ? "" : `, integrity ${checked.integrity}`),
   );
+  if (database) servers[victim] = await startServer();
 }
 
 // ---- the end: every acknowledged invitation's mail arrives, then a clean stop ----
 
-const final = await startServer();
-note(await checkServed(final.base), "after the last restart: ");
+if (!database) servers[0] = await startServer();
+for (const s of servers) note(await checkServed(s.base), "after the last restart: ");
 const waitStart = performance.now();
 const undelivered = () => invitations.filter((i) => !mails.has(i.email));
 while (undelivered().length > 0 && performance.now() - waitStart < MAIL_WAIT_MS) await Bun.sleep(50);
 const mailWait = performance.now() - waitStart;
-final.proc.kill("SIGTERM");
 const stopStart = performance.now();
-const exitCode = await Promise.race([final.proc.exited, Bun.sleep(15_000).then(() => null)]);
+const exitCodes = await Promise.all(
+  servers.map(async (s) => {
+    s.proc.kill("SIGTERM");
+    const code = await Promise.race([s.proc.exited, Bun.sleep(15_000).then(() => null)]);
+    if (code === null) s.proc.kill("SIGKILL");
+    return code;
+  }),
+);
+const notZero = exitCodes.filter((c) => c !== 0);
+const exitCode = notZero.length === 0 ? 0 : notZero[0]!;
 const stopMs = performance.now() - stopStart;
-if (exitCode === null) final.proc.kill("SIGKILL");
 void sink.close();
 
-const last = checkFile();
+const last = await checkFile();
 if (last.integrity !== "ok") integrityOk = false;
 note(last.lost, "after the clean stop: ");
+await database?.stop();
 const missing = undelivered();
 const delivered = invitations.length - missing.length;
 const inviteMails = [...mails.entries()].filter(([to]) => to.endsWith("@invitee.test"));
 const duplicates = inviteMails.reduce((n, [, count]) => n + count - 1, 0);
 
 console.log(
-  `final start: up in ${final.readyMs.toFixed(0)} ms; mail for every acknowledged invitation after ${mailWait.toFixed(0)} ms; ` +
-    `SIGTERM -> exit ${exitCode ?? "none"} in ${stopMs.toFixed(0)} ms; ${cutOff} writes cut off in all`,
+  `final start: up in ${Math.max(...servers.map((s) => s.readyMs)).toFixed(0)} ms; mail for every acknowledged invitation after ${mailWait.toFixed(0)} ms; ` +
+    `SIGTERM -> exit ${exitCodes.map((c) => c ?? "none").join(", ")} in ${stopMs.toFixed(0)} ms; ${cutOff} writes cut off in all`,
 );
 for (const p of [...lost.values()].slice(0, 20)) console.error(`crash-test: LOST ${p}`);
 for (const r of refused.slice(0, 10)) console.error(`crash-test: a write was refused: ${r}`);
 for (const m of missing.slice(0, 10)) console.error(`crash-test: no mail arrived for the invitation of ${m.email}`);
-if (exitCode !== 0) console.error(`crash-test: the last server did not exit 0 on SIGTERM (${exitCode === null ? "still running after 15 s" : `exit ${exitCode}`})`);
+if (exitCode !== 0) console.error(`crash-test: a last server did not exit 0 on SIGTERM (${exitCode === null ? "still running after 15 s" : `exit ${exitCode}`})`);
 if (!integrityOk) console.error("crash-test: PRAGMA integrity_check failed");
 console.log(
-  `crash-test: ${opts.rounds} rounds, ${acknowledged} writes acknowledged, ${lost.size} lost, integrity ${integrityOk ? "ok" : "FAILED"}, ` +
+  `crash-test${database ? " (PostgreSQL, three servers)" : ""}: ${opts.rounds} rounds, ${acknowledged} writes acknowledged, ${lost.size} lost, ` +
+    `integrity ${database ? "not applicable (the database server is not killed)" : integrityOk ? "ok" : "FAILED"}, ` +
     `${delivered}/${invitations.length} invitation mails delivered (${duplicates} duplicates)`,
 );
 const ok = lost.size === 0 && integrityOk && missing.length === 0 && refused.length === 0 && exitCode === 0;

@@ -11,23 +11,21 @@
  * SUITE_TEST_DATABASE_URL: it says so and fails, unless SUITE_TEST_SKIP_POSTGRES=1.
  */
 import { randomBytes } from "node:crypto";
+import { Glob } from "bun";
+import { join } from "node:path";
+import { SQLITE_ONLY } from "../tests/support/backend-files";
 import { type Cluster, postgresBin, startCluster } from "./postgres-cluster";
 
 /**
- * The test files (or folders) that run a second time on PostgreSQL, with SUITE_TEST_BACKEND=postgres
- * and SUITE_TEST_DATABASE_URL set. Widen this list as the PostgreSQL stores are wired into the
- * server: add the HTTP-level folders here (tests/http/, tests/auth/, …), and WAITING_FOR_PG_STORES.
+ * The test files that run a second time on PostgreSQL, with SUITE_TEST_BACKEND=postgres and
+ * SUITE_TEST_DATABASE_URL set: every test file but those tests/support/backend-files.ts lists as
+ * SQLite-only (each with its reason), so a new test file runs on both backends unless it says why not.
  */
 export function postgresTestFiles(): string[] {
-  return ["tests/stores/", "tests/cli/copy-to-postgres.test.ts"];
+  const root = join(import.meta.dir, "..");
+  const sqliteOnly = new Set(SQLITE_ONLY);
+  return [...new Glob("tests/**/*.test.ts").scanSync({ cwd: root })].filter((f) => !sqliteOnly.has(f)).sort();
 }
-
-/**
- * Files written for PostgreSQL that need `suite serve` to run on it (the stores wired through
- * src/context.ts): they move into postgresTestFiles() on that day. Until then they skip themselves
- * (they run only when SUITE_TEST_BACKEND=postgres).
- */
-export const WAITING_FOR_PG_STORES = ["tests/multi-instance/"];
 
 const TIMEOUT = ["--timeout", "30000"];
 /** bun test options followed by a value of their own (the value is no path). */

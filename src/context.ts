@@ -12,7 +12,7 @@ import { createDealsService } from "./crm/deals-service";
 import { createCrmService } from "./crm/service";
 import { createAuditService } from "./audit/service";
 import type { AuditEntry } from "./security/repo";
-import { type Stores, type StoresOptions, openStores } from "./stores";
+import { type Pg, type Stores, type StoresOptions, openStores } from "./stores";
 import type { Db } from "./db/database";
 import { createStagesService } from "./crm/stages-service";
 import { type Mailer, createMailSender, noMailSender } from "./mail/sender";
@@ -37,7 +37,7 @@ export const stdoutLogger: Logger = (line) => process.stdout.write(`${JSON.strin
 export interface ContextOptions extends StoresOptions {
   config: Config;
   /** Stores opened already (e.g. by `suite serve`); otherwise openStores(config, this) opens them. */
-  stores?: Stores & { db?: Db };
+  stores?: Stores & { db?: Db; pg?: Pg };
   log?: Logger;
   now?: () => number;
   limits?: Partial<Limits>;
@@ -119,6 +119,8 @@ export function createContext(opts: ContextOptions) {
      * reach into it to set up or inspect rows; nothing in src/ may use it.
      */
     db: stores.db as Db,
+    /** The PostgreSQL test seam, as `db` is SQLite's: the pool under the stores (null on SQLite). Nothing in src/ may use it. */
+    pg: stores.pg ?? null,
     now,
     log,
     limits,

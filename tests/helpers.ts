@@ -3,6 +3,10 @@ import { type Config, loadConfig } from "../src/config";
 import { type Context, type ContextOptions, createContext } from "../src/context";
 import type { SqliteStores } from "../src/stores/sqlite";
 import { openDatabase } from "../src/db/database";
+import { openPostgres } from "../src/stores/postgres/database";
+import { openPostgresStores } from "../src/stores/postgres";
+import { PG_MIGRATIONS } from "../src/stores/postgres/migrate";
+import { schemaFiles } from "../src/stores/postgres/schema";
 import { noteHeaders, noteLog, noteRequestSecrets, noteResponseSecrets, noteSecret } from "./security/ledger";
 
 export interface TestAppOptions {
@@ -27,13 +31,134 @@ export interface RequestOptions {
   tenant?: string;
 }
 
+/**
+ * Which backend test apps run on: SUITE_TEST_BACKEND=postgres (with SUITE_TEST_DATABASE_URL, as
+ * scripts/test.ts sets them) gives every app a database of its own on that server; else SQLite.
+ */
+export const TEST_BACKEND: "sqlite" | "postgres" = process.env.SUITE_TEST_BACKEND === "postgres" ? "postgres" : "sqlite";
+const PG_SERVER = TEST_BACKEND === "postgres" ? process.env.SUITE_TEST_DATABASE_URL || null : null;
+if (TEST_BACKEND === "postgres" && !PG_SERVER) throw new Error("SUITE_TEST_BACKEND=postgres needs SUITE_TEST_DATABASE_URL");
+
+const databaseUrl = (server: string, name: string) => {
+  const u = new URL(server);
+  u.pathname = `/${name}`;
+  return u.toString();
+};
+
+/** Runs `sql` on the server's maintenance database, on a connection of its own. */
+async function onServer(server: string, sql: string): Promise<void> {
+  const admin = openPostgres(server, { max: 1 });
+  try {
+    await admin.unsafe(sql);
+  } finally {
+    await admin.close();
+  }
+}
+
+/**
+ * A migrated template database, made once per schema (its name carries the schema's hash) and
+ * shared by every test process: each app's database is a copy of it (CREATE DATABASE … TEMPLATE),
+ * several times cheaper than running the schema in each.
+ */
+let template: Promise<string> | null = null;
+function migratedTemplate(server: string): Promise<string> {
+  template ??= (async () => {
+    await dropStale(server);
+    const hash = new Bun.CryptoHasher("sha256").update([...schemaFiles().map((f) => f.sql), ...PG_MIGRATIONS.map((m) => m.sql)].join("\n")).digest("hex").slice(0, 16);
+    const name = `suite_tpl_${hash}`;
+    const admin = openPostgres(server, { max: 1 });
+    try {
+      // One process builds it; the others wait here, then find it (a session lock: held across statements).
+      const reserved = await admin.sql.reserve();
+      try {
+        await reserved.unsafe("SELECT pg_advisory_lock(hashtextextended('suite-test-template', 0))");
+        const [exists] = await reserved.unsafe("SELECT 1 FROM pg_database WHERE datname = $1", [name]);
+        if (!exists) {
+          const building = `${name}_building`;
+          await reserved.unsafe(`DROP DATABASE IF EXISTS ${building} WITH (FORCE)`);
+          await reserved.unsafe(`CREATE DATABASE ${building}`);
+          // The stores' own migration makes it, as a server's first start would.
+          const made = openPostgresStores(loadConfig({}, { SUITE_DB: ":memory:" }), databaseUrl(server, building), { max: 1 });
+          await made.stores.ping();
+          await made.stores.close();
+          await reserved.unsafe(`ALTER DATABASE ${building} RENAME TO ${name}`);
+        }
+        await reserved.unsafe("SELECT pg_advisory_unlock(hashtextextended('suite-test-template', 0))");
+      } finally {
+        reserved.release();
+      }
+    } finally {
+      await admin.close();
+    }
+    return name;
+  })();
+  return template;
+}
+
+let databases = 0;
+
+/**
+ * Databases named after a SQLite file (`testApp({ db })`): a restart test opens a second app on
+ * the same file, so on PostgreSQL the same database; they outlive close(). They, and the
+ * databases of apps a test never closed, go when the next test process starts (below).
+ */
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
+};
+
+/** Drops the test databases of test processes that have ended (their names carry the pid). */
+async function dropStale(server: string): Promise<void> {
+  const admin = openPostgres(server, { max: 1 });
+  try {
+    const rows = await admin.unsafe<{ datname: string }>("SELECT datname FROM pg_database WHERE datname ~ '^[tf]_[0-9]+_'");
+    for (const { datname } of rows) {
+      const pid = Number(datname.split("_")[1]);
+      if (pid !== process.pid && !alive(pid)) await admin.unsafe(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`).catch(() => {});
+    }
+  } finally {
+    await admin.close();
+  }
+}
+
+/** A copy of the template named `name`, unless one exists. */
+async function copyTemplate(server: string, name: string, ifMissing: boolean): Promise<void> {
+  const tpl = await migratedTemplate(server);
+  try {
+    await onServer(server, `CREATE DATABASE ${name} TEMPLATE ${tpl}`);
+  } catch (e) {
+    // 42P04: it exists already (an earlier app on the same file); 23505: another app on the same
+    // file created it at the same moment (its CREATE committed before ours failed).
+    const errno = (e as { errno?: string }).errno;
+    if (!(ifMissing && (errno === "42P04" || errno === "23505"))) throw e;
+  }
+}
+
 /** A full app on its own database, with every log line it writes kept in `logs`. */
 export function testApp(opts: TestAppOptions = {}) {
   const config: Config = loadConfig({}, { SUITE_DB: opts.db ?? ":memory:", SUITE_HASH_CONCURRENCY: "2", ...opts.env });
   const logs: Record<string, unknown>[] = [];
+  // PostgreSQL: a database of this app's own, copied from the template before its first query
+  // (the stores' gate waits for it, so testApp stays synchronous), dropped by close().
+  let dropDatabase: (() => Promise<void>) | null = null;
+  let stores: ContextOptions["stores"];
+  if (PG_SERVER) {
+    const server = PG_SERVER;
+    const file = opts.db ? new Bun.CryptoHasher("sha256").update(opts.db).digest("hex").slice(0, 20) : null;
+    const name = file ? `f_${process.pid}_${file}` : `t_${process.pid}_${Date.now().toString(36)}_${databases++}`;
+    const created = copyTemplate(server, name, file !== null);
+    const opened = openPostgresStores(config, databaseUrl(server, name), { max: 3, before: created });
+    stores = { ...opened.stores, pg: opened.pg };
+    if (!file) dropDatabase = () => onServer(server, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  }
   const ctx = createContext({
     config,
-    db: opts.db ? undefined : openDatabase(":memory:"),
+    stores,
+    db: opts.db || stores ? undefined : openDatabase(":memory:"),
     log: (line) => {
       logs.push(line);
       noteLog(line);
@@ -70,8 +195,14 @@ export function testApp(opts: TestAppOptions = {}) {
     const res = await app.handle(new Request(`http://localhost${path}`, { method, headers, body }));
     noteHeaders(res.headers);
     if (res.headers.get("content-type")?.includes("json")) noteResponseSecrets(await res.clone().json().catch(() => null));
-    // Let onAfterResponse (the access log) run before the caller looks at the logs.
-    await Bun.sleep(0);
+    // Let onAfterResponse (the access log) run before the caller looks at the logs: it runs after
+    // the answer, a turn or a few later (more when the handler awaited PostgreSQL), so wait for the
+    // line naming this request (bounded: a request that logs nothing does not hang the test).
+    const id = res.headers.get("x-request-id");
+    for (let i = 0; i < 50; i++) {
+      await Bun.sleep(0);
+      if (!id || logs.some((l) => l.msg === "request" && l.request_id === id)) break;
+    }
     return res;
   }
 
@@ -97,7 +228,11 @@ export function testApp(opts: TestAppOptions = {}) {
     };
   }
 
-  return { app, ctx, config, logs, request, json, signup, close: () => ctx.close() };
+  const close = async () => {
+    await ctx.close();
+    await dropDatabase?.();
+  };
+  return { app, ctx, config, logs, request, json, signup, close };
 }
 
 export type TestApp = ReturnType<typeof testApp>;

@@ -17,16 +17,17 @@ export function fail(message: string): never {
 
 export function options() {
   const argv = process.argv.slice(2);
-  const o = { source: false, binary: BINARY, rounds: 20, clients: 16, seed: Math.floor(Math.random() * 2 ** 31) };
+  const o = { source: false, postgres: false, binary: BINARY, rounds: 20, clients: 16, seed: Math.floor(Math.random() * 2 ** 31) };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === "--source") o.source = true;
+    else if (a === "--postgres") o.postgres = true;
     else if (a === "--binary" && argv[i + 1]) o.binary = argv[++i]!;
     else if (a === "--rounds" || a === "--clients" || a === "--seed") {
       const v = Number(argv[++i]);
       if (!Number.isInteger(v) || v < (a === "--seed" ? 0 : 1)) fail(`${a} expects a whole number${a === "--seed" ? "" : " of at least 1"}`);
       o[a.slice(2) as "rounds" | "clients" | "seed"] = v;
-    } else fail(`unknown argument ${a} (use --source, --binary FILE, --rounds N, --clients C, --seed S)`);
+    } else fail(`unknown argument ${a} (use --source, --postgres, --binary FILE, --rounds N, --clients C, --seed S)`);
   }
   if (!o.source && !existsSync(o.binary)) fail(`no ${o.binary}: run \`bun run build\` first, or pass --source`);
   return o;
@@ -63,7 +64,7 @@ export async function startMailSink() {
 }
 
 /** A fresh database directory, and a way to start `suite serve` on it and wait for /health. */
-export async function serverWorld(opts: Options, smtpPort: number) {
+export async function serverWorld(opts: Options, smtpPort: number, extraEnv: Record<string, string> = {}) {
   const suite = opts.source ? [process.execPath, join(ROOT, "src", "main.ts")] : [resolve(opts.binary)];
   const dir = mkdtempSync(join(tmpdir(), "suite-crash-"));
   const dbFile = join(dir, "suite.db");
@@ -76,6 +77,7 @@ export async function serverWorld(opts: Options, smtpPort: number) {
     SUITE_PUBLIC_URL: "http://localhost:8000",
     SUITE_HASH_CONCURRENCY: "2",
     SUITE_ACCESS_TTL: String(24 * 3600),
+    ...extraEnv,
   };
   let serverNo = 0;
   async function startServer() {

@@ -2,7 +2,10 @@ import { Value } from "@sinclair/typebox/value";
 import { existsSync, rmSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import type { Config } from "../config";
-import { createContext } from "../context";
+import { openPostgres } from "../stores/postgres/database";
+import { migratePostgres } from "../stores/postgres/migrate";
+import { maskDatabaseUrl } from "../config";
+import { openContext, refuseOnPostgres, unavailable } from "./open";
 import { fsyncPath, publishNew, tempBeside } from "../db/backup-files";
 import { backupTo, openDatabase } from "../db/database";
 import { CURRENT_PLAN, migrate } from "../db/migrate";
@@ -14,7 +17,8 @@ import { UsageError } from "./args";
 
 type Out = (line: string) => void;
 
-export function migrateCommand(config: Config, out: Out): void {
+export async function migrateCommand(config: Config, out: Out): Promise<void> {
+  if (config.databaseUrl) return migratePostgresCommand(config, config.databaseUrl, out);
   const db = openDatabase(config.db);
   try {
     // An earlier release's keys leave the database before the migration copies it to `.v<N>.bak`.
@@ -29,6 +33,22 @@ export function migrateCommand(config: Config, out: Out): void {
   }
 }
 
+/** `suite migrate` on PostgreSQL: the schema (once, under an advisory lock), then the key file checked against it. */
+async function migratePostgresCommand(config: Config, url: string, out: Out): Promise<void> {
+  const pg = openPostgres(url, { max: 1 });
+  try {
+    const r = await migratePostgres(pg).catch((e) => Promise.reject(unavailable(config, e)));
+    const where = maskDatabaseUrl(url);
+    out(r.from === r.to ? `${where}: schema version ${r.to}, up to date` : `${where}: schema version ${r.from} -> ${r.to}`);
+  } finally {
+    await pg.close();
+  }
+  // Opening the stores creates the key file (or checks it against the database).
+  const ctx = await openContext(config);
+  await ctx.close();
+  out(`keys kept at ${keyFileOf(config.db)}`);
+}
+
 /**
  * `suite backup FILE`, also what the scheduled backups run (cli/backup-schedule.ts): a consistent
  * copy (VACUUM INTO, safe beside a serving server) written under a temp name beside FILE,
@@ -37,6 +57,7 @@ export function migrateCommand(config: Config, out: Out): void {
  */
 export function backupCommand(config: Config, file: string | undefined, out: Out): void {
   if (!file) throw new UsageError("usage: suite backup FILE");
+  refuseOnPostgres(config, "backup");
   if (existsSync(file)) throw new UsageError(`${file} already exists; choose a new file name`);
   if (!existsSync(config.db)) throw new UsageError(`no database at ${config.db}`);
   // The folder at fault, named as the OS would (exit 1: a file problem, not a usage mistake).
@@ -99,7 +120,7 @@ export async function tenantCreateCommand(config: Config, flags: Record<string, 
   lowerCaseFields("email", "subdomain")({ body: input });
   if (!Value.Check(SignupBody, input)) throw new UsageError(explain(toValidationItems("body", [...Value.Errors(SignupBody, input)])));
 
-  const ctx = createContext({ config, log: () => {} });
+  const ctx = await openContext(config);
   try {
     const { tenant, user } = await ctx.tenants.createOrganization(input, { ip: null, userAgent: "suite-cli" }, "cli");
     out(`created tenant ${tenant.subdomain} (${tenant.id}) with admin ${user.email} (${user.id}); modules: ${tenant.modules.join(", ") || "none"}`);
@@ -107,6 +128,6 @@ export async function tenantCreateCommand(config: Config, flags: Record<string, 
     if (e instanceof Error && "code" in e && e.code === "subdomain_taken") throw new UsageError(`subdomain ${input.subdomain} is already taken`);
     throw e;
   } finally {
-    ctx.close();
+    await ctx.close();
   }
 }

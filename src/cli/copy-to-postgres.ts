@@ -1,4 +1,5 @@
 import { existsSync } from "node:fs";
+import { dealCountersAfterCopy } from "../stores/postgres/seed";
 import { resolve } from "node:path";
 import { type Config, maskDatabaseUrl } from "../config";
 import { type Db, openDatabase } from "../db/database";
@@ -29,7 +30,7 @@ export interface AfterCopyStep {
  * each store that keeps such data adds its step here. They run in order, in the copy's
  * transaction, before the counts are checked; a failing step rolls the whole copy back.
  */
-export const AFTER_COPY: AfterCopyStep[] = [];
+export const AFTER_COPY: AfterCopyStep[] = [dealCountersAfterCopy];
 
 /** Runs the AFTER_COPY steps (exported for the stores that want to test their step). */
 export async function afterCopy(tx: PgTx, out: Out = () => {}): Promise<void> {
@@ -60,7 +61,7 @@ export function skippedBecause(table: string): string | null {
  * PostgreSQL tables derived from another table's rows (not copied; an AFTER_COPY step rebuilds
  * them): the copy fails if one is empty while its source has rows. Add a derived table here.
  */
-export const DERIVED_FROM: Record<string, string> = { deal_counts: "deals" };
+export const DERIVED_FROM: Record<string, string> = { deal_counts: "deals", deal_gram_counts: "deals" };
 
 /** Rows a batch: a few MB of JSON at most for the widest table (deals). */
 const BATCH_ROWS = 5_000;

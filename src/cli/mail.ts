@@ -1,9 +1,7 @@
 import { existsSync } from "node:fs";
 import type { Config } from "../config";
-import { openDatabase } from "../db/database";
 import { toIso } from "../db/ids";
-import { CURRENT_PLAN, migrate } from "../db/migrate";
-import { createSqliteMailStore } from "../stores/sqlite/mail";
+import { openContext } from "./open";
 import { UsageError } from "./args";
 
 type Out = (line: string) => void;
@@ -15,11 +13,10 @@ type Out = (line: string) => void;
 export async function mailListCommand(config: Config, flags: Record<string, string>, out: Out): Promise<void> {
   const raw = flags.limit ?? "50";
   if (!/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > 10_000) throw new UsageError("--limit expects a whole number from 1 to 10000");
-  if (!existsSync(config.db)) throw new UsageError(`no database at ${config.db}`);
-  const db = openDatabase(config.db);
+  if (!config.databaseUrl && !existsSync(config.db)) throw new UsageError(`no database at ${config.db}`);
+  const ctx = await openContext(config);
   try {
-    migrate(db, CURRENT_PLAN, config.db);
-    const rows = await createSqliteMailStore(db).list(Number(raw));
+    const rows = await ctx.repos.mail.list(Number(raw));
     if (rows.length === 0) return out("the outbox is empty");
     for (const r of rows) {
       out(`${toIso(r.created_at)}  ${r.status.padEnd(7)}  ${r.kind}  to ${r.recipient}`);
@@ -31,6 +28,6 @@ export async function mailListCommand(config: Config, flags: Record<string, stri
       else if (r.status === "failed") out(`  failed after ${r.attempts} attempts: ${r.last_error ?? "unknown error"}`);
     }
   } finally {
-    db.close();
+    await ctx.close();
   }
 }

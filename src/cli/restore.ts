@@ -5,6 +5,7 @@ import type { Config } from "../config";
 import { fsyncDir, fsyncPath, tempBeside } from "../db/backup-files";
 import { CURRENT_PLAN, targetVersion } from "../db/migrate";
 import { keyFileOf } from "../security/key-file";
+import { refuseOnPostgres } from "./open";
 import { UsageError } from "./args";
 
 type Out = (line: string) => void;
@@ -133,6 +134,7 @@ function keepAside(dbFile: string, clean: boolean, now: Date): string {
  */
 export function restoreCommand(config: Config, file: string | undefined, out: Out, now = new Date()): void {
   if (!file) throw new UsageError("usage: suite restore FILE");
+  refuseOnPostgres(config, "restore");
   const dbFile = config.db;
   if (dbFile === ":memory:") throw new UsageError("an in-memory database cannot be restored into; set --db to a file");
   if (resolve(file) === resolve(dbFile)) throw new UsageError(`${file} is the database itself; name a backup file`);

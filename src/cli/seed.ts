@@ -1,5 +1,5 @@
 import type { Config } from "../config";
-import { createContext } from "../context";
+import { openContext } from "./open";
 import { newSecretToken } from "../db/ids";
 import { SUBDOMAIN_PATTERN } from "../tenants/model";
 import { UsageError } from "./args";
@@ -20,7 +20,7 @@ export async function seedCommand(config: Config, flags: Record<string, string>,
   const deals = flags.deals === undefined ? 10_000 : Number(flags.deals);
   if (!Number.isInteger(deals) || deals < 0 || deals > MAX_DEALS) throw new UsageError(`--deals must be a whole number from 0 to ${MAX_DEALS}`);
 
-  const ctx = createContext({ config, log: () => {} });
+  const ctx = await openContext(config);
   let created: string | null = null;
   try {
     const password = process.env.SUITE_SEED_PASSWORD || `demo-${newSecretToken().slice(0, 12)}`;
@@ -52,6 +52,6 @@ export async function seedCommand(config: Config, flags: Record<string, string>,
   } finally {
     // A seed that failed leaves no organization it created behind.
     if (created) await ctx.repos.seed.removeTenant(created).catch(() => {});
-    ctx.close();
+    await ctx.close();
   }
 }

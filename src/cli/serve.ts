@@ -1,5 +1,5 @@
 import { createApp } from "../app";
-import type { Config } from "../config";
+import { type Config, maskDatabaseUrl } from "../config";
 import { createContext } from "../context";
 import { startCheckpointer } from "../db/checkpointer";
 import { startBackupSchedule } from "./backup-schedule";
@@ -7,6 +7,7 @@ import { walDatasync } from "../db/group-commit";
 import { threadedPasswordHasher } from "../security/passwords";
 import pkg from "../../package.json";
 import { firstRunLines } from "./first-run";
+import { unavailable } from "./open";
 
 const HOUSEKEEPING_MS = 5 * 60_000;
 const STOP_DEADLINE_MS = 10_000;
@@ -27,6 +28,14 @@ export class PortInUse extends Error {
  */
 export async function serve(config: Config): Promise<void> {
   const ctx = createContext({ config, hasher: threadedPasswordHasher(config.hashConcurrency), walSync: walDatasync });
+  // PostgreSQL opens behind a gate (its migration, the key check): listen only once it answers, or
+  // exit with why it does not (unreachable, login refused, another release's schema).
+  try {
+    await ctx.ping();
+  } catch (e) {
+    await Promise.resolve(ctx.close()).catch(() => {});
+    throw unavailable(config, e);
+  }
   ctx.hasher.warm();
   const app = createApp(ctx);
   try {
@@ -35,20 +44,18 @@ export async function serve(config: Config): Promise<void> {
     // the connections: one port, one server.
     app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: 64 * 1024 * 1024, reusePort: false });
   } catch (e) {
-    ctx.close();
+    await ctx.close();
     if ((e as { code?: string }).code === "EADDRINUSE") throw new PortInUse(config.port);
     throw e;
   }
-  const checkpointer = startCheckpointer(config.db);
+  // SQLite's WAL checkpoints and file backups; PostgreSQL has its own (pg_dump, base backups).
+  const checkpointer = config.databaseUrl ? null : startCheckpointer(config.db);
   lastLineOfDefence(ctx.log);
   const timer = setInterval(() => void ctx.housekeep().catch(() => {}), HOUSEKEEPING_MS);
   timer.unref();
-  ctx.log({ level: "info", msg: "listening", version: pkg.version, url: `http://${config.host}:${app.server?.port}`, db: config.db });
-  const hasOrganization = await ctx.repos.tenants.any();
-  for (const line of firstRunLines(config, hasOrganization)) ctx.log(line);
-  // Mail left pending by an earlier run (or leased by one that crashed) goes out now.
-  ctx.mail.start();
-  const backups = startBackupSchedule(config, ctx.log);
+  const where = config.databaseUrl ? { database: maskDatabaseUrl(config.databaseUrl) } : { db: config.db };
+  ctx.log({ level: "info", msg: "listening", version: pkg.version, url: `http://${config.host}:${app.server?.port}`, ...where });
+  let backups: ReturnType<typeof startBackupSchedule> | null = null;
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -65,14 +72,26 @@ export async function serve(config: Config): Promise<void> {
     // Links asked for just before the stop are committed, and the send under way finishes.
     await ctx.magicLinks.settled();
     await ctx.mail.stop();
-    await checkpointer.stop();
-    ctx.close();
+    await checkpointer?.stop();
+    await ctx.close();
     clearTimeout(deadline);
     ctx.log({ level: "info", msg: "stopped" });
     process.exit(0);
   };
+  // Installed before anything else is awaited: a SIGTERM just after /health first answers (a
+  // process manager's quick restart) is a clean stop, not a kill by the default handler (exit 143).
   process.on("SIGTERM", () => void stop("SIGTERM"));
   process.on("SIGINT", () => void stop("SIGINT"));
+
+  const hasOrganization = await ctx.repos.tenants.any();
+  if (stopping) return;
+  for (const line of firstRunLines(config, hasOrganization)) ctx.log(line);
+  // Mail left pending by an earlier run (or leased by one that crashed) goes out now.
+  ctx.mail.start();
+  if (config.databaseUrl && config.backupDir) {
+    ctx.log({ level: "warn", msg: "SUITE_BACKUP_DIR is ignored on PostgreSQL: back it up with pg_dump or base backups and WAL archiving" });
+  }
+  backups = config.databaseUrl ? null : startBackupSchedule(config, ctx.log);
 }
 
 /**

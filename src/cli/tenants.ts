@@ -10,7 +10,7 @@ export async function tenantAdminCommand(config: Config, sub: "list" | "disable"
   // main.ts's command table has checked the arguments; an empty one is still no subdomain.
   if (sub !== "list" && !subdomain) throw new UsageError(`missing the organization's subdomain; usage: suite tenant ${sub} SUBDOMAIN`);
 
-  const ctx = openForOperator(config);
+  const ctx = await openForOperator(config);
   try {
     if (sub === "list") {
       const tenants = await ctx.tenants.listAll();
@@ -30,6 +30,6 @@ export async function tenantAdminCommand(config: Config, sub: "list" | "disable"
   } catch (e) {
     throw explain(e, { tenant: subdomain });
   } finally {
-    ctx.close();
+    await ctx.close();
   }
 }

@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import type { Config } from "../config";
-import { type Context, createContext } from "../context";
+import type { Context } from "../context";
+import { openContext } from "./open";
 import { AppError } from "../http/errors";
 import { UsageError } from "./args";
 import { readNewPassword } from "./secret-input";
@@ -21,9 +22,9 @@ const USAGE = {
 export type UserSub = keyof typeof USAGE;
 
 /** Opens the database the way every admin command does: it must exist (a typo in --db must not create one). */
-export function openForOperator(config: Config): Context {
-  if (config.db !== ":memory:" && !existsSync(config.db)) throw new UsageError(`no database at ${config.db}`);
-  return createContext({ config, log: () => {} });
+export async function openForOperator(config: Config): Promise<Context> {
+  if (!config.databaseUrl && config.db !== ":memory:" && !existsSync(config.db)) throw new UsageError(`no database at ${config.db}`);
+  return openContext(config);
 }
 
 /**
@@ -51,7 +52,7 @@ export async function userCommand(config: Config, sub: UserSub, flags: Record<st
   const email = flags.email?.trim();
   if (sub !== "list" && !email) throw new UsageError(`missing --email (the user's address); usage: ${USAGE[sub]}`);
   if (flags["reassign-to"] !== undefined && !flags["reassign-to"].trim()) throw new UsageError(`--reassign-to needs a member's email; usage: ${USAGE.remove}`);
-  const ctx = openForOperator(config);
+  const ctx = await openForOperator(config);
   try {
     const by = { command: `user ${sub}` };
     const t = await ctx.tenants.bySubdomain(tenant);
@@ -87,6 +88,6 @@ export async function userCommand(config: Config, sub: UserSub, flags: Record<st
   } catch (e) {
     throw explain(e, { tenant, email });
   } finally {
-    ctx.close();
+    await ctx.close();
   }
 }

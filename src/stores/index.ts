@@ -21,6 +21,11 @@ import type { InvitationsStore } from "../users/invitations-repo";
 import type { MembersStore } from "../users/members-repo";
 import type { UsersStore } from "../users/repo";
 import type { SupportStore } from "../users/support-repo";
+import type { Pg } from "./postgres/database";
+
+/** The PostgreSQL pool type, for the context's test seam (ctx.pg). */
+export type { Pg };
+import { openPostgresStores } from "./postgres";
 import { openSqliteStores } from "./sqlite";
 
 /**
@@ -61,6 +66,11 @@ export interface Stores {
 }
 
 export interface StoresOptions {
+  /**
+   * PostgreSQL only: a promise the first query waits for before the schema is migrated (tests
+   * create their database from a template in it; createContext stays synchronous).
+   */
+  pgBefore?: Promise<unknown>;
   /** SQLite only: an already open database (tests pass ":memory:" ones); otherwise config.db is opened and migrated. */
   db?: Db;
   /**
@@ -70,8 +80,16 @@ export interface StoresOptions {
   walSync?: (file: string) => WalSync;
 }
 
-/** Opens the configured backend's stores: SQLite (config.db), as always. */
-export function openStores(config: Config, opts: StoresOptions = {}): Stores & { db?: Db } {
-  // The PostgreSQL backend (SUITE_DATABASE_URL) is chosen here, before the SQLite default.
+/**
+ * Opens the configured backend's stores: PostgreSQL when a database URL is set (SUITE_DATABASE_URL,
+ * --database-url), else SQLite in config.db. Synchronous on both: PostgreSQL's migration runs
+ * behind a gate every query waits for (see postgres/index.ts), and ping() answers whether it worked.
+ */
+export function openStores(config: Config, opts: StoresOptions = {}): Stores & { db?: Db; pg?: Pg } {
+  const url = config.databaseUrl;
+  if (url && !opts.db) {
+    const { stores, pg } = openPostgresStores(config, url, { before: opts.pgBefore });
+    return { ...stores, pg };
+  }
   return openSqliteStores(config, opts);
 }

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { AFTER_COPY, copyToPostgresCommand, skippedBecause } from "../../src/cli/copy-to-postgres";
+import { AFTER_COPY, DERIVED_FROM, copyToPostgresCommand, skippedBecause } from "../../src/cli/copy-to-postgres";
 import { loadConfig } from "../../src/config";
 import { openDatabase } from "../../src/db/database";
 import { openPostgres } from "../../src/stores/postgres/database";
@@ -124,21 +124,28 @@ describe.skipIf(!TEST_DATABASE_URL)("suite copy-to-postgres (PostgreSQL only: ru
     const pg = openPostgres(other.url, { max: 1 });
     try {
       await migratePostgres(pg);
-      // A counters table as the deal list keeps on PostgreSQL: derived from deals, never copied.
-      await pg.unsafe("CREATE TABLE deal_counts (tenant_id text NOT NULL, n bigint NOT NULL, PRIMARY KEY (tenant_id))");
+      // A derived table of a store's own (as the deal list's counters are): never copied.
+      await pg.unsafe("CREATE TABLE deal_derived (tenant_id text NOT NULL, n bigint NOT NULL, PRIMARY KEY (tenant_id))");
+      DERIVED_FROM.deal_derived = "deals";
       const config = loadConfig({}, { SUITE_DB: file, SUITE_DATABASE_URL: other.url });
       const lines: string[] = [];
-      await expect(copyToPostgresCommand(config, (l) => lines.push(l))).rejects.toThrow(/deal_counts is empty after the copy though deals has rows: no AFTER_COPY step rebuilt it/);
-      expect(await pg.one`SELECT count(*)::bigint AS n FROM deals`).toEqual({ n: 0 });
-      AFTER_COPY.push({ name: "deal counts", run: async (tx) => void (await tx.run`INSERT INTO deal_counts SELECT tenant_id, count(*) FROM deals GROUP BY tenant_id`) });
       try {
-        await copyToPostgresCommand(config, (l) => lines.push(l));
+        await expect(copyToPostgresCommand(config, (l) => lines.push(l))).rejects.toThrow(/deal_derived is empty after the copy though deals has rows: no AFTER_COPY step rebuilt it/);
+        expect(await pg.one`SELECT count(*)::bigint AS n FROM deals`).toEqual({ n: 0 });
+        AFTER_COPY.push({ name: "deal derived", run: async (tx) => void (await tx.run`INSERT INTO deal_derived SELECT tenant_id, count(*) FROM deals GROUP BY tenant_id`) });
+        try {
+          await copyToPostgresCommand(config, (l) => lines.push(l));
+        } finally {
+          AFTER_COPY.pop();
+        }
       } finally {
-        AFTER_COPY.pop();
+        delete DERIVED_FROM.deal_derived;
       }
-      expect(lines).toContain("  rebuilt: deal counts");
-      expect(await pg.all`SELECT n FROM deal_counts ORDER BY n`).toEqual([{ n: 21 }, { n: 21 }]);
+      expect(lines).toContain("  rebuilt: deal derived");
+      expect(await pg.all`SELECT n FROM deal_derived ORDER BY n`).toEqual([{ n: 21 }, { n: 21 }]);
       expect(await pg.one`SELECT count(*)::bigint AS n FROM deals`).toEqual({ n: 42 });
+      // The deal list's own counters were rebuilt by their step: every deal counted once per tenant.
+      expect(await pg.all`SELECT sum(n)::bigint AS n FROM deal_counts WHERE assignee = '*' GROUP BY tenant_id ORDER BY 1`).toEqual([{ n: 21 }, { n: 21 }]);
     } finally {
       await pg.close();
       await other.drop();

@@ -1,7 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { WAITING_FOR_PG_STORES, postgresPaths, postgresTestFiles, splitArgs } from "../../scripts/test";
+import { postgresPaths, postgresTestFiles, splitArgs } from "../../scripts/test";
+import { SQLITE_ONLY } from "../support/backend-files";
 
 /** npm test's runner (scripts/test.ts): what each of its two runs is given. */
 describe("scripts/test.ts", () => {
@@ -17,16 +18,23 @@ describe("scripts/test.ts", () => {
 
   test("the PostgreSQL run takes the whole list, or the given paths inside it (none: no PostgreSQL run)", () => {
     expect(postgresPaths([])).toEqual(postgresTestFiles());
-    expect(postgresPaths(["tests/stores/migrate-postgres.test.ts", "tests/auth/login.test.ts"])).toEqual(["tests/stores/migrate-postgres.test.ts"]);
-    expect(postgresPaths(["./tests/stores"])).toEqual(["./tests/stores"]);
-    expect(postgresPaths(["tests/auth"])).toEqual([]);
+    expect(postgresPaths(["tests/stores/migrate-postgres.test.ts", "tests/auth/login.test.ts"])).toEqual(["tests/stores/migrate-postgres.test.ts", "tests/auth/login.test.ts"]);
+    expect(postgresPaths(["tests/auth/login.test.ts"])).toEqual(["tests/auth/login.test.ts"]);
+    // A SQLite-only file runs on SQLite alone.
+    expect(postgresPaths(["tests/db/migrate.test.ts"])).toEqual([]);
     // A folder above the listed ones runs just those on PostgreSQL, never all it holds.
     expect(postgresPaths(["tests"])).toEqual(postgresTestFiles());
     expect(postgresPaths(["tests/cli/"])).toEqual(postgresTestFiles().filter((p) => p.startsWith("tests/cli/")));
-    expect(postgresPaths(["tests/st"])).toEqual([]);
+    expect(postgresPaths(["tests/auth"])).toEqual(postgresTestFiles().filter((p) => p.startsWith("tests/auth/")));
   });
 
-  test("every listed file or folder exists (a typo would silently run nothing on PostgreSQL)", () => {
-    for (const p of [...postgresTestFiles(), ...WAITING_FOR_PG_STORES]) expect({ p, exists: existsSync(join(root, p)) }).toEqual({ p, exists: true });
+  test("the PostgreSQL run takes every test file but the SQLite-only ones, the store and multi-instance tests among them", () => {
+    const files = postgresTestFiles();
+    for (const p of files) expect({ p, exists: existsSync(join(root, p)) }).toEqual({ p, exists: true });
+    for (const p of SQLITE_ONLY) expect(files).not.toContain(p);
+    expect(files).toContain("tests/auth/login.test.ts");
+    expect(files.some((f) => f.startsWith("tests/stores/"))).toBe(true);
+    expect(files.some((f) => f.startsWith("tests/multi-instance/"))).toBe(true);
+    expect(files.length).toBeGreaterThan(60);
   });
 });

@@ -1,43 +1,32 @@
 /**
  * The authentication stores on one backend, behind the same calls, for the auth-*.test.ts
- * contract suites. SQLite: today's repos (the functions PostgreSQL's stores spell differently
- * because they take a transaction handle are adapted here). PostgreSQL: src/stores/postgres/*,
- * with small stand-ins for the other groups' stores (audit rows, the outbox, users), and a second
- * set of stores on a second pool, so that a race is two connections, as two instances would be.
+ * contract suites: every store wired as the app wires it (createSqliteStores, createPostgresStores),
+ * by the feature interfaces. PostgreSQL has a second and third set of stores on pools of their
+ * own, so that a race is two connections, as two instances would be.
  */
 import { afterAll, afterEach, beforeAll, beforeEach } from "bun:test";
-import type { MagicLinkRow } from "../../src/auth/magic-link/repo";
-import { createMagicLinksRepo } from "../../src/auth/magic-link/repo";
-import { createAccountTokensRepo, type AccountTokenRow } from "../../src/auth/email/repo";
-import { createOidcRepo } from "../../src/auth/oidc/repo";
-import { createPasswordRepo } from "../../src/auth/password/repo";
-import { createSessionsRepo, type NewSessionRow } from "../../src/auth/repo";
-import { createTwoFactorRepo } from "../../src/auth/two-factor/repo";
+import type { AccountTokensStore } from "../../src/auth/email/repo";
+import type { MagicLinksStore } from "../../src/auth/magic-link/repo";
+import type { OidcStore } from "../../src/auth/oidc/repo";
+import type { PasswordStore } from "../../src/auth/password/repo";
+import type { NewSessionRow, SessionsStore } from "../../src/auth/repo";
+import type { TwoFactorStore } from "../../src/auth/two-factor/repo";
 import { writeTx } from "../../src/db/database";
 import { newId } from "../../src/db/ids";
-import { createMailRepo, type OutgoingMail } from "../../src/mail/repo";
-import { type AuditEntry, createSecurityRepo } from "../../src/security/repo";
-import { createUsersRepo, type UserRow } from "../../src/users/repo";
-import type { PostgresAccountTokensStore } from "../../src/stores/postgres/account-tokens";
-import { createPostgresAuthStores } from "../../src/stores/postgres/auth";
-import { openPostgres, type Pg, type PgTx } from "../../src/stores/postgres/database";
-import type { PostgresMagicLinksStore } from "../../src/stores/postgres/magic-links";
-import type { PostgresOidcStore } from "../../src/stores/postgres/oidc";
-import type { PostgresPasswordStore } from "../../src/stores/postgres/passwords";
-import type { PostgresSessionsStore } from "../../src/stores/postgres/sessions";
-import type { PostgresTwoFactorStore } from "../../src/stores/postgres/two-factor";
+import type { AuditEntry } from "../../src/security/repo";
+import { createPostgresStores } from "../../src/stores/postgres";
+import { openPostgres, type Pg } from "../../src/stores/postgres/database";
+import { createSqliteStores } from "../../src/stores/sqlite";
 import type { BACKENDS, Backend } from "./backends";
 
-type Issue<R> = (r: R, mail: OutgoingMail, entry: (mailId: string) => AuditEntry) => Promise<string>;
-
-/** The calls every backend answers the same way. */
+/** The calls every backend answers the same way: the feature interfaces (plus a session insert on its own). */
 export interface AuthStores {
-  sessions: Omit<PostgresSessionsStore, "insertInTx"> & { insertInTx: (s: NewSessionRow) => Promise<void> };
-  twoFactor: PostgresTwoFactorStore;
-  links: Omit<PostgresMagicLinksStore, "insertInTx" | "issue"> & { issue: Issue<Omit<MagicLinkRow, "used_at">> };
-  tokens: Omit<PostgresAccountTokensStore, "insertInTx" | "consumeInTx" | "proveInTx" | "issue"> & { issue: Issue<Omit<AccountTokenRow, "used_at">> };
-  passwords: PostgresPasswordStore;
-  oidc: PostgresOidcStore;
+  sessions: SessionsStore & { insertInTx: (s: NewSessionRow) => Promise<void> };
+  twoFactor: TwoFactorStore;
+  links: MagicLinksStore;
+  tokens: AccountTokensStore;
+  passwords: PasswordStore;
+  oidc: OidcStore;
 }
 
 export interface AuthHarness {
@@ -54,59 +43,26 @@ export interface AuthHarness {
 }
 
 function sqliteStores(db: import("../../src/db/database").Db): AuthStores {
-  const security = createSecurityRepo(db);
-  const mail = createMailRepo(db);
-  const users = createUsersRepo(db);
-  const sessions = createSessionsRepo(db, { security });
-  const links = createMagicLinksRepo(db);
-  const tokens = createAccountTokensRepo(db, { security });
-  const mailed = <R>(insertInTx: (r: R) => void): Issue<R> => async (r, m, entry) =>
-    writeTx(db, () => {
-      insertInTx(r);
-      const id = mail.enqueueInTx(m, (r as { created_at: number }).created_at);
-      security.auditInTx(entry(id), (r as { created_at: number }).created_at);
-      return id;
-    });
+  const s = createSqliteStores(db);
   return {
-    sessions: { ...sessions, insertInTx: async (s) => writeTx(db, () => sessions.insertInTx(s)) },
-    twoFactor: createTwoFactorRepo(db, { security }),
-    links: { ...links, issue: mailed(links.insertInTx) },
-    tokens: { ...tokens, issue: mailed(tokens.insertInTx) },
-    passwords: createPasswordRepo(db, { security, tokens }),
-    oidc: createOidcRepo(db, { users, auditInTx: security.auditInTx }),
+    sessions: { ...s.sessions, insertInTx: async (row) => writeTx(db, () => s.sessions.insertInTx(row)) },
+    twoFactor: s.twoFactor,
+    links: s.magicLinks,
+    tokens: s.accountTokens,
+    passwords: s.passwords,
+    oidc: s.oidc,
   };
 }
 
-/** Stand-ins for the stores other groups write: the same rows, in the caller's transaction. */
-const standIns = {
-  security: {
-    auditInTx: (tx: PgTx, e: AuditEntry, now: number) =>
-      tx.run`INSERT INTO audit_log (tenant_id, user_id, action, ip, user_agent, detail, created_at)
-        VALUES (${e.tenantId}, ${e.userId}, ${e.action}, ${e.ip}, ${e.userAgent}, ${e.detail ? JSON.stringify(e.detail) : null}, ${now})`,
-  },
-  mail: {
-    async enqueueInTx(tx: PgTx, m: OutgoingMail, now: number): Promise<string> {
-      const id = newId();
-      await tx.run`INSERT INTO mail_outbox (id, tenant_id, kind, recipient, subject, text_body, html_body, link, status, next_attempt_at, created_at)
-        VALUES (${id}, ${m.tenantId}, ${m.kind}, ${m.recipient}, ${m.subject}, ${m.text}, ${m.html}, ${m.link}, 'pending', ${now}, ${now})`;
-      return id;
-    },
-  },
-  users: {
-    byEmailInTx: (tx: PgTx, tenantId: string, email: string) => tx.one<UserRow>`SELECT * FROM users WHERE tenant_id = ${tenantId} AND email = ${email}`,
-    insertInTx: (tx: PgTx, u: Omit<UserRow, "updated_at">) =>
-      tx.run`INSERT INTO users (tenant_id, id, email, full_name, role, profile_id, password_hash, created_at, updated_at, email_verified_at)
-        VALUES (${u.tenant_id}, ${u.id}, ${u.email}, ${u.full_name}, ${u.role}, ${u.profile_id}, ${u.password_hash}, ${u.created_at}, ${u.created_at}, ${u.email_verified_at ?? null})`,
-  },
-};
-
 function postgresStores(pg: Pg): AuthStores {
-  const s = createPostgresAuthStores(pg, standIns);
+  const s = createPostgresStores(pg);
   return {
-    ...s,
     sessions: { ...s.sessions, insertInTx: (row) => pg.begin((tx) => s.sessions.insertInTx(tx, row)) },
+    twoFactor: s.twoFactor,
     links: s.magicLinks,
     tokens: s.accountTokens,
+    passwords: s.passwords,
+    oidc: s.oidc,
   };
 }
 

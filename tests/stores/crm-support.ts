@@ -5,13 +5,17 @@
  * wrapped here in the transaction their backend uses.
  */
 import { writeTx } from "../../src/db/database";
-import type { DealJoined, DealsRepo } from "../../src/crm/deals-repo";
-import { createCrmRepo, type CrmRepo } from "../../src/crm/repo";
-import { createStagesRepo } from "../../src/crm/stages-repo";
-import { createTransferRepo, type DealCursor, type ExportedContact, type ExportFilter, type TransferRepo } from "../../src/crm/transfer-repo";
+import type { DealJoined, DealsStore } from "../../src/crm/deals-repo";
+import type { CrmStore } from "../../src/crm/repo";
+import type { StagesStore } from "../../src/crm/stages-repo";
+import type { DealCursor, ExportedContact, ExportFilter, TransferStore } from "../../src/crm/transfer-repo";
 import type { AccountRow, ContactRow } from "../../src/crm/repo";
 import type { ImportSink } from "../../src/crm/transfer-import";
-import { type AuditEntry, createSecurityRepo } from "../../src/security/repo";
+import type { AuditEntry } from "../../src/security/repo";
+import { createSqliteCrmStore } from "../../src/stores/sqlite/crm";
+import { createSqliteSecurityStore } from "../../src/stores/sqlite/security";
+import { createSqliteStagesStore } from "../../src/stores/sqlite/stages";
+import { createSqliteTransferStore } from "../../src/stores/sqlite/transfer";
 import { createPostgresCrmStore } from "../../src/stores/postgres/crm";
 import { openPostgres, type Pg, type PgTx } from "../../src/stores/postgres/database";
 import { createPostgresStagesStore, type PgAuditWriter } from "../../src/stores/postgres/stages";
@@ -19,16 +23,16 @@ import { createPostgresTransferStore } from "../../src/stores/postgres/transfer"
 import { BACKENDS, type Backend } from "./backends";
 
 type MaybeAsync<T> = T | Promise<T>;
-export type Deals = Omit<DealsRepo, "withStages" | "refreshNamesInTx" | "detachContactInTx"> & {
+export type Deals = Omit<DealsStore, "withStages"> & {
   withStages(tenantId: string, rows: DealJoined[]): MaybeAsync<DealJoined[]>;
 };
-export type Crm = Omit<CrmRepo, "deals" | "seedDefaultStagesInTx" | "assigneeRenamedInTx" | "dealsReassignedInTx"> & { deals: Deals };
-export type Stages = ReturnType<typeof createStagesRepo>;
+export type Crm = Omit<CrmStore, "deals"> & { deals: Deals };
+export type Stages = StagesStore;
 export interface Transfer {
   dealsCsvAfter(tenantId: string, f: ExportFilter, after: DealCursor | null, limit: number): MaybeAsync<{ csv: Uint8Array | null; next: DealCursor | null }>;
   accountsAfter(tenantId: string, pattern: string | null, after: AccountRow | null, limit: number): MaybeAsync<AccountRow[]>;
   contactsAfter(tenantId: string, pattern: string | null, after: ContactRow | null, limit: number): MaybeAsync<ExportedContact[]>;
-  names: TransferRepo["names"];
+  names: TransferStore["names"];
   importTx(tenantId: string, now: number, run: (sink: ImportSink) => boolean, audit: () => AuditEntry): Promise<boolean>;
 }
 
@@ -88,14 +92,14 @@ async function wrap(b: Backend): Promise<CrmBackend> {
   const name = b.kind;
   if (b.kind === "sqlite") {
     const db = b.db;
-    const security = createSecurityRepo(db);
-    const crm = createCrmRepo(db);
-    const transfer = createTransferRepo(db);
+    const security = createSqliteSecurityStore(db);
+    const crm = createSqliteCrmStore(db);
+    const transfer = createSqliteTransferStore(db, { security });
     const q = (sql: string) => sql.replace(/\$(\d+)/g, "?$1");
     const stores: Stores = {
       crm,
-      stages: createStagesRepo(db, { security }),
-      transfer: { ...transfer, importTx: (t, now, run, audit) => transfer.importTx(t, now, run, () => security.auditInTx(audit(), now)) },
+      stages: createSqliteStagesStore(db, { security }),
+      transfer,
       renameUser: async (tenantId, userId, fullName, email) =>
         writeTx(db, () => {
           db.query("UPDATE users SET full_name = ?3, email = ?4 WHERE tenant_id = ?1 AND id = ?2").run(tenantId, userId, fullName, email);

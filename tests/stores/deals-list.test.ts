@@ -5,8 +5,9 @@
 // PostgreSQL's seed (the same demo data as SQLite's, counters rebuilt).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { bulkSeed as sqliteBulkSeed } from "../../src/crm/bulk-load";
-import { type ListedSeqs, createDealsQuery } from "../../src/crm/deals-query";
+import { bulkSeed as sqliteBulkSeed } from "../../src/stores/sqlite/bulk-load";
+import type { ListedSeqs } from "../../src/crm/deals-query";
+import { createSqliteDealsQuery as createDealsQuery } from "../../src/stores/sqlite/deals-query";
 import { DEFAULT_STAGES, type DealListQuery, SORT_FIELDS, type SortField, searchTextOf, sortKey } from "../../src/crm/model";
 import type { Db } from "../../src/db/database";
 import { newId } from "../../src/db/ids";

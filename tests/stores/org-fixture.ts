@@ -1,32 +1,19 @@
 /**
  * The organizations group's stores on either backend, with one shape for the contract tests:
- * SQLite's repos as they are today, PostgreSQL's from src/stores/postgres/. Until the CRM and
- * sessions stores on PostgreSQL are merged, their `…InTx` hooks are stand-ins here that write the
- * same rows (sessions, the default pipeline) with the transaction handle they are given.
+ * every store of either backend wired as the app wires them (createSqliteStores,
+ * createPostgresStores), with the CRM's rename hook noted.
  */
-import type { NewSessionRow } from "../../src/auth/repo";
-import { createSessionsRepo } from "../../src/auth/repo";
-import { createAuditRepo } from "../../src/audit/repo";
-import { createCrmRepo } from "../../src/crm/repo";
-import { DEFAULT_STAGES } from "../../src/crm/model";
 import { newId } from "../../src/db/ids";
-import { createMailRepo, type OutgoingMail } from "../../src/mail/repo";
-import { type AuditEntry, createKeyStore, createSecurityRepo } from "../../src/security/repo";
+import type { OutgoingMail } from "../../src/mail/repo";
+import type { AuditEntry } from "../../src/security/repo";
 import type { StoredKeys } from "../../src/security/key-file";
-import { createTenantsRepo } from "../../src/tenants/repo";
-import { createInvitationsRepo } from "../../src/users/invitations-repo";
-import { createMembersRepo, type MemberChange } from "../../src/users/members-repo";
-import { createUsersRepo, type UserRow } from "../../src/users/repo";
-import { createSupportRepo } from "../../src/users/support-repo";
-import { createPostgresAuditStore } from "../../src/stores/postgres/audit";
-import { type Pg, type PgTx, openPostgres } from "../../src/stores/postgres/database";
-import { createPostgresInvitationsStore } from "../../src/stores/postgres/invitations";
-import { createPostgresMailStore } from "../../src/stores/postgres/mail";
-import { createPostgresMembersStore } from "../../src/stores/postgres/members";
-import { createPostgresSecurityStore, loadPostgresKeyStore } from "../../src/stores/postgres/security";
-import { createPostgresSupportStore } from "../../src/stores/postgres/support";
-import { createPostgresTenantsStore } from "../../src/stores/postgres/tenants";
-import { createPostgresUsersStore } from "../../src/stores/postgres/users";
+import type { MemberChange } from "../../src/users/members-repo";
+import type { UserRow } from "../../src/users/repo";
+import { type Pg, openPostgres } from "../../src/stores/postgres/database";
+import { createPostgresStores } from "../../src/stores/postgres";
+import { loadPostgresKeyStore } from "../../src/stores/postgres/security";
+import { createSqliteStores } from "../../src/stores/sqlite";
+import { createKeyStore } from "../../src/stores/sqlite/security";
 import type { Db } from "../../src/db/database";
 import type { Backend } from "./backends";
 
@@ -37,7 +24,7 @@ type PgStores = ReturnType<typeof pgStores>;
 export interface Org {
   tenants: NoInTx<PgStores["tenants"]>;
   users: NoInTx<PgStores["users"]>;
-  members: PgStores["members"];
+  members: Omit<PgStores["members"], "change"> & { change(tenantId: string, id: string, c: MemberChange, now: number, audits: Audits): ReturnType<PgStores["members"]["change"]> };
   invitations: PgStores["invitations"];
   support: PgStores["support"];
   security: NoInTx<PgStores["security"]>;
@@ -59,73 +46,48 @@ export interface OrgBackend {
   close(): Promise<void>;
 }
 
-const insertSessionInTx = (tx: PgTx, s: NewSessionRow) =>
-  tx.run`INSERT INTO sessions (id, sid_hash, tenant_id, user_id, method, created_at, last_used_at, expires_at, proven_at, ip, user_agent)
-         VALUES (${s.id}, ${s.sid_hash}, ${s.tenant_id}, ${s.user_id}, ${s.method}, ${s.created_at}::bigint, ${s.created_at}::bigint,
-                 ${s.expires_at}::bigint, ${s.proven_at}::bigint, ${s.ip}::text, ${s.user_agent}::text)`;
-
-async function seedStagesInTx(tx: PgTx, tenantId: string, now: number) {
-  for (const [i, s] of DEFAULT_STAGES.entries()) {
-    await tx.run`INSERT INTO pipeline_stages (id, tenant_id, key, name, color, position, probability, is_won, is_lost, created_at)
-                 VALUES (${newId()}, ${tenantId}, ${s.key}, ${s.name}, ${s.color}, ${i}, ${s.probability}, ${s.is_won}, ${s.is_lost}, ${now}::bigint)`;
-  }
-}
-
 function pgStores(pg: Pg, renamed: Org["renamed"]) {
-  const security = createPostgresSecurityStore(pg);
-  const users = createPostgresUsersStore(pg);
-  const mail = createPostgresMailStore(pg);
-  const sessions = { insertInTx: insertSessionInTx };
-  const crm = { seedDefaultStagesInTx: seedStagesInTx };
-  return {
-    security,
-    users,
-    mail,
-    tenants: createPostgresTenantsStore(pg, { users, crm, sessions, security }),
-    members: createPostgresMembersStore(pg, {
-      security,
-      dealsReassignedInTx: async (tx, tenantId, from, to, now) =>
-        tx.run`UPDATE deals SET assigned_to = ${to?.id ?? null}::text, updated_at = ${now}::bigint WHERE tenant_id = ${tenantId} AND assigned_to = ${from}`,
-      renamedInTx: async (_tx, ...a) => void renamed.push(a),
-    }),
-    invitations: createPostgresInvitationsStore(pg, { users, sessions, security, mail }),
-    support: createPostgresSupportStore(pg),
-    audit: createPostgresAuditStore(pg),
+  const s = createPostgresStores(pg);
+  // The CRM's rename hook, noted as the members store calls it (looked up on each call).
+  const real = s.crm.assigneeRenamedInTx;
+  s.crm.assigneeRenamedInTx = async (tx, ...a) => {
+    renamed.push(a);
+    return real(tx, ...a);
   };
+  return { security: s.security, users: s.users, mail: s.mail, tenants: s.tenants, members: s.members, invitations: s.invitations, support: s.support, audit: s.auditLog };
 }
+
+type Audits = (b: UserRow, a: UserRow) => AuditEntry[];
+/** The members store's change as the tests call it: the audit rows, a new name copied to the CRM. */
+const withPlan = <M extends { change: (t: string, id: string, c: MemberChange, now: number, plan: (b: UserRow, a: UserRow) => { audits: AuditEntry[]; propagateRename: boolean }) => unknown }>(m: M) => ({
+  ...m,
+  change: (tenantId: string, id: string, c: MemberChange, now: number, audits: Audits) =>
+    m.change(tenantId, id, c, now, (b, a) => ({ audits: audits(b, a), propagateRename: c.fullName !== undefined })),
+});
 
 function postgresOrg(pg: Pg): Org {
   const renamed: Org["renamed"] = [];
   const s = pgStores(pg, renamed);
-  return { ...s, mail: { ...s.mail, enqueue: (m, now) => pg.begin((tx) => s.mail.enqueueInTx(tx, m, now)) }, renamed };
+  return { ...s, members: withPlan(s.members), mail: { ...s.mail, enqueue: (m: OutgoingMail, now: number) => pg.begin((tx) => s.mail.enqueueInTx(tx, m, now)) }, renamed } as unknown as Org;
 }
 
 function sqliteOrg(db: Db): Org {
   const renamed: Org["renamed"] = [];
-  const security = createSecurityRepo(db);
-  const users = createUsersRepo(db);
-  const mail = createMailRepo(db);
-  const crm = createCrmRepo(db);
-  const sessions = createSessionsRepo(db, { security });
-  const members = createMembersRepo(db, { security, dealsReassignedInTx: (...a) => crm.dealsReassignedInTx(...a) });
+  const s = createSqliteStores(db);
+  const real = s.crm.assigneeRenamedInTx;
+  s.crm.assigneeRenamedInTx = (...a) => {
+    renamed.push(a);
+    return real(...a);
+  };
   return {
-    security,
-    users,
-    mail: { ...mail, enqueue: async (m: OutgoingMail, now: number) => mail.enqueueInTx(m, now) },
-    tenants: createTenantsRepo(db, { users, crm, sessions, security }),
-    // SQLite's change takes a callback that writes inside its transaction; the PostgreSQL store
-    // takes the audit rows and calls the CRM's rename hook itself. Same effect, adapted here.
-    members: {
-      ...members,
-      change: (tenantId: string, id: string, c: MemberChange, now: number, audits: (b: UserRow, a: UserRow) => AuditEntry[]) =>
-        members.change(tenantId, id, c, now, (b, a) => {
-          if (c.fullName !== undefined) renamed.push([tenantId, a.id, a.full_name, a.email]);
-          for (const e of audits(b, a)) security.auditInTx(e, now);
-        }),
-    },
-    invitations: createInvitationsRepo(db, { users, sessions, security, mail }),
-    support: createSupportRepo(db),
-    audit: createAuditRepo(db),
+    security: s.security,
+    users: s.users,
+    mail: { ...s.mail, enqueue: async (m: OutgoingMail, now: number) => s.mail.enqueueInTx(m, now) },
+    tenants: s.tenants,
+    members: withPlan(s.members),
+    invitations: s.invitations,
+    support: s.support,
+    audit: s.auditLog,
     renamed,
   } as unknown as Org;
 }

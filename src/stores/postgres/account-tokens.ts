@@ -1,3 +1,4 @@
+import type { AccountTokensStore } from "../../auth/email/repo";
 import { type AccountTarget, type AccountTokenPurpose, type AccountTokenRow, MAX_WORKSPACES_PER_REQUEST } from "../../auth/email/repo";
 import type { OutgoingMail } from "../../mail/repo";
 import type { AuditEntry } from "../../security/repo";
@@ -51,15 +52,14 @@ export function createPostgresAccountTokensStore(pg: Pg, others: { security: PgA
 
   const targetSelect = "SELECT u.*, t.subdomain, t.name AS tenant_name FROM users u JOIN tenants t ON t.id = u.tenant_id";
 
-  return {
+  const store = {
     insertInTx,
-    /** The token row, its mail and its audit row in one commit: all or nothing. Answers the mail's id. */
-    issue: async (r: Omit<AccountTokenRow, "used_at">, mail: OutgoingMail, entry: (mailId: string) => AuditEntry): Promise<string> =>
+    /** The token row, its mail and its audit row in one commit: all or nothing; the audit row's detail gets the mail's id as `mail_id`. */
+    issue: async (r: Omit<AccountTokenRow, "used_at">, mail: OutgoingMail, audit: AuditEntry, now: number): Promise<void> =>
       pg.begin(async (tx) => {
         await insertInTx(tx, r);
-        const mailId = await others.mail.enqueueInTx(tx, mail, r.created_at);
-        await others.security.auditInTx(tx, entry(mailId), r.created_at);
-        return mailId;
+        const mailId = await others.mail.enqueueInTx(tx, mail, now);
+        await others.security.auditInTx(tx, { ...audit, detail: { mail_id: mailId, ...audit.detail } }, now);
       }),
     target: async (tenantId: string, email: string): Promise<AccountTarget | null> =>
       (await pg.unsafe<AccountTarget>(`${targetSelect} WHERE u.tenant_id = $1 AND u.email = $2`, [tenantId, email]))[0] ?? null,
@@ -91,6 +91,7 @@ export function createPostgresAccountTokensStore(pg: Pg, others: { security: PgA
       }),
     purgeExpired: async (before: number): Promise<number> => pg.run`DELETE FROM account_tokens WHERE expires_at < ${before}`,
   };
+  return store satisfies AccountTokensStore;
 }
 
 export type PostgresAccountTokensStore = ReturnType<typeof createPostgresAccountTokensStore>;

@@ -1,3 +1,4 @@
+import type { AuditStore } from "../../audit/repo";
 import type { AuditCursor, AuditFilter, AuditLogRow } from "../../audit/repo";
 import type { Pg } from "./database";
 
@@ -27,7 +28,7 @@ export function createPostgresAuditStore(pg: Pg) {
     return { sql: parts.join(" AND "), params };
   };
 
-  return {
+  const store = {
     async page(tenantId: string, f: AuditFilter, limit: number, offset: number): Promise<{ rows: AuditLogRow[]; total: number }> {
       const w = where(tenantId, f, null);
       const n = w.params.length;
@@ -47,6 +48,7 @@ export function createPostgresAuditStore(pg: Pg) {
       ]);
     },
   };
+  return store satisfies AuditStore;
 }
 
 export type PostgresAuditStore = ReturnType<typeof createPostgresAuditStore>;

@@ -1,3 +1,4 @@
+import type { CrmStore } from "../../crm/repo";
 import { newId } from "../../db/ids";
 import { DEFAULT_STAGES, sortKey } from "../../crm/model";
 import type { AccountRow, ContactRow, PipelineStageRow } from "../../crm/repo";
@@ -23,7 +24,7 @@ export function createPostgresCrmStore(pg: Pg) {
     INSERT INTO pipeline_stages (id, tenant_id, key, name, color, position, probability, is_won, is_lost, created_at)
     VALUES (${s.id}, ${s.tenant_id}, ${s.key}, ${s.name}, ${s.color}, ${s.position}, ${s.probability}, ${s.is_won}, ${s.is_lost}, ${s.created_at})`;
 
-  return {
+  const store = {
     deals,
     /** Run inside signup's (or tenant creation's) transaction: the default pipeline. */
     async seedDefaultStagesInTx(tx: PgTx, tenantId: string, now: number): Promise<void> {
@@ -131,6 +132,7 @@ export function createPostgresCrmStore(pg: Pg) {
         WHERE tenant_id = ${tenantId} AND assigned_to = ${fromUserId}`;
     },
   };
+  return store satisfies CrmStore;
 }
 
 export type PostgresCrmStore = ReturnType<typeof createPostgresCrmStore>;

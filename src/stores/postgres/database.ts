@@ -44,23 +44,51 @@ export interface Pg extends PgQueries {
   readonly url: string;
 }
 
-function queries(sql: SQL): PgQueries {
+function queries(sql: SQL, gate: () => Promise<void> | null): PgQueries {
+  // Every call first waits for the gate (the schema's migration) when there is one still open.
+  const wait = async () => {
+    const g = gate();
+    if (g) await g;
+  };
   return {
     sql,
-    all: async <T>(s: TemplateStringsArray, ...v: Values) => numbers<T>(await sql(s, ...v)),
-    one: async <T>(s: TemplateStringsArray, ...v: Values) => numbers<T>(await sql(s, ...v))[0] ?? null,
-    run: async (s: TemplateStringsArray, ...v: Values) => ((await sql(s, ...v)) as { count: number }).count,
-    unsafe: async <T>(text: string, params: Values = []) => numbers<T>(await sql.unsafe(text, params)),
+    all: async <T>(s: TemplateStringsArray, ...v: Values) => (await wait(), numbers<T>(await sql(s, ...v))),
+    one: async <T>(s: TemplateStringsArray, ...v: Values) => (await wait(), numbers<T>(await sql(s, ...v))[0] ?? null),
+    run: async (s: TemplateStringsArray, ...v: Values) => (await wait(), ((await sql(s, ...v)) as { count: number }).count),
+    unsafe: async <T>(text: string, params: Values = []) => (await wait(), numbers<T>(await sql.unsafe(text, params))),
   };
 }
 
+/** The application_name of this process's connections. */
+export const ownApplicationName = (): string => `workspace-suite:${process.pid}`;
+
+export interface PgOptions {
+  max?: number;
+  /**
+   * A promise every query waits for first (src/stores/postgres/index.ts: the migration, run on a
+   * connection of its own). It lets the stores be built synchronously, as createContext is, while
+   * no query reaches a database that is not ready; when it rejects, every query rejects with it.
+   */
+  ready?: Promise<void>;
+}
+
 /** Opens a pool on `url` (postgres://…). Connections open lazily, on the first query. */
-export function openPostgres(url: string, opts: { max?: number } = {}): Pg {
-  const sql = new SQL(url, { max: opts.max ?? 10, bigint: true, idleTimeout: 30 });
+export function openPostgres(url: string, opts: PgOptions = {}): Pg {
+  // Named after this process, so that a session can tell its own pool's connections from others'
+  // (the seed's "is the database mine alone?"; pg_stat_activity for an operator). Bun opens the
+  // pool's connections all at once, at its first query.
+  const sql = new SQL(url, { max: opts.max ?? 10, bigint: true, idleTimeout: 30, connection: { application_name: ownApplicationName() } });
+  let ready: Promise<void> | null = opts.ready ?? null;
+  // Once it has resolved, queries stop awaiting it (one microtask less per query).
+  ready?.then(() => void (ready = null), () => {});
+  const gate = () => ready;
   return {
-    ...queries(sql),
+    ...queries(sql, gate),
     url,
-    begin: <T>(fn: (tx: PgTx) => Promise<T>) => sql.begin((tx) => fn({ ...queries(tx as unknown as SQL), inTransaction: true })) as Promise<T>,
+    begin: async <T>(fn: (tx: PgTx) => Promise<T>) => {
+      if (ready) await ready;
+      return sql.begin((tx) => fn({ ...queries(tx as unknown as SQL, () => null), inTransaction: true })) as Promise<T>;
+    },
     close: () => sql.close(),
   };
 }

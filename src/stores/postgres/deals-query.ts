@@ -1,5 +1,6 @@
-import { DEAL_COLUMNS, type DealJoined } from "../../crm/deals-repo";
-import { type ListedSeqs, SORT_COLUMN } from "../../crm/deals-query";
+import type { DealJoined } from "../../crm/deals-repo";
+import { DEAL_COLUMNS, SORT_COLUMN } from "../../crm/deal-columns";
+import type { DealsQuery, ListedSeqs } from "../../crm/deals-query";
 import type { DealListQuery } from "../../crm/model";
 import { offsetOf } from "../../http/paging";
 import type { Pg } from "./database";
@@ -59,7 +60,7 @@ export function createPostgresDealsQuery(pg: Pg, opts: { walkBudget?: number; pa
     return p;
   };
 
-  return {
+  const store = {
     async list(tenantId: string, q: DealListQuery): Promise<ListedSeqs> {
       if (q.stages !== null && q.stages.length === 0) return { seqs: [], total: 0 };
       /** The filters over deals (d), with their parameters added to `p`. */
@@ -162,6 +163,7 @@ export function createPostgresDealsQuery(pg: Pg, opts: { walkBudget?: number; pa
       return { ...page, total };
     },
   };
+  return store satisfies DealsQuery;
 }
 
 export type PostgresDealsQuery = ReturnType<typeof createPostgresDealsQuery>;

@@ -1,5 +1,6 @@
+import type { DealsStore } from "../../crm/deals-repo";
 import type { DealFields, DealJoined, DealRow, Missing, WriteResult } from "../../crm/deals-repo";
-import { DEAL_COLUMNS, TENANT_SPAN } from "../../crm/deals-repo";
+import { DEAL_COLUMNS, TENANT_SPAN } from "../../crm/deal-columns";
 import { contactName, searchTextOf, sortKey } from "../../crm/model";
 import type { Pg, PgQueries, PgTx } from "./database";
 
@@ -144,7 +145,7 @@ export function createPostgresDealsStore(pg: Pg) {
       ${f.value_cents}, ${f.currency}, ${f.close_date}, ${f.probability}, ${f.notes}, ${f.custom_data}, ${sortKey(f.title)},
       ${k[0]}, ${k[1]}, ${k[2]}, ${k[3]}, ${k[4]}, ${k[5]}, ${k[6]}, ${k[7]})`;
 
-  return {
+  const store = {
     async byId(tenantId: string, id: string): Promise<DealJoined | null> {
       const [row] = await pg.unsafe<DealJoined>(`SELECT ${DEAL_COLUMNS} FROM deals WHERE tenant_id = $1 AND id = $2`, [tenantId, id]);
       return row ? (await withStages(tenantId, [row]))[0]! : null;
@@ -210,6 +211,7 @@ export function createPostgresDealsStore(pg: Pg) {
       await setNamesInTx(tx, tenantId, rows, false);
     },
   };
+  return store satisfies DealsStore;
 }
 
 export type PostgresDealsStore = ReturnType<typeof createPostgresDealsStore>;

@@ -1,3 +1,4 @@
+import type { InvitationsStore } from "../../users/invitations-repo";
 import type { NewSessionRow } from "../../auth/repo";
 import type { AuditEntry } from "../../security/repo";
 import type { InvitationRow, InvitationStatus } from "../../users/invitations-model";
@@ -47,7 +48,7 @@ export function createPostgresInvitationsStore(
       now,
     );
 
-  return {
+  const store = {
     byId: async (tenantId: string, id: string) => byId(pg, tenantId, id),
     byTokenHash: async (tokenHash: string) => byTokenHash(pg, tokenHash),
     page: async (tenantId: string, status: InvitationStatus | null, now: number, limit: number, offset: number) =>
@@ -136,6 +137,7 @@ export function createPostgresInvitationsStore(
       });
     },
   };
+  return store satisfies InvitationsStore;
 }
 
 export type PostgresInvitationsStore = ReturnType<typeof createPostgresInvitationsStore>;

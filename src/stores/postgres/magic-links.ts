@@ -1,3 +1,4 @@
+import type { MagicLinksStore } from "../../auth/magic-link/repo";
 import { MAX_WORKSPACES_PER_REQUEST, type MagicLinkRow, type MagicLinkTarget } from "../../auth/magic-link/repo";
 import type { OutgoingMail } from "../../mail/repo";
 import type { AuditEntry } from "../../security/repo";
@@ -17,18 +18,17 @@ export function createPostgresMagicLinksStore(pg: Pg, others: { security: PgAudi
       VALUES (${r.tenant_id}, ${r.token_hash}, ${r.user_id}, ${r.expires_at}, ${r.created_at})`;
   }
 
-  return {
+  const store = {
     insertInTx,
     /**
      * The link, its mail and its audit row in one commit: either all exist or none does.
-     * `entry` gets the new mail's id (the audit row names it). Answers the mail's id.
+     * The audit row's detail gets the new mail's id as `mail_id`.
      */
-    issue: async (r: Omit<MagicLinkRow, "used_at">, mail: OutgoingMail, entry: (mailId: string) => AuditEntry): Promise<string> =>
+    issue: async (r: Omit<MagicLinkRow, "used_at">, mail: OutgoingMail, audit: AuditEntry, now: number): Promise<void> =>
       pg.begin(async (tx) => {
         await insertInTx(tx, r);
-        const mailId = await others.mail.enqueueInTx(tx, mail, r.created_at);
-        await others.security.auditInTx(tx, entry(mailId), r.created_at);
-        return mailId;
+        const mailId = await others.mail.enqueueInTx(tx, mail, now);
+        await others.security.auditInTx(tx, { ...audit, detail: { mail_id: mailId, ...audit.detail } }, now);
       }),
     target: async (tenantId: string, email: string): Promise<MagicLinkTarget | null> =>
       pg.one<MagicLinkTarget>`SELECT u.*, t.subdomain, t.name AS tenant_name FROM users u JOIN tenants t ON t.id = u.tenant_id
@@ -73,6 +73,7 @@ export function createPostgresMagicLinksStore(pg: Pg, others: { security: PgAudi
     /** Deletes links that expired before `before`; answers how many. */
     purgeExpired: async (before: number): Promise<number> => pg.run`DELETE FROM magic_links WHERE expires_at < ${before}`,
   };
+  return store satisfies MagicLinksStore;
 }
 
 export type PostgresMagicLinksStore = ReturnType<typeof createPostgresMagicLinksStore>;

@@ -1,3 +1,4 @@
+import type { MailStore } from "../../mail/repo";
 import { newId } from "../../db/ids";
 import type { OutboxRow, OutgoingMail } from "../../mail/repo";
 import type { Pg, PgTx } from "./database";
@@ -8,7 +9,7 @@ import type { Pg, PgTx } from "./database";
  * here is ever shown to a tenant.
  */
 export function createPostgresMailStore(pg: Pg) {
-  return {
+  const store = {
     /** Call inside the caller's transaction; answers the outbox row's id. */
     async enqueueInTx(tx: PgTx, m: OutgoingMail, now: number): Promise<string> {
       const id = newId();
@@ -69,6 +70,7 @@ export function createPostgresMailStore(pg: Pg) {
     /** Deletes sent and failed mail created before `before`; answers how many. */
     purgeFinished: async (before: number) => pg.run`DELETE FROM mail_outbox WHERE created_at < ${before}::bigint AND status IN ('sent', 'failed')`,
   };
+  return store satisfies MailStore;
 }
 
 export type PostgresMailStore = ReturnType<typeof createPostgresMailStore>;

@@ -1,5 +1,6 @@
+import type { MembersStore } from "../../users/members-repo";
 import type { AuditEntry } from "../../security/repo";
-import type { MemberChange, Refusal } from "../../users/members-repo";
+import type { MemberChange, MemberChangePlan, Refusal } from "../../users/members-repo";
 import type { UserRow } from "../../users/repo";
 import type { Pg, PgTx } from "./database";
 import type { PostgresSecurityStore } from "./security";
@@ -9,7 +10,7 @@ export interface MemberHooks {
   /** Moves a removed member's deals to another member (or to nobody); answers how many moved. */
   dealsReassignedInTx(tx: PgTx, tenantId: string, fromUserId: string, to: UserRow | null, now: number): Promise<number>;
   /** A member's new name and address copied onto what the CRM keeps of them. */
-  renamedInTx(tx: PgTx, tenantId: string, userId: string, fullName: string | null, email: string): Promise<unknown>;
+  assigneeRenamedInTx(tx: PgTx, tenantId: string, userId: string, fullName: string | null, email: string): Promise<unknown>;
 }
 
 /**
@@ -27,17 +28,17 @@ export function createPostgresMembersStore(pg: Pg, others: MemberHooks & { secur
   const lockUser = (tx: PgTx, tenantId: string, id: string) => tx.one<UserRow>`SELECT * FROM users WHERE tenant_id = ${tenantId} AND id = ${id} FOR NO KEY UPDATE`;
   const byId = (tx: PgTx, tenantId: string, id: string) => tx.one<UserRow>`SELECT * FROM users WHERE tenant_id = ${tenantId} AND id = ${id}`;
 
-  return {
+  const store = {
     /**
-     * Applies a change, with the audit rows `audits` builds from the old and new rows; a new name
-     * is copied to the CRM in the same transaction. Answers the new row, or why it was refused.
+     * Applies a change and what `plan` asks for (audit rows, the name copied into deals), in one
+     * transaction. Answers the new row, or why it was refused.
      */
     async change(
       tenantId: string,
       id: string,
       c: MemberChange,
       now: number,
-      audits: (before: UserRow, after: UserRow) => AuditEntry[],
+      plan: (before: UserRow, after: UserRow) => MemberChangePlan,
     ): Promise<UserRow | Refusal> {
       return pg.begin(async (tx): Promise<UserRow | Refusal> => {
         const admins = await lockAdmins(tx, tenantId);
@@ -54,8 +55,9 @@ export function createPostgresMembersStore(pg: Pg, others: MemberHooks & { secur
                            updated_at = ${now}::bigint
            WHERE tenant_id = ${tenantId} AND id = ${id}
           RETURNING *`)!;
-        if (c.fullName !== undefined) await others.renamedInTx(tx, tenantId, after.id, after.full_name, after.email);
-        for (const a of audits(before, after)) await others.security.auditInTx(tx, a, now);
+        const also = plan(before, after);
+        if (also.propagateRename) await others.assigneeRenamedInTx(tx, tenantId, after.id, after.full_name, after.email);
+        for (const a of also.audits) await others.security.auditInTx(tx, a, now);
         return after;
       });
     },
@@ -120,6 +122,7 @@ export function createPostgresMembersStore(pg: Pg, others: MemberHooks & { secur
       });
     },
   };
+  return store satisfies MembersStore;
 }
 
 export type PostgresMembersStore = ReturnType<typeof createPostgresMembersStore>;

@@ -1,3 +1,4 @@
+import type { OidcStore } from "../../auth/oidc/repo";
 import type { ProviderKind } from "../../auth/oidc/model";
 import type { FlowRow, IdentityRow, ProviderRow } from "../../auth/oidc/repo";
 import type { AuditEntry } from "../../security/repo";
@@ -33,7 +34,7 @@ export function createPostgresOidcStore(pg: Pg, others: { users: PgUsersInTx; se
     return rows.length === 1;
   }
 
-  return {
+  const store = {
     /** Throws PostgreSQL's unique violation (23505, identity_providers_by_name) on a taken name. */
     insertProvider: async (p: ProviderRow, entry: AuditEntry): Promise<void> =>
       pg.begin(async (tx) => {
@@ -133,6 +134,7 @@ export function createPostgresOidcStore(pg: Pg, others: { users: PgUsersInTx; se
       return undefined;
     },
   };
+  return store satisfies OidcStore;
 }
 
 /** A join's identity was linked by someone else meanwhile (rolls the join back). */

@@ -1,3 +1,4 @@
+import type { PasswordStore } from "../../auth/password/repo";
 import type { AccountTokenRow } from "../../auth/email/repo";
 import type { AuditEntry } from "../../security/repo";
 import type { PostgresAccountTokensStore } from "./account-tokens";
@@ -25,7 +26,7 @@ export function createPostgresPasswordStore(pg: Pg, others: { security: PgAuditI
       WHERE tenant_id = ${tenantId} AND user_id = ${userId} AND id <> ${keepSessionId} AND revoked_at IS NULL`;
   }
 
-  return {
+  const store = {
     /**
      * Spends a reset token and sets the password it was for: every session and challenge ends,
      * and the address counts as proven (the link reached it). Null when the token was used,
@@ -50,6 +51,7 @@ export function createPostgresPasswordStore(pg: Pg, others: { security: PgAuditI
         return revoked;
       }),
   };
+  return store satisfies PasswordStore;
 }
 
 export type PostgresPasswordStore = ReturnType<typeof createPostgresPasswordStore>;

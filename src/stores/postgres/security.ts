@@ -1,3 +1,4 @@
+import type { SecurityStore } from "../../security/repo";
 import type { AuditEntry, AuditRow } from "../../security/repo";
 import type { Pg, PgQueries, PgTx } from "./database";
 
@@ -12,7 +13,7 @@ export function createPostgresSecurityStore(pg: Pg) {
           VALUES (${e.tenantId}::text, ${e.userId}::text, ${e.action}, ${e.ip}::text, ${e.userAgent}::text,
                   ${e.detail ? JSON.stringify(e.detail) : null}::text, ${now}::bigint)`;
 
-  return {
+  const store = {
     // The window restarts once it has passed; SET reads the old row, as on SQLite.
     hit: async (key: string, now: number, windowMs: number) =>
       (await pg.one<{ count: number; window_start: number }>`
@@ -32,6 +33,7 @@ export function createPostgresSecurityStore(pg: Pg) {
     auditForTenant: async (tenantId: string, limit = 100) =>
       pg.all<AuditRow>`SELECT * FROM audit_log WHERE tenant_id = ${tenantId} ORDER BY created_at DESC, id DESC LIMIT ${limit}`,
   };
+  return store satisfies SecurityStore;
 }
 
 export type PostgresSecurityStore = ReturnType<typeof createPostgresSecurityStore>;

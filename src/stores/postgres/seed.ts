@@ -3,8 +3,9 @@
  * SQLite's seed (src/crm/bulk-load.ts, live-seed.ts): the same random source per subdomain, drawn
  * in the same order, so a tenant seeded on either backend holds the same deals (ids aside).
  */
+import type { DemoSeedStore } from "../../crm/seed-store";
 import { newId } from "../../db/ids";
-import { TENANT_SPAN } from "../../crm/deals-repo";
+import { TENANT_SPAN } from "../../crm/deal-columns";
 import { contactName, searchTextOf, sortKey } from "../../crm/model";
 import {
   FIRST_NAMES,
@@ -19,7 +20,7 @@ import {
   dealValueCents,
   randomSource,
 } from "../../crm/demo-data";
-import type { Pg, PgQueries } from "./database";
+import { type Pg, type PgQueries, ownApplicationName } from "./database";
 
 export interface SeedTenant {
   tenantId: string;
@@ -50,8 +51,10 @@ const GAP_MS = 2;
  * rebuild the deals' indexes: a server would wait on the table's lock for the whole load.
  */
 export async function claimDatabase(pg: Pg): Promise<boolean> {
+  // This process's own pool (its other connections, idle) does not count: Bun opens them all at once.
   const r = await pg.one<{ n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity
-    WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'`;
+    WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'
+      AND application_name IS DISTINCT FROM ${ownApplicationName()}`;
   return (r?.n ?? 0) === 0;
 }
 
@@ -147,10 +150,10 @@ export const dealCountersAfterCopy = {
 };
 
 /**
- * `suite seed` on PostgreSQL, in the shape of DemoSeedStore (src/crm/seed-store.ts on main):
+ * `suite seed` on PostgreSQL, a DemoSeedStore (src/crm/seed-store.ts):
  * bulk when the seed has the database to itself, else alongside a running server.
  */
-export function createPostgresSeedStore(pg: Pg) {
+export function createPostgresSeedStore(pg: Pg): DemoSeedStore {
   return {
     async seed(t: SeedTenant, now: number, hooks: { alongside(): void; progress(done: number, total: number): void }): Promise<SeedResult> {
       if (await claimDatabase(pg)) return (await bulkSeed(pg, [t], now))[0]!;

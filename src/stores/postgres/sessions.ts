@@ -1,3 +1,4 @@
+import type { SessionsStore } from "../../auth/repo";
 import type { ChallengeRow, NewSessionRow, SessionPrincipalRow, SessionRow } from "../../auth/repo";
 import type { AuditEntry } from "../../security/repo";
 import type { Pg, PgTx } from "./database";
@@ -23,7 +24,7 @@ export function createPostgresSessionsStore(pg: Pg, others: { security: PgAuditI
   const endChallengesInTx = (tx: PgTx, tenantId: string, userId: string) =>
     tx.run`DELETE FROM sign_in_challenges WHERE tenant_id = ${tenantId} AND user_id = ${userId}`;
 
-  return {
+  const store = {
     /** Session rows are also written inside signup's and invitation-accept's transactions. */
     insertInTx,
     /** A new session and its audit row in one commit. */
@@ -113,6 +114,7 @@ export function createPostgresSessionsStore(pg: Pg, others: { security: PgAuditI
     endChallenges: async (tenantId: string, userId: string): Promise<number> =>
       pg.run`DELETE FROM sign_in_challenges WHERE tenant_id = ${tenantId} AND user_id = ${userId}`,
   };
+  return store satisfies SessionsStore;
 }
 
 export type PostgresSessionsStore = ReturnType<typeof createPostgresSessionsStore>;

@@ -1,3 +1,4 @@
+import type { StagesStore } from "../../crm/stages-repo";
 import type { PipelineStageRow } from "../../crm/repo";
 import type { AuditEntry } from "../../security/repo";
 import type { Pg, PgTx } from "./database";
@@ -17,7 +18,7 @@ export interface PgAuditWriter {
  * UPDATE of `stage` by 51-deal-search.sql's triggers, which also drop a deleted stage's counters.
  */
 export function createPostgresStagesStore(pg: Pg, deps: { security: PgAuditWriter }) {
-  return {
+  const store = {
     byId: async (tenantId: string, id: string) => pg.one<PipelineStageRow>`SELECT * FROM pipeline_stages WHERE tenant_id = ${tenantId} AND id = ${id}`,
     hasDeals: async (tenantId: string, key: string) =>
       (await pg.one`SELECT 1 AS one FROM deals WHERE tenant_id = ${tenantId} AND stage = ${key} LIMIT 1`) !== null,
@@ -56,11 +57,16 @@ export function createPostgresStagesStore(pg: Pg, deps: { security: PgAuditWrite
         if (any && moveTo === null) return "needs_target";
         const moved = any && moveTo !== null ? await tx.run`UPDATE deals SET stage = ${moveTo}, updated_at = ${now} WHERE tenant_id = ${s.tenant_id} AND stage = ${s.key}` : 0;
         await tx.run`DELETE FROM pipeline_stages WHERE tenant_id = ${s.tenant_id} AND id = ${s.id}`;
+        // Its counters are all zero now that its deals moved: they go with it, as on SQLite, so a
+        // stage made again with the key starts from no rows.
+        await tx.run`DELETE FROM deal_counts WHERE tenant_id = ${s.tenant_id} AND stage = ${s.key}`;
+        await tx.run`DELETE FROM deal_gram_counts WHERE tenant_id = ${s.tenant_id} AND stage = ${s.key}`;
         await deps.security.auditInTx(tx, audit(moved), now);
         return moved;
       });
     },
   };
+  return store satisfies StagesStore;
 }
 
 export type PostgresStagesStore = ReturnType<typeof createPostgresStagesStore>;

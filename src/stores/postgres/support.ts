@@ -1,9 +1,10 @@
+import type { SupportStore } from "../../users/support-repo";
 import type { SupportUserRow } from "../../users/support-repo";
 import type { Pg } from "./database";
 
 /** The operator's view of an organization's members (src/cli/users.ts) on PostgreSQL. */
 export function createPostgresSupportStore(pg: Pg) {
-  return {
+  const store = {
     // The last sign-in is read through audit_by_tenant_user (tenant_id, user_id, created_at, id).
     list: async (tenantId: string) =>
       pg.all<SupportUserRow>`
@@ -15,6 +16,7 @@ export function createPostgresSupportStore(pg: Pg) {
          WHERE u.tenant_id = ${tenantId}
          ORDER BY u.created_at, u.id`,
   };
+  return store satisfies SupportStore;
 }
 
 export type PostgresSupportStore = ReturnType<typeof createPostgresSupportStore>;

@@ -1,3 +1,4 @@
+import type { TenantsStore } from "../../tenants/repo";
 import type { NewSessionRow } from "../../auth/repo";
 import { newId } from "../../db/ids";
 import type { AuditEntry } from "../../security/repo";
@@ -38,7 +39,7 @@ export function createPostgresTenantsStore(pg: Pg, others: SignupHooks & { users
   const insertModule = (tx: PgTx, tenantId: string, module: string) =>
     tx.run`INSERT INTO tenant_modules (tenant_id, module) VALUES (${tenantId}, ${module}) ON CONFLICT DO NOTHING`;
 
-  return {
+  const store = {
     bySubdomain: async (subdomain: string) => pg.one<TenantRow>`SELECT * FROM tenants WHERE subdomain = ${subdomain}`,
     byId: async (id: string) => byId(pg, id),
     modules: async (tenantId: string) => modules(pg, tenantId),
@@ -118,6 +119,7 @@ export function createPostgresTenantsStore(pg: Pg, others: SignupHooks & { users
       return { adminProfileId };
     },
   };
+  return store satisfies TenantsStore;
 }
 
 export type PostgresTenantsStore = ReturnType<typeof createPostgresTenantsStore>;

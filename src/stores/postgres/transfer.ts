@@ -1,6 +1,7 @@
+import type { TransferStore } from "../../crm/transfer-repo";
 import { toIso } from "../../db/ids";
 import { csvLine } from "../../http/csv";
-import { SORT_COLUMN } from "../../crm/deals-query";
+import { SORT_COLUMN } from "../../crm/deal-columns";
 import { formatCents } from "../../crm/money";
 import { searchTextOf, sortKey } from "../../crm/model";
 import type { AccountRow, ContactRow } from "../../crm/repo";
@@ -141,7 +142,7 @@ export function createPostgresTransferStore(pg: Pg, deps: { security: PgAuditWri
     }
   }
 
-  return {
+  const store = {
     dealsCsvAfter,
     /** Accounts newest first, after the last one written (created_at, id). */
     async accountsAfter(tenantId: string, pattern: string | null, after: AccountRow | null, limit: number): Promise<AccountRow[]> {
@@ -191,6 +192,7 @@ export function createPostgresTransferStore(pg: Pg, deps: { security: PgAuditWri
       return true;
     },
   };
+  return store satisfies TransferStore;
 }
 
 export type PostgresTransferStore = ReturnType<typeof createPostgresTransferStore>;

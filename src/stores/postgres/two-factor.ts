@@ -1,3 +1,4 @@
+import type { TwoFactorStore } from "../../auth/two-factor/repo";
 import type { Owner, TotpRow } from "../../auth/two-factor/repo";
 import type { AuditEntry } from "../../security/repo";
 import type { Pg, PgTx } from "./database";
@@ -26,7 +27,7 @@ export function createPostgresTwoFactorStore(pg: Pg, others: { security: PgAudit
       SELECT ${o.tenantId}, h, ${o.userId}, NULL, ${now} FROM unnest(${hashes}::text[]) AS h`;
   }
 
-  return {
+  const store = {
     get: async (o: Owner): Promise<TotpRow | null> =>
       pg.one<TotpRow>`SELECT user_id, tenant_id, secret_enc, enabled_at, last_step, failures, locked_until, created_at, updated_at
         FROM user_totp WHERE tenant_id = ${o.tenantId} AND user_id = ${o.userId}`,
@@ -114,6 +115,7 @@ export function createPostgresTwoFactorStore(pg: Pg, others: { security: PgAudit
     remainingBackupCodes: async (o: Owner): Promise<number> =>
       (await pg.one<{ n: number }>`SELECT count(*) AS n FROM backup_codes WHERE tenant_id = ${o.tenantId} AND user_id = ${o.userId} AND used_at IS NULL`)!.n,
   };
+  return store satisfies TwoFactorStore;
 }
 
 export type PostgresTwoFactorStore = ReturnType<typeof createPostgresTwoFactorStore>;

@@ -1,3 +1,4 @@
+import type { UsersStore } from "../../users/repo";
 import type { ProfileRow, UserRow } from "../../users/repo";
 import type { Pg, PgQueries, PgTx } from "./database";
 
@@ -14,7 +15,7 @@ export function createPostgresUsersStore(pg: Pg) {
     pg.sql`tenant_id = ${tenantId} AND (${pattern}::text IS NULL OR email LIKE ${pattern}::text ESCAPE '\\'
            OR lower(coalesce(full_name, '')) LIKE ${pattern}::text ESCAPE '\\')`;
 
-  return {
+  const store = {
     insertInTx: async (tx: PgTx, u: Omit<UserRow, "updated_at">) =>
       void (await tx.run`INSERT INTO users (id, tenant_id, email, full_name, role, profile_id, password_hash, created_at, updated_at, email_verified_at)
                          VALUES (${u.id}, ${u.tenant_id}, ${u.email}, ${u.full_name}::text, ${u.role}, ${u.profile_id}::text, ${u.password_hash},
@@ -47,6 +48,7 @@ export function createPostgresUsersStore(pg: Pg) {
     byIdInTx: async (tx: PgTx, tenantId: string, id: string) => byId(tx, tenantId, id),
     profileInTx: async (tx: PgTx, tenantId: string, id: string) => profile(tx, tenantId, id),
   };
+  return store satisfies UsersStore;
 }
 
 export type PostgresUsersStore = ReturnType<typeof createPostgresUsersStore>;

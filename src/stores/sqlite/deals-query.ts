@@ -3,8 +3,8 @@ import type { Statement } from "bun:sqlite";
 import type { Db } from "../../db/database";
 import { offsetOf } from "../../http/paging";
 import { type DealJoined } from "../../crm/deals-repo";
-import { DEAL_COLUMNS, TENANT_SPAN } from "./deals";
-import type { DealListQuery, SortField } from "../../crm/model";
+import { DEAL_COLUMNS, SORT_COLUMN, TENANT_SPAN } from "../../crm/deal-columns";
+import type { DealListQuery } from "../../crm/model";
 
 /** Below this many characters trigrams cannot match: the search reads the rows instead. */
 const MIN_FTS_TERM = 3;
@@ -31,22 +31,6 @@ const stageTrigrams = (stage: string): string[] => {
   return c.slice(2).map((_, i) => c[i]! + c[i + 1]! + c[i + 2]!);
 };
 
-/**
- * Sort key column of each sortable field; the nullable ones sort nulls last both ways. Exported:
- * the CSV export (transfer-repo.ts) walks the same orders, so the two can never sort differently.
- */
-export const SORT_COLUMN: Record<SortField, { column: string; nullable: boolean }> = {
-  title: { column: "title_key", nullable: false },
-  value: { column: "value_cents", nullable: false },
-  stage: { column: "stage", nullable: false },
-  probability: { column: "probability", nullable: true },
-  close_date: { column: "close_date", nullable: true },
-  created_at: { column: "created_at", nullable: false },
-  updated_at: { column: "updated_at", nullable: false },
-  account_name: { column: "account_key", nullable: false },
-  contact_name: { column: "contact_key", nullable: true },
-  assignee_name: { column: "assignee_key", nullable: true },
-};
 
 /** An FTS5 query matching `term` as one literal phrase: quotes doubled, operators inert. */
 export const ftsPhrase = (term: string): string => `"${term.replace(/"/g, '""')}"`;

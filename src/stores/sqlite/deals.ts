@@ -3,12 +3,7 @@ import type { Statement } from "bun:sqlite";
 import { type Db, writeTx } from "../../db/database";
 import { contactName, searchTextOf, sortKey } from "../../crm/model";
 
-/** A tenant's deals are one rowid range: [tenant_no * 2^32, (tenant_no + 1) * 2^32). */
-export const TENANT_SPAN = 2 ** 32;
-
-/** The columns a listed deal is read with (DealJoined without its stage's data). */
-export const DEAL_COLUMNS = `seq, id, tenant_id, title, account_id, contact_id, assigned_to, stage, value_cents, currency, close_date,
-  probability, notes, custom_data, created_at, updated_at, account_name, contact_name, assignee_name, assignee_email`;
+import { DEAL_COLUMNS, TENANT_SPAN } from "../../crm/deal-columns";
 
 type StageData = { key: string; stage_id: string; stage_name: string; stage_color: string; is_won: number; is_lost: number };
 

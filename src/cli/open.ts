@@ -1,0 +1,39 @@
+import { type Config, ConfigError, maskDatabaseUrl } from "../config";
+import { type Context, type ContextOptions, createContext } from "../context";
+import { NewerDatabase } from "../db/migrate";
+
+/**
+ * The context a command works with, once its database answers: on PostgreSQL, after the schema's
+ * migration and the key file's check (createContext is synchronous and opens PostgreSQL behind a
+ * gate; this awaits it). A server that cannot be reached, refuses the login or holds another
+ * release's schema is one clear line, and the command exits non-zero.
+ */
+export async function openContext(config: Config, opts: Omit<ContextOptions, "config"> = {}): Promise<Context> {
+  const ctx = createContext({ config, log: () => {}, ...opts });
+  try {
+    await ctx.ping();
+  } catch (e) {
+    await Promise.resolve(ctx.close()).catch(() => {});
+    throw unavailable(config, e);
+  }
+  return ctx;
+}
+
+/** Why the database cannot be used, as one line for the operator. */
+export function unavailable(config: Config, e: unknown): unknown {
+  if (!config.databaseUrl || e instanceof ConfigError || e instanceof NewerDatabase) return e;
+  const err = e as { message?: string; code?: string; errno?: string };
+  const why = err?.message || String(e);
+  return new ConfigError(`cannot use PostgreSQL at ${maskDatabaseUrl(config.databaseUrl)}: ${why}`);
+}
+
+/** SQLite's file tools (backup, restore) on PostgreSQL: PostgreSQL's own tools are the way. */
+export function refuseOnPostgres(config: Config, command: "backup" | "restore"): void {
+  if (!config.databaseUrl) return;
+  throw new ConfigError(
+    `suite ${command} copies the SQLite file; this suite runs on PostgreSQL (${maskDatabaseUrl(config.databaseUrl)}): ` +
+      (command === "backup"
+        ? "use PostgreSQL's own tools: pg_dump -Fc (a logical copy), or pg_basebackup with WAL archiving for point-in-time recovery; keep <db>.keys with it"
+        : "use PostgreSQL's own tools: pg_restore into an empty database (a pg_dump -Fc file), or point-in-time recovery from a base backup and archived WAL"),
+  );
+}
