@@ -60,6 +60,12 @@ async function time(name: string, variants: DealListQuery[]) {
       cpus.push((d.user + d.system) / 1000);
     }
   }
+  if (process.env.PROBE_SLOWEST) {
+    // The slowest variants (CPU ms, the worst of the repetitions), to see which shape a p99 belongs to.
+    const worst = variants.map((v, i) => ({ v, cpu: Math.max(...cpus.filter((_, j) => j % variants.length === i)) })).sort((a, b) => b.cpu - a.cpu);
+    for (const { v, cpu } of worst.slice(0, Number(process.env.PROBE_SLOWEST)))
+      console.log(`  ${cpu.toFixed(1).padStart(7)} ms  ${JSON.stringify({ ...v, assignee: v.assignee === null ? null : v.assignee === "" ? "none" : "user", page: undefined, size: undefined })}`);
+  }
   const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))]!.toFixed(2).padStart(7);
   console.log(`${name.padEnd(44)} wall p50 ${pct(times, 0.5)} p99 ${pct(times, 0.99)}   cpu p50 ${pct(cpus, 0.5)} p99 ${pct(cpus, 0.99)}  n ${times.length}`);
 }
@@ -85,5 +91,21 @@ await time("two letters + stage + value desc", TWO.map((s, i) => mk({ search: s,
 await time("two letters + mine", TWO.map((s, i) => mk({ search: s, assignee: users[i % users.length]! })));
 await time("one letter", ONE.map((s) => mk({ search: s })));
 await time("one letter + unassigned + title", ONE.map((s) => mk({ search: s, assignee: "", sortBy: "title", sortDir: "asc" })));
+// As the bench's "typed N letters + filters + sort": every assignee filter, 0-2 stages, the ten sorts both ways.
+const combos = (terms: string[], n: number): DealListQuery[] =>
+  Array.from({ length: n }, (_, k) => {
+    const a = Math.floor(k / terms.length) % 4;
+    const st = (k + Math.floor(k / 4)) % 3;
+    return mk({
+      search: terms[k % terms.length]!,
+      assignee: a === 0 ? null : a === 1 ? users[k % users.length]! : a === 2 ? "" : users[(k * 5) % users.length]!,
+      stages: st === 0 ? null : st === 1 ? [stages[k % stages.length]!] : [stages[k % stages.length]!, stages[(k + 3) % stages.length]!],
+      sortBy: SORTS[(k * 7) % SORTS.length]!,
+      sortDir: k % 2 ? "asc" : "desc",
+    });
+  });
+await time("one letter + filters + sort", combos(ONE, 80));
+await time("two letters + filters + sort", combos(TWO, 80));
+await time("common3 + filters + sort", combos(COMMON3, 160));
 if (process.env.PROBE_OLD) db.close();
 else ctx.close();

@@ -7,6 +7,7 @@ import v7 from "./migrations/0007-audit-log-reading.sql" with { type: "text" };
 import v8 from "./migrations/0008-identity-providers.sql" with { type: "text" };
 import v9 from "./migrations/0009-tenant-disabled.sql" with { type: "text" };
 import v10 from "./migrations/0010-deal-search-unassigned.sql" with { type: "text" };
+import v11 from "./migrations/0011-deal-gram-counts.sql" with { type: "text" };
 
 /**
  * Upgrades for databases made by an older release. schema.sql is always the whole current
@@ -32,4 +33,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 8, name: "identity providers, linked identities and authorization requests under way", sql: v8 },
   { version: 9, name: "organizations can be disabled by the operator", sql: v9 },
   { version: 10, name: "deal search: a token for unassigned deals in the search index", sql: v10 },
+  { version: 11, name: "deal search: per-stage and per-assignee counts of each 1-2 character piece of search text", sql: v11 },
 ];

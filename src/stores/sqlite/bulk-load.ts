@@ -2,6 +2,7 @@ import type { SeedResult, SeedTenant } from "../../crm/seed-store";
 import { type Db, writeTx } from "../../db/database";
 import { newId } from "../../db/ids";
 import { TENANT_SPAN } from "../../crm/deal-columns";
+import { GramTally } from "./deal-grams";
 import { contactName, searchTextOf, sortKey } from "../../crm/model";
 import {
   FIRST_NAMES,
@@ -75,8 +76,11 @@ function loadAll(db: Db, tenants: SeedTenant[], now: number, bulk: boolean): See
     for (const s of saved) db.run(`DROP ${s.type === "index" ? "INDEX" : "TRIGGER"} ${s.name}`);
     const ranges: Array<[number, number]> = [];
     const out = tenants.map((t) => {
-      const plan = startSeed(db, t, now);
+      // With the triggers dropped, the gram counts are added up here and written once.
+      const tally = bulk ? new GramTally() : undefined;
+      const plan = startSeed(db, t, now, tally);
       plan.insertDeals(0, t.deals);
+      tally?.write(db, t.tenantId);
       setDemoPassword(db, t);
       ranges.push(plan.range);
       return plan.result;
@@ -129,7 +133,7 @@ export interface SeedPlan {
 }
 
 /** Writes the tenant's demo users, accounts and contacts and reserves its deals' rowid range. */
-export function startSeed(db: Db, t: SeedTenant, now: number): SeedPlan {
+export function startSeed(db: Db, t: SeedTenant, now: number, tally?: GramTally): SeedPlan {
   const r = randomSource(t.subdomain);
   const before = new Set((db.query("SELECT id FROM users WHERE tenant_id = ?1").values(t.tenantId) as string[][]).map((v) => v[0]!));
   const userIds = seedUsers(db, t, r, now);
@@ -167,6 +171,8 @@ export function startSeed(db: Db, t: SeedTenant, now: number): SeedPlan {
       const closeDate = r.next() < 0.6 ? new Date(created + r.int(240) * DAY).toISOString().slice(0, 10) : null;
       const probability = r.next() < 0.7 ? r.int(21) * 5 : null;
       const cName = contact ? contact.name : null;
+      const searchText = searchTextOf(title, notes, account.name, cName);
+      tally?.add(stage, assignee ? assignee.id : null, searchText);
       insert.run(
         first + i,
         newId(),
@@ -187,7 +193,7 @@ export function startSeed(db: Db, t: SeedTenant, now: number): SeedPlan {
         sortKey(account.name),
         cName === null ? null : sortKey(cName),
         assignee ? sortKey(assignee.name) : null,
-        searchTextOf(title, notes, account.name, cName),
+        searchText,
         account.name,
         cName,
         assignee ? assignee.name : null,

@@ -87,6 +87,13 @@ export function createSqliteDealsQuery(
     return ` AND stage_token : (${tokens.map(ftsPhrase).join(" OR ")})`;
   }
 
+  /** How many of the tenant's deals within the filters hold a 1-2 character term: deal_gram_counts rows added up. */
+  function shortTermTotal(tenantId: string, term: string, q: DealListQuery): number {
+    const where = [...(q.stages !== null ? [` AND stage IN (${q.stages.map(() => "?").join(", ")})`] : []), ...(q.assignee !== null ? [" AND assignee = ?"] : [])];
+    const args = [...(q.stages ?? []), ...(q.assignee !== null ? [q.assignee] : [])];
+    return (stmt(`SELECT coalesce(sum(n), 0) AS n FROM deal_gram_counts WHERE tenant_id = ? AND gram = ?${where.join("")}`).get(tenantId, term, ...args) as { n: number }).n;
+  }
+
   function listNow(tenantId: string, q: DealListQuery): ListedSeqs {
     const t = tenantNo.get(tenantId);
     if (!t || (q.stages !== null && q.stages.length === 0)) return { seqs: [], total: 0 };
@@ -136,22 +143,56 @@ export function createSqliteDealsQuery(
      */
     const budgetedWalk = (test: string, testArgs: Array<string | number>, total: number, budget: number, filtered = true): number[] | null => {
       const wanted = Math.min(total, offset + q.size);
-      // Where an index serves the filters (filtersServed) they select the entries walked; in any
-      // other order they are part of the test, and every entry walked counts against the budget.
-      const served = filtered && filtersServed;
-      const tested = filtered && !filtersServed;
+      // The filters an index serves select the entries walked (walk.served); the others are part
+      // of the test (walk.tested), and every entry walked counts against the budget.
+      const w = filtered ? walk() : { served: "", servedArgs: [], tested: "", testedArgs: [], indexed: "", order: orderBy };
       const found = seqsOf(
         stmt(
-          `SELECT seq FROM (SELECT d.seq AS seq, (${test}${tested ? filterSql : ""}) AS ok FROM deals d WHERE d.tenant_id = ?${served ? filterSql : ""} ORDER BY ${orderBy} LIMIT ?) WHERE ok LIMIT ?`,
-        ).values(...testArgs, ...(tested ? args : []), tenantId, ...(served ? args : []), Math.ceil(Math.min(budget, Number.MAX_SAFE_INTEGER)), wanted),
+          `SELECT seq FROM (SELECT d.seq AS seq, (${test}${w.tested}) AS ok FROM deals d${w.indexed} WHERE d.tenant_id = ?${w.served} ORDER BY ${w.order ?? orderBy} LIMIT ?) WHERE ok LIMIT ?`,
+        ).values(...testArgs, ...w.testedArgs, tenantId, ...w.servedArgs, Math.ceil(Math.min(budget, Number.MAX_SAFE_INTEGER)), wanted),
       );
       return found.length < wanted ? null : found.slice(offset);
     };
-    // Indexes lead with the assignee or the stage before the creation time, and the stage order is
-    // the stage index itself (walked one requested stage after another).
-    const filtersServed = q.sortBy === "created_at" || (q.sortBy === "stage" && q.assignee === null);
+    const stageSql = q.stages !== null ? ` AND d.stage IN (${q.stages.map(() => "?").join(", ")})` : "";
+    const assigneeSql = q.assignee === null ? "" : q.assignee === "" ? " AND d.assigned_to IS NULL" : " AND d.assigned_to = ?";
+    const assigneeArgs = q.assignee === null || q.assignee === "" ? [] : [q.assignee];
+    const countOf = (stages: string[] | null, assignee: string) =>
+      (stmt(`SELECT coalesce(sum(n), 0) AS n FROM deal_counts WHERE tenant_id = ? AND assignee = ?${stages ? ` AND stage IN (${stages.map(() => "?").join(", ")})` : ""}`).get(
+        tenantId,
+        assignee,
+        ...(stages ?? []),
+      ) as { n: number }).n;
+    /**
+     * How a search walks the order's index: which filters the index serves (they select the
+     * entries walked), which are tested on each entry, and how many entries the walk is among.
+     * Creation order: the assignee and stage indexes lead with them. Stage order: the stage index,
+     * one requested stage after another. Assignee order among the unassigned: their entries are
+     * the index's tail (a NULL key sorts last both ways), sought directly instead of walked to.
+     */
+    const walk = () => {
+      if (q.sortBy === "created_at")
+        return { served: filterSql, servedArgs: args, tested: "", testedArgs: [], indexed: "", order: orderBy, among: () => unsearchedTotal() };
+      if (q.sortBy === "stage" && q.stages !== null)
+        return { served: stageSql, servedArgs: q.stages, tested: assigneeSql, testedArgs: assigneeArgs, indexed: "", order: orderBy, among: () => countOf(q.stages, "*") };
+      // One assignee's entries share one key (the unassigned: NULL, last both ways): that range of
+      // the assignee index is sought, ordered by key and id (SQLite sorts anew if the IS NULL term stays).
+      if (q.sortBy === "assignee_name" && q.assignee !== null)
+        return {
+          served:
+            q.assignee === ""
+              ? " AND (d.assignee_key IS NULL) = 1"
+              : " AND (d.assignee_key IS NULL) = 0 AND d.assignee_key = (SELECT assignee_key FROM deals INDEXED BY deals_by_assignee_created WHERE tenant_id = ? AND assigned_to = ? LIMIT 1)",
+          servedArgs: q.assignee === "" ? [] : [tenantId, q.assignee],
+          tested: filterSql,
+          testedArgs: args,
+          indexed: ` INDEXED BY deals_by_assignee_${q.sortDir}`,
+          order: `d.assignee_key ${dir}, d.id ${dir}`,
+          among: () => countOf(null, q.assignee!),
+        };
+      return { served: "", servedArgs: [], tested: filterSql, testedArgs: args, indexed: "", order: orderBy, among: () => tenantTotal() };
+    };
     /** Index entries walked in order before the page is full, if the `total` matches were spread evenly. */
-    const expectedEntries = (total: number): number => expectedWalk(total, filtersServed ? unsearchedTotal() : tenantTotal());
+    const expectedEntries = (total: number): number => expectedWalk(total, walk().among());
     /** Rows walked in order before the page is full, if the `total` matches were spread evenly. */
     const expectedWalk = (total: number, among: number): number => ((offset + q.size) * among) / total;
     /**
@@ -197,9 +238,20 @@ export function createSqliteDealsQuery(
       // tenant's rowid range, in order (a sequential read, not a lookup per row).
       const matching = `SELECT d.seq FROM deals d INDEXED BY deals_text_by_seq WHERE d.seq BETWEEN ? AND ? AND d.search_text GLOB ?${filterSql}`;
       const matchArgs = [lo, hi, globContaining(term), ...args];
-      const total = (stmt(`SELECT count(*) AS n FROM (${matching})`).get(...matchArgs) as { n: number }).n;
+      // The exact total is a sum of deal_gram_counts rows (schema version 11), never a read of the text.
+      const total = shortTermTotal(tenantId, term, q);
       if (offset >= total) return { seqs: [], total };
-      return { seqs: searchPage(total, () => pageOfSet(matching, matchArgs)), total };
+      // Sorted: one user's deals are read from the assignee index (thousands), not the tenant's text.
+      const sorted =
+        q.assignee !== null && q.assignee !== ""
+          ? () =>
+              pageOfSet(`SELECT seq FROM deals INDEXED BY deals_by_assignee_created WHERE tenant_id = ? AND assigned_to = ? AND instr(search_text, ?) > 0`, [
+                tenantId,
+                q.assignee!,
+                term,
+              ])
+          : () => pageOfSet(matching, matchArgs);
+      return { seqs: searchPage(total, sorted), total };
     }
 
     const termOnly = `search_text : ${ftsPhrase(term)}`;

@@ -1,0 +1,156 @@
+// deal_gram_counts (schema version 11) gives a 1-2 letter search its exact total. Its rows must
+// equal what the deals hold, counted here from their search text, after every write path: the bulk
+// load (counted in JS), live inserts, updates, moves, reassignments, renames of accounts and
+// contacts, deletes, a stage's deletion, an import and an organization's deletion. And the totals
+// and pages of short terms must equal a reference's, with every filter and sort.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { bulkSeed } from "../../src/stores/sqlite/bulk-load";
+import { createSqliteDealsQuery } from "../../src/stores/sqlite/deals-query";
+import { randomSource } from "../../src/crm/demo-data";
+import { type DealListQuery, SORT_FIELDS, type SortField } from "../../src/crm/model";
+import { testApp } from "../helpers";
+import migration11 from "../../src/db/migrations/0011-deal-gram-counts.sql" with { type: "text" };
+import { type CrmOrg, type Deal, addUser, crmOrg, referenceSort } from "./support";
+
+const t = testApp();
+afterAll(() => t.close());
+let org: CrmOrg;
+let tenantId: string;
+
+/** The counts the triggers should hold: each distinct 1-2 character piece of each deal's text (none across a newline). */
+function expectedCounts(tenant: string): string[] {
+  const counts = new Map<string, number>();
+  const rows = t.ctx.db.query("SELECT search_text, stage, coalesce(assigned_to, '') AS assignee FROM deals WHERE tenant_id = ?1").all(tenant) as Array<{
+    search_text: string;
+    stage: string;
+    assignee: string;
+  }>;
+  for (const r of rows) {
+    const chars = [...r.search_text];
+    const grams = new Set<string>();
+    chars.forEach((c, i) => {
+      grams.add(c);
+      if (i + 1 < chars.length) grams.add(c + chars[i + 1]);
+    });
+    for (const g of grams) if (!g.includes("\n")) counts.set(`${g}|${r.stage}|${r.assignee}`, (counts.get(`${g}|${r.stage}|${r.assignee}`) ?? 0) + 1);
+  }
+  return [...counts].map(([k, n]) => `${k}|${n}`).sort();
+}
+const storedCounts = (tenant: string): string[] =>
+  (t.ctx.db.query("SELECT gram, stage, assignee, n FROM deal_gram_counts WHERE tenant_id = ?1 AND n <> 0").all(tenant) as Array<Record<string, string | number>>)
+    .map((r) => `${r.gram}|${r.stage}|${r.assignee}|${r.n}`)
+    .sort();
+const countsAgree = (tenant = tenantId) => {
+  const want = expectedCounts(tenant);
+  expect(want.length).toBeGreaterThan(0);
+  expect(storedCounts(tenant)).toEqual(want);
+};
+
+function dealsNow(): Deal[] {
+  const rows = t.ctx.db
+    .query(
+      `SELECT seq, id, title, notes, account_name, contact_name, assignee_name, assigned_to, stage, value_cents, probability, close_date,
+        created_at, updated_at FROM deals WHERE tenant_id = ?1`,
+    )
+    .all(tenantId) as Array<Record<string, any>>;
+  return rows.map((r) => ({ ...r, id: r.id, value: r.value_cents / 100 }));
+}
+
+function reference(deals: Deal[], q: DealListQuery): { seqs: number[]; total: number } {
+  const term = q.search!.toLowerCase();
+  const found = deals.filter(
+    (d) =>
+      (q.assignee === null || (q.assignee === "" ? d.assigned_to === null : d.assigned_to === q.assignee)) &&
+      (q.stages === null || q.stages.includes(d.stage)) &&
+      [d.title, d.notes, d.account_name, d.contact_name].some((f) => typeof f === "string" && f.toLowerCase().includes(term)),
+  );
+  const seqOf = new Map(found.map((d) => [d.id, d.seq as number]));
+  const from = (q.page - 1) * q.size;
+  return { seqs: referenceSort(found, q.sortBy, q.sortDir).slice(from, from + q.size).map((id) => seqOf.get(id)!), total: found.length };
+}
+
+beforeAll(async () => {
+  org = await crmOrg(t, "searchgrams");
+  tenantId = org.tenant.id;
+  // A few live deals first: the bulk load adds its tally to the rows the triggers wrote.
+  const acc = await org.account("Überbau Zeta");
+  await org.deal({ title: "Ärger mit q4 Öl", account_id: acc.id, stage: "new" });
+  bulkSeed(t.ctx.db, [{ tenantId, subdomain: "searchgrams", deals: 1200, passwordHash: await t.ctx.hasher.hash("demo password") }], t.ctx.now());
+});
+
+describe("deal_gram_counts", () => {
+  test("after the bulk load (counted in JS beside rows the triggers wrote)", () => countsAgree());
+
+  test("after every write path", async () => {
+    const acc = await org.account("Quixotic Yak Ltd");
+    const other = await org.account("Zephyr Works");
+    const ct = await org.contact("Jo", "Ng", { account_id: acc.id });
+    const member = await addUser(t, tenantId, "member@searchgrams.test", "Mem Ber");
+    const d1 = await org.deal({ title: "Jazz fix", account_id: acc.id, contact_id: ct.id, stage: "new", notes: "line one\nline two" });
+    const d2 = await org.deal({ title: "Vex 🦊 emoji", account_id: other.id, stage: "won", assigned_to: member });
+    countsAgree();
+    await org.ok("PATCH", `/deals/${d1.id}`, { title: "Jazz hands", stage: "negotiation", assigned_to: member });
+    await org.ok("PATCH", `/deals/${d2.id}`, { assigned_to: null, notes: "xq" });
+    countsAgree();
+    // One column at a time: each must fire the trigger on its own.
+    await org.ok("PATCH", `/deals/${d1.id}`, { assigned_to: null });
+    countsAgree();
+    await org.ok("PATCH", `/deals/${d1.id}`, { stage: "won" });
+    countsAgree();
+    // A member's deals handed to another (crm.ts) set only assigned_to.
+    t.ctx.db.run("UPDATE deals SET assigned_to = ?2 WHERE tenant_id = ?1 AND assigned_to IS NULL AND seq % 3 = 0", [tenantId, member]);
+    countsAgree();
+    await org.ok("PATCH", `/accounts/${acc.id}`, { name: "Quixote Yaks" });
+    await org.ok("PATCH", `/contacts/${ct.id}`, { first_name: "Joy" });
+    countsAgree();
+    await org.ok("DELETE", `/deals/${d2.id}`, undefined, 204);
+    countsAgree();
+    const stage = await org.ok("POST", "/pipeline-stages", { key: "parked", name: "Parked" });
+    await org.deal({ title: "Parked zq", account_id: acc.id, stage: "parked" });
+    await org.ok("DELETE", `/pipeline-stages/${stage.id}?move_to=won`, undefined, 204);
+    countsAgree();
+    const csv = ["title,account_name,contact_name,value", "Imported qz,Made Up Co,Mia Made,1", "Second jx,Made Up Co,,2"].join("\n");
+    const r = await t.json("POST", "/api/v1/crm/deals/import?create_missing=true", { token: org.token, raw: csv, headers: { "content-type": "text/csv" } });
+    expect(r.status).toBe(200);
+    countsAgree();
+  });
+
+  test("short terms: exact totals and the reference's pages, with every filter and sort", async () => {
+    const deals = dealsNow();
+    const users = [...new Set(deals.map((d) => d.assigned_to).filter((a) => a !== null))] as string[];
+    const queries = [createSqliteDealsQuery(t.ctx.db), createSqliteDealsQuery(t.ctx.db, { pageBy: "sort" }), createSqliteDealsQuery(t.ctx.db, { pageBy: "walk" })];
+    const r = randomSource("grams");
+    let nonEmpty = 0;
+    for (let i = 0; i < 120; i++) {
+      const q: DealListQuery = {
+        page: r.pick([1, 1, 2]),
+        size: r.pick([5, 20]),
+        search: r.pick(["e", "a", "q", "Z", "ö", "er", "an", "q4", "zz", "🦊", "x"]),
+        stages: r.pick([null, null, ["new"], ["won", "lost"], ["negotiation"]]),
+        assignee: r.pick([null, null, "", users[i % users.length]!]),
+        sortBy: SORT_FIELDS[i % SORT_FIELDS.length] as SortField,
+        sortDir: i % 2 === 0 ? "asc" : "desc",
+      };
+      const want = reference(deals, q);
+      if (want.total > 0) nonEmpty++;
+      for (const query of queries) expect({ q, got: await query.list(tenantId, q) }).toEqual({ q, got: want });
+    }
+    expect(nonEmpty).toBeGreaterThan(60);
+  });
+
+  test("migration 11 counts the deals already there", () => {
+    // Its backfill (between the table and the triggers), run on the counts emptied: the same rows again.
+    const sql = migration11.slice(migration11.indexOf("CREATE TEMP TABLE"), migration11.indexOf("CREATE TRIGGER deal_grams_insert"));
+    expect(sql).toContain("INSERT INTO deal_grams_backfill");
+    t.ctx.db.transaction(() => {
+      t.ctx.db.run("DELETE FROM deal_gram_counts");
+      t.ctx.db.exec(sql);
+    })();
+    countsAgree();
+  });
+
+  test("an organization's deletion takes its rows", () => {
+    t.ctx.db.run("DELETE FROM tenants WHERE id = ?1", [tenantId]);
+    expect(storedCounts(tenantId)).toEqual([]);
+  });
+});
