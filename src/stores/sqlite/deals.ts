@@ -138,10 +138,10 @@ export function createSqliteDealsStore(db: Db) {
       return row ? withStages(tenantId, [row])[0]! : null;
     },
     /** Rows read elsewhere (the deal list's first pages) with their stage's data. */
-    // Rows the SQLite deal list read come with their stage data already (stage_id is then set,
-    // null for a stage the tenant lacks); only rows without it are completed here.
+    // Rows the SQLite deal list read come with their stage data already (stage_id set); rows
+    // without it (or whose stage the tenant lacks, which costs one more read) are completed here.
     withStages: async (tenantId: string, rows: DealJoined[]): Promise<DealJoined[]> =>
-      rows.length > 0 && rows.every((r) => r.stage_id !== undefined) ? rows : withStages(tenantId, rows),
+      rows.length > 0 && rows.every((r) => r.stage_id != null) ? rows : withStages(tenantId, rows),
     /** The rows of one page, in the order of `seqs`. */
     async bySeqs(tenantId: string, seqs: number[]): Promise<DealJoined[]> {
       if (seqs.length === 0) return [];
