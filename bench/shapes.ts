@@ -107,6 +107,9 @@ export function buildShapes(x: ShapeInputs): Shape[] {
     shape("mine", false, x.members.map((m) => ({ params: { mine: "true" }, filter: { assignee: m.id }, token: m.token })), 3),
     shape("unassigned", false, range(10).map((page) => ({ params: { unassigned: "true", page }, filter: { assignee: "" } })), 1),
     shape("assigned_to", false, x.userIds.map((u) => ({ params: { assigned_to: u }, filter: { assignee: u } })), 3),
+    // One assignee's deals share one sort key: their range of the assignee index is sought, not walked to.
+    shape("unassigned by assignee", false, range(10).map((page) => ({ params: { unassigned: "true", sort_by: "assignee_name", sort_dir: page % 2 ? "asc" : "desc", page }, filter: { assignee: "" } })), 1),
+    shape("mine by assignee", false, x.members.map((m, k) => ({ params: { mine: "true", sort_by: "assignee_name", sort_dir: k % 2 ? "asc" : "desc" }, filter: { assignee: m.id }, token: m.token })), 3),
   ];
   for (const field of SORT_FIELDS) {
     for (const dir of ["asc", "desc"]) {

@@ -209,13 +209,16 @@ export function createSqliteDealsQuery(
     if (q.search === null) {
       const total = unsearchedTotal();
       if (offset >= total) return { seqs: [], total };
-      if (offset >= DIRECT_PAGE_DEPTH) return { seqs: page(), total };
-      const rows = stmt(`SELECT ${DEAL_COLUMNS} FROM deals d WHERE d.tenant_id = ?${filterSql} ORDER BY ${orderBy} LIMIT ? OFFSET ?`).all(
-        tenantId,
-        ...args,
-        q.size,
-        offset,
-      ) as DealJoined[];
+      // Assignee order under an assignee filter: that assignee's range of the index is sought (as a
+      // search walk does, see walk()) instead of walked to past every other assignee's deals.
+      const seek = q.sortBy === "assignee_name" && q.assignee !== null ? walk() : null;
+      if (offset >= DIRECT_PAGE_DEPTH && !seek) return { seqs: page(), total };
+      const from = seek
+        ? `deals d${seek.indexed} WHERE d.tenant_id = ?${seek.served}${filterSql} ORDER BY ${seek.order}`
+        : `deals d WHERE d.tenant_id = ?${filterSql} ORDER BY ${orderBy}`;
+      const fromArgs = seek ? [tenantId, ...seek.servedArgs, ...args] : [tenantId, ...args];
+      if (offset >= DIRECT_PAGE_DEPTH) return { seqs: seqsOf(stmt(`SELECT d.seq FROM ${from} LIMIT ? OFFSET ?`).values(...fromArgs, q.size, offset)), total };
+      const rows = stmt(`SELECT ${DEAL_COLUMNS} FROM ${from} LIMIT ? OFFSET ?`).all(...fromArgs, q.size, offset) as DealJoined[];
       // Their stage data too, in this read transaction: the store's withStages then reads nothing.
       return { seqs: rows.map((r) => r.seq), total, rows: withStages(tenantId, rows) };
     }
