@@ -1,4 +1,4 @@
-import type { SortField } from "./model";
+import { type SortField, searchTextOf, sortKey } from "./model";
 
 /**
  * What both storage backends agree on about the deals table, so that neither imports the other:
@@ -28,3 +28,26 @@ export const SORT_COLUMN: Record<SortField, { column: string; nullable: boolean 
   contact_name: { column: "contact_key", nullable: true },
   assignee_name: { column: "assignee_key", nullable: true },
 };
+
+/** The names a deal copies (see DEAL_COLUMNS), in its columns' order from account_key to assignee_email. */
+export type DealCopies = [string, string | null, string | null, string, string, string | null, string | null, string | null];
+
+/** A deal's copied names and their sort keys and search text, from the rows it names: the same on both backends. */
+export function dealCopies(
+  f: { title: string; notes: string | null },
+  accountName: string,
+  contact: string | null,
+  user: { full_name: string | null; email: string } | null,
+): DealCopies {
+  const assignee = user?.full_name ?? null;
+  return [
+    sortKey(accountName),
+    contact === null ? null : sortKey(contact),
+    assignee === null ? null : sortKey(assignee),
+    searchTextOf(f.title, f.notes, accountName, contact),
+    accountName,
+    contact,
+    assignee,
+    user?.email ?? null,
+  ];
+}

@@ -1,6 +1,6 @@
 import type { DealsStore } from "../../crm/deals-repo";
 import type { DealFields, DealJoined, DealRow, Missing, WriteResult } from "../../crm/deals-repo";
-import { DEAL_COLUMNS, TENANT_SPAN } from "../../crm/deal-columns";
+import { DEAL_COLUMNS, TENANT_SPAN, type DealCopies, dealCopies } from "../../crm/deal-columns";
 import { contactName, searchTextOf, sortKey } from "../../crm/model";
 import type { Pg, PgQueries, PgTx } from "./database";
 
@@ -47,7 +47,6 @@ export async function allocateSeqsInTx(tx: PgTx, tenantId: string, n: number): P
 
 type StageData = { key: string; stage_id: string; stage_name: string; stage_color: string; is_won: number; is_lost: number };
 type Named = { seq: number; title: string; notes: string | null; account_name: string; first_name: string | null; last_name: string | null };
-type Copies = [string, string | null, string | null, string, string, string | null, string | null, string | null];
 
 /** PostgreSQL twin of src/crm/deals-repo.ts (same functions; `…InTx` helpers take the transaction first). */
 export function createPostgresDealsStore(pg: Pg) {
@@ -72,7 +71,7 @@ export function createPostgresDealsStore(pg: Pg) {
    * contact are locked FOR KEY SHARE (a deletion waits for us, or we see it gone); the assignee is
    * locked FOR SHARE when `assigneeChanged` (a rename in flight finishes first; see above).
    */
-  async function copiesInTx(tx: PgTx, tenantId: string, f: DealFields, assigneeChanged: boolean): Promise<{ missing: Missing } | { copies: Copies }> {
+  async function copiesInTx(tx: PgTx, tenantId: string, f: DealFields, assigneeChanged: boolean): Promise<{ missing: Missing } | { copies: DealCopies }> {
     const account = await tx.one<{ name: string }>`SELECT name FROM accounts WHERE tenant_id = ${tenantId} AND id = ${f.account_id} FOR KEY SHARE`;
     if (!account) return { missing: "account_id" };
     let contact: string | null = null;
@@ -91,19 +90,7 @@ export function createPostgresDealsStore(pg: Pg) {
     }
     const stage = await tx.one`SELECT 1 AS one FROM pipeline_stages WHERE tenant_id = ${tenantId} AND key = ${f.stage}`;
     if (!stage) return { missing: "stage" };
-    const assignee = user?.full_name ?? null;
-    return {
-      copies: [
-        sortKey(account.name),
-        contact === null ? null : sortKey(contact),
-        assignee === null ? null : sortKey(assignee),
-        searchTextOf(f.title, f.notes, account.name, contact),
-        account.name,
-        contact,
-        assignee,
-        user?.email ?? null,
-      ],
-    };
+    return { copies: dealCopies(f, account.name, contact, user) };
   }
 
   const namedSql = (by: "account" | "contact") => `SELECT d.seq, d.title, d.notes, a.name AS account_name, c.first_name, c.last_name
@@ -137,7 +124,7 @@ export function createPostgresDealsStore(pg: Pg) {
     );
   }
 
-  const insertDealInTx = (tx: PgTx, seq: number, id: string, tenantId: string, now: number, f: DealFields, k: Copies) => tx.run`
+  const insertDealInTx = (tx: PgTx, seq: number, id: string, tenantId: string, now: number, f: DealFields, k: DealCopies) => tx.run`
     INSERT INTO deals (seq, id, tenant_id, created_at, updated_at, title, account_id, contact_id, assigned_to, stage, value_cents, currency,
       close_date, probability, notes, custom_data, title_key, account_key, contact_key, assignee_key, search_text, account_name, contact_name,
       assignee_name, assignee_email)

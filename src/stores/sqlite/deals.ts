@@ -3,7 +3,7 @@ import type { Statement } from "bun:sqlite";
 import { type Db, writeTx } from "../../db/database";
 import { contactName, searchTextOf, sortKey } from "../../crm/model";
 
-import { DEAL_COLUMNS, TENANT_SPAN } from "../../crm/deal-columns";
+import { DEAL_COLUMNS, TENANT_SPAN, type DealCopies, dealCopies } from "../../crm/deal-columns";
 
 type StageData = { key: string; stage_id: string; stage_name: string; stage_color: string; is_won: number; is_lost: number };
 
@@ -87,8 +87,7 @@ export function createSqliteDealsStore(db: Db) {
   const detachContact = db.prepare<never, [string, string]>("UPDATE deals SET contact_id = NULL WHERE tenant_id = ?1 AND contact_id = ?2");
 
   /** The copied names and keys of a deal, from what it references; or what is missing. */
-  type Copies = [string, string | null, string | null, string, string, string | null, string | null, string | null];
-  function copiesInTx(tenantId: string, f: DealFields): { missing: Missing } | { copies: Copies } {
+  function copiesInTx(tenantId: string, f: DealFields): { missing: Missing } | { copies: DealCopies } {
     const account = accountName.get(tenantId, f.account_id);
     if (!account) return { missing: "account_id" };
     let contact: string | null = null;
@@ -103,19 +102,7 @@ export function createSqliteDealsStore(db: Db) {
       if (!user) return { missing: "assigned_to" };
     }
     if (!stageExists.get(tenantId, f.stage)) return { missing: "stage" };
-    const assignee = user?.full_name ?? null;
-    return {
-      copies: [
-        sortKey(account.name),
-        contact === null ? null : sortKey(contact),
-        assignee === null ? null : sortKey(assignee),
-        searchTextOf(f.title, f.notes, account.name, contact),
-        account.name,
-        contact,
-        assignee,
-        user?.email ?? null,
-      ],
-    };
+    return { copies: dealCopies(f, account.name, contact, user) };
   }
 
   /** The next rowid of the tenant's range (see TENANT_SPAN). */
