@@ -30,9 +30,9 @@ beforeAll(async () => {
   clock.advance(1000);
   memberToken = (await login(t, m.email, m.password, { "x-tenant": "auditorg" })).body.access_token;
   // Rows at known times: one a minute for an hour, alternating actions and users.
-  for (let i = 0; i < 60; i++) write(admin.tenant.id, i % 2 ? memberId : admin.user.id, i % 3 ? "test.alpha" : "test.beta", START + 60_000 * (i + 10), { n: i });
-  write(other.tenant.id, other.user.id, "test.alpha", START + 600_000, { secret_word: "otherword" });
-  write(null, null, "auth.login_failed", START + 600_000);
+  for (let i = 0; i < 60; i++) await write(admin.tenant.id, i % 2 ? memberId : admin.user.id, i % 3 ? "test.alpha" : "test.beta", START + 60_000 * (i + 10), { n: i });
+  await write(other.tenant.id, other.user.id, "test.alpha", START + 600_000, { secret_word: "otherword" });
+  await write(null, null, "auth.login_failed", START + 600_000);
 });
 afterAll(() => t.close());
 
@@ -137,7 +137,7 @@ function parseCsv(text: string): string[][] {
 describe("the CSV download", () => {
   test("Accept: text/csv streams every matching row, newest first, with a header row, as an attachment", async () => {
     // More rows than one batch, so the keyset reads several.
-    for (let i = 0; i < CSV_BATCH + 20; i++) write(admin.tenant.id, admin.user.id, "test.bulk", START + 3_600_000 * 3 + Math.floor(i / 3), { i });
+    for (let i = 0; i < CSV_BATCH + 20; i++) await write(admin.tenant.id, admin.user.id, "test.bulk", START + 3_600_000 * 3 + Math.floor(i / 3), { i });
     const res = await t.request("GET", `${URL_}?action=test.bulk&action=test.beta&size=1`, { token: admin.access_token, headers: { accept: "text/csv" } });
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toBe("text/csv; charset=utf-8");
@@ -164,10 +164,10 @@ describe("the CSV download", () => {
   });
 
   test("cells that would start a formula get an apostrophe; quotes, commas and line breaks are quoted", async () => {
-    write(admin.tenant.id, admin.user.id, "=HYPERLINK(\"http://evil.test\",\"x\")", START + 3_600_000 * 5, { note: "a,b\nc" });
-    write(admin.tenant.id, admin.user.id, "+1", START + 3_600_000 * 5 + 1);
-    write(admin.tenant.id, admin.user.id, "@SUM(A1)", START + 3_600_000 * 5 + 2);
-    write(admin.tenant.id, admin.user.id, "-2", START + 3_600_000 * 5 + 3);
+    await write(admin.tenant.id, admin.user.id, "=HYPERLINK(\"http://evil.test\",\"x\")", START + 3_600_000 * 5, { note: "a,b\nc" });
+    await write(admin.tenant.id, admin.user.id, "+1", START + 3_600_000 * 5 + 1);
+    await write(admin.tenant.id, admin.user.id, "@SUM(A1)", START + 3_600_000 * 5 + 2);
+    await write(admin.tenant.id, admin.user.id, "-2", START + 3_600_000 * 5 + 3);
     const res = await t.request("GET", `${URL_}?since=2029-12-31T05:00:00Z&until=2029-12-31T06:00:00Z`, { token: admin.access_token, headers: { accept: "text/csv" } });
     const text = await res.text();
     const rows = parseCsv(text);
