@@ -4,8 +4,10 @@
 // Starts a throwaway cluster (scripts/postgres-cluster.ts) unless BENCH_PG_URL names a server.
 // Options (environment): BENCH_BIG (1000000), BENCH_SMALL (100000), BENCH_TENANTS (10),
 // BENCH_LATENCY_S (1, per shape), BENCH_SQLITE=0 skips the SQLite column, BENCH_PG_URL, and
-// BENCH_PG_REUSE=1 (with BENCH_PG_URL: measure the database `suite_bench` already seeded there).
-import { mkdtempSync, rmSync } from "node:fs";
+// BENCH_PG_REUSE=1 (with BENCH_PG_URL: measure the database `suite_bench` already seeded there),
+// BENCH_PG_DIR (keep the cluster in that folder: seeded once, reused by the next run), and
+// BENCH_SQLITE_DB (keep SQLite's database in that file: seeded when missing, else reused).
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Cluster, startCluster } from "../scripts/postgres-cluster";
@@ -18,7 +20,7 @@ import { openPostgres, type Pg } from "../src/stores/postgres/database";
 import { createPostgresDealsQuery } from "../src/stores/postgres/deals-query";
 import { applySchema } from "../src/stores/postgres/schema";
 import { bulkSeed } from "../src/stores/postgres/seed";
-import { ensureBenchTenants, listQueryOf } from "./postgres-support";
+import { BENCH_PG_SETTINGS, ensureBenchTenants, listQueryOf, seededBefore } from "./postgres-support";
 import { type Shape, buildShapes, frequentGrams } from "./shapes";
 
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
@@ -27,6 +29,9 @@ const SMALL = env("BENCH_SMALL", 100_000);
 const TENANTS = env("BENCH_TENANTS", 10);
 const LATENCY_S = env("BENCH_LATENCY_S", 1);
 const say = (s: string) => process.stdout.write(`${s}\n`);
+/** BENCH_ONLY=text: only the shapes whose name holds it; BENCH_SLOWEST=N: print each shape's N slowest queries. */
+const ONLY = process.env.BENCH_ONLY ?? "";
+const SLOWEST = env("BENCH_SLOWEST", 0);
 const subs = Array.from({ length: TENANTS }, (_, i) => (i === 0 ? "bigco" : `smallco${i}`));
 const dealsOf = (i: number) => (i === 0 ? BIG : SMALL);
 
@@ -42,15 +47,31 @@ interface Measured {
 async function measure(shapes: Shape[], tenantId: string, list: List, count: Count): Promise<Map<string, Measured>> {
   const out = new Map<string, Measured>();
   for (const s of shapes) {
+    if (ONLY && !s.name.includes(ONLY)) continue;
     const queries = s.requests.map((r) => listQueryOf(r.path, r.token));
     for (let i = 0; i < Math.min(20, queries.length); i++) await list(tenantId, queries[i]!);
     const times: number[] = [];
     const until = performance.now() + LATENCY_S * 1000;
     let i = 0;
+    const slowest: Array<[number, DealListQuery]> = [];
     while (performance.now() < until || times.length < 100) {
       const started = performance.now();
-      await list(tenantId, queries[i++ % queries.length]!);
-      times.push(performance.now() - started);
+      const q = queries[i++ % queries.length]!;
+      await list(tenantId, q);
+      const took = performance.now() - started;
+      times.push(took);
+      if (SLOWEST > 0) slowest.push([took, q]);
+    }
+    if (SLOWEST > 0) {
+      slowest.sort((a, b) => b[0] - a[0]);
+      const seen = new Set<string>();
+      for (const [took, q] of slowest) {
+        const k = JSON.stringify(q);
+        if (seen.has(k)) continue;
+        seen.add(k);
+        say(`  ${s.name}: ${took.toFixed(1)} ms ${k}`);
+        if (seen.size >= SLOWEST) break;
+      }
     }
     times.sort((a, b) => a - b);
     let correct = true;
@@ -94,12 +115,13 @@ let sqliteDir: string | null = null;
 try {
   let base = process.env.BENCH_PG_URL;
   if (!base) {
-    say("starting a throwaway PostgreSQL cluster...");
-    cluster = await startCluster();
+    say(`starting a ${process.env.BENCH_PG_DIR ? `kept PostgreSQL cluster in ${process.env.BENCH_PG_DIR}` : "throwaway PostgreSQL cluster"}...`);
+    say(`  server settings: ${BENCH_PG_SETTINGS.join(" ")}`);
+    cluster = await startCluster({ dir: process.env.BENCH_PG_DIR, settings: BENCH_PG_SETTINGS });
     base = cluster.url;
   }
   const url = base.replace(/\/[^/?]*(\?|$)/, "/suite_bench$1");
-  const reuse = process.env.BENCH_PG_REUSE === "1" && process.env.BENCH_PG_URL;
+  const reuse = (process.env.BENCH_PG_REUSE === "1" && process.env.BENCH_PG_URL) || (await seededBefore(base));
   if (!reuse) {
     const admin = openPostgres(base, { max: 1 });
     await admin.unsafe("DROP DATABASE IF EXISTS suite_bench WITH (FORCE)");
@@ -131,10 +153,16 @@ try {
   let sqResults: Map<string, Measured> | null = null;
   let sqSeedSeconds = NaN;
   if (process.env.BENCH_SQLITE !== "0") {
-    sqliteDir = mkdtempSync(join(tmpdir(), "suite-bench-pg-"));
-    const ctx = createContext({ config: loadConfig({}, { SUITE_DB: join(sqliteDir, "bench.db") }), log: () => {} });
+    const kept = process.env.BENCH_SQLITE_DB;
+    const keptBefore = kept !== undefined && existsSync(kept);
+    if (!kept) sqliteDir = mkdtempSync(join(tmpdir(), "suite-bench-pg-"));
+    const ctx = createContext({ config: loadConfig({}, { SUITE_DB: kept ?? join(sqliteDir!, "bench.db") }), log: () => {} });
     const ids: string[] = [];
-    for (const sub of subs) {
+    if (keptBefore) {
+      const rows = ctx.db.query("SELECT id, subdomain FROM tenants").all() as Array<{ id: string; subdomain: string }>;
+      for (const sub of subs) ids.push(rows.find((r) => r.subdomain === sub)!.id);
+    }
+    for (const sub of keptBefore ? [] : subs) {
       const { tenant } = await ctx.tenants.createOrganization(
         { email: `admin@${sub}.example`, password: "bench password 1", tenant_name: sub, subdomain: sub },
         { ip: null, userAgent: "bench" },
@@ -142,10 +170,12 @@ try {
       );
       ids.push(tenant.id);
     }
-    say(`seeding SQLite (the same tenants)...`);
-    const started = performance.now();
-    sqliteBulkSeed(ctx.db, subs.map((s, i) => ({ tenantId: ids[i]!, subdomain: s, deals: dealsOf(i), passwordHash: "x" })), ctx.now());
-    sqSeedSeconds = (performance.now() - started) / 1000;
+    if (!keptBefore) {
+      say(`seeding SQLite (the same tenants)...`);
+      const started = performance.now();
+      sqliteBulkSeed(ctx.db, subs.map((s, i) => ({ tenantId: ids[i]!, subdomain: s, deals: dealsOf(i), passwordHash: "x" })), ctx.now());
+      sqSeedSeconds = (performance.now() - started) / 1000;
+    }
     const read = async <T>(sql: string, args: unknown[]) => ctx.db.query(sql.replace(/\$(\d+)/g, "?$1")).all(...(args as string[])) as T[];
     const sqShapes = await shapesFrom(read, ids[0]!);
     const sqQuery = createDealsQuery(ctx.db);
@@ -162,7 +192,8 @@ try {
   say(`${"shape".padEnd(38)}${pad("PG p50", 9)}${pad("PG p99", 9)}${pad("SQLite p50", 12)}${pad("SQLite p99", 12)}  totals  PG target`);
   let worst = { search: { name: "", p99: 0 }, plain: { name: "", p99: 0 } };
   for (const s of pgShapes) {
-    const p = pgResults.get(s.name)!;
+    const p = pgResults.get(s.name);
+    if (!p) continue;
     const q = sqResults?.get(s.name);
     const target = s.search ? 50 : 5;
     const kind = s.search ? "search" : "plain";

@@ -2,7 +2,41 @@
 // needs only their rows and pipelines), and a bench request's path read back as a list query.
 import { DEFAULT_STAGES, type DealListQuery, type SortDir, type SortField } from "../src/crm/model";
 import { newId } from "../src/db/ids";
-import type { Pg } from "../src/stores/postgres/database";
+import { openPostgres, type Pg } from "../src/stores/postgres/database";
+
+/**
+ * The bench cluster's server settings: what a production server of this machine's size would set
+ * (23 GB of memory, SSD), not the test cluster's defaults (128 MB of shared buffers).
+ */
+export const BENCH_PG_SETTINGS = [
+  "shared_buffers=2GB",
+  "effective_cache_size=8GB",
+  "work_mem=16MB",
+  "maintenance_work_mem=1GB",
+  "random_page_cost=1.1",
+  "jit=off",
+  "max_wal_size=8GB",
+];
+
+/** Whether the server at `base` already holds a seeded `suite_bench` database (a kept cluster). */
+export async function seededBefore(base: string): Promise<boolean> {
+  const admin = openPostgres(base, { max: 1 });
+  try {
+    const r = await admin.one<{ n: number }>`SELECT count(*)::int AS n FROM pg_database WHERE datname = 'suite_bench'`;
+    if (!r?.n) return false;
+  } finally {
+    await admin.close();
+  }
+  const db = openPostgres(base.replace(/\/[^/?]*(\?|$)/, "/suite_bench$1"), { max: 1 });
+  try {
+    const r = await db.one<{ n: number }>`SELECT count(*)::int AS n FROM information_schema.tables WHERE table_name = 'deal_gram_counts'`;
+    if (!r?.n) return false;
+    const d = await db.one<{ seeded: boolean }>`SELECT EXISTS (SELECT 1 FROM deal_gram_counts) AS seeded`;
+    return d?.seeded === true;
+  } finally {
+    await db.close();
+  }
+}
 
 /** The ids of the bench's organizations, made (with the default pipeline) when `create`. */
 export async function ensureBenchTenants(pg: Pg, subs: string[], now: number, create: boolean): Promise<string[]> {

@@ -7,7 +7,7 @@
  * Needs Debian's postgresql package (15 or newer); .ci/run installs it when missing.
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { chownSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -40,10 +40,21 @@ async function freePort(): Promise<number> {
 
 const STATE = join(tmpdir(), "suite-postgres-cluster.json");
 
-export async function startCluster(): Promise<Cluster> {
+/**
+ * Options for benches: `dir` keeps the cluster in that folder (made once, started again by the
+ * next run, left in place by stop()), and `settings` are extra `-c name=value` server settings.
+ */
+export interface ClusterOptions {
+  dir?: string;
+  settings?: string[];
+}
+
+export async function startCluster(options: ClusterOptions = {}): Promise<Cluster> {
   const bin = postgresBin();
   if (!bin) throw new Error("PostgreSQL 15 or newer is not installed (Debian: apt-get install -y postgresql)");
-  const dir = mkdtempSync(join(tmpdir(), "suite-pg-"));
+  const kept = options.dir !== undefined;
+  if (kept) mkdirSync(options.dir!, { recursive: true });
+  const dir = kept ? options.dir! : mkdtempSync(join(tmpdir(), "suite-pg-"));
   const asRoot = process.getuid?.() === 0;
   // PostgreSQL will not run as root: the cluster belongs to `nobody` then.
   if (asRoot) {
@@ -57,19 +68,19 @@ export async function startCluster(): Promise<Cluster> {
     if (r.status !== 0) throw new Error(`${cmd} failed (${r.status}): ${r.stderr || r.stdout}`);
   };
   const data = join(dir, "data");
-  run(join(bin, "initdb"), ["-D", data, "-U", "suite", "--auth=trust", "-E", "UTF8", "--locale=C", "--no-sync"]);
+  if (!existsSync(join(data, "PG_VERSION"))) run(join(bin, "initdb"), ["-D", data, "-U", "suite", "--auth=trust", "-E", "UTF8", "--locale=C", "--no-sync"]);
   const port = await freePort();
   // Test settings: no fsync (a lost test cluster is nothing), enough connections for many apps.
-  const opts = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=400 -c shared_buffers=128MB`;
+  const opts = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=400 -c shared_buffers=128MB${(options.settings ?? []).map((x) => ` -c ${x}`).join("")}`;
   run(join(bin, "pg_ctl"), ["-D", data, "-o", opts, "-l", join(dir, "log"), "-w", "-t", "30", "start"]);
   const url = `postgres://suite@127.0.0.1:${port}/postgres`;
   const stop = () => {
     try {
-      run(join(bin, "pg_ctl"), ["-D", data, "-m", "immediate", "-w", "stop"]);
+      run(join(bin, "pg_ctl"), ["-D", data, "-m", kept ? "fast" : "immediate", "-w", "stop"]);
     } catch {
       // Already stopped.
     }
-    rmSync(dir, { recursive: true, force: true });
+    if (!kept) rmSync(dir, { recursive: true, force: true });
   };
   return { url, dir, stop };
 }
