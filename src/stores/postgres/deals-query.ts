@@ -68,9 +68,11 @@ export function createPostgresDealsQuery(pg: Pg, opts: { walkBudget?: number; pa
       // `= ANY(array)` (the array unknown to a generic plan) reads them all and sorts them.
       // Unassigned deals have no assignee sort key: said outright, the assignee order's index
       // starts at them instead of walking every assigned deal first.
-      const filters = (p: Params): string =>
-        (q.stages === null ? "" : q.stages.length === 1 ? ` AND d.stage = ${p.add(q.stages[0]!)}` : ` AND d.stage = ANY(${p.add(q.stages)}::text[])`) +
-        (q.assignee === "" ? ` AND d.assigned_to IS NULL${q.sortBy === "assignee_name" ? " AND (d.assignee_key IS NULL)" : ""}` : q.assignee !== null ? ` AND d.assigned_to = ${p.add(q.assignee)}` : "");
+      const stageFilter = (p: Params): string =>
+        q.stages === null ? "" : q.stages.length === 1 ? ` AND d.stage = ${p.add(q.stages[0]!)}` : ` AND d.stage = ANY(${p.add(q.stages)}::text[])`;
+      const assigneeFilter = (p: Params): string =>
+        q.assignee === "" ? ` AND d.assigned_to IS NULL${q.sortBy === "assignee_name" ? " AND (d.assignee_key IS NULL)" : ""}` : q.assignee !== null ? ` AND d.assigned_to = ${p.add(q.assignee)}` : "";
+      const filters = (p: Params): string => stageFilter(p) + assigneeFilter(p);
       /** The same filters over a counters table (assignee '' = unassigned; `any` when any assignee will do, or none). */
       const counterFilters = (p: Params, any: string | null): string =>
         (q.stages !== null ? ` AND stage = ANY(${p.add(q.stages)}::text[])` : "") +
@@ -93,11 +95,26 @@ export function createPostgresDealsQuery(pg: Pg, opts: { walkBudget?: number; pa
       };
       const filtered = q.stages !== null || q.assignee !== null;
 
+      /**
+       * Assignee order under one assignee's filter: their deals share one sort key (a copy of their
+       * name), so the order's index is sought at that key (id order within it) instead of walked
+       * past every other assignee's deals. The key is read from one of their deals; a user without
+       * a name has the null key, which unassigned deals share (the filter tells them apart).
+       */
+      const assigneeRange = async (p: Params): Promise<string | null> => {
+        if (q.sortBy !== "assignee_name" || q.assignee === null) return null;
+        if (q.assignee === "") return " AND (d.assignee_key IS NULL)";
+        const row = await pg.unsafe<{ k: string | null }>("SELECT assignee_key AS k FROM deals WHERE tenant_id = $1 AND assigned_to = $2 LIMIT 1", [tenantId, q.assignee]);
+        if (row.length === 0) return null;
+        return row[0]!.k === null ? " AND (d.assignee_key IS NULL)" : ` AND NOT (d.assignee_key IS NULL) AND d.assignee_key = ${p.add(row[0]!.k)}`;
+      };
+
       if (q.search === null) {
         const total = await countsOf(q.assignee, true);
         if (offset >= total) return { seqs: [], total };
         const p = withTenant(tenantId);
-        const page = await rowsOf(`SELECT d.id FROM deals d WHERE d.tenant_id = $1${filters(p)} ORDER BY ${orderBy} LIMIT ${p.add(q.size)} OFFSET ${p.add(offset)}`, p);
+        const range = (await assigneeRange(p)) ?? "";
+        const page = await rowsOf(`SELECT d.id FROM deals d WHERE d.tenant_id = $1${range}${filters(p)} ORDER BY ${orderBy} LIMIT ${p.add(q.size)} OFFSET ${p.add(offset)}`, p);
         return { ...page, total };
       }
 
@@ -106,6 +123,21 @@ export function createPostgresDealsQuery(pg: Pg, opts: { walkBudget?: number; pa
       /** The row test of a walk (row by row); the collecting test, which the trigram index serves from three characters. */
       const test = (p: Params) => `strpos(d.search_text, ${p.add(term)}) > 0`;
       const collectTest = (p: Params) => (length >= 3 ? `d.search_text LIKE ${p.add(containing(term))}` : test(p));
+      if (length > MAX_GRAM && pageBy !== "walk") {
+        // Counted and paged from ONE read of the trigram matches (they are few for such a term):
+        // counting them, then collecting them again for the page, read the same rows twice.
+        const p = withTenant(tenantId);
+        const rows = await pg.unsafe<DealJoined & { total_: number }>(
+          `WITH m AS MATERIALIZED (SELECT d.id, d.${column} FROM deals d WHERE ${TENANT_AFTER_TRIGRAMS}${filters(p)} AND ${collectTest(p)}),
+             k AS (SELECT d.id FROM m d ORDER BY ${orderBy} LIMIT ${p.add(q.size)} OFFSET ${p.add(offset)})
+           SELECT (SELECT count(*) FROM m)::bigint AS total_, ${ROW_COLUMNS}
+           FROM (SELECT 1) one LEFT JOIN (k JOIN deals d ON d.tenant_id = $1 AND d.id = k.id) ON true ORDER BY ${orderBy}`,
+          p.list,
+        );
+        const total = Number(rows[0]?.total_ ?? 0);
+        const found = rows.filter((r) => r.seq !== null).map(({ total_, ...r }) => r as DealJoined);
+        return { seqs: found.map((r) => r.seq), rows: found, total };
+      }
       let total: number;
       if (length <= MAX_GRAM) {
         const p = withTenant(tenantId);
@@ -128,7 +160,9 @@ export function createPostgresDealsQuery(pg: Pg, opts: { walkBudget?: number; pa
         (q.sortBy === "created_at" && (q.stages === null || (q.stages.length === 1 && q.assignee === null))) ||
         (q.sortBy === "stage" && q.assignee === null && oneStage) ||
         (q.sortBy === "assignee_name" && q.assignee === "" && q.stages === null);
-      const among = served && filtered ? await countsOf(q.assignee, true) : tenantTotal;
+      // Assignee order under an assignee filter: that assignee's key range is walked (assigneeRange).
+      const keyed = q.sortBy === "assignee_name" && q.assignee !== null;
+      const among = keyed ? await countsOf(q.assignee, false) : served && filtered ? await countsOf(q.assignee, true) : tenantTotal;
       const expected = (wanted * among) / total;
       const unsearched = filtered ? await countsOf(q.assignee, true) : tenantTotal;
       const userRows = q.assignee !== null && q.assignee !== "" ? await countsOf(q.assignee, false) : Number.POSITIVE_INFINITY;
@@ -142,8 +176,9 @@ export function createPostgresDealsQuery(pg: Pg, opts: { walkBudget?: number; pa
         // The budget counts index entries walked: filters the order's index does not serve are part
         // of the row test (in WHERE, the walk would skip unmatched entries unbudgeted: unassigned
         // deals sorted by assignee come after every assigned one).
-        const walkFilters = served ? filters(p) : "";
-        const rowTest = served ? test(p) : `(${test(p)}${filters(p)})`;
+        const range = keyed ? await assigneeRange(p) : null;
+        const walkFilters = range !== null ? range + assigneeFilter(p) : served ? filters(p) : "";
+        const rowTest = range !== null ? `(${test(p)}${stageFilter(p)})` : served ? test(p) : `(${test(p)}${filters(p)})`;
         const found = await pg.unsafe<{ id: string }>(
           `SELECT id FROM (SELECT d.id, ${rowTest} AS ok FROM deals d WHERE d.tenant_id = $1${walkFilters} ORDER BY ${orderBy} LIMIT ${p.add(budget)}) w WHERE ok LIMIT ${p.add(wanted)}`,
           p.list,
