@@ -60,8 +60,8 @@ export function createPostgresDealsQuery(pg: Pg, opts: { walkBudget?: number; pa
     return p;
   };
 
-  const store = {
-    async list(tenantId: string, q: DealListQuery): Promise<ListedSeqs> {
+  /** A page at any offset (the stage order takes its page from one stage after another). */
+  async function listAt(tenantId: string, q: DealListQuery, offset: number, size: number): Promise<ListedSeqs> {
       if (q.stages !== null && q.stages.length === 0) return { seqs: [], total: 0 };
       /** The filters over deals (d), with their parameters added to `p`. */
       // One stage is `=`: an index leading with the stage then yields its rows in order, where
@@ -86,7 +86,6 @@ export function createPostgresDealsQuery(pg: Pg, opts: { walkBudget?: number; pa
       const { column, nullable } = SORT_COLUMN[q.sortBy];
       const dir = q.sortDir === "asc" ? "ASC" : "DESC";
       const orderBy = `${nullable ? `(d.${column} IS NULL), ` : ""}d.${column} ${dir}, d.id ${dir}`;
-      const offset = offsetOf(q.page, q.size);
 
       /** The page's rows, given the SQL of their ids (ids first: a deep page skips index entries, not rows). */
       const rowsOf = async (idsSql: string, p: Params): Promise<{ seqs: number[]; rows: DealJoined[] }> => {
@@ -114,7 +113,7 @@ export function createPostgresDealsQuery(pg: Pg, opts: { walkBudget?: number; pa
         if (offset >= total) return { seqs: [], total };
         const p = withTenant(tenantId);
         const range = (await assigneeRange(p)) ?? "";
-        const page = await rowsOf(`SELECT d.id FROM deals d WHERE d.tenant_id = $1${range}${filters(p)} ORDER BY ${orderBy} LIMIT ${p.add(q.size)} OFFSET ${p.add(offset)}`, p);
+        const page = await rowsOf(`SELECT d.id FROM deals d WHERE d.tenant_id = $1${range}${filters(p)} ORDER BY ${orderBy} LIMIT ${p.add(size)} OFFSET ${p.add(offset)}`, p);
         return { ...page, total };
       }
 
@@ -129,7 +128,7 @@ export function createPostgresDealsQuery(pg: Pg, opts: { walkBudget?: number; pa
         const p = withTenant(tenantId);
         const rows = await pg.unsafe<DealJoined & { total_: number }>(
           `WITH m AS MATERIALIZED (SELECT d.id, d.${column} FROM deals d WHERE ${TENANT_AFTER_TRIGRAMS}${filters(p)} AND ${collectTest(p)}),
-             k AS (SELECT d.id FROM m d ORDER BY ${orderBy} LIMIT ${p.add(q.size)} OFFSET ${p.add(offset)})
+             k AS (SELECT d.id FROM m d ORDER BY ${orderBy} LIMIT ${p.add(size)} OFFSET ${p.add(offset)})
            SELECT (SELECT count(*) FROM m)::bigint AS total_, ${ROW_COLUMNS}
            FROM (SELECT 1) one LEFT JOIN (k JOIN deals d ON d.tenant_id = $1 AND d.id = k.id) ON true ORDER BY ${orderBy}`,
           p.list,
@@ -147,7 +146,7 @@ export function createPostgresDealsQuery(pg: Pg, opts: { walkBudget?: number; pa
         total = await number(`SELECT count(*)::bigint AS n FROM deals d WHERE ${TENANT_AFTER_TRIGRAMS}${filters(p)} AND ${collectTest(p)}`, p);
       }
       if (offset >= total) return { seqs: [], total };
-      const wanted = Math.min(total, offset + q.size);
+      const wanted = Math.min(total, offset + size);
 
       // Walk the order, or collect the matches and sort them? A walk reads about `among / total`
       // index entries per match found (among: the rows its index yields; the creation order's
@@ -162,7 +161,15 @@ export function createPostgresDealsQuery(pg: Pg, opts: { walkBudget?: number; pa
         (q.sortBy === "assignee_name" && q.assignee === "" && q.stages === null);
       // Assignee order under an assignee filter: that assignee's key range is walked (assigneeRange).
       const keyed = q.sortBy === "assignee_name" && q.assignee !== null;
-      const among = keyed ? await countsOf(q.assignee, false) : served && filtered ? await countsOf(q.assignee, true) : tenantTotal;
+      // Stage order within one stage and an assignee: that stage's range is walked, the assignee tested.
+      const staged = q.sortBy === "stage" && q.stages !== null && q.stages.length === 1 && q.assignee !== null;
+      const among = keyed
+        ? await countsOf(q.assignee, false)
+        : staged
+          ? await countsOf(null, true)
+          : served && filtered
+            ? await countsOf(q.assignee, true)
+            : tenantTotal;
       const expected = (wanted * among) / total;
       const unsearched = filtered ? await countsOf(q.assignee, true) : tenantTotal;
       const userRows = q.assignee !== null && q.assignee !== "" ? await countsOf(q.assignee, false) : Number.POSITIVE_INFINITY;
@@ -177,8 +184,9 @@ export function createPostgresDealsQuery(pg: Pg, opts: { walkBudget?: number; pa
         // of the row test (in WHERE, the walk would skip unmatched entries unbudgeted: unassigned
         // deals sorted by assignee come after every assigned one).
         const range = keyed ? await assigneeRange(p) : null;
-        const walkFilters = range !== null ? range + assigneeFilter(p) : served ? filters(p) : "";
-        const rowTest = range !== null ? `(${test(p)}${stageFilter(p)})` : served ? test(p) : `(${test(p)}${filters(p)})`;
+        const walkFilters = range !== null ? range + assigneeFilter(p) : staged ? stageFilter(p) : served ? filters(p) : "";
+        const rowTest =
+          range !== null ? `(${test(p)}${stageFilter(p)})` : staged ? `(${test(p)}${assigneeFilter(p)})` : served ? test(p) : `(${test(p)}${filters(p)})`;
         const found = await pg.unsafe<{ id: string }>(
           `SELECT id FROM (SELECT d.id, ${rowTest} AS ok FROM deals d WHERE d.tenant_id = $1${walkFilters} ORDER BY ${orderBy} LIMIT ${p.add(budget)}) w WHERE ok LIMIT ${p.add(wanted)}`,
           p.list,
@@ -192,10 +200,60 @@ export function createPostgresDealsQuery(pg: Pg, opts: { walkBudget?: number; pa
       const p = withTenant(tenantId);
       const page = await rowsOf(
         `WITH m AS MATERIALIZED (SELECT d.id, d.${column} FROM deals d WHERE ${length >= 3 && !byUser ? TENANT_AFTER_TRIGRAMS : "d.tenant_id = $1"}${filters(p)} AND ${byUser ? test(p) : collectTest(p)})
-         SELECT d.id FROM m d ORDER BY ${orderBy} LIMIT ${p.add(q.size)} OFFSET ${p.add(offset)}`,
+         SELECT d.id FROM m d ORDER BY ${orderBy} LIMIT ${p.add(size)} OFFSET ${p.add(offset)}`,
         p,
       );
       return { ...page, total };
+  }
+
+  /** Byte order, as the stage keys compare (COLLATE "C"). */
+  const byteOrder = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
+
+  /**
+   * Stage order within several stages: the page is taken from one stage after another (each
+   * stage's rows are one range of the stage index, in id order), its offset found from the
+   * stages' totals (counters). PostgreSQL 15 cannot read `stage = ANY(...)` from an index in
+   * order: it would read every row of those stages and sort them.
+   */
+  async function byStages(tenantId: string, q: DealListQuery, stages: string[]): Promise<ListedSeqs> {
+    const p = new Params();
+    const where = `tenant_id = ${p.add(tenantId)} AND stage = ANY(${p.add(stages)}::text[])`;
+    const perStage = await pg.unsafe<{ stage: string; n: number }>(
+      q.search === null
+        ? `SELECT stage, sum(n)::bigint AS n FROM deal_counts WHERE ${where} AND assignee = ${p.add(q.assignee ?? "*")} GROUP BY stage`
+        : `SELECT stage, sum(n)::bigint AS n FROM deal_gram_counts WHERE ${where} AND gram = ${p.add(q.search.toLowerCase())}${q.assignee === null ? "" : ` AND assignee = ${p.add(q.assignee)}`} GROUP BY stage`,
+      p.list,
+    );
+    const totals = new Map(perStage.map((r) => [r.stage, Number(r.n)]));
+    const total = [...totals.values()].reduce((a, b) => a + b, 0);
+    const ordered = [...new Set(stages)].sort(byteOrder);
+    if (q.sortDir === "desc") ordered.reverse();
+    let skip = offsetOf(q.page, q.size);
+    let need = q.size;
+    const seqs: number[] = [];
+    const rows: DealJoined[] = [];
+    for (const stage of ordered) {
+      const n = totals.get(stage) ?? 0;
+      if (need === 0) break;
+      if (skip >= n) {
+        skip -= n;
+        continue;
+      }
+      const part = await listAt(tenantId, { ...q, stages: [stage] }, skip, Math.min(need, n - skip));
+      seqs.push(...part.seqs);
+      rows.push(...(part.rows ?? []));
+      need -= part.seqs.length;
+      skip = 0;
+    }
+    return { seqs, rows, total };
+  }
+
+  const store = {
+    async list(tenantId: string, q: DealListQuery): Promise<ListedSeqs> {
+      const stages = q.stages === null ? [] : [...new Set(q.stages)];
+      const termLength = q.search === null ? 0 : [...q.search.toLowerCase()].length;
+      if (q.sortBy === "stage" && stages.length > 1 && termLength <= MAX_GRAM) return byStages(tenantId, q, stages);
+      return listAt(tenantId, q, offsetOf(q.page, q.size), q.size);
     },
   };
   return store satisfies DealsQuery;
