@@ -29,8 +29,8 @@ const SMALL = env("BENCH_SMALL", 100_000);
 const TENANTS = env("BENCH_TENANTS", 10);
 const LATENCY_S = env("BENCH_LATENCY_S", 1);
 const say = (s: string) => process.stdout.write(`${s}\n`);
-/** BENCH_ONLY=text: only the shapes whose name holds it; BENCH_SLOWEST=N: print each shape's N slowest queries. */
-const ONLY = process.env.BENCH_ONLY ?? "";
+/** BENCH_ONLY=a,b: only the shapes whose name holds one of these; BENCH_SLOWEST=N: print each shape's N slowest queries. */
+const ONLY = (process.env.BENCH_ONLY ?? "").split(",").filter((x) => x !== "");
 const SLOWEST = env("BENCH_SLOWEST", 0);
 const subs = Array.from({ length: TENANTS }, (_, i) => (i === 0 ? "bigco" : `smallco${i}`));
 const dealsOf = (i: number) => (i === 0 ? BIG : SMALL);
@@ -47,7 +47,7 @@ interface Measured {
 async function measure(shapes: Shape[], tenantId: string, list: List, count: Count): Promise<Map<string, Measured>> {
   const out = new Map<string, Measured>();
   for (const s of shapes) {
-    if (ONLY && !s.name.includes(ONLY)) continue;
+    if (ONLY.length > 0 && !ONLY.some((o) => s.name.includes(o))) continue;
     const queries = s.requests.map((r) => listQueryOf(r.path, r.token));
     for (let i = 0; i < Math.min(20, queries.length); i++) await list(tenantId, queries[i]!);
     const times: number[] = [];

@@ -186,6 +186,8 @@ for (const backend of BACKENDS) {
           strategies = {
             walk: createPostgresDealsQuery(pg, { pageBy: "walk" }),
             collect: createPostgresDealsQuery(pg, { pageBy: "collect" }),
+            "collect by trigrams": createPostgresDealsQuery(pg, { pageBy: "collect", collectBy: "trigrams" }),
+            "collect by filters": createPostgresDealsQuery(pg, { pageBy: "collect", collectBy: "filters" }),
             "walk out of budget": createPostgresDealsQuery(pg, { walkBudget: 5 }),
           };
         }

@@ -1,7 +1,7 @@
 import { NewerDatabase } from "../../db/migrate";
 import { maskDatabaseUrl } from "../../config";
 import type { Pg, PgTx } from "./database";
-import { schemaFiles } from "./schema";
+import { LATER_FILES, schemaFiles } from "./schema";
 
 /**
  * Versioned migrations for PostgreSQL, the counterpart of src/db/migrate.ts. Version 1 is the
@@ -28,7 +28,7 @@ export interface PgMigration {
  * PostgreSQL schema: edit the schema file (what a new database gets) AND add the same change here
  * with the next version (a database already at version N has the old file applied).
  */
-export const PG_MIGRATIONS: PgMigration[] = [];
+export const PG_MIGRATIONS: PgMigration[] = [...LATER_FILES];
 
 /**
  * The advisory lock's key: one 64-bit constant of this suite's own ("suite-migrate" in hex, cut

@@ -5,6 +5,7 @@ import s30 from "./schema/30-auth.sql" with { type: "text" };
 import s40 from "./schema/40-mail-invitations.sql" with { type: "text" };
 import s50 from "./schema/50-crm.sql" with { type: "text" };
 import s51 from "./schema/51-deal-search.sql" with { type: "text" };
+import s52 from "./schema/52-deal-text-by-filters.sql" with { type: "text" };
 
 /**
  * The PostgreSQL schema, one file per feature group, applied in this order (later files refer to
@@ -17,7 +18,14 @@ const FILES: Array<{ name: string; sql: string }> = [
   { name: "40-mail-invitations.sql", sql: s40 },
   { name: "50-crm.sql", sql: s50 },
   { name: "51-deal-search.sql", sql: s51 },
+  { name: "52-deal-text-by-filters.sql", sql: s52 },
 ];
+
+/**
+ * Schema files added after version 1 (the first release's files, 10 to 51): file 52 is version 2.
+ * A new database gets every file at once; an older one runs these as migrate.ts's steps.
+ */
+export const LATER_FILES: ReadonlyArray<{ version: number; name: string; sql: string }> = [{ version: 2, name: "52-deal-text-by-filters.sql", sql: s52 }];
 
 /** Creates every table and index in an empty database (or schema), in one transaction. */
 export async function applySchema(pg: Pg): Promise<void> {
