@@ -18,7 +18,7 @@ import { createSqliteDealsQuery as createDealsQuery } from "../src/stores/sqlite
 import type { DealListQuery } from "../src/crm/model";
 import { openPostgres, type Pg } from "../src/stores/postgres/database";
 import { createPostgresDealsQuery } from "../src/stores/postgres/deals-query";
-import { applySchema } from "../src/stores/postgres/schema";
+import { migratePostgres } from "../src/stores/postgres/migrate";
 import { bulkSeed } from "../src/stores/postgres/seed";
 import { BENCH_PG_SETTINGS, ensureBenchTenants, listQueryOf, seededBefore } from "./postgres-support";
 import { type Shape, buildShapes, frequentGrams } from "./shapes";
@@ -129,7 +129,8 @@ try {
     await admin.close();
   }
   pg = openPostgres(url, { max: 2 });
-  if (!reuse) await applySchema(pg);
+  // Migrated (not just given the schema): `suite serve` then accepts it (bench/postgres-http.ts).
+  if (!reuse) await migratePostgres(pg);
   const tenantIds = await ensureBenchTenants(pg, subs, Date.now(), !reuse);
   let pgSeedSeconds = NaN;
   if (!reuse) {
