@@ -8,13 +8,16 @@
 // BENCH_SQLITE_DB (a SQLite file seeded by bench/postgres-deals.ts: the SQLite column; none: no
 // SQLite column). Members sign in with the bench password, set on the reused databases first.
 import { Database } from "bun:sqlite";
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Cluster, startCluster } from "../scripts/postgres-cluster";
 import { openPostgres, type Pg } from "../src/stores/postgres/database";
 import { migratePostgres } from "../src/stores/postgres/migrate";
 import { bulkSeed } from "../src/stores/postgres/seed";
 import { BENCH_PG_SETTINGS, seededBefore } from "./postgres-support";
+import { DEFAULT_MODULES } from "../src/tenants/model";
+import { createKeyFile, generateKeys, keyFileOf } from "../src/security/key-file";
 import { freePort, waitFor } from "./process-support";
 import { type Shape, buildShapes, frequentGrams } from "./shapes";
 
@@ -112,6 +115,7 @@ async function measure(origin: string, shapes: Shape[], count: (sql: string, arg
 let cluster: Cluster | null = null;
 let pg: Pg | null = null;
 const servers: Array<ReturnType<typeof Bun.spawn>> = [];
+const cleanup: Array<() => void> = [];
 try {
   let base = process.env.BENCH_PG_URL;
   if (!base) {
@@ -131,7 +135,13 @@ try {
   const hash = await Bun.password.hash(PASSWORD);
   let adminEmail: string | null = "admin@bigco.example";
   await migratePostgres(pg);
-  const served = await serve({ SUITE_DATABASE_URL: url });
+  // On PostgreSQL the key file still sits beside SUITE_DB: a folder of the bench's own.
+  const keys = mkdtempSync(join(tmpdir(), "suite-bench-keys-"));
+  cleanup.push(() => rmSync(keys, { recursive: true, force: true }));
+  // New keys for each run (a bench database: its earlier sessions need not survive).
+  createKeyFile(keyFileOf(join(keys, "suite.db")), generateKeys());
+  await pg.unsafe("DELETE FROM settings WHERE key = 'key_check'");
+  const served = await serve({ SUITE_DATABASE_URL: url, SUITE_DB: join(keys, "suite.db") });
   servers.push(served.proc);
   const pgOrigin = served.origin;
   if (!reuse) {
@@ -144,6 +154,7 @@ try {
   } else {
     // bench/postgres-deals.ts's database: its members get the bench password; it has no admin.
     await pg.unsafe("UPDATE users SET password_hash = $1 WHERE tenant_id = (SELECT id FROM tenants WHERE subdomain = 'bigco')", [hash]);
+    await pg.unsafe(`INSERT INTO tenant_modules (tenant_id, module) SELECT t.id, m FROM tenants t, unnest($1::text[]) m ON CONFLICT DO NOTHING`, [DEFAULT_MODULES]);
     if (!(await pg.all`SELECT 1 FROM users WHERE email = 'admin@bigco.example'`).length) adminEmail = null;
   }
   const big = (await pg.one<{ id: string }>`SELECT id FROM tenants WHERE subdomain = 'bigco'`)!.id;
@@ -194,4 +205,5 @@ try {
   }
   await pg?.close();
   cluster?.stop();
+  for (const c of cleanup) c();
 }

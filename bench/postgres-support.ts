@@ -2,6 +2,7 @@
 // needs only their rows and pipelines), and a bench request's path read back as a list query.
 import { DEFAULT_STAGES, type DealListQuery, type SortDir, type SortField } from "../src/crm/model";
 import { newId } from "../src/db/ids";
+import { DEFAULT_MODULES } from "../src/tenants/model";
 import { openPostgres, type Pg } from "../src/stores/postgres/database";
 
 /**
@@ -49,6 +50,7 @@ export async function ensureBenchTenants(pg: Pg, subs: string[], now: number, cr
     const id = newId();
     ids.push(id);
     await pg.run`INSERT INTO tenants (id, name, subdomain, created_at) VALUES (${id}, ${sub}, ${sub}, ${now})`;
+    for (const m of DEFAULT_MODULES) await pg.run`INSERT INTO tenant_modules (tenant_id, module) VALUES (${id}, ${m})`;
     for (const [i, s] of DEFAULT_STAGES.entries())
       await pg.run`INSERT INTO pipeline_stages (tenant_id, id, key, name, color, position, probability, is_won, is_lost, created_at)
         VALUES (${id}, ${newId()}, ${s.key}, ${s.name}, ${s.color}, ${i}, ${s.probability}, ${s.is_won}, ${s.is_lost}, ${now})`;
