@@ -14,7 +14,27 @@ import { newId } from "../../src/db/ids";
 import { openPostgres, type Pg } from "../../src/stores/postgres/database";
 import { createPostgresDealsQuery } from "../../src/stores/postgres/deals-query";
 import { bulkSeed, createPostgresSeedStore, dealCountersAfterCopy, gramsOf, liveSeed, rebuildDealCounters } from "../../src/stores/postgres/seed";
+import { migratePostgres } from "../../src/stores/postgres/migrate";
+import { LATER_FILES, schemaFiles } from "../../src/stores/postgres/schema";
 import { BACKENDS, type Backend, POSTGRES_URL, freshPostgres, freshSqlite } from "./backends";
+
+/** An empty database on the test server (no schema), dropped by close(). */
+async function freshEmptyPostgres(): Promise<{ pg: Pg; close(): Promise<void> }> {
+  const admin = openPostgres(POSTGRES_URL!, { max: 1 });
+  const name = `t_${process.pid}_${Date.now().toString(36)}_v1`;
+  await admin.unsafe(`CREATE DATABASE ${name}`);
+  await admin.close();
+  const pg = openPostgres(POSTGRES_URL!.replace(/\/[^/?]*(\?|$)/, `/${name}$1`), { max: 4 });
+  return {
+    pg,
+    close: async () => {
+      await pg.close();
+      const a = openPostgres(POSTGRES_URL!, { max: 1 });
+      await a.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await a.close();
+    },
+  };
+}
 
 type Row = Record<string, any>;
 const NOW = Date.UTC(2026, 0, 15);
@@ -296,6 +316,39 @@ for (const backend of BACKENDS) {
     });
   });
 }
+
+describe.skipIf(!POSTGRES_URL)("PostgreSQL: schema 52 on a database made before it", () => {
+  test("a version-1 database with deals is migrated to version 2: the new indexes, the old ones gone, the same answers", async () => {
+    const b = await freshEmptyPostgres();
+    try {
+      // Version 1 as the first release made it: the files up to 51, and its version row.
+      const later = new Set(LATER_FILES.map((f) => f.name));
+      await b.pg.begin(async (tx) => {
+        await tx.unsafe("CREATE TABLE schema_version (version integer PRIMARY KEY, name text NOT NULL, applied_at bigint NOT NULL)");
+        for (const f of schemaFiles()) if (!later.has(f.name)) await tx.unsafe(f.sql);
+        await tx.unsafe("INSERT INTO schema_version VALUES (1, 'schema', 0)");
+      });
+      await copyTo(b.pg, source.db);
+      const indexes = async () => (await b.pg.all<{ n: string }>`SELECT indexname AS n FROM pg_indexes WHERE tablename = 'deals'`).map((r) => r.n);
+      expect(await indexes()).toContain("deals_text_by_seq");
+      expect(await migratePostgres(b.pg)).toEqual({ from: 1, to: 2 });
+      const now = await indexes();
+      expect(now).toEqual(expect.arrayContaining(["deals_text_by_filters", "deals_search_by_tenant"]));
+      expect(now).not.toContain("deals_text_by_seq");
+      expect(now).not.toContain("deals_search_trgm");
+      const query = createPostgresDealsQuery(b.pg);
+      const wrong: string[] = [];
+      for (const q of queries().filter((x) => x.search !== null).slice(0, 120)) {
+        const got = await query.list(tenantA, q);
+        const want = reference(q, tenantA);
+        if (got.total !== want.total || JSON.stringify(got.seqs) !== JSON.stringify(want.seqs)) wrong.push(JSON.stringify(q));
+      }
+      expect(wrong).toEqual([]);
+    } finally {
+      await b.close();
+    }
+  }, 120_000);
+});
 
 describe.skipIf(!POSTGRES_URL)("PostgreSQL: counters under concurrent writes, and the seed", () => {
   test("two sessions moving deals between the same stages at once: no deadlock, exact counters", async () => {
