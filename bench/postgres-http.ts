@@ -1,6 +1,6 @@
-// bun bench/postgres-http.ts: the deal list over HTTP, `suite serve` on PostgreSQL beside `suite
-// serve` on SQLite, at 1M deals (+9 × 100k), concurrency 1: the shapes of bench/shapes.ts, p50/p99
-// each, every shape's totals checked against a direct count on the database.
+// bun bench/postgres-http.ts: the deal list over HTTP, `dist/suite serve` (built first when stale)
+// on PostgreSQL beside the same on SQLite, at 1M deals (+9 × 100k), concurrency 1: the shapes of
+// bench/shapes.ts, p50/p99 each, every shape's totals checked against a direct count.
 // Options (environment): BENCH_BIG (1000000), BENCH_SMALL (100000), BENCH_TENANTS (10),
 // BENCH_LATENCY_S (2, per shape), BENCH_ONLY=a,b (shapes whose name holds one of these),
 // BENCH_PG_URL (a server to use instead of a throwaway cluster), BENCH_PG_DIR (a kept cluster, as
@@ -18,7 +18,7 @@ import { bulkSeed } from "../src/stores/postgres/seed";
 import { BENCH_PG_SETTINGS, seededBefore } from "./postgres-support";
 import { DEFAULT_MODULES } from "../src/tenants/model";
 import { createKeyFile, generateKeys, keyFileOf } from "../src/security/key-file";
-import { freePort, waitFor } from "./process-support";
+import { freePort, freshBinary, waitFor } from "./process-support";
 import { type Shape, buildShapes, frequentGrams } from "./shapes";
 
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
@@ -38,10 +38,13 @@ interface Measured {
   correct: boolean;
 }
 
+/** The built binary (dist/suite, rebuilt when older than the source), as a deployment runs it. */
+const binary = freshBinary(join(import.meta.dir, ".."), say);
+
 /** A `suite serve` process on `env`, with its origin. */
 async function serve(extra: Record<string, string>): Promise<{ origin: string; proc: ReturnType<typeof Bun.spawn> }> {
   const port = await freePort();
-  const proc = Bun.spawn([process.execPath, join(import.meta.dir, "..", "src", "main.ts"), "serve", "--port", String(port), "--host", "127.0.0.1"], {
+  const proc = Bun.spawn([binary, "serve", "--port", String(port), "--host", "127.0.0.1"], {
     env: { ...process.env, ...extra, SUITE_ACCESS_TTL: "7200", SUITE_JWT_SECRET: "bench-secret-bench-secret-bench-secret-0123" },
     stdout: "ignore",
     stderr: "inherit",
@@ -185,7 +188,7 @@ try {
 
   const f = (m: Measured | undefined, k: "p50" | "p99") => (m ? m[k].toFixed(2) : "-");
   say("");
-  say(`deal list over HTTP at c=1 (suite serve from source), ${BIG.toLocaleString("en-US")} deals (+${TENANTS - 1} × ${SMALL.toLocaleString("en-US")})`);
+  say(`deal list over HTTP at c=1 (dist/suite serve), ${BIG.toLocaleString("en-US")} deals (+${TENANTS - 1} × ${SMALL.toLocaleString("en-US")})`);
   say(`${"shape".padEnd(38)}${"PG p50".padStart(9)}${"PG p99".padStart(9)}${"SQLite p50".padStart(12)}${"SQLite p99".padStart(12)}  totals  PG target`);
   for (const sh of pgShapes) {
     const p = pgResults.get(sh.name);
