@@ -350,6 +350,32 @@ describe.skipIf(!POSTGRES_URL)("PostgreSQL: schema 52 on a database made before 
   }, 120_000);
 });
 
+describe.skipIf(!POSTGRES_URL)("PostgreSQL: the bulk seed writes the gram counters without their keys, then makes them again", () => {
+  test("after a bulk seed beside an organization already there: the same keys on deal_gram_counts, exact counters, live writes still counted", async () => {
+    const b = await freshPostgres();
+    try {
+      await copyTo(b.pg, source.db);
+      const keys = async () => b.pg.all<{ def: string }>`SELECT contype::text || ' ' || pg_get_constraintdef(oid) AS def FROM pg_constraint WHERE conrelid = 'deal_gram_counts'::regclass ORDER BY 1`;
+      const before = await keys();
+      expect(before.map((k) => k.def[0])).toEqual(["f", "p"]);
+      const id = newId();
+      await b.pg.run`INSERT INTO tenants (id, name, subdomain, created_at) VALUES (${id}, 'gramseed', 'gramseed', ${NOW})`;
+      for (const [i, st] of DEFAULT_STAGES.entries())
+        await b.pg.run`INSERT INTO pipeline_stages (tenant_id, id, key, name, color, position, probability, is_won, is_lost, created_at)
+          VALUES (${id}, ${newId()}, ${st.key}, ${st.name}, ${st.color}, ${i}, ${st.probability}, ${st.is_won}, ${st.is_lost}, ${NOW})`;
+      // More deals than are stored: the bulk path (keys dropped and made again).
+      await bulkSeed(b.pg, [{ tenantId: id, subdomain: "gramseed", deals: 3000, passwordHash: "h" }], NOW);
+      expect(await keys()).toEqual(before);
+      expect(await gramDrift(b.pg)).toEqual([]);
+      await b.pg.run`UPDATE deals SET search_text = search_text || ' zqzq' WHERE tenant_id = ${id} AND seq % 10 = 0`;
+      expect(await gramDrift(b.pg)).toEqual([]);
+      expect(await countsDrift(b)).toEqual([]);
+    } finally {
+      await b.close();
+    }
+  }, 120_000);
+});
+
 describe.skipIf(!POSTGRES_URL)("PostgreSQL: counters under concurrent writes, and the seed", () => {
   test("two sessions moving deals between the same stages at once: no deadlock, exact counters", async () => {
     const b = await freshPostgres();
