@@ -10,6 +10,7 @@ import { randomSource } from "../../src/crm/demo-data";
 import { type DealListQuery, SORT_FIELDS, type SortField } from "../../src/crm/model";
 import { testApp } from "../helpers";
 import migration11 from "../../src/db/migrations/0011-deal-gram-counts.sql" with { type: "text" };
+import migration12 from "../../src/db/migrations/0012-deal-gram-counts-3.sql" with { type: "text" };
 import { type CrmOrg, type Deal, addUser, crmOrg, referenceSort } from "./support";
 
 const t = testApp();
@@ -17,7 +18,7 @@ afterAll(() => t.close());
 let org: CrmOrg;
 let tenantId: string;
 
-/** The counts the triggers should hold: each distinct 1-2 character piece of each deal's text (none across a newline). */
+/** The counts the triggers should hold: each distinct 1-3 character piece of each deal's text (none across a newline). */
 function expectedCounts(tenant: string): string[] {
   const counts = new Map<string, number>();
   const rows = t.ctx.db.query("SELECT search_text, stage, coalesce(assigned_to, '') AS assignee FROM deals WHERE tenant_id = ?1").all(tenant) as Array<{
@@ -31,6 +32,7 @@ function expectedCounts(tenant: string): string[] {
     chars.forEach((c, i) => {
       grams.add(c);
       if (i + 1 < chars.length) grams.add(c + chars[i + 1]);
+      if (i + 2 < chars.length) grams.add(c + chars[i + 1] + chars[i + 2]);
     });
     for (const g of grams) if (!g.includes("\n")) counts.set(`${g}|${r.stage}|${r.assignee}`, (counts.get(`${g}|${r.stage}|${r.assignee}`) ?? 0) + 1);
   }
@@ -138,13 +140,18 @@ describe("deal_gram_counts", () => {
     expect(nonEmpty).toBeGreaterThan(60);
   });
 
-  test("migration 11 counts the deals already there", () => {
-    // Its backfill (between the table and the triggers), run on the counts emptied: the same rows again.
-    const sql = migration11.slice(migration11.indexOf("CREATE TEMP TABLE"), migration11.indexOf("CREATE TRIGGER deal_grams_insert"));
-    expect(sql).toContain("INSERT INTO deal_grams_backfill");
+  test("migrations 11 and 12 count the deals already there", () => {
+    // Their backfills (11: 1-2 characters, 12: 3 characters), run on the counts emptied: the same rows again.
+    const sql11 = migration11.slice(migration11.indexOf("CREATE TEMP TABLE"), migration11.indexOf("CREATE TRIGGER deal_grams_insert"));
+    const sql12 = migration12.slice(migration12.indexOf("CREATE TEMP TABLE"), migration12.indexOf("DROP TRIGGER deal_grams_insert"));
+    expect(sql11).toContain("INSERT INTO deal_grams_backfill");
+    expect(sql12).toContain("INSERT INTO deal_grams_backfill");
     t.ctx.db.transaction(() => {
       t.ctx.db.run("DELETE FROM deal_gram_counts");
-      t.ctx.db.exec(sql);
+      t.ctx.db.exec(sql11);
+      // Version 11's counts alone: no 3-character gram yet.
+      expect((t.ctx.db.query("SELECT count(*) AS n FROM deal_gram_counts WHERE length(gram) = 3").get() as { n: number }).n).toBe(0);
+      t.ctx.db.exec(sql12);
     })();
     countsAgree();
   });
