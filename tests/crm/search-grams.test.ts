@@ -1,8 +1,9 @@
-// deal_gram_counts (schema version 11) gives a 1-2 letter search its exact total. Its rows must
+// deal_gram_counts (schema versions 11 and 12) gives a 1-3 letter search its exact total. Its rows must
 // equal what the deals hold, counted here from their search text, after every write path: the bulk
 // load (counted in JS), live inserts, updates, moves, reassignments, renames of accounts and
 // contacts, deletes, a stage's deletion, an import and an organization's deletion. And the totals
-// and pages of short terms must equal a reference's, with every filter and sort.
+// and pages of 1-3 letter terms must equal a reference's, with every filter and sort (3-letter
+// totals checked after each write path, with every filter combination).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { bulkSeed } from "../../src/stores/sqlite/bulk-load";
 import { createSqliteDealsQuery } from "../../src/stores/sqlite/deals-query";
@@ -42,11 +43,29 @@ const storedCounts = (tenant: string): string[] =>
   (t.ctx.db.query("SELECT gram, stage, assignee, n FROM deal_gram_counts WHERE tenant_id = ?1 AND n <> 0").all(tenant) as Array<Record<string, string | number>>)
     .map((r) => `${r.gram}|${r.stage}|${r.assignee}|${r.n}`)
     .sort();
-const countsAgree = (tenant = tenantId) => {
+const countsAgree = async (tenant = tenantId) => {
   const want = expectedCounts(tenant);
   expect(want.length).toBeGreaterThan(0);
   expect(storedCounts(tenant)).toEqual(want);
+  if (tenant === tenantId) await threeLetterTotalsAgree();
 };
+
+/** 3-letter terms' totals (counted from deal_gram_counts since version 12) with every filter combination: a reference count over the deals. */
+async function threeLetterTotalsAgree() {
+  const deals = dealsNow();
+  const users = [...new Set(deals.map((d) => d.assigned_to).filter((a) => a !== null))].sort() as string[];
+  const query = createSqliteDealsQuery(t.ctx.db);
+  let nonZero = 0;
+  for (const search of ["ion", "ENT", "jaz", "q4 ", "yak", "🦊 e", "e l", "zzz"])
+    for (const stages of [null, ["new"], ["won", "lost"], ["negotiation", "new", "qualified"]])
+      for (const assignee of [null, "", ...users.slice(0, 2)]) {
+        const q: DealListQuery = { page: 1, size: 5, search, stages, assignee, sortBy: "value", sortDir: "desc" };
+        const want = reference(deals, q).total;
+        if (want > 0) nonZero++;
+        expect({ q, total: (await query.list(tenantId, q)).total }).toEqual({ q, total: want });
+      }
+  expect(nonZero).toBeGreaterThan(0);
+}
 
 function dealsNow(): Deal[] {
   const rows = t.ctx.db
@@ -90,44 +109,50 @@ describe("deal_gram_counts", () => {
     const member = await addUser(t, tenantId, "member@searchgrams.test", "Mem Ber");
     const d1 = await org.deal({ title: "Jazz fix", account_id: acc.id, contact_id: ct.id, stage: "new", notes: "line one\nline two" });
     const d2 = await org.deal({ title: "Vex 🦊 emoji", account_id: other.id, stage: "won", assigned_to: member });
-    countsAgree();
+    await countsAgree();
     await org.ok("PATCH", `/deals/${d1.id}`, { title: "Jazz hands", stage: "negotiation", assigned_to: member });
     await org.ok("PATCH", `/deals/${d2.id}`, { assigned_to: null, notes: "xq" });
-    countsAgree();
+    await countsAgree();
     // One column at a time: each must fire the trigger on its own.
     await org.ok("PATCH", `/deals/${d1.id}`, { assigned_to: null });
-    countsAgree();
+    await countsAgree();
     await org.ok("PATCH", `/deals/${d1.id}`, { stage: "won" });
-    countsAgree();
+    await countsAgree();
     // A member's deals handed to another (crm.ts) set only assigned_to.
     t.ctx.db.run("UPDATE deals SET assigned_to = ?2 WHERE tenant_id = ?1 AND assigned_to IS NULL AND seq % 3 = 0", [tenantId, member]);
-    countsAgree();
+    await countsAgree();
     await org.ok("PATCH", `/accounts/${acc.id}`, { name: "Quixote Yaks" });
     await org.ok("PATCH", `/contacts/${ct.id}`, { first_name: "Joy" });
-    countsAgree();
+    await countsAgree();
     await org.ok("DELETE", `/deals/${d2.id}`, undefined, 204);
-    countsAgree();
+    await countsAgree();
     const stage = await org.ok("POST", "/pipeline-stages", { key: "parked", name: "Parked" });
     await org.deal({ title: "Parked zq", account_id: acc.id, stage: "parked" });
     await org.ok("DELETE", `/pipeline-stages/${stage.id}?move_to=won`, undefined, 204);
-    countsAgree();
+    await countsAgree();
     const csv = ["title,account_name,contact_name,value", "Imported qz,Made Up Co,Mia Made,1", "Second jx,Made Up Co,,2"].join("\n");
     const r = await t.json("POST", "/api/v1/crm/deals/import?create_missing=true", { token: org.token, raw: csv, headers: { "content-type": "text/csv" } });
     expect(r.status).toBe(200);
-    countsAgree();
-  });
+    await countsAgree();
+  }, 30_000);
 
-  test("short terms: exact totals and the reference's pages, with every filter and sort", async () => {
+  test("short and 3-letter terms: exact totals and the reference's pages, with every filter and sort", async () => {
     const deals = dealsNow();
     const users = [...new Set(deals.map((d) => d.assigned_to).filter((a) => a !== null))] as string[];
-    const queries = [createSqliteDealsQuery(t.ctx.db), createSqliteDealsQuery(t.ctx.db, { pageBy: "sort" }), createSqliteDealsQuery(t.ctx.db, { pageBy: "walk" })];
+    const queries = [
+      createSqliteDealsQuery(t.ctx.db),
+      createSqliteDealsQuery(t.ctx.db, { pageBy: "sort" }),
+      createSqliteDealsQuery(t.ctx.db, { pageBy: "walk" }),
+      createSqliteDealsQuery(t.ctx.db, { walkBudget: 30 }),
+      createSqliteDealsQuery(t.ctx.db, { threeBy: "fts", rare: 1 }),
+    ];
     const r = randomSource("grams");
     let nonEmpty = 0;
-    for (let i = 0; i < 120; i++) {
+    for (let i = 0; i < 200; i++) {
       const q: DealListQuery = {
         page: r.pick([1, 1, 2]),
         size: r.pick([5, 20]),
-        search: r.pick(["e", "a", "q", "Z", "ö", "er", "an", "q4", "zz", "🦊", "x"]),
+        search: r.pick(["e", "a", "q", "Z", "ö", "er", "an", "q4", "zz", "🦊", "x", "ion", "Ent", "q4 ", "ion", "e l", "zzz"]),
         stages: r.pick([null, null, ["new"], ["won", "lost"], ["negotiation"]]),
         assignee: r.pick([null, null, "", users[i % users.length]!]),
         sortBy: SORT_FIELDS[i % SORT_FIELDS.length] as SortField,
@@ -137,10 +162,10 @@ describe("deal_gram_counts", () => {
       if (want.total > 0) nonEmpty++;
       for (const query of queries) expect({ q, got: await query.list(tenantId, q) }).toEqual({ q, got: want });
     }
-    expect(nonEmpty).toBeGreaterThan(60);
+    expect(nonEmpty).toBeGreaterThan(100);
   });
 
-  test("migrations 11 and 12 count the deals already there", () => {
+  test("migrations 11 and 12 count the deals already there", async () => {
     // Their backfills (11: 1-2 characters, 12: 3 characters), run on the counts emptied: the same rows again.
     const sql11 = migration11.slice(migration11.indexOf("CREATE TEMP TABLE"), migration11.indexOf("CREATE TRIGGER deal_grams_insert"));
     const sql12 = migration12.slice(migration12.indexOf("CREATE TEMP TABLE"), migration12.indexOf("DROP TRIGGER deal_grams_insert"));
@@ -153,7 +178,7 @@ describe("deal_gram_counts", () => {
       expect((t.ctx.db.query("SELECT count(*) AS n FROM deal_gram_counts WHERE length(gram) = 3").get() as { n: number }).n).toBe(0);
       t.ctx.db.exec(sql12);
     })();
-    countsAgree();
+    await countsAgree();
   });
 
   test("an organization's deletion takes its rows", () => {

@@ -21,6 +21,9 @@ const WALK_STEP_COST = 1 / 10;
  */
 const WALK_BUDGET = 8_000;
 
+/** What reading one of the trigram index's matches costs, against looking up one row (measured: about 50 ns against 1-3 µs). */
+const FTS_ENTRY_COST = 1 / 30;
+
 /** The one trigram deals_fts holds in unassigned_token for a deal nobody is assigned to (schema.sql, version 10). */
 const UNASSIGNED_TOKEN = "\x01-\x01";
 
@@ -55,8 +58,10 @@ const DIRECT_PAGE_DEPTH = 100;
  */
 export function createSqliteDealsQuery(
   db: Db,
-  opts: { rare?: number; pageBy?: "cost" | "walk" | "sort"; walkBudget?: number; unassignedBy?: "token" | "walk" } = {},
+  opts: { rare?: number; pageBy?: "cost" | "walk" | "sort"; walkBudget?: number; unassignedBy?: "token" | "walk"; threeBy?: "counts" | "fts" } = {},
 ) {
+  // threeBy "fts": a 3-letter term counted over the trigram index's matches, as before version 12 (kept for the tests and the probe to compare).
+  const threeBy = opts.threeBy ?? "counts";
   const rare = opts.rare ?? RARE;
   const unassignedBy = opts.unassignedBy ?? "token";
   const pageBy = opts.pageBy ?? "cost";
@@ -236,6 +241,39 @@ export function createSqliteDealsQuery(
       return sorted();
     };
 
+    /**
+     * A 3-letter term (schema version 12): its exact total within the filters is a sum of
+     * deal_gram_counts rows, no match read. That total also gives the real density of matches
+     * among the entries a walk of the order's index crosses, so walk and sort are chosen by their
+     * expected cost: the walk reads about (offset + size) × among / total rows; sorting reads the
+     * index's matches within the filters (a few bytes each) and looks up and sorts those rows.
+     */
+    function threeLetters(term: string, termOnly: string): ListedSeqs {
+      const total = shortTermTotal(tenantId, term, q);
+      if (offset >= total) return { seqs: [], total };
+      const match = termOnly + (q.stages !== null ? stageMatch(tenantId, q.stages) : "") + (q.assignee === "" ? ` AND unassigned_token : ${ftsPhrase(UNASSIGNED_TOKEN)}` : "");
+      const matching = "SELECT rowid AS seq FROM deals_fts WHERE deals_fts MATCH ? AND rowid BETWEEN ? AND ?";
+      // One user's deals: the index's matches are tested against the user's few deals (read once from the assignee index).
+      const [set, setArgs]: [string, Array<string | number>] =
+        q.assignee === null || q.assignee === ""
+          ? [matching, [match, lo, hi]]
+          : [`${matching} AND +rowid IN (SELECT seq FROM deals INDEXED BY deals_by_assignee_created WHERE tenant_id = ? AND assigned_to = ?)`, [match, lo, hi, tenantId, q.assignee]];
+      const sorted = () => pageOfSet(set, setArgs);
+      if (pageBy === "sort") return { seqs: sorted(), total };
+      const entries = expectedEntries(total);
+      // Sorting's cost in rows looked up: each match within the filters, plus the index's entries
+      // read to find them (those of the term within the stages, whoever holds them).
+      const indexEntries = q.assignee === null ? total : shortTermTotal(tenantId, term, { ...q, assignee: null });
+      const sortCost = total + indexEntries * FTS_ENTRY_COST;
+      if (pageBy === "walk" || entries <= sortCost) {
+        // Matches cluster along some orders: past twice its expected length (or what sorting costs), the walk gives up.
+        const budget = pageBy === "walk" ? Number.MAX_SAFE_INTEGER : Math.min(opts.walkBudget ?? Number.MAX_SAFE_INTEGER, Math.max(2 * entries, sortCost, 200));
+        const walked = budgetedWalk(rowTest, [term], total, budget);
+        if (walked) return { seqs: walked, total };
+      }
+      return { seqs: sorted(), total };
+    }
+
     if ([...term].length < MIN_FTS_TERM) {
       // Too short for trigrams: the narrow (seq, stage, assignee, text) index is read in the
       // tenant's rowid range, in order (a sequential read, not a lookup per row).
@@ -258,6 +296,7 @@ export function createSqliteDealsQuery(
     }
 
     const termOnly = `search_text : ${ftsPhrase(term)}`;
+    if (threeBy === "counts" && [...term].length === MIN_FTS_TERM) return threeLetters(term, termOnly);
     const matching = "SELECT rowid FROM deals_fts WHERE deals_fts MATCH ? AND rowid BETWEEN ? AND ?";
     const count = (sql: string, ...a: Array<string | number>) => (stmt(sql).get(...a) as { n: number }).n;
     // How common is the term? Reading at most RARE matches costs little either way, and a rare
