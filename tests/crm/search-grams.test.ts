@@ -5,7 +5,9 @@
 // and pages of 1-3 letter terms must equal a reference's, with every filter and sort (3-letter
 // totals checked after each write path, with every filter combination).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
 import { bulkSeed } from "../../src/stores/sqlite/bulk-load";
+import { GramTally } from "../../src/stores/sqlite/deal-grams";
 import { createSqliteDealsQuery } from "../../src/stores/sqlite/deals-query";
 import { randomSource } from "../../src/crm/demo-data";
 import { type DealListQuery, SORT_FIELDS, type SortField } from "../../src/crm/model";
@@ -179,6 +181,29 @@ describe("deal_gram_counts", () => {
       t.ctx.db.exec(sql12);
     })();
     await countsAgree();
+  });
+
+  test("the bulk seed's tally equals a plain count on many distinct grams (its tables grow)", () => {
+    const r = randomSource("tally");
+    const letters = [..."abcdefghijklmnopqrstuvwxyzäöüß0123456789 -.,'🦊😀\n"];
+    const tally = new GramTally();
+    const want = new Map<string, number>();
+    for (let i = 0; i < 6000; i++) {
+      const chars = Array.from({ length: 5 + r.int(40) }, () => r.pick(letters));
+      const [stage, assignee] = [r.pick(["new", "won"]), r.pick([null, "u1", "u2"])];
+      tally.add(stage, assignee, chars.join(""));
+      const grams = new Set<string>();
+      chars.forEach((c, k) => [1, 2, 3].forEach((n) => k + n <= chars.length && grams.add(chars.slice(k, k + n).join(""))));
+      for (const g of grams) if (!g.includes("\n")) want.set(`${g}|${stage}|${assignee ?? ""}`, (want.get(`${g}|${stage}|${assignee ?? ""}`) ?? 0) + 1);
+    }
+    // Over 32,768 distinct longer grams: the tally's hash table grows at least once.
+    expect(new Set([...want.keys()].map((k) => k.split("|")[0])).size).toBeGreaterThan(40_000);
+    const db = new Database(":memory:");
+    db.run("CREATE TABLE deal_gram_counts (tenant_id TEXT, gram TEXT, stage TEXT, assignee TEXT, n INTEGER, PRIMARY KEY (tenant_id, gram, stage, assignee))");
+    tally.write(db as never, "t1");
+    const rows = db.query("SELECT gram, stage, assignee, n FROM deal_gram_counts").all() as Array<Record<string, string | number>>;
+    db.close();
+    expect(rows.map((x) => `${x.gram}|${x.stage}|${x.assignee}|${x.n}`).sort()).toEqual([...want].map(([k, n]) => `${k}|${n}`).sort());
   });
 
   test("an organization's deletion takes its rows", () => {

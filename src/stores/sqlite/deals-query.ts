@@ -92,7 +92,7 @@ export function createSqliteDealsQuery(
     return ` AND stage_token : (${tokens.map(ftsPhrase).join(" OR ")})`;
   }
 
-  /** How many of the tenant's deals within the filters hold a 1-2 character term: deal_gram_counts rows added up. */
+  /** How many of the tenant's deals within the filters hold a 1-3 character term: deal_gram_counts rows added up (3 characters since version 12). */
   function shortTermTotal(tenantId: string, term: string, q: DealListQuery): number {
     const where = [...(q.stages !== null ? [` AND stage IN (${q.stages.map(() => "?").join(", ")})`] : []), ...(q.assignee !== null ? [" AND assignee = ?"] : [])];
     const args = [...(q.stages ?? []), ...(q.assignee !== null ? [q.assignee] : [])];
