@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { bulkSeed } from "../../src/stores/sqlite/bulk-load";
 import { GramTally } from "../../src/stores/sqlite/deal-grams";
+import { migrate } from "../../src/db/migrate";
 import { createSqliteDealsQuery } from "../../src/stores/sqlite/deals-query";
 import { randomSource } from "../../src/crm/demo-data";
 import { type DealListQuery, SORT_FIELDS, type SortField } from "../../src/crm/model";
@@ -183,6 +184,27 @@ describe("deal_gram_counts", () => {
     await countsAgree();
   });
 
+  test("a version-11 database, written to under its own triggers, migrated to version 12: 3-letter totals exact", async () => {
+    // Back to version 11: its triggers (1-2 characters), no 3-character rows.
+    const db = t.ctx.db;
+    db.transaction(() => {
+      for (const tr of ["deal_grams_insert", "deal_grams_delete", "deal_grams_update"]) db.run(`DROP TRIGGER ${tr}`);
+      db.exec(migration11.slice(migration11.indexOf("CREATE TRIGGER deal_grams_insert")));
+      db.run("DELETE FROM deal_gram_counts WHERE length(gram) = 3");
+      db.run("PRAGMA user_version = 11");
+    })();
+    const acc = await org.account("Version Eleven Ltd");
+    const d = await org.deal({ title: "Old yak deal", account_id: acc.id, stage: "new" });
+    await org.ok("PATCH", `/deals/${d.id}`, { title: "Older yak deal", stage: "won" });
+    await org.deal({ title: "Another jazz yak", account_id: acc.id, stage: "lost" });
+    expect((db.query("SELECT count(*) AS n FROM deal_gram_counts WHERE length(gram) = 3").get() as { n: number }).n).toBe(0);
+    expect(migrate(db)).toMatchObject({ from: 11, to: 12 });
+    await countsAgree();
+    // And its triggers are version 12's: later writes keep the 3-character counts.
+    await org.ok("PATCH", `/deals/${d.id}`, { title: "Yak renamed", assigned_to: null });
+    await countsAgree();
+  }, 30_000);
+
   test("the bulk seed's tally equals a plain count on many distinct grams (its tables grow)", () => {
     const r = randomSource("tally");
     const letters = [..."abcdefghijklmnopqrstuvwxyzäöüß0123456789 -.,'🦊😀\n"];
@@ -204,7 +226,7 @@ describe("deal_gram_counts", () => {
     const rows = db.query("SELECT gram, stage, assignee, n FROM deal_gram_counts").all() as Array<Record<string, string | number>>;
     db.close();
     expect(rows.map((x) => `${x.gram}|${x.stage}|${x.assignee}|${x.n}`).sort()).toEqual([...want].map(([k, n]) => `${k}|${n}`).sort());
-  });
+  }, 30_000);
 
   test("an organization's deletion takes its rows", () => {
     t.ctx.db.run("DELETE FROM tenants WHERE id = ?1", [tenantId]);
