@@ -266,9 +266,12 @@ export function createSqliteDealsQuery(
       const sortCost = 0.7 * total + termAll * (q.assignee === null || q.assignee === "" ? 0.015 : 0.03);
       // Matches cluster along some orders (a term of the titles in title order), so a walk is tried
       // only when expected to cost under half of sorting, and gives up past twice its expected
-      // length (at least 2,000 entries, at most what sorting costs); then the matches are sorted.
+      // length, or a quarter of what sorting costs up to 8,000 entries if that is more (clusters
+      // a few thousand entries in are common: "ati" within two stages in title order, 4.7 ms
+      // walked against 108 ms sorted); then the matches are sorted.
       if (pageBy === "walk" || 2 * entries <= sortCost) {
-        const budget = pageBy === "walk" ? Number.MAX_SAFE_INTEGER : Math.min(opts.walkBudget ?? Number.MAX_SAFE_INTEGER, Math.min(Math.max(2 * entries, 2000), sortCost));
+        const budget =
+          pageBy === "walk" ? Number.MAX_SAFE_INTEGER : Math.min(opts.walkBudget ?? Number.MAX_SAFE_INTEGER, sortCost, Math.max(2 * entries, Math.min(8000, sortCost / 4)));
         const walked = budgetedWalk(rowTest, [term], total, budget);
         if (walked) return { seqs: walked, total };
       }
