@@ -45,10 +45,11 @@ function reference(deals: Deal[], q: DealListQuery): { seqs: number[]; total: nu
 }
 
 const base: DealListQuery = { page: 1, size: 20, search: null, stages: null, assignee: "", sortBy: "created_at", sortDir: "desc" };
-// rare: 1 sends every term with a match down the common-term path, where the token is used.
-const token = createDealsQuery(t.ctx.db, { rare: 1 });
-const tokenSorted = createDealsQuery(t.ctx.db, { rare: 1, pageBy: "sort" });
-const plain = createDealsQuery(t.ctx.db, { rare: 1, unassignedBy: "walk" });
+// rare: 1 sends every term with a match down the common-term path, where the token is used;
+// threeBy "fts" keeps 3-letter terms on it too (by default, since version 12, they are counted from deal_gram_counts).
+const token = createDealsQuery(t.ctx.db, { rare: 1, threeBy: "fts" });
+const tokenSorted = createDealsQuery(t.ctx.db, { rare: 1, pageBy: "sort", threeBy: "fts" });
+const plain = createDealsQuery(t.ctx.db, { rare: 1, unassignedBy: "walk", threeBy: "fts" });
 const byDefault = createDealsQuery(t.ctx.db);
 
 async function agree(seed: string, n: number) {
