@@ -97,6 +97,7 @@ export function migrate(db: Db, plan: MigrationPlan = CURRENT_PLAN, file?: strin
       // Another process may have run this step meanwhile; each step runs once.
       if (userVersion(db) >= step.version) return;
       db.run(step.sql);
+      step.after?.(db);
       db.run(`PRAGMA user_version = ${step.version}`);
     });
   }

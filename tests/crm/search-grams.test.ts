@@ -7,14 +7,14 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { bulkSeed } from "../../src/stores/sqlite/bulk-load";
-import { GramTally } from "../../src/stores/sqlite/deal-grams";
+import { GramTally, recountDealGrams } from "../../src/db/deal-grams";
+import { MIGRATIONS } from "../../src/db/migrations";
 import { migrate } from "../../src/db/migrate";
 import { createSqliteDealsQuery } from "../../src/stores/sqlite/deals-query";
 import { randomSource } from "../../src/crm/demo-data";
 import { type DealListQuery, SORT_FIELDS, type SortField } from "../../src/crm/model";
 import { testApp } from "../helpers";
 import migration11 from "../../src/db/migrations/0011-deal-gram-counts.sql" with { type: "text" };
-import migration12 from "../../src/db/migrations/0012-deal-gram-counts-3.sql" with { type: "text" };
 import { type CrmOrg, type Deal, addUser, crmOrg, referenceSort } from "./support";
 
 const t = testApp();
@@ -169,18 +169,23 @@ describe("deal_gram_counts", () => {
   });
 
   test("migrations 11 and 12 count the deals already there", async () => {
-    // Their backfills (11: 1-2 characters, 12: 3 characters), run on the counts emptied: the same rows again.
+    // 11's backfill (1-2 characters, a trigger per deal) on the counts emptied, then 12's recount
+    // (1-3 characters, in memory, every row written anew): the same rows again.
     const sql11 = migration11.slice(migration11.indexOf("CREATE TEMP TABLE"), migration11.indexOf("CREATE TRIGGER deal_grams_insert"));
-    const sql12 = migration12.slice(migration12.indexOf("CREATE TEMP TABLE"), migration12.indexOf("DROP TRIGGER deal_grams_insert"));
     expect(sql11).toContain("INSERT INTO deal_grams_backfill");
-    expect(sql12).toContain("INSERT INTO deal_grams_backfill");
+    expect(MIGRATIONS.find((m) => m.version === 12)?.after).toBe(recountDealGrams);
     t.ctx.db.transaction(() => {
       t.ctx.db.run("DELETE FROM deal_gram_counts");
       t.ctx.db.exec(sql11);
       // Version 11's counts alone: no 3-character gram yet.
       expect((t.ctx.db.query("SELECT count(*) AS n FROM deal_gram_counts WHERE length(gram) = 3").get() as { n: number }).n).toBe(0);
-      t.ctx.db.exec(sql12);
+      recountDealGrams(t.ctx.db);
     })();
+    await countsAgree();
+    // Counts gone wrong (a stray row, a wrong number) are replaced, not added to.
+    t.ctx.db.run("UPDATE deal_gram_counts SET n = n + 7 WHERE tenant_id = ?1 AND gram IN (SELECT gram FROM deal_gram_counts WHERE tenant_id = ?1 LIMIT 3)", [tenantId]);
+    t.ctx.db.run("INSERT INTO deal_gram_counts (tenant_id, gram, stage, assignee, n) VALUES (?1, 'qqq', 'new', '', 5)", [tenantId]);
+    t.ctx.db.transaction(() => recountDealGrams(t.ctx.db))();
     await countsAgree();
   });
 

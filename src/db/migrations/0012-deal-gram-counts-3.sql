@@ -5,25 +5,9 @@
 -- a common fragment), and tells the page how dense the matches are within the filters. The
 -- triggers now write each distinct 1-, 2- and 3-character piece of a deal's text once.
 
--- Existing deals' 3-character pieces are counted one deal at a time (a trigger on a scratch table),
--- never as one grouping of every deal's pieces (hundreds of millions of rows to sort).
--- With the default 32 MiB cache the counts of a million-deal organization (45 MB) did not fit, and
--- each deal's upserts spilled pages to the WAL again and again (28 min for 1.9M deals, 40 GB
--- written); 128 MiB for the backfill, back to the usual after it.
-PRAGMA cache_size = -131072;
-CREATE TEMP TABLE deal_grams_backfill (seq INTEGER NOT NULL);
-CREATE TEMP TRIGGER deal_grams_backfill_three AFTER INSERT ON deal_grams_backfill BEGIN
-  INSERT INTO deal_gram_counts (tenant_id, gram, stage, assignee, n)
-    SELECT d.tenant_id, g.gram, d.stage, coalesce(d.assigned_to, ''), 1 FROM deals d, (
-      WITH RECURSIVE pos(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM pos WHERE i < (SELECT length(search_text) FROM deals WHERE seq = new.seq) - 2)
-      SELECT DISTINCT substr(t.search_text, i, 3) AS gram FROM pos, (SELECT search_text FROM deals WHERE seq = new.seq) t) g
-    WHERE d.seq = new.seq AND length(g.gram) = 3 AND instr(g.gram, char(10)) = 0
-    ON CONFLICT (tenant_id, gram, stage, assignee) DO UPDATE SET n = n + 1;
-END;
-INSERT INTO deal_grams_backfill (seq) SELECT seq FROM deals;
-DROP TRIGGER deal_grams_backfill_three;
-DROP TABLE deal_grams_backfill;
-PRAGMA cache_size = -32768;
+-- Existing deals are counted anew after this file, in the same transaction, by recountDealGrams
+-- (src/db/deal-grams.ts, the bulk seed's tally): one read of the deals and sorted upserts. A trigger
+-- on a scratch table upserting each deal's pieces took 25 minutes and 18 GB of writes for 1.9M deals.
 
 DROP TRIGGER deal_grams_insert;
 DROP TRIGGER deal_grams_delete;

@@ -2,7 +2,7 @@ import type { SeedResult, SeedTenant } from "../../crm/seed-store";
 import { type Db, writeTx } from "../../db/database";
 import { newId } from "../../db/ids";
 import { TENANT_SPAN } from "../../crm/deal-columns";
-import { GramTally } from "./deal-grams";
+import { GramTally } from "../../db/deal-grams";
 import { contactName, searchTextOf, sortKey } from "../../crm/model";
 import {
   FIRST_NAMES,

@@ -1,4 +1,4 @@
-import type { Db } from "../../db/database";
+import type { Db } from "./database";
 
 /**
  * deal_gram_counts (schema version 11) added up in memory while a bulk seed writes deals with the
@@ -144,4 +144,32 @@ export class GramTally {
     for (const id of ids)
       for (const { key, counts } of groups) if (id < counts.length && counts[id]! > 0) upsert.run(tenantId, this.grams[id]!, key[0], key[1], counts[id]!);
   }
+}
+
+/**
+ * deal_gram_counts counted anew from every deal's search text (a schema migration's backfill,
+ * inside its transaction): one read of the table in rowid order, which keeps each organization's
+ * deals together (their seq is a range of their own), and the tally's sorted upserts, flushed
+ * whenever the organization changes (an upsert adds, so a tenant met twice still counts right).
+ * Instead of a trigger's hundred upserts a deal spread over the table: 25 minutes and 18 GB of
+ * writes for 1.9M deals (migration 12 as first written).
+ */
+export function recountDealGrams(db: Db): void {
+  db.run("DELETE FROM deal_gram_counts");
+  let tenant: string | null = null;
+  let tally = new GramTally();
+  const rows = db.query("SELECT tenant_id, stage, assigned_to, search_text FROM deals ORDER BY seq").iterate() as IterableIterator<{
+    tenant_id: string;
+    stage: string;
+    assigned_to: string | null;
+    search_text: string;
+  }>;
+  for (const d of rows) {
+    if (d.tenant_id !== tenant) {
+      if (tenant !== null) tally.write(db, tenant);
+      [tenant, tally] = [d.tenant_id, new GramTally()];
+    }
+    tally.add(d.stage, d.assigned_to, d.search_text);
+  }
+  if (tenant !== null) tally.write(db, tenant);
 }
