@@ -74,6 +74,10 @@ export function createSqliteDealsQuery(
   };
   const tenantNo = db.prepare<{ tenant_no: number }, [string]>("SELECT tenant_no FROM crm_tenants WHERE tenant_id = ?1");
   const withStages = stagesJoiner(db);
+  // An assignee's sort key, as their deals carry it (NULL for a user without a full name).
+  const assigneeKeyOf = db.prepare<{ assignee_key: string | null }, [string, string]>(
+    "SELECT assignee_key FROM deals INDEXED BY deals_by_assignee_created WHERE tenant_id = ?1 AND assigned_to = ?2 LIMIT 1",
+  );
   // Every stage a deal of the tenant has (or had): deal_counts keeps a row per stage ever used.
   const stagesUsed = db.prepare<{ stage: string }, [string]>("SELECT DISTINCT stage FROM deal_counts WHERE tenant_id = ?1 AND assignee = '*'");
 
@@ -178,19 +182,23 @@ export function createSqliteDealsQuery(
         return { served: stageSql, servedArgs: q.stages, tested: assigneeSql, testedArgs: assigneeArgs, indexed: "", order: orderBy, among: () => countOf(q.stages, "*") };
       // One assignee's entries share one key (the unassigned: NULL, last both ways): that range of
       // the assignee index is sought, ordered by key and id (SQLite sorts anew if the IS NULL term stays).
-      if (q.sortBy === "assignee_name" && q.assignee !== null)
+      // A user without a full name has a NULL key too: their range is the unassigned one, their
+      // deals told apart by the tested assignee filter.
+      if (q.sortBy === "assignee_name" && q.assignee !== null) {
+        const nullKey = q.assignee === "" || assigneeKeyOf.get(tenantId, q.assignee)?.assignee_key === null;
         return {
           served:
-            q.assignee === ""
+            nullKey
               ? " AND (d.assignee_key IS NULL) = 1"
               : " AND (d.assignee_key IS NULL) = 0 AND d.assignee_key = (SELECT assignee_key FROM deals INDEXED BY deals_by_assignee_created WHERE tenant_id = ? AND assigned_to = ? LIMIT 1)",
-          servedArgs: q.assignee === "" ? [] : [tenantId, q.assignee],
+          servedArgs: nullKey ? [] : [tenantId, q.assignee],
           tested: filterSql,
           testedArgs: args,
           indexed: ` INDEXED BY deals_by_assignee_${q.sortDir}`,
           order: `d.assignee_key ${dir}, d.id ${dir}`,
           among: () => countOf(null, q.assignee!),
         };
+      }
       return { served: "", servedArgs: [], tested: filterSql, testedArgs: args, indexed: "", order: orderBy, among: () => tenantTotal() };
     };
     /** Index entries walked in order before the page is full, if the `total` matches were spread evenly. */
