@@ -86,11 +86,12 @@ describe("dealJson is JSON.stringify(toDealRead(row))", () => {
   });
 
   test("custom data of any shape is written as its parsed object", () => {
-    const shapes = [{}, { a: 1 }, { "k\"ey": "v\\al\u0001ue", n: null, t: true, f: 1.25, big: 1e21, neg: -0 }, { nested: { list: [1, "two", { three: [] }], "日本": "🚀" } },
-      { __proto__: "x", constructor: 1 }, { "\u2028": "\ud83d" }];
+    const shapes: unknown[] = [{}, { a: 1 }, { "k\"ey": "v\\al\u0001ue", n: null, t: true, f: 1.25, big: 1e21, neg: -0 }, { nested: { list: [1, "two", { three: [] }], "日本": "🚀" } },
+      { constructor: 1 }, { "\u2028": "\ud83d" }];
     for (const c of shapes) same({ ...base, custom_data: JSON.stringify(c) });
     // Text stored with spaces or another key order (an import, another backend) comes out as its object would.
     same({ ...base, custom_data: '{ "b" : 2 , "a" : [ 1 , 2 ] }' });
+    same({ ...base, custom_data: '{"__proto__":"x","a":"\\u00e9\\ud83d"}' });
   });
 
   test("random deals from a pool of awkward characters", () => {
