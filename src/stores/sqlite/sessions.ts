@@ -35,7 +35,7 @@ export function createSqliteSessionsStore(db: Db, others: { security: SqliteSecu
     });
   // An API request's check: one statement (one snapshot, no BEGIN and COMMIT), the few columns it
   // needs, and the module check that was a read of its own. Scalar subqueries, each a primary-key
-  // lookup: the same three tables joined cost about six times as much (issue 15, bench/tp-sess.ts).
+  // lookup: the same three tables joined cost about six times as much (issue 15).
   const accessBySid = db.prepare<Omit<SessionAccessRow, "has_module"> & { has_module: number }, [string, string]>(
     `SELECT s.id, s.tenant_id, s.user_id, s.last_used_at, s.expires_at, s.proven_at, s.revoked_at,
             (SELECT role FROM users WHERE id = s.user_id) AS role, (SELECT email FROM users WHERE id = s.user_id) AS email,
