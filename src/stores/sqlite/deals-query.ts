@@ -135,7 +135,8 @@ export function createSqliteDealsQuery(
     const seqsOf = (rows: unknown): number[] => (rows as number[][]).map((r) => r[0]!);
     /** A page walked along the order's index, keeping the rows the filters accept. */
     const page = (): number[] =>
-      seqsOf(stmt(`SELECT d.seq FROM deals d WHERE d.tenant_id = ?${filterSql} ORDER BY ${orderBy} LIMIT ? OFFSET ?`).values(tenantId, ...args, q.size, offset));
+      // (SELECT ?): see the direct read below (only the list without a search walks pages this way).
+      seqsOf(stmt(`SELECT d.seq FROM deals d WHERE d.tenant_id = (SELECT ?)${filterSql} ORDER BY ${orderBy} LIMIT (SELECT ?) OFFSET (SELECT ?)`).values(tenantId, ...args, q.size, offset));
     /**
      * The first `offset + size` of the order's first `budget` index entries that `test` accepts
      * (the subquery's LIMIT stops the walk), sliced to the page; null when the walk ran out of

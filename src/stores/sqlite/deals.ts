@@ -39,7 +39,8 @@ export function createSqliteDealsStore(db: Db) {
   const bySeqs = (n: number): Statement => {
     let st = bySeqsOfLength.get(n);
     if (!st) {
-      st = db.prepare(`SELECT ${DEAL_COLUMNS} FROM deals WHERE tenant_id = ? AND seq IN (${Array(n).fill("?").join(", ")})`);
+      // (SELECT ?): a bound tenant id compared directly makes SQLite plan the statement anew each time (deals-query.ts).
+      st = db.prepare(`SELECT ${DEAL_COLUMNS} FROM deals WHERE tenant_id = (SELECT ?) AND seq IN (${Array(n).fill("?").join(", ")})`);
       bySeqsOfLength.set(n, st);
     }
     return st;
