@@ -1,13 +1,13 @@
 import type { Principal } from "../auth/service";
 import { newId } from "../db/ids";
 import { RequestValidationError, errors } from "../http/errors";
-import { type Page, pageJson, pageOf } from "../http/paging";
-import type { DealFields, DealJoined, DealsStore, Missing, WriteResult } from "./deals-repo";
+import { type Page, pageOf } from "../http/paging";
+import type { DealFields, DealsStore, Missing, WriteResult } from "./deals-repo";
 import type { DealsQuery } from "./deals-query";
 import { type DealCreate, type DealListQuery, type DealPatch, type DealRead, MAX_CUSTOM_DATA_BYTES } from "./model";
 import { centsOf } from "./money";
 import type { CrmStore } from "./repo";
-import { dealJson, toDealRead } from "./read";
+import { toDealRead } from "./read";
 import { clean } from "./service";
 
 export interface DealsDeps {
@@ -113,8 +113,8 @@ export function createDealsService(d: DealsDeps) {
     if (!(await d.deals.remove(auth.tenantId, id))) throw errors.notFound("Deal not found.");
   }
 
-  /** The deal list's rows and exact total (CONTRACT §10). Stage keys the tenant lacks match nothing. */
-  async function listed(auth: Principal, q: Omit<DealListQuery, "assignee"> & AssigneeFilter): Promise<{ rows: DealJoined[]; total: number }> {
+  /** The deal list (CONTRACT §10). Stage keys the tenant lacks match nothing. */
+  async function list(auth: Principal, q: Omit<DealListQuery, "assignee"> & AssigneeFilter): Promise<Page<DealRead>> {
     let stages: string[] | null = null;
     if (q.stages !== null) {
       const known = new Set((await d.repo.stages(auth.tenantId)).map((s) => s.key));
@@ -123,22 +123,10 @@ export function createDealsService(d: DealsDeps) {
     const assignee = q.mine ? auth.userId : q.unassigned ? "" : q.assigned_to;
     const { seqs, total, rows: read } = await d.query.list(auth.tenantId, { ...q, stages, assignee });
     const rows = read ? await d.deals.withStages(auth.tenantId, read) : await d.deals.bySeqs(auth.tenantId, seqs);
-    return { rows, total };
-  }
-
-  /** The deal list (CONTRACT §10). */
-  async function list(auth: Principal, q: Omit<DealListQuery, "assignee"> & AssigneeFilter): Promise<Page<DealRead>> {
-    const { rows, total } = await listed(auth, q);
     return pageOf(rows.map(toDealRead), total, q.page, q.size);
   }
 
-  /** The same page as JSON text, written directly (see dealJson): what GET /crm/deals answers. */
-  async function listJson(auth: Principal, q: Omit<DealListQuery, "assignee"> & AssigneeFilter): Promise<string> {
-    const { rows, total } = await listed(auth, q);
-    return pageJson(rows.map(dealJson), total, q.page, q.size);
-  }
-
-  return { create, read: (auth: Principal, id: string) => read(auth.tenantId, id), patch, remove, list, listJson };
+  return { create, read: (auth: Principal, id: string) => read(auth.tenantId, id), patch, remove, list };
 }
 
 export type DealsService = ReturnType<typeof createDealsService>;

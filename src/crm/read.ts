@@ -32,30 +32,6 @@ export const toDealRead = (d: DealJoined): DealRead => ({
   updated_at: toIso(d.updated_at),
 });
 
-/** Characters JSON.stringify would escape (quote, backslash, controls) or check (any surrogate). */
-const NEEDS_ESCAPE = /["\\\x00-\x1f\ud800-\udfff]/;
-/** A string as JSON text, exactly as JSON.stringify writes it; most need no escape and skip its call. */
-const jsonString = (s: string): string => (NEEDS_ESCAPE.test(s) ? JSON.stringify(s) : `"${s}"`);
-const jsonStringOrNull = (s: string | null): string => (s === null ? "null" : jsonString(s));
-const jsonNumberOrNull = (n: number | null): string => (n === null ? "null" : JSON.stringify(n));
-
-/**
- * One deal as the JSON text JSON.stringify(toDealRead(d)) gives (same fields, order, types and
- * escaping; tests/crm/deal-json.test.ts compares the two over varied deals), built directly from
- * the row: the deal list writes 20 of these a request, and the object per deal plus the generic
- * serializer cost about twice as much (issue 15). Dates and money values hold no character to escape.
- */
-export const dealJson = (d: DealJoined): string =>
-  `{"id":${jsonString(d.id)},"tenant_id":${jsonString(d.tenant_id)},"title":${jsonString(d.title)},"account_id":${jsonString(d.account_id)}` +
-  `,"value":"${formatCents(d.value_cents)}","currency":${jsonString(d.currency)},"stage":${jsonString(d.stage)}` +
-  `,"close_date":${jsonStringOrNull(d.close_date)},"probability":${jsonNumberOrNull(d.probability)},"assigned_to":${jsonStringOrNull(d.assigned_to)}` +
-  `,"notes":${jsonStringOrNull(d.notes)},"custom_data":${d.custom_data === null ? "null" : JSON.stringify(JSON.parse(d.custom_data))}` +
-  `,"contact_id":${jsonStringOrNull(d.contact_id)},"pipeline_stage_id":${jsonStringOrNull(d.stage_id)}` +
-  `,"pipeline_stage_name":${jsonStringOrNull(d.stage_name)},"pipeline_stage_color":${jsonStringOrNull(d.stage_color)}` +
-  `,"is_won":${d.is_won === 1},"is_lost":${d.is_lost === 1},"account_name":${jsonString(d.account_name)}` +
-  `,"contact_name":${jsonStringOrNull(d.contact_name)},"assignee_name":${jsonStringOrNull(d.assignee_name)}` +
-  `,"assignee_email":${jsonStringOrNull(d.assignee_email)},"created_at":"${toIso(d.created_at)}","updated_at":"${toIso(d.updated_at)}"}`;
-
 export const toStageRead = (s: PipelineStageRow): StageRead => ({
   id: s.id,
   tenant_id: s.tenant_id,

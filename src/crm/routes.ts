@@ -110,16 +110,7 @@ export const crmRoutes = (ctx: Context) =>
       },
       { params: Id, transform: adminFirst, ...D.deleteStage },
     )
-    // The page is written as JSON text directly (issue 15: no object per deal, no generic serializer).
-    .get(
-      "/deals",
-      ({ auth, request, set }) => {
-        const query = readDealQuery(request.url);
-        set.headers["content-type"] = "application/json";
-        return ctx.deals.listJson(auth, query);
-      },
-      D.listDeals,
-    )
+    .get("/deals", ({ auth, request }) => ctx.deals.list(auth, readDealQuery(request.url)), D.listDeals)
     .post(
       "/deals",
       async ({ auth, body, set }) => {

@@ -141,12 +141,6 @@ export const pageOf = <T>(items: T[], total: number, page: number, size: number)
   pages: total === 0 ? 0 : Math.ceil(total / size),
 });
 
-/** The same page as JSON text, from its items' JSON texts: what JSON.stringify(pageOf(...)) writes. */
-export const pageJson = (items: string[], total: number, page: number, size: number): string => {
-  const p = pageOf(items, total, page, size);
-  return `{"items":[${items.join(",")}],"total":${JSON.stringify(p.total)},"page":${JSON.stringify(p.page)},"size":${JSON.stringify(p.size)},"pages":${JSON.stringify(p.pages)}}`;
-};
-
 /** Rows to skip; bounded so that an absurd page number is just a page past the end. */
 export const offsetOf = (page: number, size: number): number => Math.min((page - 1) * size, Number.MAX_SAFE_INTEGER);
 
