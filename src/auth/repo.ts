@@ -33,6 +33,16 @@ export interface SessionPrincipalRow extends SessionRow {
   tenant_disabled_at: number | null;
 }
 
+/**
+ * What an API request's check needs (authenticate): the session's few live columns, its user's
+ * role and email, its tenant's subdomain and disabled mark, and whether the tenant has the module
+ * the route needs, all in one read: every protected request starts with it (issue 15).
+ */
+export type SessionAccessRow = Pick<
+  SessionPrincipalRow,
+  "id" | "tenant_id" | "user_id" | "last_used_at" | "expires_at" | "proven_at" | "revoked_at" | "role" | "email" | "subdomain" | "tenant_disabled_at"
+> & { has_module: boolean };
+
 /** An outstanding 2FA challenge (a temp_token), spent by the verify that succeeds. */
 export interface ChallengeRow {
   id: string;
@@ -49,6 +59,8 @@ export interface SessionsStore {
   insertAudited: (s: NewSessionRow, entry: AuditEntry, now: number) => Promise<void>;
   /** The session whose secret sid hashes to `sidHash`, with its user's role and email and its tenant's subdomain. */
   principal: (sidHash: string) => Promise<SessionPrincipalRow | null>;
+  /** The same session for an API request's check, with whether its tenant has `module` ("" for none). */
+  access: (sidHash: string, module: string) => Promise<SessionAccessRow | null>;
   touch: (id: string, now: number) => Promise<void>;
   rotate: (id: string, fromGen: number, now: number) => Promise<boolean>;
   /** Records a fresh proof of the first factor on a live session, with its audit row. False when the session ended. */

@@ -126,10 +126,14 @@ export function createAuthService(d: AuthDeps) {
    */
   const endChallenges = async (tenantId: string, userId: string) => d.sessions.endChallenges(tenantId, userId);
 
-  /** The check behind every protected request: a valid access token of a live session. */
-  async function authenticate(token: string): Promise<Principal> {
+  /**
+   * The check behind every protected request: a valid access token of a live session. Given a
+   * module, the answer also says whether the organization has it (`moduleOn`), read in the same
+   * statement as the session: the auth guard's module check then costs no read of its own.
+   */
+  async function authenticate(token: string, module = ""): Promise<Principal & { moduleOn?: boolean }> {
     const claims = await d.tokens.verify(token, "access");
-    const s = await d.sessions.principal(hashToken(claims.sid));
+    const s = await d.sessions.access(hashToken(claims.sid), module);
     if (!s || s.user_id !== claims.sub || s.tenant_id !== claims.tid) throw errors.tokenInvalid();
     if (s.revoked_at !== null) throw errors.sessionRevoked();
     // Read with the session in the same statement: no extra query, and never a stale cache.
@@ -137,7 +141,17 @@ export function createAuthService(d: AuthDeps) {
     const now = d.now();
     if (s.expires_at <= now) throw errors.tokenExpired();
     if (now - s.last_used_at >= TOUCH_EVERY_MS) await d.sessions.touch(s.id, now);
-    return { userId: s.user_id, tenantId: s.tenant_id, sessionId: s.id, role: s.role, email: s.email, subdomain: s.subdomain, provenAt: s.proven_at };
+    const p: Principal & { moduleOn?: boolean } = {
+      userId: s.user_id,
+      tenantId: s.tenant_id,
+      sessionId: s.id,
+      role: s.role,
+      email: s.email,
+      subdomain: s.subdomain,
+      provenAt: s.proven_at,
+    };
+    if (module !== "") p.moduleOn = s.has_module;
+    return p;
   }
 
   /**

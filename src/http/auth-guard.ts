@@ -59,12 +59,16 @@ export const authGuard = (ctx: Context, opts: { module?: ModuleName } = {}) =>
       token ??= cookieValue(headers.get("cookie"), SESSION_COOKIE);
       if (!token) throw errors.notAuthenticated();
 
-      const principal = await ctx.auth.authenticate(token);
+      // The module's presence is read with the session (one statement), and checked below in its turn.
+      const { moduleOn, ...principal } = await ctx.auth.authenticate(token, opts.module);
       const named = requestedSubdomain(headers, ctx.config.baseDomain);
       if (named !== null && named !== principal.subdomain) throw errors.tenantMismatch();
       if (viaCookie) checkCsrf(request.method, headers, ctx.config.baseDomain, requestPath(request.url));
       // Before the body is validated, as FastAPI's dependencies run: a tenant without the module learns 403.
-      if (opts.module) await ctx.tenants.requireModule(principal.tenantId, opts.module);
+      if (opts.module) {
+        if (moduleOn === false) throw errors.moduleDisabled(opts.module);
+        if (moduleOn === undefined) await ctx.tenants.requireModule(principal.tenantId, opts.module);
+      }
       return { auth: principal };
     },
   );

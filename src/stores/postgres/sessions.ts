@@ -1,5 +1,5 @@
 import type { SessionsStore } from "../../auth/repo";
-import type { ChallengeRow, NewSessionRow, SessionPrincipalRow, SessionRow } from "../../auth/repo";
+import type { ChallengeRow, NewSessionRow, SessionAccessRow, SessionPrincipalRow, SessionRow } from "../../auth/repo";
 import type { AuditEntry } from "../../security/repo";
 import type { Pg, PgTx } from "./database";
 
@@ -36,6 +36,13 @@ export function createPostgresSessionsStore(pg: Pg, others: { security: PgAuditI
     /** The session whose secret sid hashes to `sidHash`, with its user's role and email and its tenant's subdomain. */
     principal: async (sidHash: string): Promise<SessionPrincipalRow | null> =>
       pg.one<SessionPrincipalRow>`SELECT s.*, u.role, u.email, t.subdomain, t.disabled_at AS tenant_disabled_at
+        FROM sessions s JOIN users u ON u.tenant_id = s.tenant_id AND u.id = s.user_id JOIN tenants t ON t.id = s.tenant_id
+       WHERE s.sid_hash = ${sidHash}`,
+    /** An API request's check: the session's live columns, its user and tenant, and whether the tenant has `module`, in one statement. */
+    access: async (sidHash: string, module: string): Promise<SessionAccessRow | null> =>
+      pg.one<SessionAccessRow>`SELECT s.id, s.tenant_id, s.user_id, s.last_used_at, s.expires_at, s.proven_at, s.revoked_at,
+             u.role, u.email, t.subdomain, t.disabled_at AS tenant_disabled_at,
+             EXISTS (SELECT 1 FROM tenant_modules m WHERE m.tenant_id = s.tenant_id AND m.module = ${module}) AS has_module
         FROM sessions s JOIN users u ON u.tenant_id = s.tenant_id AND u.id = s.user_id JOIN tenants t ON t.id = s.tenant_id
        WHERE s.sid_hash = ${sidHash}`,
     touch: async (id: string, now: number): Promise<undefined> => {

@@ -14,7 +14,8 @@ type StageData = { key: string; stage_id: string; stage_name: string; stage_colo
  */
 export function stagesJoiner(db: Db): (tenantId: string, rows: DealJoined[]) => DealJoined[] {
   const stagesOf = db.prepare<StageData, [string]>(
-    "SELECT key, id AS stage_id, name AS stage_name, color AS stage_color, is_won, is_lost FROM pipeline_stages WHERE tenant_id = ?1",
+    // (SELECT ?1): a bound tenant id directly compared makes SQLite plan the statement anew each time (see deals-query.ts).
+    "SELECT key, id AS stage_id, name AS stage_name, color AS stage_color, is_won, is_lost FROM pipeline_stages WHERE tenant_id = (SELECT ?1)",
   );
   return (tenantId, rows) => {
     const stages = new Map(stagesOf.all(tenantId).map((s) => [s.key, s]));
@@ -38,7 +39,8 @@ export function createSqliteDealsStore(db: Db) {
   const bySeqs = (n: number): Statement => {
     let st = bySeqsOfLength.get(n);
     if (!st) {
-      st = db.prepare(`SELECT ${DEAL_COLUMNS} FROM deals WHERE tenant_id = ? AND seq IN (${Array(n).fill("?").join(", ")})`);
+      // (SELECT ?): a bound tenant id compared directly makes SQLite plan the statement anew each time (deals-query.ts).
+      st = db.prepare(`SELECT ${DEAL_COLUMNS} FROM deals WHERE tenant_id = (SELECT ?) AND seq IN (${Array(n).fill("?").join(", ")})`);
       bySeqsOfLength.set(n, st);
     }
     return st;
