@@ -31,6 +31,11 @@ if (process.argv[2] === "postgres") {
   await import("../bench/postgres-deals");
   process.exit(0);
 }
+// bun run bench postgres-http: the same shapes over HTTP, dist/suite on each backend, side by side (bench/postgres-http.ts).
+if (process.argv[2] === "postgres-http") {
+  await import("../bench/postgres-http");
+  process.exit(0);
+}
 // bun run bench web: the web app in Chromium (bench/web.ts).
 if (process.argv[2] === "web") {
   await import("../bench/web");
