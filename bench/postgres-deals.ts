@@ -16,11 +16,11 @@ import { createContext } from "../src/context";
 import { bulkSeed as sqliteBulkSeed } from "../src/stores/sqlite/bulk-load";
 import { createSqliteDealsQuery as createDealsQuery } from "../src/stores/sqlite/deals-query";
 import type { DealListQuery } from "../src/crm/model";
-import { openPostgres, type Pg } from "../src/stores/postgres/database";
+import type { Pg } from "../src/stores/postgres/database";
 import { createPostgresDealsQuery } from "../src/stores/postgres/deals-query";
 import { migratePostgres } from "../src/stores/postgres/migrate";
 import { bulkSeed } from "../src/stores/postgres/seed";
-import { BENCH_PG_SETTINGS, ensureBenchTenants, listQueryOf, seededBefore } from "./postgres-support";
+import { BENCH_PG_SETTINGS, benchDatabase, ensureBenchTenants, listQueryOf, seededBefore } from "./postgres-support";
 import { type Shape, buildShapes, frequentGrams } from "./shapes";
 
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
@@ -120,15 +120,10 @@ try {
     cluster = await startCluster({ dir: process.env.BENCH_PG_DIR, settings: BENCH_PG_SETTINGS });
     base = cluster.url;
   }
-  const url = base.replace(/\/[^/?]*(\?|$)/, "/suite_bench$1");
   const reuse = (process.env.BENCH_PG_REUSE === "1" && process.env.BENCH_PG_URL) || (await seededBefore(base));
-  if (!reuse) {
-    const admin = openPostgres(base, { max: 1 });
-    await admin.unsafe("DROP DATABASE IF EXISTS suite_bench WITH (FORCE)");
-    await admin.unsafe("CREATE DATABASE suite_bench");
-    await admin.close();
-  }
-  pg = openPostgres(url, { max: 2 });
+  const db = await benchDatabase(base, Boolean(reuse));
+  const url = db.url;
+  pg = db.pg;
   // Migrated (not just given the schema): `suite serve` then accepts it (bench/postgres-http.ts).
   if (!reuse) await migratePostgres(pg);
   const tenantIds = await ensureBenchTenants(pg, subs, Date.now(), !reuse);

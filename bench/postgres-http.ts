@@ -12,10 +12,10 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Cluster, startCluster } from "../scripts/postgres-cluster";
-import { openPostgres, type Pg } from "../src/stores/postgres/database";
+import type { Pg } from "../src/stores/postgres/database";
 import { migratePostgres } from "../src/stores/postgres/migrate";
 import { bulkSeed } from "../src/stores/postgres/seed";
-import { BENCH_PG_SETTINGS, seededBefore } from "./postgres-support";
+import { BENCH_PG_SETTINGS, benchDatabase, seededBefore } from "./postgres-support";
 import { DEFAULT_MODULES } from "../src/tenants/model";
 import { createKeyFile, generateKeys, keyFileOf } from "../src/security/key-file";
 import { freePort, freshBinary, waitFor } from "./process-support";
@@ -126,15 +126,10 @@ try {
     cluster = await startCluster({ dir: process.env.BENCH_PG_DIR, settings: BENCH_PG_SETTINGS });
     base = cluster.url;
   }
-  const url = base.replace(/\/[^/?]*(\?|$)/, "/suite_bench$1");
   const reuse = await seededBefore(base);
-  if (!reuse) {
-    const admin = openPostgres(base, { max: 1 });
-    await admin.unsafe("DROP DATABASE IF EXISTS suite_bench WITH (FORCE)");
-    await admin.unsafe("CREATE DATABASE suite_bench");
-    await admin.close();
-  }
-  pg = openPostgres(url, { max: 2 });
+  const db = await benchDatabase(base, Boolean(reuse));
+  const url = db.url;
+  pg = db.pg;
   const hash = await Bun.password.hash(PASSWORD);
   let adminEmail: string | null = "admin@bigco.example";
   await migratePostgres(pg);

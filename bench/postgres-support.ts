@@ -73,3 +73,18 @@ export function listQueryOf(path: string, token: string): DealListQuery {
     sortDir: (p.get("sort_dir") ?? (p.get("sort_by") ? "asc" : "desc")) as SortDir,
   };
 }
+
+/**
+ * The bench's database on the server at `base`: `suite_bench`, made anew (dropped first) unless
+ * `reuse`; returns its URL and a pool of two on it.
+ */
+export async function benchDatabase(base: string, reuse: boolean): Promise<{ url: string; pg: Pg }> {
+  const url = base.replace(/\/[^/?]*(\?|$)/, "/suite_bench$1");
+  if (!reuse) {
+    const admin = openPostgres(base, { max: 1 });
+    await admin.unsafe("DROP DATABASE IF EXISTS suite_bench WITH (FORCE)");
+    await admin.unsafe("CREATE DATABASE suite_bench");
+    await admin.close();
+  }
+  return { url, pg: openPostgres(url, { max: 2 }) };
+}
