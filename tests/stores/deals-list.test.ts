@@ -449,6 +449,17 @@ describe.skipIf(!POSTGRES_URL)("PostgreSQL: counters under concurrent writes, an
         const got = await b.pg.unsafe<Row>(shape, [sub]);
         expect(got.length).toBe(want.length);
         expect(got).toEqual(want);
+        // Their accounts and contacts too, every field drawn (they once drew two fields in another order).
+        // Ordered by bytes on both (SQLite's BINARY, PostgreSQL's "C").
+        for (const [table, cols, order] of [
+          ["accounts", "x.name, x.domain, x.industry, x.created_at", 'x.name COLLATE "C", x.created_at'],
+          ["contacts", "x.first_name, x.last_name, x.email, x.phone, x.created_at", 'x.email COLLATE "C", x.phone COLLATE "C"'],
+        ] as const) {
+          const sql = `SELECT ${cols} FROM ${table} x JOIN tenants t ON t.id = x.tenant_id WHERE t.subdomain = $1 ORDER BY ${order}`;
+          const wantRows = sq.db.query(sql.replace("$1", "?1").replaceAll(' COLLATE "C"', "")).all(sub) as Row[];
+          expect(wantRows.length).toBeGreaterThan(0);
+          expect(await b.pg.unsafe<Row>(sql, [sub])).toEqual(wantRows);
+        }
       }
       expect(await countsDrift(b)).toEqual([]);
       expect(await gramDrift(b.pg)).toEqual([]);

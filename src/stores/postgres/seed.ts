@@ -1,28 +1,16 @@
 /**
- * Demo CRM data on PostgreSQL (`suite seed`, the bench): the same job shape and the same data as
- * SQLite's seed (src/crm/bulk-load.ts, live-seed.ts): the same random source per subdomain, drawn
- * in the same order, so a tenant seeded on either backend holds the same deals (ids aside).
+ * Demo CRM data on PostgreSQL (`suite seed`, the bench): the same job shape as SQLite's seed
+ * (src/stores/sqlite/bulk-load.ts, live-seed.ts) and the same data, drawn by src/crm/demo-records.ts
+ * from the same random source per subdomain, so a tenant seeded on either backend holds the same
+ * records (ids aside).
  */
 import type { DemoSeedStore, SeedResult, SeedTenant } from "../../crm/seed-store";
 import { newId } from "../../db/ids";
 import { TENANT_SPAN } from "../../crm/deal-columns";
-import { contactName, searchTextOf, sortKey } from "../../crm/model";
-import {
-  FIRST_NAMES,
-  INDUSTRIES,
-  LAST_NAMES,
-  type RandomSource,
-  STAGE_WEIGHTS,
-  companyName,
-  companyWord,
-  dealNotes,
-  dealTitle,
-  dealValueCents,
-  randomSource,
-} from "../../crm/demo-data";
+import { type RandomSource, randomSource } from "../../crm/demo-data";
+import { demoDealDrawer, drawDemoAccounts, drawDemoContacts, drawDemoUsers } from "../../crm/demo-records";
 import { type Pg, type PgQueries, ownApplicationName } from "./database";
 
-const DAY = 86_400_000;
 /** Deals per INSERT: one JSON parameter of a few MB. */
 const CHUNK = 5_000;
 /** Deals per transaction on the live path, as on SQLite. */
@@ -295,11 +283,27 @@ const insertDeals = (tx: PgQueries, rows: DealSeedRow[]) => insertJson(tx, "deal
 export async function startSeed(tx: PgQueries, t: SeedTenant, now: number): Promise<SeedPlan> {
   const r = randomSource(t.subdomain);
   const before = new Set((await tx.all<{ id: string }>`SELECT id FROM users WHERE tenant_id = ${t.tenantId}`).map((u) => u.id));
-  const userIds = await seedUsers(tx, t, r, now);
-  const accounts = await seedAccounts(tx, t, r, now);
-  const contacts = await seedContacts(tx, t, r, accounts, now);
+  const users = await seedUsers(tx, t, r, now);
+  const accounts = drawDemoAccounts(r, t.deals, now);
+  await insertJson(
+    tx,
+    "accounts",
+    accounts.map((a) => ({ tenant_id: t.tenantId, id: a.id, name: a.name, domain: a.domain, industry: a.industry, created_at: a.createdAt, updated_at: a.createdAt })),
+  );
+  const contacts = drawDemoContacts(r, accounts, now);
+  const contactRows = contacts.map((c) => ({
+    tenant_id: t.tenantId,
+    id: c.id,
+    first_name: c.firstName,
+    last_name: c.lastName,
+    email: c.email,
+    phone: c.phone,
+    account_id: c.accountId,
+    created_at: c.createdAt,
+    updated_at: c.createdAt,
+  }));
+  for (let i = 0; i < contactRows.length; i += CHUNK) await insertJson(tx, "contacts", contactRows.slice(i, i + CHUNK));
   const stages = (await tx.all<{ key: string }>`SELECT key FROM pipeline_stages WHERE tenant_id = ${t.tenantId} ORDER BY position`).map((s) => s.key);
-  const weights = stages.map((k) => STAGE_WEIGHTS[k] ?? 5);
 
   // The tenant's seq range (see deals-repo.ts), reserved for all the deals at once; a new tenant
   // number is taken under a lock, since two first deals of two tenants may ask at once.
@@ -310,71 +314,32 @@ export async function startSeed(tx: PgQueries, t: SeedTenant, now: number): Prom
     WHERE tenant_id = ${t.tenantId} RETURNING tenant_no, next_deal - ${t.deals} AS first`)!;
   const first = numbering.tenant_no * TENANT_SPAN + numbering.first;
 
-  // Two years of history, oldest first, so seq order follows creation like live data does.
-  const span = 730 * DAY;
-  const start = now - span;
-  const currencies = ["USD", "USD", "USD", "EUR", "EUR", "GBP", "JPY"];
+  const draw = demoDealDrawer(r, { count: t.deals, now, accounts, contacts, users, stages });
   const dealRows = (from: number, to: number): DealSeedRow[] => {
     const rows: DealSeedRow[] = [];
-    for (let i = from; i < to; i++) {
-      const account = accounts[r.int(accounts.length)]!;
-      const contact = r.next() < 0.75 ? contacts[account.contactFrom + r.int(account.contactCount)] : undefined;
-      const assignee = r.next() < 1 / 3 ? null : userIds[r.int(userIds.length)]!;
-      const stage = r.weighted(stages, weights);
-      const created = start + Math.floor((i * span) / t.deals) + r.int(60_000);
-      const updated = Math.min(now, created + r.int(90) * DAY);
-      const title = dealTitle(r, account.word);
-      const notes = r.next() < 0.3 ? dealNotes(r) : null;
-      const closeDate = r.next() < 0.6 ? new Date(created + r.int(240) * DAY).toISOString().slice(0, 10) : null;
-      const probability = r.next() < 0.7 ? r.int(21) * 5 : null;
-      const cName = contact ? contact.name : null;
-      rows.push({
-        tenant_id: t.tenantId,
-        id: newId(),
-        seq: first + i,
-        title,
-        account_id: account.id,
-        contact_id: contact ? contact.id : null,
-        assigned_to: assignee ? assignee.id : null,
-        stage,
-        value_cents: dealValueCents(r),
-        currency: r.pick(currencies),
-        close_date: closeDate,
-        probability,
-        notes,
-        custom_data: null,
-        created_at: created,
-        updated_at: updated,
-        title_key: sortKey(title),
-        account_key: sortKey(account.name),
-        contact_key: cName === null ? null : sortKey(cName),
-        assignee_key: assignee ? sortKey(assignee.name) : null,
-        search_text: searchTextOf(title, notes, account.name, cName),
-        account_name: account.name,
-        contact_name: cName,
-        assignee_name: assignee ? assignee.name : null,
-        assignee_email: assignee ? assignee.email : null,
-      });
-    }
+    for (let i = from; i < to; i++) rows.push({ tenant_id: t.tenantId, seq: first + i, custom_data: null, ...draw(i) });
     return rows;
   };
   return {
-    result: { subdomain: t.subdomain, users: userIds.length, accounts: accounts.length, contacts: contacts.length, deals: t.deals },
+    result: { subdomain: t.subdomain, users: users.length, accounts: accounts.length, contacts: contacts.length, deals: t.deals },
     range: [first, first + t.deals - 1],
-    added: { users: userIds.map((u) => u.id).filter((id) => !before.has(id)), accounts: accounts.map((a) => a.id), contacts: contacts.map((c) => c.id) },
+    added: { users: users.map((u) => u.id).filter((id) => !before.has(id)), accounts: accounts.map((a) => a.id), contacts: contacts.map((c) => c.id) },
     dealRows,
   };
 }
 
 async function seedUsers(tx: PgQueries, t: SeedTenant, r: RandomSource, now: number): Promise<Array<{ id: string; name: string; email: string }>> {
-  const count = Math.min(48, Math.max(12, Math.round(t.deals / 2000)));
-  const rows = [];
-  for (let i = 0; i < count; i++) {
-    const first = FIRST_NAMES[i % FIRST_NAMES.length]!;
-    const last = r.pick(LAST_NAMES);
-    const email = `${first}.${last}.${i}@${t.subdomain}.example`.normalize("NFD").replace(/[\u0300-\u036f]/g, "").toLowerCase();
-    rows.push({ tenant_id: t.tenantId, id: newId(), email, full_name: `${first} ${last}`, role: "member", profile_id: null, password_hash: t.passwordHash, created_at: now, updated_at: now });
-  }
+  const rows = drawDemoUsers(r, t.subdomain, t.deals).map((u) => ({
+    tenant_id: t.tenantId,
+    id: newId(),
+    email: u.email,
+    full_name: u.fullName,
+    role: "member",
+    profile_id: null,
+    password_hash: t.passwordHash,
+    created_at: now,
+    updated_at: now,
+  }));
   // An address already there (a re-seed) keeps its user, as SQLite's INSERT OR IGNORE does.
   await insertJson(tx, "users", rows);
   // In SQLite's order (its rowids): users already there first, then the demo users as written.
@@ -383,44 +348,6 @@ async function seedUsers(tx: PgQueries, t: SeedTenant, r: RandomSource, now: num
     FROM users WHERE tenant_id = ${t.tenantId} AND full_name IS NOT NULL ORDER BY created_at, id`;
   const rank = (u: { email: string }) => at.get(u.email) ?? -1;
   return users.sort((a, b) => rank(a) - rank(b)).map(({ id, name, email }) => ({ id, name, email }));
-}
-
-type SeedAccount = { id: string; name: string; word: string; contactFrom: number; contactCount: number };
-
-async function seedAccounts(tx: PgQueries, t: SeedTenant, r: RandomSource, now: number): Promise<SeedAccount[]> {
-  const count = Math.min(5000, Math.max(50, Math.round(t.deals / 200)));
-  const out: SeedAccount[] = [];
-  const rows = [];
-  for (let i = 0; i < count; i++) {
-    const word = companyWord(r);
-    const name = companyName(r, word);
-    const id = newId();
-    const created = now - r.int(900) * DAY;
-    rows.push({ tenant_id: t.tenantId, id, name, domain: `${word.toLowerCase()}.example`, industry: r.pick(INDUSTRIES), created_at: created, updated_at: created });
-    out.push({ id, name, word, contactFrom: 0, contactCount: 0 });
-  }
-  await insertJson(tx, "accounts", rows);
-  return out;
-}
-
-async function seedContacts(tx: PgQueries, t: SeedTenant, r: RandomSource, accounts: SeedAccount[], now: number): Promise<Array<{ id: string; name: string }>> {
-  const out: Array<{ id: string; name: string }> = [];
-  const rows = [];
-  for (const a of accounts) {
-    a.contactFrom = out.length;
-    a.contactCount = 1 + r.int(3);
-    for (let i = 0; i < a.contactCount; i++) {
-      const first = r.pick(FIRST_NAMES);
-      const last = r.pick(LAST_NAMES);
-      const id = newId();
-      const email = `${first}.${last}@${a.word}.example`.normalize("NFD").replace(/[\u0300-\u036f]/g, "").toLowerCase();
-      const created = now - r.int(900) * DAY;
-      rows.push({ tenant_id: t.tenantId, id, first_name: first, last_name: last, email, phone: `+1 555 ${String(r.int(10_000_000)).padStart(7, "0")}`, account_id: a.id, created_at: created, updated_at: created });
-      out.push({ id, name: contactName(first, last) });
-    }
-  }
-  for (let i = 0; i < rows.length; i += CHUNK) await insertJson(tx, "contacts", rows.slice(i, i + CHUNK));
-  return out;
 }
 
 /**

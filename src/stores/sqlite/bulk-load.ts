@@ -3,22 +3,8 @@ import { type Db, writeTx } from "../../db/database";
 import { newId } from "../../db/ids";
 import { TENANT_SPAN } from "../../crm/deal-columns";
 import { GramTally } from "../../db/deal-grams";
-import { contactName, searchTextOf, sortKey } from "../../crm/model";
-import {
-  FIRST_NAMES,
-  INDUSTRIES,
-  LAST_NAMES,
-  type RandomSource,
-  STAGE_WEIGHTS,
-  companyName,
-  companyWord,
-  dealNotes,
-  dealTitle,
-  dealValueCents,
-  randomSource,
-} from "../../crm/demo-data";
-
-const DAY = 86_400_000;
+import { type RandomSource, randomSource } from "../../crm/demo-data";
+import { demoDealDrawer, drawDemoAccounts, drawDemoContacts, drawDemoUsers } from "../../crm/demo-records";
 
 /**
  * Writes demo CRM data for tenants in one transaction. When the new deals are at least as many
@@ -136,11 +122,17 @@ export interface SeedPlan {
 export function startSeed(db: Db, t: SeedTenant, now: number, tally?: GramTally): SeedPlan {
   const r = randomSource(t.subdomain);
   const before = new Set((db.query("SELECT id FROM users WHERE tenant_id = ?1").values(t.tenantId) as string[][]).map((v) => v[0]!));
-  const userIds = seedUsers(db, t, r, now);
-  const accounts = seedAccounts(db, t, r, now);
-  const contacts = seedContacts(db, t, r, accounts, now);
+  const users = seedUsers(db, t, r, now);
+  const accounts = drawDemoAccounts(r, t.deals, now);
+  const insertAccount = db.prepare("INSERT INTO accounts (id, tenant_id, name, domain, industry, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)");
+  for (const a of accounts) insertAccount.run(a.id, t.tenantId, a.name, a.domain, a.industry, a.createdAt);
+  const contacts = drawDemoContacts(r, accounts, now);
+  const insertContact = db.prepare(
+    `INSERT INTO contacts (id, tenant_id, first_name, last_name, email, phone, account_id, created_at, updated_at)
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8)`,
+  );
+  for (const c of contacts) insertContact.run(c.id, t.tenantId, c.firstName, c.lastName, c.email, c.phone, c.accountId, c.createdAt);
   const stages = (db.query("SELECT key FROM pipeline_stages WHERE tenant_id = ?1 ORDER BY position").all(t.tenantId) as { key: string }[]).map((s) => s.key);
-  const weights = stages.map((k) => STAGE_WEIGHTS[k] ?? 5);
 
   // The tenant's rowid range (see deals-repo.ts), reserved for all the deals at once.
   db.run("INSERT OR IGNORE INTO crm_tenants (tenant_id, tenant_no, next_deal) SELECT ?1, coalesce(max(tenant_no), 0) + 1, 0 FROM crm_tenants", [t.tenantId]);
@@ -154,113 +146,57 @@ export function startSeed(db: Db, t: SeedTenant, now: number, tally?: GramTally)
        account_name, contact_name, assignee_name, assignee_email)
      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, NULL, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24)`,
   );
-  // Two years of history, oldest first, so rowid order follows creation like live data does.
-  const span = 730 * DAY;
-  const start = now - span;
-  const currencies = ["USD", "USD", "USD", "EUR", "EUR", "GBP", "JPY"];
+  const draw = demoDealDrawer(r, { count: t.deals, now, accounts, contacts, users, stages });
   const insertDeals = (from: number, to: number) => {
     for (let i = from; i < to; i++) {
-      const account = accounts[r.int(accounts.length)]!;
-      const contact = r.next() < 0.75 ? contacts[account.contactFrom + r.int(account.contactCount)] : undefined;
-      const assignee = r.next() < 1 / 3 ? null : userIds[r.int(userIds.length)]!;
-      const stage = r.weighted(stages, weights);
-      const created = start + Math.floor((i * span) / t.deals) + r.int(60_000);
-      const updated = Math.min(now, created + r.int(90) * DAY);
-      const title = dealTitle(r, account.word);
-      const notes = r.next() < 0.3 ? dealNotes(r) : null;
-      const closeDate = r.next() < 0.6 ? new Date(created + r.int(240) * DAY).toISOString().slice(0, 10) : null;
-      const probability = r.next() < 0.7 ? r.int(21) * 5 : null;
-      const cName = contact ? contact.name : null;
-      const searchText = searchTextOf(title, notes, account.name, cName);
-      tally?.add(stage, assignee ? assignee.id : null, searchText);
+      const d = draw(i);
+      tally?.add(d.stage, d.assigned_to, d.search_text);
       insert.run(
         first + i,
-        newId(),
+        d.id,
         t.tenantId,
-        title,
-        account.id,
-        contact ? contact.id : null,
-        assignee ? assignee.id : null,
-        stage,
-        dealValueCents(r),
-        r.pick(currencies),
-        closeDate,
-        probability,
-        notes,
-        created,
-        updated,
-        sortKey(title),
-        sortKey(account.name),
-        cName === null ? null : sortKey(cName),
-        assignee ? sortKey(assignee.name) : null,
-        searchText,
-        account.name,
-        cName,
-        assignee ? assignee.name : null,
-        assignee ? assignee.email : null,
+        d.title,
+        d.account_id,
+        d.contact_id,
+        d.assigned_to,
+        d.stage,
+        d.value_cents,
+        d.currency,
+        d.close_date,
+        d.probability,
+        d.notes,
+        d.created_at,
+        d.updated_at,
+        d.title_key,
+        d.account_key,
+        d.contact_key,
+        d.assignee_key,
+        d.search_text,
+        d.account_name,
+        d.contact_name,
+        d.assignee_name,
+        d.assignee_email,
       );
     }
   };
   return {
-    result: { subdomain: t.subdomain, users: userIds.length, accounts: accounts.length, contacts: contacts.length, deals: t.deals },
+    result: { subdomain: t.subdomain, users: users.length, accounts: accounts.length, contacts: contacts.length, deals: t.deals },
     range: [first, first + t.deals - 1],
-    added: { users: userIds.map((u) => u.id).filter((id) => !before.has(id)), accounts: accounts.map((a) => a.id), contacts: contacts.map((c) => c.id) },
+    added: { users: users.map((u) => u.id).filter((id) => !before.has(id)), accounts: accounts.map((a) => a.id), contacts: contacts.map((c) => c.id) },
     insertDeals,
   };
 }
 
+/** The demo members (an address already there keeps its user), then every named user of the tenant in rowid order. */
 function seedUsers(db: Db, t: SeedTenant, r: RandomSource, now: number): Array<{ id: string; name: string; email: string }> {
-  const count = Math.min(48, Math.max(12, Math.round(t.deals / 2000)));
   const insert = db.prepare(
     `INSERT OR IGNORE INTO users (id, tenant_id, email, full_name, role, profile_id, password_hash, created_at, updated_at)
      VALUES (?1, ?2, ?3, ?4, 'member', NULL, ?5, ?6, ?6)`,
   );
-  for (let i = 0; i < count; i++) {
-    const first = FIRST_NAMES[i % FIRST_NAMES.length]!;
-    const last = r.pick(LAST_NAMES);
-    const email = `${first}.${last}.${i}@${t.subdomain}.example`.normalize("NFD").replace(/[\u0300-\u036f]/g, "").toLowerCase();
-    insert.run(newId(), t.tenantId, email, `${first} ${last}`, t.passwordHash, now);
-  }
+  for (const u of drawDemoUsers(r, t.subdomain, t.deals)) insert.run(newId(), t.tenantId, u.email, u.fullName, t.passwordHash, now);
   return db.query("SELECT id, full_name AS name, email FROM users WHERE tenant_id = ?1 AND full_name IS NOT NULL").all(t.tenantId) as {
     id: string;
     name: string;
     email: string;
   }[];
-}
-
-type SeedAccount = { id: string; name: string; word: string; contactFrom: number; contactCount: number };
-
-function seedAccounts(db: Db, t: SeedTenant, r: RandomSource, now: number): SeedAccount[] {
-  const count = Math.min(5000, Math.max(50, Math.round(t.deals / 200)));
-  const insert = db.prepare("INSERT INTO accounts (id, tenant_id, name, domain, industry, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)");
-  const out: SeedAccount[] = [];
-  for (let i = 0; i < count; i++) {
-    const word = companyWord(r);
-    const name = companyName(r, word);
-    const id = newId();
-    insert.run(id, t.tenantId, name, `${word.toLowerCase()}.example`, r.pick(INDUSTRIES), now - r.int(900) * DAY);
-    out.push({ id, name, word, contactFrom: 0, contactCount: 0 });
-  }
-  return out;
-}
-
-function seedContacts(db: Db, t: SeedTenant, r: RandomSource, accounts: SeedAccount[], now: number): Array<{ id: string; name: string }> {
-  const insert = db.prepare(
-    `INSERT INTO contacts (id, tenant_id, first_name, last_name, email, phone, account_id, created_at, updated_at)
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8)`,
-  );
-  const out: Array<{ id: string; name: string }> = [];
-  for (const a of accounts) {
-    a.contactFrom = out.length;
-    a.contactCount = 1 + r.int(3);
-    for (let i = 0; i < a.contactCount; i++) {
-      const first = r.pick(FIRST_NAMES);
-      const last = r.pick(LAST_NAMES);
-      const id = newId();
-      const email = `${first}.${last}@${a.word}.example`.normalize("NFD").replace(/[\u0300-\u036f]/g, "").toLowerCase();
-      insert.run(id, t.tenantId, first, last, email, `+1 555 ${String(r.int(10_000_000)).padStart(7, "0")}`, a.id, now - r.int(900) * DAY);
-      out.push({ id, name: contactName(first, last) });
-    }
-  }
-  return out;
 }
