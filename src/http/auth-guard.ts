@@ -65,10 +65,7 @@ export const authGuard = (ctx: Context, opts: { module?: ModuleName } = {}) =>
       if (named !== null && named !== principal.subdomain) throw errors.tenantMismatch();
       if (viaCookie) checkCsrf(request.method, headers, ctx.config.baseDomain, requestPath(request.url));
       // Before the body is validated, as FastAPI's dependencies run: a tenant without the module learns 403.
-      if (opts.module) {
-        if (moduleOn === false) throw errors.moduleDisabled(opts.module);
-        if (moduleOn === undefined) await ctx.tenants.requireModule(principal.tenantId, opts.module);
-      }
+      if (opts.module && !moduleOn) throw errors.moduleDisabled(opts.module);
       return { auth: principal };
     },
   );
