@@ -252,6 +252,22 @@ export function createSqliteDealsQuery(
     };
 
     /**
+     * A term's matches within the filters, as a set of rowids (counted, or sorted for the page):
+     * stages are matched inside the index (stage_token), and so is "unassigned" when
+     * `unassignedToken` (unassigned_token, migration 10); one user's matches are the index's,
+     * tested against the user's few deals read once from the assignee index (ion/mine: 49 -> 28
+     * ms at 1M). Null for the unassigned without the token: the caller walks them.
+     */
+    const matchSet = (termOnly: string, unassignedToken: boolean): [string, Array<string | number>] | null => {
+      const match =
+        termOnly + (q.stages !== null ? stageMatch(tenantId, q.stages) : "") + (q.assignee === "" && unassignedToken ? ` AND unassigned_token : ${ftsPhrase(UNASSIGNED_TOKEN)}` : "");
+      const matching = "SELECT rowid AS seq FROM deals_fts WHERE deals_fts MATCH ? AND rowid BETWEEN ? AND ?";
+      if (q.assignee === null || (q.assignee === "" && unassignedToken)) return [matching, [match, lo, hi]];
+      if (q.assignee === "") return null;
+      return [`${matching} AND +rowid IN (SELECT seq FROM deals INDEXED BY deals_by_assignee_created WHERE tenant_id = ? AND assigned_to = ?)`, [match, lo, hi, tenantId, q.assignee]];
+    };
+
+    /**
      * A 3-letter term (schema version 12): its exact total within the filters is a sum of
      * deal_gram_counts rows, no match read. That total also gives the real density of matches
      * among the entries a walk of the order's index crosses, so walk and sort are chosen by their
@@ -261,13 +277,7 @@ export function createSqliteDealsQuery(
     function threeLetters(term: string, termOnly: string): ListedSeqs {
       const total = shortTermTotal(tenantId, term, q);
       if (offset >= total) return { seqs: [], total };
-      const match = termOnly + (q.stages !== null ? stageMatch(tenantId, q.stages) : "") + (q.assignee === "" ? ` AND unassigned_token : ${ftsPhrase(UNASSIGNED_TOKEN)}` : "");
-      const matching = "SELECT rowid AS seq FROM deals_fts WHERE deals_fts MATCH ? AND rowid BETWEEN ? AND ?";
-      // One user's deals: the index's matches are tested against the user's few deals (read once from the assignee index).
-      const [set, setArgs]: [string, Array<string | number>] =
-        q.assignee === null || q.assignee === ""
-          ? [matching, [match, lo, hi]]
-          : [`${matching} AND +rowid IN (SELECT seq FROM deals INDEXED BY deals_by_assignee_created WHERE tenant_id = ? AND assigned_to = ?)`, [match, lo, hi, tenantId, q.assignee]];
+      const [set, setArgs] = matchSet(termOnly, true)!;
       const sorted = () => pageOfSet(set, setArgs);
       if (pageBy === "sort") return { seqs: sorted(), total };
       const entries = expectedEntries(total);
@@ -346,26 +356,12 @@ export function createSqliteDealsQuery(
       }
       return { seqs: sorted(), total };
     }
-    // Stages are matched inside the index (stage_token), and so is "unassigned" (unassigned_token,
-    // migration 10): no row is read to filter them.
-    const match =
-      termOnly + (q.stages !== null ? stageMatch(tenantId, q.stages) : "") + (q.assignee === "" && unassignedBy === "token" ? ` AND unassigned_token : ${ftsPhrase(UNASSIGNED_TOKEN)}` : "");
-    // The matches within the filters, as a set of rowids (counted, or sorted for the page).
-    let set: string;
-    let setArgs: Array<string | number>;
-    if (q.assignee === null || (q.assignee === "" && unassignedBy === "token")) {
-      [set, setArgs] = [`${matching.replace("rowid", "rowid AS seq")}`, [match, lo, hi]];
-    } else if (q.assignee !== "") {
-      // A common term for one user: the index's matches (within the stages) are tested against
-      // the user's few deals, read once from the assignee index (ion/mine: 49 -> 28 ms at 1M).
-      set = `SELECT rowid AS seq FROM deals_fts WHERE deals_fts MATCH ? AND rowid BETWEEN ? AND ?
-           AND +rowid IN (SELECT seq FROM deals INDEXED BY deals_by_assignee_created WHERE tenant_id = ? AND assigned_to = ?)`;
-      setArgs = [match, lo, hi, tenantId, q.assignee];
-    } else {
-      // The plain path the token replaced (kept for the tests to compare): walk the unassigned deals, probing the set of matches.
-      set = `SELECT d.seq FROM deals d INDEXED BY deals_by_assignee_created WHERE d.tenant_id = ?${filterSql} AND d.seq IN (${matching})`;
-      setArgs = [tenantId, ...args, termOnly, lo, hi];
-    }
+    // A common term: its matches within the filters (matchSet), or for the unassigned without the
+    // token the plain path it replaced (kept for the tests to compare): the unassigned deals walked, each probed against the matches.
+    const [set, setArgs] = matchSet(termOnly, unassignedBy === "token") ?? [
+      `SELECT d.seq FROM deals d INDEXED BY deals_by_assignee_created WHERE d.tenant_id = ?${filterSql} AND d.seq IN (${matching})`,
+      [tenantId, ...args, termOnly, lo, hi],
+    ];
     const total = count(`SELECT count(*) AS n FROM (${set})`, ...setArgs);
     if (offset >= total) return { seqs: [], total };
     return { seqs: searchPage(total, () => pageOfSet(set, setArgs)), total };
