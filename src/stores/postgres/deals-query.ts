@@ -31,15 +31,6 @@ type Arg = string | number | string[];
  */
 const TRIGRAM_TENANT = "d.tenant_id = $1";
 
-/**
- * The deal list on PostgreSQL: the same answers as SQLite's createDealsQuery (src/crm/deals-query.ts).
- * Totals are sums of counters kept by triggers (51-deal-search.sql): deal_counts without a search,
- * deal_gram_counts for a term of one to three characters; a longer term is counted and paged from
- * one read of the trigram index's matches. The page is walked along its order's index (testing
- * each row) when the matches look dense enough, within a budget, else the matches are collected
- * (trigram index, or the rows within the filters from the narrow deals_text_by_filters, schema
- * 52) and sorted. Stage order within several stages goes stage by stage. Each answer carries its rows.
- */
 /** One statement's parameters: each placeholder is added as the SQL text names it, so none is left unused. */
 class Params {
   readonly list: Arg[] = [];
@@ -49,6 +40,15 @@ class Params {
   }
 }
 
+/**
+ * The deal list on PostgreSQL: the same answers as SQLite's (src/stores/sqlite/deals-query.ts).
+ * Totals are sums of counters kept by triggers (51-deal-search.sql): deal_counts without a search,
+ * deal_gram_counts for a term of one to three characters; a longer term is counted and paged from
+ * one read of the trigram index's matches. The page is walked along its order's index (testing
+ * each row) when the matches look dense enough, within a budget, else the matches are collected
+ * (trigram index, or the rows within the filters from the narrow deals_text_by_filters, schema
+ * 52) and sorted. Stage order within several stages goes stage by stage. Each answer carries its rows.
+ */
 export function createPostgresDealsQuery(
   pg: Pg,
   opts: { walkBudget?: number; pageBy?: "cost" | "walk" | "collect"; collectBy?: "cost" | "trigrams" | "filters" } = {},
@@ -193,7 +193,9 @@ export function createPostgresDealsQuery(
     // narrow index deals_text_by_filters alone (about a quarter of a visit each), plus a visit
     // to each match for its sort key (none for title, account and contact: in the index).
     const trigramRows = length >= 3 ? (total * tenantTotal) / Math.max(1, unsearched) : Number.POSITIVE_INFINITY;
-    const filterCost = unsearched / 4 + (["title_key", "account_key", "contact_key"].includes(column) ? 0 : total);
+    // The sort keys the narrow index holds (the orders a term clusters in): no visit for those.
+    const inIndex = ["title_key", "account_key", "contact_key"].includes(column);
+    const filterCost = unsearched / 4 + (inIndex ? 0 : total);
     const byTrigrams = length >= 3 && (collectBy === "cost" ? trigramRows < filterCost : collectBy === "trigrams");
     const candidates = Math.min(trigramRows, filterCost);
     if (pageBy === "walk" || (pageBy === "cost" && expected <= candidates)) {
@@ -229,7 +231,6 @@ export function createPostgresDealsQuery(
     // stage is chosen), then a visit to each match for its sort key.
     const stages = q.stages === null ? `ARRAY(SELECT stage FROM deal_counts WHERE tenant_id = $1 AND assignee = '*')` : `${p.add(q.stages)}::text[]`;
     const assignee = q.assignee === "" ? " AND d.assigned_to IS NULL" : q.assignee !== null ? ` AND d.assigned_to = ${p.add(q.assignee)}` : "";
-    const inIndex = ["title_key", "account_key", "contact_key"].includes(column);
     const page = await rowsOf(
       `WITH f AS MATERIALIZED (SELECT d.id${inIndex ? `, d.${column}` : ""} FROM deals d WHERE d.tenant_id = $1 AND d.stage = ANY(${stages})${assignee} AND ${test(p)}),
             m AS MATERIALIZED (${inIndex ? "SELECT * FROM f" : `SELECT d.id, d.${column} FROM f JOIN deals d ON d.tenant_id = $1 AND d.id = f.id`})
