@@ -15,7 +15,7 @@ import { randomSource } from "../../src/crm/demo-data";
 import { type DealListQuery, SORT_FIELDS, type SortField } from "../../src/crm/model";
 import { testApp } from "../helpers";
 import migration11 from "../../src/db/migrations/0011-deal-gram-counts.sql" with { type: "text" };
-import { type CrmOrg, type Deal, addUser, crmOrg, referenceSort } from "./support";
+import { type CrmOrg, addUser, crmOrg, dealsOf, referencePage } from "./support";
 
 const t = testApp();
 afterAll(() => t.close());
@@ -55,7 +55,7 @@ const countsAgree = async (tenant = tenantId) => {
 
 /** 3-letter terms' totals (counted from deal_gram_counts since version 12) with every filter combination: a reference count over the deals. */
 async function threeLetterTotalsAgree() {
-  const deals = dealsNow();
+  const deals = dealsOf(t.ctx.db, tenantId);
   const users = [...new Set(deals.map((d) => d.assigned_to).filter((a) => a !== null))].sort() as string[];
   const query = createSqliteDealsQuery(t.ctx.db);
   let nonZero = 0;
@@ -63,34 +63,11 @@ async function threeLetterTotalsAgree() {
     for (const stages of [null, ["new"], ["won", "lost"], ["negotiation", "new", "qualified"]])
       for (const assignee of [null, "", ...users.slice(0, 2)]) {
         const q: DealListQuery = { page: 1, size: 5, search, stages, assignee, sortBy: "value", sortDir: "desc" };
-        const want = reference(deals, q).total;
+        const want = referencePage(deals, q).total;
         if (want > 0) nonZero++;
         expect({ q, total: (await query.list(tenantId, q)).total }).toEqual({ q, total: want });
       }
   expect(nonZero).toBeGreaterThan(0);
-}
-
-function dealsNow(): Deal[] {
-  const rows = t.ctx.db
-    .query(
-      `SELECT seq, id, title, notes, account_name, contact_name, assignee_name, assigned_to, stage, value_cents, probability, close_date,
-        created_at, updated_at FROM deals WHERE tenant_id = ?1`,
-    )
-    .all(tenantId) as Array<Record<string, any>>;
-  return rows.map((r) => ({ ...r, id: r.id, value: r.value_cents / 100 }));
-}
-
-function reference(deals: Deal[], q: DealListQuery): { seqs: number[]; total: number } {
-  const term = q.search!.toLowerCase();
-  const found = deals.filter(
-    (d) =>
-      (q.assignee === null || (q.assignee === "" ? d.assigned_to === null : d.assigned_to === q.assignee)) &&
-      (q.stages === null || q.stages.includes(d.stage)) &&
-      [d.title, d.notes, d.account_name, d.contact_name].some((f) => typeof f === "string" && f.toLowerCase().includes(term)),
-  );
-  const seqOf = new Map(found.map((d) => [d.id, d.seq as number]));
-  const from = (q.page - 1) * q.size;
-  return { seqs: referenceSort(found, q.sortBy, q.sortDir).slice(from, from + q.size).map((id) => seqOf.get(id)!), total: found.length };
 }
 
 beforeAll(async () => {
@@ -140,7 +117,7 @@ describe("deal_gram_counts", () => {
   }, 30_000);
 
   test("short and 3-letter terms: exact totals and the reference's pages, with every filter and sort", async () => {
-    const deals = dealsNow();
+    const deals = dealsOf(t.ctx.db, tenantId);
     const users = [...new Set(deals.map((d) => d.assigned_to).filter((a) => a !== null))] as string[];
     const queries = [
       createSqliteDealsQuery(t.ctx.db),
@@ -161,7 +138,7 @@ describe("deal_gram_counts", () => {
         sortBy: SORT_FIELDS[i % SORT_FIELDS.length] as SortField,
         sortDir: i % 2 === 0 ? "asc" : "desc",
       };
-      const want = reference(deals, q);
+      const want = referencePage(deals, q);
       if (want.total > 0) nonEmpty++;
       for (const query of queries) expect({ q, got: await query.list(tenantId, q) }).toEqual({ q, got: want });
     }

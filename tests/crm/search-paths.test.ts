@@ -8,7 +8,7 @@ import { createSqliteDealsQuery as createDealsQuery } from "../../src/stores/sql
 import { randomSource } from "../../src/crm/demo-data";
 import { type DealListQuery, SORT_FIELDS, type SortField } from "../../src/crm/model";
 import { testApp } from "../helpers";
-import { type Deal, referenceSort } from "./support";
+import { type Deal, dealsOf, referencePage } from "./support";
 
 const t = testApp();
 afterAll(() => t.close());
@@ -24,30 +24,11 @@ beforeAll(async () => {
   // stage must then be matched by a trigram no other stage has, or by its whole key.
   t.ctx.db.run("UPDATE deals SET stage = 'newer' WHERE tenant_id = ?1 AND seq % 13 = 0", [tenantId]);
   t.ctx.db.run("UPDATE deals SET stage = 'ne' WHERE tenant_id = ?1 AND seq % 17 = 0", [tenantId]);
-  const rows = t.ctx.db
-    .query(
-      `SELECT seq, id, title, notes, account_name, contact_name, assignee_name, assigned_to, stage, value_cents, probability, close_date,
-        created_at, updated_at FROM deals WHERE tenant_id = ?1`,
-    )
-    .all(tenantId) as Array<Record<string, any>>;
-  deals = rows.map((r) => ({ ...r, id: r.id, value: r.value_cents / 100 }));
-  users = [...new Set(rows.map((r) => r.assigned_to).filter((u) => u !== null))].sort() as string[];
+  deals = dealsOf(t.ctx.db, tenantId);
+  users = [...new Set(deals.map((r) => r.assigned_to).filter((u) => u !== null))].sort() as string[];
 });
 
-/** The reference: substring of title, notes, account or contact name, any case; filters; CONTRACT §10's order. */
-function reference(q: DealListQuery): { seqs: number[]; total: number } {
-  const term = q.search?.toLowerCase();
-  const found = deals.filter(
-    (d) =>
-      (term === undefined || [d.title, d.notes, d.account_name, d.contact_name].some((f) => typeof f === "string" && f.toLowerCase().includes(term))) &&
-      (q.stages === null || q.stages.includes(d.stage)) &&
-      (q.assignee === null || (q.assignee === "" ? d.assigned_to === null : d.assigned_to === q.assignee)),
-  );
-  const ids = referenceSort(found, q.sortBy, q.sortDir);
-  const seqOf = new Map(found.map((d) => [d.id, d.seq as number]));
-  const from = (q.page - 1) * q.size;
-  return { seqs: ids.slice(from, from + q.size).map((id) => seqOf.get(id)!), total: found.length };
-}
+const reference = (q: DealListQuery) => referencePage(deals, q);
 
 const base: DealListQuery = { page: 1, size: 20, search: null, stages: null, assignee: null, sortBy: "created_at", sortDir: "desc" };
 const TERMS = ["a", "e", "q", "ü", "%", "er", "an", "zu", "q4", "ion", "ent", "pro", "renewal", "xyzzy", "ø"];

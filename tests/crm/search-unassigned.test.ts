@@ -8,7 +8,7 @@ import { createSqliteDealsQuery as createDealsQuery } from "../../src/stores/sql
 import { randomSource } from "../../src/crm/demo-data";
 import { type DealListQuery, SORT_FIELDS, type SortField } from "../../src/crm/model";
 import { testApp } from "../helpers";
-import { type Deal, referenceSort } from "./support";
+import { dealsOf, referencePage } from "./support";
 
 const t = testApp();
 afterAll(() => t.close());
@@ -20,30 +20,6 @@ beforeAll(async () => {
   bulkSeed(t.ctx.db, [{ tenantId, subdomain: "searchunassigned", deals: 1500, passwordHash: await t.ctx.hasher.hash("demo password") }], t.ctx.now());
 });
 
-function dealsNow(): Deal[] {
-  const rows = t.ctx.db
-    .query(
-      `SELECT seq, id, title, notes, account_name, contact_name, assignee_name, assigned_to, stage, value_cents, probability, close_date,
-        created_at, updated_at FROM deals WHERE tenant_id = ?1`,
-    )
-    .all(tenantId) as Array<Record<string, any>>;
-  return rows.map((r) => ({ ...r, id: r.id, value: r.value_cents / 100 }));
-}
-
-/** The unassigned deals holding the term in title, notes, account or contact name, in CONTRACT §10's order. */
-function reference(deals: Deal[], q: DealListQuery): { seqs: number[]; total: number } {
-  const term = q.search!.toLowerCase();
-  const found = deals.filter(
-    (d) =>
-      d.assigned_to === null &&
-      (q.stages === null || q.stages.includes(d.stage)) &&
-      [d.title, d.notes, d.account_name, d.contact_name].some((f) => typeof f === "string" && f.toLowerCase().includes(term)),
-  );
-  const seqOf = new Map(found.map((d) => [d.id, d.seq as number]));
-  const from = (q.page - 1) * q.size;
-  return { seqs: referenceSort(found, q.sortBy, q.sortDir).slice(from, from + q.size).map((id) => seqOf.get(id)!), total: found.length };
-}
-
 const base: DealListQuery = { page: 1, size: 20, search: null, stages: null, assignee: "", sortBy: "created_at", sortDir: "desc" };
 // rare: 1 sends every term with a match down the common-term path, where the token is used;
 // threeBy "fts" keeps 3-letter terms on it too (by default, since version 12, they are counted from deal_gram_counts).
@@ -53,7 +29,7 @@ const plain = createDealsQuery(t.ctx.db, { rare: 1, unassignedBy: "walk", threeB
 const byDefault = createDealsQuery(t.ctx.db);
 
 async function agree(seed: string, n: number) {
-  const deals = dealsNow();
+  const deals = dealsOf(t.ctx.db, tenantId);
   const r = randomSource(seed);
   let nonEmpty = 0;
   for (let i = 0; i < n; i++) {
@@ -66,7 +42,7 @@ async function agree(seed: string, n: number) {
       page: r.pick([1, 1, 3]),
       size: r.pick([5, 20]),
     };
-    const want = reference(deals, q);
+    const want = referencePage(deals, q);
     if (want.total > 0) nonEmpty++;
     const got = { token: await token.list(tenantId, q), tokenSorted: await tokenSorted.list(tenantId, q), plain: await plain.list(tenantId, q), byDefault: await byDefault.list(tenantId, q) };
     expect({ q, got }).toEqual({ q, got: { token: want, tokenSorted: want, plain: want, byDefault: want } });

@@ -1,4 +1,6 @@
+import type { Db } from "../../src/db/database";
 import { newId } from "../../src/db/ids";
+import type { DealListQuery } from "../../src/crm/model";
 import { type TestApp, testApp } from "../helpers";
 import { insertUser } from "../support/sql";
 
@@ -65,4 +67,29 @@ export function referenceSort(deals: Deal[], field: string, dir: "asc" | "desc")
       return (a.id < b.id ? -1 : 1) * sign;
     })
     .map((d) => d.id);
+}
+
+/** A tenant's deals as the list's references read them (SQLite's rows; value in currency units). */
+export function dealsOf(db: Db, tenantId: string): Deal[] {
+  const rows = db
+    .query(
+      `SELECT seq, id, title, notes, account_name, contact_name, assignee_name, assigned_to, stage, value_cents, probability, close_date,
+        created_at, updated_at FROM deals WHERE tenant_id = ?1`,
+    )
+    .all(tenantId) as Array<Record<string, any>>;
+  return rows.map((r) => ({ ...r, id: r.id, value: r.value_cents / 100 }));
+}
+
+/** The deal list's answer, computed independently: substring of title, notes, account or contact name, any case; filters; CONTRACT §10's order. */
+export function referencePage(deals: Deal[], q: DealListQuery): { seqs: number[]; total: number } {
+  const term = q.search?.toLowerCase();
+  const found = deals.filter(
+    (d) =>
+      (term === undefined || [d.title, d.notes, d.account_name, d.contact_name].some((f) => typeof f === "string" && f.toLowerCase().includes(term))) &&
+      (q.stages === null || q.stages.includes(d.stage)) &&
+      (q.assignee === null || (q.assignee === "" ? d.assigned_to === null : d.assigned_to === q.assignee)),
+  );
+  const seqOf = new Map(found.map((d) => [d.id, d.seq as number]));
+  const from = (q.page - 1) * q.size;
+  return { seqs: referenceSort(found, q.sortBy, q.sortDir).slice(from, from + q.size).map((id) => seqOf.get(id)!), total: found.length };
 }
