@@ -8,6 +8,7 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { resolve } from "node:path";
+import { benchMemberToken } from "./member-login";
 
 const PASSWORD = "profile password 1";
 const SECRET = "profile-secret-profile-secret-0123456789";
@@ -48,18 +49,7 @@ const warm = Number(process.env.INSTR_WARM ?? 3000);
 const ctx = await contextOf(here, dbFile);
 const { createApp } = await import("../src/app");
 const app = createApp(ctx);
-const member = ctx.db
-  .query("SELECT u.email FROM users u JOIN tenants t ON t.id = u.tenant_id WHERE t.subdomain = 'bigco' AND u.role = 'member' ORDER BY u.email LIMIT 1")
-  .get() as { email: string };
-const login = await app.handle(
-  new Request("http://localhost/api/v1/auth/login", {
-    method: "POST",
-    headers: { "content-type": "application/json", "x-tenant": "bigco" },
-    body: JSON.stringify({ email: member.email, password: PASSWORD }),
-  }),
-);
-if (login.status !== 200) throw new Error(`login: ${login.status} ${await login.text()}`);
-const token = ((await login.json()) as { access_token: string }).access_token;
+const token = await benchMemberToken(app, ctx.db, PASSWORD);
 ctx.close();
 
 function instructions(dir: string, reqs: number): number {

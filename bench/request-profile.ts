@@ -15,6 +15,7 @@ import { loadConfig } from "../src/config";
 import { createContext } from "../src/context";
 import { bulkSeed } from "../src/stores/sqlite/bulk-load";
 import { readDealQuery } from "../src/crm/routes";
+import { benchMemberToken } from "./member-login";
 
 const dbFile = process.argv[2] ?? "/tmp/suite-profile.db";
 const N = Number(process.env.PROFILE_N ?? 20_000);
@@ -36,18 +37,7 @@ if (fresh) {
   bulkSeed(ctx.db, [{ tenantId: tenant.id, subdomain: "bigco", deals: Number(process.env.PROFILE_DEALS ?? 100_000), passwordHash: await ctx.hasher.hash(PASSWORD) }], ctx.now());
 }
 const app = createApp(ctx);
-const member = ctx.db.query("SELECT u.email FROM users u JOIN tenants t ON t.id = u.tenant_id WHERE t.subdomain = 'bigco' AND u.role = 'member' ORDER BY u.email LIMIT 1").get() as {
-  email: string;
-};
-const login = await app.handle(
-  new Request("http://localhost/api/v1/auth/login", {
-    method: "POST",
-    headers: { "content-type": "application/json", "x-tenant": "bigco" },
-    body: JSON.stringify({ email: member.email, password: PASSWORD }),
-  }),
-);
-if (login.status !== 200) throw new Error(`login: ${login.status} ${await login.text()}`);
-const token = ((await login.json()) as { access_token: string }).access_token;
+const token = await benchMemberToken(app, ctx.db, PASSWORD);
 const URL_ = "http://localhost/api/v1/crm/deals";
 const auth = await ctx.auth.authenticate(token);
 const listed = await ctx.deals.list(auth, readDealQuery(URL_));
