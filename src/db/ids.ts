@@ -16,6 +16,29 @@ export function newId(): string {
 export const newSecretToken = (): string => nanoid(43);
 
 /**
+ * A token that names its organization: `<tenant id>.<secret>` (mailed links, OAuth states). Tenant
+ * ids are URL-safe and never hold a dot, so the first dot ends the tenant part; the row is looked
+ * up by (tenant_id, hash of the whole token), one index probe on the tenant's own shard.
+ */
+export const newTenantToken = (tenantId: string): string => `${tenantId}.${newSecretToken()}`;
+
+const TENANT_PART = /^[A-Za-z0-9_-]{1,64}$/;
+const SECRET = /^[A-Za-z0-9_-]{43}$/;
+
+/**
+ * Where a presented token says its row lives: `{ tenantId }` for `<tenant id>.<secret>`;
+ * `{ tenantId: null }` for a token made before tokens named their tenant (a bare secret, looked up
+ * in every organization until the last of them expires); null for anything else, refused like an
+ * unknown token without a query.
+ */
+export function tokenTenant(token: string): { tenantId: string | null } | null {
+  const dot = token.indexOf(".");
+  if (dot < 0) return SECRET.test(token) ? { tenantId: null } : null;
+  const tenantId = token.slice(0, dot);
+  return TENANT_PART.test(tenantId) && SECRET.test(token.slice(dot + 1)) ? { tenantId } : null;
+}
+
+/**
  * What is stored of a mailed token (magic link, invitation): its SHA-256, in hex. A token of 256
  * random bits needs no salt or slow hash; a database copy then opens no link.
  */

@@ -29,6 +29,8 @@ export type InviteOutcome = {
 };
 
 export interface AcceptWrite {
+  /** The invitation's organization (its token names it, or the legacy lookup found it). */
+  tenantId: string;
   tokenHash: string;
   user: Pick<UserRow, "id" | "full_name" | "password_hash">;
   session: Omit<NewSessionRow, "tenant_id" | "user_id">;
@@ -62,7 +64,11 @@ export type RevokeOutcome = {
  */
 export interface InvitationsStore {
   byId: (tenantId: string, id: string) => Promise<InvitationRow | null>;
-  byTokenHash: (tokenHash: string) => Promise<InvitationRow | null>;
+  /**
+   * By (tenant, token hash). `tenantId` null: a token mailed before tokens named their tenant,
+   * looked up in every organization (one probe of its key each).
+   */
+  byTokenHash: (tenantId: string | null, tokenHash: string) => Promise<InvitationRow | null>;
   page: (tenantId: string, status: InvitationStatus | null, now: number, limit: number, offset: number) => Promise<InvitationRow[]>;
   count: (tenantId: string, status: InvitationStatus | null, now: number) => Promise<number>;
   /** A first invitation, or a resend of the pending one (new token, new expiry, same id); its mail in the outbox. */

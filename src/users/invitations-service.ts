@@ -1,7 +1,7 @@
 import type { Mailer } from "../mail/sender";
 import type { AuthService, IssuedTokens, Principal, RequestInfo } from "../auth/service";
 import type { Config } from "../config";
-import { hashToken, newId, newSecretToken } from "../db/ids";
+import { hashToken, newId, newTenantToken, tokenTenant } from "../db/ids";
 import { RequestValidationError, errors } from "../http/errors";
 import type { PasswordHasher } from "../security/passwords";
 import type { Limits, RateLimiter } from "../security/rate-limit";
@@ -62,7 +62,7 @@ export function createInvitationsService(d: InvitationsDeps) {
     if (!tenant || !inviter) throw errors.sessionRevoked();
 
     const now = d.now();
-    const token = newSecretToken();
+    const token = newTenantToken(tenant.id);
     const expiresAt = now + d.config.inviteTtl * 1000;
     const mail = invitationMail(d.config, {
       tenantId: tenant.id,
@@ -106,8 +106,12 @@ export function createInvitationsService(d: InvitationsDeps) {
     if (!limit.allowed) throw errors.rateLimited(limit.retryAfterSeconds);
 
     // Cheap refusals first, so an unknown token never costs a password hash.
+    // `<tenant>.<secret>`, or a bare secret mailed before tokens named their tenant; anything else
+    // is refused as an unknown token, without a query.
+    const where = tokenTenant(body.token);
+    if (!where) throw errors.invitationInvalid();
     const tokenHash = hashToken(body.token);
-    const invitation = await d.invitations.byTokenHash(tokenHash);
+    const invitation = await d.invitations.byTokenHash(where.tenantId, tokenHash);
     if (!invitation || statusOf(invitation, d.now()) !== "pending") throw errors.invitationInvalid();
     const tenant = await d.readTenant(invitation.tenant_id);
     if (namedSubdomain !== null && namedSubdomain !== tenant.subdomain) throw errors.tenantMismatch();
@@ -116,7 +120,7 @@ export function createInvitationsService(d: InvitationsDeps) {
     const passwordHash = await d.hasher.hash(body.password);
     const session = d.auth.newSessionRow("invitation", req);
     const outcome = await d.invitations.accept(
-      { tokenHash, user: { id: newId(), full_name: body.full_name?.trim() || null, password_hash: passwordHash }, session, who: req },
+      { tenantId: invitation.tenant_id, tokenHash, user: { id: newId(), full_name: body.full_name?.trim() || null, password_hash: passwordHash }, session, who: req },
       d.now(),
     );
     if (outcome.kind === "invalid") throw errors.invitationInvalid();

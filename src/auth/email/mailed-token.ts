@@ -1,5 +1,5 @@
 import type { Config } from "../../config";
-import { hashToken, newSecretToken } from "../../db/ids";
+import { hashToken, newTenantToken } from "../../db/ids";
 import type { AccountMailTarget } from "../../mail/account-mails";
 import type { OutgoingMail } from "../../mail/repo";
 import type { Mailer } from "../../mail/sender";
@@ -31,7 +31,7 @@ export async function issueMailedToken(
     detail?: Record<string, unknown>;
   },
 ): Promise<void> {
-  const token = newSecretToken();
+  const token = newTenantToken(target.tenant_id);
   const now = d.now();
   const to = { tenantId: target.tenant_id, tenantName: target.tenant_name, subdomain: target.subdomain, recipient: target.email, token };
   const mail = kind.mail(d.config, to, kind.ttlMs);

@@ -1,7 +1,7 @@
 import { t } from "elysia";
 import { AppError } from "../../http/errors";
 
-/** newSecretToken() makes 43 characters; the bound only keeps junk short. */
+/** newTenantToken() makes `<tenant id>.<43 characters>` (65 today); the bound only keeps junk short. */
 export const VerifyEmailBody = t.Object({ token: t.String({ minLength: 1, maxLength: 256 }) });
 
 export const EmailVerified = t.Object({ detail: t.String(), email: t.String(), email_verified_at: t.String({ format: "date-time" }) }, { title: "EmailVerified" });

@@ -38,8 +38,12 @@ export interface AccountTokensStore {
   target: (tenantId: string, email: string) => Promise<AccountTarget | null>;
   targetById: (tenantId: string, userId: string) => Promise<AccountTarget | null>;
   targetsAnyTenant: (email: string) => Promise<AccountTarget[]>;
-  live: (tokenHash: string, purpose: AccountTokenPurpose, now: number) => Promise<AccountTokenRow | null>;
+  /**
+   * A live token by (tenant, hash). `tenantId` null: a token mailed before tokens named their
+   * tenant, looked up in every organization (one probe of its key each).
+   */
+  live: (tenantId: string | null, tokenHash: string, purpose: AccountTokenPurpose, now: number) => Promise<AccountTokenRow | null>;
   /** A verification link redeemed: the token spent, the address proven and the audit row, in one commit. */
-  verify: (tokenHash: string, now: number, entry: (row: AccountTokenRow, proven: boolean) => AuditEntry) => Promise<AccountTokenRow | null>;
+  verify: (tenantId: string, tokenHash: string, now: number, entry: (row: AccountTokenRow, proven: boolean) => AuditEntry) => Promise<AccountTokenRow | null>;
   purgeExpired: (before: number) => Promise<number>;
 }

@@ -1,6 +1,6 @@
 import type { Config } from "../../config";
 import type { Logger } from "../../context";
-import { hashToken, toIso } from "../../db/ids";
+import { hashToken, toIso, tokenTenant } from "../../db/ids";
 import { errors } from "../../http/errors";
 import { verifyEmailMail } from "../../mail/account-mails";
 import type { Mailer } from "../../mail/sender";
@@ -59,9 +59,16 @@ export function createEmailVerificationService(d: EmailVerificationDeps) {
     const perIp = await d.limiter.hit(d.limits.emailVerifyPerIp, req.ip ?? "unknown");
     if (!perIp.allowed) throw errors.rateLimited(perIp.retryAfterSeconds);
     const now = d.now();
-    const row = await d.tokens.verify(hashToken(token), now, (r, proven) =>
-      auditEntry("email.verified", { tenantId: r.tenant_id, userId: r.user_id }, req, { email: r.email, already: !proven }),
-    );
+    const hash = hashToken(token);
+    // `<tenant>.<secret>`; a bare secret mailed before tokens named their tenant is first found in
+    // whichever organization holds it; anything else is refused as an unknown token, without a query.
+    const where = tokenTenant(token);
+    const tenantId = where && (where.tenantId ?? (await d.tokens.live(null, hash, "email_verify", now))?.tenant_id);
+    const row = tenantId
+      ? await d.tokens.verify(tenantId, hash, now, (r, proven) =>
+          auditEntry("email.verified", { tenantId: r.tenant_id, userId: r.user_id }, req, { email: r.email, already: !proven }),
+        )
+      : null;
     if (!row) {
       await d.security.audit(auditEntry("email.verification_invalid", { tenantId: null, userId: null }, req, { reason: "unknown_used_or_expired" }), now);
       throw emailErrors.verificationTokenInvalid();

@@ -3,7 +3,7 @@ import { Email } from "../../users/model";
 
 export const MagicLinkBody = t.Object({ email: Email });
 
-/** newSecretToken() makes 43 characters; the bound only keeps junk short. */
+/** newTenantToken() makes `<tenant id>.<43 characters>` (65 today); the bound only keeps junk short. */
 export const MagicVerifyBody = t.Object({ token: t.String({ minLength: 1, maxLength: 256 }) });
 
 export const MagicLinkAccepted = t.Object({ detail: t.String() });

@@ -29,7 +29,11 @@ export interface MagicLinksStore {
   issue: (r: Omit<MagicLinkRow, "used_at">, mail: OutgoingMail, audit: AuditEntry, now: number) => Promise<void>;
   target: (tenantId: string, email: string) => Promise<MagicLinkTarget | null>;
   targetsAnyTenant: (email: string) => Promise<MagicLinkTarget[]>;
-  live: (tokenHash: string, now: number) => Promise<MagicLinkRow | null>;
+  /**
+   * A live link by (tenant, hash). `tenantId` null: a link mailed before links named their tenant,
+   * looked up in every organization (one probe of its key each).
+   */
+  live: (tenantId: string | null, tokenHash: string, now: number) => Promise<MagicLinkRow | null>;
   /** Marks the link used; answers its user, or null when it was used, expired or unknown. */
   consume: (tokenHash: string, tenantId: string, now: number) => Promise<{
     tenant_id: string;

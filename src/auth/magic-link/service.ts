@@ -1,6 +1,6 @@
 import type { Config } from "../../config";
 import type { Logger } from "../../context";
-import { hashToken, newSecretToken } from "../../db/ids";
+import { hashToken, newTenantToken, tokenTenant } from "../../db/ids";
 import { AppError, errors } from "../../http/errors";
 import { mailLink } from "../../mail/links";
 import { renderMail } from "../../mail/render";
@@ -49,7 +49,7 @@ export function createMagicLinkService(d: MagicLinkDeps) {
 
   /** Writes the link, its mail and its audit row in one transaction: either all exist or none does. */
   async function issueFor(target: MagicLinkTarget, req: RequestInfo): Promise<void> {
-    const token = newSecretToken();
+    const token = newTenantToken(target.tenant_id);
     const { url, mail } = compose(target, token);
     const now = d.now();
     await d.links.issue(
@@ -103,7 +103,11 @@ export function createMagicLinkService(d: MagicLinkDeps) {
     const perIp = await d.limiter.hit(d.limits.magicVerifyPerIp, req.ip ?? "unknown");
     if (!perIp.allowed) throw errors.rateLimited(perIp.retryAfterSeconds);
 
-    const link = await d.links.live(hash, now);
+    // `<tenant>.<secret>`, or a bare secret mailed before links named their tenant; anything else
+    // is refused as an unknown link, without a query.
+    const where = tokenTenant(token);
+    if (!where) throw await refuse("malformed", { tenantId, userId: null }, errors.invalidToken());
+    const link = await d.links.live(where.tenantId, hash, now);
     if (!link) throw await refuse("unknown_used_or_expired", { tenantId, userId: null }, errors.invalidToken());
     const who = { tenantId: link.tenant_id, userId: link.user_id };
     if (tenantId !== null && tenantId !== link.tenant_id) throw await refuse("tenant_mismatch", who, errors.tenantMismatch());

@@ -1,5 +1,5 @@
 import type { Config } from "../../config";
-import { hashToken, newId, newSecretToken, toIso } from "../../db/ids";
+import { hashToken, newId, newSecretToken, toIso, tokenTenant } from "../../db/ids";
 import { AppError, errors } from "../../http/errors";
 import { offsetOf, pageOf, type Page } from "../../http/paging";
 import type { AuditEntry } from "../../security/repo";
@@ -81,7 +81,8 @@ export function createFlowService(d: FlowDeps) {
       throw new Failure("oauth_provider_error", e instanceof FlowError ? e.reason : "discovery");
     }
     const o = d.protocol.generate;
-    const state = o.generateRandomState();
+    // `<tenant id>.<random>`: the callback finds the flow by (tenant_id, state_hash).
+    const state = `${tenantId}.${o.generateRandomState()}`;
     const nonce = o.generateRandomNonce();
     const verifier = o.generateRandomCodeVerifier();
     const browser = newSecretToken();
@@ -142,8 +143,13 @@ export function createFlowService(d: FlowDeps) {
       if (!(await d.limiter.hit(d.limits.oauthCallbackPerIp, req.ip ?? "unknown")).allowed) throw new Failure("oauth_rate_limited", "callbacks per IP");
       const state = query.get("state");
       if (!state) throw new Failure("oauth_state_invalid", "no state");
+      // The organization the state names; a state from before states named it (a flow lives 10
+      // minutes) is looked up in the one the callback's host names. Anything else: unknown.
+      const where = tokenTenant(state);
+      const stateTenant = where && (where.tenantId ?? tenantId);
+      if (!stateTenant) throw new Failure("oauth_state_invalid", where ? "unknown or spent state" : "malformed state");
       const stateHash = hashToken(state);
-      const found = (await d.repo.flow(stateHash)) ?? null;
+      const found = (await d.repo.flow(stateTenant, stateHash)) ?? null;
       if (!found || found.expires_at <= d.now()) throw new Failure("oauth_state_invalid", found ? "expired state" : "unknown or spent state");
       // Another organization's host, or another browser than the one that started the flow (no
       // cookie, or another one): refused without spending it, so that nobody but the browser
@@ -151,7 +157,7 @@ export function createFlowService(d: FlowDeps) {
       if (tenantId !== found.tenant_id || subdomain === null) throw new Failure("oauth_identity_other_org", "state of another organization");
       if (!browser || hashToken(browser) !== found.browser_hash) throw new Failure("oauth_state_invalid", "browser mismatch");
       // Spent now, whatever happens next: a state works once.
-      flow = (await d.repo.spendFlow(stateHash)) ?? null;
+      flow = (await d.repo.spendFlow(found.tenant_id, stateHash)) ?? null;
       if (!flow) throw new Failure("oauth_state_invalid", "state spent meanwhile");
       await inService(flow.tenant_id);
       provider = (await d.repo.provider(flow.tenant_id, flow.provider_id)) ?? undefined;

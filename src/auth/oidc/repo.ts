@@ -72,8 +72,8 @@ export interface OidcStore {
   join: (user: Omit<UserRow, "updated_at">, identity: IdentityRow, audit: AuditEntry) => Promise<"joined" | "exists">;
   unlinkIdentity: (tenantId: string, userId: string, id: string, audit: AuditEntry, now: number) => Promise<boolean>;
   openFlow: (f: FlowRow) => Promise<void>;
-  /** The flow a state names (looked up by the state's hash, before its owner is known). */
-  flow: (stateHash: string) => Promise<FlowRow | null>;
-  spendFlow: (stateHash: string) => Promise<FlowRow | null>;
+  /** The flow a state names, by the organization the state names and the state's hash. */
+  flow: (tenantId: string, stateHash: string) => Promise<FlowRow | null>;
+  spendFlow: (tenantId: string, stateHash: string) => Promise<FlowRow | null>;
   purgeExpired: (before: number) => Promise<void>;
 }

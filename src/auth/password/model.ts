@@ -4,7 +4,7 @@ import { PASSWORD_MAX, PASSWORD_MIN } from "../../security/passwords";
 import { Email } from "../../users/model";
 
 export const ForgotPasswordBody = t.Object({ email: Email });
-/** newSecretToken() makes 43 characters; the bound only keeps junk short. */
+/** newTenantToken() makes `<tenant id>.<43 characters>` (65 today); the bound only keeps junk short. */
 export const ResetPasswordBody = t.Object({
   token: t.String({ minLength: 1, maxLength: 256 }),
   password: t.String({ minLength: PASSWORD_MIN, maxLength: PASSWORD_MAX }),

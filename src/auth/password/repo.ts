@@ -12,7 +12,7 @@ export interface PasswordStore {
    * and the address counts as proven (the link reached it). Null when the token was used,
    * expired or unknown by the time the transaction ran.
    */
-  reset: (tokenHash: string, hash: string, now: number, entry: (row: AccountTokenRow, revoked: number) => AuditEntry) => Promise<{
+  reset: (tenantId: string, tokenHash: string, hash: string, now: number, entry: (row: AccountTokenRow, revoked: number) => AuditEntry) => Promise<{
     row: AccountTokenRow;
     revoked: number;
   } | null>;

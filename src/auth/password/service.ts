@@ -1,6 +1,6 @@
 import type { Config } from "../../config";
 import type { Logger } from "../../context";
-import { hashToken } from "../../db/ids";
+import { hashToken, tokenTenant } from "../../db/ids";
 import { errors } from "../../http/errors";
 import { passwordResetMail } from "../../mail/account-mails";
 import type { Mailer } from "../../mail/sender";
@@ -79,11 +79,15 @@ export function createPasswordService(d: PasswordDeps) {
       await d.security.audit(auditEntry("password.reset_invalid", { tenantId: null, userId: null }, req, { reason: "unknown_used_or_expired" }), d.now());
       return passwordErrors.resetTokenInvalid();
     };
-    const live = await d.tokens.live(hash, "password_reset", d.now());
+    // `<tenant>.<secret>`, or a bare secret mailed before tokens named their tenant; anything else
+    // is refused as an unknown token, without a query.
+    const where = tokenTenant(token);
+    if (!where) throw await invalid();
+    const live = await d.tokens.live(where.tenantId, hash, "password_reset", d.now());
     if (!live) throw await invalid();
     await d.tenantInService?.(live.tenant_id);
     const passwordHash = await d.hasher.hash(password);
-    const done = await d.repo.reset(hash, passwordHash, d.now(), (row, revoked) =>
+    const done = await d.repo.reset(live.tenant_id, hash, passwordHash, d.now(), (row, revoked) =>
       auditEntry("password.reset", { tenantId: row.tenant_id, userId: row.user_id }, req, { sessions_revoked: revoked }),
     );
     // Spent by a concurrent reset between the look and the commit: exactly one of them wins.

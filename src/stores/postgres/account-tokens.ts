@@ -8,6 +8,15 @@ import type { PgAuditInTx } from "./sessions";
 
 const COLS = "token_hash, purpose, tenant_id, user_id, email, expires_at, used_at, created_at";
 
+/**
+ * An address's accounts in every organization, with the organization's name, subdomain and
+ * disabled_at, as one probe of users (tenant_id, email) per organization: no index on the address
+ * alone (a distributed table could not keep one). The inner LIMIT keeps the planner from turning
+ * the LATERAL into a join over the whole users table. `$1` is the address.
+ */
+export const ADDRESS_IN_EVERY_TENANT = `SELECT u.*, t.subdomain, t.name AS tenant_name, t.disabled_at
+  FROM tenants t CROSS JOIN LATERAL (SELECT * FROM users WHERE tenant_id = t.id AND email = $1 LIMIT 1) u`;
+
 /** Locks a user's row for this transaction (not its key: sessions may still be inserted for it). */
 export async function lockUserInTx(tx: PgTx, tenantId: string, userId: string): Promise<void> {
   await tx.all`SELECT 1 FROM users WHERE tenant_id = ${tenantId} AND id = ${userId} FOR NO KEY UPDATE`;
@@ -30,14 +39,14 @@ export function createPostgresAccountTokensStore(pg: Pg, others: { security: PgA
    * locks it before its tokens): two of the user's tokens spent at once, or a spend and a password
    * change, then queue instead of each holding a token the other wants to retire (a deadlock).
    */
-  async function consumeInTx(tx: PgTx, tokenHash: string, purpose: AccountTokenPurpose, now: number): Promise<AccountTokenRow | null> {
-    const owner = await tx.one<{ tenant_id: string; user_id: string }>`SELECT tenant_id, user_id FROM account_tokens
-      WHERE token_hash = ${tokenHash} AND purpose = ${purpose}`;
+  async function consumeInTx(tx: PgTx, tenantId: string, tokenHash: string, purpose: AccountTokenPurpose, now: number): Promise<AccountTokenRow | null> {
+    const owner = await tx.one<{ user_id: string }>`SELECT user_id FROM account_tokens
+      WHERE tenant_id = ${tenantId} AND token_hash = ${tokenHash} AND purpose = ${purpose}`;
     if (!owner) return null;
-    await lockUserInTx(tx, owner.tenant_id, owner.user_id);
+    await lockUserInTx(tx, tenantId, owner.user_id);
     const [row] = await tx.unsafe<AccountTokenRow>(
-      `UPDATE account_tokens SET used_at = $3 WHERE token_hash = $1 AND purpose = $2 AND used_at IS NULL AND expires_at > $3 RETURNING ${COLS}`,
-      [tokenHash, purpose, now],
+      `UPDATE account_tokens SET used_at = $4 WHERE tenant_id = $1 AND token_hash = $2 AND purpose = $3 AND used_at IS NULL AND expires_at > $4 RETURNING ${COLS}`,
+      [tenantId, tokenHash, purpose, now],
     );
     if (!row) return null;
     await tx.run`UPDATE account_tokens SET used_at = ${now}
@@ -67,23 +76,31 @@ export function createPostgresAccountTokensStore(pg: Pg, others: { security: PgA
       (await pg.unsafe<AccountTarget>(`${targetSelect} WHERE u.tenant_id = $1 AND u.id = $2`, [tenantId, userId]))[0] ?? null,
     /** Without a tenant: the address alone, oldest first; proven addresses win (CONTRACT §2, issue 16). */
     targetsAnyTenant: async (email: string): Promise<AccountTarget[]> => [
-      ...(await pg.unsafe<AccountTarget>(
-        `${targetSelect} WHERE u.email = $1
-           AND (u.email_verified_at IS NOT NULL OR NOT EXISTS (SELECT 1 FROM users v WHERE v.email = $1 AND v.email_verified_at IS NOT NULL))
-           AND t.disabled_at IS NULL
-         ORDER BY u.created_at, u.id LIMIT $2`,
+      ...(await pg.unsafe<AccountTarget & { disabled_at: number | null }>(
+        `WITH found AS MATERIALIZED (${ADDRESS_IN_EVERY_TENANT})
+         SELECT * FROM found
+         WHERE (email_verified_at IS NOT NULL OR NOT EXISTS (SELECT 1 FROM found v WHERE v.email_verified_at IS NOT NULL))
+           AND disabled_at IS NULL
+         ORDER BY created_at, id LIMIT $2`,
         [email, MAX_WORKSPACES_PER_REQUEST],
-      )),
+      )).map(({ disabled_at: _, ...target }) => target),
     ],
-    live: async (tokenHash: string, purpose: AccountTokenPurpose, now: number): Promise<AccountTokenRow | null> =>
-      pg.one<AccountTokenRow>`SELECT token_hash, purpose, tenant_id, user_id, email, expires_at, used_at, created_at FROM account_tokens
-        WHERE token_hash = ${tokenHash} AND purpose = ${purpose} AND used_at IS NULL AND expires_at > ${now}`,
+    live: async (tenantId: string | null, tokenHash: string, purpose: AccountTokenPurpose, now: number): Promise<AccountTokenRow | null> =>
+      tenantId !== null
+        ? pg.one<AccountTokenRow>`SELECT token_hash, purpose, tenant_id, user_id, email, expires_at, used_at, created_at FROM account_tokens
+            WHERE tenant_id = ${tenantId} AND token_hash = ${tokenHash} AND purpose = ${purpose} AND used_at IS NULL AND expires_at > ${now}`
+        : // Mailed before tokens named their tenant: one probe of (tenant_id, token_hash) per
+          // organization (the inner LIMIT keeps the LATERAL a per-tenant probe, not a join).
+          pg.one<AccountTokenRow>`SELECT a.* FROM tenants t CROSS JOIN LATERAL (
+              SELECT token_hash, purpose, tenant_id, user_id, email, expires_at, used_at, created_at FROM account_tokens
+              WHERE tenant_id = t.id AND token_hash = ${tokenHash} AND purpose = ${purpose} AND used_at IS NULL AND expires_at > ${now} LIMIT 1) a
+            LIMIT 1`,
     consumeInTx,
     proveInTx,
     /** A verification link redeemed: the token spent, the address proven and the audit row, in one commit. */
-    verify: async (tokenHash: string, now: number, entry: (row: AccountTokenRow, proven: boolean) => AuditEntry): Promise<AccountTokenRow | null> =>
+    verify: async (tenantId: string, tokenHash: string, now: number, entry: (row: AccountTokenRow, proven: boolean) => AuditEntry): Promise<AccountTokenRow | null> =>
       pg.begin(async (tx) => {
-        const row = await consumeInTx(tx, tokenHash, "email_verify", now);
+        const row = await consumeInTx(tx, tenantId, tokenHash, "email_verify", now);
         if (!row) return null;
         const proven = await proveInTx(tx, row.tenant_id, row.user_id, row.email, now);
         await others.security.auditInTx(tx, entry(row, proven), now);

@@ -32,8 +32,14 @@ export function createPostgresInvitationsStore(
   },
 ) {
   const byId = (q: PgQueries, tenantId: string, id: string) => q.one<InvitationRow>`SELECT * FROM invitations WHERE tenant_id = ${tenantId} AND id = ${id}`;
-  // The token is the credential and names its tenant: the one read that is not by tenant.
-  const byTokenHash = (q: PgQueries, tokenHash: string) => q.one<InvitationRow>`SELECT * FROM invitations WHERE token_hash = ${tokenHash}`;
+  const byTokenHash = (q: PgQueries, tenantId: string, tokenHash: string) =>
+    q.one<InvitationRow>`SELECT * FROM invitations WHERE tenant_id = ${tenantId} AND token_hash = ${tokenHash}`;
+  // A token mailed before tokens named their tenant: one probe of (tenant_id, token_hash) per
+  // organization; the inner LIMIT keeps the planner from making the LATERAL a join.
+  const byTokenHashAnyTenant = (tokenHash: string) =>
+    pg.one<InvitationRow>`SELECT i.* FROM tenants t CROSS JOIN LATERAL (
+                            SELECT * FROM invitations WHERE tenant_id = t.id AND token_hash = ${tokenHash} LIMIT 1) i
+                          LIMIT 1`;
   const lockAddress = (tx: PgTx, tenantId: string, email: string) =>
     tx.run`SELECT pg_advisory_xact_lock(hashtextextended(${JSON.stringify(["invitation", tenantId, email])}, 0))`;
   // The status a row has at `now`, in SQL: the same order as statusOf.
@@ -50,7 +56,8 @@ export function createPostgresInvitationsStore(
 
   const store = {
     byId: async (tenantId: string, id: string) => byId(pg, tenantId, id),
-    byTokenHash: async (tokenHash: string) => byTokenHash(pg, tokenHash),
+    byTokenHash: async (tenantId: string | null, tokenHash: string) =>
+      tenantId !== null ? byTokenHash(pg, tenantId, tokenHash) : byTokenHashAnyTenant(tokenHash),
     page: async (tenantId: string, status: InvitationStatus | null, now: number, limit: number, offset: number) =>
       pg.all<InvitationRow>`SELECT * FROM invitations WHERE ${filter(tenantId, status, now)}
                              ORDER BY created_at DESC, id DESC LIMIT ${limit} OFFSET ${offset}`,
@@ -91,11 +98,11 @@ export function createPostgresInvitationsStore(
     /** The new member, their session and the accepted invitation: all or nothing, and once. */
     async accept(w: AcceptWrite, now: number): Promise<AcceptOutcome> {
       // Which organization and address the token names; nothing is trusted until the row is locked.
-      const seen = await byTokenHash(pg, w.tokenHash);
+      const seen = await byTokenHash(pg, w.tenantId, w.tokenHash);
       if (!seen || statusOf(seen, now) !== "pending") return { kind: "invalid" };
       return pg.begin(async (tx): Promise<AcceptOutcome> => {
         await lockAddress(tx, seen.tenant_id, seen.email);
-        const inv = await tx.one<InvitationRow>`SELECT * FROM invitations WHERE token_hash = ${w.tokenHash} FOR UPDATE`;
+        const inv = await tx.one<InvitationRow>`SELECT * FROM invitations WHERE tenant_id = ${w.tenantId} AND token_hash = ${w.tokenHash} FOR UPDATE`;
         if (!inv || statusOf(inv, now) !== "pending") return { kind: "invalid" };
         if (await others.users.byEmailInTx(tx, inv.tenant_id, inv.email)) return { kind: "member" };
         const profile = inv.profile_id ? await others.users.profileInTx(tx, inv.tenant_id, inv.profile_id) : null;

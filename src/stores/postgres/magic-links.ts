@@ -2,7 +2,7 @@ import type { MagicLinksStore } from "../../auth/magic-link/repo";
 import { MAX_WORKSPACES_PER_REQUEST, type MagicLinkRow, type MagicLinkTarget } from "../../auth/magic-link/repo";
 import type { OutgoingMail } from "../../mail/repo";
 import type { AuditEntry } from "../../security/repo";
-import { lockUserInTx } from "./account-tokens";
+import { ADDRESS_IN_EVERY_TENANT, lockUserInTx } from "./account-tokens";
 import type { Pg, PgTx } from "./database";
 import type { PgAuditInTx } from "./sessions";
 
@@ -38,17 +38,29 @@ export function createPostgresMagicLinksStore(pg: Pg, others: { security: PgAudi
      * Proven addresses win: unproven accounts count only when the address has no proven one, so a
      * workspace someone else opened with this address receives no link (issue 16).
      */
-    targetsAnyTenant: async (email: string): Promise<MagicLinkTarget[]> => [
-      ...(await pg.all<MagicLinkTarget>`SELECT u.*, t.subdomain, t.name AS tenant_name FROM users u JOIN tenants t ON t.id = u.tenant_id
-        WHERE u.email = ${email}
-          AND (u.email_verified_at IS NOT NULL OR NOT EXISTS (SELECT 1 FROM users v WHERE v.email = ${email} AND v.email_verified_at IS NOT NULL))
-          AND t.disabled_at IS NULL
-        ORDER BY u.created_at, u.id LIMIT ${MAX_WORKSPACES_PER_REQUEST}`),
-    ],
-    /** The token is looked up by its hash alone: it names its tenant. Live only. */
-    live: async (tokenHash: string, now: number): Promise<MagicLinkRow | null> =>
-      pg.one<MagicLinkRow>`SELECT token_hash, tenant_id, user_id, expires_at, used_at, created_at FROM magic_links
-        WHERE token_hash = ${tokenHash} AND used_at IS NULL AND expires_at > ${now}`,
+    targetsAnyTenant: async (email: string): Promise<MagicLinkTarget[]> =>
+      // One probe of users (tenant_id, email) per organization (ADDRESS_IN_EVERY_TENANT), read once.
+      (await pg.unsafe<MagicLinkTarget & { disabled_at: number | null }>(
+        `WITH found AS MATERIALIZED (${ADDRESS_IN_EVERY_TENANT})
+         SELECT * FROM found
+         WHERE (email_verified_at IS NOT NULL OR NOT EXISTS (SELECT 1 FROM found v WHERE v.email_verified_at IS NOT NULL))
+           AND disabled_at IS NULL
+         ORDER BY created_at, id LIMIT $2`,
+        [email, MAX_WORKSPACES_PER_REQUEST],
+      )).map(({ disabled_at: _, ...target }) => target),
+    /**
+     * Live only, by the link's key. A link from before links named their tenant (`tenantId` null):
+     * one probe of (tenant_id, token_hash) per organization; the LIMIT keeps the planner from
+     * turning the LATERAL into a join over the whole table.
+     */
+    live: async (tenantId: string | null, tokenHash: string, now: number): Promise<MagicLinkRow | null> =>
+      tenantId !== null
+        ? pg.one<MagicLinkRow>`SELECT token_hash, tenant_id, user_id, expires_at, used_at, created_at FROM magic_links
+            WHERE tenant_id = ${tenantId} AND token_hash = ${tokenHash} AND used_at IS NULL AND expires_at > ${now}`
+        : pg.one<MagicLinkRow>`SELECT m.* FROM tenants t CROSS JOIN LATERAL (
+              SELECT token_hash, tenant_id, user_id, expires_at, used_at, created_at FROM magic_links
+              WHERE tenant_id = t.id AND token_hash = ${tokenHash} AND used_at IS NULL AND expires_at > ${now} LIMIT 1) m
+            LIMIT 1`,
     /**
      * Marks the link used; answers its user, or null when it was used, expired or unknown. Single
      * use across instances: a second UPDATE waits for the first and then finds used_at set.

@@ -125,10 +125,12 @@ export function createPostgresOidcStore(pg: Pg, others: { users: PgUsersInTx; se
         VALUES (${f.tenant_id}, ${f.state_hash}, ${f.provider_id}, ${f.user_id}, ${f.browser_hash}, ${f.verifier_sealed}, ${f.nonce}, ${f.created_at}, ${f.expires_at})`;
       return undefined;
     },
-    /** The flow a state names (looked up by the state's hash, before its owner is known). */
-    flow: async (stateHash: string) => one<FlowRow>(`SELECT ${FLOW_COLS} FROM oauth_flows WHERE state_hash = $1`, [stateHash]),
+    /** The flow a state names, by the organization the state names and the state's hash. */
+    flow: async (tenantId: string, stateHash: string) =>
+      one<FlowRow>(`SELECT ${FLOW_COLS} FROM oauth_flows WHERE tenant_id = $1 AND state_hash = $2`, [tenantId, stateHash]),
     /** Spent by the first callback that names it, on any instance: of two DELETEs, one gets the row. */
-    spendFlow: async (stateHash: string) => one<FlowRow>(`DELETE FROM oauth_flows WHERE state_hash = $1 RETURNING ${FLOW_COLS}`, [stateHash]),
+    spendFlow: async (tenantId: string, stateHash: string) =>
+      one<FlowRow>(`DELETE FROM oauth_flows WHERE tenant_id = $1 AND state_hash = $2 RETURNING ${FLOW_COLS}`, [tenantId, stateHash]),
     purgeExpired: async (before: number): Promise<undefined> => {
       await pg.run`DELETE FROM oauth_flows WHERE expires_at <= ${before}`;
       return undefined;

@@ -32,11 +32,11 @@ export function createPostgresPasswordStore(pg: Pg, others: { security: PgAuditI
      * and the address counts as proven (the link reached it). Null when the token was used,
      * expired or unknown by the time the transaction ran (of two resets at once, one wins).
      */
-    reset: async (tokenHash: string, hash: string, now: number, entry: (row: AccountTokenRow, revoked: number) => AuditEntry) =>
+    reset: async (tenantId: string, tokenHash: string, hash: string, now: number, entry: (row: AccountTokenRow, revoked: number) => AuditEntry) =>
       pg.begin(async (tx): Promise<{ row: AccountTokenRow; revoked: number } | null> => {
         // consumeInTx locks the user row before the token's, as setPasswordInTx does before it
         // retires the tokens: a reset and a change of one user queue instead of deadlocking.
-        const row = await others.tokens.consumeInTx(tx, tokenHash, "password_reset", now);
+        const row = await others.tokens.consumeInTx(tx, tenantId, tokenHash, "password_reset", now);
         if (!row) return null;
         const revoked = await setPasswordInTx(tx, row.tenant_id, row.user_id, hash, "", "password_reset", now);
         await others.tokens.proveInTx(tx, row.tenant_id, row.user_id, row.email, now);

@@ -30,9 +30,12 @@ export function createPostgresUsersStore(pg: Pg) {
      * proven one (auth/email/). At most `limit` rows.
      */
     byEmailAnyTenant: async (email: string, limit: number) =>
-      pg.all<UserRow>`SELECT * FROM users WHERE email = ${email}
-                        AND (email_verified_at IS NOT NULL
-                             OR NOT EXISTS (SELECT 1 FROM users v WHERE v.email = ${email} AND v.email_verified_at IS NOT NULL))
+      // One probe of users (tenant_id, email) per organization, read once: no index on the address
+      // alone (a distributed table could not keep one). The inner LIMIT keeps the LATERAL a probe.
+      pg.all<UserRow>`WITH found AS MATERIALIZED (
+                        SELECT u.* FROM tenants t CROSS JOIN LATERAL (SELECT * FROM users WHERE tenant_id = t.id AND email = ${email} LIMIT 1) u)
+                      SELECT * FROM found
+                      WHERE email_verified_at IS NOT NULL OR NOT EXISTS (SELECT 1 FROM found v WHERE v.email_verified_at IS NOT NULL)
                       ORDER BY created_at, id LIMIT ${limit}`,
     byId: async (tenantId: string, id: string) => byId(pg, tenantId, id),
     profile: async (tenantId: string, id: string) => profile(pg, tenantId, id),

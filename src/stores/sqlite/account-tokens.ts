@@ -32,12 +32,13 @@ export function createSqliteAccountTokensStore(db: Db, others: { security: Sqlit
        AND t.disabled_at IS NULL -- a disabled organization's accounts get no mail (suite tenant disable)
      ORDER BY u.created_at, u.id LIMIT ?2`,
   );
-  const live = db.prepare<AccountTokenRow, [string, string, number]>(
-    "SELECT * FROM account_tokens WHERE token_hash = ?1 AND purpose = ?2 AND used_at IS NULL AND expires_at > ?3",
+  // By its hash and, unless it predates tokens that name their tenant, its tenant.
+  const live = db.prepare<AccountTokenRow, [string, string, number, string | null]>(
+    "SELECT * FROM account_tokens WHERE token_hash = ?1 AND (?4 IS NULL OR tenant_id = ?4) AND purpose = ?2 AND used_at IS NULL AND expires_at > ?3",
   );
   // Single use: of two concurrent redeems, exactly one sees a row come back.
-  const consume = db.prepare<AccountTokenRow, [string, string, number]>(
-    `UPDATE account_tokens SET used_at = ?3 WHERE token_hash = ?1 AND purpose = ?2 AND used_at IS NULL AND expires_at > ?3
+  const consume = db.prepare<AccountTokenRow, [string, string, number, string]>(
+    `UPDATE account_tokens SET used_at = ?3 WHERE token_hash = ?1 AND tenant_id = ?4 AND purpose = ?2 AND used_at IS NULL AND expires_at > ?3
      RETURNING *`,
   );
   const retire = db.prepare<never, [string, string, string, number]>(
@@ -65,19 +66,19 @@ export function createSqliteAccountTokensStore(db: Db, others: { security: Sqlit
     target: async (tenantId: string, email: string) => target.get(tenantId, email),
     targetById: async (tenantId: string, userId: string) => targetById.get(tenantId, userId),
     targetsAnyTenant: async (email: string) => targetsAnyTenant.all(email, MAX_WORKSPACES_PER_REQUEST),
-    live: async (tokenHash: string, purpose: AccountTokenPurpose, now: number) => live.get(tokenHash, purpose, now),
+    live: async (tenantId: string | null, tokenHash: string, purpose: AccountTokenPurpose, now: number) => live.get(tokenHash, purpose, now, tenantId),
     /** Spends a live token and retires the user's other ones of its purpose; null when used, expired or unknown. */
-    consumeInTx(tokenHash: string, purpose: AccountTokenPurpose, now: number): AccountTokenRow | null {
-      const row = consume.get(tokenHash, purpose, now);
+    consumeInTx(tenantId: string, tokenHash: string, purpose: AccountTokenPurpose, now: number): AccountTokenRow | null {
+      const row = consume.get(tokenHash, purpose, now, tenantId);
       if (row) retire.run(row.tenant_id, row.user_id, purpose, now);
       return row ?? null;
     },
     /** Marks the address proven (a no-op when it already was, or the user's address changed since). */
     proveInTx: (tenantId: string, userId: string, email: string, now: number) => prove.run(tenantId, userId, email, now).changes === 1,
     /** A verification link redeemed: the token spent, the address proven and the audit row, in one commit. */
-    verify: async (tokenHash: string, now: number, entry: (row: AccountTokenRow, proven: boolean) => AuditEntry) =>
+    verify: async (tenantId: string, tokenHash: string, now: number, entry: (row: AccountTokenRow, proven: boolean) => AuditEntry) =>
       writeTx(db, () => {
-        const row = consume.get(tokenHash, "email_verify", now);
+        const row = consume.get(tokenHash, "email_verify", now, tenantId);
         if (!row) return null;
         retire.run(row.tenant_id, row.user_id, "email_verify", now);
         const proven = prove.run(row.tenant_id, row.user_id, row.email, now).changes === 1;

@@ -25,7 +25,8 @@ const STATUS_SQL = `CASE WHEN accepted_at IS NOT NULL THEN 'accepted' WHEN revok
 export function createSqliteInvitationsStore(db: Db, others: { users: SqliteUsersStore; sessions: SqliteSessionsStore; security: SqliteSecurityStore; mail: SqliteMailStore }) {
   const byId = db.prepare<InvitationRow, [string, string]>("SELECT * FROM invitations WHERE tenant_id = ?1 AND id = ?2");
   // The token is the credential and names its tenant: the one read that is not by tenant.
-  const byTokenHash = db.prepare<InvitationRow, [string]>("SELECT * FROM invitations WHERE token_hash = ?1");
+  // By its hash and, unless it predates tokens that name their tenant, its tenant.
+  const byTokenHash = db.prepare<InvitationRow, [string, string | null]>("SELECT * FROM invitations WHERE token_hash = ?1 AND (?2 IS NULL OR tenant_id = ?2)");
   const pendingFor = db.prepare<InvitationRow, [string, string, number]>(
     `SELECT * FROM invitations WHERE tenant_id = ?1 AND email = ?2 AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > ?3
       ORDER BY created_at DESC LIMIT 1`,
@@ -61,7 +62,7 @@ export function createSqliteInvitationsStore(db: Db, others: { users: SqliteUser
 
   const store = {
     byId: async (tenantId: string, id: string) => byId.get(tenantId, id),
-    byTokenHash: async (tokenHash: string) => byTokenHash.get(tokenHash),
+    byTokenHash: async (tenantId: string | null, tokenHash: string) => byTokenHash.get(tokenHash, tenantId),
     page: async (tenantId: string, status: InvitationStatus | null, now: number, limit: number, offset: number) =>
       page.all(tenantId, now, status, limit, offset),
     count: async (tenantId: string, status: InvitationStatus | null, now: number) => count.get(tenantId, now, status)!.n,
@@ -92,7 +93,7 @@ export function createSqliteInvitationsStore(db: Db, others: { users: SqliteUser
     /** The new member, their session and the accepted invitation: all or nothing. */
     async accept(w: AcceptWrite, now: number): Promise<AcceptOutcome> {
       return writeTx(db, (): AcceptOutcome => {
-        const inv = byTokenHash.get(w.tokenHash);
+        const inv = byTokenHash.get(w.tokenHash, w.tenantId);
         if (!inv || statusOf(inv, now) !== "pending") return { kind: "invalid" };
         if (others.users.byEmailInTx(inv.tenant_id, inv.email)) return { kind: "member" };
         const profile = inv.profile_id ? others.users.profileInTx(inv.tenant_id, inv.profile_id) : undefined;

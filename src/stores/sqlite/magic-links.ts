@@ -27,9 +27,9 @@ export function createSqliteMagicLinksStore(db: Db, others: { security: SqliteSe
        AND t.disabled_at IS NULL -- a disabled organization's accounts get no mail (suite tenant disable)
      ORDER BY u.created_at, u.id LIMIT ?2`,
   );
-  // The token is looked up by its hash alone: it names its tenant. Live only.
-  const live = db.prepare<MagicLinkRow, [string, number]>(
-    "SELECT * FROM magic_links WHERE token_hash = ?1 AND used_at IS NULL AND expires_at > ?2",
+  // Live only, by its hash and, unless it predates links that name their tenant, its tenant.
+  const live = db.prepare<MagicLinkRow, [string, number, string | null]>(
+    "SELECT * FROM magic_links WHERE token_hash = ?1 AND (?3 IS NULL OR tenant_id = ?3) AND used_at IS NULL AND expires_at > ?2",
   );
   // Single use: of two concurrent verifies, exactly one sees a row come back.
   const consume = db.prepare<{ tenant_id: string; user_id: string }, [string, string, number]>(
@@ -59,7 +59,7 @@ export function createSqliteMagicLinksStore(db: Db, others: { security: SqliteSe
       }),
     target: async (tenantId: string, email: string) => target.get(tenantId, email),
     targetsAnyTenant: async (email: string) => targetsAnyTenant.all(email, MAX_WORKSPACES_PER_REQUEST),
-    live: async (tokenHash: string, now: number) => live.get(tokenHash, now),
+    live: async (tenantId: string | null, tokenHash: string, now: number) => live.get(tokenHash, now, tenantId),
     /** Marks the link used; answers its user, or null when it was used, expired or unknown. */
     consume: async (tokenHash: string, tenantId: string, now: number) =>
       writeTx(db, () => {

@@ -49,8 +49,8 @@ export function createSqliteOidcStore(db: Db, others: { users: SqliteUsersStore;
      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)`,
   );
   // Spent by the first callback that names it, whatever happens next: a state works once.
-  const spendFlow = db.prepare<FlowRow, [string]>("DELETE FROM oauth_flows WHERE state_hash = ?1 RETURNING *");
-  const flowByState = db.prepare<FlowRow, [string]>("SELECT * FROM oauth_flows WHERE state_hash = ?1");
+  const spendFlow = db.prepare<FlowRow, [string, string]>("DELETE FROM oauth_flows WHERE state_hash = ?2 AND tenant_id = ?1 RETURNING *");
+  const flowByState = db.prepare<FlowRow, [string, string]>("SELECT * FROM oauth_flows WHERE state_hash = ?2 AND tenant_id = ?1");
   const purgeFlows = db.prepare<never, [number]>("DELETE FROM oauth_flows WHERE expires_at <= ?1");
 
   const store = {
@@ -111,9 +111,9 @@ export function createSqliteOidcStore(db: Db, others: { users: SqliteUsersStore;
       }),
 
     openFlow: async (f: FlowRow) => void insertFlow.run(f.state_hash, f.tenant_id, f.provider_id, f.user_id, f.browser_hash, f.verifier_sealed, f.nonce, f.created_at, f.expires_at),
-    /** The flow a state names (looked up by the state's hash, before its owner is known). */
-    flow: async (stateHash: string) => flowByState.get(stateHash),
-    spendFlow: async (stateHash: string) => writeTx(db, () => spendFlow.get(stateHash)),
+    /** The flow a state names, by the organization the state names and the state's hash. */
+    flow: async (tenantId: string, stateHash: string) => flowByState.get(tenantId, stateHash),
+    spendFlow: async (tenantId: string, stateHash: string) => writeTx(db, () => spendFlow.get(tenantId, stateHash)),
     purgeExpired: async (before: number) => void purgeFlows.run(before),
   };
   return store satisfies OidcStore;

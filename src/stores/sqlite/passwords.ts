@@ -36,9 +36,9 @@ export function createSqlitePasswordStore(db: Db, others: { security: SqliteSecu
      * and the address counts as proven (the link reached it). Null when the token was used,
      * expired or unknown by the time the transaction ran.
      */
-    reset: async (tokenHash: string, hash: string, now: number, entry: (row: AccountTokenRow, revoked: number) => AuditEntry) =>
+    reset: async (tenantId: string, tokenHash: string, hash: string, now: number, entry: (row: AccountTokenRow, revoked: number) => AuditEntry) =>
       writeTx(db, () => {
-        const row = others.tokens.consumeInTx(tokenHash, "password_reset", now);
+        const row = others.tokens.consumeInTx(tenantId, tokenHash, "password_reset", now);
         if (!row) return null;
         const revoked = setPasswordInTx(row.tenant_id, row.user_id, hash, "", "password_reset", now);
         others.tokens.proveInTx(row.tenant_id, row.user_id, row.email, now);

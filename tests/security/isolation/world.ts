@@ -1,7 +1,7 @@
 import { appCode } from "../../auth/two-factor/rfc6238";
 import { clockedApp, sessionIdOf } from "../../auth/support";
 import type { TestApp } from "../../helpers";
-import { hashToken, newId, newSecretToken } from "../../../src/db/ids";
+import { hashToken, newId, newSecretToken, newTenantToken } from "../../../src/db/ids";
 import { noteSecret } from "../ledger";
 import { newestMailTo, tableColumns, testSql } from "../../support/sql";
 
@@ -182,7 +182,7 @@ export async function buildWorld(): Promise<World> {
   for (const s of [base.admin, base.member, b.admin, b.member]) await ok(t, "GET", "/auth/me", { token: s.access, tenant: s === b.admin || s === b.member ? "bravo" : "alpha" }, 200);
 
   // A sign-in flow under way at A's provider, as /start leaves it (a real start would ask the provider for its endpoints).
-  const oauthFlow = { state: newSecretToken(), cookie: newSecretToken() };
+  const oauthFlow = { state: newTenantToken(base.tenantId), cookie: newSecretToken() };
   noteSecret("oauth state", oauthFlow.state);
   noteSecret("cookie", oauthFlow.cookie);
   await t.ctx.repos.oidc.openFlow({
