@@ -39,7 +39,7 @@ for (const backend of BACKENDS) {
       expect(out).toEqual([{ id: mailId!, kind: "magic_link", status: "pending", link: "https://sub-t1.example.com/x" }]);
       const a = await h.q<{ detail: string }>("SELECT detail FROM audit_log WHERE action = 'magic_link.requested'");
       expect(JSON.parse(a[0]!.detail)).toEqual({ mail_id: mailId });
-      expect(await h.a.links.live("h1", 2000)).toEqual({ token_hash: "h1", tenant_id: "t1", user_id: "u1", expires_at: 10_000, used_at: null, created_at: 1000 });
+      expect(await h.a.links.live("t1", "h1", 2000)).toEqual({ token_hash: "h1", tenant_id: "t1", user_id: "u1", expires_at: 10_000, used_at: null, created_at: 1000 });
     });
 
     test("magic link issue is all or nothing: a failing audit leaves no link and no mail", async () => {
@@ -78,11 +78,32 @@ for (const backend of BACKENDS) {
       expect(await h.a.links.consume("h1", "t2", 2000)).toBeNull(); // another tenant
       expect(await h.a.links.consume("h1", "t1", 2000)).toEqual({ tenant_id: "t1", user_id: "u1" });
       expect(await h.a.links.consume("h1", "t1", 2001)).toBeNull();
-      expect(await h.a.links.live("h2", 2001)).toBeNull(); // retired
+      expect(await h.a.links.live("t1", "h2", 2001)).toBeNull(); // retired
       expect(await h.a.links.consume("h2", "t1", 2001)).toBeNull();
-      expect(await h.a.links.live("hb", 2001)).not.toBeNull(); // someone else's stays
+      expect(await h.a.links.live("t1", "hb", 2001)).not.toBeNull(); // someone else's stays
       expect(await verifiedAt("u1")).toBe(2000);
       expect(await verifiedAt("u2")).toBe(950); // already proven: left alone
+    });
+
+    test("lookups name the tenant: another organization's row with the same hash is never found; null looks in every one", async () => {
+      // A token `<t2>.<secret>` hashes to a value no t1 row holds in practice; here t1 holds it anyway.
+      await h.a.links.issue(link("same"), mail("t1", "magic_link"), auditOf("t1", "u1", "magic_link.requested"), 1000);
+      await h.a.tokens.issue(token("same", "email_verify"), mail("t1", "email_verify"), auditOf("t1", "u1", "sent"), 1000);
+      await h.a.tokens.issue(token("samep", "password_reset"), mail("t1", "password_reset"), auditOf("t1", "u1", "sent"), 1000);
+      expect(await h.a.links.live("t2", "same", 2000)).toBeNull();
+      expect(await h.a.links.live("t1", "same", 2000)).toMatchObject({ tenant_id: "t1", user_id: "u1" });
+      expect(await h.a.links.live(null, "same", 2000)).toMatchObject({ tenant_id: "t1", user_id: "u1" }); // mailed before links named their tenant
+      expect(await h.a.links.live(null, "unknown", 2000)).toBeNull();
+      expect(await h.a.tokens.live("t2", "same", "email_verify", 2000)).toBeNull();
+      expect(await h.a.tokens.live(null, "same", "email_verify", 2000)).toMatchObject({ tenant_id: "t1", user_id: "u1" });
+      expect(await h.a.tokens.live(null, "same", "password_reset", 2000)).toBeNull();
+      expect(await h.a.tokens.verify("t2", "same", 2000, () => auditOf("t2", null, "email.verified"))).toBeNull();
+      expect(await h.a.passwords.reset("t2", "samep", "hash", 2000, () => auditOf("t2", null, "password.reset"))).toBeNull();
+      // Nothing was spent by the wrong organization: the right one still can, once.
+      expect(await h.a.tokens.live("t1", "same", "email_verify", 2000)).not.toBeNull();
+      expect(await h.a.tokens.verify("t1", "same", 2000, () => auditOf("t1", "u1", "email.verified"))).not.toBeNull();
+      expect(await h.a.passwords.reset("t1", "samep", "hash", 2000, () => auditOf("t1", "u1", "password.reset"))).not.toBeNull();
+      expect(await h.a.passwords.reset("t1", "samep", "hash", 2001, () => auditOf("t1", "u1", "password.reset"))).toBeNull();
     });
 
     test("race: one magic link used on three connections at once: one sign-in", async () => {
@@ -107,8 +128,8 @@ for (const backend of BACKENDS) {
         await h.a.tokens.issue(token(`vx${i}`, "email_verify"), mail("t1", "email_verify"), auditOf("t1", "u1", "sent"), 1000);
         await h.a.tokens.issue(token(`vy${i}`, "email_verify"), mail("t1", "email_verify"), auditOf("t1", "u1", "sent"), 1000);
         const got = await Promise.all([
-          h.a.tokens.verify(`vx${i}`, 2000, () => auditOf("t1", "u1", "email.verified")),
-          h.b.tokens.verify(`vy${i}`, 2000, () => auditOf("t1", "u1", "email.verified")),
+          h.a.tokens.verify("t1", `vx${i}`, 2000, () => auditOf("t1", "u1", "email.verified")),
+          h.b.tokens.verify("t1", `vy${i}`, 2000, () => auditOf("t1", "u1", "email.verified")),
         ]);
         expect(got.filter((g) => g !== null).length).toBe(1);
       }
@@ -132,9 +153,9 @@ for (const backend of BACKENDS) {
       const detail = (await h.q<{ detail: string }>("SELECT detail FROM audit_log WHERE action = 'email.verification_sent'"))[0]!.detail;
       expect(JSON.parse(detail)).toEqual({ mail_id: mailId });
       expect(await count("SELECT count(*) AS n FROM audit_log WHERE action = 'email.verification_sent'")).toBe(1);
-      expect(await h.a.tokens.live("v1", "email_verify", 2000)).toEqual({ ...token("v1", "email_verify"), used_at: null });
-      expect(await h.a.tokens.live("v1", "password_reset", 2000)).toBeNull();
-      expect(await h.a.tokens.live("v1", "email_verify", 10_000)).toBeNull();
+      expect(await h.a.tokens.live("t1", "v1", "email_verify", 2000)).toEqual({ ...token("v1", "email_verify"), used_at: null });
+      expect(await h.a.tokens.live("t1", "v1", "password_reset", 2000)).toBeNull();
+      expect(await h.a.tokens.live("t1", "v1", "email_verify", 10_000)).toBeNull();
     });
 
     test("verify: spends the token, retires the others, proves the address it was mailed to, audits", async () => {
@@ -142,20 +163,20 @@ for (const backend of BACKENDS) {
       await h.a.tokens.issue(token("v2", "email_verify"), mail("t1", "email_verify"), auditOf("t1", "u1", "sent"), 1000);
       await h.a.tokens.issue(token("p1", "password_reset"), mail("t1", "password_reset"), auditOf("t1", "u1", "sent"), 1000);
       const seen: boolean[] = [];
-      const row = await h.a.tokens.verify("v1", 2000, (r, proven) => {
+      const row = await h.a.tokens.verify("t1", "v1", 2000, (r, proven) => {
         seen.push(proven);
         return auditOf(r.tenant_id, r.user_id, "email.verified", { proven });
       });
       expect(row).toEqual({ ...token("v1", "email_verify"), used_at: 2000 });
       expect(seen).toEqual([true]);
       expect(await verifiedAt("u1")).toBe(2000);
-      expect(await h.a.tokens.live("v2", "email_verify", 2000)).toBeNull(); // retired
-      expect(await h.a.tokens.live("p1", "password_reset", 2000)).not.toBeNull(); // another purpose
-      expect(await h.a.tokens.verify("v1", 2001, () => auditOf("t1", "u1", "email.verified"))).toBeNull();
+      expect(await h.a.tokens.live("t1", "v2", "email_verify", 2000)).toBeNull(); // retired
+      expect(await h.a.tokens.live("t1", "p1", "password_reset", 2000)).not.toBeNull(); // another purpose
+      expect(await h.a.tokens.verify("t1", "v1", 2001, () => auditOf("t1", "u1", "email.verified"))).toBeNull();
       expect(await count("SELECT count(*) AS n FROM audit_log WHERE action = 'email.verified'")).toBe(1);
       // A token mailed to an address the user no longer has proves nothing.
       await h.a.tokens.issue(token("v3", "email_verify", { user_id: "u4", email: "old@example.com" }), mail("t1", "email_verify"), auditOf("t1", "u4", "sent"), 1000);
-      expect(await h.a.tokens.verify("v3", 3000, (r, proven) => auditOf("t1", "u4", "email.verified", { proven }))).not.toBeNull();
+      expect(await h.a.tokens.verify("t1", "v3", 3000, (r, proven) => auditOf("t1", "u4", "email.verified", { proven }))).not.toBeNull();
       expect(await verifiedAt("u4")).toBeNull();
     });
 
@@ -167,7 +188,7 @@ for (const backend of BACKENDS) {
       await h.a.sessions.openChallenge({ id: "ch1", tenant_id: "t1", user_id: "u1", method: "password", created_at: 1500, expires_at: 9000 }, auditOf("t1", "u1", "x"));
       await h.a.tokens.issue(token("p1", "password_reset"), mail("t1", "password_reset"), auditOf("t1", "u1", "sent"), 1000);
       await h.a.tokens.issue(token("p2", "password_reset"), mail("t1", "password_reset"), auditOf("t1", "u1", "sent"), 1000);
-      const r = await h.a.passwords.reset("p1", "new-hash", 3000, (row, revoked) => auditOf(row.tenant_id, row.user_id, "password.reset", { revoked }));
+      const r = await h.a.passwords.reset("t1", "p1", "new-hash", 3000, (row, revoked) => auditOf(row.tenant_id, row.user_id, "password.reset", { revoked }));
       expect(r).toEqual({ row: { ...token("p1", "password_reset"), used_at: 3000 }, revoked: 2 });
       const u = (await h.q<{ password_hash: string; updated_at: number }>("SELECT password_hash, updated_at FROM users WHERE id = 'u1'"))[0]!;
       expect(u).toEqual({ password_hash: "new-hash", updated_at: 3000 });
@@ -175,18 +196,18 @@ for (const backend of BACKENDS) {
       expect((await h.a.sessions.principal(s1.sid_hash))?.revoke_reason).toBe("password_reset");
       expect((await h.a.sessions.live("t1", "u4", 3000)).length).toBe(1);
       expect(await h.a.sessions.challenge("ch1", "t1", "u1", 3000)).toBeNull();
-      expect(await h.a.tokens.live("p2", "password_reset", 3000)).toBeNull();
+      expect(await h.a.tokens.live("t1", "p2", "password_reset", 3000)).toBeNull();
       expect(await verifiedAt("u1")).toBe(3000);
       expect(JSON.parse((await h.q<{ detail: string }>("SELECT detail FROM audit_log WHERE action = 'password.reset'"))[0]!.detail)).toEqual({ revoked: 2 });
-      expect(await h.a.passwords.reset("p1", "other", 3001, () => auditOf("t1", "u1", "password.reset"))).toBeNull();
+      expect(await h.a.passwords.reset("t1", "p1", "other", 3001, () => auditOf("t1", "u1", "password.reset"))).toBeNull();
     });
 
     test("race: two resets with one token on two connections: one sets the password", async () => {
       for (let i = 0; i < 5; i++) {
         await h.a.tokens.issue(token(`p${i}`, "password_reset"), mail("t1", "password_reset"), auditOf("t1", "u1", "sent"), 1000);
         const got = await Promise.all([
-          h.a.passwords.reset(`p${i}`, `hash-a${i}`, 3000, () => auditOf("t1", "u1", "password.reset")),
-          h.b.passwords.reset(`p${i}`, `hash-b${i}`, 3000, () => auditOf("t1", "u1", "password.reset")),
+          h.a.passwords.reset("t1", `p${i}`, `hash-a${i}`, 3000, () => auditOf("t1", "u1", "password.reset")),
+          h.b.passwords.reset("t1", `p${i}`, `hash-b${i}`, 3000, () => auditOf("t1", "u1", "password.reset")),
         ]);
         const winners = got.filter((g) => g !== null);
         expect(winners.length).toBe(1);
@@ -201,7 +222,7 @@ for (const backend of BACKENDS) {
         await h.a.sessions.insertInTx(mine);
         await h.a.tokens.issue(token(`pc${i}`, "password_reset"), mail("t1", "password_reset"), auditOf("t1", "u1", "sent"), 1000);
         const [reset, changed] = await Promise.all([
-          h.a.passwords.reset(`pc${i}`, `reset-${i}`, 3000, () => auditOf("t1", "u1", "password.reset")),
+          h.a.passwords.reset("t1", `pc${i}`, `reset-${i}`, 3000, () => auditOf("t1", "u1", "password.reset")),
           h.b.passwords.change("t1", "u1", mine.id, `change-${i}`, 3000, () => auditOf("t1", "u1", "password.changed")),
         ]);
         expect(typeof changed).toBe("number");
@@ -222,7 +243,7 @@ for (const backend of BACKENDS) {
       expect(n).toBe(1);
       expect((await h.a.sessions.live("t1", "u1", 4000)).map((s) => s.id)).toEqual([mine.id]);
       expect((await h.a.sessions.principal(other.sid_hash))?.revoke_reason).toBe("password_changed");
-      expect(await h.a.tokens.live("p1", "password_reset", 4000)).toBeNull(); // an outstanding reset is retired
+      expect(await h.a.tokens.live("t1", "p1", "password_reset", 4000)).toBeNull(); // an outstanding reset is retired
       expect(await verifiedAt("u1")).toBeNull(); // a change proves no address
       expect(await count("SELECT count(*) AS n FROM audit_log WHERE action = 'password.changed'")).toBe(1);
     });

@@ -82,7 +82,7 @@ for (const backend of BACKENDS) {
       await h.a.oidc.openFlow(flow("f1"));
       expect(await h.a.oidc.deleteProvider("t1", "p1", auditOf("t1", "u1", "identity_provider.deleted"), 9000)).toBe(true);
       expect(await h.a.oidc.identityCount("t1", "u1")).toBe(0);
-      expect(await h.a.oidc.flow("f1")).toBeNull();
+      expect(await h.a.oidc.flow("t1", "f1")).toBeNull();
     });
 
     test("race: one outside account linked by two members at once: one link", async () => {
@@ -132,18 +132,21 @@ for (const backend of BACKENDS) {
     test("flows: opened, read by state, spent once, purged when expired", async () => {
       await h.a.oidc.openFlow(flow("f1"));
       await h.a.oidc.openFlow(flow("f2", { user_id: "u1", expires_at: 1500 }));
-      expect(await h.a.oidc.flow("f1")).toEqual(flow("f1"));
-      expect(await h.a.oidc.flow("nope")).toBeNull();
-      expect(await h.a.oidc.spendFlow("f1")).toEqual(flow("f1"));
-      expect(await h.a.oidc.spendFlow("f1")).toBeNull();
+      expect(await h.a.oidc.flow("t1", "f1")).toEqual(flow("f1"));
+      expect(await h.a.oidc.flow("t1", "nope")).toBeNull();
+      // By the organization the state names: the same hash under another one finds nothing and spends nothing.
+      expect(await h.a.oidc.flow("t2", "f1")).toBeNull();
+      expect(await h.a.oidc.spendFlow("t2", "f1")).toBeNull();
+      expect(await h.a.oidc.spendFlow("t1", "f1")).toEqual(flow("f1"));
+      expect(await h.a.oidc.spendFlow("t1", "f1")).toBeNull();
       await h.a.oidc.purgeExpired(1500);
-      expect(await h.a.oidc.flow("f2")).toBeNull();
+      expect(await h.a.oidc.flow("t1", "f2")).toBeNull();
     });
 
     test("race: one state's callback twice on two connections: spent once", async () => {
       for (let i = 0; i < 10; i++) {
         await h.a.oidc.openFlow(flow(`r${i}`));
-        const got = await Promise.all([h.a.oidc.spendFlow(`r${i}`), h.b.oidc.spendFlow(`r${i}`), h.c.oidc.spendFlow(`r${i}`)]);
+        const got = await Promise.all([h.a.oidc.spendFlow("t1", `r${i}`), h.b.oidc.spendFlow("t1", `r${i}`), h.c.oidc.spendFlow("t1", `r${i}`)]);
         expect(got.filter((g) => g !== null).length).toBe(1);
       }
     });

@@ -175,6 +175,7 @@ export async function addMember(org: Org, t: { tenantId: string; adminId: string
   if (invited.kind === "member") throw new Error(`${email} is already a member`);
   const accepted = await org.invitations.accept(
     {
+      tenantId: t.tenantId,
       tokenHash,
       user: { id: newId(), full_name: email.split("@")[0]!, password_hash: "hash" },
       session: { id: newId(), sid_hash: newId(), method: "invitation", created_at: now, expires_at: now + 3_600_000, proven_at: now, ip: null, user_agent: null },

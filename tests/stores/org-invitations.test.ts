@@ -28,9 +28,10 @@ for (const backend of BACKENDS) {
       who,
       ...over,
     });
-    const accept = (org: Org, tokenHash: string, now = T0 + 1000) =>
+    const accept = (org: Org, tenantId: string, tokenHash: string, now = T0 + 1000) =>
       org.invitations.accept(
         {
+          tenantId,
           tokenHash,
           user: { id: newId(), full_name: "New Person", password_hash: "hash" },
           session: { id: newId(), sid_hash: newId(), method: "invitation", created_at: now, expires_at: now + DAY, proven_at: now, ip: null, user_agent: null },
@@ -45,11 +46,11 @@ for (const backend of BACKENDS) {
       const w = write(t, "ivy@x.test", { profileId: t.adminProfileId, profileNamed: true });
       const first = await b.org.invitations.invite(w, T0);
       expect(first).toMatchObject({ kind: "created", row: { id: w.id, email: "ivy@x.test", profile_id: t.adminProfileId, token_hash: w.tokenHash, accepted_at: null } });
-      expect(await b.org.invitations.byTokenHash(w.tokenHash)).toEqual((first as { row: unknown }).row as never);
+      expect(await b.org.invitations.byTokenHash(w.tenantId, w.tokenHash)).toEqual((first as { row: unknown }).row as never);
       const again = write(t, "ivy@x.test", { profileId: null, profileNamed: false, expiresAt: T0 + 2 * DAY });
       const second = await b.org.invitations.invite(again, T0 + 10);
       expect(second).toMatchObject({ kind: "resent", row: { id: w.id, token_hash: again.tokenHash, expires_at: T0 + 2 * DAY, profile_id: t.adminProfileId, updated_at: T0 + 10 } });
-      expect(await b.org.invitations.byTokenHash(w.tokenHash)).toBeNull();
+      expect(await b.org.invitations.byTokenHash(w.tenantId, w.tokenHash)).toBeNull();
       const named = await b.org.invitations.invite(write(t, "ivy@x.test", { profileId: null, profileNamed: true }), T0 + 20);
       expect(named).toMatchObject({ kind: "resent", row: { id: w.id, profile_id: null } });
       expect(await outboxFor("ivy@x.test")).toHaveLength(3);
@@ -66,26 +67,38 @@ for (const backend of BACKENDS) {
       const t = await signup(b.org, "accept");
       const w = write(t, "ann@x.test", { profileId: t.adminProfileId, profileNamed: true });
       await b.org.invitations.invite(w, T0);
-      const r = await accept(b.org, w.tokenHash, T0 + 500);
+      const r = await accept(b.org, w.tenantId, w.tokenHash, T0 + 500);
       if (r.kind !== "accepted") throw new Error(r.kind);
       expect(r.user).toMatchObject({ tenant_id: t.tenantId, email: "ann@x.test", role: "admin", profile_id: t.adminProfileId, email_verified_at: T0 + 500 });
       expect(r.invitation).toMatchObject({ id: w.id, accepted_at: T0 + 500, accepted_user_id: r.user.id });
       expect(await b.org.users.byId(t.tenantId, r.user.id)).toMatchObject({ email: "ann@x.test", role: "admin", full_name: "New Person" });
       expect(Number(await b.value("SELECT count(*) AS n FROM sessions WHERE tenant_id = $1 AND user_id = $2", t.tenantId, r.user.id))).toBe(1);
       expect((await b.org.security.auditForTenant(t.tenantId, 1))[0]).toMatchObject({ action: "invitation.accepted", user_id: r.user.id });
-      expect(await accept(b.org, w.tokenHash, T0 + 600)).toEqual({ kind: "invalid" });
-      expect(await accept(b.org, "unknown")).toEqual({ kind: "invalid" });
+      expect(await accept(b.org, w.tenantId, w.tokenHash, T0 + 600)).toEqual({ kind: "invalid" });
+      expect(await accept(b.org, t.tenantId, "unknown")).toEqual({ kind: "invalid" });
+    });
+
+    test("by (tenant, hash): another organization's invitation with the same hash is neither read nor accepted; null looks in every one", async () => {
+      const t = await signup(b.org, "keyed");
+      const other = await signup(b.org, "keyed-other");
+      const w = write(t, "kay@x.test");
+      await b.org.invitations.invite(w, T0);
+      expect(await b.org.invitations.byTokenHash(other.tenantId, w.tokenHash)).toBeNull();
+      expect(await accept(b.org, other.tenantId, w.tokenHash)).toEqual({ kind: "invalid" });
+      expect(await b.org.invitations.byTokenHash(null, w.tokenHash)).toMatchObject({ id: w.id, tenant_id: t.tenantId }); // a token mailed before tokens named their tenant
+      expect(await b.org.invitations.byTokenHash(null, "unknown")).toBeNull();
+      expect((await accept(b.org, t.tenantId, w.tokenHash)).kind).toBe("accepted");
     });
 
     test("accept refuses an expired or revoked invitation, and an address that became a member", async () => {
       const t = await signup(b.org, "refusals");
       const expired = write(t, "late@x.test", { expiresAt: T0 + 100 });
       await b.org.invitations.invite(expired, T0);
-      expect(await accept(b.org, expired.tokenHash, T0 + 100)).toEqual({ kind: "invalid" });
+      expect(await accept(b.org, expired.tenantId, expired.tokenHash, T0 + 100)).toEqual({ kind: "invalid" });
       const revoked = write(t, "gone@x.test");
       await b.org.invitations.invite(revoked, T0);
       await b.org.invitations.revoke(t.tenantId, revoked.id, t.adminId, who, T0 + 1);
-      expect(await accept(b.org, revoked.tokenHash, T0 + 2)).toEqual({ kind: "invalid" });
+      expect(await accept(b.org, revoked.tenantId, revoked.tokenHash, T0 + 2)).toEqual({ kind: "invalid" });
       const taken = write(t, "twin@x.test");
       await b.org.invitations.invite(taken, T0);
       await b.value(
@@ -94,7 +107,7 @@ for (const backend of BACKENDS) {
         t.tenantId,
         T0,
       );
-      expect(await accept(b.org, taken.tokenHash, T0 + 3)).toEqual({ kind: "member" });
+      expect(await accept(b.org, taken.tenantId, taken.tokenHash, T0 + 3)).toEqual({ kind: "member" });
       expect((await b.org.invitations.byId(t.tenantId, taken.id))!.accepted_at).toBeNull();
     });
 
@@ -106,6 +119,7 @@ for (const backend of BACKENDS) {
       const e = await b.org.invitations
         .accept(
           {
+            tenantId: w.tenantId,
             tokenHash: w.tokenHash,
             user: { id: newId(), full_name: null, password_hash: "h" },
             session: { id: sessionId, sid_hash: newId(), method: "invitation", created_at: T0, expires_at: T0 + DAY, proven_at: T0, ip: null, user_agent: null },
@@ -117,7 +131,7 @@ for (const backend of BACKENDS) {
       expect(e).toBeInstanceOf(Error);
       expect(await b.org.users.byEmail(t.tenantId, "half@x.test")).toBeNull();
       expect((await b.org.invitations.byId(t.tenantId, w.id))!.accepted_at).toBeNull();
-      expect((await accept(b.org, w.tokenHash, T0 + 2)).kind).toBe("accepted");
+      expect((await accept(b.org, w.tenantId, w.tokenHash, T0 + 2)).kind).toBe("accepted");
     });
 
     test("one invitation accepted twice at once: one member, one session, the other answered invalid", async () => {
@@ -125,7 +139,7 @@ for (const backend of BACKENDS) {
         const t = await signup(b.org, `twice-${i}`);
         const w = write(t, `dup${i}@x.test`);
         await b.org.invitations.invite(w, T0);
-        const r = await Promise.all([accept(b.instance(), w.tokenHash), accept(b.instance(), w.tokenHash)]);
+        const r = await Promise.all([accept(b.instance(), w.tenantId, w.tokenHash), accept(b.instance(), w.tenantId, w.tokenHash)]);
         expect(r.map((x) => x.kind).sort()).toEqual(["accepted", "invalid"]);
         expect(Number(await b.value("SELECT count(*) AS n FROM users WHERE tenant_id = $1 AND email = $2", t.tenantId, `dup${i}@x.test`))).toBe(1);
         expect(Number(await b.value("SELECT count(*) AS n FROM sessions WHERE tenant_id = $1", t.tenantId))).toBe(2);
@@ -153,7 +167,7 @@ for (const backend of BACKENDS) {
       expect(await b.org.invitations.revoke(other.tenantId, w.id, other.adminId, who, T0)).toEqual({ kind: "missing" });
       const a = write(t, "acc@x.test");
       await b.org.invitations.invite(a, T0);
-      await accept(b.org, a.tokenHash);
+      await accept(b.org, a.tenantId, a.tokenHash);
       expect(await b.org.invitations.revoke(t.tenantId, a.id, t.adminId, who, T0 + 7)).toEqual({ kind: "accepted" });
       expect((await b.org.security.auditForTenant(t.tenantId)).filter((x) => x.action === "invitation.revoked")).toHaveLength(1);
     });
@@ -166,7 +180,7 @@ for (const backend of BACKENDS) {
         ids.push(w.id);
         await b.org.invitations.invite(w, T0 + i);
         if (i === 1) await b.org.invitations.revoke(t.tenantId, w.id, t.adminId, who, T0 + 10);
-        if (i === 2) await accept(b.org, w.tokenHash, T0 + 20);
+        if (i === 2) await accept(b.org, w.tenantId, w.tokenHash, T0 + 20);
       }
       const now = T0 + 100;
       expect((await b.org.invitations.page(t.tenantId, null, now, 10, 0)).map((r) => r.id)).toEqual([...ids].reverse());
