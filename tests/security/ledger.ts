@@ -12,6 +12,10 @@
 
 const TOKEN_CHARS = /[A-Za-z0-9_.~+/=-]+/g;
 const NARROW_CHARS = /[A-Za-z0-9_-]+/g;
+/** A token that names its organization (src/db/ids.ts newTenantToken): `<tenant id>.<43 characters>`. */
+const TENANT_TOKEN = /^[A-Za-z0-9_-]{1,64}\.[A-Za-z0-9_-]{43}$/;
+/** What follows a tenant id inside such a token: the dot and the secret. */
+const TENANT_PART_FOLLOWS = /^\.[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])/;
 /** Shorter values (a bad password in a validation test, "x") would match ordinary words. */
 const MIN_SECRET = 6;
 const MIN_TEXT_SECRET = 8;
@@ -109,11 +113,17 @@ export function searchLogs(logs: string[], secrets: Map<string, string>): Omit<L
     // A JWT logged inside other text still shows its signature as an atom of its own.
     const parts = secret.split(".");
     if (!found && parts.length === 3 && parts[2]!.length >= 20) found = atom(parts[2]!);
+    // A mailed token `<tenant id>.<secret>`: its secret part logged alone is found too.
+    if (!found && parts.length === 2 && TENANT_TOKEN.test(secret)) found = atom(parts[1]!);
     // A secret that is not one atom (a password with spaces, a link) is searched for as text,
-    // and so is each long token inside it (the token of a mailed link).
+    // and so is each long token inside it (the token of a mailed link), but not the organization
+    // part of a `<tenant id>.<secret>` token: logs name organizations by id, and that is no secret.
     if (!found && !/^[A-Za-z0-9_.~+/=-]+$/.test(secret)) {
       found = secret.length >= MIN_TEXT_SECRET && all.includes(secret);
-      for (const m of secret.matchAll(NARROW_CHARS)) if (m[0].length >= 20 && atom(m[0])) found = true;
+      for (const m of secret.matchAll(NARROW_CHARS)) {
+        if (m[0].length < 20 || TENANT_PART_FOLLOWS.test(secret.slice(m.index + m[0].length))) continue;
+        if (atom(m[0])) found = true;
+      }
     }
     if (found) hits.push(`${kind} (${secret.slice(0, 4)}…)`);
   }
