@@ -32,9 +32,9 @@ describe("POST /auth/magic-link", () => {
     expect(rows[0]!.text_body).toContain(rows[0]!.link!);
     expect(rows[0]!.html_body).toContain(`href="${rows[0]!.link!}"`);
 
-    // Only the token's SHA-256 is stored; the token itself is 256 random bits.
+    // Only the token's SHA-256 is stored; the token names its organization, then 256 random bits.
     const token = tokenOf(rows[0]!.link!);
-    expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(token).toMatch(new RegExp(`^${org.tenant.id}\\.[A-Za-z0-9_-]{43}$`));
     const link = (await testSql(t.ctx).get("SELECT * FROM magic_links")) as Record<string, unknown>;
     expect(link.token_hash).toBe(createHash("sha256").update(token).digest("hex"));
     expect(link).toMatchObject({ tenant_id: org.tenant.id, user_id: org.user.id, used_at: null });
