@@ -5,6 +5,7 @@ import { OidcBrowser } from "../../support/oidc-browser";
 import { type Forgery, startForger } from "../../support/oidc-forger";
 import { PROVIDERS, type OidcWorld, addProvider, locationOf, oidcWorld, signInVia, startPath } from "../../support/oidc-world";
 import { testSql } from "../../support/sql";
+import { hashToken, newSecretToken } from "../../../src/db/ids";
 
 let w: OidcWorld;
 let forger: Awaited<ReturnType<typeof startForger>>;
@@ -87,6 +88,65 @@ describe("state and browser binding", () => {
   test("a callback with no state at all, or junk, is a redirect with a code, never an error page", async () => {
     refused(await w.browser().app("GET", "/api/v1/auth/oauth/callback", "acme"), "oauth_state_invalid");
     refused(await w.browser().app("GET", "/api/v1/auth/oauth/callback?state=%ZZ&code=%00&error=x", "acme"), "oauth_state_invalid");
+  });
+});
+
+describe("the state names its organization (issue 19)", () => {
+  /** A flow of acme's provider opened straight in the store, whose state hashes as `stateHash`; answers its cookie. */
+  async function flowWithHash(stateHash: string): Promise<string> {
+    const cookie = `cookie-${crypto.randomUUID()}`;
+    handled.add(cookie);
+    await w.t.ctx.repos.oidc.openFlow({
+      state_hash: stateHash, tenant_id: w.acme.tenant.id, provider_id: w.providerA.id, user_id: null, browser_hash: hashToken(cookie),
+      verifier_sealed: "v1.not.used", nonce: "a-nonce", created_at: w.clock.now(), expires_at: w.clock.now() + 600_000,
+    });
+    return cookie;
+  }
+  const random = () => newSecretToken();
+  /** Why the newest callback failed (its audit row's reason). */
+  const lastReason = async () => JSON.parse((await allAudit(w.t)).filter((a) => a.action === "oauth.failure").at(-1)!.detail as string).reason;
+  const flowsWith = async (hash: string) => (await testSql(w.t.ctx).get<{ n: number }>("SELECT count(*) AS n FROM oauth_flows WHERE state_hash = ?1", hash))!.n;
+  const callback = (state: string, subdomain: string, cookie: string) =>
+    w.t.request("GET", `/api/v1/auth/oauth/callback?state=${encodeURIComponent(state)}&code=x`, { tenant: subdomain, cookies: { svc_oauth: cookie } });
+
+  test("the state sent to the provider is `<tenant id>.<random>`", async () => {
+    const start = await w.browser().app("GET", startPath(w.providerA.id), "acme");
+    const state = new URL(locationOf(start)!).searchParams.get("state")!;
+    handled.add(state);
+    expect(state).toMatch(new RegExp(`^${w.acme.tenant.id}\\.[A-Za-z0-9_-]{43}$`));
+  });
+
+  test("looked up by (tenant, hash): a row of acme holding the hash of a state that names bolt is not found, nor spent", async () => {
+    const state = `${w.bolt.tenant.id}.${random()}`;
+    handled.add(state);
+    const cookie = await flowWithHash(hashToken(state));
+    refused(await callback(state, "acme", cookie), "oauth_state_invalid");
+    expect(await lastReason()).toBe("unknown or spent state");
+    expect(await flowsWith(hashToken(state))).toBe(1);
+  });
+
+  test("a state from before states named their tenant is looked up in the callback host's organization; the browser check still holds", async () => {
+    const state = random();
+    handled.add(state);
+    const cookie = await flowWithHash(hashToken(state));
+    refused(await callback(state, "bolt", cookie), "oauth_state_invalid");
+    expect(await lastReason()).toBe("unknown or spent state");
+    // On acme's host it is found: another browser's cookie is refused without spending it.
+    refused(await callback(state, "acme", "another-browser-cookie"), "oauth_state_invalid");
+    expect(await lastReason()).toBe("browser mismatch");
+    expect(await flowsWith(hashToken(state))).toBe(1);
+    // Its own browser gets as far as the provider (this code is junk), and the state is spent.
+    const last = await callback(state, "acme", cookie);
+    expect(last.status).toBe(302);
+    expect(await lastReason()).not.toBe("unknown or spent state");
+    expect(await flowsWith(hashToken(state))).toBe(0);
+  });
+
+  test("a malformed state is refused before any lookup", async () => {
+    for (const state of [`bad$tenant.${random()}`, `${w.acme.tenant.id}.short`, `.${random()}`]) {
+      refused(await callback(state, "acme", "c"), "oauth_state_invalid");
+      expect(await lastReason()).toBe("malformed state");
+    }
   });
 });
 

@@ -27,7 +27,8 @@ describe("round trips against a real OpenID Provider (oidc-provider on loopback)
     const q = Object.fromEntries(to.searchParams);
     expect(q).toMatchObject({ client_id: "acme-app", response_type: "code", code_challenge_method: "S256", redirect_uri: "http://acme.localhost:8000/api/v1/auth/oauth/callback" });
     expect(q.scope).toContain("openid");
-    expect(q.state!.length).toBeGreaterThanOrEqual(32);
+    // The state names the organization, then 256 random bits: the callback finds the flow by (tenant, hash).
+    expect(q.state).toMatch(new RegExp(`^${w.acme.tenant.id}\\.[A-Za-z0-9_-]{43}$`));
     expect(q.nonce!.length).toBeGreaterThanOrEqual(32);
     expect(q.code_challenge).toMatch(/^[A-Za-z0-9_-]{43}$/);
     const cookie = setCookies(res).svc_oauth!;
