@@ -12,10 +12,12 @@ const COLS = "token_hash, purpose, tenant_id, user_id, email, expires_at, used_a
  * An address's accounts in every organization, with the organization's name, subdomain and
  * disabled_at, as one probe of users (tenant_id, email) per organization: no index on the address
  * alone (a distributed table could not keep one). The inner LIMIT keeps the planner from turning
- * the LATERAL into a join over the whole users table. `$1` is the address.
+ * the LATERAL into a join over the whole users table. `COLLATE "default"`: tenants.id is "C", the
+ * tenant_id columns are not, and compared as "C" the (tenant_id, …) key cannot be probed by tenant
+ * (measured: 10,000 organizations took 10.5 s instead of 31 ms). `$1` is the address.
  */
 export const ADDRESS_IN_EVERY_TENANT = `SELECT u.*, t.subdomain, t.name AS tenant_name, t.disabled_at
-  FROM tenants t CROSS JOIN LATERAL (SELECT * FROM users WHERE tenant_id = t.id AND email = $1 LIMIT 1) u`;
+  FROM tenants t CROSS JOIN LATERAL (SELECT * FROM users WHERE tenant_id = t.id COLLATE "default" AND email = $1 LIMIT 1) u`;
 
 /** Locks a user's row for this transaction (not its key: sessions may still be inserted for it). */
 export async function lockUserInTx(tx: PgTx, tenantId: string, userId: string): Promise<void> {
@@ -93,7 +95,7 @@ export function createPostgresAccountTokensStore(pg: Pg, others: { security: PgA
           // organization (the inner LIMIT keeps the LATERAL a per-tenant probe, not a join).
           pg.one<AccountTokenRow>`SELECT a.* FROM tenants t CROSS JOIN LATERAL (
               SELECT token_hash, purpose, tenant_id, user_id, email, expires_at, used_at, created_at FROM account_tokens
-              WHERE tenant_id = t.id AND token_hash = ${tokenHash} AND purpose = ${purpose} AND used_at IS NULL AND expires_at > ${now} LIMIT 1) a
+              WHERE tenant_id = t.id COLLATE "default" AND token_hash = ${tokenHash} AND purpose = ${purpose} AND used_at IS NULL AND expires_at > ${now} LIMIT 1) a
             LIMIT 1`,
     consumeInTx,
     proveInTx,

@@ -38,7 +38,7 @@ export function createPostgresInvitationsStore(
   // organization; the inner LIMIT keeps the planner from making the LATERAL a join.
   const byTokenHashAnyTenant = (tokenHash: string) =>
     pg.one<InvitationRow>`SELECT i.* FROM tenants t CROSS JOIN LATERAL (
-                            SELECT * FROM invitations WHERE tenant_id = t.id AND token_hash = ${tokenHash} LIMIT 1) i
+                            SELECT * FROM invitations WHERE tenant_id = t.id COLLATE "default" AND token_hash = ${tokenHash} LIMIT 1) i
                           LIMIT 1`;
   const lockAddress = (tx: PgTx, tenantId: string, email: string) =>
     tx.run`SELECT pg_advisory_xact_lock(hashtextextended(${JSON.stringify(["invitation", tenantId, email])}, 0))`;

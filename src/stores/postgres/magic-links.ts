@@ -59,7 +59,7 @@ export function createPostgresMagicLinksStore(pg: Pg, others: { security: PgAudi
             WHERE tenant_id = ${tenantId} AND token_hash = ${tokenHash} AND used_at IS NULL AND expires_at > ${now}`
         : pg.one<MagicLinkRow>`SELECT m.* FROM tenants t CROSS JOIN LATERAL (
               SELECT token_hash, tenant_id, user_id, expires_at, used_at, created_at FROM magic_links
-              WHERE tenant_id = t.id AND token_hash = ${tokenHash} AND used_at IS NULL AND expires_at > ${now} LIMIT 1) m
+              WHERE tenant_id = t.id COLLATE "default" AND token_hash = ${tokenHash} AND used_at IS NULL AND expires_at > ${now} LIMIT 1) m
             LIMIT 1`,
     /**
      * Marks the link used; answers its user, or null when it was used, expired or unknown. Single

@@ -33,7 +33,7 @@ export function createPostgresUsersStore(pg: Pg) {
       // One probe of users (tenant_id, email) per organization, read once: no index on the address
       // alone (a distributed table could not keep one). The inner LIMIT keeps the LATERAL a probe.
       pg.all<UserRow>`WITH found AS MATERIALIZED (
-                        SELECT u.* FROM tenants t CROSS JOIN LATERAL (SELECT * FROM users WHERE tenant_id = t.id AND email = ${email} LIMIT 1) u)
+                        SELECT u.* FROM tenants t CROSS JOIN LATERAL (SELECT * FROM users WHERE tenant_id = t.id COLLATE "default" AND email = ${email} LIMIT 1) u)
                       SELECT * FROM found
                       WHERE email_verified_at IS NOT NULL OR NOT EXISTS (SELECT 1 FROM found v WHERE v.email_verified_at IS NOT NULL)
                       ORDER BY created_at, id LIMIT ${limit}`,

@@ -1,0 +1,130 @@
+// What a lookup that does not name its organization costs on PostgreSQL once no index is keyed by
+// the address or a token hash alone (issue 19: a distributed table keeps only tenant-first keys):
+// the tenant-less sign-in's address lookup, the tenant-less magic-link/reset targets, and a link
+// mailed before links named their tenant. Each is one probe of a (tenant_id, …) key per
+// organization. `bun bench/tenant-less-lookup.ts [DIR] [ROUNDS]`: a PostgreSQL cluster kept in DIR
+// (default /work/benchdb/mailed/pg; made on first use), one database per organization count,
+// seeded once. Prints each statement's plan once and its server execution time (EXPLAIN ANALYZE,
+// median of ROUNDS) and the store call's time as the app sees it (median of ROUNDS).
+import { startCluster } from "../scripts/postgres-cluster";
+import { createPostgresAccountTokensStore } from "../src/stores/postgres/account-tokens";
+import { openPostgres, type Pg } from "../src/stores/postgres/database";
+import { createPostgresInvitationsStore } from "../src/stores/postgres/invitations";
+import { createPostgresMagicLinksStore } from "../src/stores/postgres/magic-links";
+import { migratePostgres } from "../src/stores/postgres/migrate";
+import { createPostgresUsersStore } from "../src/stores/postgres/users";
+import { BENCH_PG_SETTINGS } from "./postgres-support";
+
+const dir = process.argv[2] ?? "/work/benchdb/mailed/pg";
+const rounds = Number(process.argv[3] ?? 30);
+const SIZES = [1_000, 10_000];
+const USERS_PER_ORG = 5;
+
+const cluster = await startCluster({ dir, settings: BENCH_PG_SETTINGS });
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+/**
+ * What schema file 53 does on main: the global unique indexes go; invitations get their
+ * (tenant_id, token_hash) key. Done here so the plans are the ones a distributed table would allow.
+ */
+async function tenantFirstOnly(pg: Pg): Promise<void> {
+  await pg.unsafe("DROP INDEX IF EXISTS users_by_email");
+  await pg.unsafe("DROP INDEX IF EXISTS invitations_by_token");
+  await pg.unsafe("CREATE UNIQUE INDEX IF NOT EXISTS invitations_by_tenant_token ON invitations (tenant_id, token_hash)");
+  for (const t of ["magic_links_token_hash_key", "account_tokens_token_hash_key"]) await pg.unsafe(`ALTER TABLE ${t.replace(/_token_hash_key$/, "")} DROP CONSTRAINT IF EXISTS ${t}`);
+  await pg.unsafe("ALTER TABLE oauth_flows DROP CONSTRAINT IF EXISTS oauth_flows_state_hash_key");
+}
+
+/** N organizations of USERS_PER_ORG members, a link, a reset and an invitation each; `shared@bench.test` in organizations 1 and 2. */
+async function seed(pg: Pg, n: number): Promise<void> {
+  const now = Date.now();
+  await pg.unsafe(`INSERT INTO tenants (id, name, subdomain, created_at)
+    SELECT 'ten' || lpad(i::text, 6, '0'), 'Org ' || i, 'org' || i, ${now} - i FROM generate_series(1, ${n}) i`);
+  await pg.unsafe(`INSERT INTO users (tenant_id, id, email, role, password_hash, created_at, updated_at, email_verified_at)
+    SELECT 'ten' || lpad(i::text, 6, '0'), 'u' || i || '-' || j, 'm' || j || '@org' || i || '.test', 'member', 'h', ${now}, ${now}, ${now}
+    FROM generate_series(1, ${n}) i, generate_series(1, ${USERS_PER_ORG}) j`);
+  await pg.unsafe(`INSERT INTO users (tenant_id, id, email, role, password_hash, created_at, updated_at, email_verified_at)
+    SELECT 'ten' || lpad(i::text, 6, '0'), 'shared' || i, 'shared@bench.test', 'member', 'h', ${now} + i, ${now}, ${now} FROM generate_series(1, 2) i`);
+  const later = now + 86_400_000;
+  await pg.unsafe(`INSERT INTO magic_links (tenant_id, token_hash, user_id, expires_at, created_at)
+    SELECT 'ten' || lpad(i::text, 6, '0'), md5('ml' || i), 'u' || i || '-1', ${later}, ${now} FROM generate_series(1, ${n}) i`);
+  await pg.unsafe(`INSERT INTO account_tokens (tenant_id, token_hash, purpose, user_id, email, expires_at, created_at)
+    SELECT 'ten' || lpad(i::text, 6, '0'), md5('at' || i), 'password_reset', 'u' || i || '-1', 'm1@org' || i || '.test', ${later}, ${now} FROM generate_series(1, ${n}) i`);
+  await pg.unsafe(`INSERT INTO invitations (tenant_id, id, email, token_hash, expires_at, created_at, updated_at)
+    SELECT 'ten' || lpad(i::text, 6, '0'), 'inv' || i, 'new@org' || i || '.test', md5('inv' || i), ${later}, ${now}, ${now} FROM generate_series(1, ${n}) i`);
+  await pg.unsafe("ANALYZE");
+}
+
+async function database(n: number): Promise<Pg> {
+  const name = `suite_lookup_${n}`;
+  const admin = openPostgres(cluster.url, { max: 1 });
+  const exists = await admin.one<{ n: number }>`SELECT count(*)::int AS n FROM pg_database WHERE datname = ${name}`;
+  if (!exists?.n) await admin.unsafe(`CREATE DATABASE ${name}`);
+  await admin.close();
+  const pg = openPostgres(cluster.url.replace(/\/[^/?]*(\?|$)/, `/${name}$1`), { max: 2 });
+  await migratePostgres(pg);
+  await tenantFirstOnly(pg);
+  if (Number((await pg.one<{ n: number }>`SELECT count(*)::int AS n FROM tenants`)!.n) === 0) await seed(pg, n);
+  return pg;
+}
+
+// The statements the stores run (their text, for EXPLAIN), with the arguments of a typical call.
+const STATEMENTS: Array<{ name: string; sql: string; params: unknown[] }> = [
+  {
+    name: "sign-in without a tenant (users.byEmailAnyTenant), address in 2 organizations",
+    sql: `WITH found AS MATERIALIZED (
+            SELECT u.* FROM tenants t CROSS JOIN LATERAL (SELECT * FROM users WHERE tenant_id = t.id COLLATE "default" AND email = $1 LIMIT 1) u)
+          SELECT * FROM found
+          WHERE email_verified_at IS NOT NULL OR NOT EXISTS (SELECT 1 FROM found v WHERE v.email_verified_at IS NOT NULL)
+          ORDER BY created_at, id LIMIT $2`,
+    params: ["shared@bench.test", 3],
+  },
+  {
+    name: "legacy invitation token (invitations.byTokenHash(null, …))",
+    sql: `SELECT i.* FROM tenants t CROSS JOIN LATERAL (SELECT * FROM invitations WHERE tenant_id = t.id COLLATE "default" AND token_hash = $1 LIMIT 1) i LIMIT 1`,
+    params: ["no-such-hash"],
+  },
+];
+
+for (const n of SIZES) {
+  const pg = await database(n);
+  const users = createPostgresUsersStore(pg);
+  const none = { security: { auditInTx: async () => {} }, mail: { enqueueInTx: async () => "" } } as never;
+  const links = createPostgresMagicLinksStore(pg, none);
+  const tokens = createPostgresAccountTokensStore(pg, none);
+  const invitations = createPostgresInvitationsStore(pg, { users, sessions: {}, security: {}, mail: {} } as never);
+  console.log(`\n== ${n} organizations (${n * USERS_PER_ORG + 2} users)`);
+  for (const s of STATEMENTS) {
+    const plan = (await pg.unsafe<{ "QUERY PLAN": string }>(`EXPLAIN (ANALYZE, BUFFERS) ${s.sql}`, s.params)).map((r) => r["QUERY PLAN"]);
+    console.log(`-- ${s.name}\n${plan.join("\n")}`);
+    const exec: number[] = [];
+    for (let r = 0; r < rounds; r++) {
+      const p = (await pg.unsafe<{ "QUERY PLAN": string }>(`EXPLAIN (ANALYZE) ${s.sql}`, s.params)).map((x) => x["QUERY PLAN"]);
+      exec.push(Number(/Execution Time: ([\d.]+)/.exec(p.at(-1)!)![1]));
+    }
+    console.log(`execution (server), median of ${rounds}: ${median(exec).toFixed(2)} ms`);
+  }
+  const calls: Array<[string, () => Promise<unknown>]> = [
+    ["users.byEmailAnyTenant, 0 organizations", () => users.byEmailAnyTenant("nobody@bench.test", 3)],
+    ["users.byEmailAnyTenant, 1 organization", () => users.byEmailAnyTenant("m1@org7.test", 3)],
+    ["users.byEmailAnyTenant, 2 organizations", () => users.byEmailAnyTenant("shared@bench.test", 3)],
+    ["magicLinks.targetsAnyTenant, 2 organizations", () => links.targetsAnyTenant("shared@bench.test")],
+    ["accountTokens.targetsAnyTenant, 2 organizations", () => tokens.targetsAnyTenant("shared@bench.test")],
+    ["magicLinks.live(null, …), legacy link", () => links.live(null, "no-such-hash", Date.now())],
+    ["accountTokens.live(null, …), legacy reset", () => tokens.live(null, "no-such-hash", "password_reset", Date.now())],
+    ["invitations.byTokenHash(null, …), legacy invitation", () => invitations.byTokenHash(null, "no-such-hash")],
+    ["for comparison: magicLinks.live(tenant, …), a token that names its tenant", () => links.live("ten000007", "no-such-hash", Date.now())],
+  ];
+  for (const [name, call] of calls) {
+    await call();
+    const times: number[] = [];
+    for (let r = 0; r < rounds; r++) {
+      const t0 = performance.now();
+      await call();
+      times.push(performance.now() - t0);
+    }
+    console.log(`${name}: median ${median(times).toFixed(2)} ms (round trip, ${rounds} calls)`);
+  }
+  await pg.close();
+}
+cluster.stop();
