@@ -19,6 +19,7 @@ const dir = process.argv[2] ?? "/work/benchdb/mailed/pg";
 const rounds = Number(process.argv[3] ?? 30);
 const SIZES = [1_000, 10_000];
 const USERS_PER_ORG = 5;
+const TOKENS_PER_ORG = 10;
 
 const cluster = await startCluster({ dir, settings: BENCH_PG_SETTINGS });
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -35,7 +36,11 @@ async function tenantFirstOnly(pg: Pg): Promise<void> {
   await pg.unsafe("ALTER TABLE oauth_flows DROP CONSTRAINT IF EXISTS oauth_flows_state_hash_key");
 }
 
-/** N organizations of USERS_PER_ORG members, a link, a reset and an invitation each; `shared@bench.test` in organizations 1 and 2. */
+/**
+ * N organizations of USERS_PER_ORG members, with TOKENS_PER_ORG magic links, resets and
+ * invitations each (with one per organization the planner may probe by tenant_id alone through
+ * another index); `shared@bench.test` in organizations 1 and 2.
+ */
 async function seed(pg: Pg, n: number): Promise<void> {
   const now = Date.now();
   await pg.unsafe(`INSERT INTO tenants (id, name, subdomain, created_at)
@@ -47,11 +52,14 @@ async function seed(pg: Pg, n: number): Promise<void> {
     SELECT 'ten' || lpad(i::text, 6, '0'), 'shared' || i, 'shared@bench.test', 'member', 'h', ${now} + i, ${now}, ${now} FROM generate_series(1, 2) i`);
   const later = now + 86_400_000;
   await pg.unsafe(`INSERT INTO magic_links (tenant_id, token_hash, user_id, expires_at, created_at)
-    SELECT 'ten' || lpad(i::text, 6, '0'), md5('ml' || i), 'u' || i || '-1', ${later}, ${now} FROM generate_series(1, ${n}) i`);
+    SELECT 'ten' || lpad(i::text, 6, '0'), md5('ml' || i || '-' || k), 'u' || i || '-' || (1 + k % ${USERS_PER_ORG}), ${later}, ${now}
+    FROM generate_series(1, ${n}) i, generate_series(1, ${TOKENS_PER_ORG}) k`);
   await pg.unsafe(`INSERT INTO account_tokens (tenant_id, token_hash, purpose, user_id, email, expires_at, created_at)
-    SELECT 'ten' || lpad(i::text, 6, '0'), md5('at' || i), 'password_reset', 'u' || i || '-1', 'm1@org' || i || '.test', ${later}, ${now} FROM generate_series(1, ${n}) i`);
+    SELECT 'ten' || lpad(i::text, 6, '0'), md5('at' || i || '-' || k), 'password_reset', 'u' || i || '-1', 'm1@org' || i || '.test', ${later}, ${now}
+    FROM generate_series(1, ${n}) i, generate_series(1, ${TOKENS_PER_ORG}) k`);
   await pg.unsafe(`INSERT INTO invitations (tenant_id, id, email, token_hash, expires_at, created_at, updated_at)
-    SELECT 'ten' || lpad(i::text, 6, '0'), 'inv' || i, 'new@org' || i || '.test', md5('inv' || i), ${later}, ${now}, ${now} FROM generate_series(1, ${n}) i`);
+    SELECT 'ten' || lpad(i::text, 6, '0'), 'inv' || i || '-' || k, 'new' || k || '@org' || i || '.test', md5('inv' || i || '-' || k), ${later}, ${now}, ${now}
+    FROM generate_series(1, ${n}) i, generate_series(1, ${TOKENS_PER_ORG}) k`);
   await pg.unsafe("ANALYZE");
 }
 
@@ -83,6 +91,20 @@ const STATEMENTS: Array<{ name: string; sql: string; params: unknown[] }> = [
     name: "legacy invitation token (invitations.byTokenHash(null, …))",
     sql: `SELECT i.* FROM tenants t CROSS JOIN LATERAL (SELECT * FROM invitations WHERE tenant_id = t.id COLLATE "default" AND token_hash = $1 LIMIT 1) i LIMIT 1`,
     params: ["no-such-hash"],
+  },
+  {
+    name: "legacy magic link (magicLinks.live(null, …))",
+    sql: `SELECT m.* FROM tenants t CROSS JOIN LATERAL (
+            SELECT token_hash, tenant_id, user_id, expires_at, used_at, created_at FROM magic_links
+            WHERE tenant_id = t.id COLLATE "default" AND token_hash = $1 AND used_at IS NULL AND expires_at > $2 LIMIT 1) m LIMIT 1`,
+    params: ["no-such-hash", Date.now()],
+  },
+  {
+    name: "legacy reset (accountTokens.live(null, …))",
+    sql: `SELECT a.* FROM tenants t CROSS JOIN LATERAL (
+            SELECT * FROM account_tokens
+            WHERE tenant_id = t.id COLLATE "default" AND token_hash = $1 AND purpose = $2 AND used_at IS NULL AND expires_at > $3 LIMIT 1) a LIMIT 1`,
+    params: ["no-such-hash", "password_reset", Date.now()],
   },
 ];
 
