@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { dealCountersAfterCopy } from "../stores/postgres/seed";
+import { dealCountersAfterCopy } from "../stores/postgres/deal-counters";
 import { resolve } from "node:path";
 import { type Config, maskDatabaseUrl } from "../config";
 import { type Db, openDatabase } from "../db/database";
