@@ -57,14 +57,18 @@ export interface ChallengeRow {
 export interface SessionsStore {
   /** A new session and its audit row in one commit: a sign-in flood then costs half the fsyncs. */
   insertAudited: (s: NewSessionRow, entry: AuditEntry, now: number) => Promise<void>;
-  /** The session whose secret sid hashes to `sidHash`, with its user's role and email and its tenant's subdomain. */
-  principal: (sidHash: string) => Promise<SessionPrincipalRow | null>;
+  /**
+   * The session of organization `tenantId` (the tokens' `tid`) whose secret sid hashes to `sidHash`,
+   * with its user's role and email and its tenant's subdomain. Every session lookup names the
+   * tenant, so a distributed PostgreSQL (by tenant_id) reads one node.
+   */
+  principal: (tenantId: string, sidHash: string) => Promise<SessionPrincipalRow | null>;
   /** The same session for an API request's check, with whether its tenant has `module` ("" for none). */
-  access: (sidHash: string, module: string) => Promise<SessionAccessRow | null>;
-  touch: (id: string, now: number) => Promise<void>;
-  rotate: (id: string, fromGen: number, now: number) => Promise<boolean>;
+  access: (tenantId: string, sidHash: string, module: string) => Promise<SessionAccessRow | null>;
+  touch: (tenantId: string, id: string, now: number) => Promise<void>;
+  rotate: (tenantId: string, id: string, fromGen: number, now: number) => Promise<boolean>;
   /** Records a fresh proof of the first factor on a live session, with its audit row. False when the session ended. */
-  prove: (id: string, entry: AuditEntry, now: number) => Promise<boolean>;
+  prove: (tenantId: string, id: string, entry: AuditEntry, now: number) => Promise<boolean>;
   revoke: (tenantId: string, userId: string, id: string, reason: string, now: number) => Promise<number>;
   revokeOthers: (tenantId: string, userId: string, keepId: string, reason: string, now: number) => Promise<number>;
   /** Ends every session and every outstanding 2FA challenge of a user, in one commit. */

@@ -133,14 +133,14 @@ export function createAuthService(d: AuthDeps) {
    */
   async function authenticate(token: string, module = ""): Promise<Principal & { moduleOn?: boolean }> {
     const claims = await d.tokens.verify(token, "access");
-    const s = await d.sessions.access(hashToken(claims.sid), module);
+    const s = await d.sessions.access(claims.tid, hashToken(claims.sid), module);
     if (!s || s.user_id !== claims.sub || s.tenant_id !== claims.tid) throw errors.tokenInvalid();
     if (s.revoked_at !== null) throw errors.sessionRevoked();
     // Read with the session in the same statement: no extra query, and never a stale cache.
     if (s.tenant_disabled_at !== null) throw errors.tenantDisabled();
     const now = d.now();
     if (s.expires_at <= now) throw errors.tokenExpired();
-    if (now - s.last_used_at >= TOUCH_EVERY_MS) await d.sessions.touch(s.id, now);
+    if (now - s.last_used_at >= TOUCH_EVERY_MS) await d.sessions.touch(s.tenant_id, s.id, now);
     const p: Principal & { moduleOn?: boolean } = {
       userId: s.user_id,
       tenantId: s.tenant_id,
@@ -165,7 +165,7 @@ export function createAuthService(d: AuthDeps) {
     const sid = claims.sid;
     const sidHash = hashToken(sid);
     for (let attempt = 0; attempt < 3; attempt++) {
-      const s = await d.sessions.principal(sidHash);
+      const s = await d.sessions.principal(claims.tid, sidHash);
       if (!s || s.user_id !== claims.sub || s.tenant_id !== claims.tid) throw errors.tokenInvalid();
       if (expectTenantSubdomain !== null && expectTenantSubdomain !== s.subdomain) throw errors.tenantMismatch();
       if (s.revoked_at !== null) throw errors.sessionRevoked();
@@ -174,7 +174,7 @@ export function createAuthService(d: AuthDeps) {
       if (s.expires_at <= now) throw errors.tokenExpired();
 
       if (claims.jti === d.tokens.refreshJti(sid, s.refresh_gen)) {
-        if (!(await d.sessions.rotate(s.id, s.refresh_gen, now))) continue; // another tab won: look again
+        if (!(await d.sessions.rotate(s.tenant_id, s.id, s.refresh_gen, now))) continue; // another tab won: look again
         return issue({ ...s, sid, refresh_gen: s.refresh_gen + 1, rotated_at: now });
       }
       const withinGrace = s.rotated_at !== null && now - s.rotated_at <= d.config.refreshGrace * 1000;
@@ -197,7 +197,7 @@ export function createAuthService(d: AuthDeps) {
   async function recordProof(p: Principal, req: RequestInfo, detail: Record<string, unknown>): Promise<number> {
     const now = d.now();
     const entry = auditEntry("reauth.success", { tenantId: p.tenantId, userId: p.userId }, req, { session_id: p.sessionId, ...detail });
-    if (!(await d.sessions.prove(p.sessionId, entry, now))) throw errors.sessionRevoked();
+    if (!(await d.sessions.prove(p.tenantId, p.sessionId, entry, now))) throw errors.sessionRevoked();
     return now;
   }
 

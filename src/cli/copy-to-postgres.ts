@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { dealCountersAfterCopy } from "../stores/postgres/seed";
+import { dealCountersAfterCopy } from "../stores/postgres/deal-counters";
 import { resolve } from "node:path";
 import { type Config, maskDatabaseUrl } from "../config";
 import { type Db, openDatabase } from "../db/database";
@@ -62,6 +62,12 @@ export function skippedBecause(table: string): string | null {
  * them): the copy fails if one is empty while its source has rows. Add a derived table here.
  */
 export const DERIVED_FROM: Record<string, string> = { deal_counts: "deals", deal_gram_counts: "deals" };
+
+/**
+ * Values SQLite keeps as NULL that PostgreSQL keeps otherwise: the audit rows of no organization
+ * are under tenant_id '' there (schema 53: the audit log's key starts with tenant_id).
+ */
+const NULL_AS: Record<string, Record<string, unknown>> = { audit_log: { tenant_id: "" } };
 
 /** Rows a batch: a few MB of JSON at most for the widest table (deals). */
 const BATCH_ROWS = 5_000;
@@ -163,7 +169,7 @@ async function copyTable(db: Db, tx: PgTx, p: TablePlan): Promise<number> {
   };
   for (const row of read.iterate() as IterableIterator<Record<string, unknown>>) {
     const out: Record<string, unknown> = {};
-    for (const c of p.columns) out[c.name] = jsonValue(convert(row[c.name], c.type));
+    for (const c of p.columns) out[c.name] = jsonValue(convert(row[c.name] ?? NULL_AS[p.table]?.[c.name] ?? null, c.type));
     batch.push(out);
     if (batch.length === BATCH_ROWS) await flush();
   }

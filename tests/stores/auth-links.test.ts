@@ -193,7 +193,7 @@ for (const backend of BACKENDS) {
       const u = (await h.q<{ password_hash: string; updated_at: number }>("SELECT password_hash, updated_at FROM users WHERE id = 'u1'"))[0]!;
       expect(u).toEqual({ password_hash: "new-hash", updated_at: 3000 });
       expect(await h.a.sessions.live("t1", "u1", 3000)).toEqual([]);
-      expect((await h.a.sessions.principal(s1.sid_hash))?.revoke_reason).toBe("password_reset");
+      expect((await h.a.sessions.principal(s1.tenant_id, s1.sid_hash))?.revoke_reason).toBe("password_reset");
       expect((await h.a.sessions.live("t1", "u4", 3000)).length).toBe(1);
       expect(await h.a.sessions.challenge("ch1", "t1", "u1", 3000)).toBeNull();
       expect(await h.a.tokens.live("t1", "p2", "password_reset", 3000)).toBeNull();
@@ -242,7 +242,7 @@ for (const backend of BACKENDS) {
       const n = await h.a.passwords.change("t1", "u1", mine.id, "changed-hash", 4000, (revoked) => auditOf("t1", "u1", "password.changed", { revoked }));
       expect(n).toBe(1);
       expect((await h.a.sessions.live("t1", "u1", 4000)).map((s) => s.id)).toEqual([mine.id]);
-      expect((await h.a.sessions.principal(other.sid_hash))?.revoke_reason).toBe("password_changed");
+      expect((await h.a.sessions.principal(other.tenant_id, other.sid_hash))?.revoke_reason).toBe("password_changed");
       expect(await h.a.tokens.live("t1", "p1", "password_reset", 4000)).toBeNull(); // an outstanding reset is retired
       expect(await verifiedAt("u1")).toBeNull(); // a change proves no address
       expect(await count("SELECT count(*) AS n FROM audit_log WHERE action = 'password.changed'")).toBe(1);

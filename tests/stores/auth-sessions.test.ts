@@ -21,17 +21,29 @@ for (const backend of BACKENDS) {
       const s = sessionRow("t1", "u1");
       await h.a.sessions.insertAudited(s, auditOf("t1", "u1", "login.success"), 2000);
       expect(await audits("login.success")).toBe(1);
-      const p = await h.a.sessions.principal(s.sid_hash);
+      const p = await h.a.sessions.principal(s.tenant_id, s.sid_hash);
       expect(p).toMatchObject({ id: s.id, tenant_id: "t1", user_id: "u1", method: "password", created_at: 2000, last_used_at: 2000, expires_at: 100_000 });
       expect(p).toMatchObject({ proven_at: 2000, revoked_at: null, revoke_reason: null, refresh_gen: 0, rotated_at: null, ip: "127.0.0.1", user_agent: "test" });
       expect(p).toMatchObject({ role: "member", email: "ann@example.com", subdomain: "sub-t1", tenant_disabled_at: null });
-      expect(await h.a.sessions.principal("sid-unknown")).toBeNull();
+      expect(await h.a.sessions.principal("t1", "sid-unknown")).toBeNull();
+    });
+
+    test("a session is found, touched, rotated and proven only under its own organization (the tokens' tid)", async () => {
+      const s = sessionRow("t1", "u1");
+      await h.a.sessions.insertInTx(s);
+      expect(await h.a.sessions.principal("t2", s.sid_hash)).toBeNull();
+      expect(await h.a.sessions.access("t2", s.sid_hash, "")).toBeNull();
+      expect((await h.a.sessions.access("t1", s.sid_hash, ""))?.id).toBe(s.id);
+      await h.a.sessions.touch("t2", s.id, 3000);
+      expect(await h.a.sessions.rotate("t2", s.id, 0, 3000)).toBe(false);
+      expect(await h.a.sessions.prove("t2", s.id, auditOf("t2", "u1", "reauth.success"), 3000)).toBe(false);
+      expect(await h.a.sessions.principal("t1", s.sid_hash)).toMatchObject({ last_used_at: 2000, refresh_gen: 0, rotated_at: null, proven_at: 2000 });
     });
 
     test("insertInTx writes a session inside a caller's transaction", async () => {
       const s = sessionRow("t2", "u3");
       await h.a.sessions.insertInTx(s);
-      expect((await h.a.sessions.principal(s.sid_hash))?.user_id).toBe("u3");
+      expect((await h.a.sessions.principal(s.tenant_id, s.sid_hash))?.user_id).toBe("u3");
     });
 
     test("principal shows a disabled organization", async () => {
@@ -39,44 +51,44 @@ for (const backend of BACKENDS) {
       await h.user("t3", "u9", "x@example.com");
       const s = sessionRow("t3", "u9");
       await h.a.sessions.insertInTx(s);
-      expect((await h.a.sessions.principal(s.sid_hash))?.tenant_disabled_at).toBe(5000);
+      expect((await h.a.sessions.principal(s.tenant_id, s.sid_hash))?.tenant_disabled_at).toBe(5000);
     });
 
     test("touch moves last_used_at", async () => {
       const s = sessionRow("t1", "u1");
       await h.a.sessions.insertInTx(s);
-      await h.a.sessions.touch(s.id, 3000);
-      expect((await h.a.sessions.principal(s.sid_hash))?.last_used_at).toBe(3000);
+      await h.a.sessions.touch(s.tenant_id, s.id, 3000);
+      expect((await h.a.sessions.principal(s.tenant_id, s.sid_hash))?.last_used_at).toBe(3000);
     });
 
     test("rotate is a compare-and-swap on the generation, refused once revoked", async () => {
       const s = sessionRow("t1", "u1");
       await h.a.sessions.insertInTx(s);
-      expect(await h.a.sessions.rotate(s.id, 0, 3000)).toBe(true);
-      expect(await h.a.sessions.rotate(s.id, 0, 3001)).toBe(false);
-      expect(await h.a.sessions.principal(s.sid_hash)).toMatchObject({ refresh_gen: 1, rotated_at: 3000, last_used_at: 3000 });
+      expect(await h.a.sessions.rotate(s.tenant_id, s.id, 0, 3000)).toBe(true);
+      expect(await h.a.sessions.rotate(s.tenant_id, s.id, 0, 3001)).toBe(false);
+      expect(await h.a.sessions.principal(s.tenant_id, s.sid_hash)).toMatchObject({ refresh_gen: 1, rotated_at: 3000, last_used_at: 3000 });
       await h.a.sessions.revoke("t1", "u1", s.id, "logout", 3500);
-      expect(await h.a.sessions.rotate(s.id, 1, 4000)).toBe(false);
+      expect(await h.a.sessions.rotate(s.tenant_id, s.id, 1, 4000)).toBe(false);
     });
 
     test("race: two rotations of the same generation, on two connections: exactly one wins", async () => {
       for (let round = 0; round < 10; round++) {
         const s = sessionRow("t1", "u1");
         await h.a.sessions.insertInTx(s);
-        const won = await Promise.all([h.a.sessions.rotate(s.id, 0, 3000), h.b.sessions.rotate(s.id, 0, 3001), h.b.sessions.rotate(s.id, 0, 3002)]);
+        const won = await Promise.all([h.a.sessions.rotate(s.tenant_id, s.id, 0, 3000), h.b.sessions.rotate(s.tenant_id, s.id, 0, 3001), h.b.sessions.rotate(s.tenant_id, s.id, 0, 3002)]);
         expect(won.filter(Boolean).length).toBe(1);
-        expect((await h.a.sessions.principal(s.sid_hash))?.refresh_gen).toBe(1);
+        expect((await h.a.sessions.principal(s.tenant_id, s.sid_hash))?.refresh_gen).toBe(1);
       }
     });
 
     test("prove records a fresh proof with its audit row; false on an ended session", async () => {
       const s = sessionRow("t1", "u1");
       await h.a.sessions.insertInTx(s);
-      expect(await h.a.sessions.prove(s.id, auditOf("t1", "u1", "reauth.success"), 5000)).toBe(true);
-      expect(await h.a.sessions.principal(s.sid_hash)).toMatchObject({ proven_at: 5000, last_used_at: 5000 });
-      expect(await h.a.sessions.prove(s.id, auditOf("t1", "u1", "reauth.success"), 200_000)).toBe(false); // expired
+      expect(await h.a.sessions.prove(s.tenant_id, s.id, auditOf("t1", "u1", "reauth.success"), 5000)).toBe(true);
+      expect(await h.a.sessions.principal(s.tenant_id, s.sid_hash)).toMatchObject({ proven_at: 5000, last_used_at: 5000 });
+      expect(await h.a.sessions.prove(s.tenant_id, s.id, auditOf("t1", "u1", "reauth.success"), 200_000)).toBe(false); // expired
       await h.a.sessions.revoke("t1", "u1", s.id, "logout", 6000);
-      expect(await h.a.sessions.prove(s.id, auditOf("t1", "u1", "reauth.success"), 7000)).toBe(false);
+      expect(await h.a.sessions.prove(s.tenant_id, s.id, auditOf("t1", "u1", "reauth.success"), 7000)).toBe(false);
       expect(await audits("reauth.success")).toBe(1);
     });
 
@@ -87,7 +99,7 @@ for (const backend of BACKENDS) {
       expect(await h.a.sessions.revoke("t2", "u1", s.id, "x", 3000)).toBe(0); // not the tenant
       expect(await h.a.sessions.revoke("t1", "u1", s.id, "logout", 3000)).toBe(1);
       expect(await h.a.sessions.revoke("t1", "u1", s.id, "logout", 3001)).toBe(0);
-      expect(await h.a.sessions.principal(s.sid_hash)).toMatchObject({ revoked_at: 3000, revoke_reason: "logout" });
+      expect(await h.a.sessions.principal(s.tenant_id, s.sid_hash)).toMatchObject({ revoked_at: 3000, revoke_reason: "logout" });
       const old = sessionRow("t1", "u1", { expires_at: 2500 });
       await h.a.sessions.insertInTx(old);
       expect(await h.a.sessions.revoke("t1", "u1", old.id, "logout", 3000)).toBe(0); // past its end
@@ -119,8 +131,8 @@ for (const backend of BACKENDS) {
       await h.a.sessions.openChallenge({ id: "c-old", tenant_id: "t1", user_id: "u1", method: "password", created_at: 1000, expires_at: 1400 }, auditOf("t1", "u1", "2fa.challenge"));
       await h.a.sessions.openChallenge({ id: "c-new", tenant_id: "t1", user_id: "u1", method: "password", created_at: 1000, expires_at: 9000 }, auditOf("t1", "u1", "2fa.challenge"));
       expect(await h.a.sessions.purgeExpired(1500)).toBe(2);
-      expect(await h.a.sessions.principal(old.sid_hash)).toBeNull();
-      expect(await h.a.sessions.principal(fresh.sid_hash)).not.toBeNull();
+      expect(await h.a.sessions.principal(old.tenant_id, old.sid_hash)).toBeNull();
+      expect(await h.a.sessions.principal(fresh.tenant_id, fresh.sid_hash)).not.toBeNull();
       expect(await h.a.sessions.challenge("c-new", "t1", "u1", 2000)).not.toBeNull();
     });
 
@@ -141,10 +153,10 @@ for (const backend of BACKENDS) {
       await h.a.sessions.openChallenge(c, auditOf("t1", "u1", "2fa.challenge"));
       const s = sessionRow("t1", "u1", { method: "password+2fa" });
       expect(await h.a.sessions.spendChallengeForSession(c, s, auditOf("t1", "u1", "login.success"), 4000)).toBe(true);
-      expect((await h.a.sessions.principal(s.sid_hash))?.method).toBe("password+2fa");
+      expect((await h.a.sessions.principal(s.tenant_id, s.sid_hash))?.method).toBe("password+2fa");
       const again = sessionRow("t1", "u1");
       expect(await h.a.sessions.spendChallengeForSession(c, again, auditOf("t1", "u1", "login.success"), 4001)).toBe(false);
-      expect(await h.a.sessions.principal(again.sid_hash)).toBeNull();
+      expect(await h.a.sessions.principal(again.tenant_id, again.sid_hash)).toBeNull();
       const late = { ...c, id: "ch2", expires_at: 5000 };
       await h.a.sessions.openChallenge(late, auditOf("t1", "u1", "2fa.challenge"));
       expect(await h.a.sessions.spendChallengeForSession(late, sessionRow("t1", "u1"), auditOf("t1", "u1", "login.success"), 5000)).toBe(false);
@@ -161,7 +173,7 @@ for (const backend of BACKENDS) {
           h.b.sessions.spendChallengeForSession(c, s2, auditOf("t1", "u1", "login.success"), 4000),
         ]);
         expect(won.filter(Boolean).length).toBe(1);
-        const opened = [await h.a.sessions.principal(s1.sid_hash), await h.a.sessions.principal(s2.sid_hash)].filter((p) => p !== null);
+        const opened = [await h.a.sessions.principal(s1.tenant_id, s1.sid_hash), await h.a.sessions.principal(s2.tenant_id, s2.sid_hash)].filter((p) => p !== null);
         expect(opened.length).toBe(1);
       }
       expect(await audits("login.success")).toBe(10);
@@ -176,7 +188,7 @@ for (const backend of BACKENDS) {
           h.a.sessions.spendChallengeForSession(c, s, auditOf("t1", "u1", "login.success"), 4000),
           h.b.sessions.revokeAll("t1", "u1", "logout_all", 4000),
         ]);
-        const p = await h.a.sessions.principal(s.sid_hash);
+        const p = await h.a.sessions.principal(s.tenant_id, s.sid_hash);
         // Either the verify lost the challenge (no session), or its session was revoked too.
         expect(p === null || p.revoked_at !== null).toBe(true);
       }

@@ -99,3 +99,9 @@ export const isPgUniqueViolation = (e: unknown, constraint?: string): boolean =>
   const unique = err?.errno === "23505" || err?.code === "23505" || (typeof err?.message === "string" && /duplicate key value/.test(err.message));
   return unique && (constraint === undefined || String(err.constraint ?? err.message).includes(constraint));
 };
+
+/** Inserts rows given as JSON objects named like the columns (one parameter, any number of rows). */
+export async function insertJson(tx: PgQueries, table: string, rows: object[]): Promise<void> {
+  if (rows.length === 0) return;
+  await tx.unsafe(`INSERT INTO ${table} SELECT * FROM json_populate_recordset(NULL::${table}, $1::text::json) ON CONFLICT DO NOTHING`, [JSON.stringify(rows)]);
+}

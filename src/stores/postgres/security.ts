@@ -8,9 +8,10 @@ import type { Pg, PgQueries, PgTx } from "./database";
  * the same row and no hit is lost or counted twice however many arrive at once.
  */
 export function createPostgresSecurityStore(pg: Pg) {
+  // Rows of no organization go under tenant_id '' (schema 53: the audit log's key starts with it).
   const insertAudit = (q: PgQueries, e: AuditEntry, now: number) =>
     q.run`INSERT INTO audit_log (tenant_id, user_id, action, ip, user_agent, detail, created_at)
-          VALUES (${e.tenantId}::text, ${e.userId}::text, ${e.action}, ${e.ip}::text, ${e.userAgent}::text,
+          VALUES (${e.tenantId ?? ""}::text, ${e.userId}::text, ${e.action}, ${e.ip}::text, ${e.userAgent}::text,
                   ${e.detail ? JSON.stringify(e.detail) : null}::text, ${now}::bigint)`;
 
   const store = {

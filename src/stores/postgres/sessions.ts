@@ -33,31 +33,31 @@ export function createPostgresSessionsStore(pg: Pg, others: { security: PgAuditI
         await insertInTx(tx, s);
         await others.security.auditInTx(tx, entry, now);
       }),
-    /** The session whose secret sid hashes to `sidHash`, with its user's role and email and its tenant's subdomain. */
-    principal: async (sidHash: string): Promise<SessionPrincipalRow | null> =>
+    /** The session of `tenantId` whose secret sid hashes to `sidHash`, with its user's role and email and its tenant's subdomain. */
+    principal: async (tenantId: string, sidHash: string): Promise<SessionPrincipalRow | null> =>
       pg.one<SessionPrincipalRow>`SELECT s.*, u.role, u.email, t.subdomain, t.disabled_at AS tenant_disabled_at
         FROM sessions s JOIN users u ON u.tenant_id = s.tenant_id AND u.id = s.user_id JOIN tenants t ON t.id = s.tenant_id
-       WHERE s.sid_hash = ${sidHash}`,
+       WHERE s.tenant_id = ${tenantId} AND s.sid_hash = ${sidHash}`,
     /** An API request's check: the session's live columns, its user and tenant, and whether the tenant has `module`, in one statement. */
-    access: async (sidHash: string, module: string): Promise<SessionAccessRow | null> =>
+    access: async (tenantId: string, sidHash: string, module: string): Promise<SessionAccessRow | null> =>
       pg.one<SessionAccessRow>`SELECT s.id, s.tenant_id, s.user_id, s.last_used_at, s.expires_at, s.proven_at, s.revoked_at,
              u.role, u.email, t.subdomain, t.disabled_at AS tenant_disabled_at,
              EXISTS (SELECT 1 FROM tenant_modules m WHERE m.tenant_id = s.tenant_id AND m.module = ${module}) AS has_module
         FROM sessions s JOIN users u ON u.tenant_id = s.tenant_id AND u.id = s.user_id JOIN tenants t ON t.id = s.tenant_id
-       WHERE s.sid_hash = ${sidHash}`,
-    touch: async (id: string, now: number): Promise<undefined> => {
-      await pg.run`UPDATE sessions SET last_used_at = ${now} WHERE id = ${id}`;
+       WHERE s.tenant_id = ${tenantId} AND s.sid_hash = ${sidHash}`,
+    touch: async (tenantId: string, id: string, now: number): Promise<undefined> => {
+      await pg.run`UPDATE sessions SET last_used_at = ${now} WHERE tenant_id = ${tenantId} AND id = ${id}`;
       return undefined;
     },
     /** Compare-and-swap on the generation: of two rotations racing (any instances), exactly one moves it. */
-    rotate: async (id: string, fromGen: number, now: number): Promise<boolean> =>
+    rotate: async (tenantId: string, id: string, fromGen: number, now: number): Promise<boolean> =>
       (await pg.run`UPDATE sessions SET refresh_gen = refresh_gen + 1, rotated_at = ${now}, last_used_at = ${now}
-        WHERE id = ${id} AND refresh_gen = ${fromGen} AND revoked_at IS NULL`) === 1,
+        WHERE tenant_id = ${tenantId} AND id = ${id} AND refresh_gen = ${fromGen} AND revoked_at IS NULL`) === 1,
     /** Records a fresh proof of the first factor on a live session, with its audit row. False when the session ended. */
-    prove: async (id: string, entry: AuditEntry, now: number): Promise<boolean> =>
+    prove: async (tenantId: string, id: string, entry: AuditEntry, now: number): Promise<boolean> =>
       pg.begin(async (tx) => {
         const n = await tx.run`UPDATE sessions SET proven_at = ${now}, last_used_at = ${now}
-          WHERE id = ${id} AND revoked_at IS NULL AND expires_at > ${now}`;
+          WHERE tenant_id = ${tenantId} AND id = ${id} AND revoked_at IS NULL AND expires_at > ${now}`;
         if (n === 0) return false;
         await others.security.auditInTx(tx, entry, now);
         return true;
@@ -85,11 +85,14 @@ export function createPostgresSessionsStore(pg: Pg, others: { security: PgAuditI
         WHERE tenant_id = ${tenantId} AND user_id = ${userId} AND revoked_at IS NULL AND expires_at > ${now}
         ORDER BY created_at DESC, id DESC`),
     ],
-    /** Drops sessions and challenges that ended long enough ago that nobody can present their tokens. */
+    /**
+     * Drops sessions and challenges that ended long enough ago that nobody can present their tokens.
+     * Organization by organization (the join): their expiry indexes start with tenant_id.
+     */
     purgeExpired: async (before: number): Promise<number> =>
       pg.begin(async (tx) => {
-        const sessions = await tx.run`DELETE FROM sessions WHERE expires_at <= ${before}`;
-        return sessions + (await tx.run`DELETE FROM sign_in_challenges WHERE expires_at <= ${before}`);
+        const sessions = await tx.run`DELETE FROM sessions s USING tenants t WHERE s.tenant_id = t.id AND s.expires_at <= ${before}`;
+        return sessions + (await tx.run`DELETE FROM sign_in_challenges c USING tenants t WHERE c.tenant_id = t.id AND c.expires_at <= ${before}`);
       }),
 
     /** A new 2FA challenge and its audit row, in one commit. */

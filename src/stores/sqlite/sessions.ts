@@ -12,17 +12,17 @@ export function createSqliteSessionsStore(db: Db, others: { security: SqliteSecu
   );
   // Three primary-key lookups in one read transaction cost about 40 % less than the three-table
   // join did (11.5 -> 7 µs, issue 15), and every request starts with this one.
-  const sessionBySid = db.prepare<SessionRow, [string]>("SELECT * FROM sessions WHERE sid_hash = ?1");
-  const userOf = db.prepare<Pick<SessionPrincipalRow, "role" | "email">, [string]>("SELECT role, email FROM users WHERE id = ?1");
+  const sessionBySid = db.prepare<SessionRow, [string, string]>("SELECT * FROM sessions WHERE sid_hash = ?1 AND tenant_id = ?2");
+  const userOf = db.prepare<Pick<SessionPrincipalRow, "role" | "email">, [string, string]>("SELECT role, email FROM users WHERE id = ?1 AND tenant_id = ?2");
   const tenantOf = db.prepare<Pick<SessionPrincipalRow, "subdomain" | "tenant_disabled_at">, [string]>(
     "SELECT subdomain, disabled_at AS tenant_disabled_at FROM tenants WHERE id = ?1",
   );
   const read = readTx(db);
-  const principal = (sidHash: string): SessionPrincipalRow | null =>
+  const principal = (tenantId: string, sidHash: string): SessionPrincipalRow | null =>
     read(() => {
-      const s = sessionBySid.get(sidHash);
+      const s = sessionBySid.get(sidHash, tenantId);
       if (!s) return null;
-      const u = userOf.get(s.user_id);
+      const u = userOf.get(s.user_id, tenantId);
       const t = u && tenantOf.get(s.tenant_id);
       if (!t) return null;
       // The row is this call's own: completed in place, not copied.
@@ -36,27 +36,28 @@ export function createSqliteSessionsStore(db: Db, others: { security: SqliteSecu
   // An API request's check: one statement (one snapshot, no BEGIN and COMMIT), the few columns it
   // needs, and the module check that was a read of its own. Scalar subqueries, each a primary-key
   // lookup: the same three tables joined cost about six times as much (issue 15).
-  const accessBySid = db.prepare<Omit<SessionAccessRow, "has_module"> & { has_module: number }, [string, string]>(
+  const accessBySid = db.prepare<Omit<SessionAccessRow, "has_module"> & { has_module: number }, [string, string, string]>(
     `SELECT s.id, s.tenant_id, s.user_id, s.last_used_at, s.expires_at, s.proven_at, s.revoked_at,
-            (SELECT role FROM users WHERE id = s.user_id) AS role, (SELECT email FROM users WHERE id = s.user_id) AS email,
+            (SELECT role FROM users WHERE id = s.user_id AND tenant_id = s.tenant_id) AS role,
+            (SELECT email FROM users WHERE id = s.user_id AND tenant_id = s.tenant_id) AS email,
             (SELECT subdomain FROM tenants WHERE id = s.tenant_id) AS subdomain,
             (SELECT disabled_at FROM tenants WHERE id = s.tenant_id) AS tenant_disabled_at,
             EXISTS (SELECT 1 FROM tenant_modules WHERE tenant_id = s.tenant_id AND module = ?2) AS has_module
-       FROM sessions s WHERE s.sid_hash = ?1`,
+       FROM sessions s WHERE s.sid_hash = ?1 AND s.tenant_id = ?3`,
   );
-  const access = (sidHash: string, module: string): SessionAccessRow | null => {
-    const r = accessBySid.get(sidHash, module);
+  const access = (tenantId: string, sidHash: string, module: string): SessionAccessRow | null => {
+    const r = accessBySid.get(sidHash, module, tenantId);
     // A session whose user or tenant is gone (the foreign keys cascade, so never seen) is no session.
     if (!r || r.role === null || r.subdomain === null) return null;
     return { ...r, has_module: r.has_module === 1 };
   };
-  const touch = db.prepare<never, [string, number]>("UPDATE sessions SET last_used_at = ?2 WHERE id = ?1");
+  const touch = db.prepare<never, [string, number, string]>("UPDATE sessions SET last_used_at = ?2 WHERE id = ?1 AND tenant_id = ?3");
   // Compare-and-swap on the generation: of two rotations racing, exactly one moves it.
-  const rotate = db.prepare<never, [string, number, number]>(
-    "UPDATE sessions SET refresh_gen = refresh_gen + 1, rotated_at = ?3, last_used_at = ?3 WHERE id = ?1 AND refresh_gen = ?2 AND revoked_at IS NULL",
+  const rotate = db.prepare<never, [string, number, number, string]>(
+    "UPDATE sessions SET refresh_gen = refresh_gen + 1, rotated_at = ?3, last_used_at = ?3 WHERE id = ?1 AND tenant_id = ?4 AND refresh_gen = ?2 AND revoked_at IS NULL",
   );
-  const prove = db.prepare<never, [string, number]>(
-    "UPDATE sessions SET proven_at = ?2, last_used_at = ?2 WHERE id = ?1 AND revoked_at IS NULL AND expires_at > ?2",
+  const prove = db.prepare<never, [string, number, string]>(
+    "UPDATE sessions SET proven_at = ?2, last_used_at = ?2 WHERE id = ?1 AND tenant_id = ?3 AND revoked_at IS NULL AND expires_at > ?2",
   );
   // Only a live session can be revoked: one past its end is gone, as GET /sessions shows.
   const revokeOne = db.prepare<never, [string, string, string, number, string]>(
@@ -101,14 +102,14 @@ export function createSqliteSessionsStore(db: Db, others: { security: SqliteSecu
         auditInTx(entry, now);
       }),
     /** The session whose secret sid hashes to `sidHash`, with its user's role and email and its tenant's subdomain. */
-    principal: async (sidHash: string) => principal(sidHash),
-    access: async (sidHash: string, module: string) => access(sidHash, module),
-    touch: async (id: string, now: number) => void touch.run(id, now),
-    rotate: async (id: string, fromGen: number, now: number) => rotate.run(id, fromGen, now).changes === 1,
+    principal: async (tenantId: string, sidHash: string) => principal(tenantId, sidHash),
+    access: async (tenantId: string, sidHash: string, module: string) => access(tenantId, sidHash, module),
+    touch: async (tenantId: string, id: string, now: number) => void touch.run(id, now, tenantId),
+    rotate: async (tenantId: string, id: string, fromGen: number, now: number) => rotate.run(id, fromGen, now, tenantId).changes === 1,
     /** Records a fresh proof of the first factor on a live session, with its audit row. False when the session ended. */
-    prove: async (id: string, entry: AuditEntry, now: number) =>
+    prove: async (tenantId: string, id: string, entry: AuditEntry, now: number) =>
       writeTx(db, () => {
-        if (prove.run(id, now).changes === 0) return false;
+        if (prove.run(id, now, tenantId).changes === 0) return false;
         auditInTx(entry, now);
         return true;
       }),
