@@ -1,5 +1,6 @@
-// What a lookup that does not name its organization costs on PostgreSQL once no index is keyed by
-// the address or a token hash alone (issue 19: a distributed table keeps only tenant-first keys):
+// What a lookup that does not name its organization costs on PostgreSQL now that no index is keyed
+// by the address or a token hash alone (schema 53, issue 19: a distributed table keeps only
+// tenant-first keys):
 // the tenant-less sign-in's address lookup, the tenant-less magic-link/reset targets, and a link
 // mailed before links named their tenant. Each is one probe of a (tenant_id, …) key per
 // organization. `bun bench/tenant-less-lookup.ts [DIR] [ROUNDS]`: a PostgreSQL cluster kept in DIR
@@ -23,18 +24,6 @@ const TOKENS_PER_ORG = 10;
 
 const cluster = await startCluster({ dir, settings: BENCH_PG_SETTINGS });
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-
-/**
- * What schema file 53 does on main: the global unique indexes go; invitations get their
- * (tenant_id, token_hash) key. Done here so the plans are the ones a distributed table would allow.
- */
-async function tenantFirstOnly(pg: Pg): Promise<void> {
-  await pg.unsafe("DROP INDEX IF EXISTS users_by_email");
-  await pg.unsafe("DROP INDEX IF EXISTS invitations_by_token");
-  await pg.unsafe("CREATE UNIQUE INDEX IF NOT EXISTS invitations_by_tenant_token ON invitations (tenant_id, token_hash)");
-  for (const t of ["magic_links_token_hash_key", "account_tokens_token_hash_key"]) await pg.unsafe(`ALTER TABLE ${t.replace(/_token_hash_key$/, "")} DROP CONSTRAINT IF EXISTS ${t}`);
-  await pg.unsafe("ALTER TABLE oauth_flows DROP CONSTRAINT IF EXISTS oauth_flows_state_hash_key");
-}
 
 /**
  * N organizations of USERS_PER_ORG members, with TOKENS_PER_ORG magic links, resets and
@@ -70,8 +59,8 @@ async function database(n: number): Promise<Pg> {
   if (!exists?.n) await admin.unsafe(`CREATE DATABASE ${name}`);
   await admin.close();
   const pg = openPostgres(cluster.url.replace(/\/[^/?]*(\?|$)/, `/${name}$1`), { max: 2 });
+  // Schema 53 has left only tenant-first keys: no index on the address or a token hash alone.
   await migratePostgres(pg);
-  await tenantFirstOnly(pg);
   if (Number((await pg.one<{ n: number }>`SELECT count(*)::int AS n FROM tenants`)!.n) === 0) await seed(pg, n);
   return pg;
 }
