@@ -168,23 +168,28 @@ export class KeyGramTally {
     };
     const gramRank = rank(this.grams);
     const bucketRank = rank(this.buckets.map(([o, b]) => `${o}${b}`));
-    const order = new Float64Array(this.size);
-    const slots = new Int32Array(this.size);
-    let j = 0;
-    for (let i = 0; i < this.keys.length; i++) if (this.keys[i]! >= 0) slots[j++] = i;
+    const gramAt = new Int32Array(gramRank.length);
+    gramRank.forEach((r, id) => (gramAt[r] = id));
+    const bucketAt = new Int32Array(bucketRank.length);
+    bucketRank.forEach((r, id) => (bucketAt[r] = id));
     const ordRank: Record<KeyOrd, number> = { a: 0, c: 1, t: 2 };
-    const B = this.buckets.length + 1;
-    const G = this.grams.length + 1;
-    for (let s = 0; s < slots.length; s++) {
-      const key = this.keys[slots[s]!]!;
+    const [B, G] = [this.buckets.length, this.grams.length];
+    // Each entry as one number in key order, (ord, gram, bucket) ranks (exact: 3 × G × B < 2^53 for
+    // G < 2^26 grams and B < 2^25 buckets), sorted as numbers: no array of entries, no comparator.
+    const order = new Float64Array(this.size);
+    let j = 0;
+    for (let i = 0; i < this.keys.length; i++) {
+      const key = this.keys[i]!;
+      if (key < 0) continue;
       const bucket = Math.floor(key / GRAM_SPAN);
-      order[s] = (ordRank[this.buckets[bucket]![0]] * G + gramRank[key % GRAM_SPAN]!) * B + bucketRank[bucket]!;
+      order[j++] = (ordRank[this.buckets[bucket]![0]] * G + gramRank[key % GRAM_SPAN]!) * B + bucketRank[bucket]!;
     }
-    const idx = Array.from(slots.keys()).sort((x, y) => order[x]! - order[y]!);
-    for (const s of idx) {
-      const key = this.keys[slots[s]!]!;
-      const [ord, bucket] = this.buckets[Math.floor(key / GRAM_SPAN)]!;
-      upsert.run(tenantId, ord, this.grams[key % GRAM_SPAN]!, bucket, this.counts[slots[s]!]!);
+    order.sort();
+    for (const o of order) {
+      const bucket = bucketAt[o % B]!;
+      const gram = gramAt[Math.floor(o / B) % G]!;
+      const [ord, name] = this.buckets[bucket]!;
+      upsert.run(tenantId, ord, this.grams[gram]!, name, this.counts[this.slot(bucket * GRAM_SPAN + gram)]!);
     }
   }
 }
