@@ -37,7 +37,6 @@ const GRAM_SPAN = 2 ** 26;
  * numbers (a Map of 2M entries costs several times the memory), written in the table's key order.
  */
 export class KeyGramTally {
-  private readonly gramIds = new Map<string, number>([["", 0]]);
   private readonly grams: string[] = [""];
   private readonly bucketIds = new Map<string, number>();
   private readonly buckets: Array<[KeyOrd, string]> = [];
@@ -49,12 +48,35 @@ export class KeyGramTally {
   private deal = 0;
   private readonly dealGrams: number[] = [];
 
-  private gramId(g: string): number {
-    let id = this.gramIds.get(g);
+  /** Characters numbered as first met (BMP by table, astral by map): a 3-character piece is then one number, its id found without making its string. */
+  private readonly charIds = new Int32Array(0x10000).fill(-1);
+  private readonly astralIds = new Map<number, number>();
+  private readonly chars: string[] = [];
+  /** A piece's id by (first, second, third character numbers) packed in one number (exact below 2^53: fewer than 2^17 distinct characters). */
+  private readonly pieceIds = new Map<number, number>();
+
+  private charId(c: number): number {
+    if (c < 0x10000) {
+      const id = this.charIds[c]!;
+      if (id >= 0) return id;
+      this.chars.push(String.fromCharCode(c));
+      return (this.charIds[c] = this.chars.length - 1);
+    }
+    let id = this.astralIds.get(c);
+    if (id === undefined) {
+      this.chars.push(String.fromCodePoint(c));
+      this.astralIds.set(c, (id = this.chars.length - 1));
+    }
+    return id;
+  }
+
+  private gramId(x: number, y: number, z: number): number {
+    const packed = (x * 131072 + y) * 131072 + z;
+    let id = this.pieceIds.get(packed);
     if (id === undefined) {
       id = this.grams.length;
-      this.grams.push(g);
-      this.gramIds.set(g, id);
+      this.grams.push(this.chars[x]! + this.chars[y]! + this.chars[z]!);
+      this.pieceIds.set(packed, id);
       if (id >= this.seen.length) {
         const grown = new Int32Array(this.seen.length * 2);
         grown.set(this.seen);
@@ -116,18 +138,18 @@ export class KeyGramTally {
     const grams = this.dealGrams;
     grams.length = 0;
     grams.push(0);
-    let a = "";
-    let b = "";
+    let a = -1;
+    let b = -1;
     for (let i = 0; i < text.length; ) {
       const c = text.codePointAt(i)!;
-      const ch = c > 0xffff ? text.slice(i, i + 2) : text[i]!;
-      i += ch.length;
+      i += c > 0xffff ? 2 : 1;
       if (c === 10) {
-        a = b = "";
+        a = b = -1;
         continue;
       }
-      if (a !== "") {
-        const id = this.gramId(a + b + ch);
+      const ch = this.charId(c);
+      if (a >= 0) {
+        const id = this.gramId(a, b, ch);
         if (this.seen[id] !== deal) {
           this.seen[id] = deal;
           grams.push(id);
