@@ -52,8 +52,13 @@ export class KeyGramTally {
   private readonly charIds = new Int32Array(0x10000).fill(-1);
   private readonly astralIds = new Map<number, number>();
   private readonly chars: string[] = [];
-  /** A piece's id by (first, second, third character numbers) packed in one number (exact below 2^53: fewer than 2^17 distinct characters). */
-  private readonly pieceIds = new Map<number, number>();
+  /**
+   * A piece's id by (first, second, third character numbers) packed in one number (exact below
+   * 2^53: fewer than 2^17 distinct characters), in an open-addressing table (a Map of numbers cost
+   * about a second a million deals more).
+   */
+  private pieceKeys = new Float64Array(1 << 14).fill(-1);
+  private pieceIdsAt = new Int32Array(1 << 14);
 
   private charId(c: number): number {
     if (c < 0x10000) {
@@ -70,17 +75,39 @@ export class KeyGramTally {
     return id;
   }
 
+  private pieceSlot(packed: number): number {
+    const mask = this.pieceKeys.length - 1;
+    let h = (Math.imul(packed % 4294967296, 0x9e3779b1) ^ Math.imul(Math.floor(packed / 4294967296), 0x85ebca77)) & mask;
+    for (;;) {
+      const k = this.pieceKeys[h]!;
+      if (k === packed || k < 0) return h;
+      h = (h + 1) & mask;
+    }
+  }
+
   private gramId(x: number, y: number, z: number): number {
     const packed = (x * 131072 + y) * 131072 + z;
-    let id = this.pieceIds.get(packed);
-    if (id === undefined) {
-      id = this.grams.length;
-      this.grams.push(this.chars[x]! + this.chars[y]! + this.chars[z]!);
-      this.pieceIds.set(packed, id);
-      if (id >= this.seen.length) {
-        const grown = new Int32Array(this.seen.length * 2);
-        grown.set(this.seen);
-        this.seen = grown;
+    const h = this.pieceSlot(packed);
+    if (this.pieceKeys[h] === packed) return this.pieceIdsAt[h]!;
+    const id = this.grams.length;
+    this.grams.push(this.chars[x]! + this.chars[y]! + this.chars[z]!);
+    this.pieceKeys[h] = packed;
+    this.pieceIdsAt[h] = id;
+    if (id >= this.seen.length) {
+      const grown = new Int32Array(this.seen.length * 2);
+      grown.set(this.seen);
+      this.seen = grown;
+    }
+    // Pieces are ids 1.. (0 is ''): at half full the table doubles.
+    if (id * 2 > this.pieceKeys.length) {
+      const [keys, ids] = [this.pieceKeys, this.pieceIdsAt];
+      this.pieceKeys = new Float64Array(keys.length * 2).fill(-1);
+      this.pieceIdsAt = new Int32Array(keys.length * 2);
+      for (let i = 0; i < keys.length; i++) {
+        if (keys[i]! < 0) continue;
+        const at = this.pieceSlot(keys[i]!);
+        this.pieceKeys[at] = keys[i]!;
+        this.pieceIdsAt[at] = ids[i]!;
       }
     }
     return id;
