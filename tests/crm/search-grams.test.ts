@@ -173,6 +173,9 @@ describe("deal_gram_counts", () => {
       for (const tr of ["deal_grams_insert", "deal_grams_delete", "deal_grams_update"]) db.run(`DROP TRIGGER ${tr}`);
       db.exec(migration11.slice(migration11.indexOf("CREATE TRIGGER deal_grams_insert")));
       db.run("DELETE FROM deal_gram_counts WHERE length(gram) = 3");
+      // Nor version 13's key-gram counts.
+      for (const tr of ["deal_key_grams_insert", "deal_key_grams_delete", "deal_key_grams_update"]) db.run(`DROP TRIGGER ${tr}`);
+      db.run("DROP TABLE deal_key_grams");
       db.run("PRAGMA user_version = 11");
     })();
     const acc = await org.account("Version Eleven Ltd");
@@ -180,7 +183,7 @@ describe("deal_gram_counts", () => {
     await org.ok("PATCH", `/deals/${d.id}`, { title: "Older yak deal", stage: "won" });
     await org.deal({ title: "Another jazz yak", account_id: acc.id, stage: "lost" });
     expect((db.query("SELECT count(*) AS n FROM deal_gram_counts WHERE length(gram) = 3").get() as { n: number }).n).toBe(0);
-    expect(migrate(db)).toMatchObject({ from: 11, to: 12 });
+    expect(migrate(db)).toMatchObject({ from: 11, to: MIGRATIONS[MIGRATIONS.length - 1]!.version });
     await countsAgree();
     // And its triggers are version 12's: later writes keep the 3-character counts.
     await org.ok("PATCH", `/deals/${d.id}`, { title: "Yak renamed", assigned_to: null });

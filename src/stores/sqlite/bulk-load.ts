@@ -3,6 +3,7 @@ import { type Db, writeTx } from "../../db/database";
 import { newId } from "../../db/ids";
 import { TENANT_SPAN } from "../../crm/deal-columns";
 import { GramTally } from "../../db/deal-grams";
+import { KeyGramTally } from "../../db/deal-key-grams";
 import { type RandomSource, randomSource } from "../../crm/demo-data";
 import { demoDealDrawer, drawDemoAccounts, drawDemoContacts, drawDemoUsers } from "../../crm/demo-records";
 
@@ -63,10 +64,11 @@ function loadAll(db: Db, tenants: SeedTenant[], now: number, bulk: boolean): See
     const ranges: Array<[number, number]> = [];
     const out = tenants.map((t) => {
       // With the triggers dropped, the gram counts are added up here and written once.
-      const tally = bulk ? new GramTally() : undefined;
+      const tally = bulk ? { grams: new GramTally(), keys: new KeyGramTally() } : undefined;
       const plan = startSeed(db, t, now, tally);
       plan.insertDeals(0, t.deals);
-      tally?.write(db, t.tenantId);
+      tally?.grams.write(db, t.tenantId);
+      tally?.keys.write(db, t.tenantId);
       setDemoPassword(db, t);
       ranges.push(plan.range);
       return plan.result;
@@ -119,7 +121,7 @@ export interface SeedPlan {
 }
 
 /** Writes the tenant's demo users, accounts and contacts and reserves its deals' rowid range. */
-export function startSeed(db: Db, t: SeedTenant, now: number, tally?: GramTally): SeedPlan {
+export function startSeed(db: Db, t: SeedTenant, now: number, tally?: { grams: GramTally; keys: KeyGramTally }): SeedPlan {
   const r = randomSource(t.subdomain);
   const before = new Set((db.query("SELECT id FROM users WHERE tenant_id = ?1").values(t.tenantId) as string[][]).map((v) => v[0]!));
   const users = seedUsers(db, t, r, now);
@@ -150,7 +152,8 @@ export function startSeed(db: Db, t: SeedTenant, now: number, tally?: GramTally)
   const insertDeals = (from: number, to: number) => {
     for (let i = from; i < to; i++) {
       const d = draw(i);
-      tally?.add(d.stage, d.assigned_to, d.search_text);
+      tally?.grams.add(d.stage, d.assigned_to, d.search_text);
+      tally?.keys.add(d.search_text, d.title_key, d.account_key, d.contact_key);
       insert.run(
         first + i,
         d.id,

@@ -1,0 +1,52 @@
+import type { Statement } from "bun:sqlite";
+import type { Db } from "../../db/database";
+import type { DealListQuery } from "../../crm/model";
+
+// A search term as the deal list's statements take it: the trigram index's query text (a literal
+// phrase, the stages as tokens of their own), a GLOB for terms too short for trigrams, and the
+// exact totals of 1-3 character terms from deal_gram_counts.
+
+/** Below this many characters trigrams cannot match: the search reads the rows instead. */
+export const MIN_FTS_TERM = 3;
+
+/** The one trigram deals_fts holds in unassigned_token for a deal nobody is assigned to (schema.sql, version 10). */
+export const UNASSIGNED_TOKEN = "\x01-\x01";
+
+/** A GLOB pattern matching `term` anywhere, its wildcards taken literally. */
+export const globContaining = (term: string): string => `*${term.replace(/[*?[]/g, (c) => `[${c}]`)}*`;
+
+/** The trigrams the search index holds for a stage ("\x01ne", "new", "ew\x01" for "new"). */
+const stageTrigrams = (stage: string): string[] => {
+  const c = [...`\x01${stage}\x01`];
+  return c.slice(2).map((_, i) => c[i]! + c[i + 1]! + c[i + 2]!);
+};
+
+/** An FTS5 query matching `term` as one literal phrase: quotes doubled, operators inert. */
+export const ftsPhrase = (term: string): string => `"${term.replace(/"/g, '""')}"`;
+
+/** The stage match and the gram-count totals, over the list's prepared statements. */
+export function createSearchTerms(db: Db, stmt: (sql: string) => Statement) {
+  // Every stage a deal of the tenant has (or had): deal_counts keeps a row per stage ever used.
+  const stagesUsed = db.prepare<{ stage: string }, [string]>("SELECT DISTINCT stage FROM deal_counts WHERE tenant_id = ?1 AND assignee = '*'");
+
+  /**
+   * The index query for "within these stages": for each stage, one of its trigrams that no other
+   * stage the tenant's deals use has (one token: about half the cost of matching the whole key,
+   * a phrase of several tokens), else its whole key.
+   */
+  function stageMatch(tenantId: string, stages: string[]): string {
+    const wanted = new Set(stages);
+    const others = new Set(stagesUsed.all(tenantId).flatMap((r) => (wanted.has(r.stage) ? [] : stageTrigrams(r.stage))));
+    const tokens = stages.map((s) => stageTrigrams(s).find((x) => !others.has(x)) ?? `\x01${s}\x01`);
+    return ` AND stage_token : (${tokens.map(ftsPhrase).join(" OR ")})`;
+  }
+
+  /** How many of the tenant's deals within the filters hold a 1-3 character term: deal_gram_counts rows added up (3 characters since version 12). */
+  function shortTermTotal(tenantId: string, term: string, q: DealListQuery): number {
+    const where = [...(q.stages !== null ? [` AND stage IN (${q.stages.map(() => "?").join(", ")})`] : []), ...(q.assignee !== null ? [" AND assignee = ?"] : [])];
+    const args = [...(q.stages ?? []), ...(q.assignee !== null ? [q.assignee] : [])];
+    return (stmt(`SELECT coalesce(sum(n), 0) AS n FROM deal_gram_counts WHERE tenant_id = ? AND gram = ?${where.join("")}`).get(tenantId, term, ...args) as { n: number }).n;
+  }
+
+  return { stageMatch, shortTermTotal };
+}

@@ -1,0 +1,144 @@
+import type { Statement } from "bun:sqlite";
+import type { SortField } from "../../crm/model";
+import type { KeyOrd } from "../../db/deal-key-grams";
+import { KEY_BUCKET } from "../../db/deal-key-grams";
+
+/** The text sorts deal_key_grams counts (schema version 13): their ord, key column and index for each direction. */
+const TEXT_ORDERS: Partial<Record<SortField, { ord: KeyOrd; column: string; nullable: boolean; index: (desc: boolean) => string }>> = {
+  title: { ord: "t", column: "title_key", nullable: false, index: () => "deals_by_title" },
+  account_name: { ord: "a", column: "account_key", nullable: false, index: () => "deals_by_account" },
+  contact_name: { ord: "c", column: "contact_key", nullable: true, index: (desc) => (desc ? "deals_by_contact_desc" : "deals_by_contact_asc") },
+};
+
+/** Whether deal_key_grams counts the order's buckets. */
+export const isBucketedOrder = (sortBy: SortField): boolean => TEXT_ORDERS[sortBy] !== undefined;
+
+/** Entries a bucket's own statement costs beyond the entries it walks (its preparation-free run, the seek). */
+const BUCKET_STEP = 20;
+
+/**
+ * The least string above every key that starts with `prefix` (its last code point plus one, past
+ * the surrogates), or null when there is none (the prefix is all U+10FFFF).
+ */
+export function keyAfter(prefix: string): string | null {
+  const cps = [...prefix];
+  while (cps.length > 0) {
+    const last = cps.pop()!.codePointAt(0)!;
+    if (last < 0x10ffff) return cps.join("") + String.fromCodePoint(last + 1 === 0xd800 ? 0xe000 : last + 1);
+  }
+  return null;
+}
+
+/** The keys a bucket holds: [lo, hi) (hi null: no bound). A bucket shorter than KEY_BUCKET is a whole key, and holds only that key ("\0" sorts before any other character). */
+export function bucketRange(bucket: string): [string, string | null] {
+  return [bucket, [...bucket].length < KEY_BUCKET ? `${bucket}\u0000` : keyAfter(bucket)];
+}
+
+export interface TextWalk {
+  tenantId: string;
+  sortBy: SortField;
+  desc: boolean;
+  /** The term (lowercase, 3 characters) and the filters the walk tests on each entry (over deals d). */
+  term: string;
+  filterSql: string;
+  filterArgs: Array<string | number>;
+  offset: number;
+  size: number;
+  /** Matches within the filters, and of the term alone (deal_gram_counts). */
+  total: number;
+  termAll: number;
+  /** Entries the walk may read (planned and walked): past it, null (the caller sorts). */
+  maxEntries: number;
+}
+
+/**
+ * A text order's page of a 3-letter search, walked only through the buckets of the order where
+ * deal_key_grams says the term occurs, in order: the walk seeks to each (a range of the order's
+ * index) instead of crossing the entries between them, which a term clustered along the order
+ * (a word of some titles) makes most of the index. The plan reads the buckets in order until the
+ * matches expected within the filters (the term's matches in the bucket × total / termAll) fill
+ * the page, and gives up (null) when their entries exceed half of maxEntries; the walk itself stops
+ * at maxEntries. Deals without a contact (not counted by bucket) are walked last, in contact order,
+ * only if some of the term's matches are among them.
+ */
+export function createTextWalk(stmt: (sql: string) => Statement) {
+  return function walkBuckets(w: TextWalk): number[] | null {
+    const o = TEXT_ORDERS[w.sortBy]!;
+    const dir = w.desc ? "DESC" : "ASC";
+    const buckets = stmt(
+      `SELECT g.bucket AS bucket, g.n AS hits, s.n AS deals FROM deal_key_grams g CROSS JOIN deal_key_grams s ON s.tenant_id = g.tenant_id AND s.ord = g.ord AND s.gram = '' AND s.bucket = g.bucket
+        WHERE g.tenant_id = ? AND g.ord = ? AND g.gram = ? AND g.n > 0 ORDER BY g.bucket ${dir}`,
+    ).iterate(w.tenantId, o.ord, w.term) as IterableIterator<unknown>;
+    const wanted = w.offset + w.size;
+    const density = w.total / Math.max(1, w.termAll);
+    // The plan: the buckets whose expected matches fill the page, and their entries.
+    const read: Array<[string, number, number]> = [];
+    let expected = 0;
+    let planned = 0;
+    let hitsSeen = 0;
+    let exhausted = false;
+    const next = (): [string, number, number] | null => {
+      if (exhausted) return null;
+      const r = buckets.next();
+      if (r.done) {
+        exhausted = true;
+        return null;
+      }
+      const v = r.value as { bucket: string; hits: number; deals: number };
+      const row: [string, number, number] = [v.bucket, v.hits, v.deals];
+      hitsSeen += row[1];
+      read.push(row);
+      return row;
+    };
+    while (expected < wanted) {
+      const b = next();
+      if (!b) break;
+      // The bucket's entries walked: all of them, or (the page filling within it) the share of its
+      // expected matches still wanted.
+      const inBucket = b[1] * density;
+      planned += (inBucket > wanted - expected ? (b[2] * (wanted - expected)) / inBucket : b[2]) + BUCKET_STEP;
+      expected += inBucket;
+      if (planned * 2 > w.maxEntries) {
+        buckets.return?.();
+        return null;
+      }
+    }
+    const served = o.nullable ? ` AND (d.${o.column} IS NULL) = 0` : "";
+    const order = `d.${o.column} ${dir}, d.id ${dir}`;
+    const walkSql = (bounded: boolean) =>
+      `SELECT seq FROM (SELECT d.seq AS seq, CASE WHEN 1${w.filterSql} THEN instr(d.search_text, ?) > 0 ELSE 0 END AS ok FROM deals d INDEXED BY ${o.index(w.desc)}
+        WHERE d.tenant_id = ?${served} AND d.${o.column} >= ?${bounded ? ` AND d.${o.column} < ?` : ""} ORDER BY ${order} LIMIT ?) WHERE ok LIMIT ?`;
+    const found: number[] = [];
+    let spent = 0;
+    for (let i = 0; found.length < wanted; i++) {
+      const b = i < read.length ? read[i]! : next();
+      if (!b) break;
+      const [lo, hi] = bucketRange(b[0]);
+      const room = w.maxEntries - spent;
+      const rows = stmt(walkSql(hi !== null)).values(...w.filterArgs, w.term, w.tenantId, lo, ...(hi !== null ? [hi] : []), Math.max(0, Math.floor(Math.min(room, Number.MAX_SAFE_INTEGER))), wanted - found.length) as number[][];
+      for (const r of rows) found.push(r[0]!);
+      spent += Math.min(b[2], room) + BUCKET_STEP;
+      if (found.length < wanted && b[2] > room) {
+        buckets.return?.();
+        return null;
+      }
+    }
+    buckets.return?.();
+    if (found.length < wanted && o.nullable) {
+      // Every bucket read: the term's matches not among them have no contact (sorted last both ways).
+      while (next());
+      if (w.termAll > hitsSeen) {
+        const room = Math.max(0, Math.floor(Math.min(w.maxEntries - spent, Number.MAX_SAFE_INTEGER)));
+        const rows = stmt(
+          `SELECT seq FROM (SELECT d.seq AS seq, CASE WHEN 1${w.filterSql} THEN instr(d.search_text, ?) > 0 ELSE 0 END AS ok FROM deals d INDEXED BY ${o.index(w.desc)}
+            WHERE d.tenant_id = ? AND (d.${o.column} IS NULL) = 1 ORDER BY d.id ${dir} LIMIT ?) WHERE ok LIMIT ?`,
+        ).values(...w.filterArgs, w.term, w.tenantId, room, wanted - found.length) as number[][];
+        for (const r of rows) found.push(r[0]!);
+        if (found.length < Math.min(wanted, w.total)) return null;
+      }
+    }
+    // Fewer than wanted only at the end of the matches: the page is what is left of them.
+    if (found.length < Math.min(wanted, w.total)) return null;
+    return found.slice(w.offset);
+  };
+}
