@@ -88,7 +88,8 @@ const asciiLicenceComments: import("bun").BunPlugin = {
 export async function compileSuite(entry: string, outfile: string, target?: string): Promise<number | null> {
   mkdirSync(dirname(outfile), { recursive: true });
   const result = await Bun.build({
-    entrypoints: [entry],
+    // The bulk seed's counting thread (src/db/seed-tally.ts) is a module of its own in the executable.
+    entrypoints: [entry, join(ROOT, "src", "db", "tally-worker.ts")],
     // A file in the folder the operator runs suite from must not change what it runs or reads:
     // a bunfig.toml there could preload code, a .env set SUITE_* settings nobody sees. Settings
     // come from flags and the environment only, as `suite help` says.

@@ -128,22 +128,35 @@ export class GramTally {
   }
 
   /**
-   * Adds the tally to the tenant's rows (deals already there were counted by the triggers), in the
-   * table's key order (gram, stage, assignee): appended to the end of the tree rather than spread
-   * over it, which matters at hundreds of thousands of rows a tenant.
+   * The tally's rows in the table's key order (gram, stage, assignee), flat: gram, stage, assignee,
+   * n, gram, … (plain values: a tally counted on another thread sends them back as they are).
    */
-  write(db: Db, tenantId: string): void {
-    const upsert = db.prepare(
-      `INSERT INTO deal_gram_counts (tenant_id, gram, stage, assignee, n) VALUES (?1, ?2, ?3, ?4, ?5)
-       ON CONFLICT (tenant_id, gram, stage, assignee) DO UPDATE SET n = n + excluded.n`,
-    );
+  sortedRows(): Array<string | number> {
     const byBytes = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
     const groups = [...this.groups].map(([group, counts]) => ({ key: group.split("\n") as [string, string], counts }));
     groups.sort((a, b) => byBytes(a.key[0], b.key[0]) || byBytes(a.key[1], b.key[1]));
     const ids = this.grams.map((_, id) => id).sort((a, b) => byBytes(this.grams[a]!, this.grams[b]!));
-    for (const id of ids)
-      for (const { key, counts } of groups) if (id < counts.length && counts[id]! > 0) upsert.run(tenantId, this.grams[id]!, key[0], key[1], counts[id]!);
+    const out: Array<string | number> = [];
+    for (const id of ids) for (const { key, counts } of groups) if (id < counts.length && counts[id]! > 0) out.push(this.grams[id]!, key[0], key[1], counts[id]!);
+    return out;
   }
+
+  /** Adds the tally to the tenant's rows (deals already there were counted by the triggers). */
+  write(db: Db, tenantId: string): void {
+    writeGramRows(db, tenantId, this.sortedRows());
+  }
+}
+
+/**
+ * Adds sortedRows() to the tenant's deal_gram_counts, in the table's key order: appended to the end
+ * of the tree rather than spread over it, which matters at hundreds of thousands of rows a tenant.
+ */
+export function writeGramRows(db: Db, tenantId: string, rows: ReadonlyArray<string | number>): void {
+  const upsert = db.prepare(
+    `INSERT INTO deal_gram_counts (tenant_id, gram, stage, assignee, n) VALUES (?1, ?2, ?3, ?4, ?5)
+     ON CONFLICT (tenant_id, gram, stage, assignee) DO UPDATE SET n = n + excluded.n`,
+  );
+  for (let i = 0; i < rows.length; i += 4) upsert.run(tenantId, rows[i]!, rows[i + 1]!, rows[i + 2]!, rows[i + 3]!);
 }
 
 /**

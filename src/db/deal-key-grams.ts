@@ -200,12 +200,11 @@ export class KeyGramTally {
     return this.size;
   }
 
-  /** Adds the tally to the tenant's rows, in the table's key order (ord, gram, bucket): appended rather than spread over the tree. */
-  write(db: Db, tenantId: string): void {
-    const upsert = db.prepare(
-      `INSERT INTO deal_key_grams (tenant_id, ord, gram, bucket, n) VALUES (?1, ?2, ?3, ?4, ?5)
-       ON CONFLICT (tenant_id, ord, gram, bucket) DO UPDATE SET n = n + excluded.n`,
-    );
+  /**
+   * The tally's rows in the table's key order (ord, gram, bucket), flat: ord, gram, bucket, n, ord, …
+   * (plain values: a tally counted on another thread sends them back as they are).
+   */
+  sortedRows(): Array<string | number> {
     // Ranks in SQLite's order (bytes of UTF-8): code point order, which JS's < is not for astral characters.
     const byCodePoints = (x: string, y: string): number => {
       const [p, q] = [[...x], [...y]];
@@ -236,24 +235,45 @@ export class KeyGramTally {
       order[j++] = (ordRank[this.buckets[bucket]![0]] * G + gramRank[key % GRAM_SPAN]!) * B + bucketRank[bucket]!;
     }
     order.sort();
-    // BATCH rows a statement: a statement run from JS costs about as much as the row it writes.
-    const many = db.prepare(
-      `INSERT INTO deal_key_grams (tenant_id, ord, gram, bucket, n) VALUES ${Array.from({ length: BATCH }, () => "(?, ?, ?, ?, ?)").join(", ")}
-       ON CONFLICT (tenant_id, ord, gram, bucket) DO UPDATE SET n = n + excluded.n`,
-    );
-    const args: Array<string | number> = [];
+    const out: Array<string | number> = new Array(this.size * 4);
+    j = 0;
     for (const o of order) {
       const bucket = bucketAt[o % B]!;
       const gram = gramAt[Math.floor(o / B) % G]!;
       const [ord, name] = this.buckets[bucket]!;
-      args.push(tenantId, ord, this.grams[gram]!, name, this.counts[this.slot(bucket * GRAM_SPAN + gram)]!);
-      if (args.length === BATCH * 5) {
-        many.run(...args);
-        args.length = 0;
-      }
+      out[j++] = ord;
+      out[j++] = this.grams[gram]!;
+      out[j++] = name;
+      out[j++] = this.counts[this.slot(bucket * GRAM_SPAN + gram)]!;
     }
-    for (let i = 0; i < args.length; i += 5) upsert.run(...args.slice(i, i + 5));
+    return out;
   }
+
+  /** Adds the tally to the tenant's rows, in the table's key order (ord, gram, bucket): appended rather than spread over the tree. */
+  write(db: Db, tenantId: string): void {
+    writeKeyGramRows(db, tenantId, this.sortedRows());
+  }
+}
+
+/** Adds sortedRows() to the tenant's deal_key_grams, in their (key) order. */
+export function writeKeyGramRows(db: Db, tenantId: string, rows: ReadonlyArray<string | number>): void {
+  const upsert = db.prepare(
+    `INSERT INTO deal_key_grams (tenant_id, ord, gram, bucket, n) VALUES (?1, ?2, ?3, ?4, ?5)
+     ON CONFLICT (tenant_id, ord, gram, bucket) DO UPDATE SET n = n + excluded.n`,
+  );
+  // BATCH rows a statement: a statement run from JS costs about as much as the row it writes.
+  const many = db.prepare(
+    `INSERT INTO deal_key_grams (tenant_id, ord, gram, bucket, n) VALUES ${Array.from({ length: BATCH }, () => "(?, ?, ?, ?, ?)").join(", ")}
+     ON CONFLICT (tenant_id, ord, gram, bucket) DO UPDATE SET n = n + excluded.n`,
+  );
+  const args: Array<string | number> = [];
+  let i = 0;
+  for (; i + BATCH * 4 <= rows.length; i += BATCH * 4) {
+    args.length = 0;
+    for (let k = i; k < i + BATCH * 4; k += 4) args.push(tenantId, rows[k]!, rows[k + 1]!, rows[k + 2]!, rows[k + 3]!);
+    many.run(...args);
+  }
+  for (; i < rows.length; i += 4) upsert.run(tenantId, rows[i]!, rows[i + 1]!, rows[i + 2]!, rows[i + 3]!);
 }
 
 /**

@@ -2,8 +2,7 @@ import type { SeedResult, SeedTenant } from "../../crm/seed-store";
 import { type Db, writeTx } from "../../db/database";
 import { newId } from "../../db/ids";
 import { TENANT_SPAN } from "../../crm/deal-columns";
-import { GramTally } from "../../db/deal-grams";
-import { KeyGramTally } from "../../db/deal-key-grams";
+import { type SeedTally, openSeedTally } from "../../db/seed-tally";
 import { type RandomSource, randomSource } from "../../crm/demo-data";
 import { demoDealDrawer, drawDemoAccounts, drawDemoContacts, drawDemoUsers } from "../../crm/demo-records";
 
@@ -52,6 +51,16 @@ export function claimFile(db: Db): boolean {
 }
 
 function loadAll(db: Db, tenants: SeedTenant[], now: number, bulk: boolean): SeedResult[] {
+  // With the triggers dropped, the gram counts are added up on the side and written once a tenant.
+  const tally = bulk ? openSeedTally() : undefined;
+  try {
+    return loadAllCounted(db, tenants, now, bulk, tally);
+  } finally {
+    tally?.close();
+  }
+}
+
+function loadAllCounted(db: Db, tenants: SeedTenant[], now: number, bulk: boolean, tally: SeedTally | undefined): SeedResult[] {
   const results = writeTx(db, () => {
     const saved = bulk
       ? (db.query("SELECT type, name, sql FROM sqlite_schema WHERE tbl_name = 'deals' AND type IN ('index', 'trigger') AND sql IS NOT NULL").all() as {
@@ -63,12 +72,9 @@ function loadAll(db: Db, tenants: SeedTenant[], now: number, bulk: boolean): See
     for (const s of saved) db.run(`DROP ${s.type === "index" ? "INDEX" : "TRIGGER"} ${s.name}`);
     const ranges: Array<[number, number]> = [];
     const out = tenants.map((t) => {
-      // With the triggers dropped, the gram counts are added up here and written once.
-      const tally = bulk ? { grams: new GramTally(), keys: new KeyGramTally() } : undefined;
       const plan = startSeed(db, t, now, tally);
       plan.insertDeals(0, t.deals);
-      tally?.grams.write(db, t.tenantId);
-      tally?.keys.write(db, t.tenantId);
+      tally?.end(t.tenantId);
       setDemoPassword(db, t);
       ranges.push(plan.range);
       return plan.result;
@@ -89,6 +95,8 @@ function loadAll(db: Db, tenants: SeedTenant[], now: number, bulk: boolean): See
           [t.tenantId],
         );
       }
+      // The counting thread sorted its rows while the indexes were built.
+      tally?.write(db);
       for (const s of saved) if (s.type === "trigger") db.run(s.sql);
     }
     return out;
@@ -121,7 +129,7 @@ export interface SeedPlan {
 }
 
 /** Writes the tenant's demo users, accounts and contacts and reserves its deals' rowid range. */
-export function startSeed(db: Db, t: SeedTenant, now: number, tally?: { grams: GramTally; keys: KeyGramTally }): SeedPlan {
+export function startSeed(db: Db, t: SeedTenant, now: number, tally?: SeedTally): SeedPlan {
   const r = randomSource(t.subdomain);
   const before = new Set((db.query("SELECT id FROM users WHERE tenant_id = ?1").values(t.tenantId) as string[][]).map((v) => v[0]!));
   const users = seedUsers(db, t, r, now);
@@ -152,8 +160,7 @@ export function startSeed(db: Db, t: SeedTenant, now: number, tally?: { grams: G
   const insertDeals = (from: number, to: number) => {
     for (let i = from; i < to; i++) {
       const d = draw(i);
-      tally?.grams.add(d.stage, d.assigned_to, d.search_text);
-      tally?.keys.add(d.search_text, d.title_key, d.account_key, d.contact_key);
+      tally?.add(d.stage, d.assigned_to, d.search_text, d.title_key, d.account_key, d.contact_key);
       insert.run(
         first + i,
         d.id,
