@@ -19,6 +19,23 @@ const COLS = "token_hash, purpose, tenant_id, user_id, email, expires_at, used_a
 export const ADDRESS_IN_EVERY_TENANT = `SELECT u.*, t.subdomain, t.name AS tenant_name, t.disabled_at
   FROM tenants t CROSS JOIN LATERAL (SELECT * FROM users WHERE tenant_id = t.id COLLATE "default" AND email = $1 LIMIT 1) u`;
 
+/**
+ * The accounts a link for `email` may go to without a tenant (magic link, reset): in organizations
+ * that are not disabled, proven addresses winning over unproven ones (CONTRACT §2, issue 16),
+ * oldest first, at most `limit`.
+ */
+export async function addressTargets(pg: Pg, email: string, limit: number): Promise<AccountTarget[]> {
+  const rows = await pg.unsafe<AccountTarget & { disabled_at: number | null }>(
+    `WITH found AS MATERIALIZED (${ADDRESS_IN_EVERY_TENANT})
+     SELECT * FROM found
+     WHERE (email_verified_at IS NOT NULL OR NOT EXISTS (SELECT 1 FROM found v WHERE v.email_verified_at IS NOT NULL))
+       AND disabled_at IS NULL
+     ORDER BY created_at, id LIMIT $2`,
+    [email, limit],
+  );
+  return rows.map(({ disabled_at: _, ...target }) => target);
+}
+
 /** Locks a user's row for this transaction (not its key: sessions may still be inserted for it). */
 export async function lockUserInTx(tx: PgTx, tenantId: string, userId: string): Promise<void> {
   await tx.all`SELECT 1 FROM users WHERE tenant_id = ${tenantId} AND id = ${userId} FOR NO KEY UPDATE`;
@@ -77,16 +94,7 @@ export function createPostgresAccountTokensStore(pg: Pg, others: { security: PgA
     targetById: async (tenantId: string, userId: string): Promise<AccountTarget | null> =>
       (await pg.unsafe<AccountTarget>(`${targetSelect} WHERE u.tenant_id = $1 AND u.id = $2`, [tenantId, userId]))[0] ?? null,
     /** Without a tenant: the address alone, oldest first; proven addresses win (CONTRACT §2, issue 16). */
-    targetsAnyTenant: async (email: string): Promise<AccountTarget[]> => [
-      ...(await pg.unsafe<AccountTarget & { disabled_at: number | null }>(
-        `WITH found AS MATERIALIZED (${ADDRESS_IN_EVERY_TENANT})
-         SELECT * FROM found
-         WHERE (email_verified_at IS NOT NULL OR NOT EXISTS (SELECT 1 FROM found v WHERE v.email_verified_at IS NOT NULL))
-           AND disabled_at IS NULL
-         ORDER BY created_at, id LIMIT $2`,
-        [email, MAX_WORKSPACES_PER_REQUEST],
-      )).map(({ disabled_at: _, ...target }) => target),
-    ],
+    targetsAnyTenant: async (email: string): Promise<AccountTarget[]> => addressTargets(pg, email, MAX_WORKSPACES_PER_REQUEST),
     live: async (tenantId: string | null, tokenHash: string, purpose: AccountTokenPurpose, now: number): Promise<AccountTokenRow | null> =>
       tenantId !== null
         ? pg.one<AccountTokenRow>`SELECT token_hash, purpose, tenant_id, user_id, email, expires_at, used_at, created_at FROM account_tokens

@@ -2,7 +2,7 @@ import type { MagicLinksStore } from "../../auth/magic-link/repo";
 import { MAX_WORKSPACES_PER_REQUEST, type MagicLinkRow, type MagicLinkTarget } from "../../auth/magic-link/repo";
 import type { OutgoingMail } from "../../mail/repo";
 import type { AuditEntry } from "../../security/repo";
-import { ADDRESS_IN_EVERY_TENANT, lockUserInTx } from "./account-tokens";
+import { addressTargets, lockUserInTx } from "./account-tokens";
 import type { Pg, PgTx } from "./database";
 import type { PgAuditInTx } from "./sessions";
 
@@ -40,14 +40,7 @@ export function createPostgresMagicLinksStore(pg: Pg, others: { security: PgAudi
      */
     targetsAnyTenant: async (email: string): Promise<MagicLinkTarget[]> =>
       // One probe of users (tenant_id, email) per organization (ADDRESS_IN_EVERY_TENANT), read once.
-      (await pg.unsafe<MagicLinkTarget & { disabled_at: number | null }>(
-        `WITH found AS MATERIALIZED (${ADDRESS_IN_EVERY_TENANT})
-         SELECT * FROM found
-         WHERE (email_verified_at IS NOT NULL OR NOT EXISTS (SELECT 1 FROM found v WHERE v.email_verified_at IS NOT NULL))
-           AND disabled_at IS NULL
-         ORDER BY created_at, id LIMIT $2`,
-        [email, MAX_WORKSPACES_PER_REQUEST],
-      )).map(({ disabled_at: _, ...target }) => target),
+      addressTargets(pg, email, MAX_WORKSPACES_PER_REQUEST),
     /**
      * Live only, by the link's key. A link from before links named their tenant (`tenantId` null):
      * one probe of (tenant_id, token_hash) per organization; the LIMIT keeps the planner from
