@@ -9,11 +9,11 @@
 // median of ROUNDS) and the store call's time as the app sees it (median of ROUNDS).
 import { startCluster } from "../scripts/postgres-cluster";
 import { createPostgresAccountTokensStore } from "../src/stores/postgres/account-tokens";
-import { openPostgres, type Pg } from "../src/stores/postgres/database";
+import { inEveryTenant, openPostgres, type Pg } from "../src/stores/postgres/database";
 import { createPostgresInvitationsStore } from "../src/stores/postgres/invitations";
 import { createPostgresMagicLinksStore } from "../src/stores/postgres/magic-links";
 import { migratePostgres } from "../src/stores/postgres/migrate";
-import { createPostgresUsersStore } from "../src/stores/postgres/users";
+import { USERS_BY_EMAIL_ANY_TENANT, createPostgresUsersStore } from "../src/stores/postgres/users";
 import { BENCH_PG_SETTINGS } from "./postgres-support";
 
 const dir = process.argv[2] ?? "/work/benchdb/mailed/pg";
@@ -65,34 +65,26 @@ async function database(n: number): Promise<Pg> {
   return pg;
 }
 
-// The statements the stores run (their text, for EXPLAIN), with the arguments of a typical call.
+// The statements the stores run (the same text, for EXPLAIN), with the arguments of a typical call.
 const STATEMENTS: Array<{ name: string; sql: string; params: unknown[] }> = [
   {
     name: "sign-in without a tenant (users.byEmailAnyTenant), address in 2 organizations",
-    sql: `WITH found AS MATERIALIZED (
-            SELECT u.* FROM tenants t CROSS JOIN LATERAL (SELECT * FROM users WHERE tenant_id = t.id COLLATE "default" AND email = $1 LIMIT 1) u)
-          SELECT * FROM found
-          WHERE email_verified_at IS NOT NULL OR NOT EXISTS (SELECT 1 FROM found v WHERE v.email_verified_at IS NOT NULL)
-          ORDER BY created_at, id LIMIT $2`,
+    sql: USERS_BY_EMAIL_ANY_TENANT,
     params: ["shared@bench.test", 3],
   },
   {
     name: "legacy invitation token (invitations.byTokenHash(null, …))",
-    sql: `SELECT i.* FROM tenants t CROSS JOIN LATERAL (SELECT * FROM invitations WHERE tenant_id = t.id COLLATE "default" AND token_hash = $1 LIMIT 1) i LIMIT 1`,
+    sql: `${inEveryTenant("invitations", "token_hash = $1")} LIMIT 1`,
     params: ["no-such-hash"],
   },
   {
     name: "legacy magic link (magicLinks.live(null, …))",
-    sql: `SELECT m.* FROM tenants t CROSS JOIN LATERAL (
-            SELECT token_hash, tenant_id, user_id, expires_at, used_at, created_at FROM magic_links
-            WHERE tenant_id = t.id COLLATE "default" AND token_hash = $1 AND used_at IS NULL AND expires_at > $2 LIMIT 1) m LIMIT 1`,
+    sql: `${inEveryTenant("magic_links", "token_hash = $1 AND used_at IS NULL AND expires_at > $2")} LIMIT 1`,
     params: ["no-such-hash", Date.now()],
   },
   {
     name: "legacy reset (accountTokens.live(null, …))",
-    sql: `SELECT a.* FROM tenants t CROSS JOIN LATERAL (
-            SELECT * FROM account_tokens
-            WHERE tenant_id = t.id COLLATE "default" AND token_hash = $1 AND purpose = $2 AND used_at IS NULL AND expires_at > $3 LIMIT 1) a LIMIT 1`,
+    sql: `${inEveryTenant("account_tokens", "token_hash = $1 AND purpose = $2 AND used_at IS NULL AND expires_at > $3")} LIMIT 1`,
     params: ["no-such-hash", "password_reset", Date.now()],
   },
 ];

@@ -105,3 +105,16 @@ export async function insertJson(tx: PgQueries, table: string, rows: object[]): 
   if (rows.length === 0) return;
   await tx.unsafe(`INSERT INTO ${table} SELECT * FROM json_populate_recordset(NULL::${table}, $1::text::json) ON CONFLICT DO NOTHING`, [JSON.stringify(rows)]);
 }
+
+/**
+ * The rows of `table` in every organization that `where` names, found by one probe of the table's
+ * (tenant_id, …) key per organization: how a lookup that names no organization (a sign-in without
+ * a tenant, a link mailed before links named theirs) reads a table keyed by organization, with no
+ * index on the other columns alone (a distributed database could not keep one). The inner LIMIT
+ * keeps the planner from turning the LATERAL into a join over the whole table (`where` must name a
+ * whole key after tenant_id: at most one row an organization). `COLLATE "default"`: tenants.id is
+ * "C", the tenant_id columns are not, and compared as "C" the key cannot be probed by tenant
+ * (10,000 organizations: 10.5 s, against 31 ms). The probed row is `x`, its organization `t`.
+ */
+export const inEveryTenant = (table: string, where: string, select = "x.*"): string =>
+  `SELECT ${select} FROM tenants t CROSS JOIN LATERAL (SELECT * FROM ${table} WHERE tenant_id = t.id COLLATE "default" AND ${where} LIMIT 1) x`;

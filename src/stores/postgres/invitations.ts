@@ -5,7 +5,7 @@ import type { InvitationRow, InvitationStatus } from "../../users/invitations-mo
 import { statusOf } from "../../users/invitations-model";
 import type { AcceptOutcome, AcceptWrite, InviteOutcome, InviteWrite, RevokeOutcome } from "../../users/invitations-repo";
 import type { UserRow } from "../../users/repo";
-import type { Pg, PgQueries, PgTx } from "./database";
+import { type Pg, type PgQueries, type PgTx, inEveryTenant } from "./database";
 import type { PostgresMailStore } from "./mail";
 import type { PostgresSecurityStore } from "./security";
 import type { PostgresUsersStore } from "./users";
@@ -34,12 +34,9 @@ export function createPostgresInvitationsStore(
   const byId = (q: PgQueries, tenantId: string, id: string) => q.one<InvitationRow>`SELECT * FROM invitations WHERE tenant_id = ${tenantId} AND id = ${id}`;
   const byTokenHash = (q: PgQueries, tenantId: string, tokenHash: string) =>
     q.one<InvitationRow>`SELECT * FROM invitations WHERE tenant_id = ${tenantId} AND token_hash = ${tokenHash}`;
-  // A token mailed before tokens named their tenant: one probe of (tenant_id, token_hash) per
-  // organization; the inner LIMIT keeps the planner from making the LATERAL a join.
-  const byTokenHashAnyTenant = (tokenHash: string) =>
-    pg.one<InvitationRow>`SELECT i.* FROM tenants t CROSS JOIN LATERAL (
-                            SELECT * FROM invitations WHERE tenant_id = t.id COLLATE "default" AND token_hash = ${tokenHash} LIMIT 1) i
-                          LIMIT 1`;
+  // A token mailed before tokens named their tenant: one probe of (tenant_id, token_hash) per organization.
+  const byTokenHashAnyTenant = async (tokenHash: string) =>
+    (await pg.unsafe<InvitationRow>(`${inEveryTenant("invitations", "token_hash = $1")} LIMIT 1`, [tokenHash]))[0] ?? null;
   const lockAddress = (tx: PgTx, tenantId: string, email: string) =>
     tx.run`SELECT pg_advisory_xact_lock(hashtextextended(${JSON.stringify(["invitation", tenantId, email])}, 0))`;
   // The status a row has at `now`, in SQL: the same order as statusOf.

@@ -3,7 +3,7 @@ import { MAX_WORKSPACES_PER_REQUEST, type MagicLinkRow, type MagicLinkTarget } f
 import type { OutgoingMail } from "../../mail/repo";
 import type { AuditEntry } from "../../security/repo";
 import { addressTargets, lockUserInTx } from "./account-tokens";
-import type { Pg, PgTx } from "./database";
+import { type Pg, type PgTx, inEveryTenant } from "./database";
 import type { PgAuditInTx } from "./sessions";
 
 /** What the stores that mail a link need of the mail store: the outbox row, in their transaction. */
@@ -43,17 +43,15 @@ export function createPostgresMagicLinksStore(pg: Pg, others: { security: PgAudi
       addressTargets(pg, email, MAX_WORKSPACES_PER_REQUEST),
     /**
      * Live only, by the link's key. A link from before links named their tenant (`tenantId` null):
-     * one probe of (tenant_id, token_hash) per organization; the LIMIT keeps the planner from
-     * turning the LATERAL into a join over the whole table.
+     * one probe of (tenant_id, token_hash) per organization.
      */
     live: async (tenantId: string | null, tokenHash: string, now: number): Promise<MagicLinkRow | null> =>
       tenantId !== null
         ? pg.one<MagicLinkRow>`SELECT token_hash, tenant_id, user_id, expires_at, used_at, created_at FROM magic_links
             WHERE tenant_id = ${tenantId} AND token_hash = ${tokenHash} AND used_at IS NULL AND expires_at > ${now}`
-        : pg.one<MagicLinkRow>`SELECT m.* FROM tenants t CROSS JOIN LATERAL (
-              SELECT token_hash, tenant_id, user_id, expires_at, used_at, created_at FROM magic_links
-              WHERE tenant_id = t.id COLLATE "default" AND token_hash = ${tokenHash} AND used_at IS NULL AND expires_at > ${now} LIMIT 1) m
-            LIMIT 1`,
+        : pg
+            .unsafe<MagicLinkRow>(`${inEveryTenant("magic_links", "token_hash = $1 AND used_at IS NULL AND expires_at > $2")} LIMIT 1`, [tokenHash, now])
+            .then((rows) => rows[0] ?? null),
     /**
      * Marks the link used; answers its user, or null when it was used, expired or unknown. Single
      * use across instances: a second UPDATE waits for the first and then finds used_at set.

@@ -1,8 +1,17 @@
 import type { UsersStore } from "../../users/repo";
 import type { ProfileRow, UserRow } from "../../users/repo";
-import type { Pg, PgQueries, PgTx } from "./database";
+import { type Pg, type PgQueries, type PgTx, inEveryTenant } from "./database";
 
 /** Users and profiles on PostgreSQL. Every read names the tenant, except sign-in without one. */
+/**
+ * Sign-in without a tenant: an address's accounts, one probe of users (tenant_id, email) per
+ * organization read once; proven addresses win over unproven ones. `$1` the address, `$2` the limit.
+ */
+export const USERS_BY_EMAIL_ANY_TENANT = `WITH found AS MATERIALIZED (${inEveryTenant("users", "email = $1")})
+  SELECT * FROM found
+  WHERE email_verified_at IS NOT NULL OR NOT EXISTS (SELECT 1 FROM found v WHERE v.email_verified_at IS NOT NULL)
+  ORDER BY created_at, id LIMIT $2`;
+
 export function createPostgresUsersStore(pg: Pg) {
   const byEmail = (q: PgQueries, tenantId: string, email: string) =>
     q.one<UserRow>`SELECT * FROM users WHERE tenant_id = ${tenantId} AND email = ${email}`;
@@ -30,13 +39,7 @@ export function createPostgresUsersStore(pg: Pg) {
      * proven one (auth/email/). At most `limit` rows.
      */
     byEmailAnyTenant: async (email: string, limit: number) =>
-      // One probe of users (tenant_id, email) per organization, read once: no index on the address
-      // alone (a distributed table could not keep one). The inner LIMIT keeps the LATERAL a probe.
-      pg.all<UserRow>`WITH found AS MATERIALIZED (
-                        SELECT u.* FROM tenants t CROSS JOIN LATERAL (SELECT * FROM users WHERE tenant_id = t.id COLLATE "default" AND email = ${email} LIMIT 1) u)
-                      SELECT * FROM found
-                      WHERE email_verified_at IS NOT NULL OR NOT EXISTS (SELECT 1 FROM found v WHERE v.email_verified_at IS NOT NULL)
-                      ORDER BY created_at, id LIMIT ${limit}`,
+      pg.unsafe<UserRow>(USERS_BY_EMAIL_ANY_TENANT, [email, limit]),
     byId: async (tenantId: string, id: string) => byId(pg, tenantId, id),
     profile: async (tenantId: string, id: string) => profile(pg, tenantId, id),
     profiles: async (tenantId: string) => pg.all<ProfileRow>`SELECT * FROM profiles WHERE tenant_id = ${tenantId} ORDER BY created_at, name COLLATE "C"`,
