@@ -50,8 +50,7 @@ export type WriteResult = {
 /** The store of single deals: create, read, change, delete, and keeping the copied names current. */
 export interface DealsStore {
   byId(tenantId: string, id: string): Promise<DealJoined | null>;
-  /** Rows read elsewhere (the deal list's first pages) with their stage's data. */
-  /** Rows the deal list read directly, with their stage's name, color and won/lost flags. */
+  /** Rows the deal list read directly (its first pages), with their stage's name, color and won/lost flags. */
   withStages: (tenantId: string, rows: DealJoined[]) => Promise<DealJoined[]>;
   /** The rows of one page, in the order of `seqs`. */
   bySeqs(tenantId: string, seqs: number[]): Promise<DealJoined[]>;

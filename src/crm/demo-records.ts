@@ -5,6 +5,7 @@
  */
 import { newId } from "../db/ids";
 import { FIRST_NAMES, INDUSTRIES, LAST_NAMES, type RandomSource, STAGE_WEIGHTS, companyName, companyWord, dealNotes, dealTitle, dealValueCents } from "./demo-data";
+import type { DealFields } from "./deals-repo";
 import { contactName, searchTextOf, sortKey } from "./model";
 
 export const DAY = 86_400_000;
@@ -84,18 +85,8 @@ export function drawDemoContacts(r: RandomSource, accounts: DemoAccount[], now: 
 }
 
 /** A demo deal with the names, sort keys and search text it copies, named as its columns are. */
-export interface DemoDeal {
+export interface DemoDeal extends Omit<DealFields, "custom_data"> {
   id: string;
-  title: string;
-  account_id: string;
-  contact_id: string | null;
-  assigned_to: string | null;
-  stage: string;
-  value_cents: number;
-  currency: string;
-  close_date: string | null;
-  probability: number | null;
-  notes: string | null;
   created_at: number;
   updated_at: number;
   title_key: string;

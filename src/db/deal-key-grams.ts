@@ -1,4 +1,5 @@
 import type { Db } from "./database";
+import { recountByTenant } from "./deal-grams";
 
 /** A text sort's bucket in deal_key_grams (schema version 13): the key's first 6 characters, as SQLite's substr(key, 1, 6) counts them (code points). */
 export const KEY_BUCKET = 6;
@@ -276,28 +277,13 @@ export function writeKeyGramRows(db: Db, tenantId: string, rows: ReadonlyArray<s
   for (; i < rows.length; i += 4) upsert.run(tenantId, rows[i]!, rows[i + 1]!, rows[i + 2]!, rows[i + 3]!);
 }
 
-/**
- * deal_key_grams counted anew from every deal (migration 13's backfill, inside its transaction):
- * one read of the deals in rowid order, which keeps each organization's deals together, and the
- * tally's sorted upserts, flushed whenever the organization changes.
- */
+/** deal_key_grams counted anew from every deal (migration 13's backfill): recountByTenant. */
 export function recountDealKeyGrams(db: Db): void {
   db.run("DELETE FROM deal_key_grams");
-  let tenant: string | null = null;
-  let tally = new KeyGramTally();
-  const rows = db.query("SELECT tenant_id, title_key, account_key, contact_key, search_text FROM deals ORDER BY seq").iterate() as IterableIterator<{
-    tenant_id: string;
-    title_key: string;
-    account_key: string;
-    contact_key: string | null;
-    search_text: string;
-  }>;
-  for (const d of rows) {
-    if (d.tenant_id !== tenant) {
-      if (tenant !== null) tally.write(db, tenant);
-      [tenant, tally] = [d.tenant_id, new KeyGramTally()];
-    }
-    tally.add(d.search_text, d.title_key, d.account_key, d.contact_key);
-  }
-  if (tenant !== null) tally.write(db, tenant);
+  recountByTenant<{ tenant_id: string; title_key: string; account_key: string; contact_key: string | null; search_text: string }, KeyGramTally>(
+    db,
+    "title_key, account_key, contact_key, search_text",
+    () => new KeyGramTally(),
+    (tally, d) => tally.add(d.search_text, d.title_key, d.account_key, d.contact_key),
+  );
 }

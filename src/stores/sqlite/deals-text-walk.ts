@@ -103,11 +103,14 @@ export function createTextWalk(stmt: (sql: string) => Statement) {
         return null;
       }
     }
-    const served = o.nullable ? ` AND (d.${o.column} IS NULL) = 0` : "";
-    const order = `d.${o.column} ${dir}, d.id ${dir}`;
-    const walkSql = (bounded: boolean) =>
+    // A walk of the order's index over the entries `where` keeps: at most LIMIT entries read, the
+    // filters tested on each entry before the term (on the row), the matches kept up to the last LIMIT.
+    const walkSql = (where: string, order: string) =>
       `SELECT seq FROM (SELECT d.seq AS seq, CASE WHEN 1${w.filterSql} THEN instr(d.search_text, ?) > 0 ELSE 0 END AS ok FROM deals d INDEXED BY ${o.index(w.desc)}
-        WHERE d.tenant_id = ?${served} AND d.${o.column} >= ?${bounded ? ` AND d.${o.column} < ?` : ""} ORDER BY ${order} LIMIT ?) WHERE ok LIMIT ?`;
+        WHERE d.tenant_id = ?${where} ORDER BY ${order} LIMIT ?) WHERE ok LIMIT ?`;
+    const served = o.nullable ? ` AND (d.${o.column} IS NULL) = 0` : "";
+    const bucketWalkSql = (bounded: boolean) => walkSql(`${served} AND d.${o.column} >= ?${bounded ? ` AND d.${o.column} < ?` : ""}`, `d.${o.column} ${dir}, d.id ${dir}`);
+    const entries = (n: number) => Math.max(0, Math.floor(Math.min(n, Number.MAX_SAFE_INTEGER)));
     const found: number[] = [];
     let spent = 0;
     for (let i = 0; found.length < wanted; i++) {
@@ -115,7 +118,7 @@ export function createTextWalk(stmt: (sql: string) => Statement) {
       if (!b) break;
       const [lo, hi] = bucketRange(b[0]);
       const room = w.maxEntries - spent;
-      const rows = stmt(walkSql(hi !== null)).values(...w.filterArgs, w.term, w.tenantId, lo, ...(hi !== null ? [hi] : []), Math.max(0, Math.floor(Math.min(room, Number.MAX_SAFE_INTEGER))), wanted - found.length) as number[][];
+      const rows = stmt(bucketWalkSql(hi !== null)).values(...w.filterArgs, w.term, w.tenantId, lo, ...(hi !== null ? [hi] : []), entries(room), wanted - found.length) as number[][];
       for (const r of rows) found.push(r[0]!);
       spent += Math.min(b[2], room) + BUCKET_STEP;
       if (found.length < wanted && b[2] > room) {
@@ -128,11 +131,13 @@ export function createTextWalk(stmt: (sql: string) => Statement) {
       // Every bucket read: the term's matches not among them have no contact (sorted last both ways).
       while (next());
       if (w.termAll > hitsSeen) {
-        const room = Math.max(0, Math.floor(Math.min(w.maxEntries - spent, Number.MAX_SAFE_INTEGER)));
-        const rows = stmt(
-          `SELECT seq FROM (SELECT d.seq AS seq, CASE WHEN 1${w.filterSql} THEN instr(d.search_text, ?) > 0 ELSE 0 END AS ok FROM deals d INDEXED BY ${o.index(w.desc)}
-            WHERE d.tenant_id = ? AND (d.${o.column} IS NULL) = 1 ORDER BY d.id ${dir} LIMIT ?) WHERE ok LIMIT ?`,
-        ).values(...w.filterArgs, w.term, w.tenantId, room, wanted - found.length) as number[][];
+        const rows = stmt(walkSql(` AND (d.${o.column} IS NULL) = 1`, `d.id ${dir}`)).values(
+          ...w.filterArgs,
+          w.term,
+          w.tenantId,
+          entries(w.maxEntries - spent),
+          wanted - found.length,
+        ) as number[][];
         for (const r of rows) found.push(r[0]!);
         if (found.length < Math.min(wanted, w.total)) return null;
       }
