@@ -2,7 +2,7 @@
 // more builds side by side (a before/after on the same machine, under the same load):
 //   bun bench/throughput.ts [DB] [BINARY ...]      (default: dist/suite, built when stale)
 // DB is seeded (one organization, bigco, of THROUGHPUT_DEALS deals, default 100,000) when it does not exist.
-// Each round runs wrk (one thread, c = 32, THROUGHPUT_S seconds) on the bare server, then on each
+// Each round runs wrk (one thread, c = THROUGHPUT_C or 32, THROUGHPUT_S seconds) on the bare server, then on each
 // binary; medians over THROUGHPUT_ROUNDS rounds (default 3) are printed with the cores wrk used.
 import { existsSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -18,6 +18,7 @@ const [dbArg, ...binaryArgs] = process.argv.slice(2);
 const dbFile = resolve(dbArg ?? join(tmpdir(), "suite-throughput.db"));
 const SECONDS = Number(process.env.THROUGHPUT_S ?? 5);
 const ROUNDS = Number(process.env.THROUGHPUT_ROUNDS ?? 3);
+const CONNECTIONS = Number(process.env.THROUGHPUT_C ?? 32);
 // A database of `bun run bench` (BENCH_KEEP=1) works too: THROUGHPUT_PASSWORD="bench password 1".
 const PASSWORD = process.env.THROUGHPUT_PASSWORD ?? "throughput password 1";
 const SECRET = "throughput-secret-throughput-secret-0123";
@@ -94,7 +95,7 @@ end`,
   );
   const wrk = async (t: Target, withScript: boolean) => {
     const before = cpuOf(t.pid).total;
-    const p = Bun.spawn(["wrk", "-t1", "-c32", `-d${SECONDS}s`, ...(withScript ? ["-s", script] : []), `${t.url}/`], { stdout: "pipe", stderr: "inherit" });
+    const p = Bun.spawn(["wrk", "-t1", `-c${CONNECTIONS}`, `-d${SECONDS}s`, ...(withScript ? ["-s", script] : []), `${t.url}/`], { stdout: "pipe", stderr: "inherit" });
     const out = await new Response(p.stdout).text();
     if ((await p.exited) !== 0) throw new Error(`wrk: ${out}`);
     const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? Number.NaN);
