@@ -58,7 +58,7 @@ const PAD3 = Array.from({ length: 1000 }, (_, i) => String(i).padStart(3, "0"));
  * tables (a deal list writes 40 dates a page: about 12 % fewer instructions each, callgrind);
  * other values (fractions, years outside 0000-9999) go through Date.
  */
-export const toIso = (ms: number): string => {
+const formatIso = (ms: number): string => {
   if (!Number.isInteger(ms) || ms < -62_167_219_200_000 || ms >= 253_402_300_800_000) return new Date(ms).toISOString();
   const day = Math.floor(ms / DAY_MS);
   if (day !== lastDay) {
@@ -78,5 +78,22 @@ export const toIso = (ms: number): string => {
   t = (t - sec) / 60;
   const min = t % 60;
   return lastPrefix + PAD2[(t - min) / 60]! + ":" + PAD2[min]! + ":" + PAD2[sec]! + "." + PAD3[milli]! + "Z";
+};
+/**
+ * Instants already written, with their text: a deal list shows the same deals page after page
+ * (and to each member of an organization), and writing the 40 dates of a page, then flattening
+ * them for JSON, cost about 4.5 µs of its 13 (issue 15). Bounded: cleared when full.
+ */
+const written = new Map<number, string>();
+const WRITTEN_MAX = 16_384;
+
+export const toIso = (ms: number): string => {
+  let iso = written.get(ms);
+  if (iso === undefined) {
+    iso = formatIso(ms);
+    if (written.size >= WRITTEN_MAX) written.clear();
+    written.set(ms, iso);
+  }
+  return iso;
 };
 export const toIsoOrNull = (ms: number | null): string | null => (ms === null ? null : toIso(ms));

@@ -24,6 +24,13 @@ describe("toIso", () => {
     }
   });
 
+  test("instants written before (the memo), also across its clearing when full", () => {
+    const base = 1_732_400_000_000;
+    const instants = Array.from({ length: 40_000 }, (_, i) => base + i * 104_729);
+    for (let round = 0; round < 3; round++) for (const ms of instants) expect(toIso(ms)).toBe(new Date(ms).toISOString());
+    for (const ms of [0, -1, 1.5, 253_402_300_799_999]) expect(toIso(ms)).toBe(new Date(ms).toISOString());
+  });
+
   test("invalid instants throw as Date does; null stays null", () => {
     expect(() => toIso(Number.NaN)).toThrow(RangeError);
     expect(() => toIso(8.64e15 + 1)).toThrow(RangeError);
