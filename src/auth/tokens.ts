@@ -53,7 +53,20 @@ export function createTokens(secret: string, refreshKey: string, now: () => numb
     return { sub, tid, sid, typ, jti, iat, exp } as TokenClaims;
   }
 
+  /**
+   * The claims of a token already verified (its kind and expiry checked again), undefined for one
+   * not seen yet: the check behind every request, so it awaits nothing.
+   */
+  function known(token: string, expected: TokenType): TokenClaims | undefined {
+    const claims = verified.get(token);
+    if (claims === undefined) return undefined;
+    if (claims.typ !== expected) throw errors.tokenInvalid();
+    if (claims.exp * 1000 <= now()) throw errors.tokenExpired();
+    return claims;
+  }
+
   return {
+    known,
     /** The claims' order is fixed, so the same claims always sign to the same token. */
     async sign(c: TokenClaims): Promise<string> {
       return new SignJWT({ tid: c.tid, sid: c.sid, typ: c.typ })
@@ -68,12 +81,8 @@ export function createTokens(secret: string, refreshKey: string, now: () => numb
     },
 
     async verify(token: string, expected: TokenType): Promise<TokenClaims> {
-      const known = verified.get(token);
-      if (known !== undefined) {
-        if (known.typ !== expected) throw errors.tokenInvalid();
-        if (known.exp * 1000 <= now()) throw errors.tokenExpired();
-        return known;
-      }
+      const seen = known(token, expected);
+      if (seen !== undefined) return seen;
       const claims = await verifyFully(token, expected);
       if (verified.size >= VERIFIED_CACHE_SIZE) verified.delete(verified.keys().next().value!);
       verified.set(token, claims);
