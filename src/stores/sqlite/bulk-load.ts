@@ -71,29 +71,33 @@ function loadAllCounted(db: Db, tenants: SeedTenant[], now: number, bulk: boolea
       : [];
     for (const s of saved) db.run(`DROP ${s.type === "index" ? "INDEX" : "TRIGGER"} ${s.name}`);
     const ranges: Array<[number, number]> = [];
+    const counted: Array<SeedPlan["counted"]> = [];
     const out = tenants.map((t) => {
       const plan = startSeed(db, t, now, tally);
       plan.insertDeals(0, t.deals);
       tally?.end(t.tenantId);
       setDemoPassword(db, t);
       ranges.push(plan.range);
+      counted.push(plan.counted);
       return plan.result;
     });
     if (bulk) {
       for (const s of saved) if (s.type === "index") db.run(s.sql);
       const fts = db.prepare("INSERT INTO deals_fts (rowid, search_text, stage_token, unassigned_token) SELECT seq, search_text, stage_token, unassigned_token FROM deals WHERE seq BETWEEN ?1 AND ?2");
       for (const [lo, hi] of ranges) fts.run(lo, hi);
-      for (const t of tenants) {
-        db.run("DELETE FROM deal_counts WHERE tenant_id = ?1", [t.tenantId]);
-        db.run(
-          `INSERT INTO deal_counts (tenant_id, assignee, stage, n)
-           SELECT tenant_id, coalesce(assigned_to, ''), stage, count(*) FROM deals WHERE tenant_id = ?1 GROUP BY assigned_to, stage`,
-          [t.tenantId],
-        );
-        db.run(
-          "INSERT INTO deal_counts (tenant_id, assignee, stage, n) SELECT tenant_id, '*', stage, count(*) FROM deals WHERE tenant_id = ?1 GROUP BY stage",
-          [t.tenantId],
-        );
+      // The new deals' counts, added to what the triggers counted before they were dropped (a
+      // tenant's deals from before the seed): a regrouping of the tenant's rows took 1.3 s a million.
+      const addCount = db.prepare<never, [string, string, string, number]>(
+        "INSERT INTO deal_counts (tenant_id, assignee, stage, n) VALUES (?1, ?2, ?3, ?4) ON CONFLICT (tenant_id, assignee, stage) DO UPDATE SET n = n + excluded.n",
+      );
+      for (const [i, t] of tenants.entries()) {
+        const byStage = new Map<string, number>();
+        for (const [assignee, stages] of counted[i]!)
+          for (const [stage, n] of stages) {
+            addCount.run(t.tenantId, assignee, stage, n);
+            byStage.set(stage, (byStage.get(stage) ?? 0) + n);
+          }
+        for (const [stage, n] of byStage) addCount.run(t.tenantId, "*", stage, n);
       }
       // The counting thread sorted its rows while the indexes were built.
       tally?.write(db);
@@ -125,6 +129,8 @@ export interface SeedPlan {
   range: [number, number];
   /** Ids of the users, accounts and contacts this seed added (not those already there). */
   added: { users: string[]; accounts: string[]; contacts: string[] };
+  /** Deals inserted so far by assignee ('' for none), then stage: deal_counts' rows, for a seed without its triggers. */
+  counted: Map<string, Map<string, number>>;
   insertDeals(from: number, to: number): void;
 }
 
@@ -157,9 +163,14 @@ export function startSeed(db: Db, t: SeedTenant, now: number, tally?: SeedTally)
      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, NULL, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24)`,
   );
   const draw = demoDealDrawer(r, { count: t.deals, now, accounts, contacts, users, stages });
+  const counted = new Map<string, Map<string, number>>();
   const insertDeals = (from: number, to: number) => {
     for (let i = from; i < to; i++) {
       const d = draw(i);
+      const assignee = d.assigned_to ?? "";
+      let byStage = counted.get(assignee);
+      if (!byStage) counted.set(assignee, (byStage = new Map()));
+      byStage.set(d.stage, (byStage.get(d.stage) ?? 0) + 1);
       tally?.add(d.stage, d.assigned_to, d.search_text, d.title_key, d.account_key, d.contact_key);
       insert.run(
         first + i,
@@ -193,6 +204,7 @@ export function startSeed(db: Db, t: SeedTenant, now: number, tally?: SeedTally)
     result: { subdomain: t.subdomain, users: users.length, accounts: accounts.length, contacts: contacts.length, deals: t.deals },
     range: [first, first + t.deals - 1],
     added: { users: users.map((u) => u.id).filter((id) => !before.has(id)), accounts: accounts.map((a) => a.id), contacts: contacts.map((c) => c.id) },
+    counted,
     insertDeals,
   };
 }
