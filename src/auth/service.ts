@@ -9,7 +9,7 @@ import { auditEntry } from "./audit-entry";
 import { authErrors } from "./model";
 import { createPasswordChecks } from "./password-check";
 import type { ChallengeRow, NewSessionRow, SessionRow, SessionsStore } from "./repo";
-import type { Tokens } from "./tokens";
+import type { TokenClaims, Tokens } from "./tokens";
 import type { IssuedTokens, Principal, RequestInfo } from "../http/principal";
 
 export type { IssuedTokens, Principal, RequestInfo } from "../http/principal";
@@ -131,9 +131,14 @@ export function createAuthService(d: AuthDeps) {
    * module, the answer also says whether the organization has it (`moduleOn`), read in the same
    * statement as the session: the auth guard's module check then costs no read of its own.
    */
+  /** The sid hash of claims the token cache keeps (the same object on every request of a token). */
+  const sidHashes = new WeakMap<TokenClaims, string>();
+
   async function authenticate(token: string, module = ""): Promise<Principal & { moduleOn?: boolean }> {
     const claims = d.tokens.known(token, "access") ?? (await d.tokens.verify(token, "access"));
-    const s = await d.sessions.access(claims.tid, hashToken(claims.sid), module);
+    let sidHash = sidHashes.get(claims);
+    if (sidHash === undefined) sidHashes.set(claims, (sidHash = hashToken(claims.sid)));
+    const s = await d.sessions.access(claims.tid, sidHash, module);
     if (!s || s.user_id !== claims.sub || s.tenant_id !== claims.tid) throw errors.tokenInvalid();
     if (s.revoked_at !== null) throw errors.sessionRevoked();
     // Read with the session in the same statement: no extra query, and never a stale cache.

@@ -26,10 +26,19 @@ export function centsOf(text: string): number | null {
 export const MONEY_PATTERN = `^0*[0-9]{1,${MAX_WHOLE_DIGITS}}(?:\\.[0-9]{0,2}0*)?$`;
 export const MAX_MONEY = 10 ** MAX_WHOLE_DIGITS - 0.01;
 
+/** Values already written (a deal list shows the same deals again and again, as toIso's dates); bounded. */
+const written = new Map<number, string>();
+const WRITTEN_MAX = 8192;
+
 /** 123450 → "1234.50". */
 export function formatCents(cents: number): string {
-  const whole = Math.floor(cents / 100);
-  return `${whole}.${String(cents % 100).padStart(2, "0")}`;
+  let text = written.get(cents);
+  if (text === undefined) {
+    text = `${Math.floor(cents / 100)}.${String(cents % 100).padStart(2, "0")}`;
+    if (written.size >= WRITTEN_MAX) written.clear();
+    written.set(cents, text);
+  }
+  return text;
 }
 
 /**
