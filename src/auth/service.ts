@@ -126,14 +126,14 @@ export function createAuthService(d: AuthDeps) {
    */
   const endChallenges = async (tenantId: string, userId: string) => d.sessions.endChallenges(tenantId, userId);
 
+  /** The sid hash of claims the token cache keeps (the same object on every request of a token). */
+  const sidHashes = new WeakMap<TokenClaims, string>();
+
   /**
    * The check behind every protected request: a valid access token of a live session. Given a
    * module, the answer also says whether the organization has it (`moduleOn`), read in the same
    * statement as the session: the auth guard's module check then costs no read of its own.
    */
-  /** The sid hash of claims the token cache keeps (the same object on every request of a token). */
-  const sidHashes = new WeakMap<TokenClaims, string>();
-
   async function authenticate(token: string, module = ""): Promise<Principal & { moduleOn?: boolean }> {
     const claims = d.tokens.known(token, "access") ?? (await d.tokens.verify(token, "access"));
     let sidHash = sidHashes.get(claims);

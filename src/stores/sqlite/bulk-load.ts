@@ -6,16 +6,16 @@ import { type SeedTally, openSeedTally } from "../../db/seed-tally";
 import { type RandomSource, randomSource } from "../../crm/demo-data";
 import { demoDealDrawer, drawDemoAccounts, drawDemoContacts, drawDemoUsers } from "../../crm/demo-records";
 
+/** The seed's page cache (KiB, as PRAGMA cache_size takes it negative), and the index builds'. */
+const SEED_CACHE_KIB = -262144;
+const SORT_CACHE_KIB = -8192;
+
 /**
  * Writes demo CRM data for tenants in one transaction. When the new deals are at least as many
  * as those already stored, the deal indexes and triggers are dropped first and rebuilt after
  * (from their own stored SQL, so the schema is unchanged), the search index and the counts are
  * filled in bulk: building an index once is many times faster than growing it row by row.
  */
-/** The seed's page cache (KiB, as PRAGMA cache_size takes it negative), and the index builds'. */
-const SEED_CACHE_KIB = -262144;
-const SORT_CACHE_KIB = -8192;
-
 export function bulkSeed(db: Db, tenants: SeedTenant[], now: number): SeedResult[] {
   db.run(`PRAGMA cache_size = ${SEED_CACHE_KIB}`);
   // Index builds sort with helper threads; ANALYZE samples instead of reading every row.
