@@ -1,3 +1,4 @@
+import { remembered } from "../db/remembered";
 import { registerFormat } from "../http/validation";
 
 /** 13 digits before the point, 2 after: at most 15 significant digits, exact in a double and in cents. */
@@ -26,20 +27,8 @@ export function centsOf(text: string): number | null {
 export const MONEY_PATTERN = `^0*[0-9]{1,${MAX_WHOLE_DIGITS}}(?:\\.[0-9]{0,2}0*)?$`;
 export const MAX_MONEY = 10 ** MAX_WHOLE_DIGITS - 0.01;
 
-/** Values already written (a deal list shows the same deals again and again, as toIso's dates); bounded. */
-const written = new Map<number, string>();
-const WRITTEN_MAX = 8192;
-
-/** 123450 → "1234.50". */
-export function formatCents(cents: number): string {
-  let text = written.get(cents);
-  if (text === undefined) {
-    text = `${Math.floor(cents / 100)}.${String(cents % 100).padStart(2, "0")}`;
-    if (written.size >= WRITTEN_MAX) written.clear();
-    written.set(cents, text);
-  }
-  return text;
-}
+/** 123450 → "1234.50"; values already written are remembered (a deal list shows the same deals again and again, as toIso's dates). */
+export const formatCents: (cents: number) => string = remembered(8192, (cents) => `${Math.floor(cents / 100)}.${String(cents % 100).padStart(2, "0")}`);
 
 /**
  * A JSON number reaches us as a double. Every valid value has at most 15 significant digits, so

@@ -1,3 +1,4 @@
+import { remembered } from "./remembered";
 import { nanoid } from "nanoid";
 
 /**
@@ -45,8 +46,8 @@ export function tokenTenant(token: string): { tenantId: string | null } | null {
 export const hashToken = (token: string): string => new Bun.CryptoHasher("sha256").update(token).digest("hex");
 
 const DAY_MS = 86_400_000;
-/** "YYYY-MM-DDT" of days already formatted (a page's dates fall on a few days); bounded. */
-const dayPrefixes = new Map<number, string>();
+/** "YYYY-MM-DDT" of days already formatted (a page's dates fall on a few days). */
+const dayPrefix = remembered(4096, (day: number) => new Date(day * DAY_MS).toISOString().slice(0, 11));
 let lastDay = Number.NaN;
 let lastPrefix = "";
 const PAD2 = Array.from({ length: 100 }, (_, i) => String(i).padStart(2, "0"));
@@ -62,14 +63,8 @@ const formatIso = (ms: number): string => {
   if (!Number.isInteger(ms) || ms < -62_167_219_200_000 || ms >= 253_402_300_800_000) return new Date(ms).toISOString();
   const day = Math.floor(ms / DAY_MS);
   if (day !== lastDay) {
-    let prefix = dayPrefixes.get(day);
-    if (prefix === undefined) {
-      if (dayPrefixes.size >= 4096) dayPrefixes.clear();
-      prefix = new Date(day * DAY_MS).toISOString().slice(0, 11);
-      dayPrefixes.set(day, prefix);
-    }
+    lastPrefix = dayPrefix(day);
     lastDay = day;
-    lastPrefix = prefix;
   }
   let t = ms - day * DAY_MS;
   const milli = t % 1000;
@@ -82,18 +77,7 @@ const formatIso = (ms: number): string => {
 /**
  * Instants already written, with their text: a deal list shows the same deals page after page
  * (and to each member of an organization), and writing the 40 dates of a page, then flattening
- * them for JSON, cost about 4.5 µs of its 13 (issue 15). Bounded: cleared when full.
+ * them for JSON, cost about 4.5 µs of its 13 (issue 15).
  */
-const written = new Map<number, string>();
-const WRITTEN_MAX = 16_384;
-
-export const toIso = (ms: number): string => {
-  let iso = written.get(ms);
-  if (iso === undefined) {
-    iso = formatIso(ms);
-    if (written.size >= WRITTEN_MAX) written.clear();
-    written.set(ms, iso);
-  }
-  return iso;
-};
+export const toIso: (ms: number) => string = remembered(16_384, formatIso);
 export const toIsoOrNull = (ms: number | null): string | null => (ms === null ? null : toIso(ms));
