@@ -73,3 +73,15 @@ export function cpuOf(pid: number): { main: number; workers: number; other: numb
   }
   return out;
 }
+
+/**
+ * For an in-process loop of requests: one turn of the event loop every 64 calls, as a server's loop
+ * turns. A loop of awaits alone never leaves the microtask queue, so what each request leaves for
+ * later (Elysia's after-response hooks, the access log) piles up: a Request, its headers and a timer
+ * per request, a heap of gigabytes, and every later measurement slower (JSON of a page read 48 µs
+ * instead of 6).
+ */
+export function eventLoopTurns(): () => Promise<void> | undefined {
+  let calls = 0;
+  return () => (++calls % 64 === 0 ? new Promise<void>((r) => setImmediate(r)) : undefined);
+}

@@ -9,6 +9,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { resolve } from "node:path";
 import { benchMemberToken } from "./member-login";
+import { eventLoopTurns } from "./process-support";
 
 const PASSWORD = "profile password 1";
 const SECRET = "profile-secret-profile-secret-0123456789";
@@ -32,16 +33,14 @@ if (process.env.INSTR_CHILD) {
     const text = await r.text();
     if (r.status !== 200) throw new Error(`${r.status} ${text}`);
   };
-  // A turn of the event loop every 64 requests, as a server's loop turns: otherwise what each
-  // request leaves for later (after-response hooks, the access log) piles up and is counted late.
-  const turn = (i: number) => (i % 64 === 63 ? new Promise<void>((r) => setImmediate(r)) : undefined);
+  const turn = eventLoopTurns();
   for (let i = 0; i < Number(process.env.INSTR_WARM); i++) {
     await one();
-    await turn(i);
+    await turn();
   }
   for (let i = 0; i < Number(process.env.INSTR_REQS); i++) {
     await one();
-    await turn(i);
+    await turn();
   }
   ctx.close();
   process.exit(0);

@@ -16,6 +16,7 @@ import { createContext } from "../src/context";
 import { bulkSeed } from "../src/stores/sqlite/bulk-load";
 import { readDealQuery } from "../src/crm/routes";
 import { benchMemberToken } from "./member-login";
+import { eventLoopTurns } from "./process-support";
 
 const dbFile = process.argv[2] ?? "/tmp/suite-profile.db";
 const N = Number(process.env.PROFILE_N ?? 20_000);
@@ -23,14 +24,7 @@ const only = process.env.PROFILE_ONLY;
 const ROUNDS = Number(process.env.PROFILE_ROUNDS ?? 10);
 const say = (s: string) => process.stderr.write(`${s}\n`);
 const PASSWORD = "profile password 1";
-/**
- * One turn of the event loop every 64 calls. A loop of awaits alone never leaves the microtask
- * queue, so what a request leaves for later (Elysia's after-response hooks, the access log) piles
- * up: a Request, its headers and a timer per request, a heap of gigabytes, and every later part
- * measured slower (JSON of a page read 48 µs instead of 6).
- */
-let calls = 0;
-const turn = (): Promise<void> | undefined => (++calls % 64 === 0 ? new Promise<void>((r) => setImmediate(r)) : undefined);
+const turn = eventLoopTurns();
 
 const fresh = !existsSync(dbFile);
 const ctx = createContext({
