@@ -1,5 +1,5 @@
 import type { Db } from "./database";
-import { recountByTenant } from "./deal-grams";
+import { addCounterRows, recountByTenant } from "./deal-grams";
 
 /** A text sort's bucket in deal_key_grams (schema version 13): the key's first 6 characters, as SQLite's substr(key, 1, 6) counts them (code points). */
 export const KEY_BUCKET = 6;
@@ -28,8 +28,6 @@ export function trigramsOf(text: string): Set<string> {
 
 /** Above this many (sort, bucket, gram) entries per slot the table doubles. */
 const LOAD = 0.75;
-/** Rows an INSERT of write() holds. */
-const BATCH = 200;
 /** An entry's key is bucket number × GRAM_SPAN + gram number (exact in a double below 2^53). */
 const GRAM_SPAN = 2 ** 26;
 
@@ -256,25 +254,9 @@ export class KeyGramTally {
   }
 }
 
-/** Adds sortedRows() to the tenant's deal_key_grams, in their (key) order. */
+/** Adds sortedRows() to the tenant's deal_key_grams (addCounterRows). */
 export function writeKeyGramRows(db: Db, tenantId: string, rows: ReadonlyArray<string | number>): void {
-  const upsert = db.prepare(
-    `INSERT INTO deal_key_grams (tenant_id, ord, gram, bucket, n) VALUES (?1, ?2, ?3, ?4, ?5)
-     ON CONFLICT (tenant_id, ord, gram, bucket) DO UPDATE SET n = n + excluded.n`,
-  );
-  // BATCH rows a statement: a statement run from JS costs about as much as the row it writes.
-  const many = db.prepare(
-    `INSERT INTO deal_key_grams (tenant_id, ord, gram, bucket, n) VALUES ${Array.from({ length: BATCH }, () => "(?, ?, ?, ?, ?)").join(", ")}
-     ON CONFLICT (tenant_id, ord, gram, bucket) DO UPDATE SET n = n + excluded.n`,
-  );
-  const args: Array<string | number> = [];
-  let i = 0;
-  for (; i + BATCH * 4 <= rows.length; i += BATCH * 4) {
-    args.length = 0;
-    for (let k = i; k < i + BATCH * 4; k += 4) args.push(tenantId, rows[k]!, rows[k + 1]!, rows[k + 2]!, rows[k + 3]!);
-    many.run(...args);
-  }
-  for (; i < rows.length; i += 4) upsert.run(tenantId, rows[i]!, rows[i + 1]!, rows[i + 2]!, rows[i + 3]!);
+  addCounterRows(db, "deal_key_grams", ["ord", "gram", "bucket"], tenantId, rows);
 }
 
 /** deal_key_grams counted anew from every deal (migration 13's backfill): recountByTenant. */
