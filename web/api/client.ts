@@ -77,7 +77,8 @@ async function toError(res: Response): Promise<ApiError> {
   try {
     body = await res.json();
   } catch {
-    /* not JSON: a proxy's page, a network error page */
+    /* not JSON: a proxy's page, a network error page (json() has read it all the same) */
+    await drain(res);
   }
   const retry = Number(res.headers.get("retry-after"));
   const retryAfter = Number.isFinite(retry) && retry > 0 ? retry : null;
@@ -103,10 +104,22 @@ async function send(method: string, path: string, o: Options): Promise<Response>
   });
 }
 
+/**
+ * Reads an answer's body to its end when nothing else will: an unread body keeps the request open
+ * in the browser, holding one of its few connections to this host and keeping the page from ever
+ * being network-idle. Read rather than cancelled, so the connection can serve the next request.
+ */
+async function drain(res: Response): Promise<void> {
+  if (res.body === null || res.bodyUsed) return;
+  await res.arrayBuffer().catch(() => {});
+}
+
 /** One refresh for every caller that needs it now; true when the session lives on. */
 export function refreshSession(): Promise<boolean> {
   inFlight ??= send("POST", "/auth/refresh", {})
-    .then((res) => {
+    .then(async (res) => {
+      // The new tokens travel in the cookies; the body (tokens, or the refusal) is not needed.
+      await drain(res);
       if (res.ok) scheduleRefresh();
       return res.ok;
     })
@@ -149,7 +162,10 @@ export async function request<R>(method: string, path: string, o: Options = {}):
 
 async function finish<R>(res: Response): Promise<R> {
   if (!res.ok) throw await toError(res);
-  if (res.status === 204) return undefined as R;
+  if (res.status === 204) {
+    await drain(res);
+    return undefined as R;
+  }
   return (await res.json()) as R;
 }
 
