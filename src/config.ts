@@ -1,4 +1,5 @@
 import { availableParallelism } from "node:os";
+import { parseAllowList } from "./outbound/addresses";
 
 /** Every setting of the server, resolved from flags, then `SUITE_*` environment, then defaults. */
 export interface Config {
@@ -38,6 +39,13 @@ export interface Config {
   oidcTestLoopback: boolean;
   /** TESTS ONLY: where a GitHub stand-in answers (loopback, and only with oidcTestLoopback); null: github.com. */
   oidcTestGithubUrl: string | null;
+  /**
+   * SUITE_OUTBOUND_ALLOW: CIDRs and host names that outbound requests (identity providers) may
+   * reach although they are loopback, private, link-local... (src/outbound). Empty: public only.
+   */
+  outboundAllow: string;
+  /** SUITE_OIDC_ENDPOINT_HOSTS: host names an OpenID provider's token, JWKS and userinfo endpoints may be on besides its issuer's host. */
+  oidcEndpointHosts: string[];
   /** Scheduled backups (cli/backup-schedule.ts): the folder (null: none), hours between them, how many to keep. */
   backupDir: string | null;
   backupEvery: number;
@@ -85,6 +93,8 @@ const SETTINGS: Setting[] = [
   { key: "signup", env: "SUITE_SIGNUP", flag: "signup", kind: "signup", default: "open", help: "closed: no public signup; organizations come from suite tenant create" },
   { key: "oidcTestLoopback", env: "SUITE_OIDC_TEST_LOOPBACK", flag: "oidc-test-loopback", kind: "bool", default: "false", help: "TESTS ONLY: allow http identity-provider issuers on loopback (refused unless the base domain is localhost)" },
   { key: "oidcTestGithubUrl", env: "SUITE_OIDC_TEST_GITHUB_URL", flag: "oidc-test-github-url", kind: "url", schemes: ["http:"], default: "none: github.com", help: "TESTS ONLY: where a GitHub stand-in answers (loopback, with --oidc-test-loopback)" },
+  { key: "outboundAllow", env: "SUITE_OUTBOUND_ALLOW", flag: "outbound-allow", kind: "string", default: "none: public addresses only", help: "CIDRs and host names outbound requests (identity providers) may reach although private, loopback or link-local, e.g. 10.20.0.0/16,idp.corp.example" },
+  { key: "oidcEndpointHosts", env: "SUITE_OIDC_ENDPOINT_HOSTS", flag: "oidc-endpoint-hosts", kind: "string", default: "none: the issuer's host only", help: "host names an OpenID provider's token, JWKS and userinfo endpoints may be on besides its issuer's host, comma-separated" },
   { key: "backupDir", env: "SUITE_BACKUP_DIR", flag: "backup-dir", kind: "string", default: "none: no scheduled backups", help: "folder for scheduled backups while serving (made 0700; each backup 0600, integrity-checked)" },
   { key: "backupEvery", env: "SUITE_BACKUP_EVERY", flag: "backup-every", kind: "hours", default: "24", help: "hours between scheduled backups; fractions allowed (0.5)" },
   { key: "backupKeep", env: "SUITE_BACKUP_KEEP", flag: "backup-keep", kind: "count", default: "7", help: "how many scheduled backups to keep; older ones the suite named are removed" },
@@ -263,6 +273,11 @@ export function loadConfig(flags: Record<string, string> = {}, env: Record<strin
     signup: (raw.signup as "open" | "closed" | undefined) ?? "open",
     oidcTestLoopback: (raw.oidcTestLoopback as boolean | undefined) ?? false,
     oidcTestGithubUrl: (raw.oidcTestGithubUrl as string | null | undefined) ?? null,
+    outboundAllow: (raw.outboundAllow as string | undefined) ?? "",
+    oidcEndpointHosts: String(raw.oidcEndpointHosts ?? "")
+      .split(",")
+      .map((h) => h.trim().toLowerCase().replace(/\.$/, ""))
+      .filter((h) => h !== ""),
     backupDir: (raw.backupDir as string | undefined) ?? null,
     backupEvery: (raw.backupEvery as number | undefined) ?? 24,
     backupKeep: (raw.backupKeep as number | undefined) ?? 7,
@@ -273,6 +288,13 @@ export function loadConfig(flags: Record<string, string> = {}, env: Record<strin
   if (config.oidcTestGithubUrl !== null && (!config.oidcTestLoopback || !isDevHost(new URL(config.oidcTestGithubUrl).hostname))) {
     throw new ConfigError(`invalid ${where.oidcTestGithubUrl}: a test-only setting, needs ${where.oidcTestLoopback} and a loopback address`);
   }
+  try {
+    parseAllowList(config.outboundAllow);
+  } catch (e) {
+    throw new ConfigError(`invalid ${where.outboundAllow}: ${(e as Error).message}`);
+  }
+  const badHost = config.oidcEndpointHosts.find((h) => !DOMAIN_RE.test(h));
+  if (badHost !== undefined) throw new ConfigError(`invalid ${where.oidcEndpointHosts}: ${JSON.stringify(badHost)} is not a host name`);
   for (const key of ["accessTtl", "refreshTtl", "tempTokenTtl", "magicLinkTtl", "inviteTtl", "reauthWindow"] as const) {
     if (config[key] < 1) throw new ConfigError(`invalid ${where[key]}=0: a lifetime must be at least 1 second`);
   }

@@ -4,6 +4,7 @@ import { type SecondFactorGate, createSignIn } from "./auth/sign-in";
 import { createTokens } from "./auth/tokens";
 import { createSealer, createSecretBox } from "./auth/two-factor/secret-box";
 import { createProtocol } from "./auth/oidc/protocol";
+import { type OutboundSettings, outboundGuardFor } from "./outbound/guard";
 import { createProvidersService } from "./auth/oidc/providers-service";
 import { createFlowService } from "./auth/oidc/flow-service";
 import { createTwoFactorService } from "./auth/two-factor/service";
@@ -43,6 +44,8 @@ export interface ContextOptions extends StoresOptions {
   limits?: Partial<Limits>;
   /** The server passes argon2 on threads of its own; the bad-input fuzz a cheap stand-in. Default: in-process argon2. */
   hasher?: PasswordHasher;
+  /** Tests: the outbound guard's resolver or certificate authority; everything else comes from the config. */
+  outbound?: Pick<Partial<OutboundSettings>, "resolve" | "ca">;
 }
 
 /** Builds every service once on the stores, wired together: the one place that knows them all. */
@@ -97,11 +100,15 @@ export function createContext(opts: ContextOptions) {
   const magicLinks = createMagicLinkService({ config, now, log, limiter, limits, users, links: stores.magicLinks, security, mailer });
   const emailVerification = createEmailVerificationService({ config, now, log, limiter, limits, tokens: accountTokens, security, mailer });
   // Identity providers: client secrets and flows' PKCE verifiers sealed under keys of their own.
+  // Every request to a host someone else chose goes through this one guard (src/outbound).
+  const outbound = outboundGuardFor(config, opts.outbound);
+  const protocol = createProtocol(config, outbound);
   const providers = createProvidersService({
     config, now, repo: stores.oidc, users, sealer: createSealer(keys.encryptionKey, "idp-client-secret/v1"), requireRecentProof: auth.requireRecentProof,
+    issuerRefused: protocol.issuerRefused,
   });
   const oidcFlow = createFlowService({
-    config, now, repo: stores.oidc, users, providers, protocol: createProtocol(config), sealer: createSealer(keys.encryptionKey, "oauth-flow/v1"), signIn, limiter, limits, audit, log,
+    config, now, repo: stores.oidc, users, providers, protocol, sealer: createSealer(keys.encryptionKey, "oauth-flow/v1"), signIn, limiter, limits, audit, log,
     tenantInService: (id) => tenantsService.requireInService(id),
   });
   const support = createSupportService({ now, users, members: stores.members, passwords: stores.passwords, sessions, support: stores.support, hasher, limiter, limits });

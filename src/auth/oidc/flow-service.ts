@@ -78,7 +78,7 @@ export function createFlowService(d: FlowDeps) {
     try {
       as = await d.protocol.server(p);
     } catch (e) {
-      throw new Failure("oauth_provider_error", e instanceof FlowError ? e.reason : "discovery");
+      throw new Failure("oauth_provider_error", e instanceof FlowError ? e.reason : "bad_document");
     }
     const o = d.protocol.generate;
     // `<tenant id>.<random>`: the callback finds the flow by (tenant_id, state_hash).

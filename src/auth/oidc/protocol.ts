@@ -1,7 +1,9 @@
 import * as oauth from "oauth4webapi";
 import type { Config } from "../../config";
 import { isDevHost } from "../../config";
+import { OutboundError, type OutboundGuard } from "../../outbound/guard";
 import type { ProviderKind } from "./model";
+import { type ProviderFailure, foreignEndpoint, providerFailure } from "./provider-reach";
 
 /** What a provider proved about the person: who they are there, and their address if it is verified. */
 export interface ProvenIdentity {
@@ -13,9 +15,9 @@ export interface ProvenIdentity {
   emailVerified: boolean;
 }
 
-/** A failure the callback reports as `code` (model.ts OAUTH_ERRORS); `cause` is for the audit's reason only. */
+/** A failure the callback reports as `code` (model.ts OAUTH_ERRORS); `reason` is the audit's, one of PROVIDER_FAILURES. */
 export class FlowError extends Error {
-  constructor(readonly code: "oauth_provider_error" | "oauth_token_invalid", readonly reason: string) {
+  constructor(readonly code: "oauth_provider_error" | "oauth_token_invalid", readonly reason: ProviderFailure) {
     super(code);
   }
 }
@@ -58,21 +60,39 @@ export function issuerProblem(config: Config, issuer: string): string | null {
   return "must be an https URL";
 }
 
-/** The OAuth / OpenID Connect side of a flow, through oauth4webapi: no hand-made token checks. */
-export function createProtocol(config: Config) {
+/**
+ * The OAuth / OpenID Connect side of a flow, through oauth4webapi: no hand-made token checks.
+ * Every request to a provider goes through the outbound guard (oauth4webapi's customFetch).
+ */
+export function createProtocol(config: Config, outbound: OutboundGuard) {
   const discovered = new Map<string, { as: oauth.AuthorizationServer; at: number }>();
   const githubBase = config.oidcTestGithubUrl ?? null;
   // http is only ever allowed towards loopback hosts with the test-only setting on.
   const insecure = (url: string) => config.oidcTestLoopback && new URL(url).protocol === "http:" && isDevHost(new URL(url).hostname);
-  const opts = (url: string) => ({ [oauth.allowInsecureRequests]: insecure(url), signal: AbortSignal.timeout(TIMEOUT_MS) });
+  const guarded = (url: string, init: RequestInit | undefined) => outbound.guardedFetch(url, init, { purpose: "identity_provider", timeoutMs: TIMEOUT_MS });
+  const opts = (url: string) => ({ [oauth.allowInsecureRequests]: insecure(url), [oauth.customFetch]: guarded, signal: AbortSignal.timeout(TIMEOUT_MS) });
 
-  async function discover(issuer: string, exact: boolean): Promise<oauth.AuthorizationServer> {
+  async function discover(kind: ProviderKind, issuer: string, exact: boolean): Promise<oauth.AuthorizationServer> {
     const hit = discovered.get(issuer);
     if (hit && Date.now() - hit.at < DISCOVERY_TTL_MS) return hit.as;
     const url = new URL(issuer);
     const as = await oauth.processDiscoveryResponse(exact ? url : (internal._nodiscoverycheck as never), await oauth.discoveryRequest(url, opts(issuer)));
+    if (foreignEndpoint(kind, as, issuer, config.oidcEndpointHosts)) throw new FlowError("oauth_provider_error", "foreign_endpoint");
     discovered.set(issuer, { as, at: Date.now() });
     return as;
+  }
+
+  /**
+   * Registration's check of an issuer: null when its host may be reached, else why not
+   * (`refused_address`). A name that does not resolve yet is accepted: sign-in reports it.
+   */
+  async function issuerRefused(issuer: string): Promise<"refused_address" | null> {
+    try {
+      await outbound.check(issuer, "identity_provider", TIMEOUT_MS);
+      return null;
+    } catch (e) {
+      return e instanceof OutboundError && e.reason === "refused_address" ? "refused_address" : null;
+    }
   }
 
   /** The provider's endpoints (discovery for OpenID Connect; GitHub's are fixed). */
@@ -84,17 +104,17 @@ export function createProtocol(config: Config) {
           return { issuer: GITHUB_ISSUER, authorization_endpoint: `${web}/login/oauth/authorize`, token_endpoint: `${web}/login/oauth/access_token` };
         }
         case "google":
-          return await discover(GOOGLE_ISSUER, true);
+          return await discover("google", GOOGLE_ISSUER, true);
         case "microsoft": {
-          const as = await discover(MICROSOFT_ISSUER, false);
+          const as = await discover("microsoft", MICROSOFT_ISSUER, false);
           // The token's directory's own issuer: https://login.microsoftonline.com/{tid}/v2.0.
           return { ...as, [internal._expectedIssuer]: (r: { claims: Record<string, unknown> }) => String(as.issuer).replace("{tenantid}", String(r.claims.tid ?? "")) } as oauth.AuthorizationServer;
         }
         default:
-          return await discover(p.issuer!, true);
+          return await discover("oidc", p.issuer!, true);
       }
     } catch (e) {
-      throw new FlowError("oauth_provider_error", `discovery: ${reason(e)}`);
+      throw e instanceof FlowError ? e : new FlowError("oauth_provider_error", providerFailure(e, "bad_document"));
     }
   }
 
@@ -134,14 +154,14 @@ export function createProtocol(config: Config) {
     try {
       params = oauth.validateAuthResponse(as, client, callback, f.state);
     } catch (e) {
-      throw new FlowError("oauth_provider_error", `authorization response: ${reason(e)}`);
+      throw new FlowError("oauth_provider_error", providerFailure(e, "bad_document"));
     }
     const tokenUrl = as.token_endpoint!;
     let response: Response;
     try {
       response = await oauth.authorizationCodeGrantRequest(as, client, oauth.ClientSecretPost(clientSecret), params, redirectUri, f.verifier, opts(tokenUrl));
     } catch (e) {
-      throw new FlowError("oauth_provider_error", `token request: ${reason(e)}`);
+      throw new FlowError("oauth_provider_error", providerFailure(e, "bad_document"));
     }
     if (p.kind === "github") return github(as, client, response);
     let result: oauth.TokenEndpointResponse;
@@ -150,13 +170,15 @@ export function createProtocol(config: Config) {
     } catch (e) {
       // The provider refused the code (an error body) or answered something unusable.
       const refused = e instanceof oauth.ResponseBodyError || (e instanceof oauth.OperationProcessingError && e.code === oauth.RESPONSE_IS_NOT_CONFORM);
-      throw new FlowError(refused ? "oauth_provider_error" : "oauth_token_invalid", `token response: ${reason(e)}`);
+      throw new FlowError(refused ? "oauth_provider_error" : "oauth_token_invalid", providerFailure(e, "bad_token"));
     }
     try {
       // The ID token's signature, by a key from the provider's JWKS (never an HMAC).
       await oauth.validateApplicationLevelSignature(as, response, opts(as.jwks_uri ?? as.issuer));
     } catch (e) {
-      throw new FlowError("oauth_token_invalid", `id token signature: ${reason(e)}`);
+      const failure = providerFailure(e, "bad_token");
+      // Not reaching the JWKS is the provider's failure; a signature that does not verify is the token's.
+      throw new FlowError(failure === "bad_token" ? "oauth_token_invalid" : "oauth_provider_error", failure);
     }
     const claims = oauth.getValidatedIdTokenClaims(result)!;
     let email = typeof claims.email === "string" ? claims.email : null;
@@ -168,7 +190,7 @@ export function createProtocol(config: Config) {
         email = typeof info.email === "string" ? info.email : null;
         verified = verifiedEmail(p.kind, info as Record<string, unknown>);
       } catch (e) {
-        throw new FlowError("oauth_provider_error", `userinfo: ${reason(e)}`);
+        throw new FlowError("oauth_provider_error", providerFailure(e, "bad_document"));
       }
     }
     return { issuer: String(claims.iss), subject: claims.sub, email: email?.trim().toLowerCase() ?? null, emailVerified: email !== null && verified };
@@ -180,32 +202,30 @@ export function createProtocol(config: Config) {
     try {
       token = (await oauth.processAuthorizationCodeResponse(as, client, response)).access_token;
     } catch (e) {
-      throw new FlowError("oauth_provider_error", `token response: ${reason(e)}`);
+      throw new FlowError("oauth_provider_error", providerFailure(e, "bad_token"));
     }
     const api = githubBase ?? "https://api.github.com";
     const get = async (path: string) => {
-      const r = await fetch(`${api}${path}`, {
+      const r = await guarded(`${api}${path}`, {
         headers: { authorization: `Bearer ${token}`, accept: "application/vnd.github+json", "user-agent": "workspace-suite" },
-        signal: AbortSignal.timeout(TIMEOUT_MS),
-        redirect: "error",
       });
-      if (!r.ok) throw new FlowError("oauth_provider_error", `github ${path}: status ${r.status}`);
+      if (!r.ok) throw new FlowError("oauth_provider_error", "bad_status");
       return r.json() as Promise<unknown>;
     };
     try {
       const user = (await get("/user")) as { id?: unknown };
       const emails = (await get("/user/emails")) as Array<{ email?: unknown; primary?: unknown; verified?: unknown }>;
-      if (typeof user.id !== "number" && typeof user.id !== "string") throw new FlowError("oauth_provider_error", "github /user: no id");
+      if (typeof user.id !== "number" && typeof user.id !== "string") throw new FlowError("oauth_provider_error", "bad_document");
       const primary = Array.isArray(emails) ? emails.find((e) => e.primary === true && typeof e.email === "string") : undefined;
       const email = typeof primary?.email === "string" ? primary.email.trim().toLowerCase() : null;
       return { issuer: GITHUB_ISSUER, subject: String(user.id), email, emailVerified: email !== null && primary?.verified === true };
     } catch (e) {
       if (e instanceof FlowError) throw e;
-      throw new FlowError("oauth_provider_error", `github api: ${reason(e)}`);
+      throw new FlowError("oauth_provider_error", providerFailure(e, "bad_document"));
     }
   }
 
-  return { server, authorizationUrl, complete, generate: oauth };
+  return { server, authorizationUrl, complete, issuerRefused, generate: oauth };
 }
 
 /**
@@ -215,18 +235,6 @@ export function createProtocol(config: Config) {
 export function verifiedEmail(kind: ProviderKind, claims: Record<string, unknown>): boolean {
   if (kind === "microsoft") return claims.xms_edov === true || claims.xms_edov === "1" || claims.xms_edov === 1;
   return claims.email_verified === true || claims.email_verified === "true";
-}
-
-/** A short, secret-free reason for the audit: an error's code and class, never a body or a token. */
-function reason(e: unknown): string {
-  if (e instanceof FlowError) return e.reason;
-  // The provider's error code only, and only when it looks like one (it is the provider's text).
-  const code = (c: string) => (/^[a-z_]{1,40}$/.test(c) ? c : "other");
-  if (e instanceof oauth.ResponseBodyError) return `provider error ${code(e.error)}`;
-  if (e instanceof oauth.AuthorizationResponseError) return `provider error ${code(e.error)}`;
-  if (e instanceof oauth.OperationProcessingError) return `${e.code}: ${e.message}`.slice(0, 200);
-  if (e instanceof Error) return `${e.name}${"code" in e ? ` ${String((e as { code: unknown }).code)}` : ""}`;
-  return "unknown";
 }
 
 export type Protocol = ReturnType<typeof createProtocol>;

@@ -24,6 +24,8 @@ export interface ProvidersDeps {
   sealer: Sealer;
   /** 403 reauthentication_required unless the session proved its first factor within SUITE_REAUTH_WINDOW (as 2FA changes). */
   requireRecentProof: (p: Principal) => void;
+  /** Whether the outbound guard refuses the issuer's host (a private, loopback, link-local... address). */
+  issuerRefused: (issuer: string) => Promise<"refused_address" | null>;
 }
 
 const domainsOf = (row: ProviderRow): string[] => JSON.parse(row.allowed_domains) as string[];
@@ -59,6 +61,13 @@ export function createProvidersService(d: ProvidersDeps) {
     return issuer.trim().replace(/\/+$/, "");
   }
 
+  /** The issuer's host must be one the server may reach: not a private, loopback or link-local address (the operator's SUITE_OUTBOUND_ALLOW aside). */
+  async function checkIssuerAddress(issuer: string | null): Promise<void> {
+    if (issuer === null || (await d.issuerRefused(issuer)) === null) return;
+    const msg = "Value error, the issuer's host is on an address this server does not connect to (a private, loopback, link-local or reserved network): refused_address";
+    throw new RequestValidationError([{ loc: ["body", "issuer"], msg, type: "value_error" }]);
+  }
+
   async function checkProfile(tenantId: string, id: string | null | undefined): Promise<void> {
     if (id != null && !(await d.users.profile(tenantId, id))) throw errors.notFound("No profile with this id in this organization.");
   }
@@ -76,6 +85,7 @@ export function createProvidersService(d: ProvidersDeps) {
   async function create(p: Principal, body: CreateProviderBody, req: RequestInfo): Promise<ProviderRead> {
     d.requireRecentProof(p);
     const issuer = checkIssuer(body.kind, body.issuer);
+    await checkIssuerAddress(issuer);
     const name = body.name.trim();
     await checkProfile(p.tenantId, body.default_profile_id);
     await checkName(p.tenantId, name);
@@ -120,6 +130,7 @@ export function createProvidersService(d: ProvidersDeps) {
     d.requireRecentProof(p);
     const row = await get(p, id);
     const issuer = body.issuer === undefined ? row.issuer : checkIssuer(row.kind, body.issuer);
+    if (body.issuer !== undefined) await checkIssuerAddress(issuer);
     const name = body.name?.trim() ?? row.name;
     if (name !== row.name) await checkName(p.tenantId, name, id);
     if (body.default_profile_id !== undefined) await checkProfile(p.tenantId, body.default_profile_id);
