@@ -24,6 +24,7 @@ import { createPasswordService } from "./auth/password/service";
 import { type PasswordHasher, createPasswordHasher } from "./security/passwords";
 import { LIMITS, type Limits, createRateLimiter } from "./security/rate-limit";
 import { createTenantsService } from "./tenants/service";
+import { createTlsAskService } from "./tls/service";
 import { createTransferService } from "./crm/transfer-service";
 import { createInvitationsService } from "./users/invitations-service";
 import { createUsersService } from "./users/service";
@@ -171,6 +172,8 @@ export function createContext(opts: ContextOptions) {
     emailVerification,
     /** Sign-in with identity providers (auth/oidc/): the organization's providers, and the flow. */
     oidc: { providers, flow: oidcFlow },
+    /** Caddy's on-demand TLS question: may the proxy get a certificate for this host (tls/). */
+    tls: createTlsAskService({ config, tenants }),
     /** Whether the database answers (GET /health). */
     ping: () => stores.ping(),
     /** Resolves once every commit so far is on disk: an answer after a write awaits it (http/core.ts). */

@@ -89,6 +89,7 @@ describe("tags: one per part of the API, declared once, used consistently", () =
     [/^\/api\/v1\/audit-log$/, "audit"],
     [/^\/api\/v1\/health$/, "health"],
     [/^\/api\/v1\/tenant$/, "organization"],
+    [/^\/api\/v1\/tls\//, "tls"],
   ];
 
   test("every operation has exactly one tag, the one of its URL", () => {

@@ -206,4 +206,11 @@ export const TEAM_ATTEMPTS: Attempt[] = [
     send: (w) => req("PATCH", "/tenant", { token: w.b.member.access, tenant: "bravo", body: { name: "Mine" } }),
     expect: { status: 403, code: "forbidden" },
   },
+  // ---- the proxy's certificate question (public, but only for a proxy on the server's machine) ----
+  {
+    op: "GET /api/v1/tls/ask",
+    what: "B asks whether A's host gets a certificate: refused, as for anyone not on the server's machine",
+    send: (w) => req("GET", `/tls/ask?domain=${w.a.subdomain}.localhost`, asB(w)),
+    expect: { status: 403, code: "loopback_only" },
+  },
 ];
