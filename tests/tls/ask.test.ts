@@ -35,7 +35,7 @@ describe("which names get a certificate", () => {
     for (const domain of ["nope.localhost", "bolt.localhost", "www.localhost", "api.localhost", "x.acme.localhost", "acme.localhost.evil.test", "acme", "evil.test", "127.0.0.1", "-acme.localhost", "acme.localhost:443"]) {
       const r = await ask(domain);
       expect(`${domain} ${r.status}`).toBe(`${domain} 404`);
-      expect((await r.json()).code).toBe("not_found");
+      expect(((await r.json()) as { code: string }).code).toBe("not_found");
     }
   });
 
@@ -49,11 +49,12 @@ describe("which names get a certificate", () => {
 
 describe("who may ask: a process on this machine, directly", () => {
   test("a request that came through the proxy (a forwarding header) is refused, whatever the name", async () => {
-    for (const headers of [{ "x-forwarded-for": "203.0.113.9" }, { forwarded: "for=203.0.113.9" }, { "x-real-ip": "203.0.113.9" }]) {
+    const forwarded: Array<Record<string, string>> = [{ "x-forwarded-for": "203.0.113.9" }, { forwarded: "for=203.0.113.9" }, { "x-real-ip": "203.0.113.9" }];
+    for (const headers of forwarded) {
       for (const domain of ["acme.localhost", "nope.localhost"]) {
         const r = await ask(domain, headers);
         expect(r.status).toBe(403);
-        expect((await r.json()).code).toBe("loopback_only");
+        expect(((await r.json()) as { code: string }).code).toBe("loopback_only");
       }
     }
   });
