@@ -19,6 +19,8 @@ export interface TestAppOptions {
   walSync?: ContextOptions["walSync"];
   /** "sqlite" runs this app on SQLite even in the PostgreSQL run (a copy-to-postgres source). */
   backend?: "sqlite";
+  /** The outbound guard's resolver (names only the test knows), in place of the system's. */
+  outbound?: ContextOptions["outbound"];
 }
 
 export interface RequestOptions {
@@ -168,6 +170,7 @@ export function testApp(opts: TestAppOptions = {}) {
     now: opts.now,
     limits: opts.limits,
     walSync: opts.walSync,
+    outbound: opts.outbound,
   });
   const app = createApp(ctx);
   // Mailed links are secrets too: note each one as it is written to the outbox. Every store that

@@ -163,3 +163,21 @@ describe("SUITE_OUTBOUND_ALLOW lets the operator reach an inside provider", () =
     expect((await add("https://169.254.169.253")).status).toBe(422);
   });
 });
+
+describe("DNS rebinding: the name is checked at every use, and the checked address is the one used", () => {
+  // A resolver of the test's own: the issuer's name first answers a public address, then a private one.
+  const answers: Record<string, string[]> = { "idp.rebind.test": ["93.184.216.34"] };
+  const t = testApp({ outbound: { resolve: async (host) => answers[host] ?? Promise.reject(Object.assign(new Error("no"), { code: "ENOTFOUND" })) } });
+  afterAll(() => t.close());
+
+  test("registered while public, used once it resolves to a private address: refused_address, nothing sent", async () => {
+    const org = await t.signup("acme");
+    const p = await addProvider(t, org.access_token, { issuer: "https://idp.rebind.test", client_id: "c", client_secret: "a-secret" });
+    answers["idp.rebind.test"] = ["10.0.0.9"];
+    const r = await new OidcBrowser(t).app("GET", startPath(p.id), "acme");
+    expect(locationOf(r)).toBe("/sign-in?error=oauth_provider_error");
+    const failure = (await allAudit(t)).filter((a) => a.action === "oauth.failure").at(-1)!;
+    expect(JSON.parse(failure.detail as string)).toMatchObject({ code: "oauth_provider_error", reason: "refused_address" });
+  });
+});
+
