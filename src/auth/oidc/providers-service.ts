@@ -64,7 +64,9 @@ export function createProvidersService(d: ProvidersDeps) {
   /** The issuer's host must be one the server may reach: not a private, loopback or link-local address (the operator's SUITE_OUTBOUND_ALLOW aside). */
   async function checkIssuerAddress(issuer: string | null): Promise<void> {
     if (issuer === null || (await d.issuerRefused(issuer)) === null) return;
-    const msg = "Value error, the issuer's host is on an address this server does not connect to (a private, loopback, link-local or reserved network): refused_address";
+    const msg =
+      "Value error, the issuer's host is on a private, loopback, link-local or reserved address, which this server does not connect to (refused_address): " +
+      "give the provider's public address, or ask the server's operator to allow this one (SUITE_OUTBOUND_ALLOW).";
     throw new RequestValidationError([{ loc: ["body", "issuer"], msg, type: "value_error" }]);
   }
 
