@@ -9,6 +9,7 @@ import type { Context } from "./context";
 import { httpCore } from "./http/core";
 import { docsRoutes } from "./http/docs";
 import { healthRoutes } from "./http/health";
+import { metricsRoutes } from "./metrics/routes";
 import { tenantsRoutes } from "./tenants/routes";
 import { invitationAcceptRoutes } from "./users/accept-routes";
 import { usersRoutes } from "./users/routes";
@@ -25,6 +26,7 @@ export function createApp(ctx: Context) {
     .use(httpCore(ctx))
     .use(docsRoutes(ctx, () => self!))
     .use(healthRoutes(ctx))
+    .use(metricsRoutes(ctx))
     .use(tenantsRoutes(ctx))
     .use(authRoutes(ctx))
     .use(oidcRoutes(ctx))

@@ -26,6 +26,9 @@ import { createTenantsService } from "./tenants/service";
 import { createTransferService } from "./crm/transfer-service";
 import { createInvitationsService } from "./users/invitations-service";
 import { createUsersService } from "./users/service";
+import { createMetrics } from "./metrics/recorder";
+import { registerServerGauges } from "./metrics/server-gauges";
+import pkg from "../package.json";
 import { createMembersService } from "./users/members-service";
 import { createSupportService } from "./users/support-service";
 
@@ -62,7 +65,9 @@ export function createContext(opts: ContextOptions) {
   };
   const tokens = createTokens(keys.jwtSecret, keys.refreshKey, now);
   const hasher = opts.hasher ?? createPasswordHasher(config.hashConcurrency);
-  const limiter = createRateLimiter(security, now);
+  const metrics = createMetrics(pkg.version);
+  const limiter = createRateLimiter(security, now, (limit) => metrics.refused(limit.name));
+  registerServerGauges(metrics, { config, mail, now });
   const audit = (e: AuditEntry) => security.audit(e, now());
 
   const auth = createAuthService({ config, now, sessions, users, tokens, hasher, limiter, limits, audit });
@@ -164,6 +169,8 @@ export function createContext(opts: ContextOptions) {
     emailVerification,
     /** Sign-in with identity providers (auth/oidc/): the organization's providers, and the flow. */
     oidc: { providers, flow: oidcFlow },
+    /** Prometheus metrics of this process (GET /api/v1/metrics). */
+    metrics,
     /** Whether the database answers (GET /health). */
     ping: () => stores.ping(),
     /** Resolves once every commit so far is on disk: an answer after a write awaits it (http/core.ts). */
@@ -178,7 +185,10 @@ export function createContext(opts: ContextOptions) {
       await stores.oidc.purgeExpired(t);
       await mail.purgeFinished(t - 30 * 86_400_000);
     },
-    close: () => stores.close(),
+    close: () => {
+      metrics.close();
+      return stores.close();
+    },
   };
 }
 
