@@ -36,6 +36,11 @@ if (process.argv[2] === "postgres-http") {
   await import("../bench/postgres-http");
   process.exit(0);
 }
+// bun run bench metrics: what recording a request in the metrics (and its trace id) costs (bench/metrics-cost.ts).
+if (process.argv[2] === "metrics") {
+  await import("../bench/metrics-cost");
+  process.exit(0);
+}
 // bun run bench web: the web app in Chromium (bench/web.ts).
 if (process.argv[2] === "web") {
   await import("../bench/web");

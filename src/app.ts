@@ -10,6 +10,7 @@ import { httpCore } from "./http/core";
 import { docsRoutes } from "./http/docs";
 import { healthRoutes } from "./http/health";
 import { tlsRoutes } from "./tls/routes";
+import { metricsRoutes } from "./metrics/routes";
 import { tenantsRoutes } from "./tenants/routes";
 import { invitationAcceptRoutes } from "./users/accept-routes";
 import { usersRoutes } from "./users/routes";
@@ -27,6 +28,7 @@ export function createApp(ctx: Context) {
     .use(docsRoutes(ctx, () => self!))
     .use(healthRoutes(ctx))
     .use(tlsRoutes(ctx))
+    .use(metricsRoutes(ctx))
     .use(tenantsRoutes(ctx))
     .use(authRoutes(ctx))
     .use(oidcRoutes(ctx))

@@ -50,6 +50,8 @@ export interface Config {
   backupDir: string | null;
   backupEvery: number;
   backupKeep: number;
+  /** The bearer token Prometheus sends to GET /api/v1/metrics; null: no metrics endpoint (404). */
+  metricsToken: string | null;
 }
 
 /** A bad setting: main prints `message` as one line and exits non-zero. */
@@ -97,6 +99,7 @@ const SETTINGS: Setting[] = [
   { key: "oidcEndpointHosts", env: "SUITE_OIDC_ENDPOINT_HOSTS", flag: "oidc-endpoint-hosts", kind: "string", default: "none: the issuer's host only", help: "host names an OpenID provider's token, JWKS and userinfo endpoints may be on besides its issuer's host, comma-separated" },
   { key: "backupDir", env: "SUITE_BACKUP_DIR", flag: "backup-dir", kind: "string", default: "none: no scheduled backups", help: "folder for scheduled backups while serving (made 0700; each backup 0600, integrity-checked)" },
   { key: "backupEvery", env: "SUITE_BACKUP_EVERY", flag: "backup-every", kind: "hours", default: "24", help: "hours between scheduled backups; fractions allowed (0.5)" },
+  { key: "metricsToken", env: "SUITE_METRICS_TOKEN", flag: "metrics-token", kind: "string", default: "none: no metrics endpoint", help: "the bearer token that reads GET /api/v1/metrics (Prometheus text format), at least 32 characters; the operator's, not an organization's" },
   { key: "backupKeep", env: "SUITE_BACKUP_KEEP", flag: "backup-keep", kind: "count", default: "7", help: "how many scheduled backups to keep; older ones the suite named are removed" },
 ];
 
@@ -105,7 +108,7 @@ export const CONFIG_FLAGS = new Set(SETTINGS.map((s) => s.flag));
 
 function parseValue(s: Setting, raw: string, where: string): unknown {
   // A secret (the JWT key, SMTP credentials inside the URL) is never echoed back; a database URL only with its password masked.
-  const secret = s.key === "jwtSecret" || s.key === "encryptionKey" || s.key === "smtpUrl";
+  const secret = s.key === "jwtSecret" || s.key === "encryptionKey" || s.key === "smtpUrl" || s.key === "metricsToken";
   const shown = secret || (s.key === "databaseUrl" && !showableDatabaseUrl(raw)) ? "" : `=${JSON.stringify(s.key === "databaseUrl" ? maskDatabaseUrl(raw) : raw)}`;
   const bad = (why: string) => new ConfigError(`invalid ${where}${shown}: ${why}`);
   const value = raw.trim();
@@ -241,6 +244,8 @@ export function loadConfig(flags: Record<string, string> = {}, env: Record<strin
   if (jwtSecret !== null && jwtSecret.length < 32) throw new ConfigError(`invalid ${where.jwtSecret}: must be at least 32 characters`);
   const encryptionKey = (raw.encryptionKey as string | undefined) ?? null;
   if (encryptionKey !== null && encryptionKey.length < 32) throw new ConfigError(`invalid ${where.encryptionKey}: must be at least 32 characters`);
+  const metricsToken = (raw.metricsToken as string | undefined)?.trim() ?? null;
+  if (metricsToken !== null && metricsToken.length < 32) throw new ConfigError(`invalid ${where.metricsToken}: must be at least 32 characters`);
   const secure = (raw.cookieSecure as string | undefined) ?? "auto";
   const port = (raw.port as number | undefined) ?? 8000;
   const cookieSecure = secure === "auto" ? !isDevHost(baseDomain) : secure === "true";
@@ -281,6 +286,7 @@ export function loadConfig(flags: Record<string, string> = {}, env: Record<strin
     backupDir: (raw.backupDir as string | undefined) ?? null,
     backupEvery: (raw.backupEvery as number | undefined) ?? 24,
     backupKeep: (raw.backupKeep as number | undefined) ?? 7,
+    metricsToken,
   };
   if (config.oidcTestLoopback && !isDevHost(baseDomain)) {
     throw new ConfigError(`invalid ${where.oidcTestLoopback}: a test-only setting, refused unless the base domain is a development host (localhost)`);

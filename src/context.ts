@@ -28,6 +28,9 @@ import { createTlsAskService } from "./tls/service";
 import { createTransferService } from "./crm/transfer-service";
 import { createInvitationsService } from "./users/invitations-service";
 import { createUsersService } from "./users/service";
+import { createMetrics } from "./metrics/recorder";
+import { registerServerGauges } from "./metrics/server-gauges";
+import pkg from "../package.json";
 import { createMembersService } from "./users/members-service";
 import { createSupportService } from "./users/support-service";
 
@@ -66,7 +69,9 @@ export function createContext(opts: ContextOptions) {
   };
   const tokens = createTokens(keys.jwtSecret, keys.refreshKey, now);
   const hasher = opts.hasher ?? createPasswordHasher(config.hashConcurrency);
-  const limiter = createRateLimiter(security, now);
+  const metrics = createMetrics(pkg.version);
+  const limiter = createRateLimiter(security, now, (limit) => metrics.refused(limit.name));
+  registerServerGauges(metrics, { config, mail, now });
   const audit = (e: AuditEntry) => security.audit(e, now());
 
   const auth = createAuthService({ config, now, sessions, users, tokens, hasher, limiter, limits, audit });
@@ -174,6 +179,8 @@ export function createContext(opts: ContextOptions) {
     oidc: { providers, flow: oidcFlow },
     /** Caddy's on-demand TLS question: may the proxy get a certificate for this host (tls/). */
     tls: createTlsAskService({ config, tenants }),
+    /** Prometheus metrics of this process (GET /api/v1/metrics). */
+    metrics,
     /** Whether the database answers (GET /health). */
     ping: () => stores.ping(),
     /** Resolves once every commit so far is on disk: an answer after a write awaits it (http/core.ts). */
@@ -188,7 +195,10 @@ export function createContext(opts: ContextOptions) {
       await stores.oidc.purgeExpired(t);
       await mail.purgeFinished(t - 30 * 86_400_000);
     },
-    close: () => stores.close(),
+    close: () => {
+      metrics.close();
+      return stores.close();
+    },
   };
 }
 

@@ -48,6 +48,7 @@ export async function serve(config: Config): Promise<void> {
     if ((e as { code?: string }).code === "EADDRINUSE") throw new PortInUse(config.port);
     throw e;
   }
+  ctx.metrics.gauge("suite_http_requests_in_flight", "Requests this instance is answering now", [], (set) => set({}, app.server?.pendingRequests ?? 0));
   // SQLite's WAL checkpoints and file backups; PostgreSQL has its own (pg_dump, base backups).
   const checkpointer = config.databaseUrl ? null : startCheckpointer(config.db);
   lastLineOfDefence(ctx.log);

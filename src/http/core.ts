@@ -6,6 +6,7 @@ import { AppError, RequestValidationError, errors } from "./errors";
 import { requestPath } from "./request-path";
 import { securityHeaders } from "./security-headers";
 import { toValidationItems } from "./validation";
+import { traceOf } from "./trace";
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 /** Methods that never write what a caller is told about (a session's last-use mark is not that). */
@@ -24,7 +25,7 @@ const MAX_LOGGED_PATH = 2048;
  * throws once the answer is gone would otherwise reach the process as an unhandled rejection.
  */
 export const httpCore = (ctx: Context) => {
-  const started = new WeakMap<Request, { at: number; id: string }>();
+  const started = new WeakMap<Request, { at: number; id: string; trace: string }>();
   /** A log line that cannot throw either (a logger failing must not take the request with it). */
   const log = (line: Record<string, unknown>) => {
     try {
@@ -35,15 +36,19 @@ export const httpCore = (ctx: Context) => {
   };
   const failure = (msg: string, request: Request, e: unknown) => {
     const err = e as Error | undefined;
-    log({ level: "error", msg, request_id: started.get(request)?.id, error: err?.name, message: err?.message, stack: err?.stack });
+    const s = started.get(request);
+    log({ level: "error", msg, request_id: s?.id, trace_id: s?.trace, error: err?.name, message: err?.message, stack: err?.stack });
   };
   return new Elysia({ name: "http-core", seed: ctx.id })
     .onRequest(({ request, set }) => {
       const given = request.headers.get("x-request-id");
       const id = given && REQUEST_ID.test(given) ? given : crypto.randomUUID();
-      started.set(request, { at: performance.now(), id });
+      // A caller's W3C trace (a proxy's) is continued, or one is started: its id joins the logs.
+      const trace = traceOf(request.headers.get("traceparent"));
+      started.set(request, { at: performance.now(), id, trace: trace.traceId });
       Object.assign(set.headers, securityHeaders);
       set.headers["x-request-id"] = id;
+      set.headers.traceparent = trace.header;
       set.headers["cache-control"] = "no-store";
       checkDeclaredLength(request);
     })
@@ -77,17 +82,22 @@ export const httpCore = (ctx: Context) => {
         return { detail: "Something went wrong on our side.", code: "internal_error" };
       }
     })
-    .onAfterResponse({ as: "global" }, ({ request, set }) => {
+    .onAfterResponse({ as: "global" }, ({ request, set, route }) => {
       try {
         const s = started.get(request);
+        const status = typeof set.status === "number" ? set.status : Number(set.status) || 200;
+        const ms = s ? performance.now() - s.at : 0;
+        // The route's template, never the path: ids and unmatched paths would make labels without end.
+        ctx.metrics.request(route || "unmatched", request.method, status, ms / 1000);
         log({
           level: "info",
           msg: "request",
           method: request.method,
           path: requestPath(request.url).slice(0, MAX_LOGGED_PATH),
-          status: typeof set.status === "number" ? set.status : Number(set.status) || 200,
-          duration_ms: s ? Math.round((performance.now() - s.at) * 100) / 100 : null,
+          status,
+          duration_ms: s ? Math.round(ms * 100) / 100 : null,
           request_id: s?.id,
+          trace_id: s?.trace,
         });
       } catch (e) {
         failure("access log failed", request, e);

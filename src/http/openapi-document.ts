@@ -145,6 +145,7 @@ export function buildDocument(app: AnyElysia, version: string) {
       securitySchemes: {
         bearer: { type: "http", scheme: "bearer", bearerFormat: "JWT", description: "The access token from sign-in." },
         cookie: { type: "apiKey", in: "cookie", name: "svc_session", description: "The session cookie set by sign-in (browsers)." },
+        metricsToken: { type: "http", scheme: "bearer", description: "The operator's SUITE_METRICS_TOKEN (GET /api/v1/metrics only)." },
       },
     },
   };

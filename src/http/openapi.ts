@@ -26,7 +26,7 @@ export const ErrorBody = t.Object(
   { title: "ErrorBody" },
 );
 
-/** One tag per part of the API, by URL: /auth, /auth/2fa, /users, /crm, /health, /tls. */
+/** One tag per part of the API, by URL: /auth, /auth/2fa, /users, /crm, /health, /metrics, /tls. */
 export const TAGS = {
   auth: "Signup, sign-in (password, magic link, invitation), tokens and sessions (/api/v1/auth)",
   "two-factor": "The TOTP second factor and its backup codes (/api/v1/auth/2fa)",
@@ -36,6 +36,7 @@ export const TAGS = {
   audit: "The organization's audit log, for its admins (/api/v1/audit-log)",
   health: "Whether the server and its database answer (/api/v1/health)",
   tls: "The reverse proxy's questions before it gets a certificate for a host name (/api/v1/tls)",
+  metrics: "This instance's metrics, for the operator's Prometheus (/api/v1/metrics)",
 } as const;
 export type Tag = keyof typeof TAGS;
 

@@ -45,4 +45,20 @@ export interface MailStore {
   nextDueAt: () => Promise<number | null>;
   /** Deletes sent and failed mail created before `before`; answers how many. */
   purgeFinished: (before: number) => Promise<number>;
+  /** What the metrics show: rows waiting, being sent and given up on, and the oldest waiting row's creation. */
+  backlog: () => Promise<OutboxBacklog>;
+}
+
+export interface OutboxBacklog {
+  pending: number;
+  sending: number;
+  failed: number;
+  /** created_at of the oldest pending row; null when none waits. */
+  oldestPendingAt: number | null;
+}
+
+/** The backlog's rows (one per status present) as the store interface answers them. */
+export function backlogOf(rows: { status: string; n: number; oldest: number | null }[]): OutboxBacklog {
+  const of = (status: string) => rows.find((r) => r.status === status);
+  return { pending: Number(of("pending")?.n ?? 0), sending: Number(of("sending")?.n ?? 0), failed: Number(of("failed")?.n ?? 0), oldestPendingAt: of("pending")?.oldest == null ? null : Number(of("pending")!.oldest) };
 }

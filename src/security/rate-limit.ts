@@ -45,13 +45,14 @@ export interface LimitState {
   retryAfterSeconds: number;
 }
 
-/** Fixed-window counters in the database: a restart does not reset them. */
-export function createRateLimiter(repo: SecurityStore, now: () => number) {
+/** Fixed-window counters in the database: a restart does not reset them. `refused` hears of every "no" (the metrics). */
+export function createRateLimiter(repo: SecurityStore, now: () => number, refused: (limit: Limit) => void = () => {}) {
   const keyOf = (limit: Limit, subject: string) => `${limit.name}:${subject}`;
-  const state = (limit: Limit, count: number, windowStart: number, t: number): LimitState => ({
-    allowed: count <= limit.max,
-    retryAfterSeconds: Math.max(1, Math.ceil((windowStart + limit.windowMs - t) / 1000)),
-  });
+  const state = (limit: Limit, count: number, windowStart: number, t: number): LimitState => {
+    const allowed = count <= limit.max;
+    if (!allowed) refused(limit);
+    return { allowed, retryAfterSeconds: Math.max(1, Math.ceil((windowStart + limit.windowMs - t) / 1000)) };
+  };
   return {
     /** Counts one attempt and says whether it is within the limit. */
     async hit(limit: Limit, subject: string): Promise<LimitState> {

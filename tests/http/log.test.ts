@@ -39,6 +39,8 @@ describe("one access-log line per request", () => {
           status,
           duration_ms: expect.any(Number),
           request_id: r.headers.get("x-request-id"),
+          // The answer's traceparent carries the same trace id (tests/metrics/metrics.test.ts).
+          trace_id: r.headers.get("traceparent")!.split("-")[1],
         },
       ]);
       expect(added[0]!.duration_ms as number).toBeGreaterThanOrEqual(0);

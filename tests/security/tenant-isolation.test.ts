@@ -51,7 +51,8 @@ function resolveOp(doc: any, op: any) {
 
 const key = (o: Operation) => `${o.method} ${o.path}`;
 const ID_LIKE = /(^id$|_id$|^assigned_to$|token)/;
-const isAuthenticated = (o: Operation) => (o.op.security ?? []).length > 0;
+// An organization's credentials (bearer or cookie); the operator's metrics token is no organization's.
+const isAuthenticated = (o: Operation) => (o.op.security ?? []).some((s: Record<string, unknown>) => "bearer" in s || "cookie" in s);
 const hasPathParam = (o: Operation) => o.path.includes("{");
 const isList = (o: Operation) =>
   o.method === "GET" && o.op.answers.some((a: any) => a.schema?.type === "array" || (a.schema?.properties?.items && a.schema?.properties?.total));

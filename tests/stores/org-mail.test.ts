@@ -63,6 +63,17 @@ for (const backend of BACKENDS) {
       expect((await b.org.mail.list()).map((m) => m.id)).toEqual([retry]);
     });
 
+    test("backlog: pending, sending and failed rows counted, the oldest pending one's creation; sent rows left out", async () => {
+      expect(await b.org.mail.backlog()).toEqual({ pending: 0, sending: 0, failed: 0, oldestPendingAt: null });
+      const ids = [];
+      for (let i = 0; i < 4; i++) ids.push(await b.org.mail.enqueue(mailTo(null, `b${i}@x.test`), T0 + i * 10));
+      const [sending, sent, failed] = (await b.org.mail.claimDue(T0 + 20, T0 + 1000, 3)).map((m) => m.id) as [string, string, string];
+      await b.org.mail.markSent(sent, T0 + 30);
+      await b.org.mail.markFailed(failed, "550");
+      expect(sending).toBe(ids[0]!);
+      expect(await b.org.mail.backlog()).toEqual({ pending: 1, sending: 1, failed: 1, oldestPendingAt: T0 + 30 });
+    });
+
     test("leases: renewed by a live sender, reclaimed after a dead one's lapses, released unsent", async () => {
       const a = await b.org.mail.enqueue(mailTo(null, "lease@x.test"), T0);
       const c = await b.org.mail.enqueue(mailTo(null, "other@x.test"), T0);

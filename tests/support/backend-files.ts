@@ -9,6 +9,7 @@
  * Paths are relative to the repository's root.
  */
 export const SQLITE_ONLY_REASONS: Record<string, string> = {
+  "tests/metrics/prometheus.test.ts": "a real Prometheus scraping a spawned `suite serve` on a SQLite file (the metrics themselves: tests/metrics/metrics.test.ts, both backends)",
   // The SQLite database layer itself.
   "tests/db/database.test.ts": "SQLite connection settings (pragmas, WAL), writeTx and its busy handling",
   "tests/db/migrate.test.ts": "SQLite migrations, schema.sql drift, backups before a migration",

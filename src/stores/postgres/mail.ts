@@ -1,4 +1,4 @@
-import type { MailStore } from "../../mail/repo";
+import { type MailStore, backlogOf } from "../../mail/repo";
 import { newId } from "../../db/ids";
 import type { OutboxRow, OutgoingMail } from "../../mail/repo";
 import type { Pg, PgTx } from "./database";
@@ -69,6 +69,9 @@ export function createPostgresMailStore(pg: Pg) {
       )?.at ?? null,
     /** Deletes sent and failed mail created before `before`; answers how many. */
     purgeFinished: async (before: number) => pg.run`DELETE FROM mail_outbox WHERE created_at < ${before}::bigint AND status IN ('sent', 'failed')`,
+    backlog: async () =>
+      backlogOf(await pg.all<{ status: string; n: number; oldest: number | null }>`
+        SELECT status, count(*)::int AS n, min(created_at) AS oldest FROM mail_outbox WHERE status IN ('pending', 'sending', 'failed') GROUP BY status`),
   };
   return store satisfies MailStore;
 }

@@ -1,4 +1,4 @@
-import type { MailStore, OutgoingMail, OutboxRow } from "../../mail/repo";
+import { type MailStore, type OutgoingMail, type OutboxRow, backlogOf } from "../../mail/repo";
 import type { Db } from "../../db/database";
 import { newId } from "../../db/ids";
 
@@ -53,6 +53,10 @@ export function createSqliteMailStore(db: Db) {
   );
   const purgeFinished = db.prepare<never, [number]>("DELETE FROM mail_outbox WHERE created_at < ?1 AND status IN ('sent', 'failed')");
 
+  // Sent rows are left out: they are most of the table until purged, and no alert needs their count.
+  const backlog = db.prepare<{ status: string; n: number; oldest: number | null }, []>(
+    "SELECT status, count(*) AS n, min(created_at) AS oldest FROM mail_outbox WHERE status IN ('pending', 'sending', 'failed') GROUP BY status",
+  );
   const store = {
     /** Call inside the caller's writeTx; answers the outbox row's id. */
     enqueueInTx(m: OutgoingMail, now: number): string {
@@ -75,6 +79,7 @@ export function createSqliteMailStore(db: Db) {
     nextDueAt: async () => nextDue.get()?.at ?? null,
     /** Deletes sent and failed mail created before `before`; answers how many. */
     purgeFinished: async (before: number) => purgeFinished.run(before).changes,
+    backlog: async () => backlogOf(backlog.all()),
   };
   return store satisfies MailStore;
 }

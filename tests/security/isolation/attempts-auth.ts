@@ -179,4 +179,10 @@ export const AUTH_ATTEMPTS: Attempt[] = [
     }),
   ),
 
+  {
+    op: "GET /api/v1/metrics",
+    what: "B's admin token on A's host: the operator's metrics take no organization's token",
+    send: (w) => req("GET", "/metrics", { token: w.b.admin.access, tenant: "alpha" }),
+    expect: { status: 401, code: "not_authenticated" },
+  },
 ];

@@ -1,5 +1,7 @@
 import { appCode } from "../../auth/two-factor/rfc6238";
 import { clockedApp, sessionIdOf } from "../../auth/support";
+
+export const METRICS_TOKEN = "isolation-metrics-token-0123456789abcdef";
 import type { TestApp } from "../../helpers";
 import { hashToken, newId, newSecretToken, newTenantToken } from "../../../src/db/ids";
 import { noteSecret } from "../ledger";
@@ -153,7 +155,8 @@ async function populate(t: TestApp, subdomain: string, word: string): Promise<Te
 
 /** Builds A ("alpha", word "quokka") and B ("bravo", word "wombat"); about eight password hashes. */
 export async function buildWorld(): Promise<World> {
-  const { t, clock } = clockedApp();
+  // The operator's metrics are on, so the attempt on them meets the token check, not a 404.
+  const { t, clock } = clockedApp({ env: { SUITE_METRICS_TOKEN: METRICS_TOKEN } });
   const base = await populate(t, "alpha", "quokka");
   const b = await populate(t, "bravo", "wombat");
   const host = { tenant: "alpha" };

@@ -1,0 +1,31 @@
+import { statfsSync } from "node:fs";
+import { dirname } from "node:path";
+import type { Config } from "../config";
+import type { MailStore } from "../mail/repo";
+import type { Metrics } from "./recorder";
+
+/**
+ * The gauges read from the stores and the machine when Prometheus scrapes: the mail backlog and,
+ * on SQLite, the free space beside the database (what the disk alert watches). Each read is one
+ * small query or system call, made per scrape, never per request.
+ */
+export function registerServerGauges(metrics: Metrics, d: { config: Config; mail: MailStore; now: () => number }): void {
+  metrics.gauge("suite_mail_outbox", "Mail in the outbox by status (pending, sending, failed; sent mail is not counted)", ["status"], async (set) => {
+    const b = await d.mail.backlog();
+    for (const status of ["pending", "sending", "failed"] as const) set({ status }, b[status]);
+  });
+  metrics.gauge("suite_mail_oldest_pending_seconds", "Age of the oldest mail waiting to be sent; 0 when none waits", [], async (set) => {
+    const b = await d.mail.backlog();
+    set({}, b.oldestPendingAt === null ? 0 : Math.max(0, (d.now() - b.oldestPendingAt) / 1000));
+  });
+  if (d.config.databaseUrl !== null || d.config.db === ":memory:") return;
+  const folder = dirname(d.config.db);
+  metrics.gauge("suite_disk_free_bytes", "Free space (for this user) on the file system of the SQLite database", [], (set) => {
+    const s = statfsSync(folder);
+    set({}, s.bavail * s.bsize);
+  });
+  metrics.gauge("suite_disk_size_bytes", "Size of the file system of the SQLite database", [], (set) => {
+    const s = statfsSync(folder);
+    set({}, s.blocks * s.bsize);
+  });
+}
