@@ -39,7 +39,7 @@ export function createPostgresMagicLinksStore(pg: Pg, others: { security: PgAudi
      * workspace someone else opened with this address receives no link (issue 16).
      */
     targetsAnyTenant: async (email: string): Promise<MagicLinkTarget[]> =>
-      // One probe of users (tenant_id, email) per organization (ADDRESS_IN_EVERY_TENANT), read once.
+      // Through the address directory (schema 54): its cost follows the address, not the organizations.
       addressTargets(pg, email, MAX_WORKSPACES_PER_REQUEST),
     /**
      * Live only, by the link's key. A link from before links named their tenant (`tenantId` null):
