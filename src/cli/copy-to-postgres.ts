@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { dealCountersAfterCopy } from "../stores/postgres/deal-counters";
 import { numberingAfterCopy } from "../stores/postgres/deals";
+import { unnamedLinksAfterCopy } from "../stores/postgres/unnamed-links";
 import { userDirectoryAfterCopy } from "../stores/postgres/user-directory";
 import { resolve } from "node:path";
 import { type Config, maskDatabaseUrl } from "../config";
@@ -32,7 +33,7 @@ export interface AfterCopyStep {
  * each store that keeps such data adds its step here. They run in order, in the copy's
  * transaction, before the counts are checked; a failing step rolls the whole copy back.
  */
-export const AFTER_COPY: AfterCopyStep[] = [dealCountersAfterCopy, userDirectoryAfterCopy, numberingAfterCopy];
+export const AFTER_COPY: AfterCopyStep[] = [dealCountersAfterCopy, userDirectoryAfterCopy, numberingAfterCopy, unnamedLinksAfterCopy];
 
 /** Runs the AFTER_COPY steps (exported for the stores that want to test their step). */
 export async function afterCopy(tx: PgTx, out: Out = () => {}): Promise<void> {

@@ -8,6 +8,8 @@
  * - A long transaction holding organization A's first deal does not hold up organization B's.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { readFileSync, readdirSync } from "node:fs";
+import { join } from "node:path";
 import { newId } from "../../src/db/ids";
 import { createPostgresStores } from "../../src/stores/postgres";
 import { openPostgres, type Pg } from "../../src/stores/postgres/database";
@@ -97,6 +99,17 @@ for (const backend of BACKENDS) {
   });
 }
 
+describe("every PostgreSQL store statement that adds, removes or readdresses accounts writes the directory too", () => {
+  test("each file of src/stores/postgres with such a statement calls a directory function", async () => {
+    // Writes to users: insert, delete, an organization's deletion, a new address (none yet: addresses never change).
+    const WRITES_USERS = /INSERT INTO users\b|insertJson\([^,]+, "users"\)|DELETE FROM users\b|DELETE FROM tenants\b|UPDATE users SET (?:(?!WHERE)[^`])*\bemail\s*=/;
+    const dir = join(import.meta.dir, "../../src/stores/postgres");
+    const writers = readdirSync(dir).filter((f) => f.endsWith(".ts") && WRITES_USERS.test(readFileSync(join(dir, f), "utf8")));
+    expect(writers.sort()).toEqual(["members.ts", "seed.ts", "users.ts"]);
+    for (const f of writers) expect(`${f}: ${/\bdirectory\w*InTx\(/.test(readFileSync(join(dir, f), "utf8"))}`).toBe(`${f}: true`);
+  });
+});
+
 describe.skipIf(!POSTGRES_URL)("PostgreSQL schema 54: the migration from version 3", () => {
   const dbs: EmptyDatabase[] = [];
   afterAll(async () => {
@@ -112,13 +125,15 @@ describe.skipIf(!POSTGRES_URL)("PostgreSQL schema 54: the migration from version
       await pg.begin(async (tx) => {
         await tx.unsafe("CREATE TABLE schema_version (version integer PRIMARY KEY, name text NOT NULL, applied_at bigint NOT NULL)");
         for (const f of schemaFiles()) if (!later.has(f.name)) await tx.unsafe(f.sql);
-        await tx.unsafe("INSERT INTO schema_version VALUES (1, 'schema', 0), (2, '52-deal-text-by-filters.sql', 0), (3, '53-tenant-first-keys.sql', 0)");
+        await tx.unsafe("INSERT INTO schema_version VALUES (1, 'schema', 0), (2, '52-deal-text-by-filters.sql', 0), (3, '53-tenant-first-keys.sql', 10)");
       });
       // Three organizations: one with deals (tenant number 7, as an old database may have it), two without.
       await pg.unsafe(`INSERT INTO tenants (id, name, subdomain, created_at) VALUES ('t1', 'One', 'one', 1), ('t2', 'Two', 'two', 2), ('t3', 'Three', 'three', 3);
         INSERT INTO users (tenant_id, id, email, role, password_hash, created_at, updated_at) VALUES
           ('t1', 'u1', 'a@x.test', 'admin', 'h', 1, 1), ('t2', 'u2', 'a@x.test', 'admin', 'h', 2, 2), ('t3', 'u3', 'b@x.test', 'admin', 'h', 3, 3);
-        INSERT INTO crm_tenants (tenant_id, tenant_no, next_deal) VALUES ('t1', 7, 40)`);
+        INSERT INTO crm_tenants (tenant_id, tenant_no, next_deal) VALUES ('t1', 7, 40);
+        INSERT INTO magic_links (tenant_id, token_hash, user_id, expires_at, created_at) VALUES ('t1', 'bare-link', 'u1', 9000000000000, 5);
+        INSERT INTO account_tokens (tenant_id, token_hash, purpose, user_id, email, expires_at, created_at) VALUES ('t2', 'bare-reset', 'password_reset', 'u2', 'a@x.test', 9500000000000, 5)`);
       expect(await migratePostgres(pg)).toEqual({ from: 3, to: pgTargetVersion() });
       await expectDirectoryMatchesUsers(pg);
       expect(await pg.all`SELECT count(*)::int AS n FROM user_directory`).toEqual([{ n: 3 }]);
@@ -131,8 +146,37 @@ describe.skipIf(!POSTGRES_URL)("PostgreSQL schema 54: the migration from version
       // The new ones come after the highest number there was, distinct.
       expect(numbers.slice(1).map((r) => r.tenant_no).sort()).toEqual([8, 9]);
       expect((await pg.all<{ n: number }>`SELECT nextval('crm_tenant_no') AS n`)[0]!.n).toBe(10);
+      // Links mailed before links named their organization: looked for until the last one written
+      // before version 3 expires, then refused without reading any organization.
+      expect(await pg.all`SELECT until FROM unnamed_links_until`).toEqual([{ until: 9_500_000_000_000 }]);
+      expect(await stores.magicLinks.live(null, "bare-link", 8_000_000_000_000)).toMatchObject({ tenant_id: "t1", user_id: "u1" });
+      expect(await stores.accountTokens.live(null, "bare-reset", "password_reset", 9_400_000_000_000)).toMatchObject({ tenant_id: "t2" });
+      await pg.unsafe("UPDATE unnamed_links_until SET until = 7000000000000");
+      const afterwards = createPostgresStores(pg);
+      expect(await afterwards.magicLinks.live(null, "bare-link", 8_000_000_000_000)).toBeNull();
+      expect(await afterwards.magicLinks.live("t1", "bare-link", 8_000_000_000_000)).toMatchObject({ user_id: "u1" });
     } finally {
       await pg.close();
+    }
+  });
+});
+
+describe.skipIf(!POSTGRES_URL)("PostgreSQL: links naming no organization in a database made new", () => {
+  test("no link ever lacked its organization: a bare secret is unknown, its row is not looked for", async () => {
+    const { pg, close } = await freshPostgres();
+    try {
+      expect(await pg.all`SELECT until FROM unnamed_links_until`).toEqual([]);
+      await pg.unsafe(`INSERT INTO tenants (id, name, subdomain, created_at) VALUES ('t1', 'One', 'one', 1);
+        INSERT INTO users (tenant_id, id, email, role, password_hash, created_at, updated_at) VALUES ('t1', 'u1', 'a@x.test', 'admin', 'h', 1, 1);
+        INSERT INTO magic_links (tenant_id, token_hash, user_id, expires_at, created_at) VALUES ('t1', 'bare-link', 'u1', 9000, 5);
+        INSERT INTO invitations (tenant_id, id, email, token_hash, expires_at, created_at, updated_at) VALUES ('t1', 'i1', 'b@x.test', 'bare-invite', 9000, 5, 5)`);
+      const s = createPostgresStores(pg);
+      expect(await s.magicLinks.live(null, "bare-link", 1000)).toBeNull();
+      expect(await s.invitations.byTokenHash(null, "bare-invite")).toBeNull();
+      expect(await s.magicLinks.live("t1", "bare-link", 1000)).toMatchObject({ user_id: "u1" });
+      expect(await s.invitations.byTokenHash("t1", "bare-invite")).toMatchObject({ id: "i1" });
+    } finally {
+      await close();
     }
   });
 });

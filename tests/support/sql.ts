@@ -86,6 +86,17 @@ export async function insertUser(
   if (ctx.pg) await fileInDirectory(ctx, u.tenant_id, u.id, u.email);
 }
 
+/**
+ * PostgreSQL only: the database as one upgraded from before links named their organization, with
+ * such links live until `until` (schema 54's unnamed_links_until): links naming no organization
+ * are looked for. Before the store's first such lookup (it reads the time once).
+ */
+export async function unnamedLinksLiveUntil(ctx: SqlHolder, until = 8e15): Promise<void> {
+  if (!ctx.pg) return;
+  await testSql(ctx).run("DELETE FROM unnamed_links_until");
+  await testSql(ctx).run("INSERT INTO unnamed_links_until (until) VALUES (?1)", until);
+}
+
 /** PostgreSQL only: a user written straight to users, filed in the address directory as the stores file theirs. */
 export async function fileInDirectory(ctx: SqlHolder, tenantId: string, userId: string, email: string): Promise<void> {
   await testSql(ctx).run("INSERT INTO user_directory (email_hash, tenant_id, user_id) VALUES (?1, ?2, ?3)", emailHash(email), tenantId, userId);

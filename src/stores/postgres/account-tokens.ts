@@ -5,6 +5,7 @@ import type { AuditEntry } from "../../security/repo";
 import { type Pg, type PgTx, inEveryTenant } from "./database";
 import type { PgEnqueueInTx } from "./magic-links";
 import type { PgAuditInTx } from "./sessions";
+import { unnamedLinksWindow } from "./unnamed-links";
 import { addressAccounts, emailHash } from "./user-directory";
 
 const COLS = "token_hash, purpose, tenant_id, user_id, email, expires_at, used_at, created_at";
@@ -36,6 +37,7 @@ export async function lockUserInTx(tx: PgTx, tenantId: string, userId: string): 
  * address, on PostgreSQL: the same functions as the SQLite store.
  */
 export function createPostgresAccountTokensStore(pg: Pg, others: { security: PgAuditInTx; mail: PgEnqueueInTx }) {
+  const unnamedLive = unnamedLinksWindow(pg);
   async function insertInTx(tx: PgTx, r: Omit<AccountTokenRow, "used_at">): Promise<void> {
     await tx.run`INSERT INTO account_tokens (tenant_id, token_hash, purpose, user_id, email, expires_at, created_at)
       VALUES (${r.tenant_id}, ${r.token_hash}, ${r.purpose}, ${r.user_id}, ${r.email}, ${r.expires_at}, ${r.created_at})`;
@@ -89,14 +91,17 @@ export function createPostgresAccountTokensStore(pg: Pg, others: { security: PgA
       tenantId !== null
         ? pg.one<AccountTokenRow>`SELECT token_hash, purpose, tenant_id, user_id, email, expires_at, used_at, created_at FROM account_tokens
             WHERE tenant_id = ${tenantId} AND token_hash = ${tokenHash} AND purpose = ${purpose} AND used_at IS NULL AND expires_at > ${now}`
-        : // Mailed before tokens named their tenant: one probe of (tenant_id, token_hash) per organization.
-          pg
-            .unsafe<AccountTokenRow>(`${inEveryTenant("account_tokens", "token_hash = $1 AND purpose = $2 AND used_at IS NULL AND expires_at > $3")} LIMIT 1`, [
-              tokenHash,
-              purpose,
-              now,
-            ])
-            .then((rows) => rows[0] ?? null),
+        : // Mailed before tokens named their tenant: one probe of (tenant_id, token_hash) per
+          // organization, only while such a token can still be live (unnamed-links.ts).
+          !(await unnamedLive(now))
+          ? null
+          : pg
+              .unsafe<AccountTokenRow>(`${inEveryTenant("account_tokens", "token_hash = $1 AND purpose = $2 AND used_at IS NULL AND expires_at > $3")} LIMIT 1`, [
+                tokenHash,
+                purpose,
+                now,
+              ])
+              .then((rows) => rows[0] ?? null),
     consumeInTx,
     proveInTx,
     /** A verification link redeemed: the token spent, the address proven and the audit row, in one commit. */

@@ -29,3 +29,27 @@ CREATE SEQUENCE crm_tenant_no;
 SELECT setval('crm_tenant_no', greatest(1, (SELECT coalesce(max(tenant_no), 0) FROM crm_tenants)), (SELECT count(*) > 0 FROM crm_tenants));
 INSERT INTO crm_tenants (tenant_id, tenant_no, next_deal)
   SELECT id, nextval('crm_tenant_no'), 0 FROM (SELECT id FROM tenants t WHERE NOT EXISTS (SELECT 1 FROM crm_tenants c WHERE c.tenant_id = t.id) ORDER BY created_at, id) fresh;
+
+-- 3. Links that name no organization. A link mailed before links named their organization (a bare
+-- secret; schema 53, version 3) is found by one probe of (tenant_id, token_hash) per organization.
+-- Such a link can be live only until the last row written before version 3 expires: that time is
+-- kept here (one row at most; not in settings, whose rows copy-to-postgres copies and counts),
+-- and after it, or at once in a database that never had such rows, a bare secret is refused
+-- without a query. A database made new has no schema_version row 3 while this file runs.
+CREATE TABLE unnamed_links_until (
+  until bigint NOT NULL
+);
+DO $$
+DECLARE
+  upgraded bigint;
+BEGIN
+  IF to_regclass('schema_version') IS NULL THEN RETURN; END IF;
+  SELECT applied_at INTO upgraded FROM schema_version WHERE version = 3;
+  IF upgraded IS NULL THEN RETURN; END IF;
+  INSERT INTO unnamed_links_until (until)
+    SELECT e FROM (SELECT max(e) AS e FROM (
+      SELECT max(expires_at) AS e FROM magic_links WHERE created_at <= upgraded
+      UNION ALL SELECT max(expires_at) FROM account_tokens WHERE created_at <= upgraded
+      UNION ALL SELECT max(expires_at) FROM invitations WHERE created_at <= upgraded) x) y
+    WHERE e IS NOT NULL;
+END $$;
