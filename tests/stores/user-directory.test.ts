@@ -59,7 +59,7 @@ for (const backend of BACKENDS) {
       expect(await b.org.users.byEmailAnyTenant("nobody@x.test", 3)).toEqual([]);
 
       // Removed from "one": no longer found there, in the directory or by the lookup.
-      const removed = await b.org.members.remove(one.tenantId, inOne.id, null, T0 + 400, () => ({ action: "user.removed" }));
+      const removed = await b.org.members.remove(one.tenantId, inOne.id, null, T0 + 400, () => ({ action: "user.removed", userId: one.adminId, ip: null, userAgent: null }));
       expect(typeof removed).toBe("object");
       await matches();
       expect(await anyTenant()).toEqual([two.tenantId, three.tenantId]);
