@@ -57,14 +57,13 @@ export async function allocateSeqsInTx(tx: PgTx, tenantId: string, n: number): P
 
 /**
  * copy-to-postgres's AFTER_COPY step: the copied crm_tenants keep SQLite's tenant numbers, so the
- * sequence moves past them, and an organization that had no deal yet gets its row as signup gives it.
+ * sequence moves past them. No row is added for an organization without deals (the copy checks
+ * that crm_tenants holds exactly SQLite's rows); its first deal makes one, waiting on nobody.
  */
 export const numberingAfterCopy = {
-  name: "crm_tenants numbering (the sequence past the copied tenant numbers; a row for every organization)",
+  name: "crm_tenant_no (the sequence past the copied tenant numbers)",
   run: async (tx: PgQueries): Promise<void> => {
     await tx.unsafe(`SELECT setval('crm_tenant_no', greatest(1, (SELECT coalesce(max(tenant_no), 0) FROM crm_tenants)), (SELECT count(*) > 0 FROM crm_tenants))`);
-    await tx.unsafe(`INSERT INTO crm_tenants (tenant_id, tenant_no, next_deal)
-      SELECT id, nextval('crm_tenant_no'), 0 FROM tenants t WHERE NOT EXISTS (SELECT 1 FROM crm_tenants c WHERE c.tenant_id = t.id)`);
   },
 };
 
