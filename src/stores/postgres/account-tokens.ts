@@ -16,7 +16,7 @@ const COLS = "token_hash, purpose, tenant_id, user_id, email, expires_at, used_a
  * oldest first, at most `limit`. Found through the address directory (schema 54), so the cost
  * follows the address's accounts, not the number of organizations.
  */
-export const ADDRESS_TARGETS = `WITH found AS MATERIALIZED (${addressAccounts("u.*, t.subdomain, t.name AS tenant_name, t.disabled_at")})
+export const ADDRESS_TARGETS = `WITH ${addressAccounts("u.*, t.subdomain, t.name AS tenant_name, t.disabled_at")}
      SELECT * FROM found
      WHERE (email_verified_at IS NOT NULL OR NOT EXISTS (SELECT 1 FROM found v WHERE v.email_verified_at IS NOT NULL))
        AND disabled_at IS NULL

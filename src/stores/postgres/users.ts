@@ -10,7 +10,7 @@ import { addressAccounts, directoryInsertInTx, emailHash } from "./user-director
  * MATERIALIZED CTE; proven addresses win over unproven ones. `$1` the address's hash
  * (emailHash), `$2` the address, `$3` the limit.
  */
-export const USERS_BY_EMAIL_ANY_TENANT = `WITH found AS MATERIALIZED (${addressAccounts("u.*")})
+export const USERS_BY_EMAIL_ANY_TENANT = `WITH ${addressAccounts("u.*")}
   SELECT * FROM found
   WHERE email_verified_at IS NOT NULL OR NOT EXISTS (SELECT 1 FROM found v WHERE v.email_verified_at IS NOT NULL)
   ORDER BY created_at, id LIMIT $3`;
