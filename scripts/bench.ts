@@ -41,6 +41,11 @@ if (process.argv[2] === "metrics") {
   await import("../bench/metrics-cost");
   process.exit(0);
 }
+// bun run bench tenants: tenant-less lookups at 1,000, 10,000 and 100,000 organizations, PostgreSQL and SQLite (bench/tenants.ts).
+if (process.argv[2] === "tenants") {
+  await import("../bench/tenants");
+  process.exit(0);
+}
 // bun run bench web: the web app in Chromium (bench/web.ts).
 if (process.argv[2] === "web") {
   await import("../bench/web");

@@ -1,5 +1,8 @@
 import { existsSync } from "node:fs";
 import { dealCountersAfterCopy } from "../stores/postgres/deal-counters";
+import { numberingAfterCopy } from "../stores/postgres/deals";
+import { unnamedLinksAfterCopy } from "../stores/postgres/unnamed-links";
+import { userDirectoryAfterCopy } from "../stores/postgres/user-directory";
 import { resolve } from "node:path";
 import { type Config, maskDatabaseUrl } from "../config";
 import { type Db, openDatabase } from "../db/database";
@@ -30,7 +33,7 @@ export interface AfterCopyStep {
  * each store that keeps such data adds its step here. They run in order, in the copy's
  * transaction, before the counts are checked; a failing step rolls the whole copy back.
  */
-export const AFTER_COPY: AfterCopyStep[] = [dealCountersAfterCopy];
+export const AFTER_COPY: AfterCopyStep[] = [dealCountersAfterCopy, userDirectoryAfterCopy, numberingAfterCopy, unnamedLinksAfterCopy];
 
 /** Runs the AFTER_COPY steps (exported for the stores that want to test their step). */
 export async function afterCopy(tx: PgTx, out: Out = () => {}): Promise<void> {
@@ -63,7 +66,7 @@ export function skippedBecause(table: string): string | null {
  * PostgreSQL tables derived from another table's rows (not copied; an AFTER_COPY step rebuilds
  * them): the copy fails if one is empty while its source has rows. Add a derived table here.
  */
-export const DERIVED_FROM: Record<string, string> = { deal_counts: "deals", deal_gram_counts: "deals" };
+export const DERIVED_FROM: Record<string, string> = { deal_counts: "deals", deal_gram_counts: "deals", user_directory: "users" };
 
 /**
  * Values SQLite keeps as NULL that PostgreSQL keeps otherwise: the audit rows of no organization

@@ -9,7 +9,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { hashToken } from "../../src/db/ids";
 import { type TestApp, testApp } from "../helpers";
 import { noteSecret } from "../security/ledger";
-import { testSql } from "../support/sql";
+import { testSql, unnamedLinksLiveUntil } from "../support/sql";
 import { invited } from "../users/support";
 import { askLink, newestToken, verifyToken } from "./magic-link/support";
 import { RESET, askReset, newestTokenOf } from "./password/support";
@@ -17,6 +17,8 @@ import { RESET, askReset, newestTokenOf } from "./password/support";
 const t = testApp();
 const acme = await t.signup("acme");
 const beta = await t.signup("beta");
+// PostgreSQL: as a database upgraded while links without their organization were still live.
+await unnamedLinksLiveUntil(t.ctx);
 afterAll(() => t.close());
 
 let n = 0;

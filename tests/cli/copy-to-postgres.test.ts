@@ -5,7 +5,9 @@ import { join } from "node:path";
 import { AFTER_COPY, DERIVED_FROM, copyToPostgresCommand, skippedBecause } from "../../src/cli/copy-to-postgres";
 import { loadConfig } from "../../src/config";
 import { openDatabase } from "../../src/db/database";
+import { createPostgresStores } from "../../src/stores/postgres";
 import { openPostgres } from "../../src/stores/postgres/database";
+import { emailHash, emailHashSql } from "../../src/stores/postgres/user-directory";
 import { migratePostgres } from "../../src/stores/postgres/migrate";
 import { testApp } from "../helpers";
 import { noteSecret } from "../security/ledger";
@@ -57,6 +59,8 @@ describe.skipIf(!TEST_DATABASE_URL)("suite copy-to-postgres (PostgreSQL only: ru
         }
       }
     }
+    // An organization without deals (no numbering row on SQLite), whose admin shares an address with copya's member.
+    expect((await t.json("POST", "/api/v1/auth/signup", { body: { email: "m1@copya.test", password: "a good password 1", tenant_name: "Copy C", subdomain: "copyc" } })).status).toBe(201);
     // A sign-in attempt for an address no organization has: an audit row of no organization.
     expect((await t.json("POST", "/api/v1/auth/login", { body: { email: "nobody@copy.test", password: "not a password 1" } })).status).toBe(401);
     t.close();
@@ -75,7 +79,8 @@ describe.skipIf(!TEST_DATABASE_URL)("suite copy-to-postgres (PostgreSQL only: ru
 
   test("copies every table into an empty database: counts equal, every row the same, what to change printed, the password never shown", async () => {
     expect(counts.deals).toBe(42);
-    expect(counts.users).toBe(4);
+    expect(counts.users).toBe(5);
+    expect(counts.crm_tenants).toBe(2);
     expect(counts.invitations).toBe(4);
     const r = await runSuite(["copy-to-postgres", "--database-url", withPassword(target.url)], { cwd: dir, env: { SUITE_DB: file } });
     expect(r.stderr).toBe("");
@@ -107,6 +112,17 @@ describe.skipIf(!TEST_DATABASE_URL)("suite copy-to-postgres (PostgreSQL only: ru
       const next = await pg.one<{ id: number }>`INSERT INTO audit_log (tenant_id, action, created_at) VALUES ('', 'after_copy', 1) RETURNING id`;
       expect(next!.id).toBe(maxId + 1);
       await pg.run`DELETE FROM audit_log WHERE id = ${next!.id}`;
+      // Derived by the AFTER_COPY steps (schema 54): the address directory, equal to the copied
+      // users, and tenant numbers that go on after the copied ones.
+      const want = await pg.unsafe(`SELECT ${emailHashSql("email")} AS email_hash, tenant_id, id AS user_id FROM users ORDER BY 1, 2, 3`);
+      expect(await pg.unsafe("SELECT email_hash, tenant_id, user_id FROM user_directory ORDER BY 1, 2, 3")).toEqual(want);
+      expect(want.length).toBe(5);
+      const stores = createPostgresStores(pg);
+      // The address has two accounts; the invited one (proven) wins over copyc's unproven admin.
+      expect(await pg.all`SELECT count(*)::int AS n FROM user_directory WHERE email_hash = ${emailHash("m1@copya.test")}`).toEqual([{ n: 2 }]);
+      expect((await stores.users.byEmailAnyTenant("m1@copya.test", 3)).map((u) => u.full_name)).toEqual(["Member One"]);
+      const copiedMax = (db.query("SELECT max(tenant_no) AS m FROM crm_tenants").get() as { m: number }).m;
+      expect((await pg.one<{ n: number }>`SELECT nextval('crm_tenant_no') AS n`)!.n).toBe(copiedMax + 1);
     } finally {
       db.close();
       await pg.close();

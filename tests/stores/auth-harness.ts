@@ -16,6 +16,7 @@ import { newId } from "../../src/db/ids";
 import type { AuditEntry } from "../../src/security/repo";
 import { createPostgresStores } from "../../src/stores/postgres";
 import { openPostgres, type Pg } from "../../src/stores/postgres/database";
+import { emailHash } from "../../src/stores/postgres/user-directory";
 import { createSqliteStores } from "../../src/stores/sqlite";
 import type { BACKENDS, Backend } from "./backends";
 
@@ -77,6 +78,8 @@ export function authHarness(backend: Backend): AuthHarness {
          VALUES ($1, $2, $3, NULL, 'member', NULL, 'old-hash', $4, $4, $5)`,
         [id, tenantId, email, opts.createdAt ?? 1000, opts.verifiedAt === undefined ? 1000 : opts.verifiedAt],
       );
+      // PostgreSQL files every account in the address directory (schema 54), as the users store does.
+      if (backend.kind === "postgres") await q("INSERT INTO user_directory (email_hash, tenant_id, user_id) VALUES ($1, $2, $3)", [emailHash(email), tenantId, id]);
     },
   });
   if (backend.kind === "sqlite") {

@@ -92,6 +92,8 @@ for (const backend of BACKENDS) {
       await h.a.tokens.issue(token("samep", "password_reset"), mail("t1", "password_reset"), auditOf("t1", "u1", "sent"), 1000);
       expect(await h.a.links.live("t2", "same", 2000)).toBeNull();
       expect(await h.a.links.live("t1", "same", 2000)).toMatchObject({ tenant_id: "t1", user_id: "u1" });
+      // PostgreSQL: as a database upgraded while links without their organization were live.
+      if (h.kind === "postgres") await h.q("INSERT INTO unnamed_links_until (until) VALUES (9000)");
       expect(await h.a.links.live(null, "same", 2000)).toMatchObject({ tenant_id: "t1", user_id: "u1" }); // mailed before links named their tenant
       expect(await h.a.links.live(null, "unknown", 2000)).toBeNull();
       expect(await h.a.tokens.live("t2", "same", "email_verify", 2000)).toBeNull();

@@ -85,6 +85,8 @@ for (const backend of BACKENDS) {
       await b.org.invitations.invite(w, T0);
       expect(await b.org.invitations.byTokenHash(other.tenantId, w.tokenHash)).toBeNull();
       expect(await accept(b.org, other.tenantId, w.tokenHash)).toEqual({ kind: "invalid" });
+      // PostgreSQL: as a database upgraded while links without their organization were live.
+      if (b.kind === "postgres") await b.value("INSERT INTO unnamed_links_until (until) VALUES (8e15) RETURNING until");
       expect(await b.org.invitations.byTokenHash(null, w.tokenHash)).toMatchObject({ id: w.id, tenant_id: t.tenantId }); // a token mailed before tokens named their tenant
       expect(await b.org.invitations.byTokenHash(null, "unknown")).toBeNull();
       expect((await accept(b.org, t.tenantId, w.tokenHash)).kind).toBe("accepted");

@@ -7,6 +7,7 @@
  * become `$1`, `$2`…; a `?` inside a quoted string or identifier is left alone.
  */
 import type { Database } from "bun:sqlite";
+import { emailHash } from "../../src/stores/postgres/user-directory";
 
 type Param = string | number | bigint | boolean | null | Uint8Array;
 
@@ -81,6 +82,24 @@ export async function insertUser(
     "INSERT INTO users (id, tenant_id, email, full_name, role, profile_id, password_hash, created_at, updated_at, email_verified_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8, NULL)",
     u.id, u.tenant_id, u.email, u.full_name, u.role, u.profile_id, u.password_hash, u.created_at,
   );
+  // PostgreSQL files every account in the address directory (schema 54), as the users store does.
+  if (ctx.pg) await fileInDirectory(ctx, u.tenant_id, u.id, u.email);
+}
+
+/**
+ * PostgreSQL only: the database as one upgraded from before links named their organization, with
+ * such links live until `until` (schema 54's unnamed_links_until): links naming no organization
+ * are looked for. Before the store's first such lookup (it reads the time once).
+ */
+export async function unnamedLinksLiveUntil(ctx: SqlHolder, until = 8e15): Promise<void> {
+  if (!ctx.pg) return;
+  await testSql(ctx).run("DELETE FROM unnamed_links_until");
+  await testSql(ctx).run("INSERT INTO unnamed_links_until (until) VALUES (?1)", until);
+}
+
+/** PostgreSQL only: a user written straight to users, filed in the address directory as the stores file theirs. */
+export async function fileInDirectory(ctx: SqlHolder, tenantId: string, userId: string, email: string): Promise<void> {
+  await testSql(ctx).run("INSERT INTO user_directory (email_hash, tenant_id, user_id) VALUES (?1, ?2, ?3)", emailHash(email), tenantId, userId);
 }
 
 /**

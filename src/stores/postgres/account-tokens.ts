@@ -5,29 +5,25 @@ import type { AuditEntry } from "../../security/repo";
 import { type Pg, type PgTx, inEveryTenant } from "./database";
 import type { PgEnqueueInTx } from "./magic-links";
 import type { PgAuditInTx } from "./sessions";
+import { unnamedLinksWindow } from "./unnamed-links";
+import { addressAccounts, emailHash } from "./user-directory";
 
 const COLS = "token_hash, purpose, tenant_id, user_id, email, expires_at, used_at, created_at";
 
 /**
- * An address's accounts in every organization (one probe of users (tenant_id, email) each), with
- * the organization's name, subdomain and disabled_at. `$1` is the address.
- */
-export const ADDRESS_IN_EVERY_TENANT = inEveryTenant("users", "email = $1", "x.*, t.subdomain, t.name AS tenant_name, t.disabled_at");
-
-/**
  * The accounts a link for `email` may go to without a tenant (magic link, reset): in organizations
  * that are not disabled, proven addresses winning over unproven ones (CONTRACT §2, issue 16),
- * oldest first, at most `limit`.
+ * oldest first, at most `limit`. Found through the address directory (schema 54), so the cost
+ * follows the address's accounts, not the number of organizations.
  */
-export async function addressTargets(pg: Pg, email: string, limit: number): Promise<AccountTarget[]> {
-  const rows = await pg.unsafe<AccountTarget & { disabled_at: number | null }>(
-    `WITH found AS MATERIALIZED (${ADDRESS_IN_EVERY_TENANT})
+export const ADDRESS_TARGETS = `WITH ${addressAccounts("u.*, t.subdomain, t.name AS tenant_name, t.disabled_at")}
      SELECT * FROM found
      WHERE (email_verified_at IS NOT NULL OR NOT EXISTS (SELECT 1 FROM found v WHERE v.email_verified_at IS NOT NULL))
        AND disabled_at IS NULL
-     ORDER BY created_at, id LIMIT $2`,
-    [email, limit],
-  );
+     ORDER BY created_at, id LIMIT $3`;
+
+export async function addressTargets(pg: Pg, email: string, limit: number): Promise<AccountTarget[]> {
+  const rows = await pg.unsafe<AccountTarget & { disabled_at: number | null }>(ADDRESS_TARGETS, [emailHash(email), email, limit]);
   return rows.map(({ disabled_at: _, ...target }) => target);
 }
 
@@ -41,6 +37,7 @@ export async function lockUserInTx(tx: PgTx, tenantId: string, userId: string): 
  * address, on PostgreSQL: the same functions as the SQLite store.
  */
 export function createPostgresAccountTokensStore(pg: Pg, others: { security: PgAuditInTx; mail: PgEnqueueInTx }) {
+  const unnamedLive = unnamedLinksWindow(pg);
   async function insertInTx(tx: PgTx, r: Omit<AccountTokenRow, "used_at">): Promise<void> {
     await tx.run`INSERT INTO account_tokens (tenant_id, token_hash, purpose, user_id, email, expires_at, created_at)
       VALUES (${r.tenant_id}, ${r.token_hash}, ${r.purpose}, ${r.user_id}, ${r.email}, ${r.expires_at}, ${r.created_at})`;
@@ -94,14 +91,17 @@ export function createPostgresAccountTokensStore(pg: Pg, others: { security: PgA
       tenantId !== null
         ? pg.one<AccountTokenRow>`SELECT token_hash, purpose, tenant_id, user_id, email, expires_at, used_at, created_at FROM account_tokens
             WHERE tenant_id = ${tenantId} AND token_hash = ${tokenHash} AND purpose = ${purpose} AND used_at IS NULL AND expires_at > ${now}`
-        : // Mailed before tokens named their tenant: one probe of (tenant_id, token_hash) per organization.
-          pg
-            .unsafe<AccountTokenRow>(`${inEveryTenant("account_tokens", "token_hash = $1 AND purpose = $2 AND used_at IS NULL AND expires_at > $3")} LIMIT 1`, [
-              tokenHash,
-              purpose,
-              now,
-            ])
-            .then((rows) => rows[0] ?? null),
+        : // Mailed before tokens named their tenant: one probe of (tenant_id, token_hash) per
+          // organization, only while such a token can still be live (unnamed-links.ts).
+          !(await unnamedLive(now))
+          ? null
+          : pg
+              .unsafe<AccountTokenRow>(`${inEveryTenant("account_tokens", "token_hash = $1 AND purpose = $2 AND used_at IS NULL AND expires_at > $3")} LIMIT 1`, [
+                tokenHash,
+                purpose,
+                now,
+              ])
+              .then((rows) => rows[0] ?? null),
     consumeInTx,
     proveInTx,
     /** A verification link redeemed: the token spent, the address proven and the audit row, in one commit. */

@@ -27,10 +27,22 @@ export const lockCrmExclusive = (tx: PgQueries, tenantId: string) =>
   tx.run`SELECT pg_advisory_xact_lock(hashtextextended(${crmLockKey(tenantId)}, 0))`;
 
 /**
+ * Gives an organization its deal numbering row: its tenant number from a sequence (schema 54),
+ * which never waits for another transaction, so no organization's first deal queues behind
+ * another's (before, max + 1 under one advisory lock held to commit did: a long first import in
+ * one organization held every other new organization's first deal). Made with the organization
+ * (signup, `suite tenant create`) and backfilled by the migration; a no-op when the row exists.
+ * A number drawn by a transaction that rolls back is a gap: tenant numbers only need to be distinct.
+ */
+export const createNumberingInTx = (tx: PgQueries, tenantId: string) =>
+  tx.run`INSERT INTO crm_tenants (tenant_id, tenant_no, next_deal) VALUES (${tenantId}, nextval('crm_tenant_no'), 0) ON CONFLICT (tenant_id) DO NOTHING`;
+
+/**
  * The first of `n` deal numbers of the tenant's range (see TENANT_SPAN), allocated atomically: the
- * UPDATE locks the tenant's counter row until the transaction ends, so two creations never share
- * a number. A tenant's first deal makes its row; the tenant number is max + 1 under a global
- * advisory lock (rare: once per organization), and ON CONFLICT covers a racing first deal.
+ * UPDATE locks the tenant's own counter row until the transaction ends, so two creations never
+ * share a number, and no other organization's row is touched. The row is made with the
+ * organization; one missing (an organization made by an older release between the migration and
+ * now cannot be, but a hand-made one can) is made here without a shared lock.
  */
 export async function allocateSeqsInTx(tx: PgTx, tenantId: string, n: number): Promise<number> {
   for (let attempt = 0; attempt < 2; attempt++) {
@@ -38,12 +50,22 @@ export async function allocateSeqsInTx(tx: PgTx, tenantId: string, n: number): P
       UPDATE crm_tenants SET next_deal = next_deal + ${n} WHERE tenant_id = ${tenantId}
       RETURNING tenant_no, next_deal - ${n} AS first`;
     if (r) return r.tenant_no * TENANT_SPAN + r.first;
-    await tx.run`SELECT pg_advisory_xact_lock(hashtextextended('crm_tenants.tenant_no', 0))`;
-    await tx.run`INSERT INTO crm_tenants (tenant_id, tenant_no, next_deal)
-      SELECT ${tenantId}, coalesce(max(tenant_no), 0) + 1, 0 FROM crm_tenants ON CONFLICT (tenant_id) DO NOTHING`;
+    await createNumberingInTx(tx, tenantId);
   }
   throw new Error("crm_tenants row missing after insert");
 }
+
+/**
+ * copy-to-postgres's AFTER_COPY step: the copied crm_tenants keep SQLite's tenant numbers, so the
+ * sequence moves past them. No row is added for an organization without deals (the copy checks
+ * that crm_tenants holds exactly SQLite's rows); its first deal makes one, waiting on nobody.
+ */
+export const numberingAfterCopy = {
+  name: "crm_tenant_no (the sequence past the copied tenant numbers)",
+  run: async (tx: PgQueries): Promise<void> => {
+    await tx.unsafe(`SELECT setval('crm_tenant_no', greatest(1, (SELECT coalesce(max(tenant_no), 0) FROM crm_tenants)), (SELECT count(*) > 0 FROM crm_tenants))`);
+  },
+};
 
 type StageData = { key: string; stage_id: string; stage_name: string; stage_color: string; is_won: number; is_lost: number };
 type Named = { seq: number; title: string; notes: string | null; account_name: string; first_name: string | null; last_name: string | null };

@@ -8,6 +8,7 @@ import type { UserRow } from "../../users/repo";
 import { type Pg, type PgQueries, type PgTx, inEveryTenant } from "./database";
 import type { PostgresMailStore } from "./mail";
 import type { PostgresSecurityStore } from "./security";
+import { unnamedLinksWindow } from "./unnamed-links";
 import type { PostgresUsersStore } from "./users";
 
 type Who = Pick<AuditEntry, "ip" | "userAgent">;
@@ -34,9 +35,14 @@ export function createPostgresInvitationsStore(
   const byId = (q: PgQueries, tenantId: string, id: string) => q.one<InvitationRow>`SELECT * FROM invitations WHERE tenant_id = ${tenantId} AND id = ${id}`;
   const byTokenHash = (q: PgQueries, tenantId: string, tokenHash: string) =>
     q.one<InvitationRow>`SELECT * FROM invitations WHERE tenant_id = ${tenantId} AND token_hash = ${tokenHash}`;
-  // A token mailed before tokens named their tenant: one probe of (tenant_id, token_hash) per organization.
+  // A token mailed before tokens named their tenant: one probe of (tenant_id, token_hash) per
+  // organization, only while such a token can still be live (unnamed-links.ts; the store has no
+  // clock of its own: the window's end is a real expiry time, so real time it is).
+  const unnamedLive = unnamedLinksWindow(pg);
   const byTokenHashAnyTenant = async (tokenHash: string) =>
-    (await pg.unsafe<InvitationRow>(`${inEveryTenant("invitations", "token_hash = $1")} LIMIT 1`, [tokenHash]))[0] ?? null;
+    !(await unnamedLive(Date.now()))
+      ? null
+      : ((await pg.unsafe<InvitationRow>(`${inEveryTenant("invitations", "token_hash = $1")} LIMIT 1`, [tokenHash]))[0] ?? null);
   const lockAddress = (tx: PgTx, tenantId: string, email: string) =>
     tx.run`SELECT pg_advisory_xact_lock(hashtextextended(${JSON.stringify(["invitation", tenantId, email])}, 0))`;
   // The status a row has at `now`, in SQL: the same order as statusOf.

@@ -5,6 +5,7 @@ import type { AuditEntry } from "../../security/repo";
 import { addressTargets, lockUserInTx } from "./account-tokens";
 import { type Pg, type PgTx, inEveryTenant } from "./database";
 import type { PgAuditInTx } from "./sessions";
+import { unnamedLinksWindow } from "./unnamed-links";
 
 /** What the stores that mail a link need of the mail store: the outbox row, in their transaction. */
 export interface PgEnqueueInTx {
@@ -13,6 +14,7 @@ export interface PgEnqueueInTx {
 
 /** Magic links on PostgreSQL: the same functions as the SQLite store. */
 export function createPostgresMagicLinksStore(pg: Pg, others: { security: PgAuditInTx; mail: PgEnqueueInTx }) {
+  const unnamedLive = unnamedLinksWindow(pg);
   async function insertInTx(tx: PgTx, r: Omit<MagicLinkRow, "used_at">): Promise<void> {
     await tx.run`INSERT INTO magic_links (tenant_id, token_hash, user_id, expires_at, created_at)
       VALUES (${r.tenant_id}, ${r.token_hash}, ${r.user_id}, ${r.expires_at}, ${r.created_at})`;
@@ -39,19 +41,22 @@ export function createPostgresMagicLinksStore(pg: Pg, others: { security: PgAudi
      * workspace someone else opened with this address receives no link (issue 16).
      */
     targetsAnyTenant: async (email: string): Promise<MagicLinkTarget[]> =>
-      // One probe of users (tenant_id, email) per organization (ADDRESS_IN_EVERY_TENANT), read once.
+      // Through the address directory (schema 54): its cost follows the address, not the organizations.
       addressTargets(pg, email, MAX_WORKSPACES_PER_REQUEST),
     /**
      * Live only, by the link's key. A link from before links named their tenant (`tenantId` null):
-     * one probe of (tenant_id, token_hash) per organization.
+     * one probe of (tenant_id, token_hash) per organization, only while such a link can still be
+     * live (unnamed-links.ts); afterwards none is, and nothing is read.
      */
     live: async (tenantId: string | null, tokenHash: string, now: number): Promise<MagicLinkRow | null> =>
       tenantId !== null
         ? pg.one<MagicLinkRow>`SELECT token_hash, tenant_id, user_id, expires_at, used_at, created_at FROM magic_links
             WHERE tenant_id = ${tenantId} AND token_hash = ${tokenHash} AND used_at IS NULL AND expires_at > ${now}`
-        : pg
-            .unsafe<MagicLinkRow>(`${inEveryTenant("magic_links", "token_hash = $1 AND used_at IS NULL AND expires_at > $2")} LIMIT 1`, [tokenHash, now])
-            .then((rows) => rows[0] ?? null),
+        : !(await unnamedLive(now))
+          ? null
+          : pg
+              .unsafe<MagicLinkRow>(`${inEveryTenant("magic_links", "token_hash = $1 AND used_at IS NULL AND expires_at > $2")} LIMIT 1`, [tokenHash, now])
+              .then((rows) => rows[0] ?? null),
     /**
      * Marks the link used; answers its user, or null when it was used, expired or unknown. Single
      * use across instances: a second UPDATE waits for the first and then finds used_at set.

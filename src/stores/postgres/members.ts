@@ -4,6 +4,7 @@ import type { MemberChange, MemberChangePlan, Refusal } from "../../users/member
 import type { UserRow } from "../../users/repo";
 import type { Pg, PgTx } from "./database";
 import type { PostgresSecurityStore } from "./security";
+import { directoryDeleteInTx } from "./user-directory";
 
 /** The CRM's writes inside a member's change or removal (its copies of the member's name). */
 export interface MemberHooks {
@@ -90,6 +91,7 @@ export function createPostgresMembersStore(pg: Pg, others: MemberHooks & { secur
                       WHERE tenant_id = ${tenantId} AND (invited_by = ${id} OR email = ${user.email})
                         AND accepted_at IS NULL AND revoked_at IS NULL`;
         await tx.run`DELETE FROM users WHERE tenant_id = ${tenantId} AND id = ${id}`;
+        await directoryDeleteInTx(tx, tenantId, id, user.email);
         await others.security.auditInTx(tx, { ...audit(user, dealsMoved), tenantId }, now);
         return { user, dealsMoved };
       });

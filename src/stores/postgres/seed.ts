@@ -11,6 +11,8 @@ import { type RandomSource, randomSource } from "../../crm/demo-data";
 import { demoDealDrawer, drawDemoAccounts, drawDemoContacts, drawDemoUsers } from "../../crm/demo-records";
 import { type Pg, type PgQueries, insertJson, ownApplicationName } from "./database";
 import { GramCounts, rebuildDealCountsIn } from "./deal-counters";
+import { createNumberingInTx } from "./deals";
+import { directoryDeleteInTx, directoryDeleteTenantInTx, directoryFileUsersInTx } from "./user-directory";
 
 /** Deals per INSERT: one JSON parameter of a few MB. */
 const CHUNK = 5_000;
@@ -161,11 +163,9 @@ export async function startSeed(tx: PgQueries, t: SeedTenant, now: number): Prom
   for (let i = 0; i < contactRows.length; i += CHUNK) await insertJson(tx, "contacts", contactRows.slice(i, i + CHUNK));
   const stages = (await tx.all<{ key: string }>`SELECT key FROM pipeline_stages WHERE tenant_id = ${t.tenantId} ORDER BY position`).map((s) => s.key);
 
-  // The tenant's seq range (see deals-repo.ts), reserved for all the deals at once; a new tenant
-  // number is taken under a lock, since two first deals of two tenants may ask at once.
-  await tx.run`SELECT pg_advisory_xact_lock(hashtext('crm_tenants.tenant_no'))`;
-  await tx.run`INSERT INTO crm_tenants (tenant_id, tenant_no, next_deal)
-    SELECT ${t.tenantId}, coalesce(max(tenant_no), 0) + 1, 0 FROM crm_tenants ON CONFLICT (tenant_id) DO NOTHING`;
+  // The tenant's seq range (see deals-repo.ts), reserved for all the deals at once; a tenant
+  // number from the sequence when the organization has none yet (no lock another tenant waits on).
+  await createNumberingInTx(tx, t.tenantId);
   const numbering = (await tx.one<{ tenant_no: number; first: number }>`UPDATE crm_tenants SET next_deal = next_deal + ${t.deals}
     WHERE tenant_id = ${t.tenantId} RETURNING tenant_no, next_deal - ${t.deals} AS first`)!;
   const first = numbering.tenant_no * TENANT_SPAN + numbering.first;
@@ -198,6 +198,7 @@ async function seedUsers(tx: PgQueries, t: SeedTenant, r: RandomSource, now: num
   }));
   // An address already there (a re-seed) keeps its user, as SQLite's INSERT OR IGNORE does.
   await insertJson(tx, "users", rows);
+  await directoryFileUsersInTx(tx, t.tenantId, rows.map((u) => u.id));
   // In SQLite's order (its rowids): users already there first, then the demo users as written.
   const at = new Map(rows.map((u, i) => [u.email, i]));
   const users = await tx.all<{ id: string; name: string; email: string; created_at: number }>`SELECT id, full_name AS name, email, created_at
@@ -248,7 +249,8 @@ async function unseed(pg: Pg, tenantId: string, from: number, to: number, added:
   await pg.begin(async (tx) => {
     await tx.run`DELETE FROM contacts WHERE tenant_id = ${tenantId} AND id = ANY(${added.contacts}::text[])`;
     await tx.run`DELETE FROM accounts WHERE tenant_id = ${tenantId} AND id = ANY(${added.accounts}::text[])`;
-    await tx.run`DELETE FROM users WHERE tenant_id = ${tenantId} AND id = ANY(${added.users}::text[])`;
+    const gone = await tx.all<{ id: string; email: string }>`DELETE FROM users WHERE tenant_id = ${tenantId} AND id = ANY(${added.users}::text[]) RETURNING id, email`;
+    for (const u of gone) await directoryDeleteInTx(tx, tenantId, u.id, u.email);
   });
 }
 
@@ -261,6 +263,7 @@ export async function removeSeededTenant(pg: Pg, tenantId: string): Promise<void
     await Bun.sleep(GAP_MS);
   await pg.begin(async (tx) => {
     await tx.run`DELETE FROM audit_log WHERE tenant_id = ${tenantId}`;
+    await directoryDeleteTenantInTx(tx, tenantId);
     await tx.run`DELETE FROM tenants WHERE id = ${tenantId}`;
   });
 }

@@ -4,6 +4,7 @@ import { newId } from "../../db/ids";
 import type { AuditEntry } from "../../security/repo";
 import type { NewOrganization, TenantListRow, TenantRow } from "../../tenants/repo";
 import { type Pg, type PgQueries, type PgTx, isPgUniqueViolation } from "./database";
+import { createNumberingInTx } from "./deals";
 import type { PostgresSecurityStore } from "./security";
 import type { PostgresUsersStore } from "./users";
 
@@ -99,8 +100,8 @@ export function createPostgresTenantsStore(pg: Pg, others: SignupHooks & { users
     },
 
     /**
-     * Tenant, modules, the two default profiles, the default pipeline, the first admin and their
-     * session: all or nothing. Two signups for one subdomain at once: the second INSERT waits for
+     * Tenant, modules, the two default profiles, the default pipeline and deal numbering, the first
+     * admin and their session: all or nothing. Two signups for one subdomain at once: the second INSERT waits for
      * the first to commit, then fails on the unique subdomain and is answered as on SQLite.
      */
     async createOrganization(o: NewOrganization): Promise<{ adminProfileId: string }> {
@@ -114,6 +115,7 @@ export function createPostgresTenantsStore(pg: Pg, others: SignupHooks & { users
           await others.users.insertProfileInTx(tx, { id: adminProfileId, tenant_id: tenant.id, name: "Administrator", is_admin: 1, created_at: now });
           await others.users.insertProfileInTx(tx, { id: newId(), tenant_id: tenant.id, name: "Standard user", is_admin: 0, created_at: now });
           await others.crm.seedDefaultStagesInTx(tx, tenant.id, now);
+          await createNumberingInTx(tx, tenant.id);
           await others.users.insertInTx(tx, { ...admin, tenant_id: tenant.id, role: "admin", profile_id: adminProfileId });
           await others.sessions.insertInTx(tx, { ...session, tenant_id: tenant.id, user_id: admin.id, created_at: now });
           await others.security.auditInTx(tx, { ...o.audit, tenantId: tenant.id, userId: admin.id }, now);

@@ -1,16 +1,19 @@
 import type { UsersStore } from "../../users/repo";
 import type { ProfileRow, UserRow } from "../../users/repo";
-import { type Pg, type PgQueries, type PgTx, inEveryTenant } from "./database";
+import { type Pg, type PgQueries, type PgTx } from "./database";
+import { addressAccounts, directoryInsertInTx, emailHash } from "./user-directory";
 
 /** Users and profiles on PostgreSQL. Every read names the tenant, except sign-in without one. */
 /**
- * Sign-in without a tenant: an address's accounts, one probe of users (tenant_id, email) per
- * organization read once; proven addresses win over unproven ones. `$1` the address, `$2` the limit.
+ * Sign-in without a tenant: an address's accounts, found through the address directory (schema
+ * 54; its cost follows the address's accounts, not the organizations), read once into a
+ * MATERIALIZED CTE; proven addresses win over unproven ones. `$1` the address's hash
+ * (emailHash), `$2` the address, `$3` the limit.
  */
-export const USERS_BY_EMAIL_ANY_TENANT = `WITH found AS MATERIALIZED (${inEveryTenant("users", "email = $1")})
+export const USERS_BY_EMAIL_ANY_TENANT = `WITH ${addressAccounts("u.*")}
   SELECT * FROM found
   WHERE email_verified_at IS NOT NULL OR NOT EXISTS (SELECT 1 FROM found v WHERE v.email_verified_at IS NOT NULL)
-  ORDER BY created_at, id LIMIT $2`;
+  ORDER BY created_at, id LIMIT $3`;
 
 export function createPostgresUsersStore(pg: Pg) {
   const byEmail = (q: PgQueries, tenantId: string, email: string) =>
@@ -25,10 +28,13 @@ export function createPostgresUsersStore(pg: Pg) {
            OR lower(coalesce(full_name, '')) LIKE ${pattern}::text ESCAPE '\\')`;
 
   const store = {
-    insertInTx: async (tx: PgTx, u: Omit<UserRow, "updated_at">) =>
-      void (await tx.run`INSERT INTO users (id, tenant_id, email, full_name, role, profile_id, password_hash, created_at, updated_at, email_verified_at)
-                         VALUES (${u.id}, ${u.tenant_id}, ${u.email}, ${u.full_name}::text, ${u.role}, ${u.profile_id}::text, ${u.password_hash},
-                                 ${u.created_at}::bigint, ${u.created_at}::bigint, ${u.email_verified_at ?? null}::bigint)`),
+    /** The account and its address directory row (schema 54), in the caller's transaction. */
+    insertInTx: async (tx: PgTx, u: Omit<UserRow, "updated_at">) => {
+      await tx.run`INSERT INTO users (id, tenant_id, email, full_name, role, profile_id, password_hash, created_at, updated_at, email_verified_at)
+                   VALUES (${u.id}, ${u.tenant_id}, ${u.email}, ${u.full_name}::text, ${u.role}, ${u.profile_id}::text, ${u.password_hash},
+                           ${u.created_at}::bigint, ${u.created_at}::bigint, ${u.email_verified_at ?? null}::bigint)`;
+      await directoryInsertInTx(tx, u.tenant_id, u.id, u.email);
+    },
     insertProfileInTx: async (tx: PgTx, p: ProfileRow) =>
       void (await tx.run`INSERT INTO profiles (id, tenant_id, name, is_admin, created_at)
                          VALUES (${p.id}, ${p.tenant_id}, ${p.name}, ${p.is_admin}, ${p.created_at}::bigint)`),
@@ -39,7 +45,7 @@ export function createPostgresUsersStore(pg: Pg) {
      * proven one (auth/email/). At most `limit` rows.
      */
     byEmailAnyTenant: async (email: string, limit: number) =>
-      pg.unsafe<UserRow>(USERS_BY_EMAIL_ANY_TENANT, [email, limit]),
+      pg.unsafe<UserRow>(USERS_BY_EMAIL_ANY_TENANT, [emailHash(email), email, limit]),
     byId: async (tenantId: string, id: string) => byId(pg, tenantId, id),
     profile: async (tenantId: string, id: string) => profile(pg, tenantId, id),
     profiles: async (tenantId: string) => pg.all<ProfileRow>`SELECT * FROM profiles WHERE tenant_id = ${tenantId} ORDER BY created_at, name COLLATE "C"`,
