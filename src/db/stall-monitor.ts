@@ -67,6 +67,7 @@ export function nameWork(label: string): void {
 
 /** Runs a job's code (and everything it schedules) under its name. */
 export function runAs<T>(label: string, fn: () => T): T {
+  lastSeen = label;
   return work.run({ label }, fn);
 }
 
