@@ -3,7 +3,7 @@ import { type Config, maskDatabaseUrl } from "../config";
 import { createContext } from "../context";
 import { startCheckpointer } from "../db/checkpointer";
 import { diskRoom } from "../db/disk-room";
-import { runAs, setStallLog, startLoopMonitor } from "../db/stall-monitor";
+import { runAs, setStallLog, stallFigures, startLoopMonitor } from "../db/stall-monitor";
 import { startBackupSchedule } from "./backup-schedule";
 import { walDatasync } from "../db/group-commit";
 import { threadedPasswordHasher } from "../security/passwords";
@@ -83,6 +83,8 @@ export async function serve(config: Config): Promise<void> {
     await ctx.mail.stop();
     await checkpointer?.stop();
     await ctx.close();
+    // The run's stall figures, for whoever reads the log (the bench, until a metrics endpoint does).
+    ctx.log({ level: "info", msg: "stall figures", ...stallFigures() });
     clearTimeout(deadline);
     ctx.log({ level: "info", msg: "stopped" });
     process.exit(0);

@@ -119,6 +119,11 @@ test("below the reserve imports get 507 and sign-in works; on a full disk writes
     const log = stopped.stdout.split("\n").filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(log.filter((l) => l.msg === "request" && l.status === 500)).toEqual([]);
     expect(log.some((l) => l.msg === "storage full")).toBe(true);
+    // The stall monitor's figures close the log: the writer's longest hold, the WAL as the checkpointer saw it.
+    const figures = log.find((l) => l.msg === "stall figures") as { maxWriteHoldMs: number; writeTransactions: number; wal: { walBytes: number; maxWalBytes: number } | null };
+    expect(figures.writeTransactions).toBeGreaterThan(10);
+    expect(figures.maxWriteHoldMs).toBeGreaterThan(0);
+    expect(figures.wal!.maxWalBytes).toBeGreaterThan(0);
     process.stdout.write(`storage-full: ${acknowledged.length} deals acknowledged, statuses on the full disk ${[...statuses].join(", ")}, sign-in on it ${signIn.status}\n`);
   } finally {
     server.kill();
