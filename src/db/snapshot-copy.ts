@@ -87,13 +87,22 @@ export function zeroFreePages(file: string): number {
     const pageSize = raw === 1 ? 65536 : raw;
     const zero = Buffer.alloc(pageSize);
     const page = Buffer.alloc(pageSize);
+    const pages = header.readUInt32BE(28);
+    const inFile = (pgno: number) => pgno >= 2 && pgno <= pages;
     let trunk = header.readUInt32BE(32);
     let cleared = 0;
-    for (let guard = 0; trunk !== 0 && guard < 1e9; guard++) {
+    // Bounded by the page count: a damaged list must not loop, or write past the file's end.
+    for (let guard = 0; trunk !== 0 && guard <= pages; guard++) {
+      if (!inFile(trunk)) throw new Error(`${file}: free-page list names page ${trunk} of ${pages}`);
       readSync(fd, page, 0, pageSize, (trunk - 1) * pageSize);
       const next = page.readUInt32BE(0);
       const leaves = page.readUInt32BE(4);
-      for (let i = 0; i < leaves; i++) writeSync(fd, zero, 0, pageSize, (page.readUInt32BE(8 + 4 * i) - 1) * pageSize);
+      if (leaves > pageSize / 4 - 2) throw new Error(`${file}: free-page trunk ${trunk} lists ${leaves} pages`);
+      for (let i = 0; i < leaves; i++) {
+        const leaf = page.readUInt32BE(8 + 4 * i);
+        if (!inFile(leaf)) throw new Error(`${file}: free-page list names page ${leaf} of ${pages}`);
+        writeSync(fd, zero, 0, pageSize, (leaf - 1) * pageSize);
+      }
       writeSync(fd, zero, 0, pageSize - (8 + 4 * leaves), (trunk - 1) * pageSize + 8 + 4 * leaves);
       cleared += leaves;
       trunk = next;

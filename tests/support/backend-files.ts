@@ -13,6 +13,7 @@ export const SQLITE_ONLY_REASONS: Record<string, string> = {
   "tests/db/database.test.ts": "SQLite connection settings (pragmas, WAL), writeTx and its busy handling",
   "tests/db/migrate.test.ts": "SQLite migrations, schema.sql drift, backups before a migration",
   "tests/db/checkpointer.test.ts": "the WAL checkpointer",
+  "tests/db/snapshot-copy.test.ts": "the byte copy of a SQLite file's snapshot and its free pages",
   "tests/db/wal-bound.test.ts": "the WAL file's size after bursts and during a backup of the SQLite file",
   "tests/db/stall-monitor.test.ts": "SQLite write transactions timed in writeTx (a store hook wrapped on the SQLite stores)",
   "tests/db/group-commit.test.ts": "group commit of the WAL (walSync) on a database file",
