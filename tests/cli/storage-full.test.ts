@@ -4,7 +4,7 @@ import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, statfsSync, writeS
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { oneLineFailure, runSuite } from "./kit";
-import { type Server, startServer } from "../server";
+import { type Server, freePort, startServer } from "../server";
 
 /**
  * Issue 28, item 3: a full disk answered clearly, on a real small filesystem (a 24 MB tmpfs; the
@@ -148,6 +148,9 @@ test("a start on a full disk exits 78 with one line naming the reason; with spac
     const line = oneLineFailure(r, 78);
     expect(line).toContain("no space left on device");
     expect(line).toContain(db);
+    // The server's own start likewise (were it to start, this would wait for it and time out).
+    const served = await runSuite(["serve"], { cwd: mnt, env: { SUITE_DB: db, SUITE_PORT: String(freePort()), SUITE_HOST: "127.0.0.1" } });
+    expect(oneLineFailure(served, 78)).toContain("no space left on device");
     // Nearly full: the schema does not fit either.
     rmSync(join(mnt, "filler-3"));
     fill("filler-3", 128 * 1024);
