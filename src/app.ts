@@ -18,6 +18,7 @@ import { crmRoutes } from "./crm/routes";
 import { auditRoutes } from "./audit/routes";
 import { transferRoutes } from "./crm/transfer-routes";
 import { webRoutes } from "./web/routes";
+import { isolateWork } from "./db/stall-monitor";
 
 /** The HTTP application: the shared core first (its hooks must precede every route), then features. */
 export function createApp(ctx: Context) {
@@ -44,6 +45,9 @@ export function createApp(ctx: Context) {
     // Last: its catch-all page must not shadow any API route.
     .use(webRoutes(ctx));
   self = app;
+  // In-process callers of handle (tests, the bench) keep their own async context: see isolateWork.
+  const handle = app.handle;
+  app.handle = (request: Request) => isolateWork(() => handle(request));
   return app;
 }
 

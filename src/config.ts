@@ -52,12 +52,14 @@ export interface Config {
   backupKeep: number;
   /** The bearer token Prometheus sends to GET /api/v1/metrics; null: no metrics endpoint (404). */
   metricsToken: string | null;
+  /** MB of free disk kept for checkpoints and small writes: imports (and jobs) are refused with 507 below it (db/disk-room.ts). */
+  diskReserveMb: number;
 }
 
 /** A bad setting: main prints `message` as one line and exits non-zero. */
 export class ConfigError extends Error {}
 
-type Kind = "port" | "string" | "url" | "database-url" | "seconds" | "bool" | "secure" | "count" | "signup" | "hours";
+type Kind = "port" | "string" | "url" | "database-url" | "seconds" | "bool" | "secure" | "count" | "signup" | "hours" | "megabytes";
 interface Setting {
   key: keyof Config;
   env: string;
@@ -101,6 +103,7 @@ const SETTINGS: Setting[] = [
   { key: "backupEvery", env: "SUITE_BACKUP_EVERY", flag: "backup-every", kind: "hours", default: "24", help: "hours between scheduled backups; fractions allowed (0.5)" },
   { key: "metricsToken", env: "SUITE_METRICS_TOKEN", flag: "metrics-token", kind: "string", default: "none: no metrics endpoint", help: "the bearer token that reads GET /api/v1/metrics (Prometheus text format), at least 32 characters; the operator's, not an organization's" },
   { key: "backupKeep", env: "SUITE_BACKUP_KEEP", flag: "backup-keep", kind: "count", default: "7", help: "how many scheduled backups to keep; older ones the suite named are removed" },
+  { key: "diskReserveMb", env: "SUITE_DISK_RESERVE_MB", flag: "disk-reserve-mb", kind: "megabytes", default: "64", help: "MB of free disk kept beside the SQLite database for checkpoints and small writes such as sign-ins; imports are refused (507 storage_full) below it" },
 ];
 
 /** The flag names `loadConfig` understands, for the command line's own parser. */
@@ -123,6 +126,10 @@ function parseValue(s: Setting, raw: string, where: string): unknown {
     }
     case "count": {
       if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > 256) throw bad("expected a whole number from 1 to 256");
+      return Number(value);
+    }
+    case "megabytes": {
+      if (!/^\d+$/.test(value) || Number(value) > 1_048_576) throw bad("expected a whole number of megabytes from 0 to 1048576");
       return Number(value);
     }
     case "hours": {
@@ -287,6 +294,7 @@ export function loadConfig(flags: Record<string, string> = {}, env: Record<strin
     backupEvery: (raw.backupEvery as number | undefined) ?? 24,
     backupKeep: (raw.backupKeep as number | undefined) ?? 7,
     metricsToken,
+    diskReserveMb: (raw.diskReserveMb as number | undefined) ?? 64,
   };
   if (config.oidcTestLoopback && !isDevHost(baseDomain)) {
     throw new ConfigError(`invalid ${where.oidcTestLoopback}: a test-only setting, refused unless the base domain is a development host (localhost)`);

@@ -15,6 +15,7 @@ import { createAuditService } from "./audit/service";
 import type { AuditEntry } from "./security/repo";
 import { type Pg, type Stores, type StoresOptions, openStores } from "./stores";
 import type { Db } from "./db/database";
+import { watchDisk } from "./db/disk-room";
 import { createStagesService } from "./crm/stages-service";
 import { type Mailer, createMailSender, noMailSender } from "./mail/sender";
 import { createSmtpTransport, smtpSecrets } from "./mail/smtp";
@@ -60,6 +61,8 @@ export function createContext(opts: ContextOptions) {
   const now = opts.now ?? Date.now;
   const log = opts.log ?? stdoutLogger;
   const limits: Limits = { ...LIMITS, ...opts.limits };
+  // The SQLite file's filesystem keeps a reserve: imports and jobs are refused below it (507).
+  const unwatchDisk = !config.databaseUrl && config.db !== ":memory:" && !opts.db ? watchDisk(config.db, config.diskReserveMb) : () => {};
 
   // SUITE_JWT_SECRET and SUITE_ENCRYPTION_KEY win over the stored keys when set.
   const keys = {
@@ -197,6 +200,7 @@ export function createContext(opts: ContextOptions) {
     },
     close: () => {
       metrics.close();
+      unwatchDisk();
       return stores.close();
     },
   };

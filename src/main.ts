@@ -1,6 +1,6 @@
 #!/usr/bin/env bun
 import "./production";
-import { resolve } from "node:path";
+import { dirname, resolve } from "node:path";
 import pkg from "../package.json";
 import { backupCommand, migrateCommand, tenantCreateCommand } from "./cli/admin";
 import { type Command, UsageError, checkInvocation, findCommand, helpText, parseArgs } from "./cli/args";
@@ -14,6 +14,7 @@ import { SEED_FLAGS, seedCommand } from "./cli/seed";
 import { PortInUse, serve } from "./cli/serve";
 import { CONFIG_FLAGS, ConfigError, loadConfig, settingsHelp, unknownVariableWarnings } from "./config";
 import { NewerDatabase, refuseNewerFile } from "./db/migrate";
+import { freeBytes, isStorageFull } from "./db/disk-room";
 
 const out = (line: string): void => void process.stdout.write(`${line}\n`);
 
@@ -127,10 +128,31 @@ async function main(argv: string[]): Promise<void> {
   return command.run({ config, flags: own, args: rest });
 }
 
+/**
+ * The database's folder has no room for its files (the database, -wal, -shm, key file): one line
+ * with the OS's reason and what is free, exit 78 like any other file the suite is refused. SQLite
+ * says "disk I/O error" when it cannot grow its -shm on a full disk: that too, when space is short.
+ */
+function noRoom(e: unknown): string | null {
+  if (!database || database === ":memory:") return null;
+  const dir = dirname(resolve(database));
+  let free: number;
+  try {
+    free = freeBytes(dir);
+  } catch {
+    return null;
+  }
+  const code = String((e as { code?: unknown }).code ?? "");
+  if (!isStorageFull(e) && !(/^SQLITE_(IOERR|CANTOPEN)/.test(code) && free < 1024 * 1024)) return null;
+  return `cannot use database ${database}: no space left on device (${dir} has ${Math.floor(free / 1024)} KB free); free some space and start again`;
+}
+
 /** One line naming what failed and why; never a stack trace. */
 function describe(e: unknown): string {
   const message = e instanceof Error ? e.message : String(e);
   if (e instanceof ConfigError || e instanceof UsageError || e instanceof NewerDatabase) return message;
+  const full = noRoom(e);
+  if (full) return full;
   const errno = e as NodeJS.ErrnoException;
   // A file the command could not open or write: the path and the OS's reason.
   if (typeof errno.code === "string" && typeof errno.path === "string" && /^E[A-Z]+$/.test(errno.code)) {
@@ -149,5 +171,5 @@ function describe(e: unknown): string {
 
 main(process.argv.slice(2)).catch((e: unknown) => {
   process.stderr.write(`suite: ${describe(e).split("\n")[0]}\n`);
-  process.exit(e instanceof UsageError ? 64 : e instanceof ConfigError || e instanceof NewerDatabase ? 78 : e instanceof PortInUse ? e.exitCode : 1);
+  process.exit(e instanceof UsageError ? 64 : e instanceof ConfigError || e instanceof NewerDatabase || noRoom(e) ? 78 : e instanceof PortInUse ? e.exitCode : 1);
 });

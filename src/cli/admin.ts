@@ -1,5 +1,5 @@
 import { Value } from "@sinclair/typebox/value";
-import { existsSync, rmSync, statSync } from "node:fs";
+import { closeSync, existsSync, openSync, rmSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import type { Config } from "../config";
 import { openPostgres } from "../stores/postgres/database";
@@ -8,6 +8,7 @@ import { maskDatabaseUrl } from "../config";
 import { openContext, refuseOnPostgres, unavailable } from "./open";
 import { fsyncPath, publishNew, tempBeside } from "../db/backup-files";
 import { backupTo, openDatabase } from "../db/database";
+import { copySnapshot, zeroFreePages } from "../db/snapshot-copy";
 import { CURRENT_PLAN, migrate } from "../db/migrate";
 import { KEY_NAMES, keyFileOf, loadServerKeys, moveStoredKeys } from "../security/key-file";
 import { createKeyStore } from "../stores/sqlite/security";
@@ -51,7 +52,7 @@ async function migratePostgresCommand(config: Config, url: string, out: Out): Pr
 
 /**
  * `suite backup FILE`, also what the scheduled backups run (cli/backup-schedule.ts): a consistent
- * copy (VACUUM INTO, safe beside a serving server) written under a temp name beside FILE,
+ * copy (a snapshot's bytes, db/snapshot-copy.ts; VACUUM INTO when none can be had) written under a temp name beside FILE,
  * integrity-checked, stripped of any key row, fsynced, then put in place under FILE without
  * replacing anything: FILE never exists half-written.
  */
@@ -71,10 +72,17 @@ export function backupCommand(config: Config, file: string | undefined, out: Out
     try {
       // Keys an earlier release kept in the database go to the key file first: the copy holds data only.
       moveStoredKeys(keyFile, createKeyStore(db));
-      backupTo(db, tmp);
+      // A byte copy of a snapshot (seconds; the WAL is held up only that long), else VACUUM INTO.
+      closeSync(openSync(tmp, "wx", 0o600));
+      if (!copySnapshot(db, config.db, tmp)) {
+        rmSync(tmp, { force: true });
+        backupTo(db, tmp);
+      }
     } finally {
       db.close();
     }
+    // What deleted rows left in free pages stays out of the copy, as VACUUM INTO left it out.
+    zeroFreePages(tmp);
     const check = openDatabase(tmp);
     let ok: string;
     try {

@@ -2,6 +2,8 @@ import { createApp } from "../app";
 import { type Config, maskDatabaseUrl } from "../config";
 import { createContext } from "../context";
 import { startCheckpointer } from "../db/checkpointer";
+import { diskRoom } from "../db/disk-room";
+import { runAs, setStallLog, stallFigures, startLoopMonitor } from "../db/stall-monitor";
 import { startBackupSchedule } from "./backup-schedule";
 import { walDatasync } from "../db/group-commit";
 import { threadedPasswordHasher } from "../security/passwords";
@@ -52,10 +54,16 @@ export async function serve(config: Config): Promise<void> {
   // SQLite's WAL checkpoints and file backups; PostgreSQL has its own (pg_dump, base backups).
   const checkpointer = config.databaseUrl ? null : startCheckpointer(config.db);
   lastLineOfDefence(ctx.log);
-  const timer = setInterval(() => void ctx.housekeep().catch(() => {}), HOUSEKEEPING_MS);
+  // Always on: a held event loop or SQLite writer over 50 ms is one warning line naming its work.
+  setStallLog(ctx.log);
+  const stopLoopMonitor = startLoopMonitor();
+  const timer = setInterval(() => void runAs("job housekeeping", () => ctx.housekeep()).catch(() => {}), HOUSEKEEPING_MS);
   timer.unref();
   const where = config.databaseUrl ? { database: maskDatabaseUrl(config.databaseUrl) } : { db: config.db };
   ctx.log({ level: "info", msg: "listening", version: pkg.version, url: `http://${config.host}:${app.server?.port}`, ...where });
+  for (const room of diskRoom().filter((r) => r.low)) {
+    ctx.log({ level: "warn", msg: "storage low: imports are refused until space is freed", dir: room.dir, free_mb: Math.floor(room.freeBytes / 1048576), reserve_mb: config.diskReserveMb });
+  }
   let backups: ReturnType<typeof startBackupSchedule> | null = null;
 
   let stopping = false;
@@ -68,6 +76,7 @@ export async function serve(config: Config): Promise<void> {
       process.exit(1);
     }, STOP_DEADLINE_MS);
     clearInterval(timer);
+    stopLoopMonitor();
     await backups?.stop();
     await app.server?.stop(false);
     // Links asked for just before the stop are committed, and the send under way finishes.
@@ -75,6 +84,8 @@ export async function serve(config: Config): Promise<void> {
     await ctx.mail.stop();
     await checkpointer?.stop();
     await ctx.close();
+    // The run's stall figures, for whoever reads the log (the bench, until a metrics endpoint does).
+    ctx.log({ level: "info", msg: "stall figures", ...stallFigures() });
     clearTimeout(deadline);
     ctx.log({ level: "info", msg: "stopped" });
     process.exit(0);
@@ -88,7 +99,7 @@ export async function serve(config: Config): Promise<void> {
   if (stopping) return;
   for (const line of firstRunLines(config, hasOrganization)) ctx.log(line);
   // Mail left pending by an earlier run (or leased by one that crashed) goes out now.
-  ctx.mail.start();
+  runAs("job mail", () => ctx.mail.start());
   if (config.databaseUrl && config.backupDir) {
     ctx.log({ level: "warn", msg: "SUITE_BACKUP_DIR is ignored on PostgreSQL: back it up with pg_dump or base backups and WAL archiving" });
   }

@@ -4,6 +4,7 @@ import { authGuard } from "../http/auth-guard";
 import { requestInfo } from "../http/client";
 import { MAX_IMPORT_BYTES, importTooLarge } from "../http/body";
 import { AppError, RequestValidationError } from "../http/errors";
+import { assertDiskRoom } from "../db/disk-room";
 import { QueryReader, rawQuery } from "../http/paging";
 import { readDealQuery, readListQuery } from "./routes";
 import { TRANSFER_DOCS as D } from "./transfer-docs";
@@ -74,6 +75,7 @@ async function importOf(ctx: Context, auth: Parameters<Context["transfer"]["impo
   const opts = readImportQuery(request.url);
   // Admins only, before the body is read: a member learns 403 without uploading 50 MB.
   if (auth.role !== "admin") throw new AppError(403, "forbidden", "Only admins can import.");
+  assertDiskRoom("import");
   const text = await readCsvBody(request);
   return ctx.transfer.importCsv(auth, kind, text, opts, requestInfo(request, server, ctx.config.trustProxy));
 }

@@ -2,6 +2,8 @@ import { Elysia, ValidationError } from "elysia";
 import type { Context } from "../context";
 import { JsonInvalid, checkDeclaredLength, isCsvImport, readJsonBody } from "./body";
 import { isCookieWrite } from "./csrf";
+import { isStorageFull } from "../db/disk-room";
+import { beginWork, nameWork } from "../db/stall-monitor";
 import { AppError, RequestValidationError, errors } from "./errors";
 import { requestPath } from "./request-path";
 import { securityHeaders } from "./security-headers";
@@ -46,12 +48,16 @@ export const httpCore = (ctx: Context) => {
       // A caller's W3C trace (a proxy's) is continued, or one is started: its id joins the logs.
       const trace = traceOf(request.headers.get("traceparent"));
       started.set(request, { at: performance.now(), id, trace: trace.traceId });
+      // The stall monitor names what this request's code holds after it (db/stall-monitor.ts).
+      beginWork(request.method);
       Object.assign(set.headers, securityHeaders);
       set.headers["x-request-id"] = id;
       set.headers.traceparent = trace.header;
       set.headers["cache-control"] = "no-store";
       checkDeclaredLength(request);
     })
+    // Once routed: the method and route template (never the path, which can carry ids).
+    .onTransform({ as: "global" }, ({ request, route }) => nameWork(`${request.method} ${route}`))
     .onParse({ as: "global" }, async ({ request, contentType }) => {
       // A CSV import reads its own body (up to 50 MB, counted as it streams): see body.ts.
       if (isCsvImport(request)) return null;
@@ -70,7 +76,7 @@ export const httpCore = (ctx: Context) => {
       } catch (e) {
         // The commit may not be on disk: the caller must not be told its write is done.
         failure("durability wait failed", request, e);
-        throw errors.internal();
+        throw isStorageFull(e) ? errors.storageFull() : errors.internal();
       }
     })
     .onError({ as: "global" }, async ({ code, error: raised, set, request }) => {
@@ -132,6 +138,12 @@ export const httpCore = (ctx: Context) => {
     if (code === "PARSE") {
       set.status = 422;
       return { detail: [{ loc: ["body", 0], msg: "JSON decode error", type: "json_invalid" }] };
+    }
+    // A write the disk had no room for (SQLite, the OS or PostgreSQL saying so): 507, not 500.
+    if (isStorageFull(error)) {
+      const err = error as Error;
+      log({ level: "warn", msg: "storage full", request_id: started.get(request)?.id, error: err?.name, message: err?.message });
+      return fail(errors.storageFull());
     }
     failure("unhandled error", request, error);
     return fail(errors.internal());

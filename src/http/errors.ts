@@ -66,4 +66,8 @@ export const errors = {
   payloadTooLarge: () => new AppError(413, "payload_too_large", "The request body is larger than 1 MiB."),
   unsupportedMediaType: () => new AppError(415, "unsupported_media_type", "Request bodies must be JSON (Content-Type: application/json)."),
   internal: () => new AppError(500, "internal_error", "Something went wrong on our side."),
+  /** The disk is full, or under the reserve kept for small writes (db/disk-room.ts): nothing was written; retry later. */
+  storageFull: (
+    detail = "The server has run out of storage space, so this change was not saved. Try again in a few minutes; if it keeps happening, tell the server's operator.",
+  ) => new AppError(507, "storage_full", detail, { "Retry-After": "60" }),
 };

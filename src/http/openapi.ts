@@ -57,6 +57,7 @@ export const REASONS: Record<number, string> = {
   429: "Rate limited; see Retry-After",
   500: "Unexpected failure",
   503: "The database does not answer",
+  507: "Out of storage space: nothing was saved (`storage_full`); see Retry-After",
 };
 
 /** components.headers: what answers carry besides their body. */
@@ -65,7 +66,7 @@ export const HEADERS = {
     description: "On every 401 (RFC 9110 §11.6.1): the scheme to authenticate with.",
     schema: { type: "string", const: "Bearer" },
   },
-  RetryAfter: { description: "On every 429: seconds until this caller may try again.", schema: { type: "integer", minimum: 1 } },
+  RetryAfter: { description: "On every 429 and 507: seconds until this caller may try again.", schema: { type: "integer", minimum: 1 } },
   SetSessionCookies: {
     description:
       "Two cookies: `svc_session`, the access token (`Path=/`, `SameSite=Lax`, lives as long as the token), and `svc_refresh`, the refresh token " +
@@ -118,7 +119,7 @@ const header = (name: keyof typeof HEADERS) => ({ $ref: `#/components/headers/${
 
 /** What an error status answers most often, as its example: the very error the server builds. */
 const EXAMPLES: Record<number, { detail: string; code: string }> = Object.fromEntries(
-  [errors.notAuthenticated(), errors.forbidden(), errors.notFound(), errors.payloadTooLarge(), errors.unsupportedMediaType(), errors.rateLimited(60), errors.internal()].map(
+  [errors.notAuthenticated(), errors.forbidden(), errors.notFound(), errors.payloadTooLarge(), errors.unsupportedMediaType(), errors.rateLimited(60), errors.internal(), errors.storageFull()].map(
     (e) => [e.status, { detail: e.detail, code: e.code }],
   ),
 );
@@ -126,7 +127,7 @@ const EXAMPLE_422 = { detail: [{ loc: ["body", "email"], msg: "Field required", 
 
 /** The declared headers of an error status. */
 export const errorHeaders = (status: number) =>
-  status === 401 ? { headers: { "WWW-Authenticate": header("WWWAuthenticate") } } : status === 429 ? { headers: { "Retry-After": header("RetryAfter") } } : {};
+  status === 401 ? { headers: { "WWW-Authenticate": header("WWWAuthenticate") } } : status === 429 || status === 507 ? { headers: { "Retry-After": header("RetryAfter") } } : {};
 
 /** An error response: its reason (with the codes a route names for it), body schema, example and headers. */
 export function errorResponse(status: number, codes?: readonly string[]) {
@@ -147,7 +148,7 @@ export interface RouteDoc {
   ok: Record<number, readonly [name: string, schema: TSchema] | null>;
   /** Needs the bearer token or the session cookie: 401 and 403 come with it. */
   auth?: boolean;
-  /** Further error statuses this route answers, beyond 422 and 500. */
+  /** Further error statuses this route answers, beyond 422, 500 and 507. */
   errors?: number[];
   description?: string;
   /** Query parameters a route reads by hand (QueryReader), which no route schema declares. */
@@ -169,7 +170,7 @@ export function doc(d: RouteDoc): { detail: DocumentDecoration } {
     if (body) named.set(body[0], body[1]);
     responses[status] = { description: REASONS[Number(status)] ?? "OK", ...cookies, ...(body ? json(ref(body[0])) : {}) } as never;
   }
-  const failures = new Set([...(d.auth ? [401, 403] : []), ...(d.errors ?? []), 422, 500]);
+  const failures = new Set([...(d.auth ? [401, 403] : []), ...(d.errors ?? []), 422, 500, 507]);
   for (const status of [...failures].sort()) responses[status] = errorResponse(status, d.codes?.[status]) as never;
   return {
     detail: {

@@ -60,6 +60,8 @@ export interface Stores {
   keys: ServerKeys;
   /** Resolves when the database answers; rejects when it does not (GET /health). */
   ping(): Promise<void>;
+  /** The database's schema version and the one this release migrates to (GET /health/ready). */
+  schemaVersion(): Promise<{ current: number; target: number }>;
   /** Resolves once every commit so far is durable: an answer after a write awaits it (http/core.ts). */
   durable(): Promise<void>;
   close(): void | Promise<void>;

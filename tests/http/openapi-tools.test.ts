@@ -87,7 +87,7 @@ describe("tags: one per part of the API, declared once, used consistently", () =
     [/^\/api\/v1\/users(\/|$)/, "users"],
     [/^\/api\/v1\/crm\//, "crm"],
     [/^\/api\/v1\/audit-log$/, "audit"],
-    [/^\/api\/v1\/health$/, "health"],
+    [/^\/api\/v1\/health(\/ready)?$/, "health"],
     [/^\/api\/v1\/metrics$/, "metrics"],
     [/^\/api\/v1\/tenant$/, "organization"],
     [/^\/api\/v1\/tls\//, "tls"],

@@ -71,6 +71,10 @@ test("a real Prometheus scrapes /api/v1/metrics with the operator's token and re
   expect((await query("suite_sign_ins_total")).length).toBeGreaterThanOrEqual(1);
   expect((await query("suite_mail_outbox")).map((r) => r.metric.status).sort()).toEqual(["failed", "pending", "sending"]);
   expect(Number((await query("suite_disk_free_bytes"))[0]!.value[1])).toBeGreaterThan(0);
+  expect((await query("suite_stalls")).map((r) => r.metric.kind).sort()).toEqual(["event_loop", "write_hold"]);
+  // The checkpointer has looked at the WAL (every 200 ms) and a write transaction has run (the login's audit row).
+  expect((await query("suite_sqlite_wal_bytes")).length).toBe(1);
+  expect(Number((await query("suite_sqlite_write_hold_max_seconds > 0"))[0]!.value[1])).toBeGreaterThan(0);
   expect((await query("process_resident_memory_bytes")).length).toBe(1);
   // The scrape itself is a request in flight while it is answered.
   expect(Number((await query("suite_http_requests_in_flight"))[0]!.value[1])).toBeGreaterThanOrEqual(1);

@@ -13,7 +13,7 @@ import { createPostgresInvitationsStore } from "./invitations";
 import { createPostgresMagicLinksStore } from "./magic-links";
 import { createPostgresMailStore } from "./mail";
 import { createPostgresMembersStore } from "./members";
-import { migratePostgres } from "./migrate";
+import { migratePostgres, pgTargetVersion, postgresVersion } from "./migrate";
 import { createPostgresOidcStore } from "./oidc";
 import { createPostgresPasswordStore } from "./passwords";
 import { createPostgresSecurityStore } from "./security";
@@ -143,6 +143,10 @@ export function openPostgresStores(config: Config, url: string, opts: { max?: nu
     ping: async () => {
       await ready;
       await pg.one`SELECT 1 AS one`;
+    },
+    schemaVersion: async () => {
+      await ready;
+      return { current: await postgresVersion(pg), target: pgTargetVersion() };
     },
     // A committed PostgreSQL transaction is durable (synchronous_commit): nothing left to wait for.
     durable: async () => {},

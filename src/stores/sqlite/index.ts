@@ -2,7 +2,7 @@ import type { Stores, StoresOptions } from "..";
 import type { Config } from "../../config";
 import { type Db, openDatabase } from "../../db/database";
 import { startGroupCommit } from "../../db/group-commit";
-import { CURRENT_PLAN, migrate } from "../../db/migrate";
+import { CURRENT_PLAN, migrate, targetVersion } from "../../db/migrate";
 import { generateKeys, keyFileOf, loadServerKeys, moveStoredKeys } from "../../security/key-file";
 import { createSqliteAccountTokensStore } from "./account-tokens";
 import { createSqliteAuditStore } from "./audit";
@@ -94,6 +94,7 @@ export function openSqliteStores(config: Config, opts: StoresOptions = {}): Stor
     // up front keeps answering from a connection that has been closed; reading the schema page
     // shows a file that cannot be read.
     ping: async () => void db.query("SELECT count(*) AS n FROM sqlite_master").get(),
+    schemaVersion: async () => ({ current: (db.query("PRAGMA user_version").get() as { user_version: number }).user_version, target: targetVersion(CURRENT_PLAN) }),
     durable: commits ? commits.durable : async () => {},
     close: () => {
       commits?.close();
