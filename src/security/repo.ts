@@ -30,6 +30,8 @@ export interface SecurityStore {
     window_ms: number;
   } | null>;
   clear: (key: string) => Promise<void>;
+  /** Deletes every counter whose key starts with `prefix`. */
+  clearPrefix: (prefix: string) => Promise<void>;
   sweep: (now: number) => Promise<number>;
   audit: (e: AuditEntry, now: number) => Promise<void>;
   auditForTenant: (tenantId: string, limit?: number) => Promise<AuditRow[]>;

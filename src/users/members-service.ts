@@ -1,5 +1,6 @@
 import type { Principal, RequestInfo } from "../auth/service";
 import { AppError, RequestValidationError, errors } from "../http/errors";
+import { createLoginLimits } from "../auth/login-limits";
 import type { Limits, RateLimiter } from "../security/rate-limit";
 import type { AuditEntry, SecurityStore } from "../security/repo";
 import type { MembersStore, Refusal } from "./members-repo";
@@ -100,9 +101,9 @@ export function createMembersService(d: MembersDeps) {
   async function unlock(p: Principal, id: string, req: RequestInfo): Promise<UserRead> {
     const r = await d.members.unlock(p.tenantId, id, d.now(), (u) => entry(p, req, "user.unlocked", { user_id: u.id }));
     if (isRefusal(r)) throw refused(r);
-    // The counter of password-check.ts, `<tenant>:<email>`; the cross-tenant `*:<email>` one is not
-    // this organization's to clear (it guards the address's other workspaces too).
-    await d.limiter.reset(d.limits.loginPerAccount, `${p.tenantId}:${r.email}`);
+    // The counters of auth/login-limits.ts for `<tenant>:<email>` (every source); the cross-tenant
+    // `*:<email>` ones are not this organization's to clear (they guard the address's other workspaces too).
+    await createLoginLimits(d.limiter, d.limits).lift(`${p.tenantId}:${r.email}`);
     return toUserRead(r);
   }
 

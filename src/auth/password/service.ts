@@ -10,6 +10,7 @@ import type { SecurityStore } from "../../security/repo";
 import { normalizeEmail } from "../../users/model";
 import type { UsersStore } from "../../users/repo";
 import { auditEntry } from "../audit-entry";
+import { addressFromSource, createLoginLimits } from "../login-limits";
 import { issueMailedToken } from "../email/mailed-token";
 import type { AccountTarget, AccountTokensStore } from "../email/repo";
 import type { Principal, RequestInfo } from "../service";
@@ -37,6 +38,7 @@ export function createPasswordService(d: PasswordDeps) {
   /** Background deliveries not yet committed (tests and shutdown wait for them). */
   const inFlight = new Set<Promise<void>>();
   const accountKey = (tenantId: string, email: string) => `${tenantId}:${email}`;
+  const lock = createLoginLimits(d.limiter, d.limits);
 
   /** The token row, its mail and the audit row, in one transaction; then the sender is woken. */
   const issueFor = (target: AccountTarget, req: RequestInfo) =>
@@ -57,7 +59,7 @@ export function createPasswordService(d: PasswordDeps) {
     const email = normalizeEmail(rawEmail);
     const perIp = await d.limiter.hit(d.limits.passwordForgotPerIp, req.ip ?? "unknown");
     if (!perIp.allowed) throw errors.rateLimited(perIp.retryAfterSeconds);
-    const perAddress = await d.limiter.hit(d.limits.passwordForgotPerAddress, email);
+    const perAddress = await d.limiter.hit(d.limits.passwordForgotPerAddress, addressFromSource(email, req.ip));
     if (!perAddress.allowed) throw errors.rateLimited(perAddress.retryAfterSeconds);
     const job: Promise<void> = new Promise<void>((resolve) => setImmediate(resolve))
       .then(() => deliver(email, tenantId, req))
@@ -93,7 +95,7 @@ export function createPasswordService(d: PasswordDeps) {
     // Spent by a concurrent reset between the look and the commit: exactly one of them wins.
     if (!done) throw await invalid();
     // A successful reset also lifts the account's sign-in lock: its owner proved the mailbox.
-    await d.limiter.reset(d.limits.loginPerAccount, accountKey(done.row.tenant_id, done.row.email));
+    await lock.lift(accountKey(done.row.tenant_id, done.row.email));
   }
 
   /**
@@ -105,18 +107,21 @@ export function createPasswordService(d: PasswordDeps) {
     const perIp = await d.limiter.hit(d.limits.loginPerIp, req.ip ?? "unknown");
     if (!perIp.allowed) throw errors.rateLimited(perIp.retryAfterSeconds);
     const key = accountKey(p.tenantId, p.email);
-    const attempt = await d.limiter.hit(d.limits.loginPerAccount, key);
-    if (!attempt.allowed) {
-      await d.security.audit(auditEntry("password.change_failure", who, req, { session_id: p.sessionId, reason: "rate_limited" }), d.now());
-      throw errors.rateLimited(attempt.retryAfterSeconds);
-    }
-    const user = await d.users.byId(p.tenantId, p.userId);
-    if (!user) throw errors.sessionRevoked();
-    if (!(await d.hasher.verify(current, user.password_hash))) {
-      await d.security.audit(auditEntry("password.change_failure", who, req, { session_id: p.sessionId, reason: "wrong_password" }), d.now());
-      throw errors.invalidCredentials();
-    }
-    await d.limiter.reset(d.limits.loginPerAccount, key);
+    await lock.oneAtATime(p.email, async () => {
+      const locked = await lock.lockOf(key, req.ip);
+      if (locked) {
+        await d.security.audit(auditEntry("password.change_failure", who, req, { session_id: p.sessionId, reason: "rate_limited" }), d.now());
+        throw errors.rateLimited(locked.retryAfterSeconds);
+      }
+      const user = await d.users.byId(p.tenantId, p.userId);
+      if (!user) throw errors.sessionRevoked();
+      if (!(await d.hasher.verify(current, user.password_hash))) {
+        await lock.failed(key, req.ip);
+        await d.security.audit(auditEntry("password.change_failure", who, req, { session_id: p.sessionId, reason: "wrong_password" }), d.now());
+        throw errors.invalidCredentials();
+      }
+      await lock.succeeded(key, req.ip);
+    });
     const passwordHash = await d.hasher.hash(next);
     return d.repo.change(p.tenantId, p.userId, p.sessionId, passwordHash, d.now(), (revoked) =>
       auditEntry("password.changed", who, req, { session_id: p.sessionId, sessions_revoked: revoked }),
