@@ -1,7 +1,7 @@
 import { errors } from "../http/errors";
 import { normalizeEmail } from "../users/model";
 import type { UserRow } from "../users/repo";
-import { auditEntry } from "./audit-entry";
+import { auditEntry, unnamedRequest } from "./audit-entry";
 import { createLoginLimits } from "./login-limits";
 import type { AuthDeps, Principal, RequestInfo } from "./service";
 
@@ -24,7 +24,7 @@ export function createPasswordChecks(d: AuthDeps) {
    * may be a stranger who typed its member's address, or a throwaway workspace's owner).
    */
   const auditElsewhere = (action: string, u: UserRow, req: RequestInfo, detail: Record<string, unknown>) =>
-    audit(action, { tenantId: u.tenant_id, userId: u.id }, { ip: null, userAgent: null }, detail);
+    audit(action, { tenantId: u.tenant_id, userId: u.id }, unnamedRequest(req, false), detail);
 
   /**
    * Checks email and password. Answers the user whose first factor is proven; the caller decides

@@ -7,6 +7,7 @@ import { renderMail } from "../../mail/render";
 import type { Mailer } from "../../mail/sender";
 import type { Limits, RateLimiter } from "../../security/rate-limit";
 import type { SecurityStore } from "../../security/repo";
+import { unnamedRequest } from "../audit-entry";
 import { addressFromSource } from "../login-limits";
 import { normalizeEmail } from "../../users/model";
 import type { UserRow, UsersStore } from "../../users/repo";
@@ -64,7 +65,7 @@ export function createMagicLinkService(d: MagicLinkDeps) {
   async function deliver(email: string, tenantId: string | null, req: RequestInfo): Promise<void> {
     const one = tenantId ? await d.links.target(tenantId, email) : null;
     const targets = tenantId ? (one ? [one] : []) : await d.links.targetsAnyTenant(email);
-    for (const target of targets) await issueFor(target, req);
+    for (const target of targets) await issueFor(target, unnamedRequest(req, tenantId !== null));
     if (targets.length > 0) d.mailer.kick();
   }
 

@@ -4,6 +4,7 @@ import { AppError, errors } from "../../http/errors";
 import { offsetOf, pageOf, type Page } from "../../http/paging";
 import type { AuditEntry } from "../../security/repo";
 import type { Limits, RateLimiter } from "../../security/rate-limit";
+import { addressVerified } from "../../users/model";
 import type { UserRow, UsersStore } from "../../users/repo";
 import { DEFAULT_PROFILE } from "../../users/invitations-service";
 import { auditEntry } from "../audit-entry";
@@ -73,7 +74,7 @@ export function createFlowService(d: FlowDeps) {
     // Issue 16: an address nobody has proven cannot be tied to an outside identity (after the
     // provider's own check, so that another organization's provider stays unavailable).
     const linking = userId === null ? null : await d.users.byId(tenantId, userId);
-    if (linking && linking.email_verified_at == null) throw new Failure("oauth_account_unverified", "linking user's own address unverified");
+    if (linking && !addressVerified(linking)) throw new Failure("oauth_account_unverified", "linking user's own address unverified");
     let as;
     try {
       as = await d.protocol.server(p);
@@ -196,7 +197,7 @@ export function createFlowService(d: FlowDeps) {
   async function link(flow: FlowRow, p: ProviderRow, id: ProvenIdentity, req: RequestInfo): Promise<CallbackOutcome> {
     const user = await d.users.byId(flow.tenant_id, flow.user_id!);
     if (!user) throw new Failure("oauth_account_unavailable", "linking user gone");
-    if (user.email_verified_at == null) throw new Failure("oauth_account_unverified", "linking user's own address unverified");
+    if (!addressVerified(user)) throw new Failure("oauth_account_unverified", "linking user's own address unverified");
     const existing = await d.repo.identity(flow.tenant_id, id.issuer, id.subject);
     if (existing) {
       if (existing.user_id !== user.id) throw new Failure("oauth_identity_in_use", "identity linked to another user");
@@ -248,8 +249,10 @@ export function createFlowService(d: FlowDeps) {
       password_hash: NO_PASSWORD,
       created_at: now,
       updated_at: now,
-      // The provider vouched for the address.
-      email_verified_at: now,
+      // The provider vouched for the address: inside this organization only. Its admin picked the
+      // provider, so this is no proof for anything that crosses organizations (issue 29.1).
+      email_verified_at: null,
+      provider_verified_at: now,
     };
     const identity = { id: newId(), tenant_id: flow.tenant_id, user_id: user.id, provider_id: p.id, issuer: id.issuer, subject: id.subject, email: id.email, created_at: now, last_used_at: now };
     const entry = auditEntry("oauth.joined", { tenantId: flow.tenant_id, userId: user.id }, req, { provider_id: p.id, identity_id: identity.id, profile_id: user.profile_id });

@@ -9,7 +9,7 @@ import type { Limits, RateLimiter } from "../../security/rate-limit";
 import type { SecurityStore } from "../../security/repo";
 import { normalizeEmail } from "../../users/model";
 import type { UsersStore } from "../../users/repo";
-import { auditEntry } from "../audit-entry";
+import { auditEntry, unnamedRequest } from "../audit-entry";
 import { addressFromSource, createLoginLimits } from "../login-limits";
 import { issueMailedToken } from "../email/mailed-token";
 import type { AccountTarget, AccountTokensStore } from "../email/repo";
@@ -47,7 +47,7 @@ export function createPasswordService(d: PasswordDeps) {
   async function deliver(email: string, tenantId: string | null, req: RequestInfo): Promise<void> {
     const one = tenantId ? await d.tokens.target(tenantId, email) : null;
     const targets = tenantId ? (one ? [one] : []) : await d.tokens.targetsAnyTenant(email);
-    for (const target of targets) await issueFor(target, req);
+    for (const target of targets) await issueFor(target, unnamedRequest(req, tenantId !== null));
   }
 
   /**

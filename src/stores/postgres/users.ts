@@ -26,9 +26,9 @@ export function createPostgresUsersStore(pg: Pg) {
 
   const store = {
     insertInTx: async (tx: PgTx, u: Omit<UserRow, "updated_at">) =>
-      void (await tx.run`INSERT INTO users (id, tenant_id, email, full_name, role, profile_id, password_hash, created_at, updated_at, email_verified_at)
+      void (await tx.run`INSERT INTO users (id, tenant_id, email, full_name, role, profile_id, password_hash, created_at, updated_at, email_verified_at, provider_verified_at)
                          VALUES (${u.id}, ${u.tenant_id}, ${u.email}, ${u.full_name}::text, ${u.role}, ${u.profile_id}::text, ${u.password_hash},
-                                 ${u.created_at}::bigint, ${u.created_at}::bigint, ${u.email_verified_at ?? null}::bigint)`),
+                                 ${u.created_at}::bigint, ${u.created_at}::bigint, ${u.email_verified_at ?? null}::bigint, ${u.provider_verified_at ?? null}::bigint)`),
     insertProfileInTx: async (tx: PgTx, p: ProfileRow) =>
       void (await tx.run`INSERT INTO profiles (id, tenant_id, name, is_admin, created_at)
                          VALUES (${p.id}, ${p.tenant_id}, ${p.name}, ${p.is_admin}, ${p.created_at}::bigint)`),
