@@ -40,6 +40,8 @@ export interface FlowDeps {
   log: (line: Record<string, unknown>) => void;
   /** 403 tenant_disabled when the operator disabled the organization. */
   tenantInService: (tenantId: string) => Promise<void>;
+  /** 403 reauthentication_required unless the session proved its first factor within SUITE_REAUTH_WINDOW. */
+  requireRecentProof: (p: Principal) => void;
 }
 
 export type CallbackOutcome =
@@ -123,6 +125,9 @@ export function createFlowService(d: FlowDeps) {
 
   /** The link flow's start, for the signed-in user: errors are API errors here (a JSON call). */
   async function startLink(p: Principal, providerId: string): Promise<{ url: string; browser: string }> {
+    // Adding a way in needs a recent proof (issue 29.3): a stale or stolen session must not link
+    // an outside account that then signs in as this user, even after a password change.
+    d.requireRecentProof(p);
     try {
       return await start(p.tenantId, p.subdomain, providerId, p.userId);
     } catch (e) {
@@ -271,6 +276,7 @@ export function createFlowService(d: FlowDeps) {
    * a password of their own (not NO_PASSWORD) or another identity whose provider is enabled.
    */
   async function unlink(p: Principal, id: string, req: RequestInfo): Promise<void> {
+    d.requireRecentProof(p);
     const row = await d.repo.identityOfUser(p.tenantId, p.userId, id);
     if (!row) throw errors.notFound("No such identity.");
     const user = await d.users.byId(p.tenantId, p.userId);
