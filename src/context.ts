@@ -108,6 +108,8 @@ export function createContext(opts: ContextOptions) {
   const password = createPasswordService({
     config, now, log, limiter, limits, hasher, users, tokens: accountTokens, repo: stores.passwords, security, mailer,
     tenantInService: (id) => tenantsService.requireInService(id),
+    // At most 20 named in a mail; the review page lists them all.
+    identities: async (tenantId, userId) => stores.oidc.identitiesOfUser(tenantId, userId, 20, 0),
   });
 
   return {
