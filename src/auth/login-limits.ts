@@ -63,9 +63,10 @@ export function createLoginLimits(limiter: RateLimiter, limits: Limits) {
     async lift(account: string): Promise<void> {
       await Promise.all([limiter.resetAll(limits.loginPerSource, `${account}|`), limiter.reset(limits.loginPerAccount, account)]);
     },
-    /** Whether the account is locked as a whole (support's view of a member). */
-    async accountLocked(account: string): Promise<boolean> {
-      return !(await limiter.check(limits.loginPerAccount, account)).allowed;
+    /** Whether the account is locked as a whole or from any source (support's view of a member). */
+    async lockedAnywhere(account: string): Promise<boolean> {
+      const [whole, someSource] = await Promise.all([limiter.check(limits.loginPerAccount, account), limiter.anyUsedUp(limits.loginPerSource, `${account}|`)]);
+      return !whole.allowed || someSource;
     },
   };
 }

@@ -74,6 +74,10 @@ export function createRateLimiter(repo: SecurityStore, now: () => number) {
     async reset(limit: Limit, subject: string): Promise<void> {
       await repo.clear(keyOf(limit, subject));
     },
+    /** Whether any counter of this limit whose subject starts with `prefix` is used up. */
+    async anyUsedUp(limit: Limit, prefix: string): Promise<boolean> {
+      return repo.anyReached(keyOf(limit, prefix), limit.max, now());
+    },
     /** Clears every counter of this limit whose subject starts with `prefix` (all sources of an account). */
     async resetAll(limit: Limit, prefix: string): Promise<void> {
       await repo.clearPrefix(keyOf(limit, prefix));

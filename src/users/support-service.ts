@@ -73,7 +73,7 @@ export function createSupportService(d: SupportDeps) {
     const now = d.now();
     return Promise.all(
       rows.map(async (r) => {
-        const signInLocked = await lock.accountLocked(accountKey(tenantId, r.email));
+        const signInLocked = await lock.lockedAnywhere(accountKey(tenantId, r.email));
         const codesLocked = r.totp_locked_until !== null && r.totp_locked_until > now;
         return { email: r.email, full_name: r.full_name, role: r.role, two_factor: r.two_factor === 1, locked: signInLocked || codesLocked, last_sign_in: r.last_sign_in };
       }),
