@@ -66,8 +66,8 @@ test("a stale session asks for the password before a role change and an organiza
   await confirm.getByLabel("Password").fill(ADMIN_PW);
   await confirm.getByRole("button", { name: "Confirm" }).click();
   await page.getByText("Bob Builder updated.").waitFor();
-  const members = await page.evaluate(() => fetch("/api/v1/users").then((r) => r.json()));
-  expect(members.items.find((u: { id: string }) => u.id === memberId).role).toBe("admin");
+  const members = (await page.evaluate(() => fetch("/api/v1/users").then((r) => r.json()))) as { items: { id: string; role: string }[] };
+  expect(members.items.find((u) => u.id === memberId)?.role).toBe("admin");
 
   await Bun.sleep(3500);
   await page.goto(`${suite.origin(SUB)}/organization`);
@@ -79,7 +79,7 @@ test("a stale session asks for the password before a role change and an organiza
   await again.getByLabel("Password").fill(ADMIN_PW);
   await again.getByRole("button", { name: "Confirm" }).click();
   await page.getByText("Organization settings saved.").waitFor();
-  expect(await page.evaluate(() => fetch("/api/v1/tenant").then((r) => r.json()).then((t) => t.name))).toBe("Step Limited");
+  expect(await page.evaluate(() => fetch("/api/v1/tenant").then((r) => r.json() as Promise<{ name: string }>).then((t) => t.name))).toBe("Step Limited");
 
   expect(found).toEqual([]);
   expect(watch.problems).toEqual([]);
