@@ -650,3 +650,11 @@ DROP INDEX deals_by_assignee_asc;
 CREATE INDEX deals_by_assignee_asc ON deals (tenant_id, assignee_key IS NULL, assignee_key, id, stage, assigned_to);
 DROP INDEX deals_by_assignee_desc;
 CREATE INDEX deals_by_assignee_desc ON deals (tenant_id, assignee_key IS NULL, assignee_key DESC, id DESC, stage, assigned_to);
+
+-- ---- version 14: how an address was verified (issue 29.1) ----
+
+-- When an identity provider of the user's organization vouched for the address (the user joined
+-- through it); NULL: none did. It counts inside that organization only (its admin chooses the
+-- provider); `email_verified_at` is the suite's own mailed proof alone, what sign-in, magic links
+-- and resets without a tenant go by.
+ALTER TABLE users ADD COLUMN provider_verified_at INTEGER;

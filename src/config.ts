@@ -93,7 +93,7 @@ const SETTINGS: Setting[] = [
   { key: "magicLinkTtl", env: "SUITE_MAGIC_LINK_TTL", flag: "magic-link-ttl", kind: "seconds", default: "600", help: "magic link lifetime, seconds" },
   { key: "inviteTtl", env: "SUITE_INVITE_TTL", flag: "invite-ttl", kind: "seconds", default: "604800", help: "invitation lifetime, seconds" },
   { key: "refreshGrace", env: "SUITE_REFRESH_GRACE", flag: "refresh-grace", kind: "seconds", default: "10", help: "seconds in which two tabs may refresh with the same token" },
-  { key: "reauthWindow", env: "SUITE_REAUTH_WINDOW", flag: "reauth-window", kind: "seconds", default: "600", help: "seconds a password (or magic-link) proof counts as recent for 2FA changes" },
+  { key: "reauthWindow", env: "SUITE_REAUTH_WINDOW", flag: "reauth-window", kind: "seconds", default: "600", help: "seconds a password (or magic-link) proof counts as recent for 2FA, identity, member and organization changes" },
   { key: "signup", env: "SUITE_SIGNUP", flag: "signup", kind: "signup", default: "open", help: "closed: no public signup; organizations come from suite tenant create" },
   { key: "oidcTestLoopback", env: "SUITE_OIDC_TEST_LOOPBACK", flag: "oidc-test-loopback", kind: "bool", default: "false", help: "TESTS ONLY: allow http identity-provider issuers on loopback (refused unless the base domain is localhost)" },
   { key: "oidcTestGithubUrl", env: "SUITE_OIDC_TEST_GITHUB_URL", flag: "oidc-test-github-url", kind: "url", schemes: ["http:"], default: "none: github.com", help: "TESTS ONLY: where a GitHub stand-in answers (loopback, with --oidc-test-loopback)" },

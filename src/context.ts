@@ -94,7 +94,7 @@ export function createContext(opts: ContextOptions) {
   const stagesService = createStagesService({ now, repo: crm, stages: stores.stages });
   const deals = createDealsService({ now, repo: crm, deals: crm.deals, query: stores.dealsQuery });
   const usersService = createUsersService({ users });
-  const members = createMembersService({ now, members: stores.members, security, limiter, limits });
+  const members = createMembersService({ now, members: stores.members, security, limiter, limits, requireRecentProof: auth.requireRecentProof });
   const transfer = createTransferService({ now, repo: crm, transfer: stores.transfer });
   // TOTP secrets are sealed under SUITE_ENCRYPTION_KEY, or the key file's key.
   const secretBox = createSecretBox(keys.encryptionKey);
@@ -118,12 +118,14 @@ export function createContext(opts: ContextOptions) {
   });
   const oidcFlow = createFlowService({
     config, now, repo: stores.oidc, users, providers, protocol, sealer: createSealer(keys.encryptionKey, "oauth-flow/v1"), signIn, limiter, limits, audit, log,
-    tenantInService: (id) => tenantsService.requireInService(id),
+    tenantInService: (id) => tenantsService.requireInService(id), requireRecentProof: auth.requireRecentProof,
   });
   const support = createSupportService({ now, users, members: stores.members, passwords: stores.passwords, sessions, support: stores.support, hasher, limiter, limits });
   const password = createPasswordService({
     config, now, log, limiter, limits, hasher, users, tokens: accountTokens, repo: stores.passwords, security, mailer,
     tenantInService: (id) => tenantsService.requireInService(id),
+    // At most 20 named in a mail; the review page lists them all.
+    identities: async (tenantId, userId) => stores.oidc.identitiesOfUser(tenantId, userId, 20, 0),
   });
 
   return {

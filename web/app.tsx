@@ -7,7 +7,7 @@ import { Layout, PublicFrame } from "./shared/layout";
 import { navigate, useLocation } from "./shared/router";
 import { SessionContext, loadMe } from "./shared/session";
 import { ErrorBox, Loading } from "./shared/states";
-import { finishHandoff } from "./sign-in/handoff";
+import { continueHandoff, finishHandoff } from "./sign-in/handoff";
 import { ModuleOff } from "./organization/module-off";
 
 export function App() {
@@ -37,10 +37,14 @@ export function App() {
       const here = location.pathname + location.search;
       navigate(`/sign-in${here === "/" ? "" : `?next=${encodeURIComponent(here)}`}`);
     });
-    if (!workspace) return void setMe(null);
+    if (!workspace) {
+      // The base page's half of a handoff (sign-in/handoff.ts): it may navigate away at once.
+      continueHandoff();
+      return void setMe(null);
+    }
     // Arriving from the base domain with a handoff: this host's cookies first, then the session.
     finishHandoff()
-      .then(() => reload())
+      .then((away) => (away ? undefined : reload()))
       .catch((e) => setFailure(e));
   }, []);
 

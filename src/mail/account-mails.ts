@@ -13,6 +13,8 @@ export interface AccountMailTarget {
   subdomain: string;
   recipient: string;
   token: string;
+  /** Paragraphs after the request's own (the reset mail: the account's linked identities). */
+  extra?: string[];
 }
 
 const duration = (ms: number) => {
@@ -32,6 +34,7 @@ export function passwordResetMail(config: Config, o: AccountMailTarget, ttlMs: n
     paragraphs: [
       `Someone, probably you, asked to reset the password of ${o.recipient} in ${org} (${o.subdomain}).`,
       "If it was not you, ignore this mail: your password stays as it is.",
+      ...(o.extra ?? []),
     ],
     action: { label: "Choose a new password", url: link },
     footer: `The link works once, for ${duration(ttlMs)}. Choosing a new password signs you out everywhere.`,

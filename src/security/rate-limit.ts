@@ -8,9 +8,14 @@ export interface Limit {
 
 /** The limits of CONTRACT §11; tests may pass others. */
 export const LIMITS = {
-  loginPerAccount: { name: "login-account", max: 10, windowMs: 15 * 60_000 },
+  // Sign-in failures (issue 29.8): an account's failures from one source lock that source out of
+  // it at 10; the account as a whole locks only at 50, so a stranger's guesses from one address
+  // do not lock the owner out, and guesses spread over many addresses still meet a lock.
+  loginPerSource: { name: "login-source", max: 10, windowMs: 15 * 60_000 },
+  loginPerAccount: { name: "login-account", max: 50, windowMs: 15 * 60_000 },
   loginPerIp: { name: "login-ip", max: 60, windowMs: 60_000 },
   signupPerIp: { name: "signup-ip", max: 20, windowMs: 60 * 60_000 },
+  // Per address AND source (issue 29.8): a stranger's requests use up their own allowance only.
   magicLinkPerAddress: { name: "magic-link-address", max: 3, windowMs: 15 * 60_000 },
   magicLinkPerIp: { name: "magic-link-ip", max: 30, windowMs: 15 * 60_000 },
   magicVerifyPerIp: { name: "magic-verify-ip", max: 60, windowMs: 60_000 },
@@ -69,6 +74,14 @@ export function createRateLimiter(repo: SecurityStore, now: () => number, refuse
     },
     async reset(limit: Limit, subject: string): Promise<void> {
       await repo.clear(keyOf(limit, subject));
+    },
+    /** Whether any counter of this limit whose subject starts with `prefix` is used up. */
+    async anyUsedUp(limit: Limit, prefix: string): Promise<boolean> {
+      return repo.anyReached(keyOf(limit, prefix), limit.max, now());
+    },
+    /** Clears every counter of this limit whose subject starts with `prefix` (all sources of an account). */
+    async resetAll(limit: Limit, prefix: string): Promise<void> {
+      await repo.clearPrefix(keyOf(limit, prefix));
     },
   };
 }

@@ -30,6 +30,10 @@ export interface SecurityStore {
     window_ms: number;
   } | null>;
   clear: (key: string) => Promise<void>;
+  /** Deletes every counter whose key starts with `prefix`. */
+  clearPrefix: (prefix: string) => Promise<void>;
+  /** Whether a counter whose key starts with `prefix` has reached `max` in a window still open at `now`. */
+  anyReached: (prefix: string, max: number, now: number) => Promise<boolean>;
   sweep: (now: number) => Promise<number>;
   audit: (e: AuditEntry, now: number) => Promise<void>;
   auditForTenant: (tenantId: string, limit?: number) => Promise<AuditRow[]>;

@@ -96,6 +96,8 @@ export function createTenantsService(d: TenantsDeps) {
     }
     const name = body.name?.trim();
     if (name === "") throw new RequestValidationError([{ loc: ["body", "name"], msg: "String should have at least 1 character", type: "string_too_short", input: body.name, ctx: { min_length: 1 } }]);
+    // Renaming the organization or turning modules on and off needs a recent proof (issue 29.3).
+    d.auth.requireRecentProof(p);
     const entry = (action: string, detail: Record<string, unknown>): AuditEntry => ({ tenantId: p.tenantId, userId: p.userId, action, ip: req.ip, userAgent: req.userAgent, detail });
     const r = await d.tenants.update(p.tenantId, { name, modules: body.modules && [...new Set(body.modules)] }, d.now(), (before, after) => {
       const out: AuditEntry[] = [];

@@ -36,7 +36,7 @@ const memberConflict = () => errors.conflict("already_member", "This address alr
 
 export function createInvitationsService(d: InvitationsDeps) {
   /** The profile an invite names (profile_id, or its legacy name role_id), or the default one. */
-  async function profileFor(tenantId: string, body: InviteUserBody): Promise<{ id: string | null; named: boolean }> {
+  async function profileFor(tenantId: string, body: InviteUserBody): Promise<{ id: string | null; named: boolean; isAdmin: boolean }> {
     const { profile_id: profileId, role_id: roleId } = body;
     if (profileId != null && roleId != null && profileId !== roleId) {
       throw new RequestValidationError([
@@ -44,14 +44,21 @@ export function createInvitationsService(d: InvitationsDeps) {
       ]);
     }
     const named = profileId ?? roleId ?? null;
-    if (named === null) return { id: (await d.users.profileByName(tenantId, DEFAULT_PROFILE))?.id ?? null, named: false };
-    if (!(await d.users.profile(tenantId, named))) throw errors.notFound("No profile with this id in this organization.");
-    return { id: named, named: true };
+    if (named === null) {
+      const standard = await d.users.profileByName(tenantId, DEFAULT_PROFILE);
+      return { id: standard?.id ?? null, named: false, isAdmin: standard?.is_admin === 1 };
+    }
+    const profile = await d.users.profile(tenantId, named);
+    if (!profile) throw errors.notFound("No profile with this id in this organization.");
+    return { id: named, named: true, isAdmin: profile.is_admin === 1 };
   }
 
   /** A first invite (201), or a resend of the pending one (200): new token, new expiry, the mail again. */
   async function invite(p: Principal, body: InviteUserBody, req: RequestInfo): Promise<{ created: boolean; invitation: InvitationRead }> {
     const profile = await profileFor(p.tenantId, body);
+    // Inviting with an admin profile grants admin (issue 29.3): it needs a recent first-factor
+    // proof, checked after the body and the profile are known to be valid.
+    if (profile.isAdmin) d.auth.requireRecentProof(p);
     const limit = await d.limiter.hit(d.limits.invitesPerAdmin, `${p.tenantId}:${p.userId}`);
     if (!limit.allowed) throw errors.rateLimited(limit.retryAfterSeconds);
 

@@ -1,5 +1,6 @@
 import type { Principal, RequestInfo } from "../auth/service";
 import { AppError, RequestValidationError, errors } from "../http/errors";
+import { createLoginLimits } from "../auth/login-limits";
 import type { Limits, RateLimiter } from "../security/rate-limit";
 import type { AuditEntry, SecurityStore } from "../security/repo";
 import type { MembersStore, Refusal } from "./members-repo";
@@ -12,6 +13,8 @@ export interface MembersDeps {
   security: SecurityStore;
   limiter: RateLimiter;
   limits: Limits;
+  /** 403 reauthentication_required unless the session proved its first factor within SUITE_REAUTH_WINDOW. */
+  requireRecentProof: (p: Principal) => void;
 }
 
 const lastAdmin = () =>
@@ -56,6 +59,8 @@ export function createMembersService(d: MembersDeps) {
     if (body.full_name === undefined && body.role === undefined && body.profile_id === undefined) {
       throw new RequestValidationError([{ loc: ["body"], msg: "Value error, give at least one of full_name, role, profile_id", type: "value_error" }]);
     }
+    // A role or profile change can grant admin rights (issue 29.3): a recent proof first. A rename needs none.
+    if (body.role !== undefined || body.profile_id !== undefined) d.requireRecentProof(p);
     const fullName = body.full_name === undefined ? undefined : body.full_name?.trim() || null;
     const now = d.now();
     const r = await d.members.change(p.tenantId, id, { fullName, role: body.role, profileId: body.profile_id }, now, (before, after) => {
@@ -79,6 +84,7 @@ export function createMembersService(d: MembersDeps) {
         { loc: ["query", "reassign_to"], msg: "Value error, the deals cannot go to the member being removed", type: "value_error", input: reassignTo },
       ]);
     }
+    d.requireRecentProof(p);
     const r = await d.members.remove(p.tenantId, id, reassignTo, d.now(), (u: UserRow, dealsMoved: number) =>
       entry(p, req, "user.removed", { user_id: u.id, email: u.email, role: u.role, deals_reassigned_to: reassignTo, deals_moved: dealsMoved }),
     );
@@ -89,6 +95,7 @@ export function createMembersService(d: MembersDeps) {
   async function resetSecondFactor(p: Principal, id: string, req: RequestInfo): Promise<UserRead> {
     // One's own factor is turned off with a code (POST /auth/2fa/disable): an admin's stolen session must not skip it.
     if (id === p.userId) throw errors.forbidden("Turn your own second factor off from your security page.");
+    d.requireRecentProof(p);
     const r = await d.members.resetSecondFactor(p.tenantId, id, d.now(), (u, wasEnabled) =>
       entry(p, req, "user.2fa_reset", { user_id: u.id, was_enabled: wasEnabled }),
     );
@@ -100,9 +107,9 @@ export function createMembersService(d: MembersDeps) {
   async function unlock(p: Principal, id: string, req: RequestInfo): Promise<UserRead> {
     const r = await d.members.unlock(p.tenantId, id, d.now(), (u) => entry(p, req, "user.unlocked", { user_id: u.id }));
     if (isRefusal(r)) throw refused(r);
-    // The counter of password-check.ts, `<tenant>:<email>`; the cross-tenant `*:<email>` one is not
-    // this organization's to clear (it guards the address's other workspaces too).
-    await d.limiter.reset(d.limits.loginPerAccount, `${p.tenantId}:${r.email}`);
+    // The counters of auth/login-limits.ts for `<tenant>:<email>` (every source); the cross-tenant
+    // `*:<email>` ones are not this organization's to clear (they guard the address's other workspaces too).
+    await createLoginLimits(d.limiter, d.limits).lift(`${p.tenantId}:${r.email}`);
     return toUserRead(r);
   }
 

@@ -16,9 +16,10 @@ export const UserRead = t.Object({
   role: t.UnionEnum(["admin", "member"]),
   profile_id: t.Nullable(t.String()),
   created_at: t.String({ format: "date-time" }),
-  /** Whether the user proved they receive mail at `email`, and when (auth/email/). */
+  /** Whether the address is verified, when, and by what: `mail` (the suite's own mailed link) or `provider` (the organization's identity provider, at a join). */
   email_verified: t.Boolean(),
   email_verified_at: t.Nullable(t.String({ format: "date-time" })),
+  email_verified_by: t.Nullable(t.Union([t.Literal("mail"), t.Literal("provider")])),
 }, { title: "UserRead" });
 export type UserRead = Static<typeof UserRead>;
 
@@ -31,9 +32,14 @@ export const toUserRead = (u: UserRow): UserRead => ({
   role: u.role,
   profile_id: u.profile_id,
   created_at: toIso(u.created_at),
-  email_verified: u.email_verified_at != null,
-  email_verified_at: u.email_verified_at != null ? toIso(u.email_verified_at) : null,
+  email_verified: addressVerified(u),
+  email_verified_at: u.email_verified_at != null ? toIso(u.email_verified_at) : u.provider_verified_at != null ? toIso(u.provider_verified_at) : null,
+  email_verified_by: u.email_verified_at != null ? "mail" : u.provider_verified_at != null ? "provider" : null,
 });
+
+/** Verified inside the user's own organization: by the suite's mail or by the organization's provider. */
+export const addressVerified = (u: Pick<UserRow, "email_verified_at" | "provider_verified_at">): boolean =>
+  u.email_verified_at != null || u.provider_verified_at != null;
 
 export const ROLES = ["admin", "member"] as const;
 

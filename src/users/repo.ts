@@ -8,8 +8,14 @@ export interface UserRow {
   password_hash: string;
   created_at: number;
   updated_at: number;
-  /** When the address was proven (auth/email/); null: not yet. Always read from the database; optional for rows being built. */
+  /**
+   * When the suite's own mail proved the address (verification, magic link, reset or invitation
+   * link; auth/email/); null: not yet. The only proof that counts across organizations (sign-in,
+   * magic links and resets without a tenant). Always read from the database; optional for rows being built.
+   */
   email_verified_at?: number | null;
+  /** When the organization's identity provider vouched for the address (the user joined through it); counts inside the organization only. */
+  provider_verified_at?: number | null;
 }
 
 export interface ProfileRow {

@@ -1,6 +1,7 @@
 import { type OperatorCommand, operatorEntry } from "../audit/operator";
 import type { PasswordStore } from "../auth/password/repo";
 import type { SessionsStore } from "../auth/repo";
+import { createLoginLimits } from "../auth/login-limits";
 import { AppError, errors } from "../http/errors";
 import { PASSWORD_MAX, PASSWORD_MIN, type PasswordHasher } from "../security/passwords";
 import type { Limits, RateLimiter } from "../security/rate-limit";
@@ -48,6 +49,7 @@ export const unknownEmail = (email: string) => new AppError(404, "user_not_found
  */
 export function createSupportService(d: SupportDeps) {
   const accountKey = (tenantId: string, email: string) => `${tenantId}:${email}`;
+  const lock = createLoginLimits(d.limiter, d.limits);
 
   async function member(tenantId: string, email: string): Promise<UserRow> {
     const u = await d.users.byEmail(tenantId, normalizeEmail(email));
@@ -71,9 +73,9 @@ export function createSupportService(d: SupportDeps) {
     const now = d.now();
     return Promise.all(
       rows.map(async (r) => {
-        const signIn = await d.limiter.check(d.limits.loginPerAccount, accountKey(tenantId, r.email));
+        const signInLocked = await lock.lockedAnywhere(accountKey(tenantId, r.email));
         const codesLocked = r.totp_locked_until !== null && r.totp_locked_until > now;
-        return { email: r.email, full_name: r.full_name, role: r.role, two_factor: r.two_factor === 1, locked: !signIn.allowed || codesLocked, last_sign_in: r.last_sign_in };
+        return { email: r.email, full_name: r.full_name, role: r.role, two_factor: r.two_factor === 1, locked: signInLocked || codesLocked, last_sign_in: r.last_sign_in };
       }),
     );
   }
@@ -114,7 +116,7 @@ export function createSupportService(d: SupportDeps) {
     const u = await member(tenantId, email);
     const r = await d.members.unlock(tenantId, u.id, d.now(), (row) => operatorEntry(tenantId, "user.unlocked", by, { user_id: row.id, email: row.email }));
     if (typeof r === "string") throw refused(r, u.email);
-    await d.limiter.reset(d.limits.loginPerAccount, accountKey(tenantId, u.email));
+    await lock.lift(accountKey(tenantId, u.email));
   }
 
   /**

@@ -26,6 +26,21 @@ for (const backend of BACKENDS) {
       expect(await s.peek("ip:1")).toBeNull();
     });
 
+    test("counters by prefix: anyReached sees a used-up live window only; clearPrefix deletes exactly the keys that start with it", async () => {
+      const s = b.org.security;
+      // Addresses may hold LIKE's wildcards: the prefix is taken literally.
+      for (const key of ["p:t1:a_b%c@x|1.1.1.1", "p:t1:a_b%c@x|2.2.2.2", "p:t1:aXbYc@x|3.3.3.3", "p:t1:a_b%c@xy|4.4.4.4"]) await s.hit(key, T0, 1000);
+      await s.hit("p:t1:a_b%c@x|2.2.2.2", T0, 1000);
+      expect(await s.anyReached("p:t1:a_b%c@x|", 2, T0 + 10)).toBe(true);
+      expect(await s.anyReached("p:t1:a_b%c@x|", 3, T0 + 10)).toBe(false);
+      expect(await s.anyReached("p:t1:a_b%c@x|", 2, T0 + 1000)).toBe(false);
+      await s.clearPrefix("p:t1:a_b%c@x|");
+      expect(await s.peek("p:t1:a_b%c@x|1.1.1.1")).toBeNull();
+      expect(await s.peek("p:t1:a_b%c@x|2.2.2.2")).toBeNull();
+      expect((await s.peek("p:t1:aXbYc@x|3.3.3.3"))?.count).toBe(1);
+      expect((await s.peek("p:t1:a_b%c@xy|4.4.4.4"))?.count).toBe(1);
+    });
+
     test("50 hits at once from several instances: every one counted once", async () => {
       const instances = [b.instance(), b.instance(), b.instance()];
       const r = await Promise.all(Array.from({ length: 50 }, (_, i) => instances[i % 3]!.security.hit("shared", T0, 60_000)));

@@ -28,7 +28,7 @@ describe("a successful signup", () => {
     expect(r.status).toBe(201);
     expect(Object.keys(r.body).sort()).toEqual(["access_token", "refresh_token", "tenant", "token_type", "user"]);
     expect(Object.keys(r.body.tenant).sort()).toEqual(["created_at", "id", "modules", "name", "subdomain"]);
-    expect(Object.keys(r.body.user).sort()).toEqual(["created_at", "email", "email_verified", "email_verified_at", "full_name", "id", "profile_id", "role", "tenant_id"]);
+    expect(Object.keys(r.body.user).sort()).toEqual(["created_at", "email", "email_verified", "email_verified_at", "email_verified_by", "full_name", "id", "profile_id", "role", "tenant_id"]);
     expect(r.body.token_type).toBe("bearer");
     expect(r.body.tenant).toMatchObject({ name: "Org shape", subdomain: "shape", modules: ["crm", "users"] });
     expect(r.body.tenant.created_at).toMatch(ISO);

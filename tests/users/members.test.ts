@@ -36,7 +36,7 @@ describe("GET /users", () => {
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ total: 7, page: 1, size: 20, pages: 1 });
     expect(r.body.items.map((u: { id: string }) => u.id)).toEqual([admin.user.id, ...members]);
-    expect(Object.keys(r.body.items[0]).sort()).toEqual(["created_at", "email", "email_verified", "email_verified_at", "full_name", "id", "profile_id", "role", "tenant_id"]);
+    expect(Object.keys(r.body.items[0]).sort()).toEqual(["created_at", "email", "email_verified", "email_verified_at", "email_verified_by", "full_name", "id", "profile_id", "role", "tenant_id"]);
     expect(r.body.items[0]).toMatchObject({ email: admin.email, role: "admin", full_name: "Ada Admin" });
     const text = JSON.stringify(r.body);
     expect(text).not.toContain("argon2");

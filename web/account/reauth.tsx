@@ -9,6 +9,22 @@ import { Modal } from "../shared/dialog";
 import { Field } from "../shared/field";
 import { useSession } from "../shared/session";
 import { errorMessage } from "../shared/states";
+import { useLoad } from "../shared/use-load";
+
+/** Runs an action, asking for a recent sign-in first when the server answers 403 `reauthentication_required` (useReauth's `run`). */
+export type Guard = <T>(action: () => Promise<T>) => Promise<T>;
+/** No step-up: the action as it is (a component rendered without a screen's guard). */
+export const unguarded: Guard = (action) => action();
+
+/**
+ * useReauth for a screen that does not know the admin's 2FA state: it asks for it once. Team and
+ * Organization settings (issue 29.3) need a recent sign-in for role, profile and admin invites,
+ * 2FA resets, removals and organization changes.
+ */
+export function useStepUp(purpose: string) {
+  const twoFactor = useLoad(() => api.twoFactor.status().catch(() => null), []);
+  return useReauth(!!twoFactor.data?.enabled, purpose);
+}
 
 /** `purpose` finishes the sentence "enter your password again to …". */
 export function useReauth(withCode: boolean, purpose = "change two-step verification") {

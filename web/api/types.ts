@@ -42,9 +42,10 @@ export interface User {
   role: "admin" | "member";
   profile_id: string | null;
   created_at: string;
-  /** Whether the address is proven (a verification link, a magic link or an invitation), and when. */
+  /** Whether the address is proven, when, and by what: the suite's own mail, or the organization's identity provider at a join. */
   email_verified?: boolean;
   email_verified_at?: string | null;
+  email_verified_by?: "mail" | "provider" | null;
 }
 export interface Me {
   user: User;

@@ -7,6 +7,7 @@ import { useSession } from "../shared/session";
 import { ErrorBox, Loading, errorMessage } from "../shared/states";
 import { toast } from "../shared/toast";
 import { useLoad } from "../shared/use-load";
+import { useStepUp } from "../account/reauth";
 
 /** The modules the server knows (CONTRACT §2), in the words an admin reads. */
 export const MODULES: { key: string; label: string; hint: string }[] = [
@@ -21,6 +22,8 @@ export default function OrganizationScreen() {
   const [modules, setModules] = useState<string[]>([]);
   const [busy, setBusy] = useState(false);
   const [errors, setErrors] = useState<{ name?: string; form?: string }>({});
+  // Renaming the workspace or turning modules on and off needs a recent sign-in.
+  const reauth = useStepUp("change the organization's settings");
   useEffect(() => {
     if (!tenant.data) return;
     setName(tenant.data.name);
@@ -36,7 +39,7 @@ export default function OrganizationScreen() {
     setBusy(true);
     setErrors({});
     try {
-      await api.tenant.update({ name: name.trim(), modules });
+      await reauth.run(() => api.tenant.update({ name: name.trim(), modules }));
       toast("Organization settings saved.");
       // The name in the top bar and the screens a module opens follow at once.
       await reload();
@@ -87,6 +90,7 @@ export default function OrganizationScreen() {
           Let people sign in with Google, Microsoft, GitHub or your own OpenID Connect provider: <Link href="/sign-in-providers">Sign-in providers</Link>.
         </p>
       </section>
+      {reauth.dialog}
     </>
   );
 }

@@ -12,6 +12,7 @@ import { Link, navigate } from "../shared/router";
 import { useSession } from "../shared/session";
 import { errorMessage } from "../shared/states";
 import { baseCredentials, goToWorkspace } from "./handoff";
+import { rememberLinkAsked } from "./link-asked";
 import { ProviderButtons, forgetHandover, oauthMessage, takeHandover } from "./oauth";
 import { SecondFactor } from "./second-factor";
 
@@ -88,6 +89,7 @@ export default function SignIn() {
     if (!email.trim()) return setError("Enter your email address first, then ask for a link.");
     setBusy(true);
     try {
+      rememberLinkAsked();
       setNotice((await api.auth.magicLink(email)).detail);
     } catch (err) {
       setError(loginMessage(err));

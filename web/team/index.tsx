@@ -7,28 +7,32 @@ import { Empty, ErrorBox, Loading } from "../shared/states";
 import { useDebounced, useLoad } from "../shared/use-load";
 import { InviteForm } from "./invite-form";
 import { Invitations } from "./invitations";
+import { useStepUp, type Guard } from "../account/reauth";
 import { ManageMember, displayName } from "./manage-member";
 import { RemoveMember } from "./remove-member";
 
 export default function TeamScreen() {
   const profiles = useLoad(() => api.users.profiles(), []);
   const [invited, setInvited] = useState(0);
+  // Role and profile changes, admin invitations, 2FA resets and removals need a recent sign-in.
+  const reauth = useStepUp("change who has access to this workspace");
   return (
     <>
       <h1>Team</h1>
       <section class="panel" aria-labelledby="invite-title">
         <h2 id="invite-title">Invite someone</h2>
-        <InviteForm profiles={profiles.data ?? []} onInvited={() => setInvited((n) => n + 1)} />
+        <InviteForm profiles={profiles.data ?? []} guard={reauth.run} onInvited={() => setInvited((n) => n + 1)} />
       </section>
-      <Members profiles={profiles.data ?? []} />
-      <Invitations profiles={profiles.data ?? []} refresh={invited} />
+      <Members profiles={profiles.data ?? []} guard={reauth.run} />
+      <Invitations profiles={profiles.data ?? []} refresh={invited} guard={reauth.run} />
+      {reauth.dialog}
     </>
   );
 }
 
 export const profileName = (profiles: Profile[], id: string | null | undefined) => profiles.find((p) => p.id === id)?.name ?? "—";
 
-function Members({ profiles }: { profiles: Profile[] }) {
+function Members({ profiles, guard }: { profiles: Profile[]; guard: Guard }) {
   const [search, setSearch] = useState("");
   const [page, setPage] = useState(1);
   const q = useDebounced(search.trim());
@@ -91,8 +95,8 @@ function Members({ profiles }: { profiles: Profile[] }) {
           <Pager page={members.data.page} pages={members.data.pages} total={members.data.total} size={members.data.size} noun="members" onPage={setPage} />
         </>
       )}
-      <ManageMember user={managing} profiles={profiles} onClose={() => setManaging(null)} onChanged={members.reload} />
-      <RemoveMember user={removing} onClose={() => setRemoving(null)} onRemoved={() => (setRemoving(null), members.reload())} />
+      <ManageMember user={managing} profiles={profiles} guard={guard} onClose={() => setManaging(null)} onChanged={members.reload} />
+      <RemoveMember user={removing} guard={guard} onClose={() => setRemoving(null)} onRemoved={() => (setRemoving(null), members.reload())} />
     </section>
   );
 }

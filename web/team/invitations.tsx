@@ -11,6 +11,7 @@ import { toast } from "../shared/toast";
 import { useLoad } from "../shared/use-load";
 import { profileName } from ".";
 import { outboxNotice } from "./invite-form";
+import { type Guard, unguarded } from "../account/reauth";
 
 const STATUSES: { value: InvitationStatus; label: string }[] = [
   { value: "pending", label: "Pending" },
@@ -19,7 +20,7 @@ const STATUSES: { value: InvitationStatus; label: string }[] = [
   { value: "revoked", label: "Revoked" },
 ];
 
-export function Invitations({ profiles, refresh }: { profiles: Profile[]; refresh: number }) {
+export function Invitations({ profiles, refresh, guard = unguarded }: { profiles: Profile[]; refresh: number; guard?: Guard }) {
   const [status, setStatus] = useState<InvitationStatus>("pending");
   const [page, setPage] = useState(1);
   const [revoking, setRevoking] = useState<Invitation | null>(null);
@@ -29,7 +30,7 @@ export function Invitations({ profiles, refresh }: { profiles: Profile[]; refres
   const resend = async (inv: Invitation) => {
     setBusy(true);
     try {
-      await api.users.invite({ email: inv.email, profile_id: inv.profile_id ?? null });
+      await guard(() => api.users.invite({ email: inv.email, profile_id: inv.profile_id ?? null }));
       toast(config().smtp ? `Invitation sent again to ${inv.email}.` : outboxNotice(inv.email), "ok", config().smtp ? 5000 : 10000);
       list.reload();
     } catch (e) {

@@ -5,12 +5,13 @@ import { config } from "../shared/config";
 import { Field, SelectField } from "../shared/field";
 import { errorMessage } from "../shared/states";
 import { toast } from "../shared/toast";
+import { type Guard, unguarded } from "../account/reauth";
 
 export function outboxNotice(email: string): string {
   return `Mail is not set up on this server, so the invitation for ${email} waits in the outbox. Your server's operator can show its link with "suite mail list" and pass it on.`;
 }
 
-export function InviteForm({ profiles, onInvited }: { profiles: Profile[]; onInvited: () => void }) {
+export function InviteForm({ profiles, guard = unguarded, onInvited }: { profiles: Profile[]; guard?: Guard; onInvited: () => void }) {
   const [email, setEmail] = useState("");
   const [profile, setProfile] = useState("");
   const [busy, setBusy] = useState(false);
@@ -25,7 +26,7 @@ export function InviteForm({ profiles, onInvited }: { profiles: Profile[]; onInv
     setNotice("");
     try {
       const sentTo = email.trim();
-      const inv = await api.users.invite({ email: sentTo, profile_id: (profile || standard) || null });
+      const inv = await guard(() => api.users.invite({ email: sentTo, profile_id: (profile || standard) || null }));
       setEmail("");
       if (config().smtp) toast(`Invitation sent to ${inv.email}.`);
       else setNotice(outboxNotice(inv.email));

@@ -6,6 +6,7 @@ import { SelectField } from "../shared/field";
 import { useSession } from "../shared/session";
 import { errorMessage } from "../shared/states";
 import { toast } from "../shared/toast";
+import { type Guard, unguarded } from "../account/reauth";
 
 export const displayName = (u: User) => u.full_name || u.email;
 
@@ -13,7 +14,7 @@ export const displayName = (u: User) => u.full_name || u.email;
 export const LAST_ADMIN =
   "This is the workspace's only admin. A workspace always keeps at least one: make another member an admin first, then try again.";
 
-export function ManageMember({ user, profiles, onClose, onChanged }: { user: User | null; profiles: Profile[]; onClose: () => void; onChanged: () => void }) {
+export function ManageMember({ user, profiles, guard = unguarded, onClose, onChanged }: { user: User | null; profiles: Profile[]; guard?: Guard; onClose: () => void; onChanged: () => void }) {
   const { me, reload } = useSession();
   const [role, setRole] = useState<User["role"]>("member");
   const [profile, setProfile] = useState("");
@@ -47,7 +48,7 @@ export function ManageMember({ user, profiles, onClose, onChanged }: { user: Use
 
   const save = async (e: Event) => {
     e.preventDefault();
-    const ok = await act(() => api.users.update(user.id, { role, profile_id: profile || null }), `${displayName(user)} updated.`);
+    const ok = await act(() => guard(() => api.users.update(user.id, { role, profile_id: profile || null })), `${displayName(user)} updated.`);
     if (!ok) return;
     // Stepping down oneself: the screens an admin sees change at once.
     if (self) await reload();
@@ -102,7 +103,7 @@ export function ManageMember({ user, profiles, onClose, onChanged }: { user: Use
         busy={busy}
         onCancel={() => setConfirmReset(false)}
         onConfirm={() =>
-          void act(() => api.users.resetTwoFactor(user.id), `Two-factor sign-in is off for ${displayName(user)}.`).then(() => setConfirmReset(false))
+          void act(() => guard(() => api.users.resetTwoFactor(user.id)), `Two-factor sign-in is off for ${displayName(user)}.`).then(() => setConfirmReset(false))
         }
       >
         <p>

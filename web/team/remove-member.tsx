@@ -6,8 +6,9 @@ import { SelectField } from "../shared/field";
 import { errorMessage } from "../shared/states";
 import { toast } from "../shared/toast";
 import { LAST_ADMIN, displayName } from "./manage-member";
+import { type Guard, unguarded } from "../account/reauth";
 
-export function RemoveMember({ user, onClose, onRemoved }: { user: User | null; onClose: () => void; onRemoved: () => void }) {
+export function RemoveMember({ user, guard = unguarded, onClose, onRemoved }: { user: User | null; guard?: Guard; onClose: () => void; onRemoved: () => void }) {
   const [others, setOthers] = useState<User[]>([]);
   const [to, setTo] = useState("");
   const [busy, setBusy] = useState(false);
@@ -28,7 +29,7 @@ export function RemoveMember({ user, onClose, onRemoved }: { user: User | null; 
     setBusy(true);
     setError("");
     try {
-      await api.users.remove(user.id, to || null);
+      await guard(() => api.users.remove(user.id, to || null));
       toast(`${displayName(user)} was removed from the workspace.`);
       onRemoved();
     } catch (err) {

@@ -7,6 +7,8 @@ import { renderMail } from "../../mail/render";
 import type { Mailer } from "../../mail/sender";
 import type { Limits, RateLimiter } from "../../security/rate-limit";
 import type { SecurityStore } from "../../security/repo";
+import { unnamedRequest } from "../audit-entry";
+import { addressFromSource } from "../login-limits";
 import { normalizeEmail } from "../../users/model";
 import type { UserRow, UsersStore } from "../../users/repo";
 import type { RequestInfo } from "../service";
@@ -63,7 +65,7 @@ export function createMagicLinkService(d: MagicLinkDeps) {
   async function deliver(email: string, tenantId: string | null, req: RequestInfo): Promise<void> {
     const one = tenantId ? await d.links.target(tenantId, email) : null;
     const targets = tenantId ? (one ? [one] : []) : await d.links.targetsAnyTenant(email);
-    for (const target of targets) await issueFor(target, req);
+    for (const target of targets) await issueFor(target, unnamedRequest(req, tenantId !== null));
     if (targets.length > 0) d.mailer.kick();
   }
 
@@ -76,8 +78,9 @@ export function createMagicLinkService(d: MagicLinkDeps) {
     const email = normalizeEmail(rawEmail);
     const perIp = await d.limiter.hit(d.limits.magicLinkPerIp, req.ip ?? "unknown");
     if (!perIp.allowed) throw errors.rateLimited(perIp.retryAfterSeconds);
-    // Per address, across workspaces, whether or not it exists: the limit itself reveals nothing.
-    const perAddress = await d.limiter.hit(d.limits.magicLinkPerAddress, email);
+    // Per address and source, across workspaces, whether or not it exists: the limit itself reveals
+    // nothing, and a stranger's requests use up only their own source's allowance (issue 29.8).
+    const perAddress = await d.limiter.hit(d.limits.magicLinkPerAddress, addressFromSource(email, req.ip));
     if (!perAddress.allowed) throw errors.rateLimited(perAddress.retryAfterSeconds);
 
     // setImmediate, not a bare call: even the lookup must wait until the answer has been

@@ -4,6 +4,7 @@ import { AppError, errors } from "../../http/errors";
 import { offsetOf, pageOf, type Page } from "../../http/paging";
 import type { AuditEntry } from "../../security/repo";
 import type { Limits, RateLimiter } from "../../security/rate-limit";
+import { addressVerified } from "../../users/model";
 import type { UserRow, UsersStore } from "../../users/repo";
 import { DEFAULT_PROFILE } from "../../users/invitations-service";
 import { auditEntry } from "../audit-entry";
@@ -39,6 +40,8 @@ export interface FlowDeps {
   log: (line: Record<string, unknown>) => void;
   /** 403 tenant_disabled when the operator disabled the organization. */
   tenantInService: (tenantId: string) => Promise<void>;
+  /** 403 reauthentication_required unless the session proved its first factor within SUITE_REAUTH_WINDOW. */
+  requireRecentProof: (p: Principal) => void;
 }
 
 export type CallbackOutcome =
@@ -73,7 +76,7 @@ export function createFlowService(d: FlowDeps) {
     // Issue 16: an address nobody has proven cannot be tied to an outside identity (after the
     // provider's own check, so that another organization's provider stays unavailable).
     const linking = userId === null ? null : await d.users.byId(tenantId, userId);
-    if (linking && linking.email_verified_at == null) throw new Failure("oauth_account_unverified", "linking user's own address unverified");
+    if (linking && !addressVerified(linking)) throw new Failure("oauth_account_unverified", "linking user's own address unverified");
     let as;
     try {
       as = await d.protocol.server(p);
@@ -122,6 +125,9 @@ export function createFlowService(d: FlowDeps) {
 
   /** The link flow's start, for the signed-in user: errors are API errors here (a JSON call). */
   async function startLink(p: Principal, providerId: string): Promise<{ url: string; browser: string }> {
+    // Adding a way in needs a recent proof (issue 29.3): a stale or stolen session must not link
+    // an outside account that then signs in as this user, even after a password change.
+    d.requireRecentProof(p);
     try {
       return await start(p.tenantId, p.subdomain, providerId, p.userId);
     } catch (e) {
@@ -196,7 +202,7 @@ export function createFlowService(d: FlowDeps) {
   async function link(flow: FlowRow, p: ProviderRow, id: ProvenIdentity, req: RequestInfo): Promise<CallbackOutcome> {
     const user = await d.users.byId(flow.tenant_id, flow.user_id!);
     if (!user) throw new Failure("oauth_account_unavailable", "linking user gone");
-    if (user.email_verified_at == null) throw new Failure("oauth_account_unverified", "linking user's own address unverified");
+    if (!addressVerified(user)) throw new Failure("oauth_account_unverified", "linking user's own address unverified");
     const existing = await d.repo.identity(flow.tenant_id, id.issuer, id.subject);
     if (existing) {
       if (existing.user_id !== user.id) throw new Failure("oauth_identity_in_use", "identity linked to another user");
@@ -248,8 +254,10 @@ export function createFlowService(d: FlowDeps) {
       password_hash: NO_PASSWORD,
       created_at: now,
       updated_at: now,
-      // The provider vouched for the address.
-      email_verified_at: now,
+      // The provider vouched for the address: inside this organization only. Its admin picked the
+      // provider, so this is no proof for anything that crosses organizations (issue 29.1).
+      email_verified_at: null,
+      provider_verified_at: now,
     };
     const identity = { id: newId(), tenant_id: flow.tenant_id, user_id: user.id, provider_id: p.id, issuer: id.issuer, subject: id.subject, email: id.email, created_at: now, last_used_at: now };
     const entry = auditEntry("oauth.joined", { tenantId: flow.tenant_id, userId: user.id }, req, { provider_id: p.id, identity_id: identity.id, profile_id: user.profile_id });
@@ -268,6 +276,7 @@ export function createFlowService(d: FlowDeps) {
    * a password of their own (not NO_PASSWORD) or another identity whose provider is enabled.
    */
   async function unlink(p: Principal, id: string, req: RequestInfo): Promise<void> {
+    d.requireRecentProof(p);
     const row = await d.repo.identityOfUser(p.tenantId, p.userId, id);
     if (!row) throw errors.notFound("No such identity.");
     const user = await d.users.byId(p.tenantId, p.userId);

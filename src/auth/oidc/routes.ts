@@ -206,7 +206,7 @@ export const oidcRoutes = (ctx: Context) => {
         ...doc({
           summary: "Start linking an identity provider's account to the caller",
           description:
-            "Sets the `svc_oauth` flow cookie and answers the provider's URL to open; the provider then returns to the callback, which ends on `/settings?linked=<provider_id>` or `/settings?error=<code>`.",
+            "Sets the `svc_oauth` flow cookie and answers the provider's URL to open; the provider then returns to the callback, which ends on `/settings?linked=<provider_id>` or `/settings?error=<code>`. " + STEP_UP,
           tags: ["auth"],
           auth: true,
           ok: { 200: ["LinkStarted", LinkStarted] },
@@ -242,7 +242,7 @@ export const oidcRoutes = (ctx: Context) => {
         params: Id,
         ...doc({
           summary: "Unlink one of the caller's identities",
-          description: "409 `last_sign_in_method` when the account has no password of its own and no other identity with an enabled provider.",
+          description: `409 \`last_sign_in_method\` when the account has no password of its own and no other identity with an enabled provider. ${STEP_UP}`,
           tags: ["auth"],
           auth: true,
           ok: { 204: null },

@@ -9,12 +9,14 @@ import type { Limits, RateLimiter } from "../../security/rate-limit";
 import type { SecurityStore } from "../../security/repo";
 import { normalizeEmail } from "../../users/model";
 import type { UsersStore } from "../../users/repo";
-import { auditEntry } from "../audit-entry";
+import { auditEntry, unnamedRequest } from "../audit-entry";
+import { addressFromSource, createLoginLimits } from "../login-limits";
 import { issueMailedToken } from "../email/mailed-token";
 import type { AccountTarget, AccountTokensStore } from "../email/repo";
 import type { Principal, RequestInfo } from "../service";
 import { RESET_TTL_MS, passwordErrors } from "./model";
-import type { PasswordStore } from "./repo";
+import type { PasswordNotice, PasswordStore } from "./repo";
+import { type LinkedIdentity, linkedIdentitiesParagraphs, passwordChangedMail } from "./sign-in-notice";
 
 export interface PasswordDeps {
   config: Config;
@@ -28,6 +30,8 @@ export interface PasswordDeps {
   repo: PasswordStore;
   security: SecurityStore;
   mailer: Mailer;
+  /** The user's linked identities, for the mails that name them (sign-in-notice.ts). */
+  identities: (tenantId: string, userId: string) => Promise<LinkedIdentity[]>;
   /** 403 tenant_disabled when the operator disabled the organization: a link mailed before cannot be used meanwhile. */
   tenantInService?: (tenantId: string) => Promise<void>;
 }
@@ -37,15 +41,33 @@ export function createPasswordService(d: PasswordDeps) {
   /** Background deliveries not yet committed (tests and shutdown wait for them). */
   const inFlight = new Set<Promise<void>>();
   const accountKey = (tenantId: string, email: string) => `${tenantId}:${email}`;
+  const lock = createLoginLimits(d.limiter, d.limits);
 
   /** The token row, its mail and the audit row, in one transaction; then the sender is woken. */
-  const issueFor = (target: AccountTarget, req: RequestInfo) =>
-    issueMailedToken(d, target, req, { purpose: "password_reset", ttlMs: RESET_TTL_MS, mail: passwordResetMail, action: "password.reset_requested" });
+  // The reset mail names the account's linked identities: a new password does not end them.
+  const issueFor = async (target: AccountTarget, req: RequestInfo) => {
+    const extra = linkedIdentitiesParagraphs(d.config, target.subdomain, await d.identities(target.tenant_id, target.id));
+    return issueMailedToken(d, target, req, {
+      purpose: "password_reset",
+      ttlMs: RESET_TTL_MS,
+      mail: (config, to, ttl) => passwordResetMail(config, { ...to, extra }, ttl),
+      action: "password.reset_requested",
+    });
+  };
+
+  /** The "your password was changed" mail for this user, written in the change's own commit. */
+  async function noticeFor(tenantId: string, userId: string, how: "changed" | "reset"): Promise<PasswordNotice | undefined> {
+    const target = await d.tokens.targetById(tenantId, userId);
+    if (!target) return undefined;
+    const identities = await d.identities(tenantId, userId);
+    const o = { tenantId, tenantName: target.tenant_name, subdomain: target.subdomain, recipient: target.email, how };
+    return (revoked) => passwordChangedMail(d.config, { ...o, sessionsEnded: revoked }, identities);
+  }
 
   async function deliver(email: string, tenantId: string | null, req: RequestInfo): Promise<void> {
     const one = tenantId ? await d.tokens.target(tenantId, email) : null;
     const targets = tenantId ? (one ? [one] : []) : await d.tokens.targetsAnyTenant(email);
-    for (const target of targets) await issueFor(target, req);
+    for (const target of targets) await issueFor(target, unnamedRequest(req, tenantId !== null));
   }
 
   /**
@@ -57,7 +79,7 @@ export function createPasswordService(d: PasswordDeps) {
     const email = normalizeEmail(rawEmail);
     const perIp = await d.limiter.hit(d.limits.passwordForgotPerIp, req.ip ?? "unknown");
     if (!perIp.allowed) throw errors.rateLimited(perIp.retryAfterSeconds);
-    const perAddress = await d.limiter.hit(d.limits.passwordForgotPerAddress, email);
+    const perAddress = await d.limiter.hit(d.limits.passwordForgotPerAddress, addressFromSource(email, req.ip));
     if (!perAddress.allowed) throw errors.rateLimited(perAddress.retryAfterSeconds);
     const job: Promise<void> = new Promise<void>((resolve) => setImmediate(resolve))
       .then(() => deliver(email, tenantId, req))
@@ -87,13 +109,20 @@ export function createPasswordService(d: PasswordDeps) {
     if (!live) throw await invalid();
     await d.tenantInService?.(live.tenant_id);
     const passwordHash = await d.hasher.hash(password);
-    const done = await d.repo.reset(live.tenant_id, hash, passwordHash, d.now(), (row, revoked) =>
-      auditEntry("password.reset", { tenantId: row.tenant_id, userId: row.user_id }, req, { sessions_revoked: revoked }),
+    const notice = await noticeFor(live.tenant_id, live.user_id, "reset");
+    const done = await d.repo.reset(
+      live.tenant_id,
+      hash,
+      passwordHash,
+      d.now(),
+      (row, revoked) => auditEntry("password.reset", { tenantId: row.tenant_id, userId: row.user_id }, req, { sessions_revoked: revoked }),
+      notice,
     );
     // Spent by a concurrent reset between the look and the commit: exactly one of them wins.
     if (!done) throw await invalid();
+    d.mailer.kick();
     // A successful reset also lifts the account's sign-in lock: its owner proved the mailbox.
-    await d.limiter.reset(d.limits.loginPerAccount, accountKey(done.row.tenant_id, done.row.email));
+    await lock.lift(accountKey(done.row.tenant_id, done.row.email));
   }
 
   /**
@@ -105,22 +134,34 @@ export function createPasswordService(d: PasswordDeps) {
     const perIp = await d.limiter.hit(d.limits.loginPerIp, req.ip ?? "unknown");
     if (!perIp.allowed) throw errors.rateLimited(perIp.retryAfterSeconds);
     const key = accountKey(p.tenantId, p.email);
-    const attempt = await d.limiter.hit(d.limits.loginPerAccount, key);
-    if (!attempt.allowed) {
-      await d.security.audit(auditEntry("password.change_failure", who, req, { session_id: p.sessionId, reason: "rate_limited" }), d.now());
-      throw errors.rateLimited(attempt.retryAfterSeconds);
-    }
-    const user = await d.users.byId(p.tenantId, p.userId);
-    if (!user) throw errors.sessionRevoked();
-    if (!(await d.hasher.verify(current, user.password_hash))) {
-      await d.security.audit(auditEntry("password.change_failure", who, req, { session_id: p.sessionId, reason: "wrong_password" }), d.now());
-      throw errors.invalidCredentials();
-    }
-    await d.limiter.reset(d.limits.loginPerAccount, key);
+    await lock.oneAtATime(p.email, async () => {
+      const locked = await lock.lockOf(key, req.ip);
+      if (locked) {
+        await d.security.audit(auditEntry("password.change_failure", who, req, { session_id: p.sessionId, reason: "rate_limited" }), d.now());
+        throw errors.rateLimited(locked.retryAfterSeconds);
+      }
+      const user = await d.users.byId(p.tenantId, p.userId);
+      if (!user) throw errors.sessionRevoked();
+      if (!(await d.hasher.verify(current, user.password_hash))) {
+        await lock.failed(key, req.ip);
+        await d.security.audit(auditEntry("password.change_failure", who, req, { session_id: p.sessionId, reason: "wrong_password" }), d.now());
+        throw errors.invalidCredentials();
+      }
+      await lock.succeeded(key, req.ip);
+    });
     const passwordHash = await d.hasher.hash(next);
-    return d.repo.change(p.tenantId, p.userId, p.sessionId, passwordHash, d.now(), (revoked) =>
-      auditEntry("password.changed", who, req, { session_id: p.sessionId, sessions_revoked: revoked }),
+    const notice = await noticeFor(p.tenantId, p.userId, "changed");
+    const revoked = await d.repo.change(
+      p.tenantId,
+      p.userId,
+      p.sessionId,
+      passwordHash,
+      d.now(),
+      (n) => auditEntry("password.changed", who, req, { session_id: p.sessionId, sessions_revoked: n }),
+      notice,
     );
+    d.mailer.kick();
+    return revoked;
   }
 
   return {

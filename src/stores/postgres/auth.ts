@@ -15,7 +15,7 @@ export function createPostgresAuthStores(pg: Pg, others: { security: PgAuditInTx
     twoFactor: createPostgresTwoFactorStore(pg, { security }),
     magicLinks: createPostgresMagicLinksStore(pg, { security, mail }),
     accountTokens,
-    passwords: createPostgresPasswordStore(pg, { security, tokens: accountTokens }),
+    passwords: createPostgresPasswordStore(pg, { security, tokens: accountTokens, mail }),
     oidc: createPostgresOidcStore(pg, { users, security }),
   };
 }

@@ -63,7 +63,7 @@ export function createPostgresStores(pg: Pg) {
     auditLog: createPostgresAuditStore(pg),
     twoFactor: createPostgresTwoFactorStore(pg, { security }),
     oidc: createPostgresOidcStore(pg, { users, security }),
-    passwords: createPostgresPasswordStore(pg, { security, tokens: accountTokens }),
+    passwords: createPostgresPasswordStore(pg, { security, tokens: accountTokens, mail }),
     support: createPostgresSupportStore(pg),
     seed: createPostgresSeedStore(pg),
   };

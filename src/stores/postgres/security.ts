@@ -27,6 +27,11 @@ export function createPostgresSecurityStore(pg: Pg) {
     peek: async (key: string) =>
       pg.one<{ count: number; window_start: number; window_ms: number }>`SELECT count, window_start, window_ms FROM rate_limits WHERE key = ${key}`,
     clear: async (key: string) => void (await pg.run`DELETE FROM rate_limits WHERE key = ${key}`),
+    // starts_with needs no LIKE escaping (addresses may hold % and _); an admin's unlock is rare.
+    clearPrefix: async (prefix: string) => void (await pg.run`DELETE FROM rate_limits WHERE starts_with(key, ${prefix}::text)`),
+    anyReached: async (prefix: string, max: number, now: number) =>
+      (await pg.one`SELECT 1 AS one FROM rate_limits WHERE starts_with(key, ${prefix}::text) AND count >= ${max}
+                    AND window_start + window_ms > ${now}::bigint LIMIT 1`) !== null,
     sweep: async (now: number) => pg.run`DELETE FROM rate_limits WHERE window_start + window_ms <= ${now}::bigint`,
     audit: async (e: AuditEntry, now: number) => void (await insertAudit(pg, e, now)),
     /** Audit rows are also written inside other features' transactions. */

@@ -30,9 +30,9 @@ export function createPostgresUsersStore(pg: Pg) {
   const store = {
     /** The account and its address directory row (schema 54), in the caller's transaction. */
     insertInTx: async (tx: PgTx, u: Omit<UserRow, "updated_at">) => {
-      await tx.run`INSERT INTO users (id, tenant_id, email, full_name, role, profile_id, password_hash, created_at, updated_at, email_verified_at)
+      await tx.run`INSERT INTO users (id, tenant_id, email, full_name, role, profile_id, password_hash, created_at, updated_at, email_verified_at, provider_verified_at)
                    VALUES (${u.id}, ${u.tenant_id}, ${u.email}, ${u.full_name}::text, ${u.role}, ${u.profile_id}::text, ${u.password_hash},
-                           ${u.created_at}::bigint, ${u.created_at}::bigint, ${u.email_verified_at ?? null}::bigint)`;
+                           ${u.created_at}::bigint, ${u.created_at}::bigint, ${u.email_verified_at ?? null}::bigint, ${u.provider_verified_at ?? null}::bigint)`;
       await directoryInsertInTx(tx, u.tenant_id, u.id, u.email);
     },
     insertProfileInTx: async (tx: PgTx, p: ProfileRow) =>

@@ -62,7 +62,7 @@ export function createSqliteStores(db: Db) {
     auditLog: createSqliteAuditStore(db),
     twoFactor: createSqliteTwoFactorStore(db, { security }),
     oidc: createSqliteOidcStore(db, { users, auditInTx }),
-    passwords: createSqlitePasswordStore(db, { security, tokens: accountTokens }),
+    passwords: createSqlitePasswordStore(db, { security, tokens: accountTokens, mail }),
     support: createSqliteSupportStore(db),
     seed: createSqliteSeedStore(db),
   };

@@ -1,4 +1,5 @@
-import type { PasswordStore } from "../../auth/password/repo";
+import type { PasswordNotice, PasswordStore } from "../../auth/password/repo";
+import type { SqliteMailStore } from "./mail";
 import { type Db, writeTx } from "../../db/database";
 import type { AuditEntry } from "../../security/repo";
 import { type SqliteSecurityStore } from "./security";
@@ -10,7 +11,7 @@ import { type SqliteAccountTokensStore } from "./account-tokens";
  * same commit. (The session statements mirror auth/repo.ts's; they live here so the whole change
  * is one transaction.)
  */
-export function createSqlitePasswordStore(db: Db, others: { security: SqliteSecurityStore; tokens: SqliteAccountTokensStore }) {
+export function createSqlitePasswordStore(db: Db, others: { security: SqliteSecurityStore; tokens: SqliteAccountTokensStore; mail: Pick<SqliteMailStore, "enqueueInTx"> }) {
   const setHash = db.prepare<never, [string, string, string, number]>(
     "UPDATE users SET password_hash = ?3, updated_at = ?4 WHERE tenant_id = ?1 AND id = ?2",
   );
@@ -36,20 +37,22 @@ export function createSqlitePasswordStore(db: Db, others: { security: SqliteSecu
      * and the address counts as proven (the link reached it). Null when the token was used,
      * expired or unknown by the time the transaction ran.
      */
-    reset: async (tenantId: string, tokenHash: string, hash: string, now: number, entry: (row: AccountTokenRow, revoked: number) => AuditEntry) =>
+    reset: async (tenantId: string, tokenHash: string, hash: string, now: number, entry: (row: AccountTokenRow, revoked: number) => AuditEntry, notice?: PasswordNotice) =>
       writeTx(db, () => {
         const row = others.tokens.consumeInTx(tenantId, tokenHash, "password_reset", now);
         if (!row) return null;
         const revoked = setPasswordInTx(row.tenant_id, row.user_id, hash, "", "password_reset", now);
         others.tokens.proveInTx(row.tenant_id, row.user_id, row.email, now);
         others.security.auditInTx(entry(row, revoked), now);
+        if (notice) others.mail.enqueueInTx(notice(revoked), now);
         return { row, revoked };
       }),
     /** The signed-in user's new password; their other sessions end. Answers how many. */
-    change: async (tenantId: string, userId: string, keepSessionId: string, hash: string, now: number, entry: (revoked: number) => AuditEntry) =>
+    change: async (tenantId: string, userId: string, keepSessionId: string, hash: string, now: number, entry: (revoked: number) => AuditEntry, notice?: PasswordNotice) =>
       writeTx(db, () => {
         const revoked = setPasswordInTx(tenantId, userId, hash, keepSessionId, "password_changed", now);
         others.security.auditInTx(entry(revoked), now);
+        if (notice) others.mail.enqueueInTx(notice(revoked), now);
         return revoked;
       }),
   };

@@ -17,6 +17,14 @@ export function createSqliteSecurityStore(db: Db) {
     "SELECT count, window_start, window_ms FROM rate_limits WHERE key = ?1",
   );
   const clear = db.prepare<never, [string]>("DELETE FROM rate_limits WHERE key = ?1");
+  // The range lets the primary key find the rows; the substr comparison makes it exact.
+  const clearPrefix = db.prepare<never, [string]>(
+    "DELETE FROM rate_limits WHERE key >= ?1 AND key < ?1 || char(1114111) AND substr(key, 1, length(?1)) = ?1",
+  );
+  const anyReached = db.prepare<{ one: number }, [string, number, number]>(
+    `SELECT 1 AS one FROM rate_limits WHERE key >= ?1 AND key < ?1 || char(1114111) AND substr(key, 1, length(?1)) = ?1
+       AND count >= ?2 AND window_start + window_ms > ?3 LIMIT 1`,
+  );
   const sweep = db.prepare<never, [number]>("DELETE FROM rate_limits WHERE window_start + window_ms <= ?1");
   const insertAudit = db.prepare<never, [string | null, string | null, string, string | null, string | null, string | null, number]>(
     "INSERT INTO audit_log (tenant_id, user_id, action, ip, user_agent, detail, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
@@ -32,6 +40,8 @@ export function createSqliteSecurityStore(db: Db) {
     hit: async (key: string, now: number, windowMs: number) => hit.get(key, now, windowMs)!,
     peek: async (key: string) => peek.get(key),
     clear: async (key: string) => void clear.run(key),
+    clearPrefix: async (prefix: string) => void clearPrefix.run(prefix),
+    anyReached: async (prefix: string, max: number, now: number) => anyReached.get(prefix, max, now) !== null,
     sweep: async (now: number) => sweep.run(now).changes,
     audit: async (e: AuditEntry, now: number) => auditInTx(e, now),
     /** Audit rows are also written inside other features' transactions. */

@@ -3,9 +3,9 @@ import type { Db } from "../../db/database";
 
 /** SQL of users and profiles. Every statement is prepared once; every read names the tenant. */
 export function createSqliteUsersStore(db: Db) {
-  const insertUser = db.prepare<never, [string, string, string, string | null, string, string | null, string, number, number | null]>(
-    `INSERT INTO users (id, tenant_id, email, full_name, role, profile_id, password_hash, created_at, updated_at, email_verified_at)
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8, ?9)`,
+  const insertUser = db.prepare<never, [string, string, string, string | null, string, string | null, string, number, number | null, number | null]>(
+    `INSERT INTO users (id, tenant_id, email, full_name, role, profile_id, password_hash, created_at, updated_at, email_verified_at, provider_verified_at)
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8, ?9, ?10)`,
   );
   const insertProfile = db.prepare<never, [string, string, string, number, number]>(
     "INSERT INTO profiles (id, tenant_id, name, is_admin, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
@@ -34,7 +34,7 @@ export function createSqliteUsersStore(db: Db) {
 
   const store = {
     insertInTx: (u: Omit<UserRow, "updated_at">) =>
-      void insertUser.run(u.id, u.tenant_id, u.email, u.full_name, u.role, u.profile_id, u.password_hash, u.created_at, u.email_verified_at ?? null),
+      void insertUser.run(u.id, u.tenant_id, u.email, u.full_name, u.role, u.profile_id, u.password_hash, u.created_at, u.email_verified_at ?? null, u.provider_verified_at ?? null),
     insertProfileInTx: (p: ProfileRow) => void insertProfile.run(p.id, p.tenant_id, p.name, p.is_admin, p.created_at),
     byEmail: async (tenantId: string, email: string) => byEmail.get(tenantId, email),
     /** At most two rows: enough to tell "one workspace" from "several". */
