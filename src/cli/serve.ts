@@ -2,6 +2,7 @@ import { createApp } from "../app";
 import { type Config, maskDatabaseUrl } from "../config";
 import { createContext } from "../context";
 import { startCheckpointer } from "../db/checkpointer";
+import { startSearchFold } from "../db/search-fold";
 import { startBackupSchedule } from "./backup-schedule";
 import { walDatasync } from "../db/group-commit";
 import { threadedPasswordHasher } from "../security/passwords";
@@ -50,6 +51,8 @@ export async function serve(config: Config): Promise<void> {
   }
   // SQLite's WAL checkpoints and file backups; PostgreSQL has its own (pg_dump, base backups).
   const checkpointer = config.databaseUrl ? null : startCheckpointer(config.db);
+  // SQLite's deal search counters follow deal writes through a pending table, folded here in short steps.
+  const fold = config.databaseUrl ? null : startSearchFold(ctx.db, undefined, (message) => ctx.log({ level: "warn", msg: message }));
   lastLineOfDefence(ctx.log);
   const timer = setInterval(() => void ctx.housekeep().catch(() => {}), HOUSEKEEPING_MS);
   timer.unref();
@@ -72,6 +75,7 @@ export async function serve(config: Config): Promise<void> {
     // Links asked for just before the stop are committed, and the send under way finishes.
     await ctx.magicLinks.settled();
     await ctx.mail.stop();
+    fold?.stop();
     await checkpointer?.stop();
     await ctx.close();
     clearTimeout(deadline);
