@@ -15,7 +15,7 @@ import type { DealFields } from "../src/crm/deals-repo";
 
 const args = process.argv.slice(2).filter((a) => a !== "writes");
 const file = args[0];
-if (!file) throw new Error("usage: bun run bench writes DB [N]");
+if (!file) throw new Error("usage: bun run bench writes DB [N] (DB: a copy of a seeded file, e.g. suite seed --db DB --tenant bigco --deals 1000000)");
 const N = Number(args[1] ?? 300);
 const db = openDatabase(file);
 migrate(db, undefined, file);
