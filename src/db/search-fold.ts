@@ -106,6 +106,8 @@ export function foldSearchCounters(db: Db, budgetMs = FOLD_STEP_MS): number {
     if (!next) return 0;
     const tenantId = next.tenant_id;
     lastTenant = tenantId;
+    // A deleted organization's deals append rows as they cascade away; its counters went with it.
+    if (!db.query("SELECT 1 AS x FROM tenants WHERE id = ?1").get(tenantId)) return db.run("DELETE FROM deal_search_pending WHERE tenant_id = ?1", [tenantId]).changes;
     const chunkOf = db.query("SELECT id, sign, stage, assigned_to, search_text, title_key, account_key, contact_key FROM deal_search_pending WHERE tenant_id = ?1 AND id > ?2 ORDER BY id LIMIT ?3");
     let last = 0;
     let folded = 0;

@@ -140,6 +140,20 @@ describe("pending search counter rows", () => {
     expect(folded).toEqual(counters());
   }, 90_000);
 
+  test("a deleted organization's pending rows (its deals cascade away) are dropped by the fold", async () => {
+    const other = await crmOrg(t, "goneco");
+    const acc = await other.account("Gone Ltd");
+    for (let i = 0; i < 3; i++) await other.deal({ title: `Gone ${i}`, account_id: acc.id, stage: "new" });
+    foldAll(t.ctx.db);
+    const before = counters().filter((r) => !r.startsWith(other.tenant.id));
+    await other.deal({ title: "Gone late", account_id: acc.id, stage: "new" });
+    t.ctx.db.run("DELETE FROM tenants WHERE id = ?1", [other.tenant.id]);
+    expect(pendingSearchRows(t.ctx.db, other.tenant.id)).toBeGreaterThan(0);
+    foldAll(t.ctx.db);
+    expect(pendingSearchRows(t.ctx.db)).toBe(0);
+    expect(counters()).toEqual(before);
+  });
+
   test("gramsOf cuts what the seed's tally counts: 1-3 characters, code points, none across a newline", () => {
     expect([...gramsOf("ab\nc🦊")].sort()).toEqual(["a", "ab", "b", "c", "c🦊", "🦊"].sort());
   });
