@@ -6,11 +6,11 @@ import { bucketOf, trigramsOf, writeKeyGramRows } from "./deal-key-grams";
  * The deal search counters' fold (schema version 14). A deal write appends its counted state to
  * deal_search_pending (-1 for the state it leaves, +1 for the one it enters) instead of updating
  * deal_gram_counts and deal_key_grams itself; one fold step takes an organization's oldest pending
- * rows, adds their grams up in memory (the bulk seed's tallies, so exactly what they count), writes
- * each changed counter once and deletes the rows, in one transaction: a reader sees the rows or
- * their fold, never both or neither (it adds what is pending to the counters), and a killed
- * process leaves one or the other. Rows of a step share their common grams ("e", " a"), so a busy
- * organization writes far fewer counter rows than a trigger per deal did.
+ * rows, adds their grams up in memory (the pieces the bulk seed's tallies count: gramsOf,
+ * trigramsOf), writes each changed counter once and deletes the rows, in one transaction: a reader
+ * sees the rows or their fold, never both or neither (it adds what is pending to the counters),
+ * and a killed process leaves one or the other. An edit's -1 and +1 cancel on every piece it kept,
+ * and rows of one stage and assignee share their common pieces, so a counter is written once a step.
  */
 
 /**
