@@ -46,6 +46,11 @@ if (process.argv[2] === "tenants") {
   await import("../bench/tenants");
   process.exit(0);
 }
+// bun run bench writes DB [N]: single deal writes' CPU and WAL bytes on a seeded file (bench/writes.ts).
+if (process.argv[2] === "writes") {
+  await import("../bench/writes");
+  process.exit(0);
+}
 // bun run bench web: the web app in Chromium (bench/web.ts).
 if (process.argv[2] === "web") {
   await import("../bench/web");

@@ -4,6 +4,7 @@ import { createContext } from "../context";
 import { startCheckpointer } from "../db/checkpointer";
 import { diskRoom } from "../db/disk-room";
 import { runAs, setStallLog, stallFigures, startLoopMonitor } from "../db/stall-monitor";
+import { startSearchFold } from "../db/search-fold";
 import { startBackupSchedule } from "./backup-schedule";
 import { walDatasync } from "../db/group-commit";
 import { threadedPasswordHasher } from "../security/passwords";
@@ -53,6 +54,8 @@ export async function serve(config: Config): Promise<void> {
   ctx.metrics.gauge("suite_http_requests_in_flight", "Requests this instance is answering now", [], (set) => set({}, app.server?.pendingRequests ?? 0));
   // SQLite's WAL checkpoints and file backups; PostgreSQL has its own (pg_dump, base backups).
   const checkpointer = config.databaseUrl ? null : startCheckpointer(config.db);
+  // SQLite's deal search counters follow deal writes through a pending table, folded here in short steps.
+  const fold = config.databaseUrl ? null : startSearchFold(ctx.db, undefined, (message) => ctx.log({ level: "warn", msg: message }));
   lastLineOfDefence(ctx.log);
   // Always on: a held event loop or SQLite writer over 50 ms is one warning line naming its work.
   setStallLog(ctx.log);
@@ -82,6 +85,7 @@ export async function serve(config: Config): Promise<void> {
     // Links asked for just before the stop are committed, and the send under way finishes.
     await ctx.magicLinks.settled();
     await ctx.mail.stop();
+    fold?.stop();
     await checkpointer?.stop();
     await ctx.close();
     // The run's stall figures, for whoever reads the log (the bench, until a metrics endpoint does).

@@ -165,8 +165,9 @@ const BATCH = 200;
 export function addCounterRows(db: Db, table: string, keys: readonly [string, string, string], tenantId: string, rows: ReadonlyArray<string | number>): void {
   const columns = `tenant_id, ${keys.join(", ")}, n`;
   const onConflict = `ON CONFLICT (tenant_id, ${keys.join(", ")}) DO UPDATE SET n = n + excluded.n`;
-  const one = db.prepare(`INSERT INTO ${table} (${columns}) VALUES (?1, ?2, ?3, ?4, ?5) ${onConflict}`);
-  const many = db.prepare(`INSERT INTO ${table} (${columns}) VALUES ${Array.from({ length: BATCH }, () => "(?, ?, ?, ?, ?)").join(", ")} ${onConflict}`);
+  // db.query: prepared once per connection and kept (the search fold calls this for a few rows at a time).
+  const one = db.query(`INSERT INTO ${table} (${columns}) VALUES (?1, ?2, ?3, ?4, ?5) ${onConflict}`);
+  const many = db.query(`INSERT INTO ${table} (${columns}) VALUES ${Array.from({ length: BATCH }, () => "(?, ?, ?, ?, ?)").join(", ")} ${onConflict}`);
   const args: Array<string | number> = [];
   let i = 0;
   for (; i + BATCH * 4 <= rows.length; i += BATCH * 4) {

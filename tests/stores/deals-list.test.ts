@@ -11,6 +11,7 @@ import { createSqliteDealsQuery as createDealsQuery } from "../../src/stores/sql
 import { DEFAULT_STAGES, type DealListQuery, SORT_FIELDS, type SortField, searchTextOf, sortKey } from "../../src/crm/model";
 import type { Db } from "../../src/db/database";
 import { newId } from "../../src/db/ids";
+import { foldAll } from "../../src/db/search-fold";
 import { openPostgres, type Pg } from "../../src/stores/postgres/database";
 import { createPostgresDealsQuery } from "../../src/stores/postgres/deals-query";
 import { dealCountersAfterCopy, gramsOf, rebuildDealCounters } from "../../src/stores/postgres/deal-counters";
@@ -292,7 +293,11 @@ for (const backend of BACKENDS) {
       await run("DELETE FROM deals WHERE tenant_id = ? AND seq % 11 = 0", [tenantB]);
       expect(await countsDrift(b)).toEqual([]);
       if (b.kind === "postgres") expect(await gramDrift(b.pg)).toEqual([]);
-      else expect(sqliteGramDrift(b.db)).toEqual([]);
+      else {
+        // SQLite's counters take the writes when the pending rows are folded (schema version 15).
+        foldAll(b.db);
+        expect(sqliteGramDrift(b.db)).toEqual([]);
+      }
       const base: DealListQuery = { page: 1, size: 20, search: null, stages: null, assignee: null, sortBy: "created_at", sortDir: "desc" };
       for (const search of [null, "z", "zz", "zzq", " zzq", "e", "an", "ion", "an ", "ent", "xyq"])
         for (const [stages, assignee] of [[null, null], [["won"], null], [null, ""], [["lost", "new"], first]] as Array<[string[] | null, string | null]>) {

@@ -41,11 +41,18 @@ export function createSearchTerms(db: Db, stmt: (sql: string) => Statement) {
     return ` AND stage_token : (${tokens.map(ftsPhrase).join(" OR ")})`;
   }
 
-  /** How many of the tenant's deals within the filters hold a 1-3 character term: deal_gram_counts rows added up (3 characters since version 12). */
+  /**
+   * How many of the tenant's deals within the filters hold a 1-3 character term: deal_gram_counts
+   * rows added up (3 characters since version 12), plus the deal changes not folded into them yet
+   * (deal_search_pending, version 15: a few rows, each tested for the term as the grams count it).
+   */
   function shortTermTotal(tenantId: string, term: string, q: DealListQuery): number {
-    const where = [...(q.stages !== null ? [` AND stage IN (${q.stages.map(() => "?").join(", ")})`] : []), ...(q.assignee !== null ? [" AND assignee = ?"] : [])];
+    const stages = q.stages !== null ? ` AND stage IN (${q.stages.map(() => "?").join(", ")})` : "";
     const args = [...(q.stages ?? []), ...(q.assignee !== null ? [q.assignee] : [])];
-    return (stmt(`SELECT coalesce(sum(n), 0) AS n FROM deal_gram_counts WHERE tenant_id = ? AND gram = ?${where.join("")}`).get(tenantId, term, ...args) as { n: number }).n;
+    const sql =
+      `SELECT (SELECT coalesce(sum(n), 0) FROM deal_gram_counts WHERE tenant_id = ? AND gram = ?${stages}${q.assignee !== null ? " AND assignee = ?" : ""})` +
+      ` + (SELECT coalesce(sum(sign), 0) FROM deal_search_pending WHERE tenant_id = ? AND instr(search_text, ?) > 0${stages}${q.assignee !== null ? " AND coalesce(assigned_to, '') = ?" : ""}) AS n`;
+    return (stmt(sql).get(tenantId, term, ...args, tenantId, term, ...args) as { n: number }).n;
   }
 
   return { stageMatch, shortTermTotal };

@@ -65,9 +65,21 @@ export function createTextWalk(stmt: (sql: string) => Statement) {
   return function walkBuckets(w: TextWalk): number[] | null {
     const o = TEXT_ORDERS[w.sortBy]!;
     const dir = w.desc ? "DESC" : "ASC";
+    // Deal changes not folded into the counters yet (schema version 15) are added to their buckets:
+    // one more statement, merged in SQL so the buckets keep SQLite's order, only while there are any.
+    const pending = stmt("SELECT 1 AS x FROM deal_search_pending WHERE tenant_id = ? LIMIT 1").get(w.tenantId) !== null;
     const buckets = stmt(
-      `SELECT g.bucket AS bucket, g.n AS hits, s.n AS deals FROM deal_key_grams g CROSS JOIN deal_key_grams s ON s.tenant_id = g.tenant_id AND s.ord = g.ord AND s.gram = '' AND s.bucket = g.bucket
-        WHERE g.tenant_id = ? AND g.ord = ? AND g.gram = ? AND g.n > 0 ORDER BY g.bucket ${dir}`,
+      pending
+        ? `WITH p AS (SELECT substr(${o.column}, 1, ${KEY_BUCKET}) AS bucket, sum(sign * (instr(search_text, ?3) > 0)) AS hits, sum(sign) AS deals
+              FROM deal_search_pending WHERE tenant_id = ?1 AND ${o.column} IS NOT NULL GROUP BY 1),
+            b AS (SELECT bucket FROM deal_key_grams WHERE tenant_id = ?1 AND ord = ?2 AND gram = ?3 AND n > 0 UNION SELECT bucket FROM p)
+          SELECT bucket, sum(hits) AS hits, sum(deals) AS deals FROM (
+            SELECT bucket, n AS hits, 0 AS deals FROM deal_key_grams WHERE tenant_id = ?1 AND ord = ?2 AND gram = ?3
+            UNION ALL SELECT bucket, 0, n FROM deal_key_grams WHERE tenant_id = ?1 AND ord = ?2 AND gram = '' AND bucket IN (SELECT bucket FROM b)
+            UNION ALL SELECT bucket, hits, deals FROM p)
+          GROUP BY bucket HAVING sum(hits) > 0 ORDER BY bucket ${dir}`
+        : `SELECT g.bucket AS bucket, g.n AS hits, s.n AS deals FROM deal_key_grams g CROSS JOIN deal_key_grams s ON s.tenant_id = g.tenant_id AND s.ord = g.ord AND s.gram = '' AND s.bucket = g.bucket
+        WHERE g.tenant_id = ?1 AND g.ord = ?2 AND g.gram = ?3 AND g.n > 0 ORDER BY g.bucket ${dir}`,
     ).iterate(w.tenantId, o.ord, w.term) as IterableIterator<unknown>;
     const wanted = w.offset + w.size;
     const density = w.total / Math.max(1, w.termAll);

@@ -1,0 +1,126 @@
+// bun run bench writes DB [N]: single deal writes on a seeded SQLite file, in-process, through the
+// deal store the API uses. For each kind (create, title edit, value edit, stage edit, delete) the
+// CPU time of the store call (process.cpuUsage: the commit included, no fsync, as the server
+// commits at synchronous=NORMAL and syncs off its thread) and the bytes it appended to the WAL
+// (the -wal file's growth: frames of page_size + 24 bytes, one per page the commit changed; the
+// automatic checkpoint is off for the run so the WAL only grows). Then the background fold of the
+// search counters (schema version 15) in its bounded steps: how long each step held the writer.
+// Run it on a copy: it writes. BENCH_WRITES_TENANT names the organization (default bigco).
+import { statSync } from "node:fs";
+import { openDatabase } from "../src/db/database";
+import { migrate } from "../src/db/migrate";
+import { newId } from "../src/db/ids";
+import { createSqliteDealsStore } from "../src/stores/sqlite/deals";
+import type { DealFields } from "../src/crm/deals-repo";
+
+const args = process.argv.slice(2).filter((a) => a !== "writes");
+const file = args[0];
+if (!file) throw new Error("usage: bun run bench writes DB [N] (DB: a copy of a seeded file, e.g. suite seed --db DB --tenant bigco --deals 1000000)");
+const N = Number(args[1] ?? 300);
+const db = openDatabase(file);
+migrate(db, undefined, file);
+db.run("PRAGMA synchronous = NORMAL");
+db.run("PRAGMA wal_autocheckpoint = 0");
+db.run("PRAGMA wal_checkpoint(TRUNCATE)");
+const store = createSqliteDealsStore(db);
+const tenant = (db.query("SELECT id FROM tenants WHERE subdomain = ?").get(process.env.BENCH_WRITES_TENANT ?? "bigco") as { id: string }).id;
+const total = (db.query("SELECT count(*) AS n FROM deals WHERE tenant_id = ?").get(tenant) as { n: number }).n;
+const pageSize = (db.query("PRAGMA page_size").get() as { page_size: number }).page_size;
+const stages = (db.query("SELECT key FROM pipeline_stages WHERE tenant_id = ? ORDER BY position").all(tenant) as { key: string }[]).map((s) => s.key);
+// Deals picked at random over the organization's rowid range (seq), read whole.
+const range = db.query("SELECT min(seq) AS lo, max(seq) AS hi FROM deals WHERE tenant_id = ?").get(tenant) as { lo: number; hi: number };
+const pickOne = db.prepare<DealFields & { id: string; tenant_id: string }, [number]>("SELECT * FROM deals WHERE seq >= ?1 ORDER BY seq LIMIT 1");
+const pick = () => pickOne.get(range.lo + Math.floor(Math.random() * (range.hi - range.lo)))!;
+const fields = (d: DealFields): DealFields => ({
+  title: d.title,
+  account_id: d.account_id,
+  contact_id: d.contact_id,
+  assigned_to: d.assigned_to,
+  stage: d.stage,
+  value_cents: d.value_cents,
+  currency: d.currency,
+  close_date: d.close_date,
+  probability: d.probability,
+  notes: d.notes,
+  custom_data: d.custom_data,
+});
+const walBytes = () => {
+  try {
+    return statSync(`${file}-wal`).size;
+  } catch {
+    return 0;
+  }
+};
+const WORDS = ["renewal", "expansion", "pilot", "migration", "upgrade", "onboarding", "licence", "audit", "support", "rollout"];
+const title = () => `${WORDS[Math.floor(Math.random() * WORDS.length)]} ${Math.random().toString(36).slice(2, 8)} phase ${Math.floor(Math.random() * 9)}`;
+
+const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))]!;
+const say = (s: string) => process.stdout.write(`${s}\n`);
+
+/** `op` is made before the clock starts (the deal it writes picked), and timed alone. */
+async function measure(name: string, prepare: () => () => Promise<unknown>) {
+  const cpu: number[] = [];
+  const kb: number[] = [];
+  for (let i = 0; i < N; i++) {
+    const op = prepare();
+    const w = walBytes();
+    const c = process.cpuUsage();
+    await op();
+    const d = process.cpuUsage(c);
+    cpu.push((d.user + d.system) / 1000);
+    kb.push((walBytes() - w) / 1024);
+  }
+  say(
+    `${name.padEnd(12)} cpu ms p50 ${pct(cpu, 50).toFixed(3)} p90 ${pct(cpu, 90).toFixed(3)} max ${Math.max(...cpu).toFixed(2)}` +
+      ` | WAL KB p50 ${pct(kb, 50).toFixed(1)} p90 ${pct(kb, 90).toFixed(1)} max ${Math.max(...kb).toFixed(1)} (pages ${Math.round((pct(kb, 50) * 1024) / (pageSize + 24))} at p50)`,
+  );
+}
+
+say(`${file}: ${total} deals in the organization, page size ${pageSize}, ${N} writes a kind`);
+const now = () => Date.now();
+// A few untimed writes first: statements prepared, the first pages cached.
+for (let i = 0; i < 20; i++) await store.update(tenant, pick().id, (c) => ({ ...fields(c), value_cents: c.value_cents + 1 }), now());
+await measure("create", () => {
+  const f = { ...fields(pick()), title: title() };
+  return () => store.insert(tenant, newId(), f, now());
+});
+await measure("title edit", () => {
+  const [id, t] = [pick().id, title()];
+  return () => store.update(tenant, id, (c) => ({ ...fields(c), title: t }), now());
+});
+await measure("value edit", () => {
+  const id = pick().id;
+  return () => store.update(tenant, id, (c) => ({ ...fields(c), value_cents: c.value_cents + 100 }), now());
+});
+await measure("stage edit", () => {
+  const id = pick().id;
+  return () => store.update(tenant, id, (c) => ({ ...fields(c), stage: stages[(stages.indexOf(c.stage) + 1) % stages.length]! }), now());
+});
+await measure("delete", () => {
+  const id = pick().id;
+  return () => store.remove(tenant, id);
+});
+
+// The search counters' fold (schema 14): its steps until nothing is pending, each step's writer time.
+const fold = await import("../src/db/search-fold").catch(() => null);
+if (fold) {
+  const steps: number[] = [];
+  const c = process.cpuUsage();
+  const t = performance.now();
+  let folded = 0;
+  for (;;) {
+    const s = performance.now();
+    const n = fold.foldSearchCounters(db);
+    if (n === 0) break;
+    steps.push(performance.now() - s);
+    folded += n;
+  }
+  const d = process.cpuUsage(c);
+  if (steps.length > 0)
+    say(
+      `fold         ${folded} changes in ${steps.length} steps, ${((performance.now() - t) / 1000).toFixed(2)} s wall, CPU ${((d.user + d.system) / 1000).toFixed(0)} ms` +
+        ` (${((d.user + d.system) / 1000 / folded).toFixed(3)} ms a change); step wall ms p50 ${pct(steps, 50).toFixed(1)} max ${Math.max(...steps).toFixed(1)}`,
+    );
+}
+db.run("PRAGMA wal_checkpoint(TRUNCATE)");
+db.close();

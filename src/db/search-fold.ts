@@ -1,0 +1,180 @@
+import { type Db, writeTx } from "./database";
+import { writeGramRows } from "./deal-grams";
+import { bucketOf, trigramsOf, writeKeyGramRows } from "./deal-key-grams";
+
+/**
+ * The deal search counters' fold (schema version 15). A deal write appends its counted state to
+ * deal_search_pending (-1 for the state it leaves, +1 for the one it enters) instead of updating
+ * deal_gram_counts and deal_key_grams itself; one fold step takes an organization's oldest pending
+ * rows, adds their grams up in memory (the pieces the bulk seed's tallies count: gramsOf,
+ * trigramsOf), writes each changed counter once and deletes the rows, in one transaction: a reader
+ * sees the rows or their fold, never both or neither (it adds what is pending to the counters),
+ * and a killed process leaves one or the other. An edit's -1 and +1 cancel on every piece it kept,
+ * and rows of one stage and assignee share their common pieces, so a counter is written once a step.
+ */
+
+/**
+ * How long one step may hold the writer, in ms: it folds rows in chunks, each sized from the time
+ * the rows before it took, and commits once the next chunk would pass this (at least one row).
+ * A row costs 0.3-2 ms (its ~110 grams and ~140 key grams, upserted at random in tables of
+ * millions of rows), so a step stays well under the 50 ms any writer may hold.
+ */
+export const FOLD_STEP_MS = 10;
+/** Rows a chunk holds at most: its tallies' rows are written sorted, so shared grams are written once. */
+const CHUNK = 64;
+
+type Pending = {
+  id: number;
+  sign: number;
+  stage: string;
+  assigned_to: string | null;
+  search_text: string;
+  title_key: string;
+  account_key: string;
+  contact_key: string | null;
+};
+
+/** The distinct 1-, 2- and 3-character pieces of a search text, none holding the newline between its parts (what GramTally counts). */
+export function gramsOf(text: string): Set<string> {
+  const out = new Set<string>();
+  const cps = [...text];
+  for (let i = 0; i < cps.length; i++) {
+    if (cps[i] === "\n") continue;
+    out.add(cps[i]!);
+    if (i + 1 < cps.length && cps[i + 1] !== "\n") {
+      out.add(cps[i]! + cps[i + 1]!);
+      if (i + 2 < cps.length && cps[i + 2] !== "\n") out.add(cps[i]! + cps[i + 1]! + cps[i + 2]!);
+    }
+  }
+  return out;
+}
+
+/**
+ * Signed counter changes of a few pending rows, by counter row: a Map is cheap at this size (the
+ * seed's tallies set up a megabyte of tables each, which costs more than a chunk's rows).
+ */
+class FoldTally {
+  private readonly grams = new Map<string, [string, string, string, number]>();
+  private readonly keys = new Map<string, [string, string, string, number]>();
+
+  /** Adds `sign` to a counter row, keyed by its three values (lengths first: no text can make two keys one). */
+  private static bump(m: Map<string, [string, string, string, number]>, a: string, b: string, c: string, sign: number): void {
+    const k = `${a.length},${b.length},${a}${b}${c}`;
+    const row = m.get(k);
+    if (row) row[3] += sign;
+    else m.set(k, [a, b, c, sign]);
+  }
+
+  add(p: Pending): void {
+    const assignee = p.assigned_to ?? "";
+    for (const g of gramsOf(p.search_text)) FoldTally.bump(this.grams, g, p.stage, assignee, p.sign);
+    const trigrams = [...trigramsOf(p.search_text), ""];
+    for (const [ord, key] of [["t", p.title_key], ["a", p.account_key], ["c", p.contact_key]] as const) {
+      if (key === null) continue;
+      const bucket = bucketOf(key);
+      for (const g of trigrams) FoldTally.bump(this.keys, ord, g, bucket, p.sign);
+    }
+  }
+
+  /** addCounterRows' flat rows of one map, changes of 0 left out, sorted by their values (near the table's key order). */
+  private static rows(m: Map<string, [string, string, string, number]>): Array<string | number> {
+    const rows = [...m.values()].filter((r) => r[3] !== 0);
+    rows.sort((x, y) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : x[1] < y[1] ? -1 : x[1] > y[1] ? 1 : x[2] < y[2] ? -1 : x[2] > y[2] ? 1 : 0));
+    return rows.flat();
+  }
+
+  write(db: Db, tenantId: string): void {
+    writeGramRows(db, tenantId, FoldTally.rows(this.grams));
+    writeKeyGramRows(db, tenantId, FoldTally.rows(this.keys));
+  }
+}
+
+/** Where the next step starts: organizations take turns, so one that writes without pause cannot starve the others. */
+let lastTenant = "";
+
+/**
+ * One fold step: the pending rows of one organization, oldest first, folded into the counters in
+ * chunks for up to `budgetMs` (at least one row), then deleted, in one write transaction. Answers
+ * how many rows it folded (0: nothing was pending).
+ */
+export function foldSearchCounters(db: Db, budgetMs = FOLD_STEP_MS): number {
+  return writeTx(db, () => {
+    const started = performance.now();
+    const next =
+      (db.query("SELECT tenant_id FROM deal_search_pending WHERE tenant_id > ?1 LIMIT 1").get(lastTenant) as { tenant_id: string } | null) ??
+      (db.query("SELECT tenant_id FROM deal_search_pending LIMIT 1").get() as { tenant_id: string } | null);
+    if (!next) return 0;
+    const tenantId = next.tenant_id;
+    lastTenant = tenantId;
+    // A deleted organization's deals append rows as they cascade away; its counters went with it.
+    if (!db.query("SELECT 1 AS x FROM tenants WHERE id = ?1").get(tenantId)) return db.run("DELETE FROM deal_search_pending WHERE tenant_id = ?1", [tenantId]).changes;
+    const chunkOf = db.query("SELECT id, sign, stage, assigned_to, search_text, title_key, account_key, contact_key FROM deal_search_pending WHERE tenant_id = ?1 AND id > ?2 ORDER BY id LIMIT ?3");
+    let last = 0;
+    let folded = 0;
+    let size = 1;
+    for (;;) {
+      const rows = chunkOf.all(tenantId, last, size) as Pending[];
+      if (rows.length === 0) break;
+      const tally = new FoldTally();
+      for (const p of rows) tally.add(p);
+      tally.write(db, tenantId);
+      last = rows[rows.length - 1]!.id;
+      folded += rows.length;
+      if (rows.length < size) break;
+      // The next chunk: as many rows as fit in what is left of the budget at this step's pace.
+      const spent = performance.now() - started;
+      size = Math.min(CHUNK, Math.floor(((budgetMs - spent) * folded) / Math.max(spent, 0.001)));
+      if (size < 1) break;
+    }
+    db.run("DELETE FROM deal_search_pending WHERE tenant_id = ?1 AND id <= ?2", [tenantId, last]);
+    return folded;
+  });
+}
+
+/** How many rows are pending fold, for one organization or all. */
+export function pendingSearchRows(db: Db, tenantId?: string): number {
+  const q = tenantId === undefined ? db.query("SELECT count(*) AS n FROM deal_search_pending").get() : db.query("SELECT count(*) AS n FROM deal_search_pending WHERE tenant_id = ?1").get(tenantId);
+  return (q as { n: number }).n;
+}
+
+/** Folds until nothing is pending (tests, the seed, a migration's end): every step its own transaction. */
+export function foldAll(db: Db): number {
+  let total = 0;
+  for (let n = foldSearchCounters(db); n > 0; n = foldSearchCounters(db)) total += n;
+  return total;
+}
+
+export interface SearchFolder {
+  /** Stops folding (before the database closes); what is pending stays for the next start. */
+  stop(): void;
+}
+
+/**
+ * The server's background fold: one step, then the next after a macrotask (requests queued
+ * meanwhile run between steps) while rows are pending, else a look every `idleMs`. A step that
+ * fails (the writer busy past its timeout) is retried at the next look.
+ */
+export function startSearchFold(db: Db, idleMs = 250, log: (message: string) => void = () => {}): SearchFolder {
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  let stopped = false;
+  const tick = () => {
+    timer = null;
+    if (stopped) return;
+    let again = false;
+    try {
+      again = foldSearchCounters(db) > 0;
+    } catch (e) {
+      log(`search counters fold failed, retrying: ${e instanceof Error ? e.message : String(e)}`);
+    }
+    if (!stopped) timer = setTimeout(tick, again ? 1 : idleMs);
+    timer?.unref?.();
+  };
+  timer = setTimeout(tick, 0);
+  timer.unref?.();
+  return {
+    stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+    },
+  };
+}

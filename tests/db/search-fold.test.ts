@@ -1,0 +1,160 @@
+// The search counters' pending rows and their fold (schema version 15): totals and pages stay exact
+// while deal changes wait to be folded, a fold step is one transaction (a process killed with
+// SIGKILL in the middle of folding leaves the counters exact), and the folded counters equal a
+// recount from the deals.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { bulkSeed } from "../../src/stores/sqlite/bulk-load";
+import { recountDealGrams } from "../../src/db/deal-grams";
+import { recountDealKeyGrams } from "../../src/db/deal-key-grams";
+import { foldAll, foldSearchCounters, gramsOf, pendingSearchRows } from "../../src/db/search-fold";
+import { createSqliteDealsQuery } from "../../src/stores/sqlite/deals-query";
+import type { DealListQuery, SortField } from "../../src/crm/model";
+import { testApp } from "../helpers";
+import { type CrmOrg, crmOrg, dealsOf, referencePage } from "../crm/support";
+
+const dir = mkdtempSync(join(tmpdir(), "search-fold-"));
+const file = join(dir, "fold.db");
+const t = testApp({ db: file, backend: "sqlite" });
+let org: CrmOrg;
+let tenantId: string;
+afterAll(async () => {
+  await t.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** Both counter tables' rows (zeros aside), as text. */
+const counters = () =>
+  [
+    ...(t.ctx.db.query("SELECT tenant_id, gram, stage, assignee, n FROM deal_gram_counts WHERE n <> 0 ORDER BY 1, 2, 3, 4").values() as unknown[][]),
+    ...(t.ctx.db.query("SELECT tenant_id, ord, gram, bucket, n FROM deal_key_grams WHERE n <> 0 ORDER BY 1, 2, 3, 4").values() as unknown[][]),
+  ].map((r) => r.join("|"));
+
+/** Totals and pages of short terms, with filters and the text sorts (the bucket walk), against a reference over the deals. */
+async function pagesAgree(label: string) {
+  const deals = dealsOf(t.ctx.db, tenantId);
+  const users = [...new Set(deals.map((d) => d.assigned_to).filter((a) => a !== null))] as string[];
+  const query = createSqliteDealsQuery(t.ctx.db);
+  let nonEmpty = 0;
+  for (const search of ["e", "kq", "kqz", "ion", "zzz"])
+    for (const stages of [null, ["won"], ["new", "lost"]])
+      for (const assignee of [null, "", users[0]!])
+        for (const sortBy of ["title", "account_name", "contact_name", "value"] as SortField[]) {
+          const q: DealListQuery = { page: 1, size: 10, search, stages, assignee, sortBy, sortDir: sortBy === "title" ? "desc" : "asc" };
+          const want = referencePage(deals, q);
+          if (want.total > 0) nonEmpty++;
+          expect({ label, q, got: await query.list(tenantId, q) }).toEqual({ label, q, got: want });
+        }
+  expect(nonEmpty).toBeGreaterThan(50);
+}
+
+beforeAll(async () => {
+  org = await crmOrg(t, "foldco");
+  tenantId = org.tenant.id;
+  bulkSeed(t.ctx.db, [{ tenantId, subdomain: "foldco", deals: 1500, passwordHash: await t.ctx.hasher.hash("demo password") }], t.ctx.now());
+}, 60_000);
+
+describe("pending search counter rows", () => {
+  test("a deal write appends its counted states, not counter rows; an edit of other fields appends nothing", async () => {
+    const before = counters();
+    const acc = await org.account("Kqz Holdings");
+    const d = await org.deal({ title: "Kqz first", account_id: acc.id, stage: "new" });
+    expect(pendingSearchRows(t.ctx.db, tenantId)).toBe(1);
+    await org.ok("PATCH", `/deals/${d.id}`, { value: "12.50", probability: 40 });
+    expect(pendingSearchRows(t.ctx.db, tenantId)).toBe(1);
+    await org.ok("PATCH", `/deals/${d.id}`, { title: "Kqz second" });
+    expect(pendingSearchRows(t.ctx.db, tenantId)).toBe(3);
+    await org.ok("DELETE", `/deals/${d.id}`, undefined, 204);
+    expect(pendingSearchRows(t.ctx.db, tenantId)).toBe(4);
+    expect(counters()).toEqual(before);
+    // Created, renamed and deleted: folded, the counters are what they were.
+    foldAll(t.ctx.db);
+    expect(pendingSearchRows(t.ctx.db)).toBe(0);
+    expect(counters()).toEqual(before);
+  });
+
+  test("totals and pages are exact with changes pending, partly folded and folded, and the fold equals a recount", async () => {
+    const run = (sql: string) => t.ctx.db.run(sql, [tenantId]);
+    run("UPDATE deals SET title = title || ' kqz', title_key = title_key || ' kqz', search_text = search_text || ' kqz' WHERE tenant_id = ?1 AND seq % 3 = 0");
+    run("UPDATE deals SET stage = 'won' WHERE tenant_id = ?1 AND seq % 5 = 0");
+    run("UPDATE deals SET assigned_to = NULL, assignee_key = NULL, assignee_name = NULL, assignee_email = NULL WHERE tenant_id = ?1 AND seq % 7 = 0");
+    // Renamed accounts and a contact: their deals' names, keys (another bucket) and search text follow, in the rename's transaction.
+    const named = t.ctx.db.query("SELECT account_id, contact_id FROM deals WHERE tenant_id = ?1 AND contact_id IS NOT NULL ORDER BY seq LIMIT 3").all(tenantId) as Array<{ account_id: string; contact_id: string }>;
+    for (const [i, n] of named.entries()) await org.ok("PATCH", `/accounts/${n.account_id}`, { name: `Kqaccount ${i}` });
+    await org.ok("PATCH", `/contacts/${named[0]!.contact_id}`, { first_name: "Akqa" });
+    run("DELETE FROM deals WHERE tenant_id = ?1 AND seq % 13 = 0");
+    const pending = pendingSearchRows(t.ctx.db, tenantId);
+    expect(pending).toBeGreaterThan(1000);
+    await pagesAgree("all pending");
+    let steps = 0;
+    while (pendingSearchRows(t.ctx.db) > pending / 2) {
+      expect(foldSearchCounters(t.ctx.db, 1)).toBeGreaterThan(0);
+      steps++;
+    }
+    expect(steps).toBeGreaterThan(1);
+    await pagesAgree("half folded");
+    foldAll(t.ctx.db);
+    await pagesAgree("folded");
+    const folded = counters();
+    t.ctx.db.transaction(() => {
+      recountDealGrams(t.ctx.db);
+      recountDealKeyGrams(t.ctx.db);
+    })();
+    expect(folded).toEqual(counters());
+  }, 60_000);
+
+  test("a process killed with SIGKILL while folding leaves exact totals, and the rest folds to a recount's rows", async () => {
+    t.ctx.db.run("UPDATE deals SET title = title || ' zq', title_key = title_key || ' zq', search_text = search_text || ' zq' WHERE tenant_id = ?1 AND seq % 2 = 0", [tenantId]);
+    const pending = pendingSearchRows(t.ctx.db);
+    expect(pending).toBeGreaterThan(1000);
+    // Another process folds in steps of 1 ms until it is killed.
+    const child = Bun.spawn(
+      [
+        process.execPath,
+        "-e",
+        `const { openDatabase } = await import(${JSON.stringify(join(import.meta.dir, "../../src/db/database.ts"))});
+         const { foldSearchCounters } = await import(${JSON.stringify(join(import.meta.dir, "../../src/db/search-fold.ts"))});
+         const db = openDatabase(${JSON.stringify(file)});
+         for (;;) foldSearchCounters(db, 1);`,
+      ],
+      { stdout: "ignore", stderr: "ignore" },
+    );
+    // Killed once it has folded some of the rows, not all of them.
+    const deadline = Date.now() + 30_000;
+    while (pendingSearchRows(t.ctx.db) > pending * 0.8 && Date.now() < deadline) await Bun.sleep(5);
+    child.kill("SIGKILL");
+    await child.exited;
+    const left = pendingSearchRows(t.ctx.db);
+    expect(left).toBeLessThan(pending);
+    expect(left).toBeGreaterThan(0);
+    await pagesAgree("after SIGKILL");
+    foldAll(t.ctx.db);
+    await pagesAgree("folded after SIGKILL");
+    const folded = counters();
+    t.ctx.db.transaction(() => {
+      recountDealGrams(t.ctx.db);
+      recountDealKeyGrams(t.ctx.db);
+    })();
+    expect(folded).toEqual(counters());
+  }, 90_000);
+
+  test("a deleted organization's pending rows (its deals cascade away) are dropped by the fold", async () => {
+    const other = await crmOrg(t, "goneco");
+    const acc = await other.account("Gone Ltd");
+    for (let i = 0; i < 3; i++) await other.deal({ title: `Gone ${i}`, account_id: acc.id, stage: "new" });
+    foldAll(t.ctx.db);
+    const before = counters().filter((r) => !r.startsWith(other.tenant.id));
+    await other.deal({ title: "Gone late", account_id: acc.id, stage: "new" });
+    t.ctx.db.run("DELETE FROM tenants WHERE id = ?1", [other.tenant.id]);
+    expect(pendingSearchRows(t.ctx.db, other.tenant.id)).toBeGreaterThan(0);
+    foldAll(t.ctx.db);
+    expect(pendingSearchRows(t.ctx.db)).toBe(0);
+    expect(counters()).toEqual(before);
+  });
+
+  test("gramsOf cuts what the seed's tally counts: 1-3 characters, code points, none across a newline", () => {
+    expect([...gramsOf("ab\nc🦊")].sort()).toEqual(["a", "ab", "b", "c", "c🦊", "🦊"].sort());
+  });
+});
