@@ -186,8 +186,9 @@ describe("deal_gram_counts", () => {
       db.run("DROP TABLE deal_search_pending");
       db.exec(migration11.slice(migration11.indexOf("CREATE TRIGGER deal_grams_insert")));
       db.run("DELETE FROM deal_gram_counts WHERE length(gram) = 3");
-      // Nor version 13's key-gram counts.
+      // Nor version 13's key-gram counts, nor version 14's column.
       db.run("DROP TABLE deal_key_grams");
+      db.run("ALTER TABLE users DROP COLUMN provider_verified_at");
       db.run("PRAGMA user_version = 11");
     })();
     const acc = await org.account("Version Eleven Ltd");
