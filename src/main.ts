@@ -14,8 +14,9 @@ import { SEED_FLAGS, seedCommand } from "./cli/seed";
 import { PortInUse, serve } from "./cli/serve";
 import { CONFIG_FLAGS, ConfigError, loadConfig, settingsHelp, unknownVariableWarnings } from "./config";
 import { NewerDatabase, refuseNewerFile } from "./db/migrate";
+import { endQuietlyOnBrokenPipe, writeTo } from "./broken-pipe";
 
-const out = (line: string): void => void process.stdout.write(`${line}\n`);
+const out = (line: string): void => writeTo(process.stdout, `${line}\n`);
 
 /**
  * Every command: `suite help` is generated from this table, and main checks each invocation
@@ -27,11 +28,15 @@ const COMMANDS: Command[] = [
   { name: "migrate", help: "create or upgrade the database (an upgraded file is copied to <db>.v<N>.bak first), then exit", run: ({ config }) => migrateCommand(config, out) },
   {
     name: "tenant create",
-    usage: "--name N --subdomain S --admin-email E --admin-password P [--admin-name NAME] [--modules crm,users]",
-    help: "create an organization and its first admin, as signup does",
+    usage: "--name N --subdomain S --admin-email E [--admin-name NAME] [--modules crm,users]",
+    help: "create an organization and its first admin, as signup does; the admin's password from a prompt (no echo), SUITE_NEW_PASSWORD or stdin, never an option",
+    // --admin-password is accepted here only so that admin.ts can refuse it by name (it would show in ps).
     flags: ["name", "subdomain", "admin-email", "admin-password", "admin-name", "modules"],
-    needs: ["name", "subdomain", "admin-email", { flag: "admin-password", env: "SUITE_ADMIN_PASSWORD" }],
-    env: { SUITE_ADMIN_PASSWORD: "the admin's password, instead of --admin-password (kept out of the process list)" },
+    needs: ["name", "subdomain", "admin-email"],
+    env: {
+      SUITE_NEW_PASSWORD: "the admin's password (kept out of the process list)",
+      SUITE_ADMIN_PASSWORD: "the same, under its older name (SUITE_NEW_PASSWORD wins)",
+    },
     run: ({ config, flags }) => tenantCreateCommand(config, flags, out),
   },
   {
@@ -111,9 +116,10 @@ function userCommands(): Command[] {
 let database: string | null = null;
 
 async function main(argv: string[]): Promise<void> {
+  endQuietlyOnBrokenPipe();
   // Once, before anything: a misspelt variable would otherwise be silently ignored.
   const known = COMMANDS.flatMap((c) => Object.keys(c.env ?? {}));
-  for (const warning of unknownVariableWarnings(process.env, known)) process.stderr.write(`suite: warning: ${warning}\n`);
+  for (const warning of unknownVariableWarnings(process.env, known)) writeTo(process.stderr, `suite: warning: ${warning}\n`);
 
   const { words, flags } = parseArgs(argv);
   const { command, rest } = findCommand(COMMANDS, words.length === 0 ? ["serve"] : words);
@@ -148,6 +154,6 @@ function describe(e: unknown): string {
 }
 
 main(process.argv.slice(2)).catch((e: unknown) => {
-  process.stderr.write(`suite: ${describe(e).split("\n")[0]}\n`);
+  writeTo(process.stderr, `suite: ${describe(e).split("\n")[0]}\n`);
   process.exit(e instanceof UsageError ? 64 : e instanceof ConfigError || e instanceof NewerDatabase ? 78 : e instanceof PortInUse ? e.exitCode : 1);
 });

@@ -14,6 +14,7 @@ import { createKeyStore } from "../stores/sqlite/security";
 import { lowerCaseFields, toValidationItems } from "../http/validation";
 import { SignupBody } from "../tenants/model";
 import { UsageError } from "./args";
+import { NEW_PASSWORD_VARIABLE, passwordOptionRefused, readNewPassword } from "./secret-input";
 
 type Out = (line: string) => void;
 
@@ -105,27 +106,43 @@ export function backupCommand(config: Config, file: string | undefined, out: Out
   );
 }
 
+/** The variable earlier releases read the admin's password from; still accepted after SUITE_NEW_PASSWORD. */
+export const OLD_ADMIN_PASSWORD_VARIABLE = "SUITE_ADMIN_PASSWORD";
+
+/**
+ * `suite tenant create`: what signup does. The admin's password comes from SUITE_NEW_PASSWORD (or
+ * the older SUITE_ADMIN_PASSWORD), a prompt that does not echo, or stdin; never from an option,
+ * which every user of the machine could read in `ps`: `--admin-password` is refused by name.
+ */
 export async function tenantCreateCommand(config: Config, flags: Record<string, string>, out: Out): Promise<void> {
-  const input = {
+  if (flags["admin-password"] !== undefined) throw new UsageError(`${passwordOptionRefused("admin-password")}; nothing was created`);
+  const given = {
     email: flags["admin-email"] ?? "",
-    password: flags["admin-password"] ?? process.env.SUITE_ADMIN_PASSWORD ?? "",
     tenant_name: flags.name ?? "",
     subdomain: flags.subdomain ?? "",
     ...(flags.modules !== undefined ? { initial_modules: flags.modules.split(",").map((m) => m.trim()).filter(Boolean) } : {}),
     ...(flags["admin-name"] !== undefined ? { full_name: flags["admin-name"] } : {}),
   };
-  const names: Record<string, string> = { email: "--admin-email", password: "--admin-password", tenant_name: "--name", subdomain: "--subdomain", initial_modules: "--modules" };
+  const names: Record<string, string> = { email: "--admin-email", password: "the admin's password", tenant_name: "--name", subdomain: "--subdomain", initial_modules: "--modules" };
   const explain = (items: { loc: Array<string | number>; msg: string }[]) =>
     items.map((i) => `${names[String(i.loc[1])] ?? i.loc.slice(1).join(".")}: ${i.msg}`).join("; ");
-  lowerCaseFields("email", "subdomain")({ body: input });
-  if (!Value.Check(SignupBody, input)) throw new UsageError(explain(toValidationItems("body", [...Value.Errors(SignupBody, input)])));
+  const check = (input: Record<string, unknown>) => {
+    if (!Value.Check(SignupBody, input)) throw new UsageError(explain(toValidationItems("body", [...Value.Errors(SignupBody, input)])));
+  };
+  lowerCaseFields("email", "subdomain")({ body: given });
+  // A typo in the options is said before anyone types a password (a stand-in that meets the policy).
+  check({ ...given, password: "x".repeat(12) });
 
   const ctx = await openContext(config);
   try {
+    if (await ctx.repos.tenants.bySubdomain(given.subdomain)) throw new UsageError(`subdomain ${given.subdomain} is already taken`);
+    // No transaction is open while the prompt waits.
+    const input = { ...given, password: await readNewPassword([NEW_PASSWORD_VARIABLE, OLD_ADMIN_PASSWORD_VARIABLE]) };
+    check(input);
     const { tenant, user } = await ctx.tenants.createOrganization(input, { ip: null, userAgent: "suite-cli" }, "cli");
     out(`created tenant ${tenant.subdomain} (${tenant.id}) with admin ${user.email} (${user.id}); modules: ${tenant.modules.join(", ") || "none"}`);
   } catch (e) {
-    if (e instanceof Error && "code" in e && e.code === "subdomain_taken") throw new UsageError(`subdomain ${input.subdomain} is already taken`);
+    if (e instanceof Error && "code" in e && e.code === "subdomain_taken") throw new UsageError(`subdomain ${given.subdomain} is already taken`);
     throw e;
   } finally {
     await ctx.close();

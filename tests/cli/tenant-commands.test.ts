@@ -22,7 +22,7 @@ noteSecret("password", NEW_PASSWORD);
 let server: Server;
 
 const create = (sub: string) =>
-  suite(db, ["tenant", "create", "--name", `Org ${sub}`, "--subdomain", sub, "--admin-email", `admin@${sub}.test`, "--admin-password", PASSWORD]);
+  suite(db, ["tenant", "create", "--name", `Org ${sub}`, "--subdomain", sub, "--admin-email", `admin@${sub}.test`], { env: { SUITE_NEW_PASSWORD: PASSWORD } });
 const login = (sub: string, named = true) =>
   server.call("POST", "/api/v1/auth/login", { body: { email: `admin@${sub}.test`, password: PASSWORD }, tenant: named ? sub : undefined });
 
