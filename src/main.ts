@@ -64,10 +64,13 @@ const COMMANDS: Command[] = [
   },
   {
     name: "restore",
-    usage: "FILE",
-    help: "with the server stopped: check the backup FILE, keep the current database aside (<db>.before-restore-<time>), put FILE in its place",
+    usage: "[--adopt-keys] FILE",
+    help:
+      "with the server stopped: check the backup FILE, keep the current database aside (<db>.before-restore-<time>), put FILE in its place; " +
+      "a backup holding keys (made before the key file) is refused unless --adopt-keys makes its keys the key file's (the old file kept aside)",
+    flags: ["adopt-keys"],
     args: ["FILE"],
-    run: ({ config, args }) => restoreCommand(config, args[0], out),
+    run: ({ config, args, flags }) => restoreCommand(config, args[0], out, new Date(), { adoptKeys: flags["adopt-keys"] !== undefined }),
   },
   {
     name: "copy-to-postgres",
