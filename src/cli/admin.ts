@@ -9,8 +9,11 @@ import { openContext, refuseOnPostgres, unavailable } from "./open";
 import { fsyncPath, publishNew, tempBeside } from "../db/backup-files";
 import { backupTo, openDatabase } from "../db/database";
 import { CURRENT_PLAN, migrate } from "../db/migrate";
-import { KEY_NAMES, keyFileOf, loadServerKeys, moveStoredKeys } from "../security/key-file";
+import { KEY_NAMES, generateKeys, keyFileOf, loadServerKeys, moveStoredKeys } from "../security/key-file";
 import { createKeyStore } from "../stores/sqlite/security";
+import { prepareForCopy } from "../stores/sqlite";
+import { sealClearOutbox } from "../stores/sqlite/mail";
+import { createOutboxSeal } from "../mail/outbox-seal";
 import { lowerCaseFields, toValidationItems } from "../http/validation";
 import { SignupBody } from "../tenants/model";
 import { UsageError } from "./args";
@@ -22,8 +25,8 @@ export async function migrateCommand(config: Config, out: Out): Promise<void> {
   if (config.databaseUrl) return migratePostgresCommand(config, config.databaseUrl, out);
   const db = openDatabase(config.db);
   try {
-    // An earlier release's keys leave the database before the migration copies it to `.v<N>.bak`.
-    const r = migrate(db, CURRENT_PLAN, config.db, () => void moveStoredKeys(keyFileOf(config.db), createKeyStore(db)));
+    // An earlier release's keys and clear mail leave the database before the migration copies it to `.v<N>.bak`.
+    const r = migrate(db, CURRENT_PLAN, config.db, () => prepareForCopy(db, config.db, config));
     out(r.from === r.to ? `${config.db}: schema version ${r.to}, up to date` : `${config.db}: schema version ${r.from} -> ${r.to}`);
     if (r.backup) out(`previous database kept at ${r.backup}`);
     // Creates the key file, or moves an earlier release's keys out of the database into it.
@@ -67,11 +70,12 @@ export function backupCommand(config: Config, file: string | undefined, out: Out
   if (!statSync(folder).isDirectory()) throw new Error(`cannot open ${file}: ${folder} is not a directory`);
   const keyFile = keyFileOf(config.db);
   const tmp = tempBeside(file);
+  let keys: ReturnType<typeof moveStoredKeys> = null;
   try {
     const db = openDatabase(config.db);
     try {
       // Keys an earlier release kept in the database go to the key file first: the copy holds data only.
-      moveStoredKeys(keyFile, createKeyStore(db));
+      keys = moveStoredKeys(keyFile, createKeyStore(db));
       backupTo(db, tmp);
     } finally {
       db.close();
@@ -86,7 +90,10 @@ export function backupCommand(config: Config, file: string | undefined, out: Out
       // Belt and braces: no key row may reach a copy, not even in its free pages.
       check.run("PRAGMA secure_delete = ON");
       const leaked = check.run(`DELETE FROM settings WHERE key IN (${KEY_NAMES.map((k) => `'${k}'`).join(", ")})`).changes;
-      if (leaked > 0) check.run("VACUUM");
+      // Unsent mail an earlier release left clear (a database not yet upgraded) is sealed in the copy.
+      // Without a key (no key file yet) they are sealed under a key nobody keeps: no link survives.
+      const clearMail = sealClearOutbox(check, createOutboxSeal(config.encryptionKey ?? keys?.encryption_key ?? generateKeys().encryption_key));
+      if (leaked + clearMail > 0) check.run("VACUUM");
       // A single self-contained file: no -wal to travel with it.
       check.run("PRAGMA journal_mode = DELETE");
     } finally {

@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 import { noteSecret } from "../security/ledger";
+import { openMailOfFile } from "../support/outbox";
 import { type Server, startServer } from "../server";
 import { fails, ok, suite, tableRows } from "./user-tenant-kit";
 
@@ -33,7 +34,8 @@ const SLOW = 120_000;
 async function mailedResetToken(): Promise<string> {
   const d = new Database(db, { readonly: true });
   try {
-    const row = d.query("SELECT link FROM mail_outbox WHERE kind = 'password_reset' ORDER BY rowid DESC LIMIT 1").get() as { link: string };
+    // Sealed in the file (src/mail/outbox-seal.ts): opened with the key file, as the sender does.
+    const row = openMailOfFile(db, d.query("SELECT id, link FROM mail_outbox WHERE kind = 'password_reset' ORDER BY rowid DESC LIMIT 1").get() as { id: string; link: string });
     noteSecret("mailed link", row.link);
     return decodeURIComponent(/token=([^&]+)/.exec(new URL(row.link).hash)![1]!);
   } finally {

@@ -7,6 +7,7 @@
  * become `$1`, `$2`…; a `?` inside a quoted string or identifier is left alone.
  */
 import type { Database } from "bun:sqlite";
+import { openMail } from "./outbox";
 
 type Param = string | number | bigint | boolean | null | Uint8Array;
 
@@ -90,9 +91,11 @@ export async function insertUser(
  * physical position (ctid), which follows insertion order in an outbox a test only appends to (no
  * sender runs in these apps, so rows are not rewritten).
  */
-export function newestMailTo<T = Record<string, unknown>>(ctx: SqlHolder, recipient: string): Promise<T | null> {
+export async function newestMailTo<T = Record<string, unknown>>(ctx: SqlHolder & { keys: { encryptionKey: string } }, recipient: string): Promise<T | null> {
   const order = ctx.pg ? "created_at DESC, ctid DESC" : "rowid DESC";
-  return testSql(ctx).get<T>(`SELECT * FROM mail_outbox WHERE recipient = ?1 ORDER BY ${order} LIMIT 1`, recipient);
+  const row = await testSql(ctx).get<T & { id: string }>(`SELECT * FROM mail_outbox WHERE recipient = ?1 ORDER BY ${order} LIMIT 1`, recipient);
+  // Its bodies and link are sealed (src/mail/outbox-seal.ts): opened as the sender opens them.
+  return row && openMail(ctx.keys.encryptionKey, row);
 }
 
 /** Every table of the app's schema with its columns (SQLite's virtual tables left out), by name. */
