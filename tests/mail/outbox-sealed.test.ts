@@ -1,5 +1,9 @@
 import { afterEach, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { type TestApp, testApp } from "../helpers";
+import { ON_POSTGRES } from "../support/backend";
 import { testSql } from "../support/sql";
 import { firstLink, startSmtp, tokenOf, type TestSmtp } from "./smtp-support";
 
@@ -75,5 +79,30 @@ describe("the outbox holds no usable link", () => {
     const moved = await t.ctx.repos.mail.byId("moved");
     expect(moved).toMatchObject({ status: "failed", last_error: expect.stringContaining("cannot be opened") });
     expect(smtp.received.filter((m) => m.to.includes("x@otherkeys.test"))).toEqual([]);
+  }, 30_000);
+
+  // PostgreSQL only: SQLite seals an earlier release's rows before the migration's `.v<N>.bak` copy
+  // (tests/security/backup-links.test.ts); PostgreSQL has no such copy and seals them at start.
+  test.skipIf(!ON_POSTGRES)("an earlier release's clear row is sealed by the next start (PostgreSQL)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "suite-pg-seal-"));
+    cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
+    const db = join(dir, "suite.db");
+    const before = testApp({ db });
+    const org = await before.signup("pgseal");
+    const link = "http://pgseal.localhost:8000/accept-invitation#token=olderreleasesecret";
+    // As the previous schema allowed: a clear link and bodies.
+    await testSql(before.ctx).run("ALTER TABLE mail_outbox DROP CONSTRAINT mail_outbox_link_sealed");
+    await testSql(before.ctx).run(
+      "INSERT INTO mail_outbox (id, tenant_id, kind, recipient, subject, text_body, html_body, link, status, next_attempt_at, created_at) VALUES ('clear1', ?1, 'invitation', 'old@x.test', 'Join', ?2, ?2, ?3, 'pending', 0, 0)",
+      org.tenant.id, `Join: ${link}`, link,
+    );
+    await testSql(before.ctx).run("ALTER TABLE mail_outbox ADD CONSTRAINT mail_outbox_link_sealed CHECK (link IS NULL OR link LIKE 'v1.%') NOT VALID");
+    await before.ctx.close();
+    const after = testApp({ db });
+    cleanup.push(() => after.close());
+    await after.ctx.ping();
+    const raw = JSON.stringify(await testSql(after.ctx).all("SELECT * FROM mail_outbox WHERE id = 'clear1'"));
+    expect(raw).not.toContain("olderreleasesecret");
+    expect(await after.ctx.repos.mail.byId("clear1")).toMatchObject({ link, text_body: `Join: ${link}` });
   }, 30_000);
 });
