@@ -707,4 +707,22 @@ CREATE TRIGGER deal_search_pending_update AFTER UPDATE OF search_text, stage, as
   INSERT INTO deal_search_pending (tenant_id, id, sign, stage, assigned_to, search_text, title_key, account_key, contact_key)
     VALUES (new.tenant_id, (SELECT coalesce(max(id), 0) + 1 FROM deal_search_pending WHERE tenant_id = new.tenant_id), 1,
       new.stage, new.assigned_to, new.search_text, new.title_key, new.account_key, new.contact_key);
+-- ---- version 16: the outbox keeps links sealed (issue 29) ----
+
+-- A pending mail's link is a live credential; the store seals it (and the bodies that carry it)
+-- under a subkey of the key file's encryption key (src/mail/outbox-seal.ts), so a copy of the
+-- file holds no usable link. The rows an earlier release left clear are sealed before this step
+-- runs (and before the `.v<N>.bak` copy), by the code that holds the key. From here on, a link
+-- that is not sealed is refused, whoever writes it: an older release writing clear links into
+-- this file (it refuses to open it anyway: the version is newer than it knows) or a code path
+-- that forgot to seal.
+CREATE TRIGGER mail_outbox_link_sealed_insert BEFORE INSERT ON mail_outbox
+  WHEN new.link IS NOT NULL AND new.link NOT GLOB 'v1.*'
+BEGIN
+  SELECT RAISE(ABORT, 'mail_outbox.link must be sealed');
+END;
+CREATE TRIGGER mail_outbox_link_sealed_update BEFORE UPDATE OF link ON mail_outbox
+  WHEN new.link IS NOT NULL AND new.link NOT GLOB 'v1.*'
+BEGIN
+  SELECT RAISE(ABORT, 'mail_outbox.link must be sealed');
 END;

@@ -54,7 +54,7 @@ async function createTenants(): Promise<void> {
       subs.slice(i, i + 4).map(async (sub) => {
         const args = ["tenant", "create", "--name", `Crash ${sub}`, "--subdomain", sub, "--admin-email", `admin@${sub}.test`];
         // The password goes by environment, not argv, so it is in no process list.
-        const p = Bun.spawn([...suite, ...args], { cwd: dir, env: { ...env, SUITE_ADMIN_PASSWORD: `crash test ${sub} passphrase` }, stdout: "pipe", stderr: "pipe" });
+        const p = Bun.spawn([...suite, ...args], { cwd: dir, env: { ...env, SUITE_NEW_PASSWORD: `crash test ${sub} passphrase` }, stdout: "pipe", stderr: "pipe" });
         if ((await p.exited) !== 0) fail(`tenant create ${sub} failed: ${await new Response(p.stderr).text()}`);
       }),
     );

@@ -1,4 +1,5 @@
 import type { RequestInfo } from "./auth/service";
+import { writeTo } from "./broken-pipe";
 import { createAuthService } from "./auth/service";
 import { type SecondFactorGate, createSignIn } from "./auth/sign-in";
 import { createTokens } from "./auth/tokens";
@@ -38,7 +39,7 @@ import { createSupportService } from "./users/support-service";
 /** One JSON object per line. Never given a password, token, code, cookie or mailed link. */
 export type Logger = (line: Record<string, unknown>) => void;
 
-export const stdoutLogger: Logger = (line) => process.stdout.write(`${JSON.stringify({ time: new Date().toISOString(), ...line })}\n`);
+export const stdoutLogger: Logger = (line) => writeTo(process.stdout, `${JSON.stringify({ time: new Date().toISOString(), ...line })}\n`);
 
 export interface ContextOptions extends StoresOptions {
   config: Config;

@@ -15,8 +15,9 @@ import { PortInUse, serve } from "./cli/serve";
 import { CONFIG_FLAGS, ConfigError, loadConfig, settingsHelp, unknownVariableWarnings } from "./config";
 import { NewerDatabase, refuseNewerFile } from "./db/migrate";
 import { freeBytes, isStorageFull } from "./db/disk-room";
+import { endQuietlyOnBrokenPipe, writeTo } from "./broken-pipe";
 
-const out = (line: string): void => void process.stdout.write(`${line}\n`);
+const out = (line: string): void => writeTo(process.stdout, `${line}\n`);
 
 /**
  * Every command: `suite help` is generated from this table, and main checks each invocation
@@ -28,11 +29,15 @@ const COMMANDS: Command[] = [
   { name: "migrate", help: "create or upgrade the database (an upgraded file is copied to <db>.v<N>.bak first), then exit", run: ({ config }) => migrateCommand(config, out) },
   {
     name: "tenant create",
-    usage: "--name N --subdomain S --admin-email E --admin-password P [--admin-name NAME] [--modules crm,users]",
-    help: "create an organization and its first admin, as signup does",
+    usage: "--name N --subdomain S --admin-email E [--admin-name NAME] [--modules crm,users]",
+    help: "create an organization and its first admin, as signup does; the admin's password from a prompt (no echo), SUITE_NEW_PASSWORD or stdin, never an option",
+    // --admin-password is accepted here only so that admin.ts can refuse it by name (it would show in ps).
     flags: ["name", "subdomain", "admin-email", "admin-password", "admin-name", "modules"],
-    needs: ["name", "subdomain", "admin-email", { flag: "admin-password", env: "SUITE_ADMIN_PASSWORD" }],
-    env: { SUITE_ADMIN_PASSWORD: "the admin's password, instead of --admin-password (kept out of the process list)" },
+    needs: ["name", "subdomain", "admin-email"],
+    env: {
+      SUITE_NEW_PASSWORD: "the admin's password (kept out of the process list)",
+      SUITE_ADMIN_PASSWORD: "the same, under its older name (SUITE_NEW_PASSWORD wins)",
+    },
     run: ({ config, flags }) => tenantCreateCommand(config, flags, out),
   },
   {
@@ -60,10 +65,13 @@ const COMMANDS: Command[] = [
   },
   {
     name: "restore",
-    usage: "FILE",
-    help: "with the server stopped: check the backup FILE, keep the current database aside (<db>.before-restore-<time>), put FILE in its place",
+    usage: "[--adopt-keys] FILE",
+    help:
+      "with the server stopped: check the backup FILE, keep the current database aside (<db>.before-restore-<time>), put FILE in its place; " +
+      "a backup holding keys (made before the key file) is refused unless --adopt-keys makes its keys the key file's (the old file kept aside)",
+    flags: ["adopt-keys"],
     args: ["FILE"],
-    run: ({ config, args }) => restoreCommand(config, args[0], out),
+    run: ({ config, args, flags }) => restoreCommand(config, args[0], out, new Date(), { adoptKeys: flags["adopt-keys"] !== undefined }),
   },
   {
     name: "copy-to-postgres",
@@ -112,9 +120,10 @@ function userCommands(): Command[] {
 let database: string | null = null;
 
 async function main(argv: string[]): Promise<void> {
+  endQuietlyOnBrokenPipe();
   // Once, before anything: a misspelt variable would otherwise be silently ignored.
   const known = COMMANDS.flatMap((c) => Object.keys(c.env ?? {}));
-  for (const warning of unknownVariableWarnings(process.env, known)) process.stderr.write(`suite: warning: ${warning}\n`);
+  for (const warning of unknownVariableWarnings(process.env, known)) writeTo(process.stderr, `suite: warning: ${warning}\n`);
 
   const { words, flags } = parseArgs(argv);
   const { command, rest } = findCommand(COMMANDS, words.length === 0 ? ["serve"] : words);
@@ -170,6 +179,6 @@ function describe(e: unknown): string {
 }
 
 main(process.argv.slice(2)).catch((e: unknown) => {
-  process.stderr.write(`suite: ${describe(e).split("\n")[0]}\n`);
+  writeTo(process.stderr, `suite: ${describe(e).split("\n")[0]}\n`);
   process.exit(e instanceof UsageError ? 64 : e instanceof ConfigError || e instanceof NewerDatabase || noRoom(e) ? 78 : e instanceof PortInUse ? e.exitCode : 1);
 });

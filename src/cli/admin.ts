@@ -10,11 +10,15 @@ import { fsyncPath, publishNew, tempBeside } from "../db/backup-files";
 import { backupTo, openDatabase } from "../db/database";
 import { copySnapshot, zeroFreePages } from "../db/snapshot-copy";
 import { CURRENT_PLAN, migrate } from "../db/migrate";
-import { KEY_NAMES, keyFileOf, loadServerKeys, moveStoredKeys } from "../security/key-file";
+import { KEY_NAMES, generateKeys, keyFileOf, loadServerKeys, moveStoredKeys } from "../security/key-file";
 import { createKeyStore } from "../stores/sqlite/security";
+import { prepareForCopy } from "../stores/sqlite";
+import { sealClearOutbox } from "../stores/sqlite/mail";
+import { createOutboxSeal } from "../mail/outbox-seal";
 import { lowerCaseFields, toValidationItems } from "../http/validation";
 import { SignupBody } from "../tenants/model";
 import { UsageError } from "./args";
+import { NEW_PASSWORD_VARIABLE, passwordOptionRefused, readNewPassword } from "./secret-input";
 
 type Out = (line: string) => void;
 
@@ -22,8 +26,8 @@ export async function migrateCommand(config: Config, out: Out): Promise<void> {
   if (config.databaseUrl) return migratePostgresCommand(config, config.databaseUrl, out);
   const db = openDatabase(config.db);
   try {
-    // An earlier release's keys leave the database before the migration copies it to `.v<N>.bak`.
-    const r = migrate(db, CURRENT_PLAN, config.db, () => void moveStoredKeys(keyFileOf(config.db), createKeyStore(db)));
+    // An earlier release's keys and clear mail leave the database before the migration copies it to `.v<N>.bak`.
+    const r = migrate(db, CURRENT_PLAN, config.db, () => prepareForCopy(db, config.db, config));
     out(r.from === r.to ? `${config.db}: schema version ${r.to}, up to date` : `${config.db}: schema version ${r.from} -> ${r.to}`);
     if (r.backup) out(`previous database kept at ${r.backup}`);
     // Creates the key file, or moves an earlier release's keys out of the database into it.
@@ -67,11 +71,12 @@ export function backupCommand(config: Config, file: string | undefined, out: Out
   if (!statSync(folder).isDirectory()) throw new Error(`cannot open ${file}: ${folder} is not a directory`);
   const keyFile = keyFileOf(config.db);
   const tmp = tempBeside(file);
+  let keys: ReturnType<typeof moveStoredKeys> = null;
   try {
     const db = openDatabase(config.db);
     try {
       // Keys an earlier release kept in the database go to the key file first: the copy holds data only.
-      moveStoredKeys(keyFile, createKeyStore(db));
+      keys = moveStoredKeys(keyFile, createKeyStore(db));
       // A byte copy of a snapshot (seconds; the WAL is held up only that long), else VACUUM INTO.
       closeSync(openSync(tmp, "wx", 0o600));
       if (!copySnapshot(db, config.db, tmp)) {
@@ -93,7 +98,10 @@ export function backupCommand(config: Config, file: string | undefined, out: Out
       // Belt and braces: no key row may reach a copy, not even in its free pages.
       check.run("PRAGMA secure_delete = ON");
       const leaked = check.run(`DELETE FROM settings WHERE key IN (${KEY_NAMES.map((k) => `'${k}'`).join(", ")})`).changes;
-      if (leaked > 0) check.run("VACUUM");
+      // Unsent mail an earlier release left clear (a database not yet upgraded) is sealed in the copy.
+      // Without a key (no key file yet) they are sealed under a key nobody keeps: no link survives.
+      const clearMail = sealClearOutbox(check, createOutboxSeal(config.encryptionKey ?? keys?.encryption_key ?? generateKeys().encryption_key));
+      if (leaked + clearMail > 0) check.run("VACUUM");
       // A single self-contained file: no -wal to travel with it.
       check.run("PRAGMA journal_mode = DELETE");
     } finally {
@@ -113,27 +121,43 @@ export function backupCommand(config: Config, file: string | undefined, out: Out
   );
 }
 
+/** The variable earlier releases read the admin's password from; still accepted after SUITE_NEW_PASSWORD. */
+export const OLD_ADMIN_PASSWORD_VARIABLE = "SUITE_ADMIN_PASSWORD";
+
+/**
+ * `suite tenant create`: what signup does. The admin's password comes from SUITE_NEW_PASSWORD (or
+ * the older SUITE_ADMIN_PASSWORD), a prompt that does not echo, or stdin; never from an option,
+ * which every user of the machine could read in `ps`: `--admin-password` is refused by name.
+ */
 export async function tenantCreateCommand(config: Config, flags: Record<string, string>, out: Out): Promise<void> {
-  const input = {
+  if (flags["admin-password"] !== undefined) throw new UsageError(`${passwordOptionRefused("admin-password")}; nothing was created`);
+  const given = {
     email: flags["admin-email"] ?? "",
-    password: flags["admin-password"] ?? process.env.SUITE_ADMIN_PASSWORD ?? "",
     tenant_name: flags.name ?? "",
     subdomain: flags.subdomain ?? "",
     ...(flags.modules !== undefined ? { initial_modules: flags.modules.split(",").map((m) => m.trim()).filter(Boolean) } : {}),
     ...(flags["admin-name"] !== undefined ? { full_name: flags["admin-name"] } : {}),
   };
-  const names: Record<string, string> = { email: "--admin-email", password: "--admin-password", tenant_name: "--name", subdomain: "--subdomain", initial_modules: "--modules" };
+  const names: Record<string, string> = { email: "--admin-email", password: "the admin's password", tenant_name: "--name", subdomain: "--subdomain", initial_modules: "--modules" };
   const explain = (items: { loc: Array<string | number>; msg: string }[]) =>
     items.map((i) => `${names[String(i.loc[1])] ?? i.loc.slice(1).join(".")}: ${i.msg}`).join("; ");
-  lowerCaseFields("email", "subdomain")({ body: input });
-  if (!Value.Check(SignupBody, input)) throw new UsageError(explain(toValidationItems("body", [...Value.Errors(SignupBody, input)])));
+  const check = (input: Record<string, unknown>) => {
+    if (!Value.Check(SignupBody, input)) throw new UsageError(explain(toValidationItems("body", [...Value.Errors(SignupBody, input)])));
+  };
+  lowerCaseFields("email", "subdomain")({ body: given });
+  // A typo in the options is said before anyone types a password (a stand-in that meets the policy).
+  check({ ...given, password: "x".repeat(12) });
 
   const ctx = await openContext(config);
   try {
+    if (await ctx.repos.tenants.bySubdomain(given.subdomain)) throw new UsageError(`subdomain ${given.subdomain} is already taken`);
+    // No transaction is open while the prompt waits.
+    const input = { ...given, password: await readNewPassword([NEW_PASSWORD_VARIABLE, OLD_ADMIN_PASSWORD_VARIABLE]) };
+    check(input);
     const { tenant, user } = await ctx.tenants.createOrganization(input, { ip: null, userAgent: "suite-cli" }, "cli");
     out(`created tenant ${tenant.subdomain} (${tenant.id}) with admin ${user.email} (${user.id}); modules: ${tenant.modules.join(", ") || "none"}`);
   } catch (e) {
-    if (e instanceof Error && "code" in e && e.code === "subdomain_taken") throw new UsageError(`subdomain ${input.subdomain} is already taken`);
+    if (e instanceof Error && "code" in e && e.code === "subdomain_taken") throw new UsageError(`subdomain ${given.subdomain} is already taken`);
     throw e;
   } finally {
     await ctx.close();

@@ -9,6 +9,9 @@ export interface ParsedArgs {
 /** A mistake on the command line: main prints one line and exits 64. */
 export class UsageError extends Error {}
 
+/** Options that take no value (present or not): `--adopt-keys`. Given, their value is "true". */
+export const SWITCHES = new Set(["adopt-keys"]);
+
 export function parseArgs(argv: string[]): ParsedArgs {
   const words: string[] = [];
   const flags: Record<string, string> = {};
@@ -30,6 +33,7 @@ export function parseArgs(argv: string[]): ParsedArgs {
     const name = arg.slice(2, eq === -1 ? undefined : eq);
     if (!/^[a-z][a-z0-9-]*$/.test(name)) throw new UsageError(`unknown option ${arg}`);
     if (eq !== -1) flags[name] = arg.slice(eq + 1);
+    else if (SWITCHES.has(name)) flags[name] = "true";
     else {
       const value = argv[i + 1];
       if (value === undefined || value.startsWith("--")) throw new UsageError(`option --${name} needs a value (--${name} VALUE or --${name}=VALUE)`);

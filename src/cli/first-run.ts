@@ -23,7 +23,7 @@ export function firstRunLines(config: Config, hasOrganization: boolean): Line[] 
       : { level: "info", msg: "no SMTP: mails wait in the outbox, see `suite mail list` (set SUITE_SMTP_URL to send them)" },
   ];
   if (!hasOrganization) {
-    const cli = "`suite tenant create --name N --subdomain S --admin-email E` (the password from SUITE_ADMIN_PASSWORD)";
+    const cli = "`suite tenant create --name N --subdomain S --admin-email E` (the password at its prompt, or from SUITE_NEW_PASSWORD or stdin)";
     lines.push({
       level: "info",
       msg: config.signup === "open" ? `no organization yet: create one at ${base}/ or with ${cli}` : `no organization yet, and signup is closed: create one with ${cli}`,

@@ -4,7 +4,7 @@ import { dirname, resolve } from "node:path";
 import type { Config } from "../config";
 import { fsyncDir, fsyncPath, tempBeside } from "../db/backup-files";
 import { CURRENT_PLAN, targetVersion } from "../db/migrate";
-import { keyFileOf } from "../security/key-file";
+import { KEY_NAMES, adoptKeys, keyFileOf, readKeyFile } from "../security/key-file";
 import { refuseOnPostgres } from "./open";
 import { UsageError } from "./args";
 
@@ -18,6 +18,8 @@ interface Checked {
   version: number;
   tenants: number;
   users: number;
+  /** Keys a release before the key file kept in `settings`, by name (none in this release's backups). */
+  keys: Record<string, string>;
 }
 
 const sqliteMessage = (e: unknown) => (e instanceof Error ? e.message : String(e));
@@ -55,7 +57,8 @@ function checkCopy(tmp: string, file: string): Checked {
     const target = targetVersion(CURRENT_PLAN);
     if (version > target) throw refuse(`its schema version ${version} is newer than this release understands (${target}); use a newer release`);
     const count = (table: string) => (db.query(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
-    const checked = { version, tenants: count("tenants"), users: count("users") };
+    const rows = db.query(`SELECT key, value FROM settings WHERE key IN (${KEY_NAMES.map((k) => `'${k}'`).join(", ")})`).all() as { key: string; value: string }[];
+    const checked = { version, tenants: count("tenants"), users: count("users"), keys: Object.fromEntries(rows.map((r) => [r.key, r.value])) };
     db.run("PRAGMA journal_mode = DELETE");
     return checked;
   } finally {
@@ -128,11 +131,23 @@ function keepAside(dbFile: string, clean: boolean, now: Date): string {
 }
 
 /**
+ * Whether the backup's own keys (rows of a release before the key file) would replace the key
+ * file, and how: rows that differ from it, or rows and no file. Rows equal to the file change nothing.
+ */
+function keysWouldChange(keys: Record<string, string>, keyFile: string): string | null {
+  if (Object.keys(keys).length === 0) return null;
+  const current = readKeyFile(keyFile);
+  if (!current) return `and there is no key file at ${keyFile}`;
+  return Object.entries(keys).some(([k, v]) => current[k as keyof typeof current] !== v) ? `that differ from ${keyFile}` : null;
+}
+
+/**
  * `suite restore FILE`, with the server stopped: checks a copy of FILE, keeps the current database
  * aside, and puts the copy in place in one rename. The keys file is not part of a backup: the
- * current one stays.
+ * current one stays. A backup of a release before the key file holds its keys in `settings`: it
+ * is refused unless `adoptKeys` (--adopt-keys), which makes them the key file's (issue 29).
  */
-export function restoreCommand(config: Config, file: string | undefined, out: Out, now = new Date()): void {
+export function restoreCommand(config: Config, file: string | undefined, out: Out, now = new Date(), opts: { adoptKeys?: boolean } = {}): void {
   if (!file) throw new UsageError("usage: suite restore FILE");
   refuseOnPostgres(config, "restore");
   const dbFile = config.db;
@@ -148,11 +163,20 @@ export function restoreCommand(config: Config, file: string | undefined, out: Ou
   const tmp = tempBeside(dbFile);
   let aside: string | null = null;
   let checked: Checked;
+  let adopting = false;
   try {
     closeSync(openSync(tmp, "wx", 0o600));
     copyFileSync(file, tmp);
     chmodSync(tmp, 0o600);
     checked = checkCopy(tmp, file);
+    const change = keysWouldChange(checked.keys, keyFileOf(dbFile));
+    adopting = change !== null;
+    if (change && !opts.adoptKeys) {
+      throw new Error(
+        `cannot restore ${file}: it holds server keys in its settings table (a backup of a release before the key file) ${change}; nothing was changed. ` +
+          `--adopt-keys restores it and makes its keys the key file's (the current file kept aside: sessions signed with it end, and 2FA secrets sealed under it no longer open)`,
+      );
+    }
     fsyncPath(tmp);
     if (existsSync(dbFile)) aside = keepAside(dbFile, quiesce(dbFile), now);
     renameSync(tmp, dbFile);
@@ -170,7 +194,11 @@ export function restoreCommand(config: Config, file: string | undefined, out: Ou
       : `there was no database at ${dbFile} before`,
   );
   const keyFile = keyFileOf(dbFile);
-  if (existsSync(keyFile)) {
+  if (adopting) {
+    // After the rename: a crash before this line leaves rows the next start refuses (exit 78) and a restore with --adopt-keys finishes.
+    const replaced = adoptKeys(keyFile, checked.keys);
+    out(`adopted the backup's keys into ${keyFile}${replaced ? `; the previous key file is kept at ${replaced} (sessions signed with it end; 2FA secrets sealed under it no longer open)` : ""}`);
+  } else if (existsSync(keyFile)) {
     out(`the keys stay as they were in ${keyFile} (backups hold no keys): they must be the keys in use when the backup was taken, or sessions end and 2FA secrets cannot be opened`);
   } else if (checked.users > 0) {
     out(

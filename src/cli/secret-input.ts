@@ -1,15 +1,22 @@
 import { UsageError } from "./args";
 
-/** Where `suite user reset-password` takes the new password from; never a flag (it would show in `ps`). */
+/** Where `suite user reset-password` and `suite tenant create` take a new password from; never a flag (it would show in `ps`). */
 export const NEW_PASSWORD_VARIABLE = "SUITE_NEW_PASSWORD";
 
+/** The sentence that refuses a password given as an option (`--password`, `--admin-password`). */
+export const passwordOptionRefused = (flag: string): string =>
+  `a password is never given as an option (--${flag} would show in ps): type it at the prompt, or give it in ${NEW_PASSWORD_VARIABLE} or on stdin`;
+
 /**
- * The new password: SUITE_NEW_PASSWORD when set; else, at a terminal, typed twice at a prompt that
- * does not echo; else the first line of stdin (a pipe or a file: `suite user reset-password … < pw`).
+ * The new password: the first of `variables` that is set (SUITE_NEW_PASSWORD, then any older
+ * name a command still accepts); else, at a terminal, typed twice at a prompt that does not echo;
+ * else the first line of stdin (a pipe or a file: `suite user reset-password … < pw`).
  */
-export async function readNewPassword(): Promise<string> {
-  const fromEnv = process.env[NEW_PASSWORD_VARIABLE];
-  if (fromEnv !== undefined && fromEnv !== "") return fromEnv;
+export async function readNewPassword(variables: readonly string[] = [NEW_PASSWORD_VARIABLE]): Promise<string> {
+  for (const name of variables) {
+    const fromEnv = process.env[name];
+    if (fromEnv !== undefined && fromEnv !== "") return fromEnv;
+  }
   if (process.stdin.isTTY) {
     const first = await promptHidden("New password: ");
     const again = await promptHidden("Repeat it: ");

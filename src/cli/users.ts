@@ -4,7 +4,7 @@ import type { Context } from "../context";
 import { openContext } from "./open";
 import { AppError } from "../http/errors";
 import { UsageError } from "./args";
-import { readNewPassword } from "./secret-input";
+import { passwordOptionRefused, readNewPassword } from "./secret-input";
 import { shortTime, table } from "./table";
 
 type Out = (line: string) => void;
@@ -45,7 +45,7 @@ export async function userCommand(config: Config, sub: UserSub, flags: Record<st
   // main.ts's command table has checked the options each subcommand takes and needs; --password is
   // let through only to be refused here by name.
   for (const f of ["password", "new-password"]) {
-    if (flags[f] !== undefined) throw new UsageError(`a password is never given as an option (--${f} would show in ps): type it at the prompt, or give it in SUITE_NEW_PASSWORD or on stdin`);
+    if (flags[f] !== undefined) throw new UsageError(passwordOptionRefused(f));
   }
   const tenant = flags.tenant?.trim();
   if (!tenant) throw new UsageError(`missing --tenant (the organization's subdomain); usage: ${USAGE[sub]}`);

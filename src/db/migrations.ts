@@ -12,6 +12,7 @@ import v12 from "./migrations/0012-deal-gram-counts-3.sql" with { type: "text" }
 import v13 from "./migrations/0013-deal-key-grams.sql" with { type: "text" };
 import v14 from "./migrations/0014-provider-verified-addresses.sql" with { type: "text" };
 import v15 from "./migrations/0015-deal-search-pending.sql" with { type: "text" };
+import v16 from "./migrations/0016-sealed-outbox.sql" with { type: "text" };
 import type { Db } from "./database";
 import { recountDealGrams } from "./deal-grams";
 import { recountDealKeyGrams } from "./deal-key-grams";
@@ -47,6 +48,7 @@ export const MIGRATIONS: Migration[] = [
   { version: 13, name: "deal search: counts of each 3-character piece per bucket of the title, account and contact sort keys", sql: v13, after: afterVersion13 },
   { version: 14, name: "users record when an identity provider vouched for their address, apart from mailed proof", sql: v14 },
   { version: 15, name: "deal search: deal writes append to a pending table that a background step folds into the gram counters", sql: v15 },
+  { version: 16, name: "mail outbox: links are sealed (a clear one is refused)", sql: v16 },
 ];
 
 /**

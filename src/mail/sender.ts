@@ -87,6 +87,13 @@ export function createMailSender(d: MailSenderDeps) {
   }
 
   async function deliver(row: OutboxRow): Promise<void> {
+    if (row.text_body === null && row.html_body === null) {
+      // Sealed under keys this server does not have (mail/outbox-seal.ts): sending ciphertext helps nobody.
+      const error = "the mail's sealed body cannot be opened with this server's keys (the key file changed since it was written); ask for a new link";
+      await d.repo.markFailed(row.id, error);
+      d.log({ level: "error", msg: "mail failed", mail_id: row.id, kind: row.kind, status: "failed", attempts: row.attempts, error });
+      return;
+    }
     try {
       await d.transport.sendMail({ from: d.from, to: row.recipient, subject: row.subject, text: row.text_body ?? "", html: row.html_body ?? "" });
     } catch (e) {

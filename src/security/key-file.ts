@@ -140,30 +140,52 @@ export function readKeyFile(path: string, attempt = 0): ServerKeys | null {
 /**
  * Moves keys an earlier release stored in the database into the key file: the file first (or the
  * one already there), then the rows. Answers the keys now in the file, or null if there were none
- * to move and no file exists.
+ * to move and no file exists. Rows that differ from an existing file are refused (ConfigError).
  */
 export function moveStoredKeys(path: string, db: StoredKeys): ServerKeys | null {
   // The rows are read before the file is looked for: whoever deletes them wrote the file first.
   const stored = db.stored(KEY_NAMES);
   const existing = readKeyFile(path);
   if (Object.keys(stored).length === 0) return existing;
-  let keys = existing ?? createKeyFile(path, { ...generateKeys(), ...stored });
+  const keys = existing ?? createKeyFile(path, { ...generateKeys(), ...stored });
   if (Object.entries(stored).some(([k, v]) => keys[k as KeyName] !== v)) {
-    // Rows that differ from the file (an earlier release's backup restored beside a newer key
-    // file): the data was made with the rows' keys, so they win; the old file is kept aside.
-    keys = { ...keys, ...stored };
-    const tmp = writeTemp(path, keys);
-    const aside = `${path}.replaced-${Date.now()}`;
-    try {
-      linkSync(path, aside);
-    } catch {
-      copyFileSync(path, aside);
-    }
-    renameSync(tmp, path);
-    fsyncDir(dirname(path));
+    // Rows that differ from the file (an earlier release's backup put in place by hand): which keys
+    // the data needs is the operator's call, never made silently (issue 29). Nothing is changed.
+    const dbFile = path.endsWith(".keys") ? path.slice(0, -".keys".length) : path;
+    throw new ConfigError(
+      `the database ${dbFile} holds server keys in its settings table (a backup of a release before the key file?) that differ from the key file ${path}; ` +
+        `they are never used silently, so nothing was changed. To use the backup's keys (sessions made with the file's keys end), restore that backup with suite restore --adopt-keys FILE; ` +
+        `to keep the key file, delete the rows: DELETE FROM settings WHERE key IN (${KEY_NAMES.map((k) => `'${k}'`).join(", ")})`,
+    );
   }
   db.forget(KEY_NAMES);
   return keys;
+}
+
+/**
+ * `suite restore --adopt-keys`: the restored backup's own keys (rows an earlier release kept in
+ * `settings`) become the key file's, missing ones kept from the current file (or generated). The
+ * current file is kept aside as `<keys>.replaced-<time>`; answers that name, or null when there was
+ * none. The rows stay in the backup: the next start finds them equal to the file and deletes them.
+ */
+export function adoptKeys(path: string, stored: Record<string, string>): string | null {
+  const existing = readKeyFile(path);
+  const keys = { ...(existing ?? generateKeys()), ...stored } as ServerKeys;
+  if (!isComplete(keys)) throw new ConfigError(`the backup's keys are not keys of at least ${MIN_KEY_LENGTH} characters; they cannot be adopted`);
+  if (!existing) {
+    createKeyFile(path, keys);
+    return null;
+  }
+  const tmp = writeTemp(path, keys);
+  const aside = `${path}.replaced-${new Date().toISOString().replace(/:/g, "-")}`;
+  try {
+    linkSync(path, aside);
+  } catch {
+    copyFileSync(path, aside);
+  }
+  renameSync(tmp, path);
+  fsyncDir(dirname(path));
+  return aside;
 }
 
 /**

@@ -23,7 +23,7 @@ noteSecret("password", PASSWORD);
 
 /** `suite tenant create` for organization `sub` (admin admin@<sub>.test) in the database `db`. */
 export async function createTenant(db: string, sub: string): Promise<void> {
-  const r = await run(["tenant", "create", "--name", `Org ${sub}`, "--subdomain", sub, "--admin-email", `admin@${sub}.test`, "--admin-password", PASSWORD], { SUITE_DB: db });
+  const r = await run(["tenant", "create", "--name", `Org ${sub}`, "--subdomain", sub, "--admin-email", `admin@${sub}.test`], { SUITE_DB: db, SUITE_NEW_PASSWORD: PASSWORD });
   expect(r.stderr).toBe("");
   expect(r.code).toBe(0);
 }

@@ -1,3 +1,4 @@
+import { openMail } from "../support/outbox";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -45,7 +46,8 @@ describe.skipIf(!TEST_DATABASE_URL)("suite copy-to-postgres (PostgreSQL only: ru
         const r = await t.json("POST", "/api/v1/users/invite", { token, tenant: sub, body: { email } });
         expect(r.status).toBe(201);
       }
-      const mail = t.ctx.db.query("SELECT link FROM mail_outbox WHERE recipient = ? ORDER BY created_at DESC LIMIT 1").get(`m1@${sub}.test`) as { link: string } | null;
+      const row = t.ctx.db.query("SELECT id, link FROM mail_outbox WHERE recipient = ? ORDER BY created_at DESC LIMIT 1").get(`m1@${sub}.test`) as { id: string; link: string } | null;
+      const mail = row && openMail(t.ctx.keys.encryptionKey, row);
       const invite = mail?.link.split("token=")[1];
       expect(invite).toBeTruthy();
       const accepted = await t.json("POST", "/api/v1/auth/invitations/accept", { tenant: sub, body: { token: decodeURIComponent(invite!), password: "member password 1", full_name: "Member One" } });

@@ -30,7 +30,7 @@ async function serveLog(db: string, env: Record<string, string> = {}, during?: (
   return lines(stopped.stdout).map((l) => JSON.parse(l) as Line);
 }
 
-const NEXT_STEP = "`suite tenant create --name N --subdomain S --admin-email E` (the password from SUITE_ADMIN_PASSWORD)";
+const NEXT_STEP = "`suite tenant create --name N --subdomain S --admin-email E` (the password at its prompt, or from SUITE_NEW_PASSWORD or stdin)";
 
 describe("suite serve's first lines", () => {
   test("on a new database: where it listens (and which version), the web app, the API reference, mail in the outbox, and how to create an organization", async () => {

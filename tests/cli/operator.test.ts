@@ -43,7 +43,7 @@ describe("help", () => {
     for (const [usage, meaning] of [
       ["suite serve", "the default command"],
       ["suite migrate", "upgrade the database"],
-      ["suite tenant create --name N --subdomain S --admin-email E --admin-password P", "first admin"],
+      ["suite tenant create --name N --subdomain S --admin-email E [--admin-name NAME]", "first admin"],
       ["suite mail list [--limit N]", "outbox"],
       ["suite seed --tenant S [--deals N]", "demo CRM data"],
       ["suite backup FILE", "copy of the live database"],
@@ -54,7 +54,9 @@ describe("help", () => {
       expect(at).toBeGreaterThan(-1);
       expect(text[at + 1]).toContain(meaning);
     }
-    expect(r.stdout).toContain("SUITE_ADMIN_PASSWORD: the admin's password");
+    expect(r.stdout).toContain("SUITE_NEW_PASSWORD: the admin's password");
+    expect(r.stdout).toContain("never an option");
+    expect(r.stdout).not.toContain("--admin-password");
     expect(SETTING_VARIABLES.length).toBeGreaterThan(20);
     for (const name of SETTING_VARIABLES) {
       const at = text.findIndex((l) => new RegExp(`^  --[a-z-]+, ${name} \\(default: .+\\)$`).test(l));
@@ -137,10 +139,9 @@ describe("unknown SUITE_* variables", () => {
 describe("errors name what is missing, and why", () => {
   test("a missing option is reported as missing, all at once, with the usage", async () => {
     const db = join(dir, "missing", "suite.db");
-    const line = oneLineFailure(await run(["tenant", "create", "--name", "Acme", "--admin-email", "a@acme.io"], { SUITE_DB: db }), 64);
-    expect(line).toStartWith("suite: tenant create: missing --subdomain and --admin-password (or SUITE_ADMIN_PASSWORD); usage: suite tenant create --name N");
-    // The variable stands in for the flag.
-    const one = oneLineFailure(await run(["tenant", "create", "--name", "Acme", "--admin-email", "a@acme.io"], { SUITE_DB: db, SUITE_ADMIN_PASSWORD: "long enough pw" }), 64);
+    const line = oneLineFailure(await run(["tenant", "create", "--name", "Acme"], { SUITE_DB: db }), 64);
+    expect(line).toStartWith("suite: tenant create: missing --subdomain and --admin-email; usage: suite tenant create --name N");
+    const one = oneLineFailure(await run(["tenant", "create", "--name", "Acme", "--admin-email", "a@acme.io"], { SUITE_DB: db, SUITE_NEW_PASSWORD: "long enough pw" }), 64);
     expect(one).toStartWith("suite: tenant create: missing --subdomain;");
     expect(oneLineFailure(await run(["seed"], { SUITE_DB: db }), 64)).toStartWith("suite: seed: missing --tenant;");
     expect(oneLineFailure(await run(["backup"], { SUITE_DB: db }), 64)).toBe("suite: backup: missing FILE; usage: suite backup FILE");

@@ -176,7 +176,7 @@ describe("suite restore", () => {
 
   test("needs exactly one FILE, and never the database itself", async () => {
     const db = freshDb();
-    expect(oneLineFailure(await run(["restore"], { SUITE_DB: db }))).toContain("usage: suite restore FILE");
+    expect(oneLineFailure(await run(["restore"], { SUITE_DB: db }))).toContain("usage: suite restore [--adopt-keys] FILE");
     expect(oneLineFailure(await run(["restore", "a.db", "b.db"], { SUITE_DB: db }))).toContain("b.db");
     await createTenant(db, "self");
     expect(oneLineFailure(await run(["restore", db], { SUITE_DB: db }))).toContain("is the database itself");

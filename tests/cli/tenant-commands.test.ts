@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 import { noteSecret } from "../security/ledger";
+import { openMailOfFile } from "../support/outbox";
 import { type Server, startServer } from "../server";
 import { fails, ok, suite, tableRows } from "./user-tenant-kit";
 
@@ -22,7 +23,7 @@ noteSecret("password", NEW_PASSWORD);
 let server: Server;
 
 const create = (sub: string) =>
-  suite(db, ["tenant", "create", "--name", `Org ${sub}`, "--subdomain", sub, "--admin-email", `admin@${sub}.test`, "--admin-password", PASSWORD]);
+  suite(db, ["tenant", "create", "--name", `Org ${sub}`, "--subdomain", sub, "--admin-email", `admin@${sub}.test`], { env: { SUITE_NEW_PASSWORD: PASSWORD } });
 const login = (sub: string, named = true) =>
   server.call("POST", "/api/v1/auth/login", { body: { email: `admin@${sub}.test`, password: PASSWORD }, tenant: named ? sub : undefined });
 
@@ -33,7 +34,8 @@ const SLOW = 120_000;
 async function mailedResetToken(): Promise<string> {
   const d = new Database(db, { readonly: true });
   try {
-    const row = d.query("SELECT link FROM mail_outbox WHERE kind = 'password_reset' ORDER BY rowid DESC LIMIT 1").get() as { link: string };
+    // Sealed in the file (src/mail/outbox-seal.ts): opened with the key file, as the sender does.
+    const row = openMailOfFile(db, d.query("SELECT id, link FROM mail_outbox WHERE kind = 'password_reset' ORDER BY rowid DESC LIMIT 1").get() as { id: string; link: string });
     noteSecret("mailed link", row.link);
     return decodeURIComponent(/token=([^&]+)/.exec(new URL(row.link).hash)![1]!);
   } finally {

@@ -100,7 +100,7 @@ describe("an older suite on a newer database", () => {
 
     const expected = `suite: database ${db} is at schema version ${newer}, this suite (${pkg.version}) knows up to ${TARGET}: use a newer suite`;
     for (const command of [["serve"], ["migrate"], ["mail", "list"], ["backup", join(dir, "newer-copy.db")], ["tenant", "create", "--name", "N", "--subdomain", "newco", "--admin-email", "a@newco.io"]]) {
-      const r = await run(command, { SUITE_DB: db, SUITE_PORT: "1", SUITE_ADMIN_PASSWORD: "long enough pw" });
+      const r = await run(command, { SUITE_DB: db, SUITE_PORT: "1", SUITE_NEW_PASSWORD: "long enough pw" });
       expect(oneLineFailure(r, 78)).toBe(expected);
       expect(r.stdout).toBe("");
     }

@@ -1,3 +1,5 @@
+import { createOutboxSeal } from "../../src/mail/outbox-seal";
+import { generateKeys } from "../../src/security/key-file";
 import { afterAll, afterEach, beforeAll, expect, test } from "bun:test";
 import { type Db, openDatabase, writeTx } from "../../src/db/database";
 import { CURRENT_PLAN, migrate } from "../../src/db/migrate";
@@ -28,7 +30,7 @@ function outbox(): { db: Db; repo: MailStore; enqueue: () => string } {
   const db = openDatabase(":memory:");
   migrate(db, CURRENT_PLAN);
   cleanup.push(() => db.close());
-  const repo = createMailRepo(db);
+  const repo = createMailRepo(db, createOutboxSeal(generateKeys().encryption_key));
   let n = 0;
   const enqueue = () =>
     writeTx(db, () =>

@@ -1,3 +1,5 @@
+import { createOutboxSeal } from "../../src/mail/outbox-seal";
+import { generateKeys } from "../../src/security/key-file";
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { type Db, openDatabase, writeTx } from "../../src/db/database";
 import { CURRENT_PLAN, migrate } from "../../src/db/migrate";
@@ -28,7 +30,7 @@ afterEach(async () => {
 function outbox(policy: Partial<DeliveryPolicy> = {}, url = smtp.url, now?: () => number) {
   const db = openDatabase(":memory:");
   migrate(db, CURRENT_PLAN);
-  const repo = createMailRepo(db);
+  const repo = createMailRepo(db, createOutboxSeal(generateKeys().encryption_key));
   const c = now ? { now, advance: () => {} } : clock();
   const logs: Record<string, unknown>[] = [];
   const newSender = () => {

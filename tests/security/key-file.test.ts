@@ -152,18 +152,17 @@ describe("the key file", () => {
     expect(files.filter((f) => f.includes("replaced"))).toEqual([]);
   });
 
-  test("an earlier release's backup restored beside a newer key file: the database's own keys win, the file is kept aside", async () => {
+  test("an earlier release's backup put beside a newer key file by hand: refused, never silently replacing the file (issue 29)", async () => {
     const db = freshDb();
-    const { org, keys } = await earlierRelease(db);
-    const stale = generateKeys();
-    createKeyFile(keyFileOf(db), stale);
-    const t = app(db);
-    expect(t.ctx.keys.jwtSecret).toBe(keys.jwt_secret);
-    expect(keysIn(keyFileOf(db))).toEqual(keys);
-    const aside = readdirSync(join(db, "..")).filter((f) => f.startsWith("suite.db.keys.replaced-"));
-    expect(aside).toHaveLength(1);
-    expect(keysIn(join(db, "..", aside[0]!))).toEqual(stale);
-    expect((await t.json("GET", ME, { token: org.access_token })).status).toBe(200);
+    const { keys } = await earlierRelease(db);
+    const current = generateKeys();
+    createKeyFile(keyFileOf(db), current);
+    expect(() => app(db)).toThrow(ConfigError);
+    expect(() => app(db)).toThrow("suite restore --adopt-keys");
+    expect(keysIn(keyFileOf(db))).toEqual(current);
+    expect(readdirSync(join(db, "..")).filter((f) => f.includes("replaced"))).toEqual([]);
+    // The rows stay until the operator decides (tests/cli/restore-keys.test.ts adopts them).
+    expect(settingsOf(db).map((r) => r.key).sort()).toEqual(Object.keys(keys).sort());
   });
 
   test("two starting at once agree on one file: the second to create it gets the first's keys", () => {

@@ -1,3 +1,4 @@
+import { openMailOfFile } from "../support/outbox";
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -89,7 +90,7 @@ describe("races between two server processes on one database", () => {
   test("two accepts of one invitation: one 201, the other 400 invitation_invalid, one user", async () => {
     const org = await signup("invites");
     expect((await call(1, "POST", "/api/v1/users/invite", { token: org.access_token, tenant: "invites", body: { email: "new@invites.test" } })).status).toBe(201);
-    const link = query<{ link: string }>("SELECT link FROM mail_outbox WHERE recipient = 'new@invites.test'")[0]!.link;
+    const link = openMailOfFile(db, query<{ id: string; link: string }>("SELECT id, link FROM mail_outbox WHERE recipient = 'new@invites.test'")[0]!).link;
     const token = decodeURIComponent(new URL(link).hash.replace(/^#token=/, ""));
     const rs = await race(2, (i) => call(i, "POST", "/api/v1/auth/invitations/accept", { body: { token, password: `member password ${i}`, full_name: `Tab ${i}` } }));
     expect(count(rs, 201)).toBe(1);

@@ -1,3 +1,5 @@
+import { createOutboxSeal } from "../../src/mail/outbox-seal";
+import { generateKeys } from "../../src/security/key-file";
 /**
  * The authentication stores on one backend, behind the same calls, for the auth-*.test.ts
  * contract suites: every store wired as the app wires it (createSqliteStores, createPostgresStores),
@@ -43,8 +45,11 @@ export interface AuthHarness {
   close(): Promise<void>;
 }
 
+/** The outbox's seal in these stores (src/mail/outbox-seal.ts), so that a test can open a row it reads with SQL. */
+export const HARNESS_OUTBOX_SEAL = createOutboxSeal(generateKeys().encryption_key);
+
 function sqliteStores(db: import("../../src/db/database").Db): AuthStores {
-  const s = createSqliteStores(db);
+  const s = createSqliteStores(db, HARNESS_OUTBOX_SEAL);
   return {
     sessions: { ...s.sessions, insertInTx: async (row) => writeTx(db, () => s.sessions.insertInTx(row)) },
     twoFactor: s.twoFactor,
@@ -56,7 +61,7 @@ function sqliteStores(db: import("../../src/db/database").Db): AuthStores {
 }
 
 function postgresStores(pg: Pg): AuthStores {
-  const s = createPostgresStores(pg);
+  const s = createPostgresStores(pg, HARNESS_OUTBOX_SEAL);
   return {
     sessions: { ...s.sessions, insertInTx: (row) => pg.begin((tx) => s.sessions.insertInTx(tx, row)) },
     twoFactor: s.twoFactor,

@@ -3,7 +3,7 @@ import { describe, expect, test } from "bun:test";
 import type { AccountTokenRow } from "../../src/auth/email/repo";
 import type { OutgoingMail } from "../../src/mail/repo";
 import { BACKENDS } from "./backends";
-import { type AuthHarness, auditOf, useAuthHarness, sessionRow } from "./auth-harness";
+import { type AuthHarness, HARNESS_OUTBOX_SEAL, auditOf, useAuthHarness, sessionRow } from "./auth-harness";
 
 const mail = (tenantId: string, kind: string): OutgoingMail => ({
   tenantId, kind, recipient: "ann@example.com", subject: "Sign in", text: "text body", html: "<p>html</p>", link: "https://sub-t1.example.com/x",
@@ -36,7 +36,9 @@ for (const backend of BACKENDS) {
       await h.a.links.issue(link("h1"), mail("t1", "magic_link"), auditOf("t1", "u1", "magic_link.requested"), 1000);
       const out = await h.q<{ id: string; kind: string; status: string; link: string }>("SELECT id, kind, status, link FROM mail_outbox");
       const mailId = out[0]?.id;
-      expect(out).toEqual([{ id: mailId!, kind: "magic_link", status: "pending", link: "https://sub-t1.example.com/x" }]);
+      // The link is stored sealed (src/mail/outbox-seal.ts) and opens to the one mailed.
+      expect(out).toEqual([{ id: mailId!, kind: "magic_link", status: "pending", link: expect.stringMatching(/^v1\./) }]);
+      expect(HARNESS_OUTBOX_SEAL.open({ id: mailId!, text_body: null, html_body: null, link: out[0]!.link }).link).toBe("https://sub-t1.example.com/x");
       const a = await h.q<{ detail: string }>("SELECT detail FROM audit_log WHERE action = 'magic_link.requested'");
       expect(JSON.parse(a[0]!.detail)).toEqual({ mail_id: mailId });
       expect(await h.a.links.live("t1", "h1", 2000)).toEqual({ token_hash: "h1", tenant_id: "t1", user_id: "u1", expires_at: 10_000, used_at: null, created_at: 1000 });

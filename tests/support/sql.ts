@@ -8,6 +8,7 @@
  */
 import type { Database } from "bun:sqlite";
 import { emailHash } from "../../src/stores/postgres/user-directory";
+import { openMail } from "./outbox";
 
 type Param = string | number | bigint | boolean | null | Uint8Array;
 
@@ -109,9 +110,11 @@ export async function fileInDirectory(ctx: SqlHolder, tenantId: string, userId: 
  * physical position (ctid), which follows insertion order in an outbox a test only appends to (no
  * sender runs in these apps, so rows are not rewritten).
  */
-export function newestMailTo<T = Record<string, unknown>>(ctx: SqlHolder, recipient: string): Promise<T | null> {
+export async function newestMailTo<T = Record<string, unknown>>(ctx: SqlHolder & { keys: { encryptionKey: string } }, recipient: string): Promise<T | null> {
   const order = ctx.pg ? "created_at DESC, ctid DESC" : "rowid DESC";
-  return testSql(ctx).get<T>(`SELECT * FROM mail_outbox WHERE recipient = ?1 ORDER BY ${order} LIMIT 1`, recipient);
+  const row = await testSql(ctx).get<T & { id: string }>(`SELECT * FROM mail_outbox WHERE recipient = ?1 ORDER BY ${order} LIMIT 1`, recipient);
+  // Its bodies and link are sealed (src/mail/outbox-seal.ts): opened as the sender opens them.
+  return row && openMail(ctx.keys.encryptionKey, row);
 }
 
 /** Every table of the app's schema with its columns (SQLite's virtual tables left out), by name. */

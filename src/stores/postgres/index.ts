@@ -11,7 +11,8 @@ import { createPostgresDealsQuery } from "./deals-query";
 import { type Pg, openPostgres } from "./database";
 import { createPostgresInvitationsStore } from "./invitations";
 import { createPostgresMagicLinksStore } from "./magic-links";
-import { createPostgresMailStore } from "./mail";
+import { createPostgresMailStore, sealClearOutboxPostgres } from "./mail";
+import { type OutboxSeal, createOutboxSeal } from "../../mail/outbox-seal";
 import { createPostgresMembersStore } from "./members";
 import { migratePostgres, pgTargetVersion, postgresVersion } from "./migrate";
 import { createPostgresOidcStore } from "./oidc";
@@ -32,12 +33,12 @@ import { createPostgresUsersStore } from "./users";
  * with its transaction. The other stores are passed as the objects themselves, and their hooks
  * looked up on each call, so that a test wrapping one (mail.enqueueInTx) sees every caller.
  */
-export function createPostgresStores(pg: Pg) {
+export function createPostgresStores(pg: Pg, outboxSeal: OutboxSeal = createOutboxSeal(generateKeys().encryption_key)) {
   const security = createPostgresSecurityStore(pg);
   const sessions = createPostgresSessionsStore(pg, { security });
   const users = createPostgresUsersStore(pg);
   const crm = createPostgresCrmStore(pg);
-  const mail = createPostgresMailStore(pg);
+  const mail = createPostgresMailStore(pg, outboxSeal);
   const tenants = createPostgresTenantsStore(pg, { users, crm, sessions, security });
   const accountTokens = createPostgresAccountTokensStore(pg, { security, mail });
   return {
@@ -121,6 +122,7 @@ export function openPostgresStores(config: Config, url: string, opts: { max?: nu
   const keyFile = config.db === ":memory:" ? null : keyFileOf(config.db);
   const existed = keyFile !== null && readKeyFile(keyFile) !== null;
   const keys = keyFile ? loadServerKeys(config.db, { stored: () => ({}), forget: () => {}, holdsAccounts: () => false }) : generateKeys();
+  const outboxSeal = createOutboxSeal(config.encryptionKey ?? keys.encryption_key);
   const setup = openPostgres(url, { max: 1 });
   const ready = (async () => {
     try {
@@ -129,6 +131,8 @@ export function openPostgresStores(config: Config, url: string, opts: { max?: nu
       // A key file this start created for a database that refuses it goes again, so that the next
       // start does not find it and take it for the right one.
       if (keyFile) await checkKeys(setup, keys, keyFile, !existed).catch((e) => Promise.reject(existed ? e : (rmSync(keyFile, { force: true }), e)));
+      // Unsent mail an earlier release left clear is sealed once the keys are known to be the database's.
+      await sealClearOutboxPostgres(setup, outboxSeal);
     } finally {
       await setup.close();
     }
@@ -138,7 +142,7 @@ export function openPostgresStores(config: Config, url: string, opts: { max?: nu
   const pg = openPostgres(url, { max: opts.max, ready });
   const stores: Stores = {
     kind: "postgres",
-    ...createPostgresStores(pg),
+    ...createPostgresStores(pg, outboxSeal),
     keys,
     ping: async () => {
       await ready;

@@ -2,24 +2,30 @@ import { type MailStore, backlogOf } from "../../mail/repo";
 import { newId } from "../../db/ids";
 import type { OutboxRow, OutgoingMail } from "../../mail/repo";
 import type { Pg, PgTx } from "./database";
+import { type OutboxSeal, isSealed } from "../../mail/outbox-seal";
 
 /**
  * The mail outbox on PostgreSQL, shared by every instance. The outbox is the one queue every
  * tenant's mail goes through, so the sender's statements read across tenants by design; nothing
  * here is ever shown to a tenant.
  */
-export function createPostgresMailStore(pg: Pg) {
+export function createPostgresMailStore(pg: Pg, seal: OutboxSeal) {
   const store = {
     /** Call inside the caller's transaction; answers the outbox row's id. */
     async enqueueInTx(tx: PgTx, m: OutgoingMail, now: number): Promise<string> {
       const id = newId();
+      // Sealed (mail/outbox-seal.ts): a copy of the database (pg_dump, a base backup) holds no usable link.
+      const sealed = seal.seal(id, m);
       await tx.run`INSERT INTO mail_outbox (id, tenant_id, kind, recipient, subject, text_body, html_body, link, status, next_attempt_at, created_at)
-                   VALUES (${id}, ${m.tenantId}::text, ${m.kind}, ${m.recipient}, ${m.subject}, ${m.text}, ${m.html}, ${m.link}::text,
+                   VALUES (${id}, ${m.tenantId}::text, ${m.kind}, ${m.recipient}, ${m.subject}, ${sealed.text}, ${sealed.html}, ${sealed.link}::text,
                            'pending', ${now}::bigint, ${now}::bigint)`;
       return id;
     },
-    list: async (limit = 100) => pg.all<OutboxRow>`SELECT * FROM mail_outbox ORDER BY created_at DESC, id DESC LIMIT ${limit}`,
-    byId: async (id: string) => pg.one<OutboxRow>`SELECT * FROM mail_outbox WHERE id = ${id}`,
+    list: async (limit = 100) => (await pg.all<OutboxRow>`SELECT * FROM mail_outbox ORDER BY created_at DESC, id DESC LIMIT ${limit}`).map(seal.open),
+    byId: async (id: string) => {
+      const row = await pg.one<OutboxRow>`SELECT * FROM mail_outbox WHERE id = ${id}`;
+      return row ? seal.open(row) : null;
+    },
     /**
      * Takes up to `limit` due rows for one sender, leased until `lockedUntil`. Several instances
      * claim at once: FOR UPDATE SKIP LOCKED lets each take rows no other claim holds, and a row
@@ -29,7 +35,7 @@ export function createPostgresMailStore(pg: Pg) {
      * crashes its sender cannot loop forever.
      */
     claimDue: async (now: number, lockedUntil: number, limit: number) =>
-      pg.all<OutboxRow>`
+      (await pg.all<OutboxRow>`
         WITH due AS (
           SELECT id FROM mail_outbox
            WHERE next_attempt_at <= ${now}::bigint
@@ -39,7 +45,7 @@ export function createPostgresMailStore(pg: Pg) {
            FOR UPDATE SKIP LOCKED)
         UPDATE mail_outbox m SET status = 'sending', locked_until = ${lockedUntil}::bigint, attempts = m.attempts + 1
           FROM due WHERE m.id = due.id
-        RETURNING m.*`,
+        RETURNING m.*`).map(seal.open),
     // The link is a live credential: once delivered (or given up on) it leaves the database.
     markSent: async (id: string, now: number) =>
       (await pg.run`UPDATE mail_outbox SET status = 'sent', sent_at = ${now}::bigint, locked_until = NULL, last_error = NULL,
@@ -77,3 +83,23 @@ export function createPostgresMailStore(pg: Pg) {
 }
 
 export type PostgresMailStore = ReturnType<typeof createPostgresMailStore>;
+
+/**
+ * Seals the unsent rows an earlier release left clear, at start (after the key check), under a
+ * row lock so that two instances starting together seal each row once. Answers how many.
+ */
+export async function sealClearOutboxPostgres(pg: Pg, seal: OutboxSeal): Promise<number> {
+  return pg.begin(async (tx) => {
+    const rows = await tx.all<{ id: string; text_body: string | null; html_body: string | null; link: string | null }>`
+      SELECT id, text_body, html_body, link FROM mail_outbox WHERE status IN ('pending', 'sending') FOR UPDATE`;
+    let sealed = 0;
+    for (const r of rows) {
+      if (isSealed(r.text_body) && isSealed(r.html_body) && isSealed(r.link)) continue;
+      await tx.run`UPDATE mail_outbox SET text_body = ${seal.sealStored(r.text_body, r.id)}::text, html_body = ${seal.sealStored(r.html_body, r.id)}::text,
+                     link = ${seal.sealStored(r.link, r.id)}::text WHERE id = ${r.id}`;
+      sealed++;
+    }
+    return sealed;
+  });
+}
+

@@ -10,7 +10,8 @@ import { createSqliteCrmStore } from "./crm";
 import { createSqliteDealsQuery } from "./deals-query";
 import { createSqliteInvitationsStore } from "./invitations";
 import { createSqliteMagicLinksStore } from "./magic-links";
-import { createSqliteMailStore } from "./mail";
+import { createSqliteMailStore, sealClearOutbox } from "./mail";
+import { type OutboxSeal, createOutboxSeal } from "../../mail/outbox-seal";
 import { createSqliteMembersStore } from "./members";
 import { createSqliteOidcStore } from "./oidc";
 import { createSqlitePasswordStore } from "./passwords";
@@ -30,12 +31,12 @@ import { createSqliteUsersStore } from "./users";
  * `writeTx`. The hooks are looked up on each call (`(...a) => crm.x(...a)`, `others.mail.x(…)`),
  * never kept, so that a test can wrap one on the store object and see every caller go through it.
  */
-export function createSqliteStores(db: Db) {
+export function createSqliteStores(db: Db, outboxSeal: OutboxSeal = createOutboxSeal(generateKeys().encryption_key)) {
   const security = createSqliteSecurityStore(db);
   const sessions = createSqliteSessionsStore(db, { security });
   const users = createSqliteUsersStore(db);
   const crm = createSqliteCrmStore(db);
-  const mail = createSqliteMailStore(db);
+  const mail = createSqliteMailStore(db, outboxSeal);
   const tenants = createSqliteTenantsStore(db, { users, crm, sessions, security });
   const accountTokens = createSqliteAccountTokensStore(db, { security, mail });
   const auditInTx: typeof security.auditInTx = (...a) => security.auditInTx(...a);
@@ -77,14 +78,12 @@ export type SqliteStores = ReturnType<typeof createSqliteStores>;
 export function openSqliteStores(config: Config, opts: StoresOptions = {}): Stores & { db: Db } {
   const db = opts.db ?? openDatabase(config.db);
   const keyFile = opts.db || config.db === ":memory:" ? null : config.db;
-  // An earlier release's keys leave the database before a migration copies it to `.v<N>.bak`.
-  const moveKeys = () => void (keyFile && moveStoredKeys(keyFileOf(keyFile), createKeyStore(db)));
-  migrate(db, CURRENT_PLAN, opts.db ? undefined : config.db, moveKeys);
+  migrate(db, CURRENT_PLAN, opts.db ? undefined : config.db, () => keyFile && prepareForCopy(db, keyFile, config));
   const commits = opts.walSync && !opts.db && config.db !== ":memory:" ? startGroupCommit(db, opts.walSync(config.db)) : null;
   // Generated keys live in `<db>.keys` beside the database, never in it (security/key-file.ts); an
   // in-memory database keeps them in memory.
   const keys = keyFile ? loadServerKeys(keyFile, createKeyStore(db)) : generateKeys();
-  const stores = createSqliteStores(db);
+  const stores = createSqliteStores(db, createOutboxSeal(config.encryptionKey ?? keys.encryption_key));
   return {
     kind: "sqlite",
     ...stores,
@@ -104,3 +103,14 @@ export function openSqliteStores(config: Config, opts: StoresOptions = {}): Stor
     },
   };
 }
+
+/**
+ * What leaves the database file before a migration copies it to `.v<N>.bak` (migrate's beforeCopy):
+ * an earlier release's keys go to the key file (made now if missing; refused without it when the
+ * file holds accounts), and the unsent mail it left clear is sealed under the key file's key.
+ */
+export function prepareForCopy(db: Db, dbFile: string, config: Pick<Config, "encryptionKey">): void {
+  const keys = loadServerKeys(dbFile, createKeyStore(db));
+  sealClearOutbox(db, createOutboxSeal(config.encryptionKey ?? keys.encryption_key));
+}
+

@@ -1,9 +1,13 @@
 import { type MailStore, type OutgoingMail, type OutboxRow, backlogOf } from "../../mail/repo";
-import type { Db } from "../../db/database";
+import { type Db, writeTx } from "../../db/database";
 import { newId } from "../../db/ids";
+import { type OutboxSeal, isSealed } from "../../mail/outbox-seal";
 
-/** SQL of the mail outbox. Every statement is prepared once. */
-export function createSqliteMailStore(db: Db) {
+/**
+ * SQL of the mail outbox. Every statement is prepared once. Bodies and links are kept sealed
+ * (mail/outbox-seal.ts): sealed on insert, opened on every read.
+ */
+export function createSqliteMailStore(db: Db, seal: OutboxSeal) {
   const insert = db.prepare<never, [string, string | null, string, string, string, string, string, string | null, number]>(
     `INSERT INTO mail_outbox (id, tenant_id, kind, recipient, subject, text_body, html_body, link, status, next_attempt_at, created_at)
      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'pending', ?9, ?9)`,
@@ -61,13 +65,17 @@ export function createSqliteMailStore(db: Db) {
     /** Call inside the caller's writeTx; answers the outbox row's id. */
     enqueueInTx(m: OutgoingMail, now: number): string {
       const id = newId();
-      insert.run(id, m.tenantId, m.kind, m.recipient, m.subject, m.text, m.html, m.link, now);
+      const sealed = seal.seal(id, m);
+      insert.run(id, m.tenantId, m.kind, m.recipient, m.subject, sealed.text, sealed.html, sealed.link, now);
       return id;
     },
-    list: async (limit = 100) => list.all(limit),
-    byId: async (id: string) => byId.get(id),
+    list: async (limit = 100) => list.all(limit).map(seal.open),
+    byId: async (id: string) => {
+      const row = byId.get(id);
+      return row ? seal.open(row) : null;
+    },
     /** Takes up to `limit` due rows for one sender, leased until `lockedUntil`. */
-    claimDue: async (now: number, lockedUntil: number, limit: number) => claim.all(now, lockedUntil, limit),
+    claimDue: async (now: number, lockedUntil: number, limit: number) => claim.all(now, lockedUntil, limit).map(seal.open),
     markSent: async (id: string, now: number) => markSent.run(id, now).changes === 1,
     markRetry: async (id: string, nextAttemptAt: number, error: string) => markRetry.run(id, nextAttemptAt, error).changes === 1,
     markFailed: async (id: string, error: string) => markFailed.run(id, error).changes === 1,
@@ -85,3 +93,34 @@ export function createSqliteMailStore(db: Db) {
 }
 
 export type SqliteMailStore = ReturnType<typeof createSqliteMailStore>;
+
+/**
+ * Seals the unsent rows an earlier release left clear (run before a migration copies the file to
+ * `.v<N>.bak`, and on a backup's copy), with secure_delete so the clear bytes leave the file's
+ * pages. Few rows (unsent mail), so one transaction. Answers how many it sealed.
+ */
+export function sealClearOutbox(db: Db, seal: OutboxSeal): number {
+  const hasTable = db.query("SELECT 1 AS x FROM sqlite_schema WHERE type = 'table' AND name = 'mail_outbox'").get() !== null;
+  if (!hasTable) return 0;
+  const was = (db.query("PRAGMA secure_delete").get() as { secure_delete: number }).secure_delete;
+  db.run("PRAGMA secure_delete = ON");
+  try {
+    return writeTx(db, () => {
+      const rows = db
+        .query("SELECT id, text_body, html_body, link FROM mail_outbox WHERE status IN ('pending', 'sending')")
+        .all() as Array<{ id: string; text_body: string | null; html_body: string | null; link: string | null }>;
+      let sealed = 0;
+      for (const r of rows) {
+        if (isSealed(r.text_body) && isSealed(r.html_body) && isSealed(r.link)) continue;
+        db.run("UPDATE mail_outbox SET text_body = ?2, html_body = ?3, link = ?4 WHERE id = ?1", [
+          r.id, seal.sealStored(r.text_body, r.id), seal.sealStored(r.html_body, r.id), seal.sealStored(r.link, r.id),
+        ]);
+        sealed++;
+      }
+      return sealed;
+    });
+  } finally {
+    db.run(`PRAGMA secure_delete = ${was}`);
+  }
+}
+

@@ -1,3 +1,4 @@
+import { openMail } from "../../support/outbox";
 import { sqliteRepos } from "../../helpers";
 import { SignJWT } from "jose";
 import { appCode } from "../../auth/two-factor/rfc6238";
@@ -46,7 +47,7 @@ export async function buildWorld(f: FuzzApp) {
     return r.body;
   }
   const mailToken = (email: string) => {
-    const row = f.ctx.db.query("SELECT link FROM mail_outbox WHERE recipient = ?1 ORDER BY created_at DESC, rowid DESC LIMIT 1").get(email) as { link: string };
+    const row = openMail(f.ctx.keys.encryptionKey, f.ctx.db.query("SELECT id, link FROM mail_outbox WHERE recipient = ?1 ORDER BY created_at DESC, rowid DESC LIMIT 1").get(email) as { id: string; link: string });
     return decodeURIComponent(new URL(row.link).hash.match(/token=([^&]+)/)![1]!);
   };
   const login = async (email: string, tenant: string) => {
@@ -133,7 +134,10 @@ export async function buildWorld(f: FuzzApp) {
       case "otherInvitation": return byTenant("invitations", o);
       case "otherProfile": return byTenant("profiles", o);
       case "email": return column("SELECT email FROM users ORDER BY rowid LIMIT 16");
-      case "mailToken": return column("SELECT link FROM mail_outbox ORDER BY rowid LIMIT 16").map((l) => decodeURIComponent(new URL(l).hash.slice(7)));
+      case "mailToken":
+        return (f.ctx.db.query("SELECT id, link FROM mail_outbox WHERE link IS NOT NULL ORDER BY rowid LIMIT 16").all() as Array<{ id: string; link: string }>)
+          .map((r) => openMail(f.ctx.keys.encryptionKey, r).link!)
+          .map((l) => decodeURIComponent(new URL(l).hash.slice(7)));
       case "tempToken": return [tokens.temp];
       case "adminToken": return [tokens.admin];
       case "memberToken": return [tokens.member];

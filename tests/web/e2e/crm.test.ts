@@ -1,3 +1,4 @@
+import { openMailOfFile } from "../../support/outbox";
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import type { Page } from "playwright-core";
@@ -266,7 +267,9 @@ test("a member sees the pipeline without the add form and picks assignees withou
   expect((await server().call("POST", "/api/v1/users/invite", { token, tenant, body: { email: "mia@acme.test" } })).status).toBe(201);
   // No SMTP here: the invitation waits in the outbox with its link.
   const db = new Database(w.server.db, { readonly: true });
-  const row = db.query<{ link: string }, []>("SELECT link FROM mail_outbox WHERE kind = 'invitation' ORDER BY rowid DESC LIMIT 1").get();
+  // Sealed in the file: opened with the key file beside it, as `suite mail list` does.
+  const sealed = db.query<{ id: string; link: string }, []>("SELECT id, link FROM mail_outbox WHERE kind = 'invitation' ORDER BY rowid DESC LIMIT 1").get();
+  const row = sealed && openMailOfFile(w.server.db, sealed);
   db.close();
   noteSecret("mailed link", row?.link);
   const inviteToken = new URLSearchParams(new URL(row!.link).hash.slice(1)).get("token")!;

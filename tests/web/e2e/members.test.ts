@@ -1,3 +1,4 @@
+import { openMailOfFile } from "../../support/outbox";
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -37,7 +38,8 @@ const ids: Record<string, string> = {};
 async function join_(email: string, name: string) {
   expect((await api("POST", "/users/invite", { email }, adminToken)).status).toBe(201);
   const db = new Database(join(dir, "main", "suite.db"), { readonly: true });
-  const { link } = db.query("SELECT link FROM mail_outbox WHERE recipient = ?1 ORDER BY rowid DESC LIMIT 1").get(email) as { link: string };
+  // Sealed in the file: opened with the key file beside it, as `suite mail list` does.
+  const { link } = openMailOfFile(join(dir, "main", "suite.db"), db.query("SELECT id, link FROM mail_outbox WHERE recipient = ?1 ORDER BY rowid DESC LIMIT 1").get(email) as { id: string; link: string });
   db.close();
   noteSecret("mailed link", link);
   const token = decodeURIComponent(/token=([^&]+)/.exec(new URL(link).hash)![1]!);

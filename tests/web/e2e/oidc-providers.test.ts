@@ -1,3 +1,4 @@
+import { openMailOfFile } from "../../support/outbox";
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -74,7 +75,8 @@ beforeAll(async () => {
   // Olga proves her address (the link read from the outbox, as `suite mail list` would): an
   // account whose own address is unverified may not link a provider.
   const db = new Database(suite.db, { readonly: true });
-  const { link } = db.query("SELECT link FROM mail_outbox WHERE kind = 'email_verification' AND recipient = ?1").get(ADMIN) as { link: string };
+  // Sealed in the file: opened with the key file beside it, as `suite mail list` does.
+  const { link } = openMailOfFile(suite.db, db.query("SELECT id, link FROM mail_outbox WHERE kind = 'email_verification' AND recipient = ?1").get(ADMIN) as { id: string; link: string });
   db.close();
   noteSecret("mailed link", link);
   const verified = await api("POST", "/auth/email/verify", { token: decodeURIComponent(/token=([^&]+)/.exec(new URL(link).hash)![1]!) });
