@@ -707,6 +707,8 @@ CREATE TRIGGER deal_search_pending_update AFTER UPDATE OF search_text, stage, as
   INSERT INTO deal_search_pending (tenant_id, id, sign, stage, assigned_to, search_text, title_key, account_key, contact_key)
     VALUES (new.tenant_id, (SELECT coalesce(max(id), 0) + 1 FROM deal_search_pending WHERE tenant_id = new.tenant_id), 1,
       new.stage, new.assigned_to, new.search_text, new.title_key, new.account_key, new.contact_key);
+END;
+
 -- ---- version 16: the outbox keeps links sealed (issue 29) ----
 
 -- A pending mail's link is a live credential; the store seals it (and the bodies that carry it)

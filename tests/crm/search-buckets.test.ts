@@ -143,6 +143,9 @@ describe("deal_key_grams", () => {
     db.transaction(() => {
       // Version 15's pending rows (folded above) and triggers out, version 14's column out, version 12's gram triggers back.
       db.run("ALTER TABLE users DROP COLUMN provider_verified_at");
+      // Version 16's outbox triggers out.
+      db.run("DROP TRIGGER mail_outbox_link_sealed_insert");
+      db.run("DROP TRIGGER mail_outbox_link_sealed_update");
       for (const tr of ["deal_search_pending_insert", "deal_search_pending_delete", "deal_search_pending_update"]) db.run(`DROP TRIGGER ${tr}`);
       db.run("DROP TABLE deal_search_pending");
       db.exec(migration12.slice(migration12.indexOf("CREATE TRIGGER deal_grams_insert")));

@@ -189,6 +189,9 @@ describe("deal_gram_counts", () => {
       // Nor version 13's key-gram counts, nor version 14's column.
       db.run("DROP TABLE deal_key_grams");
       db.run("ALTER TABLE users DROP COLUMN provider_verified_at");
+      // Version 16's outbox triggers out.
+      db.run("DROP TRIGGER mail_outbox_link_sealed_insert");
+      db.run("DROP TRIGGER mail_outbox_link_sealed_update");
       db.run("PRAGMA user_version = 11");
     })();
     const acc = await org.account("Version Eleven Ltd");

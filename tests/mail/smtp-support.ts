@@ -105,3 +105,5 @@ export const tokenOf = (link: string): string => decodeURIComponent(new URL(link
 
 /** The first http(s) link in a text. */
 export const firstLink = (text: string): string => /https?:\/\/\S+/.exec(text)![0];
+/** The mail's link that carries a token (a reset mail also names the page where identities are reviewed). */
+export const tokenLink = (text: string): string => /https?:\/\/\S+#token=\S+/.exec(text)![0];

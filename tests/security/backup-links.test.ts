@@ -104,7 +104,7 @@ describe("a backup holds no usable link", () => {
     const { t, org } = await pendingLinks(db);
     await t.close();
     apps.splice(apps.indexOf(t), 1);
-    // The file as release 13 left it: no sealing trigger, the links and bodies clear.
+    // The file as the release before the sealing (version 15) left it: no sealing trigger, the links and bodies clear.
     const link = `http://${org.subdomain}.localhost:8000/accept-invitation#token=${encodeURIComponent(`${org.tenant.id}.olderreleasesecret0123456789abcdef`)}`;
     const d = new Database(db);
     d.run("DROP TRIGGER mail_outbox_link_sealed_insert");
@@ -112,11 +112,11 @@ describe("a backup holds no usable link", () => {
     d.run("INSERT INTO mail_outbox (id, tenant_id, kind, recipient, subject, text_body, html_body, link, status, next_attempt_at, created_at) VALUES ('clear1', ?1, 'invitation', 'old@x.test', 'Join', ?2, ?3, ?4, 'pending', 0, 0)", [
       org.tenant.id, `Join us: ${link}`, `<a href="${link}">Join</a>`, link,
     ]);
-    d.run("PRAGMA user_version = 13");
+    d.run("PRAGMA user_version = 15");
     d.close();
     const upgraded = testApp({ db });
     apps.push(upgraded);
-    const bak = readFileSync(`${db}.v13.bak`).toString("latin1");
+    const bak = readFileSync(`${db}.v15.bak`).toString("latin1");
     expect(bak.includes("olderreleasesecret")).toBe(false);
     // The live file too, once its WAL is folded in (as restore does before keeping it aside): secure_delete zeroed the old cells.
     upgraded.ctx.db.run("PRAGMA wal_checkpoint(TRUNCATE)");
