@@ -9,6 +9,7 @@ import { createPostgresAuditStore } from "./audit";
 import { createPostgresCrmStore } from "./crm";
 import { createPostgresDealsQuery } from "./deals-query";
 import { type Pg, openPostgres } from "./database";
+import { createPostgresIdempotencyStore } from "./idempotency";
 import { createPostgresInvitationsStore } from "./invitations";
 import { createPostgresMagicLinksStore } from "./magic-links";
 import { createPostgresMailStore } from "./mail";
@@ -66,6 +67,7 @@ export function createPostgresStores(pg: Pg) {
     passwords: createPostgresPasswordStore(pg, { security, tokens: accountTokens }),
     support: createPostgresSupportStore(pg),
     seed: createPostgresSeedStore(pg),
+    idempotency: createPostgresIdempotencyStore(pg),
   };
 }
 

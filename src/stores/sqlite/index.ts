@@ -8,6 +8,7 @@ import { createSqliteAccountTokensStore } from "./account-tokens";
 import { createSqliteAuditStore } from "./audit";
 import { createSqliteCrmStore } from "./crm";
 import { createSqliteDealsQuery } from "./deals-query";
+import { createSqliteIdempotencyStore } from "./idempotency";
 import { createSqliteInvitationsStore } from "./invitations";
 import { createSqliteMagicLinksStore } from "./magic-links";
 import { createSqliteMailStore } from "./mail";
@@ -65,6 +66,7 @@ export function createSqliteStores(db: Db) {
     passwords: createSqlitePasswordStore(db, { security, tokens: accountTokens }),
     support: createSqliteSupportStore(db),
     seed: createSqliteSeedStore(db),
+    idempotency: createSqliteIdempotencyStore(db),
   };
 }
 
