@@ -6,7 +6,7 @@ import type { IdempotencyHold, IdempotencyKeyRef, IdempotencyStore } from "./rep
 export const KEY_TTL_MS = 24 * 3_600_000;
 /** A key 'running' this long belongs to a request that died (or hangs): a retry with the same body takes it over. */
 export const KEY_LEASE_MS = 60_000;
-/** The expiry sweep's step: organizations probed, keys deleted (one short transaction each; see tests/idempotency). */
+/** The expiry sweep's step: organizations probed, keys deleted (one short transaction each; measured in tests/stores/idempotency.test.ts). */
 export const PURGE_TENANTS_PER_STEP = 50;
 export const PURGE_ROWS_PER_STEP = 500;
 
