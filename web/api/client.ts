@@ -7,6 +7,7 @@
  * submission (submissionKey), so a double click or a retried timeout never makes two records.
  */
 import type * as T from "./types";
+import { submissionDone, submissionKey } from "./submission-key";
 
 export type * from "./types";
 
@@ -131,24 +132,6 @@ export function stopRefresh(): void {
   clearTimeout(refreshTimer);
 }
 
-/**
- * One Idempotency-Key per form submission: a create gets the key of the submission under way for
- * its path, or a new one. The same body sent again (a double click, "Create" pressed again after a
- * timeout or a lost answer) is the same submission and keeps its key, so the server answers it with
- * the first answer instead of making a second record; another body, or any create after a success,
- * gets a new key. Random from getRandomValues, which (unlike randomUUID) plain-http pages have too.
- */
-const submissions = new Map<string, { key: string; body: string }>();
-
-export function submissionKey(path: string, body: unknown): string {
-  const text = JSON.stringify(body ?? {});
-  const open = submissions.get(path);
-  if (open && open.body === text) return open.key;
-  const key = Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, "0")).join("");
-  submissions.set(path, { key, body: text });
-  return key;
-}
-
 /** A retry of a submission the server is still working on waits this long, this many times (about 10 s). */
 const IN_PROGRESS_WAIT_MS = 500;
 const IN_PROGRESS_TRIES = 20;
@@ -160,12 +143,12 @@ export async function request<R>(method: string, path: string, o: Options = {}):
     try {
       const answer = await once<R>(method, path, o, key);
       // Done: the next submission of this form is a new one.
-      if (submissions.get(path)?.key === key) submissions.delete(path);
+      submissionDone(path, key);
       return answer;
     } catch (e) {
       if (!(e instanceof ApiError) || e.status !== 409) throw e;
       if (e.code === "idempotency_key_reused") {
-        submissions.delete(path);
+        submissionDone(path, key);
         throw new ApiError(409, e.code, "This form was already sent with other values. Check the list for it, then send the form again if it is missing.");
       }
       if (e.code !== "idempotency_key_in_progress") throw e;
