@@ -94,6 +94,15 @@ for (const backend of BACKENDS) {
       await keys.claim(dup, "h", 1_000, 1_000 + DAY, 0);
       await expect(withHeldKey(dup, () => crm.insertAccount(account("t1", "acc-1")))).rejects.toThrow();
       expect(await rows(`SELECT state, resource_id FROM idempotency_keys WHERE tenant_id = 't1' AND key = 'k5'`)).toEqual([{ state: "running", resource_id: null }]);
+      // One keyed create writes one record: a second create in the same scope leaves the key naming the first.
+      const once = hold("k6", "g4");
+      await keys.claim(once, "h", 1_000, 1_000 + DAY, 0);
+      await withHeldKey(once, async () => {
+        await crm.insertAccount(account("t1", "acc-4"));
+        await crm.insertAccount(account("t1", "acc-5"));
+      });
+      expect(await rows(`SELECT state, resource_id FROM idempotency_keys WHERE tenant_id = 't1' AND key = 'k6'`)).toEqual([{ state: "created", resource_id: "acc-4" }]);
+      expect(await rows(`SELECT id FROM accounts WHERE tenant_id = 't1' AND id IN ('acc-4', 'acc-5') ORDER BY id`)).toEqual([{ id: "acc-4" }, { id: "acc-5" }]);
       // Without a held key the store writes as before.
       await crm.insertAccount(account("t1", "acc-3"));
       expect(await rows(`SELECT id FROM accounts WHERE tenant_id = 't1' AND id = 'acc-3'`)).toEqual([{ id: "acc-3" }]);

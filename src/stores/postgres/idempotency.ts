@@ -1,5 +1,5 @@
 import type { IdempotencyHold, IdempotencyKeyRef, IdempotencyRow, IdempotencyStore } from "../../idempotency/repo";
-import { IdempotencyKeyLost, heldKey } from "../../idempotency/scope";
+import { IdempotencyKeyLost, heldKey, keyMarked } from "../../idempotency/scope";
 import type { Pg, PgQueries, PgTx } from "./database";
 
 /**
@@ -14,6 +14,7 @@ export async function keyCreatedInTx(tx: PgTx, resourceId: string): Promise<void
   const n = await tx.run`UPDATE idempotency_keys SET state = 'created', resource_id = ${resourceId}
     WHERE tenant_id = ${h.tenantId} AND user_id = ${h.userId} AND key = ${h.key} AND claim = ${h.claim} AND state = 'running'`;
   if (n === 0) throw new IdempotencyKeyLost();
+  keyMarked();
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { Statement } from "bun:sqlite";
 import { type Db, writeTx } from "../../db/database";
 import type { IdempotencyHold, IdempotencyKeyRef, IdempotencyRow, IdempotencyStore } from "../../idempotency/repo";
-import { IdempotencyKeyLost, heldKey } from "../../idempotency/scope";
+import { IdempotencyKeyLost, heldKey, keyMarked } from "../../idempotency/scope";
 
 const MARK_CREATED = `UPDATE idempotency_keys SET state = 'created', resource_id = ?5
   WHERE tenant_id = ?1 AND user_id = ?2 AND key = ?3 AND claim = ?4 AND state = 'running'`;
@@ -20,6 +20,7 @@ export function keyCreatedInTx(db: Db, resourceId: string): void {
   let mark = marks.get(db);
   if (!mark) marks.set(db, (mark = db.prepare(MARK_CREATED)));
   if (mark.run(h.tenantId, h.userId, h.key, h.claim, resourceId).changes === 0) throw new IdempotencyKeyLost();
+  keyMarked();
 }
 
 /**
