@@ -10,6 +10,7 @@
 // The seed replays the random choices (operations, kill delays, victims), not the machine's timing.
 import { Database } from "bun:sqlite";
 import { rmSync } from "node:fs";
+import { type CutCreate, keyProblems, retryCutCreates } from "./crash/keys";
 import { connectionsGone, readRows, startCrashDatabase } from "./crash/postgres";
 import { fail, options, seededRandom, serverWorld, startMailSink } from "./crash/world";
 
@@ -44,6 +45,10 @@ let cents = 100_000;
 let inviteNo = 0;
 let acknowledged = 0;
 let cutOff = 0;
+const cutCreates: CutCreate[] = []; // deal creates a kill cut off: sent again with their Idempotency-Key
+let keysWaiting = 0;
+let cutResent = 0;
+let cutAnswered = 0;
 
 async function createTenants(): Promise<void> {
   const migrate = Bun.spawnSync([...suite, "migrate"], { cwd: dir, env });
@@ -62,8 +67,8 @@ async function createTenants(): Promise<void> {
   tenants.push(...subs.map((sub) => ({ sub, token: "", accountId: "", invites: 0 })));
 }
 
-async function call(base: string, method: string, path: string, token: string | null, body: unknown, tenant?: string) {
-  const headers: Record<string, string> = { "content-type": "application/json" };
+async function call(base: string, method: string, path: string, token: string | null, body: unknown, tenant?: string, extra: Record<string, string> = {}) {
+  const headers: Record<string, string> = { "content-type": "application/json", ...extra };
   if (token) headers.authorization = `Bearer ${token}`;
   if (tenant) headers["x-tenant"] = tenant;
   const res = await fetch(`${base}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
@@ -97,6 +102,7 @@ async function write(round: Round): Promise<void> {
   const r = random();
   let send: () => Promise<{ status: number; body: Record<string, any> }>;
   let onAck: (body: Record<string, any>, at: number) => void;
+  let onCut = () => {};
   let expected: number;
   if (r < 0.03 && mayInvite(round)) {
     round.invites++;
@@ -118,7 +124,10 @@ async function write(round: Round): Promise<void> {
     const t = pick(tenants);
     const w: Write = { cents: ++cents, sent: performance.now(), acked: null, round: no };
     const title = `crash deal ${w.cents}`;
-    send = () => call(base, "POST", "/crm/deals", t.token, { title, account_id: t.accountId, value: money(w.cents) });
+    const body = { title, account_id: t.accountId, value: money(w.cents) };
+    const key = `crash-${opts.seed}-${w.cents}`;
+    send = () => call(base, "POST", "/crm/deals", t.token, body, undefined, { "idempotency-key": key });
+    onCut = () => cutCreates.push({ key, title, token: t.token, body });
     onAck = (body, at) => {
       w.acked = at;
       deals.push({ id: body.id, title, tenant: t, writes: [w] });
@@ -130,6 +139,7 @@ async function write(round: Round): Promise<void> {
     answer = await send();
   } catch {
     cutOff++; // cut off by the kill: it may or may not have landed
+    onCut();
     return;
   }
   if (answer.status !== expected) {
@@ -149,7 +159,8 @@ function fileRows() {
     const integrity = (db.query("PRAGMA integrity_check").all() as { integrity_check: string }[]).map((r) => r.integrity_check).join("; ");
     const rows = new Map((db.query("SELECT id, title, value_cents FROM deals").all() as { id: string; title: string; value_cents: number }[]).map((r) => [r.id, r]));
     const invited = new Set((db.query("SELECT t.subdomain || ' ' || i.email AS k FROM invitations i JOIN tenants t ON t.id = i.tenant_id").all() as { k: string }[]).map((r) => r.k));
-    return { deals: rows, invited, integrity };
+    const keys = db.query("SELECT key, state, resource_id FROM idempotency_keys").all() as { key: string; state: string; resource_id: string | null }[];
+    return { deals: rows, invited, integrity, keys };
   } finally {
     db.close();
   }
@@ -160,9 +171,10 @@ function fileRows() {
  * server is never killed here (only the suite's instances are): its integrity is not in question.
  */
 async function checkFile(): Promise<{ lost: Map<string, string>; integrity: string }> {
-  const { deals: rows, invited, integrity } = database ? { ...(await readRows(database.pg)), integrity: "ok" } : fileRows();
+  const { deals: rows, invited, integrity, keys } = database ? { ...(await readRows(database.pg)), integrity: "ok" } : fileRows();
   {
     const lost = new Map<string, string>(); // one entry per lost write's deal or invitation
+    for (const p of keyProblems(rows.values(), keys)) lost.set(p, p);
     for (const d of deals) {
       const row = rows.get(d.id);
       if (!row || row.title !== d.title) {
@@ -180,6 +192,20 @@ async function checkFile(): Promise<{ lost: Map<string, string>; integrity: stri
     for (const i of invitations) if (!invited.has(`${i.tenant.sub} ${i.email}`)) lost.set(i.email, `invitation of ${i.email} in ${i.tenant.sub} acknowledged but missing`);
     return { lost, integrity };
   }
+}
+
+/** The creates a kill cut off, sent again with their keys: each acknowledged one is checked like any other. */
+async function retryCut(base: string): Promise<void> {
+  cutResent += cutCreates.length;
+  const r = await retryCutCreates(cutCreates, (method, path, token, body, headers) => call(base, method, path, token, body, undefined, headers));
+  for (const d of r.acked) {
+    acknowledged++;
+    const cents = Number(d.title.replace("crash deal ", ""));
+    if (!deals.some((x) => x.id === d.id)) deals.push({ id: d.id, title: d.title, tenant: tenants.find((t) => t.token === d.token)!, writes: [{ cents, sent: 0, acked: 0, round: -1 }] });
+  }
+  refused.push(...r.problems);
+  keysWaiting = r.waiting;
+  cutAnswered += r.acked.length;
 }
 
 /** A sample of acknowledged deals, read back through the restarted server. */
@@ -209,6 +235,7 @@ for (let round = 0; round < opts.rounds; round++) {
   if (!database) servers[0] = await startServer();
   if (round === 0) await signInTenants(servers[0]!.base);
   else for (const s of servers) note(await checkServed(s.base));
+  await retryCut(servers[0]!.base);
   const before = acknowledged;
   const cutBefore = cutOff;
   const state: Round = { no: round, base: () => servers[turn++ % servers.length]!.base, invites: 0, over: false };
@@ -244,6 +271,7 @@ for (let round = 0; round < opts.rounds; round++) {
 
 if (!database) servers[0] = await startServer();
 for (const s of servers) note(await checkServed(s.base), "after the last restart: ");
+await retryCut(servers[0]!.base);
 const waitStart = performance.now();
 const undelivered = () => invitations.filter((i) => !mails.has(i.email));
 while (undelivered().length > 0 && performance.now() - waitStart < MAIL_WAIT_MS) await Bun.sleep(50);
@@ -273,7 +301,9 @@ const duplicates = inviteMails.reduce((n, [, count]) => n + count - 1, 0);
 
 console.log(
   `final start: up in ${Math.max(...servers.map((s) => s.readyMs)).toFixed(0)} ms; mail for every acknowledged invitation after ${mailWait.toFixed(0)} ms; ` +
-    `SIGTERM -> exit ${exitCodes.map((c) => c ?? "none").join(", ")} in ${stopMs.toFixed(0)} ms; ${cutOff} writes cut off in all`,
+    `SIGTERM -> exit ${exitCodes.map((c) => c ?? "none").join(", ")} in ${stopMs.toFixed(0)} ms; ${cutOff} writes cut off in all; ` +
+    `cut-off creates sent again with their Idempotency-Key ${cutResent} times: ${cutAnswered} answered with their deal, ${keysWaiting} still in progress at the end ` +
+    "(a key claimed when its server died frees itself after 60 s)",
 );
 for (const p of [...lost.values()].slice(0, 20)) console.error(`crash-test: LOST ${p}`);
 for (const r of refused.slice(0, 10)) console.error(`crash-test: a write was refused: ${r}`);

@@ -13,6 +13,7 @@ import type { Config } from "./config";
 import { createDealsService } from "./crm/deals-service";
 import { createCrmService } from "./crm/service";
 import { createAuditService } from "./audit/service";
+import { createIdempotencyService } from "./idempotency/service";
 import type { AuditEntry } from "./security/repo";
 import { type Pg, type Stores, type StoresOptions, openStores } from "./stores";
 import type { Db } from "./db/database";
@@ -97,6 +98,7 @@ export function createContext(opts: ContextOptions) {
   const usersService = createUsersService({ users });
   const members = createMembersService({ now, members: stores.members, security, limiter, limits, requireRecentProof: auth.requireRecentProof });
   const transfer = createTransferService({ now, repo: crm, transfer: stores.transfer });
+  const idempotency = createIdempotencyService({ now, store: stores.idempotency });
   // TOTP secrets are sealed under SUITE_ENCRYPTION_KEY, or the key file's key.
   const secretBox = createSecretBox(keys.encryptionKey);
   const twoFactor = createTwoFactorService({ config, now, repo: stores.twoFactor, box: secretBox, users, tenants, tokens, hasher, limiter, limits, auth, audit });
@@ -167,6 +169,8 @@ export function createContext(opts: ContextOptions) {
     deals,
     /** CSV export and import of deals, accounts and contacts. */
     transfer,
+    /** Idempotency-Keys of creates: one answer per key, organization and user (src/idempotency/create-once.ts). */
+    idempotency,
     /** The team: the member list and profiles. */
     users: usersService,
     /** Members changed by themselves or their admins: name, role, profile, removal, 2FA reset, unlock. */
@@ -191,7 +195,7 @@ export function createContext(opts: ContextOptions) {
     ping: () => stores.ping(),
     /** Resolves once every commit so far is on disk: an answer after a write awaits it (http/core.ts). */
     durable: () => stores.durable(),
-    /** Periodic clean-up: finished rate-limit windows, and sessions a day past their end. */
+    /** Periodic clean-up: finished rate-limit windows, sessions a day past their end, expired Idempotency-Keys. */
     async housekeep(): Promise<void> {
       const t = now();
       await security.sweep(t);
@@ -200,6 +204,7 @@ export function createContext(opts: ContextOptions) {
       await accountTokens.purgeExpired(t - 86_400_000);
       await stores.oidc.purgeExpired(t);
       await mail.purgeFinished(t - 30 * 86_400_000);
+      await idempotency.purgeExpired(t);
     },
     close: () => {
       metrics.close();

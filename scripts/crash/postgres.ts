@@ -34,13 +34,15 @@ export async function startCrashDatabase(): Promise<CrashDatabase> {
 export interface StoredRows {
   deals: Map<string, { id: string; title: string; value_cents: number }>;
   invited: Set<string>;
+  keys: Array<{ key: string; state: string; resource_id: string | null }>;
 }
 
 /** The deals and invitations as the database holds them (the same reads as the SQLite file's). */
 export async function readRows(pg: Pg): Promise<StoredRows> {
   const deals = await pg.all<{ id: string; title: string; value_cents: number }>`SELECT id, title, value_cents FROM deals`;
   const invited = await pg.all<{ k: string }>`SELECT t.subdomain || ' ' || i.email AS k FROM invitations i JOIN tenants t ON t.id = i.tenant_id`;
-  return { deals: new Map(deals.map((r) => [r.id, r])), invited: new Set(invited.map((r) => r.k)) };
+  const keys = await pg.all<{ key: string; state: string; resource_id: string | null }>`SELECT key, state, resource_id FROM idempotency_keys`;
+  return { deals: new Map(deals.map((r) => [r.id, r])), invited: new Set(invited.map((r) => r.k)), keys };
 }
 
 /** Waits (up to 30 s) until no connection of the process `pid` is left on the server. */

@@ -91,8 +91,10 @@ const STAGE_DELETE_PARAMETERS = [
 ];
 
 type RouteDoc = Parameters<typeof doc>[0];
-const crm = (summary: string, ok: RouteDoc["ok"], errors: number[] = [], parameters?: unknown[], codes?: RouteDoc["codes"]) =>
-  doc({ summary, tags: ["crm"], auth: true, ok, errors: [...errors, 403], parameters, codes });
+const crm = (summary: string, ok: RouteDoc["ok"], errors: number[] = [], parameters?: unknown[], codes?: RouteDoc["codes"], idempotent?: boolean) =>
+  doc({ summary, tags: ["crm"], auth: true, ok, errors: [...errors, 403], parameters, codes, idempotent });
+/** A create: takes the Idempotency-Key header. */
+const create = (summary: string, ok: RouteDoc["ok"], errors: number[] = [], codes?: RouteDoc["codes"]) => crm(summary, ok, errors, undefined, codes, true);
 
 const DEAL = ["DealRead", DealRead] as const;
 const ACCOUNT = ["AccountRead", AccountRead] as const;
@@ -101,22 +103,22 @@ const CONTACT = ["ContactRead", ContactRead] as const;
 /** The route descriptions, by route. */
 export const CRM_DOCS = {
   listStages: crm("The organization's pipeline stages, in order", { 200: ["StageList", t.Array(StageRead)] }),
-  createStage: crm("Add a pipeline stage (admins)", { 201: ["StageRead", StageRead] }, [409], undefined, { 409: ["stage_exists"] }),
+  createStage: create("Add a pipeline stage (admins)", { 201: ["StageRead", StageRead] }, [409], { 409: ["stage_exists"] }),
   patchStage: crm("Change a stage's name, colour, probability or outcome (admins); deals show it at once", { 200: ["StageRead", StageRead] }, [404]),
   reorderStages: crm("Put the stages in a new order: every stage id once (admins)", { 200: ["StageList", t.Array(StageRead)] }),
   deleteStage: crm("Delete a stage, moving its deals to `move_to` in the same transaction (admins)", { 204: null }, [404, 409], STAGE_DELETE_PARAMETERS, { 409: ["last_stage"] }),
   listDeals: crm("The deal list: paged, filtered, sorted and searched", { 200: ["DealPage", pageSchema(DealRead)] }, [], DEAL_LIST_PARAMETERS),
-  createDeal: crm("Create a deal", { 201: DEAL }, [404]),
+  createDeal: create("Create a deal", { 201: DEAL }, [404]),
   getDeal: crm("One deal", { 200: DEAL }, [404]),
   patchDeal: crm("Change any writable field of a deal", { 200: DEAL }, [404]),
   deleteDeal: crm("Delete a deal", { 204: null }, [404]),
   listAccounts: crm("The organization's accounts, newest first", { 200: ["AccountPage", pageSchema(AccountRead)] }, [], PAGE_PARAMETERS),
-  createAccount: crm("Create an account", { 201: ACCOUNT }),
+  createAccount: create("Create an account", { 201: ACCOUNT }),
   getAccount: crm("One account", { 200: ACCOUNT }, [404]),
   patchAccount: crm("Change an account; a new name shows at once in its deals", { 200: ACCOUNT }, [404]),
   deleteAccount: crm("Delete an account that has no deals", { 204: null }, [404, 409], undefined, { 409: ["account_has_deals"] }),
   listContacts: crm("The organization's contacts, newest first", { 200: ["ContactPage", pageSchema(ContactRead)] }, [], PAGE_PARAMETERS),
-  createContact: crm("Create a contact", { 201: CONTACT }, [404]),
+  createContact: create("Create a contact", { 201: CONTACT }, [404]),
   getContact: crm("One contact", { 200: CONTACT }, [404]),
   patchContact: crm("Change a contact; a new name shows at once in its deals", { 200: CONTACT }, [404]),
   deleteContact: crm("Delete a contact; its deals keep going without one", { 204: null }, [404]),

@@ -6,6 +6,7 @@ import { QueryReader, rawQuery } from "../http/paging";
 import type { AssigneeFilter } from "./deals-service";
 import { AccountCreate, AccountPatch, ContactCreate, ContactPatch, DealCreate, DealPatch, SORT_DIRS, SORT_FIELDS, StageCreate, StagePatch, StageReorder } from "./model";
 import { decimalText } from "./money";
+import { createOnce } from "../idempotency/create-once";
 import { CRM_DOCS as D } from "./docs";
 
 /** The deal list's parameters (SPEC.md, CONTRACT §10); every failing one gets its own 422 item. */
@@ -83,9 +84,9 @@ export const crmRoutes = (ctx: Context) =>
     .get("/pipeline-stages", ({ auth }) => ctx.crm.stages(auth), D.listStages)
     .post(
       "/pipeline-stages",
-      async ({ auth, body, set }) => {
+      async ({ auth, body, set, request }) => {
         set.status = 201;
-        return ctx.crm.createStage(auth, body);
+        return createOnce(ctx.idempotency, { auth, body, set, request }, () => ctx.crm.createStage(auth, body), (id) => ctx.crm.getStage(auth, id));
       },
       { body: StageCreate, transform: stageNumbers, ...D.createStage },
     )
@@ -113,9 +114,9 @@ export const crmRoutes = (ctx: Context) =>
     .get("/deals", ({ auth, request }) => ctx.deals.list(auth, readDealQuery(request.url)), D.listDeals)
     .post(
       "/deals",
-      async ({ auth, body, set }) => {
+      async ({ auth, body, set, request }) => {
         set.status = 201;
-        return ctx.deals.create(auth, body);
+        return createOnce(ctx.idempotency, { auth, body, set, request }, () => ctx.deals.create(auth, body), (id) => ctx.deals.read(auth, id));
       },
       { body: DealCreate, transform: valueAsText, ...D.createDeal },
     )
@@ -132,9 +133,9 @@ export const crmRoutes = (ctx: Context) =>
     .get("/accounts", ({ auth, request }) => ctx.crm.listAccounts(auth, readListQuery(request.url)), D.listAccounts)
     .post(
       "/accounts",
-      async ({ auth, body, set }) => {
+      async ({ auth, body, set, request }) => {
         set.status = 201;
-        return ctx.crm.createAccount(auth, body);
+        return createOnce(ctx.idempotency, { auth, body, set, request }, () => ctx.crm.createAccount(auth, body), (id) => ctx.crm.getAccount(auth, id));
       },
       { body: AccountCreate, ...D.createAccount },
     )
@@ -151,9 +152,9 @@ export const crmRoutes = (ctx: Context) =>
     .get("/contacts", ({ auth, request }) => ctx.crm.listContacts(auth, readListQuery(request.url)), D.listContacts)
     .post(
       "/contacts",
-      async ({ auth, body, set }) => {
+      async ({ auth, body, set, request }) => {
         set.status = 201;
-        return ctx.crm.createContact(auth, body);
+        return createOnce(ctx.idempotency, { auth, body, set, request }, () => ctx.crm.createContact(auth, body), (id) => ctx.crm.getContact(auth, id));
       },
       { body: ContactCreate, ...D.createContact },
     )

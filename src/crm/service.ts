@@ -51,6 +51,13 @@ export function createCrmService(d: CrmDeps) {
     }
   }
 
+  /** One stage by id (a keyed create's answer rebuilt: src/idempotency/create-once.ts). */
+  async function getStage(auth: Principal, id: string): Promise<StageRead> {
+    const s = (await repo.stages(auth.tenantId)).find((x) => x.id === id);
+    if (!s) throw errors.notFound("Pipeline stage not found.");
+    return toStageRead(s);
+  }
+
   // ---- accounts ----
 
   const accountOr404 = async (tenantId: string, id: string): Promise<AccountRow> => {
@@ -162,6 +169,7 @@ export function createCrmService(d: CrmDeps) {
   return {
     stages,
     createStage,
+    getStage,
     listAccounts,
     createAccount,
     getAccount,

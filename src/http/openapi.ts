@@ -96,6 +96,19 @@ export const PARAMETERS = {
     schema: { type: "string", maxLength: 63, pattern: X_TENANT_PATTERN },
     example: "acme",
   },
+  IdempotencyKey: {
+    name: "Idempotency-Key",
+    in: "header",
+    required: false,
+    description:
+      "Makes a retried create safe: a client-chosen key (a UUID), one per intended record, kept 24 hours per organization and user. " +
+      "A retry with the same key, method, path and body gets the first answer again (same status and body, header `Idempotent-Replayed: true`) " +
+      "and creates nothing; the same key with another body is 409 `idempotency_key_reused`; a retry while the first is still being processed is " +
+      "409 `idempotency_key_in_progress` (with Retry-After). A refused create (4xx) keeps nothing: the key can be sent again with a corrected body. " +
+      "Over 255 characters, empty, or with control characters: 422.",
+    schema: { type: "string", minLength: 1, maxLength: 255 },
+    example: "3f1c2a9e-8a57-4f0e-9c39-0d7c1b5e2f64",
+  },
 } as const;
 
 /**
@@ -157,7 +170,11 @@ export interface RouteDoc {
   cookies?: "set" | "clear";
   /** The codes of an error status whose code depends on the route (400, 409, 503), most frequent first. */
   codes?: Partial<Record<number, readonly string[]>>;
+  /** A create that takes the Idempotency-Key header (src/idempotency/create-once.ts). */
+  idempotent?: boolean;
 }
+
+const IDEMPOTENCY_CODES = ["idempotency_key_reused", "idempotency_key_in_progress"] as const;
 
 /**
  * The `detail` of a route: its OpenAPI operation. Responses are described here rather than as
@@ -170,14 +187,16 @@ export function doc(d: RouteDoc): { detail: DocumentDecoration } {
     if (body) named.set(body[0], body[1]);
     responses[status] = { description: REASONS[Number(status)] ?? "OK", ...cookies, ...(body ? json(ref(body[0])) : {}) } as never;
   }
-  const failures = new Set([...(d.auth ? [401, 403] : []), ...(d.errors ?? []), 422, 500, 507]);
-  for (const status of [...failures].sort()) responses[status] = errorResponse(status, d.codes?.[status]) as never;
+  const failures = new Set([...(d.auth ? [401, 403] : []), ...(d.errors ?? []), ...(d.idempotent ? [409] : []), 422, 500, 507]);
+  const codes = d.idempotent ? { ...d.codes, 409: [...(d.codes?.[409] ?? []), ...IDEMPOTENCY_CODES] } : d.codes;
+  for (const status of [...failures].sort()) responses[status] = errorResponse(status, codes?.[status]) as never;
+  const parameters = [...(d.parameters ?? []), ...(d.idempotent ? [{ $ref: "#/components/parameters/IdempotencyKey" }] : [])];
   return {
     detail: {
       summary: d.summary,
       tags: [...d.tags],
       ...(d.description ? { description: d.description } : {}),
-      ...(d.parameters ? { parameters: d.parameters as never } : {}),
+      ...(parameters.length ? { parameters: parameters as never } : {}),
       ...(d.auth ? { security: [{ bearer: [] }, { cookie: [] }] } : { security: [] }),
       responses,
     },

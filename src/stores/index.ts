@@ -13,6 +13,7 @@ import type { StagesStore } from "../crm/stages-repo";
 import type { TransferStore } from "../crm/transfer-repo";
 import type { Db } from "../db/database";
 import type { WalSync } from "../db/group-commit";
+import type { IdempotencyStore } from "../idempotency/repo";
 import type { MailStore } from "../mail/repo";
 import type { ServerKeys } from "../security/key-file";
 import type { SecurityStore } from "../security/repo";
@@ -56,6 +57,8 @@ export interface Stores {
   support: SupportStore;
   /** Demo data for `suite seed`. */
   seed: DemoSeedStore;
+  /** Idempotency-Keys of creates (src/idempotency). */
+  idempotency: IdempotencyStore;
   /** The server's signing and sealing keys (SUITE_JWT_SECRET and SUITE_ENCRYPTION_KEY win over them). */
   keys: ServerKeys;
   /** Resolves when the database answers; rejects when it does not (GET /health). */

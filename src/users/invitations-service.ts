@@ -153,7 +153,14 @@ export function createInvitationsService(d: InvitationsDeps) {
     return toInvitationRead(outcome.row);
   }
 
-  return { invite, accept, list, revoke };
+  /** One invitation by id (a keyed invite's answer rebuilt: src/idempotency/create-once.ts). */
+  async function read(p: Principal, id: string): Promise<InvitationRead> {
+    const row = await d.invitations.byId(p.tenantId, id);
+    if (!row) throw errors.notFound("No such invitation.");
+    return toInvitationRead(row);
+  }
+
+  return { invite, accept, list, revoke, read };
 }
 
 export type InvitationsService = ReturnType<typeof createInvitationsService>;

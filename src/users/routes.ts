@@ -4,6 +4,7 @@ import type { Context } from "../context";
 import { authGuard, requireAdmin } from "../http/auth-guard";
 import { requestInfo } from "../http/client";
 import { doc } from "../http/openapi";
+import { createOnce } from "../idempotency/create-once";
 import { lowerCaseFields } from "../http/validation";
 import { INVITATION_STATUSES, InvitationRead, InviteUserBody } from "./invitations-model";
 import { UpdateUserBody, UserRead } from "./model";
@@ -30,9 +31,13 @@ export const usersRoutes = (ctx: Context) => {
     .post(
       "/invite",
       async ({ auth, body, request, server, set }) => {
-        const { created, invitation } = await ctx.invitations.invite(auth, body, requestInfo(request, server, ctx.config.trustProxy));
-        set.status = created ? 201 : 200;
-        return invitation;
+        set.status = 201;
+        const invite = async () => {
+          const { created, invitation } = await ctx.invitations.invite(auth, body, requestInfo(request, server, ctx.config.trustProxy));
+          set.status = created ? 201 : 200;
+          return invitation;
+        };
+        return createOnce(ctx.idempotency, { auth, body, set, request }, invite, (id) => ctx.invitations.read(auth, id));
       },
       {
         body: InviteUserBody,
@@ -45,6 +50,7 @@ export const usersRoutes = (ctx: Context) => {
           ok: { 201: INVITATION, 200: INVITATION },
           errors: [404, 409, 429],
           codes: { 409: ["already_member"] },
+          idempotent: true,
         }),
       },
     )

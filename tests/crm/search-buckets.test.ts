@@ -146,6 +146,8 @@ describe("deal_key_grams", () => {
       // Version 16's outbox triggers out.
       db.run("DROP TRIGGER mail_outbox_link_sealed_insert");
       db.run("DROP TRIGGER mail_outbox_link_sealed_update");
+      // Version 17's idempotency keys out.
+      db.run("DROP TABLE idempotency_keys");
       for (const tr of ["deal_search_pending_insert", "deal_search_pending_delete", "deal_search_pending_update"]) db.run(`DROP TRIGGER ${tr}`);
       db.run("DROP TABLE deal_search_pending");
       db.exec(migration12.slice(migration12.indexOf("CREATE TRIGGER deal_grams_insert")));

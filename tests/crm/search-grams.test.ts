@@ -192,6 +192,8 @@ describe("deal_gram_counts", () => {
       // Version 16's outbox triggers out.
       db.run("DROP TRIGGER mail_outbox_link_sealed_insert");
       db.run("DROP TRIGGER mail_outbox_link_sealed_update");
+      // Version 17's idempotency keys out.
+      db.run("DROP TABLE idempotency_keys");
       db.run("PRAGMA user_version = 11");
     })();
     const acc = await org.account("Version Eleven Ltd");

@@ -8,7 +8,7 @@ import { dirname, join, relative, resolve } from "node:path";
 
 const ROOT = resolve(import.meta.dir, "../..");
 const SRC = join(ROOT, "src");
-const FEATURES = ["auth", "tenants", "users", "crm", "mail", "audit", "web"];
+const FEATURES = ["auth", "tenants", "users", "crm", "mail", "audit", "web", "idempotency"];
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {

@@ -3,9 +3,11 @@
  * session (credentials "same-origin"); every write sends JSON (a body-less POST sends `{}`, as
  * CONTRACT §5's CSRF check wants). The access token is refreshed shortly before it expires and,
  * once, on a 401 `token_expired`; concurrent calls share one refresh in flight. A 401 that a
- * refresh cannot fix sends the user to sign-in.
+ * refresh cannot fix sends the user to sign-in. Creates carry an Idempotency-Key per form
+ * submission (submissionKey), so a double click or a retried timeout never makes two records.
  */
 import type * as T from "./types";
+import { submissionDone, submissionKey } from "./submission-key";
 
 export type * from "./types";
 
@@ -41,6 +43,8 @@ export interface Options {
   bearer?: string;
   /** A file sent as the body itself, as text/csv (the CRM imports), instead of JSON. */
   csv?: Blob | string;
+  /** A create: sent with the Idempotency-Key of its form submission (see submissionKey). */
+  create?: boolean;
 }
 
 /** Access lifetime is 15 minutes by default; refresh a minute before, whatever the server set. */
@@ -90,11 +94,12 @@ async function toError(res: Response): Promise<ApiError> {
   return new ApiError(res.status, body.code ?? `http_${res.status}`, detail, [], retryAfter);
 }
 
-async function send(method: string, path: string, o: Options): Promise<Response> {
+async function send(method: string, path: string, o: Options, idempotencyKey?: string): Promise<Response> {
   const write = method !== "GET" && method !== "HEAD";
   const headers: Record<string, string> = { accept: "application/json" };
   if (write) headers["content-type"] = o.csv !== undefined ? "text/csv" : "application/json";
   if (o.bearer) headers.authorization = `Bearer ${o.bearer}`;
+  if (idempotencyKey) headers["idempotency-key"] = idempotencyKey;
   return fetch(`/api/v1${path}${queryString(o.query)}`, {
     method,
     headers,
@@ -140,15 +145,44 @@ export function stopRefresh(): void {
   clearTimeout(refreshTimer);
 }
 
+/** A retry of a submission the server is still working on waits this long, this many times (about 10 s). */
+const IN_PROGRESS_WAIT_MS = 500;
+const IN_PROGRESS_TRIES = 20;
+
 export async function request<R>(method: string, path: string, o: Options = {}): Promise<R> {
+  if (!o.create) return once<R>(method, path, o);
+  const key = submissionKey(path, o.body);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const answer = await once<R>(method, path, o, key);
+      // Done: the next submission of this form is a new one.
+      submissionDone(path, key);
+      return answer;
+    } catch (e) {
+      if (!(e instanceof ApiError) || e.status !== 409) throw e;
+      if (e.code === "idempotency_key_reused") {
+        submissionDone(path, key);
+        throw new ApiError(409, e.code, "This form was already sent with other values. Check the list for it, then send the form again if it is missing.");
+      }
+      if (e.code !== "idempotency_key_in_progress") throw e;
+      // The first send of this submission is still being saved: wait for its answer.
+      if (attempt >= IN_PROGRESS_TRIES) {
+        throw new ApiError(409, e.code, "Your earlier submission is still being saved. Wait a moment, then check the list before sending the form again.");
+      }
+      await new Promise((r) => setTimeout(r, IN_PROGRESS_WAIT_MS));
+    }
+  }
+}
+
+async function once<R>(method: string, path: string, o: Options, key?: string): Promise<R> {
   if (inFlight && !o.noAuthRetry) await inFlight;
-  let res = await send(method, path, o);
+  let res = await send(method, path, o, key);
   if (res.status === 401 && !o.noAuthRetry) {
     let err = await toError(res);
     // Other 401s (a wrong 2FA code, a wrong password on re-authentication) are the action's answer.
     if (!SESSION_CODES.has(err.code)) throw err;
     if (RETRY_CODES.has(err.code) && (await refreshSession())) {
-      res = await send(method, path, o);
+      res = await send(method, path, o, key);
       if (res.status !== 401) return finish<R>(res);
       err = await toError(res);
       if (!SESSION_CODES.has(err.code)) throw err;
@@ -171,6 +205,8 @@ async function finish<R>(res: Response): Promise<R> {
 
 const get = <R>(path: string, query?: Query, o: Options = {}) => request<R>("GET", path, { ...o, query });
 const post = <R>(path: string, body?: unknown, o: Options = {}) => request<R>("POST", path, { ...o, body });
+/** A POST that creates a record: one per form submission, however often it is sent (submissionKey). */
+const create = <R>(path: string, body: unknown) => request<R>("POST", path, { body, create: true });
 const patch = <R>(path: string, body: unknown) => request<R>("PATCH", path, { body });
 const del = (path: string, query?: Query) => request<void>("DELETE", path, { query });
 
@@ -224,7 +260,7 @@ export const api = {
     resetTwoFactor: (id: string) => post<T.User>(`/users/${enc(id)}/2fa/reset`),
     unlock: (id: string) => post<T.User>(`/users/${enc(id)}/unlock`),
     profiles: () => get<T.Profile[]>("/users/profiles"),
-    invite: (body: { email: string; profile_id?: string | null }) => post<T.Invitation>("/users/invite", body),
+    invite: (body: { email: string; profile_id?: string | null }) => create<T.Invitation>("/users/invite", body),
     invitations: (q: { page?: number; size?: number; status?: T.InvitationStatus }) => get<T.Page<T.Invitation>>("/users/invitations", q),
     revokeInvitation: (id: string) => post<T.Invitation>(`/users/invitations/${enc(id)}/revoke`),
   },
@@ -234,23 +270,23 @@ export const api = {
   },
   crm: {
     stages: () => get<T.Stage[]>("/crm/pipeline-stages"),
-    createStage: (body: T.StageWrite) => post<T.Stage>("/crm/pipeline-stages", body),
+    createStage: (body: T.StageWrite) => create<T.Stage>("/crm/pipeline-stages", body),
     updateStage: (id: string, body: T.StagePatch) => patch<T.Stage>(`/crm/pipeline-stages/${enc(id)}`, body),
     reorderStages: (ids: string[]) => post<T.Stage[]>("/crm/pipeline-stages/reorder", { ids }),
     deleteStage: (id: string, moveTo: string | null) => request<void>("DELETE", `/crm/pipeline-stages/${enc(id)}`, { query: { move_to: moveTo } }),
     deals: (q: T.DealQuery, signal?: AbortSignal) => get<T.Page<T.Deal>>("/crm/deals", q as Query, { signal }),
     deal: (id: string) => get<T.Deal>(`/crm/deals/${enc(id)}`),
-    createDeal: (body: T.DealWrite) => post<T.Deal>("/crm/deals", body),
+    createDeal: (body: T.DealWrite) => create<T.Deal>("/crm/deals", body),
     updateDeal: (id: string, body: Partial<T.DealWrite>) => patch<T.Deal>(`/crm/deals/${enc(id)}`, body),
     deleteDeal: (id: string) => del(`/crm/deals/${enc(id)}`),
     accounts: (q: T.ListQuery, signal?: AbortSignal) => get<T.Page<T.Account>>("/crm/accounts", q as Query, { signal }),
     account: (id: string) => get<T.Account>(`/crm/accounts/${enc(id)}`),
-    createAccount: (body: T.AccountWrite) => post<T.Account>("/crm/accounts", body),
+    createAccount: (body: T.AccountWrite) => create<T.Account>("/crm/accounts", body),
     updateAccount: (id: string, body: Partial<T.AccountWrite>) => patch<T.Account>(`/crm/accounts/${enc(id)}`, body),
     deleteAccount: (id: string) => del(`/crm/accounts/${enc(id)}`),
     contacts: (q: T.ListQuery, signal?: AbortSignal) => get<T.Page<T.Contact>>("/crm/contacts", q as Query, { signal }),
     contact: (id: string) => get<T.Contact>(`/crm/contacts/${enc(id)}`),
-    createContact: (body: T.ContactWrite) => post<T.Contact>("/crm/contacts", body),
+    createContact: (body: T.ContactWrite) => create<T.Contact>("/crm/contacts", body),
     updateContact: (id: string, body: Partial<T.ContactWrite>) => patch<T.Contact>(`/crm/contacts/${enc(id)}`, body),
     deleteContact: (id: string) => del(`/crm/contacts/${enc(id)}`),
     /** A CSV file in as the request body (admins); a dry run only checks it. */

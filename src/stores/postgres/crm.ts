@@ -4,6 +4,7 @@ import { DEFAULT_STAGES, sortKey } from "../../crm/model";
 import type { AccountRow, ContactRow, PipelineStageRow } from "../../crm/repo";
 import type { Pg, PgTx } from "./database";
 import { createPostgresDealsStore, lockCrmExclusive } from "./deals";
+import { keyCreatedInTx, withKeyMark } from "./idempotency";
 
 type Listed<T> = { rows: T[]; total: number };
 
@@ -46,14 +47,15 @@ export function createPostgresCrmStore(pg: Pg) {
         const position =
           s.position ?? (await tx.one<{ p: number }>`SELECT coalesce(max(position) + 1, 0) AS p FROM pipeline_stages WHERE tenant_id = ${s.tenant_id}`)!.p;
         await insertStageInTx(tx, { ...s, position });
+        await keyCreatedInTx(tx, s.id);
         return { ...s, position };
       });
     },
 
     account: async (tenantId: string, id: string) => pg.one<AccountRow>`SELECT * FROM accounts WHERE tenant_id = ${tenantId} AND id = ${id}`,
     async insertAccount(a: AccountRow): Promise<void> {
-      await pg.run`INSERT INTO accounts (id, tenant_id, name, domain, industry, created_at, updated_at)
-        VALUES (${a.id}, ${a.tenant_id}, ${a.name}, ${a.domain}, ${a.industry}, ${a.created_at}, ${a.created_at})`;
+      await withKeyMark(pg, a.id, (q) => q.run`INSERT INTO accounts (id, tenant_id, name, domain, industry, created_at, updated_at)
+        VALUES (${a.id}, ${a.tenant_id}, ${a.name}, ${a.domain}, ${a.industry}, ${a.created_at}, ${a.created_at})`);
     },
     /** A new name shows at once in every deal of the account: same transaction, deal writes held off (CRM lock). */
     async updateAccount(a: AccountRow, renamed: boolean): Promise<void> {
@@ -87,8 +89,8 @@ export function createPostgresCrmStore(pg: Pg) {
 
     contact: async (tenantId: string, id: string) => pg.one<ContactRow>`SELECT * FROM contacts WHERE tenant_id = ${tenantId} AND id = ${id}`,
     async insertContact(c: ContactRow): Promise<void> {
-      await pg.run`INSERT INTO contacts (id, tenant_id, first_name, last_name, email, phone, account_id, created_at, updated_at)
-        VALUES (${c.id}, ${c.tenant_id}, ${c.first_name}, ${c.last_name}, ${c.email}, ${c.phone}, ${c.account_id}, ${c.created_at}, ${c.created_at})`;
+      await withKeyMark(pg, c.id, (q) => q.run`INSERT INTO contacts (id, tenant_id, first_name, last_name, email, phone, account_id, created_at, updated_at)
+        VALUES (${c.id}, ${c.tenant_id}, ${c.first_name}, ${c.last_name}, ${c.email}, ${c.phone}, ${c.account_id}, ${c.created_at}, ${c.created_at})`);
     },
     async updateContact(c: ContactRow, renamed: boolean): Promise<void> {
       await pg.begin(async (tx) => {

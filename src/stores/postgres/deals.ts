@@ -3,6 +3,7 @@ import type { DealFields, DealJoined, DealRow, Missing, WriteResult } from "../.
 import { DEAL_COLUMNS, TENANT_SPAN, type DealCopies, dealCopies } from "../../crm/deal-columns";
 import { contactName, searchTextOf, sortKey } from "../../crm/model";
 import type { Pg, PgQueries, PgTx } from "./database";
+import { keyCreatedInTx } from "./idempotency";
 
 /**
  * Concurrency on PostgreSQL (SQLite has one writer, so its deals repo reads then writes freely).
@@ -176,6 +177,7 @@ export function createPostgresDealsStore(pg: Pg) {
         if ("missing" in k) return { ok: false, missing: k.missing };
         // The number last: the counter row stays locked only for the INSERT.
         await insertDealInTx(tx, await allocateSeqsInTx(tx, tenantId, 1), id, tenantId, now, f, k.copies);
+        await keyCreatedInTx(tx, id);
         return { ok: true };
       });
     },

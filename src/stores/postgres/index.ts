@@ -9,6 +9,7 @@ import { createPostgresAuditStore } from "./audit";
 import { createPostgresCrmStore } from "./crm";
 import { createPostgresDealsQuery } from "./deals-query";
 import { type Pg, openPostgres } from "./database";
+import { createPostgresIdempotencyStore } from "./idempotency";
 import { createPostgresInvitationsStore } from "./invitations";
 import { createPostgresMagicLinksStore } from "./magic-links";
 import { createPostgresMailStore, sealClearOutboxPostgres } from "./mail";
@@ -67,6 +68,7 @@ export function createPostgresStores(pg: Pg, outboxSeal: OutboxSeal = createOutb
     passwords: createPostgresPasswordStore(pg, { security, tokens: accountTokens, mail }),
     support: createPostgresSupportStore(pg),
     seed: createPostgresSeedStore(pg),
+    idempotency: createPostgresIdempotencyStore(pg),
   };
 }
 

@@ -6,6 +6,7 @@ import { statusOf } from "../../users/invitations-model";
 import type { AcceptOutcome, AcceptWrite, InviteOutcome, InviteWrite, RevokeOutcome } from "../../users/invitations-repo";
 import type { UserRow } from "../../users/repo";
 import { type Pg, type PgQueries, type PgTx, inEveryTenant } from "./database";
+import { keyCreatedInTx } from "./idempotency";
 import type { PostgresMailStore } from "./mail";
 import type { PostgresSecurityStore } from "./security";
 import { unnamedLinksWindow } from "./unnamed-links";
@@ -92,6 +93,7 @@ export function createPostgresInvitationsStore(
                                ${w.expiresAt}::bigint, ${now}::bigint, ${now}::bigint)`;
         }
         await others.mail.enqueueInTx(tx, w.mail, now);
+        await keyCreatedInTx(tx, id);
         const row = (await byId(tx, w.tenantId, id))!;
         await audit(tx, w.tenantId, w.invitedBy, kind === "created" ? "invitation.created" : "invitation.resent", row, w.who, now);
         return { kind, row };

@@ -2,6 +2,7 @@ import type { CrmStore, PipelineStageRow, AccountRow, ContactRow } from "../../c
 import { type Db, writeTx } from "../../db/database";
 import { newId } from "../../db/ids";
 import { createSqliteDealsStore } from "./deals";
+import { withKeyMark } from "./idempotency";
 import { DEFAULT_STAGES, sortKey } from "../../crm/model";
 
 type Listed<T> = { rows: T[]; total: number };
@@ -74,14 +75,16 @@ export function createSqliteCrmStore(db: Db) {
     stages: async (tenantId: string) => stages.all(tenantId),
     stage: async (tenantId: string, key: string) => stageByKey.get(tenantId, key),
     async insertStage(s: Omit<PipelineStageRow, "position"> & { position: number | null }): Promise<PipelineStageRow> {
-      const position = s.position ?? nextPosition.get(s.tenant_id)!.p;
-      insertStage.run(s.id, s.tenant_id, s.key, s.name, s.color, position, s.probability, s.is_won, s.is_lost, s.created_at);
-      return { ...s, position };
+      return withKeyMark(db, s.id, () => {
+        const position = s.position ?? nextPosition.get(s.tenant_id)!.p;
+        insertStage.run(s.id, s.tenant_id, s.key, s.name, s.color, position, s.probability, s.is_won, s.is_lost, s.created_at);
+        return { ...s, position };
+      });
     },
 
     account: async (tenantId: string, id: string) => accountById.get(tenantId, id),
     async insertAccount(a: AccountRow): Promise<void> {
-      insertAccount.run(a.id, a.tenant_id, a.name, a.domain, a.industry, a.created_at);
+      withKeyMark(db, a.id, () => insertAccount.run(a.id, a.tenant_id, a.name, a.domain, a.industry, a.created_at));
     },
     /** A new name shows at once in every deal of the account: same transaction. */
     async updateAccount(a: AccountRow, renamed: boolean): Promise<void> {
@@ -104,7 +107,7 @@ export function createSqliteCrmStore(db: Db) {
 
     contact: async (tenantId: string, id: string) => contactById.get(tenantId, id),
     async insertContact(c: ContactRow): Promise<void> {
-      insertContact.run(c.id, c.tenant_id, c.first_name, c.last_name, c.email, c.phone, c.account_id, c.created_at);
+      withKeyMark(db, c.id, () => insertContact.run(c.id, c.tenant_id, c.first_name, c.last_name, c.email, c.phone, c.account_id, c.created_at));
     },
     async updateContact(c: ContactRow, renamed: boolean): Promise<void> {
       writeTx(db, () => {

@@ -1,6 +1,7 @@
 import type { DealsStore, DealFields, DealRow, DealJoined, Missing, WriteResult } from "../../crm/deals-repo";
 import type { Statement } from "bun:sqlite";
 import { type Db, writeTx } from "../../db/database";
+import { keyCreatedInTx } from "./idempotency";
 import { contactName, searchTextOf, sortKey } from "../../crm/model";
 
 import { DEAL_COLUMNS, TENANT_SPAN, type DealCopies, dealCopies } from "../../crm/deal-columns";
@@ -152,6 +153,7 @@ export function createSqliteDealsStore(db: Db) {
         const k = copiesInTx(tenantId, f);
         if ("missing" in k) return { ok: false, missing: k.missing };
         insert.run(nextSeqInTx(tenantId), id, tenantId, now, ...values(f), sortKey(f.title), ...k.copies);
+        keyCreatedInTx(db, id);
         return { ok: true };
       });
     },

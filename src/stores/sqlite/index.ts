@@ -8,6 +8,7 @@ import { createSqliteAccountTokensStore } from "./account-tokens";
 import { createSqliteAuditStore } from "./audit";
 import { createSqliteCrmStore } from "./crm";
 import { createSqliteDealsQuery } from "./deals-query";
+import { createSqliteIdempotencyStore } from "./idempotency";
 import { createSqliteInvitationsStore } from "./invitations";
 import { createSqliteMagicLinksStore } from "./magic-links";
 import { createSqliteMailStore, sealClearOutbox } from "./mail";
@@ -66,6 +67,7 @@ export function createSqliteStores(db: Db, outboxSeal: OutboxSeal = createOutbox
     passwords: createSqlitePasswordStore(db, { security, tokens: accountTokens, mail }),
     support: createSqliteSupportStore(db),
     seed: createSqliteSeedStore(db),
+    idempotency: createSqliteIdempotencyStore(db),
   };
 }
 

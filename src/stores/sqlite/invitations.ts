@@ -2,6 +2,7 @@ import type { InvitationsStore, InviteWrite, InviteOutcome, AcceptWrite, AcceptO
 import type { NewSessionRow } from "../../auth/repo";
 import { type SqliteSessionsStore } from "./sessions";
 import { type Db, writeTx } from "../../db/database";
+import { keyCreatedInTx } from "./idempotency";
 import type { OutgoingMail } from "../../mail/repo";
 import { type SqliteMailStore } from "./mail";
 import type { AuditEntry } from "../../security/repo";
@@ -84,6 +85,7 @@ export function createSqliteInvitationsStore(db: Db, others: { users: SqliteUser
           insert.run(id, w.tenantId, w.email, w.profileId, w.invitedBy, w.tokenHash, w.expiresAt, now);
         }
         others.mail.enqueueInTx(w.mail, now);
+        keyCreatedInTx(db, id);
         const row = byId.get(w.tenantId, id)!;
         audit(w.tenantId, w.invitedBy, kind === "created" ? "invitation.created" : "invitation.resent", row, w.who, now);
         return { kind, row };

@@ -152,6 +152,18 @@ const extraHeaders: fc.Arbitrary<Record<string, string>> = fc.oneof(
   { weight: 1, arbitrary: fc.tuple(fc.string({ unit: "binary-ascii", minLength: 1, maxLength: 12 }), fc.string({ unit: "binary", maxLength: 30 })).map(([k, v]) => ({ [k]: v })) },
 );
 
+/**
+ * The Idempotency-Key of a create that documents it: none mostly, a few shared keys (so that
+ * retries, replays and reuses with another body happen), fresh ones, and bad ones (422).
+ */
+const idempotencyKeyArb: fc.Arbitrary<Record<string, string>> = fc.oneof(
+  { weight: 6, arbitrary: fc.constant({}) },
+  { weight: 3, arbitrary: fc.constantFrom("k1", "k2", "retry-me").map((k) => ({ "idempotency-key": k })) },
+  { weight: 1, arbitrary: fc.uuid().map((k) => ({ "idempotency-key": k })) },
+  { weight: 2, arbitrary: fc.constantFrom("", "k".repeat(256), "a\tb", "a\u0001b", "\u007f", "a\u0085b", " ").map((k) => ({ "idempotency-key": k })) },
+);
+const takesIdempotencyKey = (op: Operation) => op.params.some((p) => (p as unknown as { $ref?: string }).$ref === "#/components/parameters/IdempotencyKey");
+
 /** Requests for one operation: its path, query, headers and body, each good, near-good or bad. */
 export function requestArb(op: Operation): fc.Arbitrary<RequestSpec> {
   const takesBody = op.method !== "GET" && op.method !== "HEAD";
@@ -163,8 +175,9 @@ export function requestArb(op: Operation): fc.Arbitrary<RequestSpec> {
       ? fc.oneof({ weight: 12, arbitrary: bodyArb(op.body) }, { weight: 1, arbitrary: fc.constant(undefined) })
       : fc.oneof({ weight: 3, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: bodyArb(undefined) });
   const query = op.params.some((p) => p.in === "query") ? queryArb(op.params) : fc.oneof({ weight: 6, arbitrary: fc.constant("") }, { weight: 1, arbitrary: queryArb([]) });
-  return fc.record({ path: pathArb(op), query, auth: authArb, extra: extraHeaders, body }).map(({ path, query, auth, extra, body }) => ({
-    op: op.key, method: op.method, path, query, headers: { ...auth, ...extra }, body,
+  const key = takesIdempotencyKey(op) ? idempotencyKeyArb : fc.constant({});
+  return fc.record({ path: pathArb(op), query, auth: authArb, extra: extraHeaders, key, body }).map(({ path, query, auth, extra, key, body }) => ({
+    op: op.key, method: op.method, path, query, headers: { ...auth, ...extra, ...key }, body,
   }));
 }
 

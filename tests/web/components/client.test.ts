@@ -103,6 +103,33 @@ describe("the API client", () => {
     }
   });
 
+  test("a create carries its submission's Idempotency-Key, waits out 'in progress' with the same key, and turns 'reused' into a sentence", async () => {
+    let n = 0;
+    const f = fakeFetch({
+      "POST /api/v1/crm/accounts": () =>
+        ++n === 1 ? json(409, { detail: "Still being processed.", code: "idempotency_key_in_progress" }, { "retry-after": "1" }) : json(201, { id: "a1", name: "Acme" }),
+      "POST /api/v1/crm/contacts": () => json(409, { detail: "Used for a different request.", code: "idempotency_key_reused" }),
+      "POST /api/v1/crm/pipeline-stages/reorder": () => json(200, []),
+    });
+    try {
+      expect((await api.crm.createAccount({ name: "Acme" })).id).toBe("a1");
+      expect(f.calls.length).toBe(2);
+      expect(f.calls[0]!.headers["idempotency-key"]).toMatch(/^[0-9a-f]{32}$/);
+      expect(f.calls[1]!.headers["idempotency-key"]).toBe(f.calls[0]!.headers["idempotency-key"]);
+      // After that success the next create of the same values is a new submission.
+      await api.crm.createAccount({ name: "Acme" });
+      expect(f.calls[2]!.headers["idempotency-key"]).not.toBe(f.calls[0]!.headers["idempotency-key"]);
+      const e = await api.crm.createContact({ first_name: "Ada" } as never).catch((x) => x);
+      expect([e.status, e.code]).toEqual([409, "idempotency_key_reused"]);
+      expect(errorMessage(e)).toStartWith("This form was already sent with other values.");
+      // A POST that creates nothing carries no key.
+      await api.crm.reorderStages(["s1"]);
+      expect(f.calls.at(-1)!.headers["idempotency-key"]).toBeUndefined();
+    } finally {
+      f.restore();
+    }
+  });
+
   test("list filters become a query string: arrays repeat, empty values are left out", async () => {
     const f = fakeFetch({ "GET /api/v1/crm/deals": () => json(200, { items: [], total: 0, page: 1, size: 20, pages: 0 }) });
     try {
