@@ -63,7 +63,7 @@ try {
       for await (const chunk of proc.stdout as unknown as AsyncIterable<Uint8Array>) {
         const parts = (tail + new TextDecoder().decode(chunk)).split("\n");
         tail = parts.pop()!;
-        for (const l of parts) if (l.includes('"warn')) server.lines.push(l);
+        for (const l of parts) if (l.includes('"warn') || l.includes('"level":"error"')) server.lines.push(l);
       }
     })();
     await waitFor(`${server.base}/api/v1/health`, 120_000);
@@ -116,7 +116,10 @@ try {
   say("");
   say(`B's operations (ms; ${ops.length} in all), load at the end ${load()}:`);
   const ok = judge(ops, phases, say);
-  const stalls = stallWarnings(servers.flatMap((s) => s.lines));
+  const logged = servers.flatMap((s) => s.lines);
+  const stalls = stallWarnings(logged.filter((l) => l.includes('"warn')));
+  const firstError = logged.find((l) => l.includes('"level":"error"'));
+  if (firstError) say(`server errors: ${logged.filter((l) => l.includes('"level":"error"')).length}; the first: ${firstError.slice(0, 400)}`);
   say(stalls);
   for (const [i, s] of servers.entries()) say(`server ${i + 1} peak RSS ${(memoryOf(s.proc.pid).hwmKb / 1024).toFixed(0)} MB`);
   const importSeconds = ((phases[1]!.end - phases[1]!.start) / 1000);
