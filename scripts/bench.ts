@@ -51,6 +51,11 @@ if (process.argv[2] === "writes") {
   await import("../bench/writes");
   process.exit(0);
 }
+// bun run bench neighbours [postgres]: another organization's latency while one imports, exports and seeds (bench/neighbours.ts).
+if (process.argv[2] === "neighbours") {
+  await import("../bench/neighbours");
+  process.exit(0);
+}
 // bun run bench web: the web app in Chromium (bench/web.ts).
 if (process.argv[2] === "web") {
   await import("../bench/web");
