@@ -24,6 +24,7 @@ import { type PasswordHasher, createPasswordHasher } from "./security/passwords"
 import { LIMITS, type Limits, createRateLimiter } from "./security/rate-limit";
 import { createTenantsService } from "./tenants/service";
 import { createTransferService } from "./crm/transfer-service";
+import { createJobsService } from "./crm/jobs-service";
 import { createInvitationsService } from "./users/invitations-service";
 import { createUsersService } from "./users/service";
 import { createMembersService } from "./users/members-service";
@@ -83,7 +84,8 @@ export function createContext(opts: ContextOptions) {
   const deals = createDealsService({ now, repo: crm, deals: crm.deals, query: stores.dealsQuery });
   const usersService = createUsersService({ users });
   const members = createMembersService({ now, members: stores.members, security, limiter, limits });
-  const transfer = createTransferService({ now, repo: crm, transfer: stores.transfer });
+  const jobs = createJobsService({ now, repo: crm, transfer: stores.transfer, jobs: stores.jobs, limiter, limits, log });
+  const transfer = createTransferService({ now, repo: crm, transfer: stores.transfer, exportSlot: jobs.exportSlot });
   // TOTP secrets are sealed under SUITE_ENCRYPTION_KEY, or the key file's key.
   const secretBox = createSecretBox(keys.encryptionKey);
   const twoFactor = createTwoFactorService({ config, now, repo: stores.twoFactor, box: secretBox, users, tenants, tokens, hasher, limiter, limits, auth, audit });
@@ -146,8 +148,10 @@ export function createContext(opts: ContextOptions) {
     auditLog: createAuditService({ now, repo: stores.auditLog }),
     /** Deals and the deal list. */
     deals,
-    /** CSV export and import of deals, accounts and contacts. */
+    /** CSV export of deals, accounts and contacts. */
     transfer,
+    /** CSV imports as background jobs: upload, progress, recovery after a restart. */
+    jobs,
     /** The team: the member list and profiles. */
     users: usersService,
     /** Members changed by themselves or their admins: name, role, profile, removal, 2FA reset, unlock. */

@@ -10,6 +10,7 @@ import v10 from "./migrations/0010-deal-search-unassigned.sql" with { type: "tex
 import v11 from "./migrations/0011-deal-gram-counts.sql" with { type: "text" };
 import v12 from "./migrations/0012-deal-gram-counts-3.sql" with { type: "text" };
 import v13 from "./migrations/0013-deal-key-grams.sql" with { type: "text" };
+import v14 from "./migrations/0014-import-jobs.sql" with { type: "text" };
 import type { Db } from "./database";
 import { recountDealGrams } from "./deal-grams";
 import { recountDealKeyGrams } from "./deal-key-grams";
@@ -43,6 +44,7 @@ export const MIGRATIONS: Migration[] = [
   { version: 11, name: "deal search: per-stage and per-assignee counts of each 1-2 character piece of search text", sql: v11 },
   { version: 12, name: "deal search: the gram counts also count each 3-character piece of search text", sql: v12, after: recountDealGrams },
   { version: 13, name: "deal search: counts of each 3-character piece per bucket of the title, account and contact sort keys", sql: v13, after: afterVersion13 },
+  { version: 14, name: "imports are background jobs with an undo log; accounts, contacts and deals carry an external id", sql: v14 },
 ];
 
 /**

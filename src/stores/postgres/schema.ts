@@ -7,6 +7,7 @@ import s50 from "./schema/50-crm.sql" with { type: "text" };
 import s51 from "./schema/51-deal-search.sql" with { type: "text" };
 import s52 from "./schema/52-deal-text-by-filters.sql" with { type: "text" };
 import s53 from "./schema/53-tenant-first-keys.sql" with { type: "text" };
+import s54 from "./schema/54-import-jobs.sql" with { type: "text" };
 
 /**
  * The PostgreSQL schema, one file per feature group, applied in this order (later files refer to
@@ -21,16 +22,18 @@ const FILES: Array<{ name: string; sql: string }> = [
   { name: "51-deal-search.sql", sql: s51 },
   { name: "52-deal-text-by-filters.sql", sql: s52 },
   { name: "53-tenant-first-keys.sql", sql: s53 },
+  { name: "54-import-jobs.sql", sql: s54 },
 ];
 
 /**
  * Schema files added after version 1 (the first release's files, 10 to 51): file 52 is version 2,
- * 53 version 3. A new database gets every file at once; an older one runs these as migrate.ts's
+ * 53 version 3, 54 version 4. A new database gets every file at once; an older one runs these as migrate.ts's
  * steps. Released files are never edited: a later file changes what an earlier one made.
  */
 export const LATER_FILES: ReadonlyArray<{ version: number; name: string; sql: string }> = [
   { version: 2, name: "52-deal-text-by-filters.sql", sql: s52 },
   { version: 3, name: "53-tenant-first-keys.sql", sql: s53 },
+  { version: 4, name: "54-import-jobs.sql", sql: s54 },
 ];
 
 /** Creates every table and index in an empty database (or schema), in one transaction. */

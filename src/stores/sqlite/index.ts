@@ -21,6 +21,7 @@ import { createSqliteStagesStore } from "./stages";
 import { createSqliteSupportStore } from "./support";
 import { createSqliteTenantsStore } from "./tenants";
 import { createSqliteTransferStore } from "./transfer";
+import { createSqliteJobsStore } from "./jobs";
 import { createSqliteTwoFactorStore } from "./two-factor";
 import { createSqliteUsersStore } from "./users";
 
@@ -59,6 +60,7 @@ export function createSqliteStores(db: Db) {
     stages: createSqliteStagesStore(db, { security }),
     dealsQuery: createSqliteDealsQuery(db),
     transfer: createSqliteTransferStore(db, { security }),
+    jobs: createSqliteJobsStore(db, { security }),
     auditLog: createSqliteAuditStore(db),
     twoFactor: createSqliteTwoFactorStore(db, { security }),
     oidc: createSqliteOidcStore(db, { users, auditInTx }),
