@@ -108,11 +108,15 @@ export function createJobsService(d: JobsDeps) {
       }
       handedOver = true;
       mine.add(job.id);
-      void write(auth, job, path, opts.createMissing, req).finally(() => {
-        mine.delete(job.id);
-        release();
-        void removeUpload(path);
-      });
+      void write(auth, job, path, opts.createMissing, req)
+        .finally(() => {
+          release();
+          void removeUpload(path);
+        })
+        // A finished job's undo entries go after its slot is free (a client told "succeeded" may start the next import).
+        .then(() => forget(auth.tenantId, job.id))
+        .catch((e) => d.log({ level: "error", msg: "import job clean-up failed", job: job.id, message: (e as Error).message }))
+        .finally(() => mine.delete(job.id));
       return toJobRead(job);
     } finally {
       if (!handedOver) release();
@@ -168,7 +172,6 @@ export function createJobsService(d: JobsDeps) {
     const p = checker.plan;
     const audit = { tenantId: t, userId: auth.userId, action: "crm.import", ip: req.ip, userAgent: req.userAgent, detail: { kind: job.kind, deals: p.created.deals, accounts: p.created.accounts, contacts: p.created.contacts } };
     await d.jobs.finish(t, job.id, d.now(), "succeeded", null, "[]", 0, audit);
-    await forget(t, job.id);
   }
 
   async function undo(tenantId: string, jobId: string): Promise<void> {
