@@ -58,8 +58,8 @@ export class CsvReader {
       }
       if (r === null) break;
       i = r.next;
-      if (r.cells !== null) onRecord(r.cells, startLine);
       if (i - start > this.maxChars) throw new CsvSyntaxError(`a row is longer than ${this.maxChars} characters`, startLine);
+      if (r.cells !== null) onRecord(r.cells, startLine);
     }
     this.buf = "";
     s = "";
