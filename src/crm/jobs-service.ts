@@ -40,6 +40,8 @@ export function createJobsService(d: JobsDeps) {
   let importsRunning = 0;
   /** Jobs this server is writing: recovery leaves them alone. */
   const mine = new Set<string>();
+  /** Their promises, for settled(). */
+  const writing = new Set<Promise<unknown>>();
 
   function takeSlot(tenantId: string, isImport: boolean): () => void {
     const key = `${isImport ? "import" : "export"}:${tenantId}`;
@@ -108,7 +110,7 @@ export function createJobsService(d: JobsDeps) {
       }
       handedOver = true;
       mine.add(job.id);
-      void write(auth, job, path, opts.createMissing, req)
+      const run = write(auth, job, path, opts.createMissing, req)
         .finally(() => {
           release();
           void removeUpload(path);
@@ -116,7 +118,11 @@ export function createJobsService(d: JobsDeps) {
         // A finished job's undo entries go after its slot is free (a client told "succeeded" may start the next import).
         .then(() => forget(auth.tenantId, job.id))
         .catch((e) => d.log({ level: "error", msg: "import job clean-up failed", job: job.id, message: (e as Error).message }))
-        .finally(() => mine.delete(job.id));
+        .finally(() => {
+          mine.delete(job.id);
+          writing.delete(run);
+        });
+      writing.add(run);
       return toJobRead(job);
     } finally {
       if (!handedOver) release();
@@ -183,6 +189,10 @@ export function createJobsService(d: JobsDeps) {
 
   return {
     upload,
+    /** Resolves once every job this server is writing has finished (tests, and a clean stop). */
+    async settled(): Promise<void> {
+      while (writing.size > 0) await Promise.allSettled([...writing]);
+    },
     /** Holds the organization's one import-or-export slot while a download streams; the answer releases it. */
     exportSlot,
     async get(auth: Principal, id: string): Promise<JobRead> {
