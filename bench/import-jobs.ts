@@ -64,7 +64,7 @@ async function signup(sub: string): Promise<string> {
   await fetch(`${base}/api/v1/crm/accounts`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify({ name: "Bench Co" }) });
   return token;
 }
-const upload = (token: string, body: BodyInit, query = "") =>
+const upload = (token: string, body: string, query = "") =>
   fetch(`${base}/api/v1/crm/deals/import${query ? `?${query}` : ""}`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "text/csv" }, body });
 
 async function imported(token: string, csv: string): Promise<Record<string, number | string>> {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { testApp } from "../helpers";
 import { type CrmOrg, crmOrg } from "./support";
 import { MAX_RUNNING_IMPORTS } from "../../src/crm/jobs-model";
+import { ON_POSTGRES } from "../support/backend";
 
 /** Issue 27: imports as jobs: the hostile header, upsert, the limits, and the jobs API per organization. */
 const t = testApp();
@@ -160,5 +161,66 @@ describe("the jobs API", () => {
     expect(foreign.status).toBe(404);
     expect((await t.json("GET", "/api/v1/crm/jobs", { token: other.token })).body.items.map((j: { id: string }) => j.id)).not.toContain(mine);
     expect((await t.json("GET", "/api/v1/crm/jobs/nosuchjob", { token: org.token })).status).toBe(404);
+  });
+});
+
+describe("bounded work", () => {
+  /** CPU milliseconds of each call of a store function, while `run` runs (SQLite writes in this thread, so its transactions' cost shows here). */
+  async function cpuPerCall<T extends object>(store: T, name: keyof T, run: () => Promise<void>): Promise<number[]> {
+    const original = store[name] as (...a: unknown[]) => Promise<unknown>;
+    const costs: number[] = [];
+    (store as Record<string, unknown>)[name as string] = async (...a: unknown[]) => {
+      const c = process.cpuUsage();
+      const p = original.apply(store, a);
+      const spent = process.cpuUsage(c);
+      costs.push((spent.user + spent.system) / 1000);
+      return p;
+    };
+    try {
+      await run();
+    } finally {
+      (store as Record<string, unknown>)[name as string] = original;
+    }
+    return costs;
+  }
+
+  test.skipIf(ON_POSTGRES)("a job's write transactions each stay under 50 ms, and other requests are answered between them (SQLite: the writer is this thread)", async () => {
+    const file = `title,account_name,notes\n${Array.from({ length: 3_000 }, (_, i) => `Bounded ${i},Acme,Some words to index ${i}`).join("\n")}\n`;
+    let answeredWhileRunning = 0;
+    const costs = await cpuPerCall(t.ctx.repos.jobs, "applyBatch", async () => {
+      const r = await upload(org, "deals", file);
+      const id = ((await r.json()) as { id: string }).id;
+      for (;;) {
+        const j = await job(org, id);
+        if (j.body.status !== "running") {
+          expect(j.body).toMatchObject({ status: "succeeded", added: 3_000 });
+          break;
+        }
+        answeredWhileRunning++;
+      }
+    });
+    expect(costs.length).toBeGreaterThan(5);
+    expect(Math.max(...costs)).toBeLessThan(50);
+    expect(answeredWhileRunning).toBeGreaterThan(costs.length / 2);
+  });
+
+  test.skipIf(ON_POSTGRES)("an export reads a chunk at a time, each under 50 ms, with an event-loop turn before each", async () => {
+    let turns = 0;
+    let running = true;
+    const ticker = (async () => {
+      while (running) {
+        await new Promise((r) => setImmediate(r));
+        turns++;
+      }
+    })();
+    const costs = await cpuPerCall(t.ctx.repos.transfer, "dealsCsvAfter", async () => {
+      const lines = await exportRows(org, "deals");
+      expect(lines.length).toBeGreaterThan(3_000);
+    });
+    running = false;
+    await ticker;
+    expect(costs.length).toBeGreaterThanOrEqual(4);
+    expect(Math.max(...costs)).toBeLessThan(50);
+    expect(turns).toBeGreaterThanOrEqual(costs.length);
   });
 });
