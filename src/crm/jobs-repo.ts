@@ -40,6 +40,11 @@ export class ImportRowError extends Error {
  * that fails, or whose server died (its lease ran out), is undone from the log, newest first.
  */
 export interface JobsStore {
+  /**
+   * Whether a batch's transaction runs on this thread (SQLite): then its wall time is what holds
+   * the writer, and sizes the batches; otherwise (PostgreSQL) the thread's CPU time does.
+   */
+  readonly writesOnThisThread: boolean;
   /** Inserts a running job; false when the organization already has one running. */
   create(job: JobRow): Promise<boolean>;
   get(tenantId: string, id: string): Promise<JobRow | null>;

@@ -139,9 +139,13 @@ export function createJobsService(d: JobsDeps) {
     checker.setSink((item) => void batch.push(item));
     const flush = async () => {
       if (batch.length === 0 && rows === 0) return;
+      // SQLite: the wall time the writer is held; PostgreSQL: this thread's CPU (the transaction's
+      // own time is the database server's, and small batches there rewrite the counters more often).
       const started = performance.now();
+      const cpu = process.cpuUsage();
       await d.jobs.applyBatch(t, job.id, d.now(), d.now() + JOB_LEASE_MS, batch, checker.columns(), rows);
-      const took = Math.max(1, performance.now() - started);
+      const spent = process.cpuUsage(cpu);
+      const took = Math.max(1, d.jobs.writesOnThisThread ? performance.now() - started : (spent.user + spent.system) / 1000);
       size = Math.max(4, Math.min(2_000, Math.round((size * BATCH_TARGET_MS) / took)));
       batch = [];
       rows = 0;

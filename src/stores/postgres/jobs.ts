@@ -123,6 +123,7 @@ export function createPostgresJobsStore(pg: Pg, deps: { security: PgAuditWriter 
   }
 
   const store = {
+    writesOnThisThread: false,
     async create(job: JobRow): Promise<boolean> {
       try {
         await pg.unsafe(`INSERT INTO crm_jobs SELECT * FROM json_populate_record(NULL::crm_jobs, $1::text::json)`, [JSON.stringify(job)]);

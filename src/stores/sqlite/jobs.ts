@@ -51,6 +51,7 @@ export function createSqliteJobsStore(db: Db, others: { security: SqliteSecurity
   const dropAllUndo = db.prepare("DELETE FROM crm_job_undo WHERE tenant_id = ?1 AND job_id = ?2");
 
   const store = {
+    writesOnThisThread: true,
     async create(job: JobRow): Promise<boolean> {
       try {
         stmt(`INSERT INTO crm_jobs (${JOB_COLUMNS}) VALUES (${JOB_COLUMNS.split(", ").map(() => "?").join(", ")})`).run(
