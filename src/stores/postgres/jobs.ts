@@ -62,10 +62,13 @@ export function createPostgresJobsStore(pg: Pg, deps: { security: PgAuditWriter 
       if (mine.length === 0) continue;
       const ids = mine.filter((i) => i.fromFile && i.matchId !== null).map((i) => i.matchId!);
       const externals = mine.filter((i) => i.fromFile && i.externalId !== null).map((i) => i.externalId!);
-      const found = ids.length + externals.length === 0 ? [] : await tx.unsafe<Stored>(
-        `SELECT id, ${WRITTEN[e].join(", ")} FROM ${TABLE[e]} WHERE tenant_id = $1 AND (id = ANY($2::text[]) OR external_id = ANY($3::text[])) FOR UPDATE`,
-        [tenantId, ids, externals],
-      );
+      // One index probe a key (LATERAL … LIMIT 1): with `id = ANY(…) OR external_id = ANY(…)` the
+      // planner, its statistics behind a fresh import's rows, read the organization's every deal
+      // for each batch (quadratic in the file).
+      const probe = (column: string, n: number) =>
+        `SELECT r.* FROM unnest($${n}::text[]) AS k(v) CROSS JOIN LATERAL (
+           SELECT id, ${WRITTEN[e].join(", ")} FROM ${TABLE[e]} WHERE tenant_id = $1 AND ${column} = k.v LIMIT 1 FOR UPDATE) r`;
+      const found = ids.length + externals.length === 0 ? [] : await tx.unsafe<Stored>(`${probe("id", 2)} UNION ALL ${probe("external_id", 3)}`, [tenantId, ids, externals]);
       const byId = new Map(found.map((r) => [r.id, r]));
       const byExternal = new Map(found.filter((r) => r.external_id !== null).map((r) => [r.external_id as string, r]));
       const inserts: Array<Record<string, unknown>> = [];
