@@ -132,7 +132,14 @@ export function createJobsService(d: JobsDeps) {
   /** The job's rows, read again from its file and written batch by batch; on any failure, undone. */
   async function write(auth: Principal, job: JobRow, path: string, createMissing: boolean, req: RequestInfo): Promise<void> {
     const t = auth.tenantId;
-    const checker = createRowChecker(job.kind as Kind, await known(t), createMissing);
+    let checker: ReturnType<typeof createRowChecker>;
+    try {
+      checker = createRowChecker(job.kind as Kind, await known(t), createMissing);
+    } catch (e) {
+      d.log({ level: "error", msg: "import job failed", job: job.id, error: (e as Error).name, message: (e as Error).message });
+      await d.jobs.finish(t, job.id, d.now(), "failed", "The import failed on our side, so nothing of it was kept. Try again later.", "[]", 0, null);
+      return;
+    }
     let batch: ImportItem[] = [];
     let rows = 0;
     let size = 16;
