@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
 import { testApp } from "../helpers";
 import { type CrmOrg, crmOrg } from "./support";
 import { MAX_RUNNING_IMPORTS } from "../../src/crm/jobs-model";
@@ -6,6 +7,8 @@ import { ON_POSTGRES } from "../support/backend";
 
 /** Issue 27: imports as jobs: the hostile header, upsert, the limits, and the jobs API per organization. */
 const t = testApp();
+/** More runnable tasks than cores (CI shares its machine): wall-time bounds widen, CPU-time bounds do not. */
+const ON_LOADED_MACHINE = Number(readFileSync("/proc/loadavg", "utf8").split(" ")[0]) > 4;
 let org: CrmOrg;
 let other: CrmOrg;
 
@@ -52,6 +55,7 @@ describe("a hostile header", () => {
     await t.request("GET", "/api/v1/health");
     for (const query of ["dry_run=true", ""]) {
       const started = performance.now();
+      const cpu = process.cpuUsage();
       const health = (async () => {
         const s = performance.now();
         await t.request("GET", "/api/v1/health");
@@ -62,8 +66,13 @@ describe("a hostile header", () => {
       expect(r.status).toBe(422);
       const body = (await r.json()) as { detail: Array<{ loc: unknown[]; type: string; msg: string }> };
       expect(body.detail[0]).toMatchObject({ loc: ["body", 1, "row"], type: "csv_header_invalid" });
-      expect(took).toBeLessThan(1_000);
-      expect(await health).toBeLessThan(50);
+      // This process's CPU for the refusal (the quadratic header check took 46.7 s of it), and the
+      // wall time within a second; /health answered meanwhile. Wall times are this machine's: on a
+      // loaded one (other jobs on the two cores) they stretch, CPU time does not.
+      const spent = process.cpuUsage(cpu);
+      expect((spent.user + spent.system) / 1000).toBeLessThan(250);
+      expect(took).toBeLessThan(ON_LOADED_MACHINE ? 3_000 : 1_000);
+      expect(await health).toBeLessThan(ON_LOADED_MACHINE ? 500 : 50);
     }
     // A long header of few columns is refused the same way (16 KB).
     const long = await upload(org, "accounts", `name,${"x".repeat(20_000)}\nA,B\n`, "dry_run=true");
