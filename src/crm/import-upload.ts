@@ -1,4 +1,4 @@
-import { open, rm } from "node:fs/promises";
+import { open, readdir, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { newId } from "../db/ids";
@@ -125,6 +125,21 @@ export async function receiveUpload(body: ReadableStream<Uint8Array> | null, che
 }
 
 export const removeUpload = (path: string) => rm(path, { force: true }).catch(() => {});
+
+/** Upload files a killed server left behind, a day old (a live job reads its file for minutes, not days). */
+export async function removeStaleUploads(now: number): Promise<number> {
+  let n = 0;
+  for (const name of await readdir(tmpdir()).catch(() => [] as string[])) {
+    if (!/^suite-import-[\w-]+\.csv$/.test(name)) continue;
+    const path = join(tmpdir(), name);
+    const info = await stat(path).catch(() => null);
+    if (info && now - info.mtimeMs > 86_400_000) {
+      await removeUpload(path);
+      n++;
+    }
+  }
+  return n;
+}
 
 /** Reads a received file again, a chunk at a time, into `onRecord` (awaited between records). */
 export async function replayUpload(path: string, onRecord: (cells: string[], line: number) => void | Promise<void>): Promise<void> {

@@ -6,7 +6,7 @@ import { offsetOf, pageOf } from "../http/paging";
 import type { Limits, RateLimiter } from "../security/rate-limit";
 import { contactName } from "./model";
 import type { CrmStore } from "./repo";
-import { nextTurn, receiveUpload, removeUpload, replayUpload, syntaxInto } from "./import-upload";
+import { nextTurn, receiveUpload, removeStaleUploads, removeUpload, replayUpload, syntaxInto } from "./import-upload";
 import { BATCH_TARGET_MS, JOB_LEASE_MS, JOB_RETRY_AFTER_S, MAX_RUNNING_IMPORTS, type JobRead, toJobRead } from "./jobs-model";
 import { ImportRowError, type JobRow, type JobsStore } from "./jobs-repo";
 import { type ImportItem, type Known, createRowChecker } from "./transfer-import";
@@ -221,6 +221,7 @@ export function createJobsService(d: JobsDeps) {
      */
     async recover(t: number): Promise<number> {
       let n = 0;
+      await removeStaleUploads(Date.now());
       for (const o of await d.jobs.orphans(t)) {
         if (mine.has(o.id)) continue;
         if (o.status === "running") {

@@ -19,7 +19,8 @@ const file = `title,account_name,value,external_id\n${Array.from({ length: ROWS 
 
 test("SIGKILL mid-import: after the restart the file landed whole or not at all", async () => {
   const db = join(dir, "suite.db");
-  let server = await startServer(db);
+  // Its uploads land in the test's folder (a killed server leaves its file behind).
+  let server = await startServer(db, { TMPDIR: dir });
   const org = await server.call("POST", "/api/v1/auth/signup", { body: { email: "admin@crash.test", password: "crash password 1", tenant_name: "Crash", subdomain: "crash" } });
   expect(org.status).toBe(201);
   const as = { token: org.body.access_token as string, tenant: "crash" };
@@ -54,7 +55,7 @@ test("SIGKILL mid-import: after the restart the file landed whole or not at all"
   const halfway = deals();
   expect(halfway).toBeGreaterThan(0);
 
-  server = await startServer(db);
+  server = await startServer(db, { TMPDIR: dir });
   try {
     let after: { status: string; message: string | null } | null = null;
     for (let i = 0; i < 2_000; i++) {
