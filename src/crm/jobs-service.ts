@@ -153,7 +153,8 @@ export function createJobsService(d: JobsDeps) {
       await d.jobs.applyBatch(t, job.id, d.now(), d.now() + JOB_LEASE_MS, batch, checker.columns(), rows);
       const spent = process.cpuUsage(cpu);
       const took = Math.max(1, d.jobs.writesOnThisThread ? performance.now() - started : (spent.user + spent.system) / 1000);
-      size = Math.max(4, Math.min(2_000, Math.round((size * BATCH_TARGET_MS) / took)));
+      // Grows by half at most a batch (a row's cost varies: new counter rows, page splits), shrinks at once.
+      size = Math.max(4, Math.min(2_000, Math.round(size * 1.5), Math.round((size * BATCH_TARGET_MS) / took)));
       batch = [];
       rows = 0;
       await nextTurn();
