@@ -124,12 +124,21 @@ try {
   const at = rows[0]!.indexOf("assignee_email");
   // The exporting tenant's members do not exist here: their addresses are emptied (the rest is as exported).
   const csv = rows.map((r, i) => (i === 0 ? `${r.join(",")}\r\n` : csvLine(r.map((c, j) => (j === at ? null : c))))).join("");
+  type Answer = { id?: string; status?: string; valid_rows?: number; error_count?: number; created?: unknown; errors?: unknown[]; added?: number };
   const upload = (query: string) => async () => {
     const r = await fetch(`${base}/api/v1/crm/deals/import?${query}`, { method: "POST", headers: { authorization: `Bearer ${importer}`, "content-type": "text/csv" }, body: csv });
-    return { status: r.status, body: (await r.json()) as { valid_rows?: number; error_count?: number; created?: unknown; errors?: unknown[] } };
+    let body = (await r.json()) as Answer;
+    // A real import is a job (issue 27): the step lasts until it has finished.
+    while (r.status === 202 && body.status === "running") {
+      await Bun.sleep(100);
+      body = (await (await fetch(`${base}/api/v1/crm/jobs/${body.id}`, { headers: { authorization: `Bearer ${importer}` } })).json()) as Answer;
+    }
+    return { status: r.status, body };
   };
-  const shown = (r: { status: number; body: { valid_rows?: number; error_count?: number; created?: unknown; errors?: unknown[] } }) =>
-    `${r.status} valid ${r.body.valid_rows} errors ${r.body.error_count} created ${JSON.stringify(r.body.created)} ${r.body.error_count ? JSON.stringify(r.body.errors?.slice(0, 2)) : ""}`;
+  const shown = (r: { status: number; body: Answer }) =>
+    r.status === 202
+      ? `job ${r.body.status}: added ${r.body.added}, errors ${r.body.error_count}`
+      : `${r.status} valid ${r.body.valid_rows} errors ${r.body.error_count} created ${JSON.stringify(r.body.created)} ${r.body.error_count ? JSON.stringify(r.body.errors?.slice(0, 2)) : ""}`;
   say(`import file: ${(csv.length / 2 ** 20).toFixed(1)} MiB`);
   await step(`import ${IMPORT_ROWS} deals, dry run`, upload("dry_run=true&create_missing=true"), shown);
   await step(`import ${IMPORT_ROWS} deals`, upload("create_missing=true"), shown);

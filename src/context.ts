@@ -29,6 +29,7 @@ import { LIMITS, type Limits, createRateLimiter } from "./security/rate-limit";
 import { createTenantsService } from "./tenants/service";
 import { createTlsAskService } from "./tls/service";
 import { createTransferService } from "./crm/transfer-service";
+import { createJobsService } from "./crm/jobs-service";
 import { createInvitationsService } from "./users/invitations-service";
 import { createUsersService } from "./users/service";
 import { createMetrics } from "./metrics/recorder";
@@ -97,7 +98,8 @@ export function createContext(opts: ContextOptions) {
   const deals = createDealsService({ now, repo: crm, deals: crm.deals, query: stores.dealsQuery });
   const usersService = createUsersService({ users });
   const members = createMembersService({ now, members: stores.members, security, limiter, limits, requireRecentProof: auth.requireRecentProof });
-  const transfer = createTransferService({ now, repo: crm, transfer: stores.transfer });
+  const jobs = createJobsService({ now, repo: crm, transfer: stores.transfer, jobs: stores.jobs, limiter, limits, log });
+  const transfer = createTransferService({ now, repo: crm, transfer: stores.transfer, exportSlot: jobs.exportSlot });
   const idempotency = createIdempotencyService({ now, store: stores.idempotency });
   // TOTP secrets are sealed under SUITE_ENCRYPTION_KEY, or the key file's key.
   const secretBox = createSecretBox(keys.encryptionKey);
@@ -167,10 +169,12 @@ export function createContext(opts: ContextOptions) {
     auditLog: createAuditService({ now, repo: stores.auditLog }),
     /** Deals and the deal list. */
     deals,
-    /** CSV export and import of deals, accounts and contacts. */
+    /** CSV export of deals, accounts and contacts. */
     transfer,
     /** Idempotency-Keys of creates: one answer per key, organization and user (src/idempotency/create-once.ts). */
     idempotency,
+    /** CSV imports as background jobs: upload, progress, recovery after a restart. */
+    jobs,
     /** The team: the member list and profiles. */
     users: usersService,
     /** Members changed by themselves or their admins: name, role, profile, removal, 2FA reset, unlock. */

@@ -107,6 +107,12 @@ export async function serve(config: Config): Promise<void> {
   for (const line of firstRunLines(config, hasOrganization)) ctx.log(line);
   // Mail left pending by an earlier run (or leased by one that crashed) goes out now.
   runAs("job mail", () => ctx.mail.start());
+  // Imports an earlier run was writing when it died are undone (a file lands whole or not at
+  // all). SQLite has one server, so every running job is orphaned; on PostgreSQL only those whose
+  // lease ran out (their server stopped renewing it), here and at each housekeeping round.
+  const recoverJobs = (t: number) => void ctx.jobs.recover(t).catch((e) => ctx.log({ level: "error", msg: "import job recovery failed", message: (e as Error).message }));
+  recoverJobs(config.databaseUrl ? ctx.now() : Number.MAX_SAFE_INTEGER);
+  if (config.databaseUrl) setInterval(() => recoverJobs(ctx.now()), HOUSEKEEPING_MS).unref();
   if (config.databaseUrl && config.backupDir) {
     ctx.log({ level: "warn", msg: "SUITE_BACKUP_DIR is ignored on PostgreSQL: back it up with pg_dump or base backups and WAL archiving" });
   }

@@ -21,6 +21,8 @@ export interface AccountRow {
   industry: string | null;
   created_at: number;
   updated_at: number;
+  /** The id in the system it was imported from (issue 27); absent where a read does not select it. */
+  external_id?: string | null;
 }
 
 export interface ContactRow {
@@ -33,6 +35,7 @@ export interface ContactRow {
   account_id: string | null;
   created_at: number;
   updated_at: number;
+  external_id?: string | null;
 }
 
 type Listed<T> = {

@@ -1,7 +1,8 @@
 import { doc } from "../http/openapi";
 import { listParameters } from "../http/paging";
 import { CRM_DOCS } from "./docs";
-import { EXPORT_COLUMNS, ImportReportSchema, type Kind, MAX_IMPORT_ROWS } from "./transfer-model";
+import { EXPORT_COLUMNS, ImportReportSchema, type Kind, MAX_HEADER_COLUMNS, MAX_IMPORT_ROWS } from "./transfer-model";
+import { JobPageSchema, JobReadSchema } from "./jobs-model";
 
 const csvContent = (description: string) => ({ "text/csv": { schema: { type: "string", description } } });
 
@@ -29,15 +30,20 @@ function exportDoc(kind: Kind, parameters: unknown[]) {
 
 function importDoc(kind: Kind) {
   const d = doc({
-    summary: `Import ${kind} from a CSV file (admins): all rows or none`,
+    summary: `Import ${kind} from a CSV file (admins): all rows or none, as a background job`,
     description:
-      `The body is the file itself (Content-Type: text/csv, UTF-8, at most 50 MB and ${MAX_IMPORT_ROWS} rows). The first row names the columns ` +
-      `(any case, any order). dry_run=true checks every row and writes nothing; otherwise a file with any error is refused with a 422 ` +
-      `whose items are loc ["body", line, column].`,
+      `The body is the file itself (Content-Type: text/csv, UTF-8, at most 50 MB and ${MAX_IMPORT_ROWS} rows), streamed to a temporary file ` +
+      `and checked whole as it arrives. The first row names the columns (any case, any order, at most ${MAX_HEADER_COLUMNS}). ` +
+      `dry_run=true answers 200 with the report and writes nothing; a file with any error is refused with a 422 whose items are ` +
+      `loc ["body", line, column]; a valid file answers 202 with an import job (GET /api/v1/crm/jobs/{id}) whose rows are then written in ` +
+      `short batches, and kept only if every batch succeeds. A row whose id (or external_id) names a record of the organization updates it ` +
+      `(columns the file lacks keep their value); others add one. One import per organization at a time, a few per server ` +
+      `(429 too_many_jobs, with Retry-After), and a rate limit per admin.`,
     tags: ["crm"],
     auth: true,
-    ok: { 200: ["ImportReport", ImportReportSchema] },
-    errors: [403, 413, 415],
+    ok: { 200: ["ImportReport", ImportReportSchema], 202: ["ImportJob", JobReadSchema] },
+    errors: [403, 413, 415, 429],
+    codes: { 429: ["too_many_jobs", "rate_limited"] },
     parameters: [
       BOOL("dry_run", "Check the file and answer the report without writing"),
       BOOL("create_missing", "Create accounts and contacts named in rows that the organization does not have (else such a row is an error)"),
@@ -60,4 +66,18 @@ export const TRANSFER_DOCS = {
   importDeals: importDoc("deals"),
   importAccounts: importDoc("accounts"),
   importContacts: importDoc("contacts"),
+  listJobs: doc({
+    summary: "The organization's import jobs, newest first",
+    tags: ["crm"],
+    auth: true,
+    ok: { 200: ["ImportJobPage", JobPageSchema] },
+    parameters: listParameters([]),
+  }),
+  getJob: doc({
+    summary: "One import job: its progress, and when finished what its rows did (added, updated, unchanged) or why it failed",
+    tags: ["crm"],
+    auth: true,
+    ok: { 200: ["ImportJob", JobReadSchema] },
+    errors: [404],
+  }),
 };

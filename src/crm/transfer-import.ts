@@ -6,7 +6,6 @@ import { centsOf } from "./money";
 import type { AccountRow, ContactRow, PipelineStageRow } from "./repo";
 import { clean } from "./service";
 import { unguard } from "../http/csv";
-import { CsvSyntaxError, readCsvRecords } from "./transfer-parse";
 import {
   AccountRowSchema,
   ContactRowSchema,
@@ -27,6 +26,9 @@ const contactCheck = TypeCompiler.Compile(ContactRowSchema);
 
 const REQUIRED: Record<Kind, string[]> = { deals: ["title", "account_name"], accounts: ["name"], contacts: ["first_name"] };
 const INTEGER = /^\s*[+-]?\d+\s*$/;
+/** An external id: one line of at most 200 characters. */
+const MAX_EXTERNAL_ID = 200;
+const ONE_LINE = /^[^\r\n]*$/;
 
 export interface Known {
   accounts: Array<{ id: string; name: string }>;
@@ -46,37 +48,51 @@ export interface ImportPlan {
 }
 
 /**
- * Where accepted rows go as they are read (inside the import's transaction): nothing is kept in
- * memory, so a 100,000-row file costs its text and the tenant's names, not a copy of every row.
- * Rows are handed over only while no row has failed (the transaction is rolled back then anyway).
+ * A record the import writes: a row of the file (`line`), or an account or contact a row named
+ * that the organization lacked (create_missing; line of the row naming it, fromFile false).
+ * `matchId` and `externalId` say which record a file row updates, if one exists when it is written.
  */
-export interface ImportSink {
-  account(a: AccountRow): void;
-  contact(c: ContactRow): void;
-  deal(d: ImportDeal): void;
-}
+export type ImportItem = { line: number; fromFile: boolean; matchId: string | null; externalId: string | null } & (
+  | { entity: "account"; row: AccountRow }
+  | { entity: "contact"; row: ContactRow }
+  | { entity: "deal"; row: ImportDeal }
+);
+
+/** Where accepted rows go as they are read (null: a dry run, counted only). Rows are handed over only while no row has failed. */
+export type ImportSink = ((item: ImportItem) => void) | null;
 
 /**
- * Reads an import file and checks every row, as the JSON create endpoints would (same schemas),
- * naming accounts, contacts, members and stages as the tenant has them (case-insensitive). Each
- * accepted row goes to `sink` as it is read (null: a dry run, counted only); the plan counts them.
+ * Checks an import file's records one at a time, as the JSON create endpoints would (same
+ * schemas), naming accounts, contacts, members and stages as the tenant has them
+ * (case-insensitive). Each accepted row goes to `sink` as it is read; the plan counts them.
+ * The same checker reads the file when it is uploaded (sink null) and again when the job writes it.
  */
-export function importRows(kind: Kind, text: string, known: Known, createMissing: boolean, sink: ImportSink | null): ImportPlan {
+export function createRowChecker(kind: Kind, known: Known, createMissing: boolean) {
   const plan: ImportPlan = { rows: 0, validRows: 0, errorCount: 0, errors: [], created: { accounts: 0, contacts: 0, deals: 0 } };
+  let sink: ImportSink = null;
+  /** The row being read: its line, and which record it names (id, external_id cells). */
+  let current = { line: 0, matchId: null as string | null, externalId: null as string | null };
+  const out = (entity: "account" | "contact" | "deal", row: AccountRow | ContactRow | ImportDeal, fromFile: boolean) => {
+    if (sink && plan.errorCount === 0) {
+      sink({ entity, row, fromFile, line: current.line, matchId: fromFile ? current.matchId : null, externalId: fromFile ? current.externalId : null } as ImportItem);
+    }
+  };
   const emit = {
-    account(a: AccountRow) {
+    account(a: AccountRow, fromFile = false) {
       plan.created.accounts++;
-      if (sink && plan.errorCount === 0) sink.account(a);
+      out("account", a, fromFile);
     },
-    contact(c: ContactRow) {
+    contact(c: ContactRow, fromFile = false) {
       plan.created.contacts++;
-      if (sink && plan.errorCount === 0) sink.contact(c);
+      out("contact", c, fromFile);
     },
     deal(d: ImportDeal) {
       plan.created.deals++;
-      if (sink && plan.errorCount === 0) sink.deal(d);
+      out("deal", d, true);
     },
   };
+  /** Lines of the ids and external ids seen so far: a record is named by one row at most. */
+  const seenKeys = new Map<string, number>();
   const fail = (line: number, column: string | null, message: string) => {
     plan.errorCount++;
     if (plan.errors.length < MAX_REPORTED_ERRORS) plan.errors.push({ line, column, message });
@@ -87,8 +103,12 @@ export function importRows(kind: Kind, text: string, known: Known, createMissing
   const skipped = new Set(IGNORED_COLUMNS[kind]);
   const readHeader = (names: string[]) => {
     header = names.map((h) => h.trim().toLowerCase());
-    header.forEach((h, i) => {
-      if (header!.indexOf(h) !== i) fail(1, h, "This column appears twice.");
+    // A set, not indexOf per column: a header of many columns costs its length, not its square.
+    const seen = new Set<string>();
+    header.forEach((h) => {
+      const twice = seen.has(h);
+      seen.add(h);
+      if (twice) fail(1, h, "This column appears twice.");
       else if (!readable.has(h) && !skipped.has(h)) fail(1, h || null, `Unknown column; the columns are ${IMPORT_COLUMNS[kind].join(", ")}.`);
     });
     for (const r of REQUIRED[kind]) if (!header.includes(r)) fail(1, r, "This column is required.");
@@ -140,10 +160,21 @@ export function importRows(kind: Kind, text: string, known: Known, createMissing
       if (readable.has(h) && v.trim() !== "") cell[h] = v;
     });
     const before = plan.errorCount;
+    current = { line, matchId: null, externalId: null };
+    for (const column of ["id", "external_id"] as const) {
+      const v = cell[column]?.trim();
+      if (v === undefined) continue;
+      if (v.length > MAX_EXTERNAL_ID || !ONE_LINE.test(v)) fail(line, column, `Value error, ${column} is one line of at most ${MAX_EXTERNAL_ID} characters`);
+      const at = seenKeys.get(`${column}:${v}`);
+      if (at !== undefined) fail(line, column, `Line ${at} names the same record; a file names each record once.`);
+      else seenKeys.set(`${column}:${v}`, line);
+      if (column === "id") current.matchId = v;
+      else current.externalId = v;
+    }
     if (kind === "accounts") {
       const body = { name: cell.name ?? "", domain: cell.domain, industry: cell.industry };
       if (!accountCheck.Check(body)) schemaErrors(line, [...accountCheck.Errors(body)]);
-      else emit.account({ id: newId(), name: body.name.trim(), domain: clean(body.domain), industry: clean(body.industry), ...stub });
+      else if (plan.errorCount === before) emit.account({ id: newId(), name: body.name.trim(), domain: clean(body.domain), industry: clean(body.industry), ...stub }, true);
     } else if (kind === "contacts") {
       const body = { first_name: cell.first_name ?? "", last_name: cell.last_name, email: cell.email, phone: cell.phone };
       if (!contactCheck.Check(body)) schemaErrors(line, [...contactCheck.Errors(body)]);
@@ -157,7 +188,7 @@ export function importRows(kind: Kind, text: string, known: Known, createMissing
           phone: clean(body.phone),
           account_id: acc?.id ?? null,
           ...stub,
-        });
+        }, true);
       }
     } else {
       const prob = cell.probability;
@@ -233,30 +264,43 @@ export function importRows(kind: Kind, text: string, known: Known, createMissing
     if (plan.errorCount === before) plan.validRows++;
   }
 
-  // Each record is read as the parser finds it and dropped: the file's rows are never all held
-  // as arrays of cells at once.
+  /** One record of the file: the header first, then rows (those past the limit only counted). */
+  function record(rec: string[]): void {
+    if (header === null) {
+      readHeader(rec);
+      headerOk = plan.errorCount === 0;
+    } else if (++rows <= MAX_IMPORT_ROWS && headerOk) readRow(rec, rows + 1, header);
+  }
   let rows = 0;
   let headerOk = false;
-  try {
-    readCsvRecords(text, (rec) => {
+  return {
+    plan,
+    record,
+    /** Where accepted rows go from now on. */
+    setSink(s: ImportSink) {
+      sink = s;
+    },
+    /** The header's columns (lower case), once read. */
+    columns: (): ReadonlySet<string> => new Set(header ?? []),
+    headerRead: () => header !== null,
+    /** A syntax error ends the file. */
+    syntaxError(line: number, message: string) {
+      fail(line, null, `The file is not valid CSV: ${message}`);
+    },
+    /** The end of the file: the row count, and the file-wide errors. */
+    finish(): ImportPlan {
       if (header === null) {
-        readHeader(rec);
-        headerOk = plan.errorCount === 0;
-      } else if (++rows <= MAX_IMPORT_ROWS && headerOk) readRow(rec, rows + 1, header);
-    });
-  } catch (e) {
-    if (!(e instanceof CsvSyntaxError)) throw e;
-    fail(e.line, null, `The file is not valid CSV: ${e.message}`);
-    return plan;
-  }
-  if (header === null) {
-    fail(1, null, "The file is empty: the first row must name the columns.");
-    return plan;
-  }
-  plan.rows = rows;
-  if (rows > MAX_IMPORT_ROWS) {
-    Object.assign(plan, { validRows: 0, errorCount: 0, errors: [], created: { accounts: 0, contacts: 0, deals: 0 } });
-    fail(MAX_IMPORT_ROWS + 2, null, `An import has at most ${MAX_IMPORT_ROWS} rows; split the file.`);
-  }
-  return plan;
+        if (plan.errorCount === 0) fail(1, null, "The file is empty: the first row must name the columns.");
+        return plan;
+      }
+      plan.rows = rows;
+      if (rows > MAX_IMPORT_ROWS) {
+        Object.assign(plan, { validRows: 0, errorCount: 0, errors: [], created: { accounts: 0, contacts: 0, deals: 0 } });
+        fail(MAX_IMPORT_ROWS + 2, null, `An import has at most ${MAX_IMPORT_ROWS} rows; split the file.`);
+      }
+      return plan;
+    },
+  };
 }
+
+export type RowChecker = ReturnType<typeof createRowChecker>;

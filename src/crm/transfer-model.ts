@@ -5,6 +5,11 @@ import { AccountCreate, ContactCreate, DealCreate } from "./model";
 export const MAX_IMPORT_ROWS = 100_000;
 /** A dry run lists at most this many row errors (the counts cover them all). */
 export const MAX_REPORTED_ERRORS = 1_000;
+/** The header row: at most this many columns and characters, checked while it is read (a longer one is refused at once). */
+export const MAX_HEADER_COLUMNS = 64;
+export const MAX_HEADER_CHARS = 16_384;
+/** Any later row: at most this many characters. */
+export const MAX_ROW_CHARS = 1_048_576;
 /** Rows read per step of an export walk: small enough to stay flat in memory, large enough to be fast. */
 export const EXPORT_CHUNK = 1_000;
 
@@ -15,22 +20,25 @@ export type Kind = (typeof KINDS)[number];
 export const EXPORT_COLUMNS: Record<Kind, readonly string[]> = {
   deals: [
     "id", "title", "value", "currency", "stage", "stage_name", "probability", "close_date", "account_name", "contact_name",
-    "assignee_name", "assignee_email", "notes", "custom_data", "created_at", "updated_at",
+    "assignee_name", "assignee_email", "notes", "custom_data", "created_at", "updated_at", "external_id",
   ],
-  accounts: ["id", "name", "domain", "industry", "created_at", "updated_at"],
-  contacts: ["id", "first_name", "last_name", "email", "phone", "account_name", "created_at", "updated_at"],
+  accounts: ["id", "name", "domain", "industry", "created_at", "updated_at", "external_id"],
+  contacts: ["id", "first_name", "last_name", "email", "phone", "account_name", "created_at", "updated_at", "external_id"],
 };
 
-/** Columns an import reads; the export's other columns (ids, times, names derived from others) are skipped. */
+/**
+ * Columns an import reads; the export's other columns (times, names derived from others) are
+ * skipped. `id` and `external_id` name the record a row updates (upsert).
+ */
 export const IMPORT_COLUMNS: Record<Kind, readonly string[]> = {
-  deals: ["title", "value", "currency", "stage", "probability", "close_date", "account_name", "contact_name", "assignee_email", "notes", "custom_data"],
-  accounts: ["name", "domain", "industry"],
-  contacts: ["first_name", "last_name", "email", "phone", "account_name"],
+  deals: ["id", "external_id", "title", "value", "currency", "stage", "probability", "close_date", "account_name", "contact_name", "assignee_email", "notes", "custom_data"],
+  accounts: ["id", "external_id", "name", "domain", "industry"],
+  contacts: ["id", "external_id", "first_name", "last_name", "email", "phone", "account_name"],
 };
 export const IGNORED_COLUMNS: Record<Kind, readonly string[]> = {
-  deals: ["id", "stage_name", "assignee_name", "created_at", "updated_at"],
-  accounts: ["id", "created_at", "updated_at"],
-  contacts: ["id", "name", "created_at", "updated_at"],
+  deals: ["stage_name", "assignee_name", "created_at", "updated_at"],
+  accounts: ["created_at", "updated_at"],
+  contacts: ["name", "created_at", "updated_at"],
 };
 
 /** A deal row's own fields, checked by the JSON create endpoint's rules (references are by name here). */

@@ -1,8 +1,6 @@
-import type { AuditEntry } from "../security/repo";
 import type { DealFields } from "./deals-repo";
 import type { SortDir, SortField } from "./model";
 import type { AccountRow, ContactRow } from "./repo";
-import type { ImportSink } from "./transfer-import";
 
 export interface ExportFilter {
   /** Stage keys the tenant has (null: any). */
@@ -37,8 +35,8 @@ export interface ImportDeal extends DealFields {
 
 /**
  * The store of CSV export and import. Exports walk an index by key (WHERE (key, id) > last) in chunks,
- * never by offset, so each chunk costs the same however deep the walk is; imports write every row
- * in one transaction.
+ * never by offset, so each chunk costs the same however deep the walk is. Imports are written by
+ * the jobs store (jobs-repo.ts).
  */
 export interface TransferStore {
   /** The next chunk of the deals export as CSV lines (null: none matched in it), and where the next one starts (null: the end). */
@@ -67,11 +65,4 @@ export interface TransferStore {
       full_name: string | null;
     }[];
   }>;
-  /**
-   * Every row of an import, or none: one transaction, nothing awaited inside. `run` reads the
-   * file, handing each accepted row to the sink, which inserts it at once; when it answers false
-   * (a row failed), the transaction is rolled back. On success the audit row `audit()` builds (after
-   * `run`, so it can count what was written) goes in the same transaction.
-   */
-  importTx(tenantId: string, now: number, run: (sink: ImportSink) => boolean, audit: () => AuditEntry): Promise<boolean>;
 }

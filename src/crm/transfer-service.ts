@@ -1,15 +1,11 @@
-import type { Principal, RequestInfo } from "../auth/service";
-import type { AuditEntry } from "../security/repo";
+import type { Principal } from "../auth/service";
 import { toIso } from "../db/ids";
 import { BOM, csvLine, pulledStream } from "../http/csv";
-import { requireAdmin } from "../http/auth-guard";
-import { RequestValidationError } from "../http/errors";
 import { containsPattern } from "../http/paging";
 import type { AssigneeFilter } from "./deals-service";
-import { type SortDir, type SortField, contactName } from "./model";
+import type { SortDir, SortField } from "./model";
 import type { CrmStore } from "./repo";
-import { type ImportPlan, importRows } from "./transfer-import";
-import { EXPORT_CHUNK, EXPORT_COLUMNS, type ImportReport, type Kind } from "./transfer-model";
+import { EXPORT_CHUNK, EXPORT_COLUMNS, type Kind } from "./transfer-model";
 import type { DealCursor, ExportFilter, TransferStore } from "./transfer-repo";
 import type { AccountRow, ContactRow } from "./repo";
 
@@ -17,6 +13,8 @@ export interface TransferDeps {
   now: () => number;
   repo: CrmStore;
   transfer: TransferStore;
+  /** One import or export running per organization: a download holds the slot until it ends. */
+  exportSlot: (tenantId: string) => () => void;
 }
 
 /** The deal list's filters and order (routes.ts reads them with the list's own reader). */
@@ -41,6 +39,7 @@ export function createTransferService(d: TransferDeps) {
     let cursor: DealCursor | null = null;
     let done = stages !== null && stages.length === 0;
     // A chunk is read only when the client has taken the last one (pulledStream).
+    const release = d.exportSlot(auth.tenantId);
     return pulledStream(headerLine("deals"), async () => {
       for (;;) {
         if (done) return null;
@@ -49,17 +48,19 @@ export function createTransferService(d: TransferDeps) {
         done = next === null;
         if (csv !== null) return csv;
       }
-    });
+    }, release);
   }
 
   /** Accounts or contacts, newest first, with the list's search. */
   function exportPeople<R extends AccountRow | ContactRow>(
+    tenantId: string,
     kind: "accounts" | "contacts",
     read: (after: R | null) => Promise<R[]>,
     cells: (r: R) => Array<string | number | null>,
   ): ReadableStream<Uint8Array> {
     let after: R | null = null;
     let done = false;
+    const release = d.exportSlot(tenantId);
     return pulledStream(headerLine(kind), async () => {
       if (done) return null;
       const rows = await read(after);
@@ -67,75 +68,30 @@ export function createTransferService(d: TransferDeps) {
       if (rows.length === 0) return null;
       after = rows[rows.length - 1]!;
       return rows.map((r) => csvLine(cells(r))).join("");
-    });
+    }, release);
   }
 
   const exportAccounts = async (auth: Principal, q: { search: string | null }) => {
     const pattern = q.search === null ? null : containsPattern(q.search);
     return exportPeople<AccountRow>(
+      auth.tenantId,
       "accounts",
       (after) => d.transfer.accountsAfter(auth.tenantId, pattern, after, EXPORT_CHUNK),
-      (a) => [a.id, a.name, a.domain, a.industry, toIso(a.created_at), toIso(a.updated_at)],
+      (a) => [a.id, a.name, a.domain, a.industry, toIso(a.created_at), toIso(a.updated_at), a.external_id ?? null],
     );
   };
 
   const exportContacts = async (auth: Principal, q: { search: string | null }) => {
     const pattern = q.search === null ? null : containsPattern(q.search);
     return exportPeople<ContactRow & { account_name: string | null }>(
+      auth.tenantId,
       "contacts",
       (after) => d.transfer.contactsAfter(auth.tenantId, pattern, after, EXPORT_CHUNK),
-      (c) => [c.id, c.first_name, c.last_name, c.email, c.phone, c.account_name, toIso(c.created_at), toIso(c.updated_at)],
+      (c) => [c.id, c.first_name, c.last_name, c.email, c.phone, c.account_name, toIso(c.created_at), toIso(c.updated_at), c.external_id ?? null],
     );
   };
 
-  /**
-   * An import (admins): every row is checked first, against the names the tenant has; a dry run
-   * answers the report, otherwise all rows are written in one transaction, or none when any fails
-   * (then a 422 whose items are the row errors, loc ["body", line, column]).
-   */
-  async function importCsv(auth: Principal, kind: Kind, text: string, opts: { dryRun: boolean; createMissing: boolean }, req: RequestInfo): Promise<ImportReport> {
-    requireAdmin(auth);
-    const [names, stages] = await Promise.all([d.transfer.names(auth.tenantId), d.repo.stages(auth.tenantId)]);
-    const known = { ...names, stages, contactName };
-    const now = d.now();
-    // Who imported what, in the same transaction: counts only, never the file's contents.
-    const audit = (created: ImportReport["created"]) => (): AuditEntry =>
-      ({ tenantId: auth.tenantId, userId: auth.userId, action: "crm.import", ip: req.ip, userAgent: req.userAgent, detail: { kind, ...created } });
-    let plan: ImportPlan;
-    if (opts.dryRun) plan = importRows(kind, text, known, opts.createMissing, null);
-    else {
-      // Read and written in one pass inside the transaction: rows are inserted as they are
-      // accepted, and the whole transaction is rolled back if any row fails.
-      let read: ImportPlan | null = null;
-      const created = { deals: 0, accounts: 0, contacts: 0 };
-      await d.transfer.importTx(
-        auth.tenantId,
-        now,
-        (sink) => {
-          read = importRows(kind, text, known, opts.createMissing, sink);
-          Object.assign(created, read.created);
-          return read.errorCount === 0;
-        },
-        audit(created),
-      );
-      plan = read!;
-    }
-    const report: ImportReport = {
-      kind,
-      dry_run: opts.dryRun,
-      rows: plan.rows,
-      valid_rows: plan.validRows,
-      error_count: plan.errorCount,
-      errors: plan.errors,
-      created: { deals: plan.created.deals, accounts: plan.created.accounts, contacts: plan.created.contacts },
-    };
-    if (!opts.dryRun && plan.errorCount > 0) {
-      throw new RequestValidationError(plan.errors.map((e) => ({ loc: ["body", e.line, e.column ?? "row"], msg: e.message, type: "csv_row_invalid" })));
-    }
-    return report;
-  }
-
-  return { exportDeals, exportAccounts, exportContacts, importCsv };
+  return { exportDeals, exportAccounts, exportContacts };
 }
 
 export type TransferService = ReturnType<typeof createTransferService>;

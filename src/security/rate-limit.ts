@@ -41,6 +41,8 @@ export const LIMITS = {
   // metadata; each callback exchanges a code with it.
   oauthStartPerIp: { name: "oauth-start-ip", max: 30, windowMs: 60_000 },
   oauthCallbackPerIp: { name: "oauth-callback-ip", max: 60, windowMs: 60_000 },
+  // CSV imports (issue 27), dry runs included: each reads up to 50 MB and may write 100,000 rows.
+  importsPerAdmin: { name: "import-admin", max: 60, windowMs: 60 * 60_000 },
 } satisfies Record<string, Limit>;
 
 export type Limits = typeof LIMITS;

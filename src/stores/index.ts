@@ -11,6 +11,7 @@ import type { CrmStore } from "../crm/repo";
 import type { DemoSeedStore } from "../crm/seed-store";
 import type { StagesStore } from "../crm/stages-repo";
 import type { TransferStore } from "../crm/transfer-repo";
+import type { JobsStore } from "../crm/jobs-repo";
 import type { Db } from "../db/database";
 import type { WalSync } from "../db/group-commit";
 import type { IdempotencyStore } from "../idempotency/repo";
@@ -49,6 +50,7 @@ export interface Stores {
   stages: StagesStore;
   dealsQuery: DealsQuery;
   transfer: TransferStore;
+  jobs: JobsStore;
   /** Reading the audit log (the rows are written through `security`). */
   auditLog: AuditStore;
   twoFactor: TwoFactorStore;

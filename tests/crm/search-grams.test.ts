@@ -17,6 +17,7 @@ import { type DealListQuery, SORT_FIELDS, type SortField } from "../../src/crm/m
 import { testApp } from "../helpers";
 import migration11 from "../../src/db/migrations/0011-deal-gram-counts.sql" with { type: "text" };
 import { type CrmOrg, addUser, crmOrg, dealsOf, referencePage } from "./support";
+import { undoImportJobs } from "../support/before-import-jobs";
 
 const t = testApp();
 afterAll(() => t.close());
@@ -120,7 +121,10 @@ describe("deal_gram_counts", () => {
     await countsAgree();
     const csv = ["title,account_name,contact_name,value", "Imported qz,Made Up Co,Mia Made,1", "Second jx,Made Up Co,,2"].join("\n");
     const r = await t.json("POST", "/api/v1/crm/deals/import?create_missing=true", { token: org.token, raw: csv, headers: { "content-type": "text/csv" } });
-    expect(r.status).toBe(200);
+    expect(r.status).toBe(202);
+    // The import is a job written after its answer.
+    await t.ctx.jobs.settled();
+    expect((await t.json("GET", `/api/v1/crm/jobs/${r.body.id}`, { token: org.token })).body).toMatchObject({ status: "succeeded", added: 2 });
     await countsAgree();
   }, 30_000);
 
@@ -194,6 +198,8 @@ describe("deal_gram_counts", () => {
       db.run("DROP TRIGGER mail_outbox_link_sealed_update");
       // Version 17's idempotency keys out.
       db.run("DROP TABLE idempotency_keys");
+      // Nor version 18's import jobs.
+      undoImportJobs(db);
       db.run("PRAGMA user_version = 11");
     })();
     const acc = await org.account("Version Eleven Ltd");

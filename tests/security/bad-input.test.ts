@@ -65,6 +65,8 @@ function checker(f: FuzzApp, world: World) {
     // A magic-link request answers first and writes after (no timing oracle): wait for that write.
     await f.ctx.magicLinks.settled();
     await f.ctx.password.settled();
+    // An import answers 202 and writes its rows after: wait for them too.
+    await f.ctx.jobs.settled();
     let after = snap.take();
     if (answer.status >= 400) {
       const changed = snap.diff(before, after);

@@ -95,6 +95,7 @@ function aIdFor(path: string): string {
   if (path.startsWith("/api/v1/users/")) return w.a.member.id;
   if (path.includes("/accounts/")) return w.a.accountId;
   if (path.includes("/contacts/")) return w.a.contactId;
+  if (path.includes("/jobs/")) return w.a.jobId;
   return w.a.dealIds[0]!;
 }
 

@@ -6,9 +6,9 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { CRM_BACKENDS, type CrmBackend, dealFields } from "./crm-support";
 
 const account = (tenant_id: string, id: string, name: string, at: number, domain: string | null = null) =>
-  ({ id, tenant_id, name, domain, industry: null, created_at: at, updated_at: at });
+  ({ id, tenant_id, name, domain, industry: null, created_at: at, updated_at: at, external_id: null });
 const contact = (tenant_id: string, id: string, first_name: string, last_name: string | null, at: number, account_id: string | null = null) =>
-  ({ id, tenant_id, first_name, last_name, email: `${id}@x.test`, phone: null, account_id, created_at: at, updated_at: at });
+  ({ id, tenant_id, first_name, last_name, email: `${id}@x.test`, phone: null, account_id, created_at: at, updated_at: at, external_id: null });
 
 for (const backend of CRM_BACKENDS) {
   describe(`CRM records (${backend.name})`, () => {

@@ -10,7 +10,9 @@ import type { CrmStore } from "../../src/crm/repo";
 import type { StagesStore } from "../../src/crm/stages-repo";
 import type { DealCursor, ExportedContact, ExportFilter, TransferStore } from "../../src/crm/transfer-repo";
 import type { AccountRow, ContactRow } from "../../src/crm/repo";
-import type { ImportSink } from "../../src/crm/transfer-import";
+import type { JobsStore } from "../../src/crm/jobs-repo";
+import { createSqliteJobsStore } from "../../src/stores/sqlite/jobs";
+import { createPostgresJobsStore } from "../../src/stores/postgres/jobs";
 import type { AuditEntry } from "../../src/security/repo";
 import { createSqliteCrmStore } from "../../src/stores/sqlite/crm";
 import { createSqliteSecurityStore } from "../../src/stores/sqlite/security";
@@ -33,13 +35,13 @@ export interface Transfer {
   accountsAfter(tenantId: string, pattern: string | null, after: AccountRow | null, limit: number): MaybeAsync<AccountRow[]>;
   contactsAfter(tenantId: string, pattern: string | null, after: ContactRow | null, limit: number): MaybeAsync<ExportedContact[]>;
   names: TransferStore["names"];
-  importTx(tenantId: string, now: number, run: (sink: ImportSink) => boolean, audit: () => AuditEntry): Promise<boolean>;
 }
 
 export interface Stores {
   crm: Crm;
   stages: Stages;
   transfer: Transfer;
+  jobs: JobsStore;
   /** A user's rename as the users feature does it: its row and every deal's copy, one transaction. */
   renameUser(tenantId: string, userId: string, fullName: string | null, email: string): Promise<void>;
   /** A member's removal moving their deals, in one transaction with their row's deletion. */
@@ -73,6 +75,7 @@ function pgStores(pg: Pg): Stores & { seed(tx: PgTx, tenantId: string, now: numb
     crm: crm as unknown as Crm,
     stages: createPostgresStagesStore(pg, { security: pgAudit }),
     transfer: createPostgresTransferStore(pg, { security: pgAudit }),
+    jobs: createPostgresJobsStore(pg, { security: pgAudit }),
     seed: (tx, tenantId, now) => crm.seedDefaultStagesInTx(tx, tenantId, now),
     renameUser: (tenantId, userId, fullName, email) =>
       pg.begin(async (tx) => {
@@ -100,6 +103,7 @@ async function wrap(b: Backend): Promise<CrmBackend> {
       crm,
       stages: createSqliteStagesStore(db, { security }),
       transfer,
+      jobs: createSqliteJobsStore(db, { security }),
       renameUser: async (tenantId, userId, fullName, email) =>
         writeTx(db, () => {
           db.query("UPDATE users SET full_name = ?3, email = ?4 WHERE tenant_id = ?1 AND id = ?2").run(tenantId, userId, fullName, email);

@@ -1,10 +1,12 @@
-/** Contract of the CSV transfer store (keyset export chunks, all-or-nothing import) on every backend. */
+/** Contract of the CSV transfer store (keyset export chunks, import batches with their undo log) on every backend. */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { toIso } from "../../src/db/ids";
 import { csvLine } from "../../src/http/csv";
 import { formatCents } from "../../src/crm/money";
 import type { SortDir, SortField } from "../../src/crm/model";
 import type { DealCursor, ExportFilter, ImportDeal } from "../../src/crm/transfer-repo";
+import type { JobRow } from "../../src/crm/jobs-repo";
+import type { ImportItem } from "../../src/crm/transfer-import";
 import { CRM_BACKENDS, type CrmBackend, dealFields } from "./crm-support";
 
 const SORTS: SortField[] = ["title", "value", "stage", "probability", "close_date", "created_at", "updated_at", "account_name", "contact_name", "assignee_name"];
@@ -61,7 +63,7 @@ for (const backend of CRM_BACKENDS) {
       const csv = await walk(filter("created_at", "asc"), 1000);
       const d = (await b.crm.deals.byId("t1", "d01"))!;
       const line = csvLine([d.id, d.title, formatCents(d.value_cents), d.currency, d.stage, "New", d.probability, d.close_date, d.account_name, d.contact_name,
-        d.assignee_name, d.assignee_email, d.notes, d.custom_data, toIso(d.created_at), toIso(d.updated_at)]);
+        d.assignee_name, d.assignee_email, d.notes, d.custom_data, toIso(d.created_at), toIso(d.updated_at), null]);
       expect(csv.startsWith(line)).toBe(true);
       expect(csv).toContain(`d02,alpha,1.00,USD,won,Won,,,"'=Evil, ""Co""",,,,,,`);
       expect(csv).toContain(`d05," padded ",999.99,USD,qualified,Qualified,90,,Beta,Carla Diaz,,,'=SUM(A1),,`);
@@ -106,7 +108,7 @@ for (const backend of CRM_BACKENDS) {
       expect((await b.transfer.accountsAfter("t1", null, first[1]!, 2)).map((a) => a.id)).toEqual(["a1"]);
       expect((await b.transfer.accountsAfter("t1", "%beta%", null, 10)).map((a) => a.id)).toEqual(["a3"]);
       const contacts = await b.transfer.contactsAfter("t1", null, null, 1);
-      expect(contacts).toEqual([{ id: "c2", tenant_id: "t1", first_name: "Bo", last_name: null, email: "bo@x.test", phone: "+1 2", account_id: null, created_at: 6, updated_at: 6, account_name: null }]);
+      expect(contacts).toEqual([{ id: "c2", tenant_id: "t1", first_name: "Bo", last_name: null, email: "bo@x.test", phone: "+1 2", account_id: null, created_at: 6, updated_at: 6, external_id: null, account_name: null }]);
       expect((await b.transfer.contactsAfter("t1", null, contacts[0]!, 5)).map((c) => [c.id, c.account_name])).toEqual([["c1", "Acme"]]);
       expect((await b.transfer.contactsAfter("t1", "%carla%", null, 5)).map((c) => c.id)).toEqual(["c1"]);
     });
@@ -122,46 +124,82 @@ for (const backend of CRM_BACKENDS) {
       ...dealFields({ account_id: "n1", title: `Imported ${id}` }), id, account_name: "New Co", contact_name: "Nina", assignee_name: "Ann", assignee_email: "ann@x.test",
       contact_id: "nc1", assigned_to: "u1", ...o,
     });
-    const audit = () => ({ tenantId: "t1", userId: null, action: "crm.import", ip: null, userAgent: null, detail: { deals: 2 } });
+    const audit = { tenantId: "t1", userId: null, action: "crm.import", ip: null, userAgent: null, detail: { deals: 2 } };
+    const job = (id: string): JobRow => ({
+      tenant_id: "t1", id, kind: "deals", status: "running", user_id: null, total: 2, done: 0, added: 0, updated: 0, unchanged: 0, error_count: 0,
+      errors: "[]", message: null, created_at: 9_000, finished_at: null, lease_until: 99_000,
+    });
+    const item = (entity: ImportItem["entity"], row: unknown, o: Partial<ImportItem> = {}): ImportItem =>
+      ({ entity, row, line: 2, fromFile: entity === "deal", matchId: null, externalId: null, ...o }) as ImportItem;
+    const dealColumns = new Set(["title", "account_name", "contact_name", "assignee_email", "notes", "value", "stage"]);
+    const newAccount = (id: string, name: string) => ({ id, tenant_id: "t1", name, domain: null, industry: null, created_at: 0, updated_at: 0 });
 
-    test("an import writes every row, numbers deals after the tenant's last, and its audit row", async () => {
+    test("an import batch writes every row, numbers deals after the tenant's last, logs its undo entries and progress; the job ends with its audit row", async () => {
       const before = await b.rows<{ m: number }>("SELECT max(seq) AS m FROM deals WHERE tenant_id = $1", ["t1"]);
-      const ok = await b.transfer.importTx("t1", 9_000, (sink) => {
-        sink.account({ id: "n1", tenant_id: "t1", name: "New Co", domain: null, industry: null, created_at: 0, updated_at: 0 });
-        sink.contact({ id: "nc1", tenant_id: "t1", first_name: "Nina", last_name: null, email: null, phone: null, account_id: "n1", created_at: 0, updated_at: 0 });
-        sink.deal(importDeal("i1"));
-        sink.deal(importDeal("i2", { contact_id: null, contact_name: null, notes: "Hello" }));
-        return true;
-      }, audit);
-      expect(ok).toBe(true);
+      expect(await b.jobs.create(job("j1"))).toBe(true);
+      // One running job per organization.
+      expect(await b.jobs.create(job("j1b"))).toBe(false);
+      const outcome = await b.jobs.applyBatch("t1", "j1", 9_000, 99_000, [
+        item("account", newAccount("n1", "New Co")),
+        item("contact", { id: "nc1", tenant_id: "t1", first_name: "Nina", last_name: null, email: null, phone: null, account_id: "n1", created_at: 0, updated_at: 0 }),
+        item("deal", importDeal("i1"), { externalId: "ext-1" }),
+        item("deal", importDeal("i2", { contact_id: null, contact_name: null, notes: "Hello" })),
+      ], dealColumns, 2);
+      expect(outcome).toEqual({ added: 2, updated: 0, unchanged: 0 });
       expect(await b.crm.account("t1", "n1")).toMatchObject({ name: "New Co", created_at: 9_000, updated_at: 9_000 });
       expect(await b.crm.contact("t1", "nc1")).toMatchObject({ account_id: "n1", created_at: 9_000 });
       const [i1, i2] = [(await b.crm.deals.byId("t1", "i1"))!, (await b.crm.deals.byId("t1", "i2"))!];
       expect(i1).toMatchObject({ account_name: "New Co", contact_name: "Nina", assignee_name: "Ann", created_at: 9_000, stage_name: "New" });
       expect([i1.seq, i2.seq]).toEqual([before[0]!.m + 1, before[0]!.m + 2]);
-      const [k] = await b.rows("SELECT title_key, account_key, contact_key, assignee_key, search_text FROM deals WHERE tenant_id = $1 AND id = $2", ["t1", "i2"]);
-      expect(k).toEqual({ title_key: "imported i2", account_key: "new co", contact_key: null, assignee_key: "ann", search_text: "imported i2\nhello\nnew co\n" });
+      const [k] = await b.rows("SELECT title_key, account_key, contact_key, assignee_key, search_text, external_id FROM deals WHERE tenant_id = $1 AND id = $2", ["t1", "i2"]);
+      expect(k).toEqual({ title_key: "imported i2", account_key: "new co", contact_key: null, assignee_key: "ann", search_text: "imported i2\nhello\nnew co\n", external_id: null });
+      expect((await b.rows("SELECT external_id FROM deals WHERE tenant_id = $1 AND id = $2", ["t1", "i1"]))[0]).toEqual({ external_id: "ext-1" });
+      expect(await b.jobs.get("t1", "j1")).toMatchObject({ done: 2, added: 2, status: "running" });
+      expect((await b.rows<{ n: number }>("SELECT count(*) AS n FROM crm_job_undo WHERE tenant_id = $1 AND job_id = $2", ["t1", "j1"]))[0]!.n).toBe(4);
+      // The same rows again, named by external id and id: nothing changes.
+      const again = await b.jobs.applyBatch("t1", "j1", 9_500, 99_000, [
+        item("deal", { ...importDeal("i1"), id: "x1" }, { externalId: "ext-1" }),
+        item("deal", { ...importDeal("i2", { contact_id: null, contact_name: null, notes: "Hello" }), id: "x2" }, { matchId: "i2" }),
+      ], dealColumns, 2);
+      expect(again).toEqual({ added: 0, updated: 0, unchanged: 2 });
+      await b.jobs.finish("t1", "j1", 9_600, "succeeded", null, "[]", 0, audit);
       expect(await b.rows("SELECT action, detail FROM audit_log WHERE tenant_id = $1", ["t1"])).toEqual([{ action: "crm.import", detail: '{"deals":2}' }]);
+      while ((await b.jobs.dropUndo("t1", "j1", 3)) > 0);
+      expect((await b.rows<{ n: number }>("SELECT count(*) AS n FROM crm_job_undo WHERE tenant_id = $1", ["t1"]))[0]!.n).toBe(0);
       // The next single deal continues the numbering.
       await b.crm.deals.insert("t1", "after", dealFields({ account_id: "a1" }), 9_001);
       expect((await b.crm.deals.byId("t1", "after"))!.seq).toBe(i2.seq + 1);
     });
 
-    test("an import whose reader fails, or whose write fails, leaves nothing behind", async () => {
-      const count = async () => (await b.rows<{ n: number }>("SELECT (SELECT count(*) FROM deals) + (SELECT count(*) FROM accounts) + (SELECT count(*) FROM audit_log) AS n"))[0]!.n;
+    test("a failed job is undone newest first: added records go, updated ones get their columns back, the counters follow", async () => {
+      const count = async () => (await b.rows<{ n: number }>("SELECT (SELECT count(*) FROM deals) + (SELECT count(*) FROM accounts) AS n"))[0]!.n;
+      const counters = async () => b.rows("SELECT assignee, stage, n FROM deal_counts WHERE tenant_id = $1 AND n <> 0 ORDER BY assignee, stage", ["t1"]);
+      const grams = async () => (await b.rows<{ n: number }>("SELECT sum(n) AS n FROM deal_gram_counts WHERE tenant_id = $1", ["t1"]))[0]!.n;
       const n = await count();
-      expect(await b.transfer.importTx("t1", 9_100, (sink) => {
-        sink.account({ id: "z1", tenant_id: "t1", name: "Z", domain: null, industry: null, created_at: 0, updated_at: 0 });
-        return false;
-      }, audit)).toBe(false);
-      await expect(b.transfer.importTx("t1", 9_100, (sink) => {
-        sink.account({ id: "z2", tenant_id: "t1", name: "Z", domain: null, industry: null, created_at: 0, updated_at: 0 });
-        sink.deal(importDeal("z-deal", { account_id: "z2", contact_id: null, assigned_to: null }));
-        sink.deal(importDeal("i1", { account_id: "z2", contact_id: null, assigned_to: null })); // an id taken: the INSERT fails
-        return true;
-      }, audit)).rejects.toThrow();
+      const [c0, g0] = [await counters(), Number(await grams())];
+      const i1 = (await b.crm.deals.byId("t1", "i1"))!;
+      expect(await b.jobs.create(job("j2"))).toBe(true);
+      const first = await b.jobs.applyBatch("t1", "j2", 9_700, 99_000, [
+        item("account", newAccount("z2", "Z")),
+        item("deal", importDeal("z-deal", { account_id: "z2", account_name: "Z", contact_id: null, contact_name: null, assigned_to: null, assignee_name: null, assignee_email: null })),
+        item("deal", importDeal("y1", { title: "Renamed by import", stage: "won" }), { matchId: "i1" }),
+      ], dealColumns, 2);
+      expect(first).toEqual({ added: 1, updated: 1, unchanged: 0 });
+      expect((await b.crm.deals.byId("t1", "i1"))!).toMatchObject({ title: "Renamed by import", stage: "won" });
+      expect(await counters()).not.toEqual(c0);
+      // A later batch fails (an external id another record holds): nothing of it is written.
+      await b.exec("UPDATE deals SET external_id = 'taken' WHERE tenant_id = $1 AND id = $2", ["t1", "i2"]);
+      await expect(b.jobs.applyBatch("t1", "j2", 9_800, 99_000, [item("deal", importDeal("w1"), { externalId: "taken", matchId: "z-deal" })], dealColumns, 1)).rejects.toThrow();
+      while ((await b.jobs.undoStep("t1", "j2", 1)) > 0);
+      await b.jobs.finish("t1", "j2", 9_900, "failed", "why", "[]", 0, null);
       expect(await count()).toBe(n);
       expect(await b.crm.account("t1", "z2")).toBeNull();
+      expect((await b.crm.deals.byId("t1", "i1"))!).toMatchObject({ title: i1.title, stage: i1.stage });
+      expect(await counters()).toEqual(c0);
+      expect(Number(await grams())).toBe(g0);
+      expect(await b.jobs.get("t1", "j2")).toMatchObject({ status: "failed", message: "why", done: 2 });
+      expect((await b.jobs.list("t1", 0, 10)).rows.map((j) => j.id)).toEqual(["j2", "j1"]);
+      expect((await b.jobs.list("t2", 0, 10)).total).toBe(0);
     });
   });
 }

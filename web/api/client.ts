@@ -289,9 +289,14 @@ export const api = {
     createContact: (body: T.ContactWrite) => create<T.Contact>("/crm/contacts", body),
     updateContact: (id: string, body: Partial<T.ContactWrite>) => patch<T.Contact>(`/crm/contacts/${enc(id)}`, body),
     deleteContact: (id: string) => del(`/crm/contacts/${enc(id)}`),
-    /** A CSV file in as the request body (admins); a dry run only checks it. */
-    importCsv: (kind: T.TransferKind, file: Blob | string, q: { dry_run?: boolean; create_missing?: boolean }) =>
-      request<T.ImportReport>("POST", `/crm/${kind}/import`, { query: q, csv: file }),
+    /** A CSV file checked as the request body (admins): the report, nothing written. */
+    checkCsv: (kind: T.TransferKind, file: Blob | string, q: { create_missing?: boolean }) =>
+      request<T.ImportReport>("POST", `/crm/${kind}/import`, { query: { ...q, dry_run: true }, csv: file }),
+    /** A CSV file imported (admins): a job whose rows are written after the answer. */
+    importCsv: (kind: T.TransferKind, file: Blob | string, q: { create_missing?: boolean }) =>
+      request<T.ImportJob>("POST", `/crm/${kind}/import`, { query: q, csv: file }),
+    /** An import job's progress, and its result once finished. */
+    job: (id: string) => get<T.ImportJob>(`/crm/jobs/${enc(id)}`),
   },
   /** Sign-in providers (issue 17): admins configure them; the sign-in page lists the enabled ones. */
   providers: {

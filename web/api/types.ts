@@ -280,6 +280,22 @@ export interface ImportReport {
   errors: ImportRowError[];
   created: { deals: number; accounts: number; contacts: number };
 }
+/** An import written in the background (issue 27): its progress, then what its rows did. */
+export interface ImportJob {
+  id: string;
+  kind: TransferKind;
+  status: "running" | "succeeded" | "failed";
+  total: number;
+  done: number;
+  added: number;
+  updated: number;
+  unchanged: number;
+  error_count: number;
+  errors: ImportRowError[];
+  message: string | null;
+  created_at: string;
+  finished_at: string | null;
+}
 
 // ---- sign-in providers (issue 17): Google, Microsoft, GitHub, any OpenID Connect issuer ----
 

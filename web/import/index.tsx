@@ -1,21 +1,22 @@
 /**
  * Import (admins): choose a CSV file and what it holds, check it (a dry run that lists every row
  * error by line and column), then import it: all rows or none. The file goes up as the request
- * body itself (text/csv). ?kind= preselects deals, accounts or contacts (the lists link here).
+ * body itself (text/csv) and becomes a job written in the background: a progress bar follows it
+ * (JobProgress), then says what its rows did. ?kind= preselects deals, accounts or contacts.
  */
 import "../deals/crm.css";
 import "./import.css";
 import { useState } from "preact/hooks";
-import { api, ApiError, type ImportReport, type ImportRowError, type TransferKind } from "../api/client";
+import { api, ApiError, type ImportJob, type ImportReport, type ImportRowError, type TransferKind } from "../api/client";
+import { JobProgress } from "./job-progress";
 import { Link, useLocation } from "../shared/router";
 import { useSession } from "../shared/session";
 import { errorMessage } from "../shared/states";
-import { toast } from "../shared/toast";
 
 const KINDS: Array<{ value: TransferKind; label: string; columns: string }> = [
-  { value: "deals", label: "Deals", columns: "title, account_name, value, currency, stage, probability, close_date, contact_name, assignee_email, notes, custom_data" },
-  { value: "accounts", label: "Accounts", columns: "name, domain, industry" },
-  { value: "contacts", label: "Contacts", columns: "first_name, last_name, email, phone, account_name" },
+  { value: "deals", label: "Deals", columns: "title, account_name, value, currency, stage, probability, close_date, contact_name, assignee_email, notes, custom_data, id, external_id" },
+  { value: "accounts", label: "Accounts", columns: "name, domain, industry, id, external_id" },
+  { value: "contacts", label: "Contacts", columns: "first_name, last_name, email, phone, account_name, id, external_id" },
 ];
 const MAX_BYTES = 50 * 1024 * 1024;
 
@@ -33,20 +34,23 @@ export default function ImportScreen() {
   const [createMissing, setCreateMissing] = useState(false);
   const [busy, setBusy] = useState<"check" | "import" | null>(null);
   const [report, setReport] = useState<ImportReport | null>(null);
+  const [job, setJob] = useState<ImportJob | null>(null);
   const [failure, setFailure] = useState<string | null>(null);
   const admin = useSession().me?.user.role === "admin";
   const info = KINDS.find((k) => k.value === kind)!;
 
-  const reset = () => (setReport(null), setFailure(null));
+  const reset = () => (setReport(null), setFailure(null), setJob(null));
   const run = async (dryRun: boolean) => {
     if (!file) return setFailure("Choose a CSV file first.");
     if (file.size > MAX_BYTES) return setFailure("This file is larger than 50 MB: split it.");
     setBusy(dryRun ? "check" : "import");
     setFailure(null);
     try {
-      const r = await api.crm.importCsv(kind, file, { dry_run: dryRun, create_missing: createMissing });
-      setReport(r);
-      if (!dryRun) toast(`Imported ${r.rows} ${kind}.`);
+      if (dryRun) setReport(await api.crm.checkCsv(kind, file, { create_missing: createMissing }));
+      else {
+        setJob(await api.crm.importCsv(kind, file, { create_missing: createMissing }));
+        setReport(null);
+      }
     } catch (e) {
       const rows = rowErrorsOf(e);
       if (rows) setReport({ kind, dry_run: true, rows: 0, valid_rows: 0, error_count: rows.length, errors: rows, created: { deals: 0, accounts: 0, contacts: 0 } });
@@ -64,7 +68,7 @@ export default function ImportScreen() {
       </section>
     );
   }
-  const checkedClean = report !== null && report.dry_run && report.error_count === 0;
+  const checkedClean = report !== null && report.dry_run && report.error_count === 0 && job === null;
   return (
     <section class="crm import-screen" aria-labelledby="import-title">
       <div class="screen-head">
@@ -91,7 +95,8 @@ export default function ImportScreen() {
           </div>
         </div>
         <p class="hint">
-          The first row names the columns, in any order: {info.columns}. An exported file can be imported as it is (its ids and dates are skipped).
+          The first row names the columns, in any order: {info.columns}. An exported file can be imported as it is: a row whose id or external_id names a record updates it, other rows are added, and importing
+          the same file again changes nothing.
         </p>
         {kind !== "accounts" ? (
           <label class="check">
@@ -100,7 +105,7 @@ export default function ImportScreen() {
           </label>
         ) : null}
         <div class="actions">
-          <button type="submit" disabled={busy !== null || !file}>
+          <button type="submit" disabled={busy !== null || !file || job?.status === "running"}>
             {busy === "check" ? "Checking…" : "Check file"}
           </button>
           <button type="button" class="primary" disabled={busy !== null || !checkedClean} onClick={() => void run(false)}>
@@ -114,6 +119,7 @@ export default function ImportScreen() {
         ) : null}
       </form>
       {report ? <Report report={report} /> : null}
+      {job ? <JobProgress job={job} onChange={setJob} /> : null}
     </section>
   );
 }
@@ -125,13 +131,9 @@ function Report({ report }: { report: ImportReport }) {
     return (
       <div class="report" role="status">
         <p class="ok">
-          {report.dry_run ? `The file is ready: ${report.rows} rows, no errors. Importing creates ${made || "nothing"}.` : `Imported: ${made || "nothing"}.`}
+          The file is ready: {report.rows} rows, no errors. Importing writes {made || "nothing"}; a row whose id or external_id names an existing record
+          updates it.
         </p>
-        {!report.dry_run ? (
-          <Link class="button" href={`/${report.kind}`}>
-            See the {report.kind}
-          </Link>
-        ) : null}
       </div>
     );
   }

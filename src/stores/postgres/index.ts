@@ -25,6 +25,7 @@ import { createPostgresStagesStore } from "./stages";
 import { createPostgresSupportStore } from "./support";
 import { createPostgresTenantsStore } from "./tenants";
 import { createPostgresTransferStore } from "./transfer";
+import { createPostgresJobsStore } from "./jobs";
 import { createPostgresTwoFactorStore } from "./two-factor";
 import { createPostgresUsersStore } from "./users";
 
@@ -62,6 +63,7 @@ export function createPostgresStores(pg: Pg, outboxSeal: OutboxSeal = createOutb
     stages: createPostgresStagesStore(pg, { security }),
     dealsQuery: createPostgresDealsQuery(pg),
     transfer: createPostgresTransferStore(pg, { security }),
+    jobs: createPostgresJobsStore(pg, { security }),
     auditLog: createPostgresAuditStore(pg),
     twoFactor: createPostgresTwoFactorStore(pg, { security }),
     oidc: createPostgresOidcStore(pg, { users, security }),

@@ -23,6 +23,7 @@ import { createSqliteStagesStore } from "./stages";
 import { createSqliteSupportStore } from "./support";
 import { createSqliteTenantsStore } from "./tenants";
 import { createSqliteTransferStore } from "./transfer";
+import { createSqliteJobsStore } from "./jobs";
 import { createSqliteTwoFactorStore } from "./two-factor";
 import { createSqliteUsersStore } from "./users";
 
@@ -61,6 +62,7 @@ export function createSqliteStores(db: Db, outboxSeal: OutboxSeal = createOutbox
     stages: createSqliteStagesStore(db, { security }),
     dealsQuery: createSqliteDealsQuery(db),
     transfer: createSqliteTransferStore(db, { security }),
+    jobs: createSqliteJobsStore(db, { security }),
     auditLog: createSqliteAuditStore(db),
     twoFactor: createSqliteTwoFactorStore(db, { security }),
     oidc: createSqliteOidcStore(db, { users, auditInTx }),

@@ -1,14 +1,10 @@
-import type { TransferStore, ExportFilter, DealCursor, ExportedContact, ImportDeal } from "../../crm/transfer-repo";
+import type { TransferStore, ExportFilter, DealCursor, ExportedContact } from "../../crm/transfer-repo";
 import type { Statement } from "bun:sqlite";
-import type { AuditEntry } from "../../security/repo";
 import type { SqliteSecurityStore } from "./security";
-import { type Db, writeTx } from "../../db/database";
-import { SORT_COLUMN, TENANT_SPAN } from "../../crm/deal-columns";
+import type { Db } from "../../db/database";
+import { SORT_COLUMN } from "../../crm/deal-columns";
 import { csvCellSql, csvGuardedSql, csvIntegerSql, csvIsoTimeSql } from "../../http/csv";
-import { type DealFields } from "../../crm/deals-repo";
-import { type SortDir, type SortField, searchTextOf, sortKey } from "../../crm/model";
 import type { AccountRow, ContactRow } from "../../crm/repo";
-import type { ImportSink } from "../../crm/transfer-import";
 
 /**
  * A line of the deals export (EXPORT_COLUMNS.deals), as SQLite writes it from a deals row `d`
@@ -33,14 +29,14 @@ const EXPORT_DEAL_LINE = [
   csvCellSql("d.custom_data"),
   csvIsoTimeSql("d.created_at"),
   csvIsoTimeSql("d.updated_at"),
+  csvCellSql("d.external_id"),
 ].join(" || ',' || ").concat(" || char(13, 10)");
 
 /**
  * SQL of CSV export and import. Exports walk an index by key (WHERE (key, id) > last) in chunks,
- * never by offset, so each chunk costs the same however deep the walk is; imports write every row
- * in one transaction.
+ * never by offset, so each chunk costs the same however deep the walk is (imports: jobs.ts).
  */
-export function createSqliteTransferStore(db: Db, others: { security: SqliteSecurityStore }) {
+export function createSqliteTransferStore(db: Db, _others: { security: SqliteSecurityStore }) {
   const prepared = new Map<string, Statement>();
   const stmt = (sql: string): Statement => {
     let s = prepared.get(sql);
@@ -148,21 +144,6 @@ export function createSqliteTransferStore(db: Db, others: { security: SqliteSecu
   );
   const allUsers = db.prepare<{ id: string; email: string; full_name: string | null }, [string]>("SELECT id, email, full_name FROM users WHERE tenant_id = ?1");
 
-  const insertAccount = db.prepare("INSERT INTO accounts (id, tenant_id, name, domain, industry, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)");
-  const insertContact = db.prepare(
-    "INSERT INTO contacts (id, tenant_id, first_name, last_name, email, phone, account_id, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8)",
-  );
-  // The same row deals-repo.ts writes for one deal, with its copied names and keys.
-  const insertDeal = db.prepare(
-    `INSERT INTO deals (seq, id, tenant_id, created_at, updated_at, title, account_id, contact_id, assigned_to, stage, value_cents, currency,
-       close_date, probability, notes, custom_data, title_key, account_key, contact_key, assignee_key, search_text, account_name, contact_name,
-       assignee_name, assignee_email)
-     VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24)`,
-  );
-  const tenantNo = db.prepare<{ tenant_no: number; next_deal: number }, [string]>("SELECT tenant_no, next_deal FROM crm_tenants WHERE tenant_id = ?1");
-  const newTenantNo = db.prepare("INSERT INTO crm_tenants (tenant_id, tenant_no, next_deal) SELECT ?1, coalesce(max(tenant_no), 0) + 1, 0 FROM crm_tenants");
-  const bumpNext = db.prepare("UPDATE crm_tenants SET next_deal = ?2 WHERE tenant_id = ?1");
-
   const store = {
     dealsCsvAfter: async (tenantId: string, f: ExportFilter, after: DealCursor | null, limit: number) => dealsCsvAfter(tenantId, f, after, limit),
     /** Accounts newest first, after the last one written (created_at, id). */
@@ -175,49 +156,6 @@ export function createSqliteTransferStore(db: Db, others: { security: SqliteSecu
     /** What an import matches names against: the tenant's accounts, contacts and members. */
     async names(tenantId: string) {
       return { accounts: allAccounts.all(tenantId), contacts: allContacts.all(tenantId), users: allUsers.all(tenantId) };
-    },
-    /**
-     * Every row of an import, or none: one transaction, nothing awaited inside. `run` reads the
-     * file, handing each accepted row to the sink, which inserts it at once; when it answers false
-     * (a row failed), the transaction is rolled back. The audit row is written only on success.
-     */
-    async importTx(tenantId: string, now: number, run: (sink: ImportSink) => boolean, audit: () => AuditEntry): Promise<boolean> {
-      const rollback = new Error("import rejected");
-      try {
-        writeTx(db, () => {
-          let seq = -1;
-          let count = 0;
-          const sink: ImportSink = {
-            account: (a) => insertAccount.run(a.id, tenantId, a.name, a.domain, a.industry, now),
-            contact: (c) => insertContact.run(c.id, tenantId, c.first_name, c.last_name, c.email, c.phone, c.account_id, now),
-            deal(d) {
-              if (seq < 0) {
-                let t = tenantNo.get(tenantId);
-                if (!t) {
-                  newTenantNo.run(tenantId);
-                  t = tenantNo.get(tenantId)!;
-                }
-                seq = t.tenant_no * TENANT_SPAN + t.next_deal;
-                count = t.next_deal;
-              }
-              insertDeal.run(
-                seq++, d.id, tenantId, now, d.title, d.account_id, d.contact_id, d.assigned_to, d.stage, d.value_cents, d.currency, d.close_date,
-                d.probability, d.notes, d.custom_data, sortKey(d.title), sortKey(d.account_name), d.contact_name === null ? null : sortKey(d.contact_name),
-                d.assignee_name === null ? null : sortKey(d.assignee_name), searchTextOf(d.title, d.notes, d.account_name, d.contact_name), d.account_name,
-                d.contact_name, d.assignee_name, d.assignee_email,
-              );
-              count++;
-            },
-          };
-          if (!run(sink)) throw rollback;
-          if (seq >= 0) bumpNext.run(tenantId, count);
-          others.security.auditInTx(audit(), now);
-        });
-        return true;
-      } catch (e) {
-        if (e === rollback) return false;
-        throw e;
-      }
     },
   };
   return store satisfies TransferStore;

@@ -1,7 +1,7 @@
 import { expect } from "bun:test";
 import { SORT_FIELDS } from "../../../src/crm/model";
 import { type Attempt, asB, req, notFound, ownPage, emptyPage, landedInB, A_SEARCHES, csvImport } from "./attempt-kit";
-import { type World } from "./world";
+import { type World, finishedJob } from "./world";
 import { testSql } from "../../support/sql";
 
 /** The CRM: stages, deals, accounts and contacts across tenants. */
@@ -207,9 +207,10 @@ export const CRM_ATTEMPTS: Attempt[] = [
     op: "POST /api/v1/crm/deals/import",
     what: "import a deal into B naming A's deal id",
     send: (w) => csvImport(w, "deals", `id,title,account_name\n${w.a.dealIds[0]},Wombat imported,Wombat Imported Co\n`, "create_missing=true"),
-    expect: { status: 200 },
+    // A's id names no deal of B: the row adds one, with an id of its own; A's deal is untouched.
+    expect: { status: 202 },
     check: async (b, w) => {
-      expect(b.created.deals).toBe(1);
+      expect(await finishedJob(w.t, asB(w), b.id)).toMatchObject({ status: "succeeded", added: 1, updated: 0 });
       const row = (await testSql(w.t.ctx).get("SELECT id, tenant_id FROM deals WHERE title = 'Wombat imported'")) as { id: string; tenant_id: string };
       expect(row.tenant_id).toBe(w.b.tenantId);
       expect(row.id).not.toBe(w.a.dealIds[0]);
@@ -226,11 +227,27 @@ export const CRM_ATTEMPTS: Attempt[] = [
     op: "POST /api/v1/crm/accounts/import",
     what: "import an account into B",
     send: (w) => csvImport(w, "accounts", "name,domain\nWombat Imports,wombat-imports.example\n", ""),
-    expect: { status: 200 },
+    expect: { status: 202 },
     check: async (b, w) => {
-      expect(b.created.accounts).toBe(1);
+      expect(await finishedJob(w.t, asB(w), b.id)).toMatchObject({ status: "succeeded", added: 1 });
       const row = (await testSql(w.t.ctx).get("SELECT tenant_id FROM accounts WHERE name = 'Wombat Imports'")) as { tenant_id: string };
       expect(row.tenant_id).toBe(w.b.tenantId);
+    },
+  },
+
+  // ---- CRM: import jobs ----
+  { op: "GET /api/v1/crm/jobs/{id}", what: "A's import job", send: (w) => req("GET", `/crm/jobs/${w.a.jobId}`, asB(w)), expect: notFound },
+  { op: "GET /api/v1/crm/jobs/{id}", what: "A's import job, as B's member", send: (w) => req("GET", `/crm/jobs/${w.a.jobId}`, { token: w.b.member.access, tenant: "bravo" }), expect: notFound },
+  {
+    op: "GET /api/v1/crm/jobs",
+    what: "list import jobs",
+    send: (w) => req("GET", "/crm/jobs?size=100", asB(w)),
+    expect: { status: 200 },
+    check: async (b, w) => {
+      expect(b.items.length).toBeGreaterThan(0);
+      expect(b.items.map((j: { id: string }) => j.id)).not.toContain(w.a.jobId);
+      const own = (await testSql(w.t.ctx).all("SELECT id FROM crm_jobs WHERE tenant_id = ?1", w.b.tenantId)) as Array<{ id: string }>;
+      expect(b.items.map((j: { id: string }) => j.id).sort()).toEqual(own.map((j) => j.id).sort());
     },
   },
 

@@ -36,6 +36,8 @@ export interface Tenant {
   accountId: string;
   contactId: string;
   dealIds: string[];
+  /** A finished import job (accounts). */
+  jobId: string;
   invitations: { accepted: string; pending: { id: string; token: string }; revoked: { id: string; token: string } };
   /** An identity provider, and an identity of the admin linked through it. */
   oidc: { providerId: string; identityId: string };
@@ -70,6 +72,16 @@ async function ok(t: TestApp, method: string, path: string, o: Parameters<TestAp
   const r = await t.json(method, `${API}${path}`, o);
   if (r.status !== status) throw new Error(`${method} ${path}: ${r.status} ${JSON.stringify(r.body)}`);
   return r.body;
+}
+
+/** An import job once it has finished (jobs are written after their 202). */
+export async function finishedJob(t: TestApp, as: Parameters<TestApp["json"]>[2], id: string): Promise<Record<string, unknown>> {
+  for (let i = 0; i < 2000; i++) {
+    const j = await ok(t, "GET", `/crm/jobs/${id}`, as, 200);
+    if (j.status !== "running") return j;
+    await Bun.sleep(5);
+  }
+  throw new Error(`import job ${id} did not finish`);
 }
 
 /** The token of the newest mail to `recipient`, read from its link as the recipient would. */
@@ -128,6 +140,10 @@ async function populate(t: TestApp, subdomain: string, word: string): Promise<Te
     deals.push((await ok(t, "POST", "/crm/deals", { ...admin, body }, 201)).id);
   }
 
+  // A finished import job, its file naming the word.
+  const job = await ok(t, "POST", "/crm/accounts/import", { ...admin, raw: `name\n${W} Imports\n`, headers: { "content-type": "text/csv" } }, 202);
+  await finishedJob(t, admin, job.id);
+
   const signed = async (id: string, email: string, password: string, access: string, refresh: string): Promise<Signed> => ({
     id,
     email,
@@ -148,6 +164,7 @@ async function populate(t: TestApp, subdomain: string, word: string): Promise<Te
     accountId: account.id,
     contactId: contact.id,
     dealIds: deals,
+    jobId: job.id,
     invitations: { accepted: inv.id, pending: { id: pending.id, token: pendingToken }, revoked: { id: revoked.id, token: revokedToken } },
     oidc: { providerId: provider.id, identityId },
   };

@@ -67,7 +67,7 @@ test("import: a dry run shows the bad row, the fixed file goes in, the deals sho
   await page.getByRole("button", { name: "Check file" }).click();
   await page.getByText("The file is ready: 2 rows, no errors").waitFor();
   await page.getByRole("button", { name: "Import", exact: true }).click();
-  await page.getByText("Imported: 2 deals, 1 accounts, 1 contacts.").waitFor();
+  await page.getByText("The import is done: 2 deals added.").waitFor();
   await look(page, "import-done");
   await page.getByRole("link", { name: "See the deals" }).click();
   await page.getByRole("cell", { name: "Swingline order", exact: true }).waitFor();
@@ -76,3 +76,25 @@ test("import: a dry run shows the bad row, the fixed file goes in, the deals sho
   expect(list.body.items[0]).toMatchObject({ value: "12.34", stage: "won", account_name: "Initech", contact_name: "Milton Waddams" });
   expect(w.problems).toEqual([]);
 }, STEP);
+
+test("a long import shows its progress bar, then what its rows did; the same file again changes nothing", async () => {
+  const rows = Array.from({ length: 4_000 }, (_, i) => `Bulk deal ${i},Initech,${i},new,B-${i}`).join("\n");
+  const bulk = file(`title,account_name,value,stage,external_id\n${rows}\n`);
+  for (const expected of ["The import is done: 4,000 deals added.", "The import is done: 4,000 deals already up to date, so left as they were."]) {
+    await page.goto(`${w.origin}/import?kind=deals`);
+    await page.getByLabel(/CSV file/).setInputFiles(bulk);
+    await page.getByRole("button", { name: "Check file" }).click();
+    await page.getByText("The file is ready: 4000 rows, no errors").waitFor();
+    await page.getByRole("button", { name: "Import", exact: true }).click();
+    if (expected.includes("added")) {
+      await page.locator("progress#import-progress").waitFor();
+      await expect(page.getByText(/^Importing: [\d,]+ of 4,000 deals written/).isVisible()).resolves.toBe(true);
+      await look(page, "import-progress");
+    }
+    await page.getByText(expected).waitFor({ timeout: 120_000 });
+  }
+  await look(page, "import-upserted");
+  const list = await w.server.call("GET", "/api/v1/crm/deals?search=bulk deal&size=1", { token: w.token, tenant: TENANT });
+  expect(list.body.total).toBe(4_000);
+  expect(w.problems).toEqual([]);
+}, 4 * STEP);

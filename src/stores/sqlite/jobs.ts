@@ -1,0 +1,176 @@
+import type { Statement } from "bun:sqlite";
+import { type Db, isUniqueViolation, writeTx } from "../../db/database";
+import { TENANT_SPAN } from "../../crm/deal-columns";
+import { ImportRowError, type JobRow, type JobsStore } from "../../crm/jobs-repo";
+import type { ImportItem } from "../../crm/transfer-import";
+import { type Entity, type Outcome, type Stored, TABLE, WRITTEN, resolveItem } from "../../crm/transfer-upsert";
+import type { AuditEntry } from "../../security/repo";
+import type { SqliteSecurityStore } from "./security";
+
+/** What blocks a rename by import: deals copy the record's name (see resolveBatchItem). */
+const RENAMED: Partial<Record<Entity, { columns: string[]; deals: string }>> = {
+  account: { columns: ["name"], deals: "SELECT 1 AS x FROM deals WHERE tenant_id = ?1 AND account_id = ?2 LIMIT 1" },
+  contact: { columns: ["first_name", "last_name"], deals: "SELECT 1 AS x FROM deals WHERE tenant_id = ?1 AND contact_id = ?2 LIMIT 1" },
+};
+
+/** Import jobs on SQLite (src/crm/jobs-repo.ts): every batch one IMMEDIATE transaction, nothing awaited inside. */
+export function createSqliteJobsStore(db: Db, others: { security: SqliteSecurityStore }) {
+  const prepared = new Map<string, Statement>();
+  const stmt = (sql: string): Statement => {
+    let s = prepared.get(sql);
+    if (!s) prepared.set(sql, (s = db.prepare(sql)));
+    return s;
+  };
+  const JOB_COLUMNS = "tenant_id, id, kind, status, user_id, total, done, added, updated, unchanged, error_count, errors, message, created_at, finished_at, lease_until";
+
+  const byId = (e: Entity) => stmt(`SELECT id, ${WRITTEN[e].join(", ")} FROM ${TABLE[e]} WHERE tenant_id = ?1 AND id = ?2`);
+  const byExternal = (e: Entity) => stmt(`SELECT id, ${WRITTEN[e].join(", ")} FROM ${TABLE[e]} WHERE tenant_id = ?1 AND external_id = ?2`);
+  const insertOf = (e: Entity) =>
+    stmt(
+      `INSERT INTO ${TABLE[e]} (${e === "deal" ? "seq, " : ""}id, tenant_id, created_at, updated_at, ${WRITTEN[e].join(", ")})
+       VALUES (${e === "deal" ? "?, " : ""}?, ?, ?, ?, ${WRITTEN[e].map(() => "?").join(", ")})`,
+    );
+  const updateOf = (e: Entity, columns: readonly string[]) =>
+    stmt(`UPDATE ${TABLE[e]} SET updated_at = ?, ${columns.map((c) => `${c} = ?`).join(", ")} WHERE tenant_id = ? AND id = ?`);
+  const tenantNo = db.prepare<{ tenant_no: number; next_deal: number }, [string]>("SELECT tenant_no, next_deal FROM crm_tenants WHERE tenant_id = ?1");
+  const newTenantNo = db.prepare("INSERT INTO crm_tenants (tenant_id, tenant_no, next_deal) SELECT ?1, coalesce(max(tenant_no), 0) + 1, 0 FROM crm_tenants");
+  const bumpNext = db.prepare("UPDATE crm_tenants SET next_deal = ?2 WHERE tenant_id = ?1");
+  const lastUndo = db.prepare<{ n: number | null }, [string, string]>("SELECT max(n) AS n FROM crm_job_undo WHERE tenant_id = ?1 AND job_id = ?2");
+  const addUndo = db.prepare("INSERT INTO crm_job_undo (tenant_id, job_id, n, entity, record_id, before) VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+  const progress = db.prepare(
+    "UPDATE crm_jobs SET done = done + ?3, added = added + ?4, updated = updated + ?5, unchanged = unchanged + ?6, lease_until = ?7 WHERE tenant_id = ?1 AND id = ?2 AND status = 'running'",
+  );
+  const newestUndo = db.prepare<{ n: number; entity: Entity; record_id: string; before: string | null }, [string, string, number]>(
+    "SELECT n, entity, record_id, before FROM crm_job_undo WHERE tenant_id = ?1 AND job_id = ?2 ORDER BY n DESC LIMIT ?3",
+  );
+  const dropUndoFrom = db.prepare("DELETE FROM crm_job_undo WHERE tenant_id = ?1 AND job_id = ?2 AND n >= ?3");
+  const oldestUndo = db.prepare<{ n: number }, [string, string, number]>(
+    "SELECT n FROM crm_job_undo WHERE tenant_id = ?1 AND job_id = ?2 ORDER BY n LIMIT 1 OFFSET ?3",
+  );
+  const dropUndoBelow = db.prepare("DELETE FROM crm_job_undo WHERE tenant_id = ?1 AND job_id = ?2 AND n < ?3");
+  const dropAllUndo = db.prepare("DELETE FROM crm_job_undo WHERE tenant_id = ?1 AND job_id = ?2");
+
+  const store = {
+    writesOnThisThread: true,
+    async create(job: JobRow): Promise<boolean> {
+      try {
+        stmt(`INSERT INTO crm_jobs (${JOB_COLUMNS}) VALUES (${JOB_COLUMNS.split(", ").map(() => "?").join(", ")})`).run(
+          ...(JOB_COLUMNS.split(", ").map((c) => (job as unknown as Record<string, string | number | null>)[c]!) as Array<string | number | null>),
+        );
+        return true;
+      } catch (e) {
+        if (isUniqueViolation(e)) return false;
+        throw e;
+      }
+    },
+    get: async (tenantId: string, id: string) => (stmt(`SELECT ${JOB_COLUMNS} FROM crm_jobs WHERE tenant_id = ?1 AND id = ?2`).get(tenantId, id) as JobRow | null) ?? null,
+    async list(tenantId: string, offset: number, limit: number) {
+      const rows = stmt(`SELECT ${JOB_COLUMNS} FROM crm_jobs WHERE tenant_id = ?1 ORDER BY created_at DESC, id DESC LIMIT ?2 OFFSET ?3`).all(tenantId, limit, offset) as JobRow[];
+      const total = (stmt("SELECT count(*) AS n FROM crm_jobs WHERE tenant_id = ?1").get(tenantId) as { n: number }).n;
+      return { rows, total };
+    },
+
+    async applyBatch(tenantId: string, jobId: string, now: number, leaseUntil: number, items: ImportItem[], present: ReadonlySet<string>, rows: number): Promise<Outcome> {
+      return writeTx(db, () => {
+        const outcome: Outcome = { added: 0, updated: 0, unchanged: 0 };
+        let n = lastUndo.get(tenantId, jobId)?.n ?? 0;
+        let seq = -1;
+        let dealsAdded = 0;
+        for (const item of items) {
+          const e = item.entity;
+          let existing: Stored | undefined;
+          if (item.fromFile && item.matchId !== null) existing = (byId(e).get(tenantId, item.matchId) as Stored | null) ?? undefined;
+          if (item.fromFile && !existing && item.externalId !== null) existing = (byExternal(e).get(tenantId, item.externalId) as Stored | null) ?? undefined;
+          const r = resolveItem(item, existing, present);
+          if (r.op === "same") {
+            if (item.fromFile) outcome.unchanged++;
+            continue;
+          }
+          try {
+            if (r.op === "insert") {
+              const values = WRITTEN[e].map((c) => r.values[c] as string | number | null);
+              if (e === "deal") {
+                if (seq < 0) {
+                  let t = tenantNo.get(tenantId);
+                  if (!t) {
+                    newTenantNo.run(tenantId);
+                    t = tenantNo.get(tenantId)!;
+                  }
+                  seq = t.tenant_no * TENANT_SPAN + t.next_deal;
+                  dealsAdded = t.next_deal;
+                }
+                insertOf(e).run(seq++, r.id, tenantId, now, now, ...values);
+                dealsAdded++;
+              } else insertOf(e).run(r.id, tenantId, now, now, ...values);
+              addUndo.run(tenantId, jobId, ++n, e, r.id, null);
+              if (item.fromFile) outcome.added++;
+            } else {
+              const rename = RENAMED[e];
+              if (rename && rename.columns.some((c) => r.before[c] !== r.values[c]) && stmt(rename.deals).get(tenantId, r.id)) {
+                throw new ImportRowError(item.line, null, `This row renames a ${e} that deals refer to; rename it in the app, then import again.`);
+              }
+              const columns = WRITTEN[e];
+              updateOf(e, columns).run(now, ...columns.map((c) => r.values[c] as string | number | null), tenantId, r.id);
+              addUndo.run(tenantId, jobId, ++n, e, r.id, JSON.stringify(r.before));
+              outcome.updated++;
+            }
+          } catch (err) {
+            if (isUniqueViolation(err)) throw new ImportRowError(item.line, "external_id", "Another record has this external_id now.");
+            throw err;
+          }
+        }
+        if (seq >= 0) bumpNext.run(tenantId, dealsAdded);
+        if (progress.run(tenantId, jobId, rows, outcome.added, outcome.updated, outcome.unchanged, leaseUntil).changes !== 1) {
+          throw new Error("the job is no longer running");
+        }
+        return outcome;
+      });
+    },
+
+    async undoStep(tenantId: string, jobId: string, limit: number): Promise<number> {
+      return writeTx(db, () => {
+        const entries = newestUndo.all(tenantId, jobId, limit);
+        for (const u of entries) {
+          try {
+            if (u.before === null) stmt(`DELETE FROM ${TABLE[u.entity]} WHERE tenant_id = ?1 AND id = ?2`).run(tenantId, u.record_id);
+            else {
+              const before = JSON.parse(u.before) as Record<string, string | number | null>;
+              const columns = WRITTEN[u.entity];
+              updateOf(u.entity, columns).run(Date.now(), ...columns.map((c) => before[c] ?? null), tenantId, u.record_id);
+            }
+          } catch (err) {
+            // An account or contact the job added that a record written since refers to stays.
+            if (!String((err as Error).message).includes("FOREIGN KEY")) throw err;
+          }
+        }
+        if (entries.length > 0) dropUndoFrom.run(tenantId, jobId, entries[entries.length - 1]!.n);
+        return entries.length;
+      });
+    },
+
+    async dropUndo(tenantId: string, jobId: string, limit: number): Promise<number> {
+      return writeTx(db, () => {
+        const edge = oldestUndo.get(tenantId, jobId, limit);
+        if (edge) return dropUndoBelow.run(tenantId, jobId, edge.n).changes;
+        return dropAllUndo.run(tenantId, jobId).changes;
+      });
+    },
+
+    async finish(tenantId: string, jobId: string, now: number, status: "succeeded" | "failed", message: string | null, errors: string, errorCount: number, audit: AuditEntry | null) {
+      writeTx(db, () => {
+        stmt("UPDATE crm_jobs SET status = ?3, finished_at = ?4, message = ?5, errors = ?6, error_count = ?7 WHERE tenant_id = ?1 AND id = ?2").run(
+          tenantId, jobId, status, now, message, errors, errorCount,
+        );
+        if (audit) others.security.auditInTx(audit, now);
+      });
+    },
+
+    async orphans(t: number) {
+      return stmt(
+        `SELECT tenant_id, id, status FROM crm_jobs WHERE status = 'running' AND lease_until < ?1
+         UNION SELECT DISTINCT u.tenant_id, u.job_id, j.status FROM crm_job_undo u JOIN crm_jobs j ON j.tenant_id = u.tenant_id AND j.id = u.job_id WHERE j.status <> 'running'`,
+      ).all(t) as Array<{ tenant_id: string; id: string; status: string }>;
+    },
+  };
+  return store satisfies JobsStore;
+}

@@ -1,0 +1,15 @@
+import type { Database } from "bun:sqlite";
+
+/**
+ * Takes a current SQLite database back to before migration 18 (import jobs, external ids), for
+ * tests that put a database back to an older version and migrate it forward again: what 18 made
+ * must not be there when it runs again.
+ */
+export function undoImportJobs(db: Database): void {
+  db.run("DROP TABLE crm_job_undo");
+  db.run("DROP TABLE crm_jobs");
+  for (const table of ["accounts", "contacts", "deals"]) {
+    db.run(`DROP INDEX ${table}_by_external_id`);
+    db.run(`ALTER TABLE ${table} DROP COLUMN external_id`);
+  }
+}
