@@ -1,3 +1,4 @@
+import { undoImportJobs } from "../support/before-import-jobs";
 import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -112,8 +113,9 @@ describe("a backup holds no usable link", () => {
     d.run("INSERT INTO mail_outbox (id, tenant_id, kind, recipient, subject, text_body, html_body, link, status, next_attempt_at, created_at) VALUES ('clear1', ?1, 'invitation', 'old@x.test', 'Join', ?2, ?3, ?4, 'pending', 0, 0)", [
       org.tenant.id, `Join us: ${link}`, `<a href="${link}">Join</a>`, link,
     ]);
-    // Nor what later versions add (17: idempotency keys).
+    // Nor what later versions add (17: idempotency keys, 18: import jobs).
     d.run("DROP TABLE idempotency_keys");
+    undoImportJobs(d);
     d.run("PRAGMA user_version = 15");
     d.close();
     const upgraded = testApp({ db });
