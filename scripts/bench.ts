@@ -16,49 +16,21 @@ import { loadConfig } from "../src/config";
 import { createContext } from "../src/context";
 import { bulkSeed } from "../src/stores/sqlite/bulk-load";
 
-// bun run bench flood: the login-flood bench (bench/flood.ts) instead of this one.
-if (process.argv[2] === "flood") {
-  await import("../bench/flood");
-  process.exit(0);
-}
-// bun run bench export: CSV export and import at 1M deals (bench/export.ts).
-if (process.argv[2] === "export") {
-  await import("../bench/export");
-  process.exit(0);
-}
-// bun run bench postgres: the deal list on PostgreSQL beside SQLite at 1M deals (bench/postgres-deals.ts).
-if (process.argv[2] === "postgres") {
-  await import("../bench/postgres-deals");
-  process.exit(0);
-}
-// bun run bench postgres-http: the same shapes over HTTP, dist/suite on each backend, side by side (bench/postgres-http.ts).
-if (process.argv[2] === "postgres-http") {
-  await import("../bench/postgres-http");
-  process.exit(0);
-}
-// bun run bench metrics: what recording a request in the metrics (and its trace id) costs (bench/metrics-cost.ts).
-if (process.argv[2] === "metrics") {
-  await import("../bench/metrics-cost");
-  process.exit(0);
-}
-// bun run bench tenants: tenant-less lookups at 1,000, 10,000 and 100,000 organizations, PostgreSQL and SQLite (bench/tenants.ts).
-if (process.argv[2] === "tenants") {
-  await import("../bench/tenants");
-  process.exit(0);
-}
-// bun run bench writes DB [N]: single deal writes' CPU and WAL bytes on a seeded file (bench/writes.ts).
-if (process.argv[2] === "writes") {
-  await import("../bench/writes");
-  process.exit(0);
-}
-// bun run bench neighbours [postgres]: another organization's latency while one imports, exports and seeds (bench/neighbours.ts).
-if (process.argv[2] === "neighbours") {
-  await import("../bench/neighbours");
-  process.exit(0);
-}
-// bun run bench web: the web app in Chromium (bench/web.ts).
-if (process.argv[2] === "web") {
-  await import("../bench/web");
+// `bun run bench NAME …` runs another bench instead of this one:
+const OTHER_BENCHES: Record<string, string> = {
+  flood: "../bench/flood", // the login flood
+  export: "../bench/export", // CSV export and import at 1M deals
+  postgres: "../bench/postgres-deals", // the deal list on PostgreSQL beside SQLite at 1M deals
+  "postgres-http": "../bench/postgres-http", // the same shapes over HTTP, dist/suite on each backend, side by side
+  metrics: "../bench/metrics-cost", // what recording a request in the metrics (and its trace id) costs
+  tenants: "../bench/tenants", // tenant-less lookups at 1,000, 10,000 and 100,000 organizations, PostgreSQL and SQLite
+  writes: "../bench/writes", // DB [N]: single deal writes' CPU and WAL bytes on a seeded file
+  neighbours: "../bench/neighbours", // [postgres]: another organization's latency while one imports, exports and seeds
+  web: "../bench/web", // the web app in Chromium
+};
+const other = OTHER_BENCHES[process.argv[2] ?? ""];
+if (other) {
+  await import(other);
   process.exit(0);
 }
 
