@@ -70,8 +70,8 @@ describe("POST /auth/login on localhost", () => {
     expect(JSON.parse(bodies[0]!)).toEqual({ detail: expect.any(String), code: "invalid_credentials" });
     expect(bodies[1]).toBe(bodies[0]!);
     expect(bodies[2]).toBe(bodies[0]!);
-    // Same headers too, apart from the per-request id.
-    const shape = (r: Response) => [...r.headers].filter(([k]) => k !== "x-request-id").sort();
+    // Same headers too, apart from the per-request id and trace.
+    const shape = (r: Response) => [...r.headers].filter(([k]) => k !== "x-request-id" && k !== "traceparent").sort();
     expect(shape(unknown)).toEqual(shape(wrong));
   });
 

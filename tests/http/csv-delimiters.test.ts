@@ -115,7 +115,14 @@ describe("every CSV download is guarded", () => {
     expect(text).toContain("Deal;'=HYPERLINK(A1)");
     expect(formulasIn(text)).toEqual([]);
     const back = await t.json("POST", "/api/v1/crm/deals/import?create_missing=true", { token: other.token, raw: text, headers: { "content-type": "text/csv" } });
-    expect(back.status).toBe(200);
+    // A real import is a job: 202, then its rows once it has finished.
+    expect(back.status).toBe(202);
+    let job = back.body as { id: string; status: string };
+    for (let i = 0; i < 2000 && job.status === "running"; i++) {
+      await Bun.sleep(5);
+      job = (await t.json("GET", `/api/v1/crm/jobs/${job.id}`, { token: other.token })).body;
+    }
+    expect(job.status).toBe("succeeded");
     const imported = (await other.list("size=100")).items.map((d: { title: string; notes: string }) => [d.title, d.notes]).sort();
     expect(imported).toEqual(titles.map((title) => [title, notes]).sort());
   });

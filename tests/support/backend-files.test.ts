@@ -22,6 +22,9 @@ const NAMES_SQLITE_BUT_RUNS_ON_BOTH: Record<string, string> = {
   "tests/audit/audit-stream.test.ts": "its one EXPLAIN QUERY PLAN test is skipped on PostgreSQL",
   "tests/crm/deals.test.ts": "reaches ctx.db only in its SQLite branch (ctx.pg on PostgreSQL)",
   "tests/crm/search.test.ts": "its strategies block (SQLite's own FTS5 query) is skipped on PostgreSQL",
+  "tests/http/storage-full-errors.test.ts": "reaches ctx.db only in its SQLite branch (PostgreSQL raises 53100 in its own)",
+  "tests/http/csv-delimiters.test.ts": "compares SQLite's SQL cell guard with csvCell on an in-memory SQLite; its downloads run on either backend",
+  "tests/http/health.test.ts": "its key-file and disk-space test on a database file is skipped on PostgreSQL",
 };
 
 test("a test file that opens SQLite by itself or runs a server on a file is listed", async () => {

@@ -10,6 +10,7 @@
  */
 export const SQLITE_ONLY_REASONS: Record<string, string> = {
   "tests/metrics/prometheus.test.ts": "a real Prometheus scraping a spawned `suite serve` on a SQLite file (the metrics themselves: tests/metrics/metrics.test.ts, both backends)",
+  "tests/db/migrate-provider-verified.test.ts": "SQLite's migration 14 on a database of version 13 (PostgreSQL's file 55 runs in every PostgreSQL test database's migration)",
   // The SQLite database layer itself.
   "tests/db/database.test.ts": "SQLite connection settings (pragmas, WAL), writeTx and its busy handling",
   "tests/db/migrate.test.ts": "SQLite migrations, schema.sql drift, backups before a migration",

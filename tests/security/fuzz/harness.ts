@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { createApp } from "../../../src/app";
 import { loadConfig } from "../../../src/config";
+import { FUZZ_METRICS_TOKEN } from "./values";
 import { type ContextOptions, createContext } from "../../../src/context";
 import { openDatabase } from "../../../src/db/database";
 import type { PasswordHasher } from "../../../src/security/passwords";
@@ -57,7 +58,8 @@ export interface Answer {
 /** An app on an in-memory database with a cheap hasher; keeps the error-level log lines. */
 export function fuzzApp(limits: ContextOptions["limits"] = RAISED_LIMITS) {
   // Loopback issuers allowed: the world's identity provider is a closed loopback port (fuzz/world.ts).
-  const config = loadConfig({}, { SUITE_DB: ":memory:", SUITE_OIDC_TEST_LOOPBACK: "true" });
+  // The operator's metrics on, so GET /api/v1/metrics is fuzzed past its token check too.
+  const config = loadConfig({}, { SUITE_DB: ":memory:", SUITE_OIDC_TEST_LOOPBACK: "true", SUITE_METRICS_TOKEN: FUZZ_METRICS_TOKEN });
   const errorLogs: Record<string, unknown>[] = [];
   const ctx = createContext({
     config,

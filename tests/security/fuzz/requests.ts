@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { type BodySpec, bodyArb, csvBodyArb } from "./bodies";
 import type { Sent } from "./harness";
-import { BAD_BYTES, SQL_AND_FTS, edgeString, rawText, ref, refOf } from "./values";
+import { BAD_BYTES, FUZZ_METRICS_TOKEN, SQL_AND_FTS, edgeString, rawText, ref, refOf } from "./values";
 import type { Pool, World } from "./world";
 
 type Schema = Record<string, any>;
@@ -117,6 +117,8 @@ const authArb: fc.Arbitrary<Record<string, string>> = fc.oneof(
   { weight: 8, arbitrary: fc.constant(bearer("memberToken")) },
   { weight: 6, arbitrary: fc.constant({}) },
   { weight: 4, arbitrary: fc.constant({ ...bearer("otherToken"), "x-tenant": "acme" }) },
+  // The operator's metrics token: opens GET /api/v1/metrics, nothing of an organization's.
+  { weight: 3, arbitrary: fc.constant({ authorization: `Bearer ${FUZZ_METRICS_TOKEN}` }) },
   { weight: 3, arbitrary: fc.constantFrom("refreshToken", "tempToken", "algNone", "expired", "foreignKey", "tamperedToken").map((p) => bearer(p as Pool)) },
   {
     weight: 8,

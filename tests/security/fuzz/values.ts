@@ -79,3 +79,6 @@ export const badValue: fc.Arbitrary<unknown> = fc.oneof(
   { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 3 }) },
   { weight: 1, arbitrary: refOf("deal", "otherDeal", "user", "otherUser", "adminToken", "tempToken", "email") },
 );
+
+/** The metrics token of the fuzz's server (harness.ts), sent now and then by requests.ts. */
+export const FUZZ_METRICS_TOKEN = "fuzz-metrics-token-0123456789abcdef0123";

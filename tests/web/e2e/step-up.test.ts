@@ -3,6 +3,7 @@
  * binary: past SUITE_REAUTH_WINDOW (3 s here) a role change and a rename of the organization ask
  * for the password in the step-up dialog, then go through.
  */
+import { openMailOfFile } from "../../support/outbox";
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -30,8 +31,10 @@ beforeAll(async () => {
   expect((await suite.call("POST", "/api/v1/users/invite", { body: { email: `bob@${SUB}.test` }, token: admin.body.access_token, tenant: SUB })).status).toBe(201);
   const { Database } = await import("bun:sqlite");
   const db = new Database(suite.db, { readonly: true });
-  const { link } = db.query("SELECT link FROM mail_outbox WHERE recipient = ?1 ORDER BY rowid DESC LIMIT 1").get(`bob@${SUB}.test`) as { link: string };
+  // The outbox keeps the link sealed: opened with the key file beside the database, as the sender does.
+  const row = db.query("SELECT id, link FROM mail_outbox WHERE recipient = ?1 ORDER BY rowid DESC LIMIT 1").get(`bob@${SUB}.test`) as { id: string; link: string };
   db.close();
+  const link = openMailOfFile(suite.db, row).link!;
   noteSecret("mailed link", link);
   const token = decodeURIComponent(/token=([^&]+)/.exec(new URL(link).hash)![1]!);
   const bob = await suite.call("POST", "/api/v1/auth/invitations/accept", { body: { token, password: MEMBER_PW, full_name: "Bob Builder" } });
