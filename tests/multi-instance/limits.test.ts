@@ -65,7 +65,7 @@ describe.skipIf(!ON_POSTGRES)(`limits are shared by all three instances ${SKIP_N
     console.log(`2FA: 50 wrong codes over 3 instances -> ${checked.length} checked, ${limited.length} refused with 429`);
   }, 120_000);
 
-  test("30 wrong passwords for one account spread over three instances at once: at most 10 are checked, the rest 429", async () => {
+  test("30 wrong passwords for one account spread over three instances at once: at most 10 (+1 per other instance) are checked, the rest 429", async () => {
     const org: Org = await signup(g.group, 1, "login");
     const body = { email: org.email, password: "not the password at all" };
     const answers = await Promise.all(Array.from({ length: 30 }, () => g.group.next("POST", LOGIN, { tenant: org.subdomain, body })));
@@ -73,7 +73,10 @@ describe.skipIf(!ON_POSTGRES)(`limits are shared by all three instances ${SKIP_N
     const checked = answers.filter((a) => a.status === 401);
     const limited = answers.filter((a) => a.status === 429 && a.body.code === "rate_limited");
     expect(checked.length).toBeGreaterThanOrEqual(1);
-    expect(checked.length).toBeLessThanOrEqual(10);
+    // Only a wrong password counts, after its hash, one at a time per address in each process (so a
+    // burst of right passwords is never locked out): another instance may check one more each
+    // before the count it commits is seen (docs/decisions.md, "Sign-in security").
+    expect(checked.length).toBeLessThanOrEqual(10 + 2);
     expect(checked.length + limited.length).toBe(30);
     // Now even the right password is refused, by every instance, until the window ends.
     for (let i = 0; i < 3; i++) {
