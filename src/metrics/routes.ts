@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { Elysia } from "elysia";
 import type { Context } from "../context";
-import { AppError, errors } from "../http/errors";
+import { AppError, BEARER, errors } from "../http/errors";
 import { doc } from "../http/openapi";
 
 const digest = (s: string) => createHash("sha256").update(s).digest();
@@ -19,7 +19,7 @@ export const metricsRoutes = (ctx: Context) => {
       if (expected === null) throw errors.notFound();
       const given = /^Bearer (.+)$/i.exec(request.headers.get("authorization") ?? "")?.[1]?.trim();
       // Compared as digests: equal lengths, and no timing that tells how much of a guess was right.
-      if (!given || !timingSafeEqual(digest(given), expected)) throw new AppError(401, "not_authenticated", "Send the metrics token as a bearer token.", { "www-authenticate": 'Bearer realm="metrics"' });
+      if (!given || !timingSafeEqual(digest(given), expected)) throw new AppError(401, "not_authenticated", "Send the metrics token as a bearer token.", BEARER);
       set.headers["content-type"] = ctx.metrics.registry.contentType;
       return ctx.metrics.text();
     },
