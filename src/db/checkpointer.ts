@@ -22,11 +22,21 @@ const { Database } = require("bun:sqlite");
 const { statSync } = require("node:fs");
 let db = null;
 let timer = null;
-let lastLog = -1, idle = 0, fullAt = Date.now(), maxWal = 0, last = "";
+let lastLog = -1, idle = 0, fullAt = Date.now(), maxWal = 0, last = "", lagFrames = 0;
 const walBytes = (file) => { try { return statSync(file + "-wal").size; } catch { return 0; } };
+function report(figures) {
+  const key = JSON.stringify(figures);
+  if (key !== last) { last = key; postMessage({ figures }); }
+}
 function tick(file, idleTicks) {
   let r;
-  try { r = db.query("PRAGMA wal_checkpoint(PASSIVE)").get(); } catch { return; }
+  try { r = db.query("PRAGMA wal_checkpoint(PASSIVE)").get(); } catch {
+    // A checkpoint that fails (a full disk) still reports the WAL: that is when it matters most.
+    const size = walBytes(file);
+    if (size > maxWal) maxWal = size;
+    report({ walBytes: size, checkpointLagFrames: lagFrames, checkpointLagMs: Date.now() - fullAt, maxWalBytes: maxWal });
+    return;
+  }
   const copied = r.busy === 0 && r.checkpointed >= r.log;
   idle = r.log === lastLog ? idle + 1 : 0;
   lastLog = r.log;
@@ -39,9 +49,8 @@ function tick(file, idleTicks) {
   }
   if (copied) fullAt = Date.now();
   if (size > maxWal) maxWal = size;
-  const figures = { walBytes: size, checkpointLagFrames: Math.max(0, r.log - r.checkpointed), checkpointLagMs: copied ? 0 : Date.now() - fullAt, maxWalBytes: maxWal };
-  const key = JSON.stringify(figures);
-  if (key !== last) { last = key; postMessage({ figures }); }
+  lagFrames = Math.max(0, r.log - r.checkpointed);
+  report({ walBytes: size, checkpointLagFrames: lagFrames, checkpointLagMs: copied ? 0 : Date.now() - fullAt, maxWalBytes: maxWal });
 }
 self.onmessage = (event) => {
   const m = event.data;
@@ -50,6 +59,8 @@ self.onmessage = (event) => {
     // PASSIVE never waits; TRUNCATE must not either: it holds the writer's lock while it waits.
     db.run("PRAGMA busy_timeout = 0");
     timer = setInterval(() => tick(m.open, m.idleTicks), m.everyMs);
+    // The first figures at once, not a period later: a short-lived server reports its WAL too.
+    tick(m.open, m.idleTicks);
   } else if (m.close) {
     clearInterval(timer);
     try { db && db.close(); } catch {}
