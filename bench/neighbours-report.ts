@@ -52,6 +52,7 @@ export function judge(ops: Op[], phases: Phase[], say: (s: string) => void): boo
 /** The server's warning lines summed up: how many, and the longest figure each kind named. */
 export function stallWarnings(lines: string[]): string {
   if (lines.length === 0) return "stall warnings: none (no event-loop delay or writer hold passed its limit)";
+  // The stall monitor's lines: {"msg":"stall","kind":"event_loop"|"write_hold","ms":…,"work":"…"}.
   const longest = new Map<string, { ms: number; where: string }>();
   for (const line of lines) {
     let w: Record<string, unknown>;
@@ -60,11 +61,9 @@ export function stallWarnings(lines: string[]): string {
     } catch {
       continue;
     }
-    for (const [k, v] of Object.entries(w)) {
-      if (typeof v !== "number" || !k.endsWith("_ms")) continue;
-      const where = String(w.route ?? w.job ?? w.path ?? w.msg ?? "");
-      if (v > (longest.get(k)?.ms ?? -1)) longest.set(k, { ms: v, where });
-    }
+    if (typeof w.ms !== "number") continue;
+    const kind = String(w.kind ?? w.msg ?? "warning");
+    if (w.ms > (longest.get(kind)?.ms ?? -1)) longest.set(kind, { ms: w.ms, where: String(w.work ?? w.route ?? "") });
   }
   const parts = [...longest].map(([k, v]) => `${k} ${v.ms.toFixed(1)} (${v.where})`);
   return `stall warnings: ${lines.length}; longest: ${parts.join("; ") || "no figure"}`;
