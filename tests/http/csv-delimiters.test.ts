@@ -1,3 +1,4 @@
+import { rng } from "../security/http-fuzz/generate";
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { parse } from "csv-parse/sync";
@@ -32,20 +33,10 @@ function formulasIn(text: string): string[] {
   return found;
 }
 
-/** A small deterministic generator (mulberry32): failures replay. */
-function rng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+// Seeded (the HTTP fuzz's mulberry32): a failure replays.
 const AWKWARD = [..."=+-@'\t\r\n\",; a"];
 const randomTexts = (seed: number, n: number) => {
-  const next = rng(seed);
+  const next = rng(seed).next;
   return Array.from({ length: n }, () => Array.from({ length: Math.floor(next() * 9) }, () => AWKWARD[Math.floor(next() * AWKWARD.length)]).join(""));
 };
 
