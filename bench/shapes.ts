@@ -55,7 +55,7 @@ interface Filter {
   assignee?: string;
 }
 
-/** The truth: CONTRACT §10's search over the four fields, by joins and lower(), no FTS, no counters. */
+/** The truth: the deal list's search (docs/interface.md#the-deal-list) over the four fields, by joins and lower(), no FTS, no counters. */
 function truth(tenantId: string, f: Filter): { sql: string; args: Array<string | number> } {
   const where = ["d.tenant_id = ?"];
   const args: Array<string | number> = [tenantId];

@@ -273,7 +273,7 @@ export function loadConfig(flags: Record<string, string> = {}, env: Record<strin
     // Secure cookies mean the site is served over https (behind a proxy, on the standard port).
     publicUrl: (raw.publicUrl as string | null | undefined) ?? (cookieSecure ? `https://${baseDomain}` : `http://${baseDomain}:${port}`),
     trustProxy: (raw.trustProxy as boolean | undefined) ?? false,
-    // As many hashes as cores (CONTRACT §11); their threads run below the event loop's priority.
+    // As many hashes as cores (docs/interface.md#limits); their threads run below the event loop's priority.
     hashConcurrency: (raw.hashConcurrency as number | undefined) ?? availableParallelism(),
     accessTtl: (raw.accessTtl as number | undefined) ?? 15 * 60,
     refreshTtl: (raw.refreshTtl as number | undefined) ?? 30 * 86400,

@@ -39,7 +39,7 @@ export const authRoutes = (ctx: Context) => {
         const user = await ctx.auth.checkPassword(body, await tenantIdOf(headers), req);
         return answerSignIn(cookie, ctx.config, await ctx.signIn(user, "password", req));
       },
-      // Addresses are compared trimmed and in lower case (CONTRACT §2): accept them typed so.
+      // Addresses are compared trimmed and in lower case (docs/interface.md#tenancy): accept them typed so.
       {
         body: LoginBody,
         transform: lowerCaseFields("email"),

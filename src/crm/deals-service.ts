@@ -113,7 +113,7 @@ export function createDealsService(d: DealsDeps) {
     if (!(await d.deals.remove(auth.tenantId, id))) throw errors.notFound("Deal not found.");
   }
 
-  /** The deal list (CONTRACT §10). Stage keys the tenant lacks match nothing. */
+  /** The deal list (docs/interface.md#the-deal-list). Stage keys the tenant lacks match nothing. */
   async function list(auth: Principal, q: Omit<DealListQuery, "assignee"> & AssigneeFilter): Promise<Page<DealRead>> {
     let stages: string[] | null = null;
     if (q.stages !== null) {

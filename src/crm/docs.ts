@@ -4,7 +4,7 @@ import { QUERY_BOOLEAN, SEARCH_SCHEMA, listParameters, pageSchema } from "../htt
 import { SORT_DIRS, SORT_FIELDS } from "./model";
 
 // What the CRM answers, for the API description only (answers are not checked against them at
-// run time). DealRead follows SPEC.md's table: its Required and Nullable columns, field by field.
+// run time). DealRead is a fixed shape (docs/interface.md#fixed-shapes): required and nullable, field by field.
 const Time = t.String({ format: "date-time" });
 const Maybe = <T extends Parameters<typeof t.Nullable>[0]>(s: T) => t.Optional(t.Nullable(s));
 
@@ -15,7 +15,7 @@ export const DealRead = t.Object({
   tenant_id: t.String(),
   created_at: Time,
   updated_at: Time,
-  // SPEC.md's Default column: what a deal created without the field holds.
+  // Fixed defaults: what a deal created without the field holds.
   value: t.Optional(t.String({ description: 'Exact decimal text with two places, "1234.50"', default: "0.00" })),
   currency: t.Optional(t.String({ description: "Three upper-case letters", default: "USD" })),
   stage: t.Optional(t.String({ description: "One of the organization's pipeline stage keys", default: "new" })),
@@ -74,7 +74,7 @@ export const ContactRead = t.Object({
 
 const bool = (description: string) => ({ name: "", description: `${description}; ${QUERY_BOOLEAN.description}`, schema: QUERY_BOOLEAN.schema });
 
-/** SPEC.md's query parameters of the deal list, with CONTRACT §10's bounds and vocabularies. */
+/** The deal list's query parameters, with their bounds and vocabularies (docs/interface.md#the-deal-list). */
 const DEAL_LIST_PARAMETERS = listParameters([
   { name: "search", description: "Part of a deal's title or notes, or of its account's or contact's name; any case", schema: SEARCH_SCHEMA },
   { name: "stage", description: "Repeatable: deals in any of these stages", schema: { type: "array", items: { type: "string" } } },

@@ -3,7 +3,7 @@ import { documentedAs } from "../http/openapi";
 import { MULTILINE_PATTERN, NAME_PATTERN, SINGLE_LINE_PATTERN, registerFormat } from "../http/validation";
 import { MAX_MONEY, MONEY_PATTERN } from "./money";
 
-/** The pipeline every new organization starts with (CONTRACT §10b). */
+/** The pipeline every new organization starts with (docs/interface.md#crm-records). */
 export const DEFAULT_STAGES = [
   { key: "new", name: "New", color: "#64748b", probability: 10, is_won: 0, is_lost: 0 },
   { key: "qualified", name: "Qualified", color: "#3b82f6", probability: 25, is_won: 0, is_lost: 0 },
@@ -138,7 +138,7 @@ export type DealCreate = Static<typeof DealCreate>;
 export const DealPatch = t.Partial(DealCreate);
 export type DealPatch = Static<typeof DealPatch>;
 
-/** The deal list's sortable fields (CONTRACT §10). */
+/** The deal list's sortable fields (docs/interface.md#the-deal-list). */
 export const SORT_FIELDS = [
   "title",
   "value",

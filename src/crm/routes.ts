@@ -9,7 +9,7 @@ import { decimalText } from "./money";
 import { createOnce } from "../idempotency/create-once";
 import { CRM_DOCS as D } from "./docs";
 
-/** The deal list's parameters (SPEC.md, CONTRACT §10); every failing one gets its own 422 item. */
+/** The deal list's parameters (docs/interface.md#the-deal-list); every failing one gets its own 422 item. */
 export function readDealQuery(url: string) {
   const q = new QueryReader(rawQuery(url));
   const paging = q.paging();
@@ -76,7 +76,7 @@ const adminFirst = ({ auth }: { auth: Parameters<typeof requireAdmin>[0] }) => r
 
 const Id = t.Object({ id: t.String() });
 
-/** The CRM: /api/v1/crm (CONTRACT §10, §10b). */
+/** The CRM: /api/v1/crm (docs/interface.md#the-deal-list, #crm-records). */
 export const crmRoutes = (ctx: Context) =>
   new Elysia({ name: "crm-routes", prefix: "/api/v1/crm", seed: ctx.id })
     // Signed in, and the organization has the CRM (403 otherwise), before the body is validated.

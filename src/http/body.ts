@@ -52,7 +52,7 @@ export async function readJsonBody(request: Request, contentType: string): Promi
     value = JSON.parse(text);
   } catch {
     // The engine's message quotes the offending text, which may be a password, and names no
-    // position: the contract's "<char offset or 0>" is 0 here.
+    // position: `loc` is ["body", 0] then (docs/interface.md#errors).
     throw new JsonInvalid(0, "JSON decode error");
   }
   // Every body of this API is a JSON object (FastAPI: a model). Elysia would otherwise turn a
@@ -91,7 +91,7 @@ function depthExceeded(text: string): number | null {
 
 const codePoints = (text: string, end: number) => Array.from(text.slice(0, Math.min(end, text.length))).length;
 
-/** A body that is not JSON: CONTRACT §1 answers it with a one-item 422. */
+/** A body that is not JSON: a one-item 422 (docs/interface.md#errors). */
 export class JsonInvalid extends Error {
   constructor(
     readonly offset: number,

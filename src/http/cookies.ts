@@ -4,7 +4,7 @@ import type { Config } from "../config";
 
 export const SESSION_COOKIE = "svc_session";
 export const REFRESH_COOKIE = "svc_refresh";
-/** The refresh cookie goes only where it is used (CONTRACT §5). */
+/** The refresh cookie goes only where it is used (docs/interface.md#cookies). */
 export const REFRESH_PATH = "/api/v1/auth";
 
 type Jar = Record<string, Cookie<unknown>>;
@@ -15,7 +15,7 @@ const attributes = (config: Config) => ({
   ...(config.cookieDomain ? { domain: config.cookieDomain } : {}),
 });
 
-/** Sets svc_session (access) and svc_refresh (refresh) with CONTRACT §5's attributes. */
+/** Sets svc_session (access) and svc_refresh (refresh) with the attributes of docs/interface.md#cookies. */
 export function setSessionCookies(jar: Jar, config: Config, t: IssuedTokens): void {
   jar[SESSION_COOKIE]!.set({ value: t.access_token, sameSite: "lax", path: "/", maxAge: t.accessMaxAge, ...attributes(config) });
   jar[REFRESH_COOKIE]!.set({ value: t.refresh_token, sameSite: "strict", path: REFRESH_PATH, maxAge: t.refreshMaxAge, ...attributes(config) });

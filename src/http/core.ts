@@ -18,7 +18,7 @@ const MAX_LOGGED_PATH = 2048;
 
 /**
  * What every request gets, whatever its route: a request id, the 1 MiB body bound, our JSON
- * reader, CONTRACT §1's error bodies, answers to writes held until their commits are on disk
+ * reader, the error bodies of docs/interface.md#errors, answers to writes held until their commits are on disk
  * (ctx.durable), and one access-log line (method, path without its query, status, duration,
  * request id: nothing that could carry a secret).
  *

@@ -25,7 +25,7 @@ const originHost = (url: string): string | null => {
 };
 
 /**
- * For cookie-authenticated requests that change state (CONTRACT §5): a JSON content type, no
+ * For cookie-authenticated requests that change state (docs/interface.md#csrf): a JSON content type, no
  * `Sec-Fetch-Site: cross-site`, and an Origin (or Referer) that is the base domain itself or the
  * request's own organization host: the one its Host or X-Tenant names. Organizations are
  * neighbours on one base domain, so `evil.<base>` is another site for this purpose even though
@@ -47,7 +47,7 @@ export function checkCsrf(method: string, headers: HeaderSource, baseDomain: str
 
 /**
  * A write whose body is not JSON, sent with our cookie and no bearer header: what a cross-site
- * HTML form can send. It is refused 403 `csrf_failed` before any route sees it (CONTRACT §5),
+ * HTML form can send. It is refused 403 `csrf_failed` before any route sees it (docs/interface.md#csrf),
  * where a bearer client sending the same gets 415.
  */
 export function isCookieWrite(request: Request): boolean {

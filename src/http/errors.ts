@@ -4,7 +4,7 @@
  */
 export const ERROR_CODE = /^[a-z][a-z0-9_]*$/;
 
-/** The one error of the suite: a status, a snake_case code and a human sentence (CONTRACT §1). */
+/** The one error of the suite: a status, a snake_case code and a human sentence (docs/interface.md#errors). */
 export class AppError extends Error {
   constructor(
     readonly status: number,

@@ -7,7 +7,7 @@ import { keyFileOf } from "../security/key-file";
 import { AppError } from "./errors";
 
 /**
- * GET /api/v1/health: liveness, 200 when the database answers (CONTRACT §12): the stores' ping.
+ * GET /api/v1/health: liveness, 200 when the database answers (docs/interface.md#health-and-logs): the stores' ping.
  * GET /api/v1/health/ready: readiness, 200 only when the database answers, its schema is this
  * release's and the key file can be read; 503 `not_ready` naming the reason otherwise. Its
  * `storage` field reports disk pressure (free space under SUITE_DISK_RESERVE_MB: `low`) without

@@ -4,7 +4,7 @@ import { ERROR_CODE, errors } from "./errors";
 // What routes say about themselves for the API description (`doc()`), and the pieces every
 // operation shares. The document itself is put together in openapi-document.ts.
 
-/** One item of the 422 body (SPEC.md's ValidationError table). */
+/** One item of the 422 body (a fixed shape: docs/interface.md#errors). */
 export const ValidationError = t.Object(
   {
     loc: t.Array(t.Union([t.String(), t.Integer()]), { description: 'Where: `["body", "email"]`, `["query", "size"]`, `["path", "id"]`' }),
@@ -15,9 +15,9 @@ export const ValidationError = t.Object(
   },
   { title: "ValidationError" },
 );
-/** SPEC.md: "an object with an optional `detail`, a list of ValidationError". */
+/** The 422 body: an object with an optional `detail`, a list of items (docs/interface.md#errors). */
 export const HTTPValidationError = t.Object({ detail: t.Optional(t.Array(ValidationError)) }, { title: "HTTPValidationError" });
-/** Every other error (CONTRACT §1). */
+/** Every other error (docs/interface.md#errors). */
 export const ErrorBody = t.Object(
   {
     detail: t.String({ description: "A sentence for people" }),

@@ -2,7 +2,7 @@ import { type TSchema, t } from "elysia";
 import { RequestValidationError, type ValidationItem } from "./errors";
 import { SINGLE_LINE_PATTERN, isSingleLine } from "./validation";
 
-/** A page of any list: FastAPI's `{items, total, page, size, pages}` (CONTRACT §10). */
+/** A page of any list: FastAPI's `{items, total, page, size, pages}` (docs/interface.md#paging). */
 export interface Page<T> {
   items: T[];
   total: number;

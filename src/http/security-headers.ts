@@ -5,7 +5,7 @@
  *   no page of ours can be put under an attacker's clickjacking overlay;
  * - Referrer-Policy `same-origin`: nothing of a URL (a magic link's token) goes to another
  *   origin. `no-referrer` would be stricter, but under it browsers send `Origin: null` on a
- *   same-origin POST, which the CSRF check (CONTRACT §5) must refuse.
+ *   same-origin POST, which the CSRF check (docs/interface.md#csrf) must refuse.
  * A JSON answer is not a document, so its CSP allows nothing at all.
  */
 export const securityHeaders: Readonly<Record<string, string>> = Object.freeze({

@@ -40,7 +40,7 @@ export function registerFormat(name: string, check: (value: string) => boolean, 
 
 /**
  * Trims and lower-cases the named string fields of a body before it is validated: addresses and
- * subdomains are compared that way (CONTRACT §2), so `" Bob@X.io "` and `Acme` are accepted as
+ * subdomains are compared that way (docs/interface.md#tenancy), so `" Bob@X.io "` and `Acme` are accepted as
  * typed. Used as a route's `transform` (`{ transform: lowerCaseFields("email") }`) and by the CLI.
  */
 export const lowerCaseFields =

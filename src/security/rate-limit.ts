@@ -6,7 +6,7 @@ export interface Limit {
   windowMs: number;
 }
 
-/** The limits of CONTRACT §11; tests may pass others. */
+/** The rate limits (docs/interface.md#limits); tests may pass others. */
 export const LIMITS = {
   // Sign-in failures (issue 29.8): an account's failures from one source lock that source out of
   // it at 10; the account as a whole locks only at 50, so a stranger's guesses from one address
@@ -23,10 +23,10 @@ export const LIMITS = {
   invitesPerAdmin: { name: "invite-admin", max: 50, windowMs: 60 * 60_000 },
   // Each accept costs a password hash; an office behind one address still fits.
   acceptPerIp: { name: "invite-accept-ip", max: 30, windowMs: 15 * 60_000 },
-  /** Sign-in codes checked per user (POST /2fa/verify only): SPEC §8. */
+  /** Sign-in codes checked per user (POST /2fa/verify only): 5 a minute (docs/interface.md#limits). */
   twoFactorVerify: { name: "2fa-user", max: 5, windowMs: 60_000 },
   // Confirm, disable and reauthenticate check codes too, each on a counter of its own, so that
-  // none of them spends verify's five (CONTRACT §6); the 20-failure lock still counts them all.
+  // none of them spends verify's five (docs/interface.md#limits); the 20-failure lock still counts them all.
   twoFactorConfirm: { name: "2fa-confirm", max: 5, windowMs: 60_000 },
   twoFactorDisable: { name: "2fa-disable", max: 5, windowMs: 60_000 },
   twoFactorReauth: { name: "2fa-reauth", max: 5, windowMs: 60_000 },

@@ -10,7 +10,7 @@ import { SignupBody, SignupResponse, TenantRead, UpdateTenantBody } from "./mode
 
 const TENANT: readonly [string, typeof TenantRead] = ["TenantRead", TenantRead];
 
-/** Signup: a new organization and its first admin, signed in (CONTRACT §8). Closed by SUITE_SIGNUP=closed. */
+/** Signup: a new organization and its first admin, signed in (docs/interface.md#signup-and-invitations). Closed by SUITE_SIGNUP=closed. */
 const signupRoutes = (ctx: Context) =>
   new Elysia({ name: "signup-routes", prefix: "/api/v1/auth", seed: ctx.id }).post(
     "/signup",

@@ -7,7 +7,7 @@ import { requestedSubdomain } from "../http/tenancy";
 import { SignupResponse } from "../tenants/model";
 import { AcceptInvitationBody } from "./invitations-model";
 
-/** Joining by invitation: the invited person chooses a password and is signed in (CONTRACT §8). */
+/** Joining by invitation: the invited person chooses a password and is signed in (docs/interface.md#signup-and-invitations). */
 export const invitationAcceptRoutes = (ctx: Context) =>
   new Elysia({ name: "invitation-accept-routes", prefix: "/api/v1/auth", seed: ctx.id }).post(
     "/invitations/accept",

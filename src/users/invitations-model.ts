@@ -6,7 +6,7 @@ import { Email } from "./model";
 
 const ProfileRef = t.Optional(t.Nullable(t.String({ minLength: 1, maxLength: 64 })));
 
-/** SPEC.md's InviteUserRequest; `role_id` is the legacy name of `profile_id` (CONTRACT §3). */
+/** The invite request, a fixed shape (docs/interface.md#fixed-shapes); `role_id` is the legacy name of `profile_id`. */
 export const InviteUserBody = t.Object({
   email: Email,
   profile_id: ProfileRef,
@@ -48,8 +48,8 @@ export function statusOf(row: InvitationRow, now: number): InvitationStatus {
 }
 
 /**
- * SPEC.md's Invitation, field for field (profile_id and role_id are "not required" there, so
- * optional here, though always sent); `role_id` mirrors `profile_id` for legacy clients.
+ * The Invitation, a fixed shape (docs/interface.md#fixed-shapes), field for field (profile_id and
+ * role_id are not required, so optional here, though always sent); `role_id` mirrors `profile_id` for legacy clients.
  */
 export const InvitationRead = t.Object({
   id: t.String(),

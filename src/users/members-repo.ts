@@ -4,7 +4,7 @@ import type { UserRow } from "./repo";
 /** What a member change also writes, decided from the rows before and after. */
 export interface MemberChangePlan {
   audits: AuditEntry[];
-  /** Copy the new name and address into the deals assigned to the member (CONTRACT §10b). */
+  /** Copy the new name and address into the deals assigned to the member (docs/interface.md#crm-records). */
   propagateRename: boolean;
 }
 

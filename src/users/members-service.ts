@@ -70,7 +70,7 @@ export function createMembersService(d: MembersDeps) {
       if (fullName !== undefined) audit("user.renamed", {});
       if (before.role !== after.role) audit("user.role_changed", { from: before.role, to: after.role });
       if (before.profile_id !== after.profile_id) audit("user.profile_changed", { from: before.profile_id, to: after.profile_id });
-      // A renamed user shows at once in every deal assigned to them (CONTRACT §10b).
+      // A renamed user shows at once in every deal assigned to them (docs/interface.md#crm-records).
       return { audits, propagateRename: fullName !== undefined };
     });
     if (isRefusal(r)) throw refused(r);

@@ -3,7 +3,7 @@ import { toIso } from "../db/ids";
 import { SINGLE_LINE_PATTERN } from "../http/validation";
 import type { UserRow } from "./repo";
 
-/** Emails are trimmed and lower-cased before they are checked, stored or compared (CONTRACT §2). */
+/** Emails are trimmed and lower-cased before they are checked, stored or compared (docs/interface.md#tenancy). */
 export const normalizeEmail = (email: string): string => email.trim().toLowerCase();
 
 export const Email = t.String({ format: "email", maxLength: 254 });
@@ -23,7 +23,7 @@ export const UserRead = t.Object({
 }, { title: "UserRead" });
 export type UserRead = Static<typeof UserRead>;
 
-/** Never a password hash in any answer (CONTRACT §3). */
+/** Never a password hash in any answer (docs/interface.md#users-roles-and-profiles). */
 export const toUserRead = (u: UserRow): UserRead => ({
   id: u.id,
   tenant_id: u.tenant_id,

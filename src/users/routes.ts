@@ -41,7 +41,7 @@ export const usersRoutes = (ctx: Context) => {
       },
       {
         body: InviteUserBody,
-        // Addresses are compared trimmed and in lower case (CONTRACT §2): accept them typed so.
+        // Addresses are compared trimmed and in lower case (docs/interface.md#tenancy): accept them typed so.
         transform: [adminsOnly, lowerCaseFields("email")],
         ...doc({
           summary: "Invite someone by email (admins); a repeat for a pending invitation resends it",

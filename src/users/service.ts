@@ -17,7 +17,7 @@ export function createUsersService(d: UsersDeps) {
     return pageOf(rows.map(toUserRead), total, q.page, q.size);
   }
 
-  /** The organization's permission profiles, for the invite form (CONTRACT §3). */
+  /** The organization's permission profiles, for the invite form (docs/interface.md#users-roles-and-profiles). */
   async function profiles(p: Principal): Promise<{ id: string; name: string; is_admin: boolean }[]> {
     return (await d.users.profiles(p.tenantId)).map((r) => ({ id: r.id, name: r.name, is_admin: r.is_admin === 1 }));
   }

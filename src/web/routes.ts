@@ -41,7 +41,7 @@ const wantsPage = (request: Request) => (request.headers.get("accept") ?? "").in
  * The web app, mounted after every API route: hashed assets under /assets, and the app's page for
  * every other GET that asks for HTML (the base domain's public page and every client route of
  * an organization's host). Unknown /api paths, and requests that do not ask for a page, keep the
- * JSON 404 of CONTRACT §1 (with its no-store: the page and assets set their own Cache-Control).
+ * JSON 404 of docs/interface.md#errors (with its no-store: the page and assets set their own Cache-Control).
  */
 export const webRoutes = (ctx: Context) => {
   // What the page needs to know about this server, in a <meta> (the CSP forbids inline script).

@@ -29,7 +29,7 @@ describe("POST /auth/login on localhost", () => {
     expect(r.headers.get("cache-control")).toBe("no-store");
   });
 
-  test("sets svc_session and svc_refresh with CONTRACT §5's attributes, host-only on localhost", async () => {
+  test("sets svc_session and svc_refresh with the cookies' attributes, host-only on localhost", async () => {
     const r = await login(t, org.email, org.password);
     const c = setCookies(r.res);
     expect(Object.keys(c).sort()).toEqual(["svc_refresh", "svc_session"]);

@@ -1,7 +1,7 @@
 // Every way the deal list can answer a search, against a reference computed in the test: one- and
 // two-letter terms (the narrow index), rare and common trigram terms (the trigram index), stages
 // matched by a trigram of their own or by their whole key, each sort in both directions, walks
-// that run out of budget and fall back to sorting. Totals must be exact and pages in CONTRACT §10's order.
+// that run out of budget and fall back to sorting. Totals must be exact and pages in the list's order (docs/interface.md#the-deal-list).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { bulkSeed } from "../../src/stores/sqlite/bulk-load";
 import { createSqliteDealsQuery as createDealsQuery } from "../../src/stores/sqlite/deals-query";

@@ -47,7 +47,7 @@ export const items422 = (body: { detail: Array<{ loc: unknown[]; type: string; c
 
 export type Deal = Record<string, any> & { id: string };
 
-/** CONTRACT §10's order, computed independently: key, nulls last both ways, ties by id in the same direction. */
+/** The deal list's order (docs/interface.md#the-deal-list), computed independently: key, nulls last both ways, ties by id in the same direction. */
 export function referenceSort(deals: Deal[], field: string, dir: "asc" | "desc"): string[] {
   const key = (d: Deal): string | number | null => {
     const v = d[field];
@@ -80,7 +80,7 @@ export function dealsOf(db: Db, tenantId: string): Deal[] {
   return rows.map((r) => ({ ...r, id: r.id, value: r.value_cents / 100 }));
 }
 
-/** The deal list's answer, computed independently: substring of title, notes, account or contact name, any case; filters; CONTRACT §10's order. */
+/** The deal list's answer, computed independently: substring of title, notes, account or contact name, any case; filters; the list's order (docs/interface.md#the-deal-list). */
 export function referencePage(deals: Deal[], q: DealListQuery): { seqs: number[]; total: number } {
   const term = q.search?.toLowerCase();
   const found = deals.filter(

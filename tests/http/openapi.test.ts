@@ -49,7 +49,7 @@ function alternatives(s: Schema): { nullable: boolean; kinds: Schema[] } {
   return { nullable, kinds };
 }
 
-/** Whether a (non-null) schema has SPEC.md's type. */
+/** Whether a (non-null) schema has the table's type. */
 function hasType(kinds: Schema[], want: SpecType): boolean {
   if (want === "any") return true;
   if (kinds.length !== 1 && want !== "list of location items") return false;
@@ -79,7 +79,7 @@ function hasType(kinds: Schema[], want: SpecType): boolean {
   }
 }
 
-/** Every way an object schema differs from a SPEC table: missing, extra, type, required, nullable. */
+/** Every way an object schema differs from a fixed table (docs/interface.md#fixed-shapes): missing, extra, type, required, nullable. */
 function fieldsMatch(object: Schema, table: SpecField[]): string[] {
   const o = resolve(object);
   const problems: string[] = [];
@@ -92,11 +92,11 @@ function fieldsMatch(object: Schema, table: SpecField[]): string[] {
       continue;
     }
     const { nullable, kinds } = alternatives(p);
-    if (!hasType(kinds, field.type)) problems.push(`${field.name}: type is ${JSON.stringify(kinds)}, SPEC says ${field.type}`);
-    if (required.has(field.name) !== field.required) problems.push(`${field.name}: required ${required.has(field.name)}, SPEC says ${field.required}`);
-    if (field.type !== "any" && nullable !== field.nullable) problems.push(`${field.name}: nullable ${nullable}, SPEC says ${field.nullable}`);
+    if (!hasType(kinds, field.type)) problems.push(`${field.name}: type is ${JSON.stringify(kinds)}, the table says ${field.type}`);
+    if (required.has(field.name) !== field.required) problems.push(`${field.name}: required ${required.has(field.name)}, the table says ${field.required}`);
+    if (field.type !== "any" && nullable !== field.nullable) problems.push(`${field.name}: nullable ${nullable}, the table says ${field.nullable}`);
   }
-  for (const name of Object.keys(props)) if (!table.some((f) => f.name === name)) problems.push(`${name}: not in SPEC.md`);
+  for (const name of Object.keys(props)) if (!table.some((f) => f.name === name)) problems.push(`${name}: not in the table`);
   return problems;
 }
 
@@ -120,7 +120,7 @@ describe("GET /api/v1/openapi.json", () => {
     expect(result.valid).toBe(true);
   });
 
-  test.each(SPEC_ENDPOINTS)("SPEC.md's %s %s is in the document", (method, path) => {
+  test.each(SPEC_ENDPOINTS)("the fixed operation %s %s is in the document", (method, path) => {
     expect(operation(method, path)).toBeDefined();
   });
 
@@ -160,7 +160,7 @@ describe("GET /api/v1/openapi.json", () => {
   });
 });
 
-describe("SPEC.md's tables, field by field", () => {
+describe("the fixed shapes, field by field", () => {
   test("Deal page (GET /crm/deals 200) and Deal", () => {
     const page = responseSchema("GET", "/api/v1/crm/deals", 200);
     expect(page).toBeDefined();
@@ -168,7 +168,7 @@ describe("SPEC.md's tables, field by field", () => {
     expect(fieldsMatch(resolve(resolve(page).properties.items).items, SPEC_DEAL)).toEqual([]);
   });
 
-  test("DealRead carries SPEC.md's defaults, and a deal created without those fields answers them", async () => {
+  test("DealRead carries the fixed defaults, and a deal created without those fields answers them", async () => {
     const deal = resolve(responseSchema("GET", "/api/v1/crm/deals/{id}", 200));
     const defaults = Object.fromEntries(Object.entries<Schema>(deal.properties).filter(([, p]) => "default" in p).map(([name, p]) => [name, p.default]));
     expect(defaults).toEqual(SPEC_DEAL_DEFAULTS);
@@ -178,7 +178,7 @@ describe("SPEC.md's tables, field by field", () => {
     for (const [name, value] of Object.entries(SPEC_DEAL_DEFAULTS)) expect({ name, value: created[name] }).toEqual({ name, value });
   });
 
-  test("the deal list's query parameters are SPEC.md's", () => {
+  test("the deal list's query parameters are the fixed ones", () => {
     const params: Schema[] = operation("GET", "/api/v1/crm/deals").parameters ?? [];
     const names = params.filter((p) => p.in === "query").map((p) => p.name).sort();
     expect(names).toEqual(["assigned_to", "mine", "page", "search", "size", "sort_by", "sort_dir", "stage", "unassigned"]);
@@ -206,7 +206,7 @@ describe("SPEC.md's tables, field by field", () => {
     const page = responseSchema("GET", "/api/v1/crm/deals", 200);
     const wrong = SPEC_DEAL_PAGE.map((f) => (f.name === "total" ? { ...f, type: "string" as const } : f));
     expect(fieldsMatch(page, wrong)).toEqual([expect.stringContaining("total: type")]);
-    expect(fieldsMatch(page, SPEC_DEAL_PAGE.slice(1))).toEqual(["items: not in SPEC.md"]);
+    expect(fieldsMatch(page, SPEC_DEAL_PAGE.slice(1))).toEqual(["items: not in the table"]);
   });
 });
 

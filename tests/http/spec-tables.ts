@@ -1,7 +1,8 @@
 /**
- * SPEC.md's tables, copied as test data (a fresh clone has no ../shared): the endpoint table of
- * §4 and the Deal, Deal page, Invitation and ValidationError tables of §2. The OpenAPI
- * conformance test checks the served document against them, field by field.
+ * The fixed shapes of docs/interface.md#fixed-shapes as test data: the operations every client of
+ * the earlier service relies on, and the Deal, Deal page, Invitation, invite request and
+ * ValidationError tables. The OpenAPI conformance test checks the served document against them,
+ * field by field.
  */
 
 export const SPEC_ENDPOINTS: Array<[method: string, path: string]> = [
@@ -24,7 +25,7 @@ export const SPEC_ENDPOINTS: Array<[method: string, path: string]> = [
   ["GET", "/api/v1/crm/deals"],
 ];
 
-/** A field's SPEC type, in the words SPEC.md uses. */
+/** A field's type, in the words of the fixed tables. */
 export type SpecType =
   | "string"
   | "integer"
@@ -47,7 +48,7 @@ export interface SpecField {
 
 const f = (name: string, type: SpecType, required: boolean, nullable: boolean): SpecField => ({ name, type, required, nullable });
 
-// Deal (DealRead). SPEC.md gives no Nullable column for required fields without a default; they are "no".
+// Deal (DealRead). Required fields without a default are never null.
 export const SPEC_DEAL: SpecField[] = [
   f("title", "string", true, false),
   f("account_id", "string", true, false),
@@ -75,10 +76,10 @@ export const SPEC_DEAL: SpecField[] = [
   f("assignee_email", "string", false, true),
 ];
 
-/** The Default column of SPEC.md's Deal table. */
+/** The Deal's fixed defaults. */
 export const SPEC_DEAL_DEFAULTS: Record<string, unknown> = { value: "0.00", currency: "USD", stage: "new", is_won: false, is_lost: false };
 
-/** Deal page: SPEC.md has no Nullable column; none of its fields is nullable. */
+/** Deal page: none of its fields is nullable. */
 export const SPEC_DEAL_PAGE: SpecField[] = [
   f("items", "list of Deal", true, false),
   f("total", "integer", true, false),

@@ -14,7 +14,7 @@ export const JSON_TYPE = { "content-type": "application/json" };
 /** The request-id shape core.ts accepts and generates. */
 export const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 
-/** A CONTRACT §1 error: exactly `{detail: <sentence>, code}`, JSON, with a request id. */
+/** An error (docs/interface.md#errors): exactly `{detail: <sentence>, code}`, JSON, with a request id. */
 export function expectError(r: JsonResult, status: number, code: string): void {
   expect({ status: r.status, body: r.body }).toEqual({ status, body: { detail: expect.any(String), code } });
   expect(r.body.detail.length).toBeGreaterThan(0);
@@ -22,7 +22,7 @@ export function expectError(r: JsonResult, status: number, code: string): void {
   expect(r.headers.get("x-request-id")).toMatch(REQUEST_ID);
 }
 
-/** A CONTRACT §1 validation failure: 422 and exactly these items, in this order. */
+/** A validation failure (docs/interface.md#errors): 422 and exactly these items, in this order. */
 export function expect422(r: JsonResult, items: unknown[]): void {
   expect({ status: r.status, body: r.body }).toEqual({ status: 422, body: { detail: items } });
   expect(r.headers.get("x-request-id")).toMatch(REQUEST_ID);

@@ -3,7 +3,7 @@ import { openPostgres } from "../../src/stores/postgres/database";
 import { type Group, LOGIN, ME, ON_POSTGRES, type Org, REFRESH, SESSIONS, SKIP_NOTE, denial, eventually, signup, threeInstances } from "./support";
 
 /**
- * CONTRACT §4's refresh rules with the requests of one session spread over three instances:
+ * The refresh rules (docs/interface.md#sessions) with the requests of one session spread over three instances:
  * rotation, the two-tab grace window (here 20 s, so that a slow machine's requests still land
  * inside it), and reuse detection after it (the test waits, by polling the clock, until the window
  * is over). The session's state is in the database, so which instance answers does not matter.

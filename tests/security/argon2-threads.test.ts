@@ -58,7 +58,7 @@ describe("argon2 on threads of its own (the server's hasher)", () => {
 });
 
 describe("how many hashes run at once, and at what priority", () => {
-  test("by default as many as the machine has cores (CONTRACT §11)", async () => {
+  test("by default as many as the machine has cores", async () => {
     const { availableParallelism } = await import("node:os");
     const { loadConfig } = await import("../../src/config");
     expect(loadConfig({}, {}).hashConcurrency).toBe(availableParallelism());

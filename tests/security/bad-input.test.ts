@@ -9,7 +9,7 @@ import { type World, buildWorld } from "./fuzz/world";
 
 /**
  * Issue 6, item 1: every operation of the API description gets generated requests (good, near-good
- * and bad bodies, query strings, path ids and headers), and every answer must keep CONTRACT §1:
+ * and bad bodies, query strings, path ids and headers), and every answer must keep docs/interface.md#errors:
  * no 5xx, the error shapes and headers, no internals in a body, and no write when refused.
  * SUITE_FUZZ_SEED reproduces a run; SUITE_FUZZ_RUNS sets the requests per operation.
  */
@@ -80,7 +80,7 @@ function checker(f: FuzzApp, world: World) {
   };
 }
 
-/** Well-formed attempts past CONTRACT §11's limits (login per account, links per address, 2FA codes per user). */
+/** Well-formed attempts past the rate limits of docs/interface.md#limits (login per account, links per address, 2FA codes per user). */
 function bursts(): RequestSpec[] {
   const post = (op: string, body: unknown): RequestSpec => ({
     op: `POST /api/v1${op}`, method: "POST", path: `/api/v1${op}`, query: "", headers: { "x-tenant": "acme" },

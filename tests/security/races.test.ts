@@ -8,9 +8,9 @@ import { appCode } from "../auth/two-factor/rfc6238";
 import { type Answer, type CallOptions, type Server, startServer } from "../server";
 
 /**
- * The races of CONTRACT.md, run for real: two `suite serve` processes share one database file
+ * Races, run for real: two `suite serve` processes share one database file
  * (as during a rolling restart), and each race sends half its requests to each. Each race must
- * end exactly as the contract says, and no SQLITE_BUSY (or any 5xx) may reach a caller: the two
+ * end exactly as docs/interface.md says, and no SQLITE_BUSY (or any 5xx) may reach a caller: the two
  * processes' write transactions really do contend for the file's lock here, which one
  * process's single connection never shows.
  */

@@ -6,7 +6,7 @@ import { buildWorld, idsOf, snapshot, type World } from "./isolation/world";
 import { testSql } from "../support/sql";
 
 /**
- * Tenant isolation (issue 6, item 2; CONTRACT §2, §4, §10b): tenant B tries tenant A's ids,
+ * Tenant isolation (issue 6, item 2; docs/interface.md#tenancy): tenant B tries tenant A's ids,
  * subdomain and credentials on every operation of the OpenAPI document that takes an id, lists
  * rows or writes rows, and gets exactly the contract's refusal; no answer shows anything of A,
  * no list or total counts A's rows, and A's data is byte for byte what it was.

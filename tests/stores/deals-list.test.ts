@@ -97,7 +97,7 @@ const SORT_KEY: Record<SortField, string> = {
 const cmp = (a: string | number, b: string | number): number =>
   typeof a === "number" ? (a < (b as number) ? -1 : a > (b as number) ? 1 : 0) : Buffer.compare(Buffer.from(a), Buffer.from(b as string));
 
-/** CONTRACT §10 computed here: substring of the lower-cased text, filters, key with nulls last both ways, ties by id. */
+/** The deal list's rules (docs/interface.md#the-deal-list) computed here: substring of the lower-cased text, filters, key with nulls last both ways, ties by id. */
 function reference(q: DealListQuery, tenantId: string): ListedSeqs {
   const term = q.search?.toLowerCase();
   const found = deals.filter(

@@ -19,7 +19,7 @@ afterAll(() => {
 });
 
 describe("POST /users/invite", () => {
-  test("a first invite answers 201 with exactly SPEC's Invitation, on the default profile, and mails a link", async () => {
+  test("a first invite answers 201 with exactly the fixed Invitation shape, on the default profile, and mails a link", async () => {
     const r = await invite(t, admin, { email: "  New.Person@Example.COM " });
     expect(r.status).toBe(201);
     expect(Object.keys(r.body).sort()).toEqual(

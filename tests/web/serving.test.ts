@@ -88,7 +88,7 @@ describe("the API is untouched", () => {
     }
   });
 
-  test("a client that does not ask for HTML keeps CONTRACT §1's JSON 404 outside /api/v1", async () => {
+  test("a client that does not ask for HTML keeps the JSON 404 outside /api/v1", async () => {
     for (const path of ["/", "/health", "/deals"]) {
       const res = await t.json("GET", path, { headers: { accept: "application/json" } });
       expect(res.status).toBe(404);

@@ -1,7 +1,7 @@
 /**
  * The one API client every screen uses. The browser holds no token: the HttpOnly cookies carry the
  * session (credentials "same-origin"); every write sends JSON (a body-less POST sends `{}`, as
- * CONTRACT §5's CSRF check wants). The access token is refreshed shortly before it expires and,
+ * the CSRF check of docs/interface.md#csrf wants). The access token is refreshed shortly before it expires and,
  * once, on a 401 `token_expired`; concurrent calls share one refresh in flight. A 401 that a
  * refresh cannot fix sends the user to sign-in. Creates carry an Idempotency-Key per form
  * submission (submissionKey), so a double click or a retried timeout never makes two records.
@@ -48,7 +48,7 @@ export interface Options {
 }
 
 /** Access lifetime is 15 minutes by default; refresh a minute before, whatever the server set. */
-/** 401 codes that mean "no usable session" (CONTRACT §1); the first two are worth a refresh. */
+/** 401 codes that mean "no usable session" (docs/interface.md#errors); the first two are worth a refresh. */
 const RETRY_CODES = new Set(["token_expired", "not_authenticated"]);
 const SESSION_CODES = new Set([...RETRY_CODES, "token_invalid", "session_revoked"]);
 

@@ -1,4 +1,4 @@
-/** Shapes of the API's answers and bodies (SPEC.md and CONTRACT.md), as the web app reads them. */
+/** Shapes of the API's answers and bodies (docs/interface.md#fixed-shapes and the OpenAPI document), as the web app reads them. */
 
 export interface ValidationItem {
   loc: (string | number)[];
@@ -112,7 +112,7 @@ export interface Invitation {
   role_id?: string | null;
 }
 
-// ---- CRM (CONTRACT §10, §10b) ----
+// ---- CRM (docs/interface.md#the-deal-list, #crm-records) ----
 
 export interface Stage {
   id: string;

@@ -1,6 +1,6 @@
 /**
  * The deal list's whole state lives in the URL's query string, under the API's own parameter
- * names (SPEC §4: page, size, search, stage…, assigned_to | unassigned | mine, sort_by, sort_dir),
+ * names (page, size, search, stage…, assigned_to | unassigned | mine, sort_by, sort_dir),
  * so a link, a reload or the back button gives the same view. Defaults are left out of the URL.
  */
 import { DEAL_SORTS, type DealQuery, type DealSort } from "../api/types";

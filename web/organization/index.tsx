@@ -9,7 +9,7 @@ import { toast } from "../shared/toast";
 import { useLoad } from "../shared/use-load";
 import { useStepUp } from "../account/reauth";
 
-/** The modules the server knows (CONTRACT §2), in the words an admin reads. */
+/** The modules the server knows (docs/interface.md#tenancy), in the words an admin reads. */
 export const MODULES: { key: string; label: string; hint: string }[] = [
   { key: "crm", label: "CRM", hint: "Deals, accounts, contacts and the pipeline. Turning it off hides them from everyone and keeps all their data." },
   { key: "users", label: "Team", hint: "Inviting people and the member list. Members who already joined can still sign in." },

@@ -14,7 +14,7 @@ import type { Owner, TotpRow, TwoFactorStore } from "./repo";
 import type { SecretBox } from "./secret-box";
 import { TOTP_ISSUER, matchStep, newTotpSecret, otpauthUrl } from "./totp";
 
-/** Consecutive wrong codes, across all of a user's temp tokens, that lock the factor (CONTRACT §6). */
+/** Consecutive wrong codes, across all of a user's temp tokens, that lock the factor (docs/interface.md#limits). */
 export const MAX_FAILURES = 20;
 export const LOCK_MS = 15 * 60_000;
 
@@ -99,7 +99,7 @@ export function createTwoFactorService(d: TwoFactorDeps) {
     return d.auth.openChallenge(user, method, req);
   }
 
-  /** Setup, confirm and backup-code regeneration need a recent first factor (CONTRACT §6): a stolen access token is not enough. */
+  /** Setup, confirm and backup-code regeneration need a recent first factor (docs/interface.md#sessions): a stolen access token is not enough. */
   async function setup(p: Principal, req: RequestInfo, revokeOthers?: boolean): Promise<TwoFactorSetup> {
     d.auth.requireRecentProof(p);
     const o = ownerOf(p);

@@ -1,10 +1,10 @@
 import { timingSafeEqual } from "node:crypto";
 import { HOTP, Secret, TOTP } from "otpauth";
 
-/** The authenticator-app defaults (CONTRACT §6): every app reads these without asking. */
+/** The authenticator-app defaults (docs/interface.md#two-factor-authentication): every app reads these without asking. */
 export const TOTP_PARAMS = { algorithm: "SHA1", digits: 6, period: 30 } as const;
 const PERIOD_MS = TOTP_PARAMS.period * 1000;
-/** Steps accepted either side of now: one (CONTRACT §6), for clocks a little apart. */
+/** Steps accepted either side of now: one, for clocks a little apart. */
 const WINDOW = 1;
 /** 160 bits, the HMAC-SHA1 block RFC 4226 recommends. */
 const SECRET_BYTES = 20;

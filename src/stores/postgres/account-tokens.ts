@@ -12,7 +12,7 @@ const COLS = "token_hash, purpose, tenant_id, user_id, email, expires_at, used_a
 
 /**
  * The accounts a link for `email` may go to without a tenant (magic link, reset): in organizations
- * that are not disabled, proven addresses winning over unproven ones (CONTRACT §2, issue 16),
+ * that are not disabled, proven addresses winning over unproven ones (docs/interface.md#tenancy, issue 16),
  * oldest first, at most `limit`. Found through the address directory (schema 54), so the cost
  * follows the address's accounts, not the number of organizations.
  */
@@ -85,7 +85,7 @@ export function createPostgresAccountTokensStore(pg: Pg, others: { security: PgA
       (await pg.unsafe<AccountTarget>(`${targetSelect} WHERE u.tenant_id = $1 AND u.email = $2`, [tenantId, email]))[0] ?? null,
     targetById: async (tenantId: string, userId: string): Promise<AccountTarget | null> =>
       (await pg.unsafe<AccountTarget>(`${targetSelect} WHERE u.tenant_id = $1 AND u.id = $2`, [tenantId, userId]))[0] ?? null,
-    /** Without a tenant: the address alone, oldest first; proven addresses win (CONTRACT §2, issue 16). */
+    /** Without a tenant: the address alone, oldest first; proven addresses win (docs/interface.md#tenancy, issue 16). */
     targetsAnyTenant: async (email: string): Promise<AccountTarget[]> => addressTargets(pg, email, MAX_WORKSPACES_PER_REQUEST),
     live: async (tenantId: string | null, tokenHash: string, purpose: AccountTokenPurpose, now: number): Promise<AccountTokenRow | null> =>
       tenantId !== null

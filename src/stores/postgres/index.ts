@@ -53,7 +53,7 @@ export function createPostgresStores(pg: Pg, outboxSeal: OutboxSeal = createOutb
     accountTokens,
     magicLinks: createPostgresMagicLinksStore(pg, { security, mail }),
     invitations: createPostgresInvitationsStore(pg, { users, sessions, security, mail }),
-    // A renamed member shows at once in every deal assigned to them (CONTRACT §10b); a removed
+    // A renamed member shows at once in every deal assigned to them (docs/interface.md#crm-records); a removed
     // one's deals move in the removal's transaction.
     members: createPostgresMembersStore(pg, {
       security,

@@ -24,7 +24,7 @@ export function createSqliteAccountTokensStore(db: Db, others: { security: Sqlit
     `SELECT u.*, t.subdomain, t.name AS tenant_name FROM users u JOIN tenants t ON t.id = u.tenant_id
      WHERE u.tenant_id = ?1 AND u.id = ?2`,
   );
-  // Without a tenant: the address alone, oldest first; proven addresses win (CONTRACT §2, issue 16).
+  // Without a tenant: the address alone, oldest first; proven addresses win (docs/interface.md#tenancy, issue 16).
   const targetsAnyTenant = db.prepare<AccountTarget, [string, number]>(
     `SELECT u.*, t.subdomain, t.name AS tenant_name FROM users u JOIN tenants t ON t.id = u.tenant_id
      WHERE u.email = ?1

@@ -52,7 +52,7 @@ export function createSqliteStores(db: Db, outboxSeal: OutboxSeal = createOutbox
     accountTokens,
     magicLinks: createSqliteMagicLinksStore(db, { security, mail }),
     invitations: createSqliteInvitationsStore(db, { users, sessions, security, mail }),
-    // A renamed user shows at once in every deal assigned to them (CONTRACT §10b); a removed one's
+    // A renamed user shows at once in every deal assigned to them (docs/interface.md#crm-records); a removed one's
     // deals move in the removal's transaction.
     members: createSqliteMembersStore(db, {
       security,

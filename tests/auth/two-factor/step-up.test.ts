@@ -1,5 +1,5 @@
 /**
- * Step-up before changing the second factor (issue 13, 2b; CONTRACT §6): setup, confirm and
+ * Step-up before changing the second factor (issue 13, 2b; docs/interface.md#sessions): setup, confirm and
  * backup-code regeneration need the session's last first-factor proof within SUITE_REAUTH_WINDOW;
  * POST /auth/reauthenticate renews it.
  */

@@ -1,5 +1,5 @@
 /**
- * A temp_token is single use (issue 13, 2c; CONTRACT §6): the verify that succeeds spends it, and
+ * A temp_token is single use (issue 13, 2c; docs/interface.md#two-factor-authentication): the verify that succeeds spends it, and
  * logout-all, 2FA disable and a password change end the outstanding ones.
  */
 import { afterAll, describe, expect, test } from "bun:test";

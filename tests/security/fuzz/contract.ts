@@ -9,7 +9,7 @@ const ITEM_KEYS = new Set(["loc", "msg", "type", "input", "ctx"]);
 const LEAKS = [/\bat .+:\d+:\d+/, /\.ts:\d+/, /node_modules/, /SQLITE_/i, /\bSELECT\b.+\bFROM\b/i, /\bINSERT INTO\b/i, /\bUPDATE\b.+\bSET\b/i, /no such (table|column)/i, /\bsyntax error\b/i, /fts5/i];
 
 /**
- * The problems with one answer, per CONTRACT §1: no 5xx; 4xx bodies in the contract's shape;
+ * The problems with one answer, per docs/interface.md#errors: no 5xx; 4xx bodies in the contract's shape;
  * 401 with WWW-Authenticate: Bearer, 429 with Retry-After; no stack trace or SQL in any body.
  */
 export function contractProblems(a: Answer): string[] {

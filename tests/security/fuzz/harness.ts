@@ -21,7 +21,7 @@ export function cheapHasher(): PasswordHasher {
   };
 }
 
-/** Every limit of CONTRACT §11 raised out of reach, so requests reach validation instead of 429. */
+/** Every rate limit (docs/interface.md#limits) raised out of reach, so requests reach validation instead of 429. */
 export const RAISED_LIMITS = Object.fromEntries(
   Object.entries(LIMITS).map(([k, l]) => [k, { ...l, max: 1_000_000_000 }]),
 ) as unknown as Partial<Limits>;

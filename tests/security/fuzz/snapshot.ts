@@ -2,10 +2,10 @@ import type { Db } from "../../../src/db/database";
 
 /**
  * What a refused request may legitimately write, and nothing else:
- * - rate_limits: every limited attempt is counted, refused or not (CONTRACT §11).
- * - audit_log: new rows of these failure actions only (CONTRACT §11: failures are audited).
+ * - rate_limits: every limited attempt is counted, refused or not (docs/interface.md#limits).
+ * - audit_log: new rows of these failure actions only (failures are audited: docs/interface.md#audit).
  * - user_totp.failures / locked_until / updated_at: a wrong second-factor code counts toward the
- *   15-minute lock (CONTRACT §6).
+ *   15-minute lock (docs/interface.md#limits).
  * sessions.last_used_at needs no exclusion: the fuzz clock stands still, so it is never touched.
  */
 export const AUDITED_FAILURES = ["login.failure", "login.locked", "2fa.failure", "2fa.locked", "magic_link.invalid", "reauth.failure", "password.reset_invalid", "password.change_failure", "email.verification_invalid"];
