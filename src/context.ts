@@ -1,9 +1,9 @@
 import type { RequestInfo } from "./auth/service";
-import { writeTo } from "./broken-pipe";
+import { type Logger, stdoutLogger } from "./kernel/logger";
 import { createAuthService } from "./auth/service";
 import { type SecondFactorGate, createSignIn } from "./auth/sign-in";
 import { createTokens } from "./auth/tokens";
-import { createSealer, createSecretBox } from "./auth/two-factor/secret-box";
+import { createSealer, createSecretBox } from "./security/secret-box";
 import { createProtocol } from "./auth/oidc/protocol";
 import { type OutboundSettings, outboundGuardFor } from "./outbound/guard";
 import { createProvidersService } from "./auth/oidc/providers-service";
@@ -15,7 +15,8 @@ import { createCrmService } from "./crm/service";
 import { createAuditService } from "./audit/service";
 import { createIdempotencyService } from "./idempotency/service";
 import type { AuditEntry } from "./security/repo";
-import { type Pg, type Stores, type StoresOptions, openStores } from "./stores";
+import { type Pg, openStores } from "./stores";
+import type { Stores, StoresOptions } from "./stores/interface";
 import type { Db } from "./db/database";
 import { watchDisk } from "./db/disk-room";
 import { createStagesService } from "./crm/stages-service";
@@ -37,11 +38,6 @@ import { registerServerGauges } from "./metrics/server-gauges";
 import pkg from "../package.json";
 import { createMembersService } from "./users/members-service";
 import { createSupportService } from "./users/support-service";
-
-/** One JSON object per line. Never given a password, token, code, cookie or mailed link. */
-export type Logger = (line: Record<string, unknown>) => void;
-
-export const stdoutLogger: Logger = (line) => writeTo(process.stdout, `${JSON.stringify({ time: new Date().toISOString(), ...line })}\n`);
 
 export interface ContextOptions extends StoresOptions {
   config: Config;

@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { toIso } from "../db/ids";
+import { toIso } from "../kernel/ids";
 import type { AuditLogRow } from "./repo";
 
 /** One row of the audit log as the API answers it. Never a secret: the writers never store one. */

@@ -1,9 +1,11 @@
 import { Elysia } from "elysia";
 import type { Context } from "../context";
-import { authGuard, requireAdmin } from "../http/auth-guard";
-import { wantsCsv } from "../http/csv";
+import { authGuard } from "../http/auth-guard";
+import { requireAdmin } from "../kernel/principal";
+import { wantsCsv } from "../kernel/csv";
 import { doc } from "../http/openapi";
-import { QueryReader, listParameters, pageSchema, rawQuery } from "../http/paging";
+import { QueryReader, rawQuery } from "../kernel/paging";
+import { listParameters, pageSchema } from "../http/page-schema";
 import { AuditLogEntry } from "./model";
 import type { AuditFilter } from "./repo";
 

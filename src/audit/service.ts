@@ -1,7 +1,7 @@
 import type { Principal } from "../auth/service";
-import { requireAdmin } from "../http/auth-guard";
-import { csvHeaders, csvStream } from "../http/csv";
-import { type Page, offsetOf, pageOf } from "../http/paging";
+import { requireAdmin } from "../kernel/principal";
+import { csvHeaders, csvStream } from "../kernel/csv";
+import { type Page, offsetOf, pageOf } from "../kernel/paging";
 import { CSV_HEADER, type AuditLogEntry, csvCells, toAuditLogEntry } from "./model";
 import type { AuditCursor, AuditFilter, AuditStore } from "./repo";
 

@@ -1,6 +1,6 @@
 import type { Config } from "../config";
 import { openContext } from "./open";
-import { newSecretToken } from "../db/ids";
+import { newSecretToken } from "../kernel/ids";
 import { SUBDOMAIN_PATTERN } from "../tenants/model";
 import { UsageError } from "./args";
 

@@ -1,9 +1,9 @@
 import { open, readdir, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { newId } from "../db/ids";
+import { newId } from "../kernel/ids";
 import { MAX_IMPORT_BYTES, importTooLarge } from "../http/body";
-import { RequestValidationError } from "../http/errors";
+import { RequestValidationError } from "../kernel/errors";
 import { CsvReader, CsvSyntaxError } from "./transfer-parse";
 import { MAX_HEADER_CHARS, MAX_HEADER_COLUMNS, MAX_ROW_CHARS } from "./transfer-model";
 import type { RowChecker } from "./transfer-import";

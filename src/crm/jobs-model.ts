@@ -1,6 +1,6 @@
 import { t } from "elysia";
-import { toIso } from "../db/ids";
-import { pageSchema } from "../http/paging";
+import { toIso } from "../kernel/ids";
+import { pageSchema } from "../http/page-schema";
 import type { JobRow } from "./jobs-repo";
 import { KINDS, type Kind, type RowError, RowErrorSchema } from "./transfer-model";
 

@@ -1,8 +1,8 @@
 import type { Principal, RequestInfo } from "../auth/service";
-import { newId } from "../db/ids";
-import { requireAdmin } from "../http/auth-guard";
-import { AppError, RequestValidationError } from "../http/errors";
-import { offsetOf, pageOf } from "../http/paging";
+import { newId } from "../kernel/ids";
+import { requireAdmin } from "../kernel/principal";
+import { AppError, RequestValidationError } from "../kernel/errors";
+import { offsetOf, pageOf } from "../kernel/paging";
 import type { Limits, RateLimiter } from "../security/rate-limit";
 import { contactName } from "./model";
 import type { CrmStore } from "./repo";

@@ -1,8 +1,9 @@
 import { Elysia, t } from "elysia";
 import type { Context } from "../context";
-import { authGuard, requireAdmin } from "../http/auth-guard";
+import { authGuard } from "../http/auth-guard";
+import { requireAdmin } from "../kernel/principal";
 import { requestInfo } from "../http/client";
-import { QueryReader, rawQuery } from "../http/paging";
+import { QueryReader, rawQuery } from "../kernel/paging";
 import type { AssigneeFilter } from "./deals-service";
 import { AccountCreate, AccountPatch, ContactCreate, ContactPatch, DealCreate, DealPatch, SORT_DIRS, SORT_FIELDS, StageCreate, StagePatch, StageReorder } from "./model";
 import { decimalText } from "./money";

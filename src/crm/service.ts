@@ -1,8 +1,8 @@
 import type { Principal } from "../auth/service";
-import { isUniqueViolation } from "../stores/errors";
-import { newId } from "../db/ids";
-import { RequestValidationError, errors } from "../http/errors";
-import { type Page, containsPattern, offsetOf, pageOf } from "../http/paging";
+import { isUniqueViolation } from "../kernel/unique-violation";
+import { newId } from "../kernel/ids";
+import { RequestValidationError, errors } from "../kernel/errors";
+import { type Page, containsPattern, offsetOf, pageOf } from "../kernel/paging";
 import type { AccountCreate, AccountPatch, AccountRead, ContactCreate, ContactPatch, ContactRead, StageCreate, StageRead } from "./model";
 import { toAccountRead, toContactRead, toStageRead } from "./read";
 import type { AccountRow, ContactRow, CrmStore } from "./repo";

@@ -1,5 +1,5 @@
 import type { Principal, RequestInfo } from "../auth/service";
-import { RequestValidationError, errors } from "../http/errors";
+import { RequestValidationError, errors } from "../kernel/errors";
 import type { AuditEntry } from "../security/repo";
 import type { StagePatch, StageRead } from "./model";
 import { toStageRead } from "./read";

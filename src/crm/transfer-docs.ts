@@ -1,5 +1,5 @@
 import { doc } from "../http/openapi";
-import { listParameters } from "../http/paging";
+import { listParameters } from "../http/page-schema";
 import { CRM_DOCS } from "./docs";
 import { EXPORT_COLUMNS, ImportReportSchema, type Kind, MAX_HEADER_COLUMNS, MAX_IMPORT_ROWS } from "./transfer-model";
 import { JobPageSchema, JobReadSchema } from "./jobs-model";

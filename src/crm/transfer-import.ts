@@ -1,11 +1,11 @@
 import { TypeCompiler } from "@sinclair/typebox/compiler";
-import { newId } from "../db/ids";
-import { toValidationItems } from "../http/validation";
+import { newId } from "../kernel/ids";
+import { toValidationItems } from "../kernel/validation";
 import { MAX_CUSTOM_DATA_BYTES } from "./model";
 import { centsOf } from "./money";
 import type { AccountRow, ContactRow, PipelineStageRow } from "./repo";
 import { clean } from "./service";
-import { unguard } from "../http/csv";
+import { unguard } from "../kernel/csv";
 import {
   AccountRowSchema,
   ContactRowSchema,

@@ -1,7 +1,7 @@
 import type { Principal } from "../auth/service";
-import { toIso } from "../db/ids";
-import { BOM, csvLine, pulledStream } from "../http/csv";
-import { containsPattern } from "../http/paging";
+import { toIso } from "../kernel/ids";
+import { BOM, csvLine, pulledStream } from "../kernel/csv";
+import { containsPattern } from "../kernel/paging";
 import type { AssigneeFilter } from "./deals-service";
 import type { SortDir, SortField } from "./model";
 import type { CrmStore } from "./repo";

@@ -1,4 +1,4 @@
-import { AppError, RequestValidationError, errors } from "./errors";
+import { AppError, RequestValidationError, errors } from "../kernel/errors";
 import { requestPath } from "./request-path";
 
 export const MAX_BODY_BYTES = 1024 * 1024;

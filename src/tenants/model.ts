@@ -1,6 +1,6 @@
 import { t, type Static } from "elysia";
-import { NAME_PATTERN, SINGLE_LINE_PATTERN, registerFormat } from "../http/validation";
-import { toIso } from "../db/ids";
+import { NAME_PATTERN, SINGLE_LINE_PATTERN, registerFormat } from "../kernel/validation";
+import { toIso } from "../kernel/ids";
 import { RESERVED_SUBDOMAINS } from "../http/tenancy";
 import { PASSWORD_MAX, PASSWORD_MIN } from "../security/passwords";
 import { TokenPair } from "../auth/model";

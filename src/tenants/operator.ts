@@ -1,6 +1,6 @@
 import { type OperatorCommand, operatorEntry } from "../audit/operator";
-import { toIso } from "../db/ids";
-import { errors } from "../http/errors";
+import { toIso } from "../kernel/ids";
+import { errors } from "../kernel/errors";
 import type { TenantRow, TenantsStore } from "./repo";
 
 export interface OperatorTenant {

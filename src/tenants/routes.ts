@@ -1,10 +1,11 @@
 import { Elysia } from "elysia";
 import type { Context } from "../context";
-import { authGuard, requireAdmin } from "../http/auth-guard";
+import { authGuard } from "../http/auth-guard";
+import { requireAdmin } from "../kernel/principal";
 import { requestInfo } from "../http/client";
 import { setSessionCookies } from "../http/cookies";
-import { AppError } from "../http/errors";
-import { lowerCaseFields } from "../http/validation";
+import { AppError } from "../kernel/errors";
+import { lowerCaseFields } from "../kernel/validation";
 import { doc } from "../http/openapi";
 import { SignupBody, SignupResponse, TenantRead, UpdateTenantBody } from "./model";
 

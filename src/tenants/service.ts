@@ -1,8 +1,8 @@
 import type { AuthService, IssuedTokens, Principal, RequestInfo } from "../auth/service";
 import type { AuditEntry } from "../security/repo";
-import { isUniqueViolation } from "../stores/errors";
-import { newId } from "../db/ids";
-import { RequestValidationError, errors } from "../http/errors";
+import { isUniqueViolation } from "../kernel/unique-violation";
+import { newId } from "../kernel/ids";
+import { RequestValidationError, errors } from "../kernel/errors";
 import type { PasswordHasher } from "../security/passwords";
 import type { Limits, RateLimiter } from "../security/rate-limit";
 import { type UserRead, normalizeEmail, toUserRead } from "../users/model";

@@ -1,6 +1,6 @@
 import { t, type Static } from "elysia";
-import { toIso, toIsoOrNull } from "../db/ids";
-import { SINGLE_LINE_PATTERN } from "../http/validation";
+import { toIso, toIsoOrNull } from "../kernel/ids";
+import { SINGLE_LINE_PATTERN } from "../kernel/validation";
 import { PASSWORD_MAX, PASSWORD_MIN } from "../security/passwords";
 import { Email } from "./model";
 

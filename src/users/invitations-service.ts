@@ -1,8 +1,8 @@
 import type { Mailer } from "../mail/sender";
 import type { AuthService, IssuedTokens, Principal, RequestInfo } from "../auth/service";
 import type { Config } from "../config";
-import { hashToken, newId, newTenantToken, tokenTenant } from "../db/ids";
-import { RequestValidationError, errors } from "../http/errors";
+import { hashToken, newId, newTenantToken, tokenTenant } from "../kernel/ids";
+import { RequestValidationError, errors } from "../kernel/errors";
 import type { PasswordHasher } from "../security/passwords";
 import type { Limits, RateLimiter } from "../security/rate-limit";
 import type { TenantRead } from "../tenants/model";
@@ -11,7 +11,7 @@ import { invitationMail } from "./invitation-mail";
 import { type AcceptInvitationBody, type InvitationRead, type InvitationStatus, type InviteUserBody, statusOf, toInvitationRead } from "./invitations-model";
 import type { InvitationsStore } from "./invitations-repo";
 import { type UserRead, normalizeEmail, toUserRead } from "./model";
-import { type Page, offsetOf, pageOf } from "../http/paging";
+import { type Page, offsetOf, pageOf } from "../kernel/paging";
 import type { UsersStore } from "./repo";
 
 export const DEFAULT_PROFILE = "Standard user";

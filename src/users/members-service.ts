@@ -1,5 +1,5 @@
 import type { Principal, RequestInfo } from "../auth/service";
-import { AppError, RequestValidationError, errors } from "../http/errors";
+import { AppError, RequestValidationError, errors } from "../kernel/errors";
 import { createLoginLimits } from "../auth/login-limits";
 import type { Limits, RateLimiter } from "../security/rate-limit";
 import type { AuditEntry, SecurityStore } from "../security/repo";

@@ -1,6 +1,6 @@
 import { t, type Static } from "elysia";
-import { toIso } from "../db/ids";
-import { SINGLE_LINE_PATTERN } from "../http/validation";
+import { toIso } from "../kernel/ids";
+import { SINGLE_LINE_PATTERN } from "../kernel/validation";
 import type { UserRow } from "./repo";
 
 /** Emails are trimmed and lower-cased before they are checked, stored or compared (CONTRACT §2). */

@@ -1,14 +1,16 @@
 import { Elysia, t } from "elysia";
 import type { Principal } from "../auth/service";
 import type { Context } from "../context";
-import { authGuard, requireAdmin } from "../http/auth-guard";
+import { authGuard } from "../http/auth-guard";
+import { requireAdmin } from "../kernel/principal";
 import { requestInfo } from "../http/client";
 import { doc } from "../http/openapi";
 import { createOnce } from "../idempotency/create-once";
-import { lowerCaseFields } from "../http/validation";
+import { lowerCaseFields } from "../kernel/validation";
 import { INVITATION_STATUSES, InvitationRead, InviteUserBody } from "./invitations-model";
 import { UpdateUserBody, UserRead } from "./model";
-import { SEARCH_SCHEMA, QueryReader, type RawQuery, listParameters, pageSchema } from "../http/paging";
+import { SEARCH_SCHEMA, QueryReader, type RawQuery } from "../kernel/paging";
+import { listParameters, pageSchema } from "../http/page-schema";
 
 /**
  * Admins of an organization with the users module: checked as a transform, before the body is

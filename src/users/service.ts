@@ -1,6 +1,6 @@
 import type { Principal } from "../auth/service";
 import { type UserRead, toUserRead } from "./model";
-import { type Page, containsPattern, offsetOf, pageOf } from "../http/paging";
+import { type Page, containsPattern, offsetOf, pageOf } from "../kernel/paging";
 import type { UsersStore } from "./repo";
 
 

@@ -2,7 +2,7 @@ import { type OperatorCommand, operatorEntry } from "../audit/operator";
 import type { PasswordStore } from "../auth/password/repo";
 import type { SessionsStore } from "../auth/repo";
 import { createLoginLimits } from "../auth/login-limits";
-import { AppError, errors } from "../http/errors";
+import { AppError, errors } from "../kernel/errors";
 import { PASSWORD_MAX, PASSWORD_MIN, type PasswordHasher } from "../security/passwords";
 import type { Limits, RateLimiter } from "../security/rate-limit";
 import type { MembersStore, Refusal } from "./members-repo";

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { parse } from "csv-parse/sync";
 import { SORT_FIELDS } from "../../src/crm/model";
-import { csvLine, unguard } from "../../src/http/csv";
+import { csvLine, unguard } from "../../src/kernel/csv";
 import { MAX_IMPORT_BYTES } from "../../src/http/body";
 import { clock, login } from "../auth/support";
 import { testApp } from "../helpers";

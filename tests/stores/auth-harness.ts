@@ -14,7 +14,7 @@ import type { PasswordStore } from "../../src/auth/password/repo";
 import type { NewSessionRow, SessionsStore } from "../../src/auth/repo";
 import type { TwoFactorStore } from "../../src/auth/two-factor/repo";
 import { writeTx } from "../../src/db/database";
-import { newId } from "../../src/db/ids";
+import { newId } from "../../src/kernel/ids";
 import type { AuditEntry } from "../../src/security/repo";
 import { createPostgresStores } from "../../src/stores/postgres";
 import { openPostgres, type Pg } from "../../src/stores/postgres/database";

@@ -1,7 +1,7 @@
 /** Contract of the CSV transfer store (keyset export chunks, import batches with their undo log) on every backend. */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { toIso } from "../../src/db/ids";
-import { csvLine } from "../../src/http/csv";
+import { toIso } from "../../src/kernel/ids";
+import { csvLine } from "../../src/kernel/csv";
 import { formatCents } from "../../src/crm/money";
 import type { SortDir, SortField } from "../../src/crm/model";
 import type { DealCursor, ExportFilter, ImportDeal } from "../../src/crm/transfer-repo";

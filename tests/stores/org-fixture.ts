@@ -3,7 +3,7 @@
  * every store of either backend wired as the app wires them (createSqliteStores,
  * createPostgresStores), with the CRM's rename hook noted.
  */
-import { newId } from "../../src/db/ids";
+import { newId } from "../../src/kernel/ids";
 import type { OutgoingMail } from "../../src/mail/repo";
 import type { AuditEntry } from "../../src/security/repo";
 import type { StoredKeys } from "../../src/security/key-file";

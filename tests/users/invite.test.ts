@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { hashToken } from "../../src/db/ids";
+import { hashToken } from "../../src/kernel/ids";
 import { addMember, allAudit, clockedApp, login } from "../auth/support";
 import { testApp } from "../helpers";
 import { INVITE, accept, countRows, invite, invited, lastMail, mailedToken, PASSWORD } from "./support";

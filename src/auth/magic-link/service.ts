@@ -1,7 +1,7 @@
 import type { Config } from "../../config";
-import type { Logger } from "../../context";
-import { hashToken, newTenantToken, tokenTenant } from "../../db/ids";
-import { AppError, errors } from "../../http/errors";
+import type { Logger } from "../../kernel/logger";
+import { hashToken, newTenantToken, tokenTenant } from "../../kernel/ids";
+import { AppError, errors } from "../../kernel/errors";
 import { mailLink } from "../../mail/links";
 import { renderMail } from "../../mail/render";
 import type { Mailer } from "../../mail/sender";

@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { NAME_PATTERN, SINGLE_LINE_PATTERN } from "../../http/validation";
+import { NAME_PATTERN, SINGLE_LINE_PATTERN } from "../../kernel/validation";
 
 export const PROVIDER_KINDS = ["oidc", "google", "microsoft", "github"] as const;
 export type ProviderKind = (typeof PROVIDER_KINDS)[number];

@@ -1,12 +1,14 @@
 import { type Cookie, Elysia, t } from "elysia";
 import type { Principal } from "../service";
 import type { Context } from "../../context";
-import { authGuard, requireAdmin } from "../../http/auth-guard";
+import { authGuard } from "../../http/auth-guard";
+import { requireAdmin } from "../../kernel/principal";
 import { requestInfo } from "../../http/client";
 import { setSessionCookies } from "../../http/cookies";
-import { AppError } from "../../http/errors";
+import { AppError } from "../../kernel/errors";
 import { doc } from "../../http/openapi";
-import { QueryReader, type RawQuery, listParameters, pageSchema, rawQuery } from "../../http/paging";
+import { QueryReader, type RawQuery, rawQuery } from "../../kernel/paging";
+import { listParameters, pageSchema } from "../../http/page-schema";
 import { requestedSubdomain } from "../../http/tenancy";
 import { CreateProviderBody, IdentityRead, LinkBody, LinkStarted, OAUTH_ERRORS, ProviderRead, PublicProviderList, UpdateProviderBody } from "./model";
 import { FLOW_TTL_SECONDS } from "./flow-service";

@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { AppError } from "../../http/errors";
+import { AppError } from "../../kernel/errors";
 import { PASSWORD_MAX, PASSWORD_MIN } from "../../security/passwords";
 import { Email } from "../../users/model";
 

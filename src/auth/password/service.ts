@@ -1,7 +1,7 @@
 import type { Config } from "../../config";
-import type { Logger } from "../../context";
-import { hashToken, tokenTenant } from "../../db/ids";
-import { errors } from "../../http/errors";
+import type { Logger } from "../../kernel/logger";
+import { hashToken, tokenTenant } from "../../kernel/ids";
+import { errors } from "../../kernel/errors";
 import { passwordResetMail } from "../../mail/account-mails";
 import type { Mailer } from "../../mail/sender";
 import type { PasswordHasher } from "../../security/passwords";

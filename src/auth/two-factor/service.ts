@@ -1,6 +1,6 @@
 import type { Config } from "../../config";
-import { toIso } from "../../db/ids";
-import { errors } from "../../http/errors";
+import { toIso } from "../../kernel/ids";
+import { errors } from "../../kernel/errors";
 import type { PasswordHasher } from "../../security/passwords";
 import type { Limit, Limits, RateLimiter } from "../../security/rate-limit";
 import type { AuditEntry } from "../../security/repo";
@@ -11,7 +11,7 @@ import type { Tokens } from "../tokens";
 import { backupCodeHash, newBackupCodes, normalizeBackupCode } from "./backup-codes";
 import { type TwoFactorStatus, type TwoFactorSetup, twoFactorErrors as fail } from "./model";
 import type { Owner, TotpRow, TwoFactorStore } from "./repo";
-import type { SecretBox } from "./secret-box";
+import type { SecretBox } from "../../security/secret-box";
 import { TOTP_ISSUER, matchStep, newTotpSecret, otpauthUrl } from "./totp";
 
 /** Consecutive wrong codes, across all of a user's temp tokens, that lock the factor (CONTRACT §6). */

@@ -2,7 +2,8 @@ import { ImportRowError, type JobRow, type JobsStore } from "../../crm/jobs-repo
 import type { ImportItem } from "../../crm/transfer-import";
 import { type Entity, type Outcome, type Resolved, type Stored, TABLE, WRITTEN, resolveItem } from "../../crm/transfer-upsert";
 import type { AuditEntry } from "../../security/repo";
-import { type Pg, type PgTx, insertJson, isPgUniqueViolation } from "./database";
+import { type Pg, type PgTx, insertJson } from "./database";
+import { isPgUniqueViolation } from "../../kernel/unique-violation";
 import { allocateSeqsInTx, lockCrmShared } from "./deals";
 import { gramsOf } from "./deal-counters";
 import type { PgAuditWriter } from "./stages";

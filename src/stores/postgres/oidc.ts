@@ -3,7 +3,8 @@ import type { ProviderKind } from "../../auth/oidc/model";
 import type { FlowRow, IdentityRow, ProviderRow } from "../../auth/oidc/repo";
 import type { AuditEntry } from "../../security/repo";
 import type { UserRow } from "../../users/repo";
-import { isPgUniqueViolation, type Pg, type PgTx } from "./database";
+import type { Pg, PgTx } from "./database";
+import { isPgUniqueViolation } from "../../kernel/unique-violation";
 import type { PgAuditInTx } from "./sessions";
 
 /** What joining needs of the users store, inside its transaction. */

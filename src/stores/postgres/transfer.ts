@@ -1,6 +1,6 @@
 import type { TransferStore } from "../../crm/transfer-repo";
-import { toIso } from "../../db/ids";
-import { csvLine } from "../../http/csv";
+import { toIso } from "../../kernel/ids";
+import { csvLine } from "../../kernel/csv";
 import { SORT_COLUMN } from "../../crm/deal-columns";
 import { formatCents } from "../../crm/money";
 import type { AccountRow, ContactRow } from "../../crm/repo";

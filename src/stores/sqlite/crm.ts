@@ -1,6 +1,6 @@
 import type { CrmStore, PipelineStageRow, AccountRow, ContactRow } from "../../crm/repo";
 import { type Db, writeTx } from "../../db/database";
-import { newId } from "../../db/ids";
+import { newId } from "../../kernel/ids";
 import { createSqliteDealsStore } from "./deals";
 import { withKeyMark } from "./idempotency";
 import { DEFAULT_STAGES, sortKey } from "../../crm/model";

@@ -1,5 +1,6 @@
 import type { Statement } from "bun:sqlite";
-import { type Db, isUniqueViolation, writeTx } from "../../db/database";
+import { type Db, writeTx } from "../../db/database";
+import { isSqliteUniqueViolation as isUniqueViolation } from "../../kernel/unique-violation";
 import { TENANT_SPAN } from "../../crm/deal-columns";
 import { ImportRowError, type JobRow, type JobsStore } from "../../crm/jobs-repo";
 import type { ImportItem } from "../../crm/transfer-import";

@@ -3,7 +3,7 @@ import type { NewSessionRow } from "../../auth/repo";
 import { type SqliteSessionsStore } from "./sessions";
 import { type SqliteCrmStore } from "./crm";
 import { type Db, writeTx } from "../../db/database";
-import { newId } from "../../db/ids";
+import { newId } from "../../kernel/ids";
 import type { AuditEntry } from "../../security/repo";
 import { type SqliteSecurityStore } from "./security";
 import type { UserRow } from "../../users/repo";

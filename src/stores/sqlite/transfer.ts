@@ -3,7 +3,7 @@ import type { Statement } from "bun:sqlite";
 import type { SqliteSecurityStore } from "./security";
 import type { Db } from "../../db/database";
 import { SORT_COLUMN } from "../../crm/deal-columns";
-import { csvCellSql, csvGuardedSql, csvIntegerSql, csvIsoTimeSql } from "../../http/csv";
+import { csvCellSql, csvGuardedSql, csvIntegerSql, csvIsoTimeSql } from "../../kernel/csv";
 import type { AccountRow, ContactRow } from "../../crm/repo";
 
 /**

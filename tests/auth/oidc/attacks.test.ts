@@ -5,7 +5,7 @@ import { OidcBrowser } from "../../support/oidc-browser";
 import { type Forgery, startForger } from "../../support/oidc-forger";
 import { PROVIDERS, type OidcWorld, addProvider, locationOf, oidcWorld, signInVia, startPath } from "../../support/oidc-world";
 import { testSql } from "../../support/sql";
-import { hashToken, newSecretToken } from "../../../src/db/ids";
+import { hashToken, newSecretToken } from "../../../src/kernel/ids";
 
 let w: OidcWorld;
 let forger: Awaited<ReturnType<typeof startForger>>;

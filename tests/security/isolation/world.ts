@@ -3,7 +3,7 @@ import { clockedApp, sessionIdOf } from "../../auth/support";
 
 export const METRICS_TOKEN = "isolation-metrics-token-0123456789abcdef";
 import type { TestApp } from "../../helpers";
-import { hashToken, newId, newSecretToken, newTenantToken } from "../../../src/db/ids";
+import { hashToken, newId, newSecretToken, newTenantToken } from "../../../src/kernel/ids";
 import { noteSecret } from "../ledger";
 import { newestMailTo, tableColumns, testSql } from "../../support/sql";
 

@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { newId } from "../../src/db/ids";
+import { newId } from "../../src/kernel/ids";
 
 test("row ids are 21 URL-safe characters and never start with '-' (a CSV formula guard would change them)", () => {
   const ids = Array.from({ length: 20_000 }, newId);

@@ -1,5 +1,16 @@
-import { isUniqueViolation as isSqliteUniqueViolation } from "../db/database";
-import { isPgUniqueViolation } from "./postgres/database";
+// A duplicate refused by either backend, told apart by the error alone: services answer 409 without
+// knowing which database runs, and each backend's stores use their own predicate.
+
+/** Whether `e` is SQLite refusing a duplicate, on `column` ("table.column") when one is named. */
+export const isSqliteUniqueViolation = (e: unknown, column?: string): boolean =>
+  e instanceof Error && /UNIQUE constraint failed/.test(e.message) && (column === undefined || e.message.includes(column));
+
+/** Whether `e` is PostgreSQL refusing a duplicate (23505), on `constraint` when one is named. */
+export const isPgUniqueViolation = (e: unknown, constraint?: string): boolean => {
+  const err = e as { errno?: unknown; code?: unknown; constraint?: unknown; message?: unknown };
+  const unique = err?.errno === "23505" || err?.code === "23505" || (typeof err?.message === "string" && /duplicate key value/.test(err.message));
+  return unique && (constraint === undefined || String(err.constraint ?? err.message).includes(constraint));
+};
 
 /** The columns of PostgreSQL's "Key (tenant_id, subdomain)=(…) already exists." detail. */
 const keyColumns = (detail: unknown): string[] => {

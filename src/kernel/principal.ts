@@ -1,5 +1,7 @@
-// What the HTTP layer knows of a caller, declared here so that src/http imports no feature
-// (auth/service.ts re-exports these under the names it always had).
+import { errors } from "./errors";
+
+// What every layer knows of a caller, declared in the kernel so that neither src/http nor a
+// service imports a feature for it (auth/service.ts re-exports these under the names it always had).
 
 /** Where a request came from, for sessions, limits and the audit log. */
 export interface RequestInfo {
@@ -28,4 +30,9 @@ export interface IssuedTokens {
   /** Seconds, for the cookies' Max-Age. */
   accessMaxAge: number;
   refreshMaxAge: number;
+}
+
+/** Admin-only routes and services call this first. */
+export function requireAdmin(p: Principal): void {
+  if (p.role !== "admin") throw errors.forbidden();
 }

@@ -1,4 +1,3 @@
-import { type TSchema, t } from "elysia";
 import { RequestValidationError, type ValidationItem } from "./errors";
 import { SINGLE_LINE_PATTERN, isSingleLine } from "./validation";
 
@@ -146,23 +145,3 @@ export const offsetOf = (page: number, size: number): number => Math.min((page -
 
 /** A LIKE pattern matching `text` anywhere, with LIKE's wildcards taken literally (ESCAPE '\'). */
 export const containsPattern = (text: string): string => `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-
-/** The schema of a page of `item`, for the API description. */
-export const pageSchema = (item: TSchema) =>
-  t.Object({ items: t.Array(item), total: t.Integer(), page: t.Integer(), size: t.Integer(), pages: t.Integer() });
-
-/**
- * The query parameters of a list, for the API description only: they are read by QueryReader,
- * not by a route schema (see there why).
- */
-export const listParameters = (extra: Array<{ name: string; description: string; schema: Record<string, unknown> }>) => [
-  { name: "page", in: "query", required: false, description: "Page number, from 1", schema: { type: "integer", minimum: 1, default: 1 } },
-  {
-    name: "size",
-    in: "query",
-    required: false,
-    description: "Items per page",
-    schema: { type: "integer", minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE },
-  },
-  ...extra.map((p) => ({ ...p, in: "query", required: false })),
-];
