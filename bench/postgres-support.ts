@@ -2,7 +2,7 @@
 // needs only their rows and pipelines), and a bench request's path read back as a list query.
 import { DEFAULT_STAGES, type DealListQuery, type SortDir, type SortField } from "../src/crm/model";
 import { newId } from "../src/kernel/ids";
-import { DEFAULT_MODULES } from "../src/tenants/model";
+import { DEFAULT_MODULES } from "../src/organization/model";
 import { openPostgres, type Pg } from "../src/stores/postgres/database";
 
 /**

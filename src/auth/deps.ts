@@ -2,7 +2,7 @@ import type { Config } from "../config";
 import type { PasswordHasher } from "../security/passwords";
 import type { Limits, RateLimiter } from "../security/rate-limit";
 import type { AuditEntry } from "../security/repo";
-import type { UsersStore } from "../users/repo";
+import type { UsersStore } from "../team/repo";
 import type { SessionsStore } from "./repo";
 import type { Tokens } from "./tokens";
 

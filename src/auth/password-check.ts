@@ -1,6 +1,6 @@
 import { errors } from "../kernel/errors";
-import { normalizeEmail } from "../users/model";
-import type { UserRow } from "../users/repo";
+import { normalizeEmail } from "../team/model";
+import type { UserRow } from "../team/repo";
 import { auditEntry, unnamedRequest } from "./audit-entry";
 import { createLoginLimits } from "./login-limits";
 import type { Principal, RequestInfo } from "../kernel/principal";

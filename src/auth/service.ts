@@ -1,6 +1,6 @@
 import { hashToken, newId, newSecretToken, toIso } from "../kernel/ids";
 import { errors } from "../kernel/errors";
-import type { UserRow } from "../users/repo";
+import type { UserRow } from "../team/repo";
 import { auditEntry } from "./audit-entry";
 import type { AuthDeps } from "./deps";
 import { authErrors } from "./model";

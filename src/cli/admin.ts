@@ -16,7 +16,7 @@ import { prepareForCopy } from "../stores/sqlite";
 import { sealClearOutbox } from "../stores/sqlite/mail";
 import { createOutboxSeal } from "../mail/outbox-seal";
 import { lowerCaseFields, toValidationItems } from "../kernel/validation";
-import { SignupBody } from "../tenants/model";
+import { SignupBody } from "../organization/model";
 import { UsageError } from "./args";
 import { NEW_PASSWORD_VARIABLE, passwordOptionRefused, readNewPassword } from "./secret-input";
 

@@ -1,27 +1,27 @@
-import type { AuditStore } from "../audit/repo";
+import type { AuditStore } from "../security-log/repo";
 import type { AccountTokensStore } from "../auth/email/repo";
 import type { MagicLinksStore } from "../auth/magic-link/repo";
-import type { OidcStore } from "../auth/oidc/repo";
+import type { OidcStore } from "../auth/sign-in-providers/repo";
 import type { PasswordStore } from "../auth/password/repo";
 import type { SessionsStore } from "../auth/repo";
 import type { TwoFactorStore } from "../auth/two-factor/repo";
 import type { DealsQuery } from "../crm/deals-query";
 import type { CrmStore } from "../crm/repo";
 import type { DemoSeedStore } from "../crm/seed-store";
-import type { StagesStore } from "../crm/stages-repo";
-import type { TransferStore } from "../crm/transfer-repo";
-import type { JobsStore } from "../crm/jobs-repo";
+import type { StagesStore } from "../crm/pipeline-repo";
+import type { TransferStore } from "../crm/export-import/repo";
+import type { JobsStore } from "../crm/export-import/jobs-repo";
 import type { Db } from "../db/database";
 import type { WalSync } from "../db/group-commit";
 import type { IdempotencyStore } from "../idempotency/repo";
 import type { MailStore } from "../mail/repo";
 import type { ServerKeys } from "../security/key-file";
 import type { SecurityStore } from "../security/repo";
-import type { TenantsStore } from "../tenants/repo";
-import type { InvitationsStore } from "../users/invitations-repo";
-import type { MembersStore } from "../users/members-repo";
-import type { UsersStore } from "../users/repo";
-import type { SupportStore } from "../users/support-repo";
+import type { TenantsStore } from "../organization/repo";
+import type { InvitationsStore } from "../team/invitations-repo";
+import type { MembersStore } from "../team/members-repo";
+import type { UsersStore } from "../team/repo";
+import type { SupportStore } from "../team/support-repo";
 
 /**
  * Every store the features need, by the interfaces the features declare: what sits above this

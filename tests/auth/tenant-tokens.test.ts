@@ -10,7 +10,7 @@ import { hashToken } from "../../src/kernel/ids";
 import { type TestApp, testApp } from "../helpers";
 import { noteSecret } from "../security/ledger";
 import { testSql, unnamedLinksLiveUntil } from "../support/sql";
-import { invited } from "../users/support";
+import { invited } from "../team/support";
 import { askLink, newestToken, verifyToken } from "./magic-link/support";
 import { RESET, askReset, newestTokenOf } from "./password/support";
 

@@ -9,7 +9,7 @@ import { generateKeys } from "../../src/security/key-file";
 import { afterAll, afterEach, beforeAll, beforeEach } from "bun:test";
 import type { AccountTokensStore } from "../../src/auth/email/repo";
 import type { MagicLinksStore } from "../../src/auth/magic-link/repo";
-import type { OidcStore } from "../../src/auth/oidc/repo";
+import type { OidcStore } from "../../src/auth/sign-in-providers/repo";
 import type { PasswordStore } from "../../src/auth/password/repo";
 import type { NewSessionRow, SessionsStore } from "../../src/auth/repo";
 import type { TwoFactorStore } from "../../src/auth/two-factor/repo";

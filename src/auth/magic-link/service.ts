@@ -9,8 +9,8 @@ import type { Limits, RateLimiter } from "../../security/rate-limit";
 import type { SecurityStore } from "../../security/repo";
 import { unnamedRequest } from "../audit-entry";
 import { addressFromSource } from "../login-limits";
-import { normalizeEmail } from "../../users/model";
-import type { UserRow, UsersStore } from "../../users/repo";
+import { normalizeEmail } from "../../team/model";
+import type { UserRow, UsersStore } from "../../team/repo";
 import type { RequestInfo } from "../service";
 import type { MagicLinkTarget, MagicLinksStore } from "./repo";
 

@@ -1,4 +1,4 @@
-import type { TransferStore, ExportFilter, DealCursor, ExportedContact } from "../../crm/transfer-repo";
+import type { TransferStore, ExportFilter, DealCursor, ExportedContact } from "../../crm/export-import/repo";
 import type { Statement } from "bun:sqlite";
 import type { SqliteSecurityStore } from "./security";
 import type { Db } from "../../db/database";
