@@ -11,7 +11,8 @@ import { docsRoutes } from "./http/docs";
 import { healthRoutes } from "./http/health";
 import { tlsRoutes } from "./tls/routes";
 import { metricsRoutes } from "./metrics/routes";
-import { tenantsRoutes } from "./organization/routes";
+import { signupRoutes } from "./auth/signup/routes";
+import { organizationRoutes } from "./organization/routes";
 import { invitationAcceptRoutes } from "./auth/invitations/routes";
 import { usersRoutes } from "./team/routes";
 import { crmRoutes } from "./crm/routes";
@@ -30,7 +31,8 @@ export function createApp(ctx: Context) {
     .use(healthRoutes(ctx))
     .use(tlsRoutes(ctx))
     .use(metricsRoutes(ctx))
-    .use(tenantsRoutes(ctx))
+    .use(signupRoutes(ctx))
+    .use(organizationRoutes(ctx))
     .use(authRoutes(ctx))
     .use(oidcRoutes(ctx))
     .use(twoFactorRoutes(ctx))
