@@ -19,7 +19,7 @@ import { type Pg, openStores } from "./stores";
 import type { Stores, StoresOptions } from "./stores/interface";
 import type { Db } from "./db/database";
 import { watchDisk } from "./db/disk-room";
-import { createStagesService } from "./crm/pipeline-service";
+import { createPipelineService } from "./crm/pipeline-service";
 import { type Mailer, createMailSender, noMailSender } from "./mail/sender";
 import { createSmtpTransport, smtpSecrets } from "./mail/smtp";
 import { createMagicLinkService } from "./auth/magic-link/service";
@@ -90,7 +90,7 @@ export function createContext(opts: ContextOptions) {
     config, now, invitations: stores.invitations, users, tenants, readTenant: (id) => tenantsService.readInService(id), hasher, limiter, limits, auth, mailer,
   });
   const crmService = createCrmService({ now, repo: crm });
-  const stagesService = createStagesService({ now, repo: crm, stages: stores.stages });
+  const pipeline = createPipelineService({ now, repo: crm, stages: stores.stages });
   const deals = createDealsService({ now, repo: crm, deals: crm.deals, query: stores.dealsQuery });
   const usersService = createUsersService({ users });
   const members = createMembersService({ now, members: stores.members, security, limiter, limits, requireRecentProof: auth.requireRecentProof });
@@ -157,10 +157,10 @@ export function createContext(opts: ContextOptions) {
     tenants: tenantsService,
     /** Invite, resend, accept, list and revoke invitations. */
     invitations,
-    /** Pipeline stages, accounts, contacts, and the CRM module check. */
+    /** Accounts and contacts. */
     crm: crmService,
-    /** Changing, reordering and deleting pipeline stages (admins). */
-    stages: stagesService,
+    /** The pipeline's stages: everyone reads them, admins create, change, reorder and delete them. */
+    pipeline,
     /** Reading the audit log (admins): pages and CSV downloads. */
     auditLog: createAuditService({ now, repo: stores.auditLog }),
     /** Deals and the deal list. */

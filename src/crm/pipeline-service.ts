@@ -1,12 +1,14 @@
 import type { Principal, RequestInfo } from "../auth/service";
 import { RequestValidationError, errors } from "../kernel/errors";
+import { newId } from "../kernel/ids";
+import { isUniqueViolation } from "../kernel/unique-violation";
 import type { AuditEntry } from "../security/repo";
-import type { StagePatch, StageRead } from "./model";
+import type { StageCreate, StagePatch, StageRead } from "./model";
 import { toStageRead } from "./read";
 import type { CrmStore, PipelineStageRow } from "./repo";
 import type { StagesStore } from "./pipeline-repo";
 
-export interface StagesDeps {
+export interface PipelineDeps {
   now: () => number;
   repo: CrmStore;
   stages: StagesStore;
@@ -15,8 +17,11 @@ export interface StagesDeps {
 const bothOutcomes = () =>
   new RequestValidationError([{ loc: ["body", "is_lost"], msg: "Value error, a stage cannot be both won and lost", type: "value_error", input: true }]);
 
-/** Admins change, reorder and delete pipeline stages; every change leaves an audit row in its transaction. */
-export function createStagesService(d: StagesDeps) {
+/**
+ * The pipeline's stages (/api/v1/crm/pipeline-stages): everyone reads them; admins create, change,
+ * reorder and delete them, and every change but a create leaves an audit row in its transaction.
+ */
+export function createPipelineService(d: PipelineDeps) {
   const adminOnly = (auth: Principal) => {
     if (auth.role !== "admin") throw errors.forbidden();
   };
@@ -33,6 +38,45 @@ export function createStagesService(d: StagesDeps) {
     userAgent: req.userAgent,
     detail,
   });
+
+  async function list(auth: Principal): Promise<StageRead[]> {
+    return (await d.repo.stages(auth.tenantId)).map(toStageRead);
+  }
+
+  /** Admins shape the pipeline; everyone works in it. */
+  async function create(auth: Principal, body: StageCreate): Promise<StageRead> {
+    if (auth.role !== "admin") throw errors.forbidden();
+    if (body.is_won && body.is_lost) {
+      throw new RequestValidationError([
+        { loc: ["body", "is_lost"], msg: "Value error, a stage cannot be both won and lost", type: "value_error", input: true },
+      ]);
+    }
+    try {
+      const row = await d.repo.insertStage({
+        id: newId(),
+        tenant_id: auth.tenantId,
+        key: body.key,
+        name: body.name.trim(),
+        color: (body.color ?? "#64748b").toLowerCase(),
+        position: body.position ?? null,
+        probability: body.probability ?? 0,
+        is_won: body.is_won ? 1 : 0,
+        is_lost: body.is_lost ? 1 : 0,
+        created_at: d.now(),
+      });
+      return toStageRead(row);
+    } catch (e) {
+      if (isUniqueViolation(e)) throw errors.conflict("stage_exists", "This organization already has a stage with this key.");
+      throw e;
+    }
+  }
+
+  /** One stage by id (a keyed create's answer rebuilt: src/idempotency/create-once.ts). */
+  async function get(auth: Principal, id: string): Promise<StageRead> {
+    const s = (await d.repo.stages(auth.tenantId)).find((x) => x.id === id);
+    if (!s) throw errors.notFound("Pipeline stage not found.");
+    return toStageRead(s);
+  }
 
   async function patch(auth: Principal, id: string, body: StagePatch, req: RequestInfo): Promise<StageRead> {
     adminOnly(auth);
@@ -88,7 +132,7 @@ export function createStagesService(d: StagesDeps) {
     }
   }
 
-  return { patch, reorder, remove };
+  return { list, create, get, patch, reorder, remove };
 }
 
-export type StagesService = ReturnType<typeof createStagesService>;
+export type PipelineService = ReturnType<typeof createPipelineService>;
