@@ -11,7 +11,7 @@ import { parse } from "csv-parse/sync";
 import { loadConfig } from "../src/config";
 import { createContext } from "../src/context";
 import { bulkSeed } from "../src/stores/sqlite/bulk-load";
-import { csvLine } from "../src/http/csv";
+import { csvLine } from "../src/kernel/csv";
 import { cpuOf, freePort, freshBinary, waitFor } from "./process-support";
 
 const DEALS = Number(process.env.BENCH_EXPORT_DEALS ?? 1_000_000);

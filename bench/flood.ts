@@ -16,7 +16,7 @@ import { loadConfig } from "../src/config";
 import { createContext } from "../src/context";
 import { bulkSeed } from "../src/stores/sqlite/bulk-load";
 import { writeTx } from "../src/db/database";
-import { newId } from "../src/db/ids";
+import { newId } from "../src/kernel/ids";
 import { cpuOf, freePort, freshBinary, memoryOf, waitFor } from "./process-support";
 
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);

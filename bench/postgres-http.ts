@@ -16,7 +16,7 @@ import type { Pg } from "../src/stores/postgres/database";
 import { migratePostgres } from "../src/stores/postgres/migrate";
 import { bulkSeed } from "../src/stores/postgres/seed";
 import { BENCH_PG_SETTINGS, benchDatabase, seededBefore } from "./postgres-support";
-import { DEFAULT_MODULES } from "../src/tenants/model";
+import { DEFAULT_MODULES } from "../src/organization/model";
 import { createKeyFile, generateKeys, keyFileOf } from "../src/security/key-file";
 import { freePort, freshBinary, waitFor } from "./process-support";
 import { type Shape, buildShapes, frequentGrams } from "./shapes";

@@ -1,8 +1,8 @@
 // Helpers of bench/postgres-deals.ts: organizations made directly in SQL (the in-process bench
 // needs only their rows and pipelines), and a bench request's path read back as a list query.
 import { DEFAULT_STAGES, type DealListQuery, type SortDir, type SortField } from "../src/crm/model";
-import { newId } from "../src/db/ids";
-import { DEFAULT_MODULES } from "../src/tenants/model";
+import { newId } from "../src/kernel/ids";
+import { DEFAULT_MODULES } from "../src/organization/model";
 import { openPostgres, type Pg } from "../src/stores/postgres/database";
 
 /**

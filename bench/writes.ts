@@ -9,7 +9,7 @@
 import { statSync } from "node:fs";
 import { openDatabase } from "../src/db/database";
 import { migrate } from "../src/db/migrate";
-import { newId } from "../src/db/ids";
+import { newId } from "../src/kernel/ids";
 import { createSqliteDealsStore } from "../src/stores/sqlite/deals";
 import type { DealFields } from "../src/crm/deals-repo";
 

@@ -3,7 +3,7 @@ import { magicLinkRoutes } from "./auth/magic-link/routes";
 import { emailRoutes } from "./auth/email/routes";
 import { passwordRoutes } from "./auth/password/routes";
 import { authRoutes } from "./auth/routes";
-import { oidcRoutes } from "./auth/oidc/routes";
+import { oidcRoutes } from "./auth/sign-in-providers/routes";
 import { twoFactorRoutes } from "./auth/two-factor/routes";
 import type { Context } from "./context";
 import { httpCore } from "./http/core";
@@ -11,12 +11,13 @@ import { docsRoutes } from "./http/docs";
 import { healthRoutes } from "./http/health";
 import { tlsRoutes } from "./tls/routes";
 import { metricsRoutes } from "./metrics/routes";
-import { tenantsRoutes } from "./tenants/routes";
-import { invitationAcceptRoutes } from "./users/accept-routes";
-import { usersRoutes } from "./users/routes";
+import { signupRoutes } from "./auth/signup/routes";
+import { organizationRoutes } from "./organization/routes";
+import { invitationAcceptRoutes } from "./auth/invitations/routes";
+import { usersRoutes } from "./team/routes";
 import { crmRoutes } from "./crm/routes";
-import { auditRoutes } from "./audit/routes";
-import { transferRoutes } from "./crm/transfer-routes";
+import { auditRoutes } from "./security-log/routes";
+import { transferRoutes } from "./crm/export-import/routes";
 import { webRoutes } from "./web/routes";
 import { isolateWork } from "./db/stall-monitor";
 
@@ -30,7 +31,8 @@ export function createApp(ctx: Context) {
     .use(healthRoutes(ctx))
     .use(tlsRoutes(ctx))
     .use(metricsRoutes(ctx))
-    .use(tenantsRoutes(ctx))
+    .use(signupRoutes(ctx))
+    .use(organizationRoutes(ctx))
     .use(authRoutes(ctx))
     .use(oidcRoutes(ctx))
     .use(twoFactorRoutes(ctx))

@@ -1,24 +1,25 @@
 import type { RequestInfo } from "./auth/service";
-import { writeTo } from "./broken-pipe";
+import { type Logger, stdoutLogger } from "./kernel/logger";
 import { createAuthService } from "./auth/service";
 import { type SecondFactorGate, createSignIn } from "./auth/sign-in";
 import { createTokens } from "./auth/tokens";
-import { createSealer, createSecretBox } from "./auth/two-factor/secret-box";
-import { createProtocol } from "./auth/oidc/protocol";
+import { createSealer, createSecretBox } from "./security/secret-box";
+import { createProtocol } from "./auth/sign-in-providers/protocol";
 import { type OutboundSettings, outboundGuardFor } from "./outbound/guard";
-import { createProvidersService } from "./auth/oidc/providers-service";
-import { createFlowService } from "./auth/oidc/flow-service";
+import { createProvidersService } from "./auth/sign-in-providers/providers-service";
+import { createFlowService } from "./auth/sign-in-providers/flow-service";
 import { createTwoFactorService } from "./auth/two-factor/service";
 import type { Config } from "./config";
 import { createDealsService } from "./crm/deals-service";
 import { createCrmService } from "./crm/service";
-import { createAuditService } from "./audit/service";
+import { createAuditService } from "./security-log/service";
 import { createIdempotencyService } from "./idempotency/service";
 import type { AuditEntry } from "./security/repo";
-import { type Pg, type Stores, type StoresOptions, openStores } from "./stores";
+import { type Pg, openStores } from "./stores";
+import type { Stores, StoresOptions } from "./stores/interface";
 import type { Db } from "./db/database";
 import { watchDisk } from "./db/disk-room";
-import { createStagesService } from "./crm/stages-service";
+import { createPipelineService } from "./crm/pipeline-service";
 import { type Mailer, createMailSender, noMailSender } from "./mail/sender";
 import { createSmtpTransport, smtpSecrets } from "./mail/smtp";
 import { createMagicLinkService } from "./auth/magic-link/service";
@@ -26,22 +27,17 @@ import { createEmailVerificationService } from "./auth/email/service";
 import { createPasswordService } from "./auth/password/service";
 import { type PasswordHasher, createPasswordHasher } from "./security/passwords";
 import { LIMITS, type Limits, createRateLimiter } from "./security/rate-limit";
-import { createTenantsService } from "./tenants/service";
+import { createTenantsService } from "./organization/service";
 import { createTlsAskService } from "./tls/service";
-import { createTransferService } from "./crm/transfer-service";
-import { createJobsService } from "./crm/jobs-service";
-import { createInvitationsService } from "./users/invitations-service";
-import { createUsersService } from "./users/service";
+import { createTransferService } from "./crm/export-import/export-service";
+import { createJobsService } from "./crm/export-import/jobs-service";
+import { createInvitationsService } from "./team/invitations-service";
+import { createUsersService } from "./team/service";
 import { createMetrics } from "./metrics/recorder";
 import { registerServerGauges } from "./metrics/server-gauges";
 import pkg from "../package.json";
-import { createMembersService } from "./users/members-service";
-import { createSupportService } from "./users/support-service";
-
-/** One JSON object per line. Never given a password, token, code, cookie or mailed link. */
-export type Logger = (line: Record<string, unknown>) => void;
-
-export const stdoutLogger: Logger = (line) => writeTo(process.stdout, `${JSON.stringify({ time: new Date().toISOString(), ...line })}\n`);
+import { createMembersService } from "./team/members-service";
+import { createSupportService } from "./team/support-service";
 
 export interface ContextOptions extends StoresOptions {
   config: Config;
@@ -94,7 +90,7 @@ export function createContext(opts: ContextOptions) {
     config, now, invitations: stores.invitations, users, tenants, readTenant: (id) => tenantsService.readInService(id), hasher, limiter, limits, auth, mailer,
   });
   const crmService = createCrmService({ now, repo: crm });
-  const stagesService = createStagesService({ now, repo: crm, stages: stores.stages });
+  const pipeline = createPipelineService({ now, repo: crm, stages: stores.stages });
   const deals = createDealsService({ now, repo: crm, deals: crm.deals, query: stores.dealsQuery });
   const usersService = createUsersService({ users });
   const members = createMembersService({ now, members: stores.members, security, limiter, limits, requireRecentProof: auth.requireRecentProof });
@@ -161,10 +157,10 @@ export function createContext(opts: ContextOptions) {
     tenants: tenantsService,
     /** Invite, resend, accept, list and revoke invitations. */
     invitations,
-    /** Pipeline stages, accounts, contacts, and the CRM module check. */
+    /** Accounts and contacts. */
     crm: crmService,
-    /** Changing, reordering and deleting pipeline stages (admins). */
-    stages: stagesService,
+    /** The pipeline's stages: everyone reads them, admins create, change, reorder and delete them. */
+    pipeline,
     /** Reading the audit log (admins): pages and CSV downloads. */
     auditLog: createAuditService({ now, repo: stores.auditLog }),
     /** Deals and the deal list. */
@@ -189,7 +185,7 @@ export function createContext(opts: ContextOptions) {
     password,
     /** Address verification (auth/email/). */
     emailVerification,
-    /** Sign-in with identity providers (auth/oidc/): the organization's providers, and the flow. */
+    /** Sign-in with identity providers (auth/sign-in-providers/): the organization's providers, and the flow. */
     oidc: { providers, flow: oidcFlow },
     /** Caddy's on-demand TLS question: may the proxy get a certificate for this host (tls/). */
     tls: createTlsAskService({ config, tenants }),

@@ -15,7 +15,7 @@ import { PortInUse, serve } from "./cli/serve";
 import { CONFIG_FLAGS, ConfigError, loadConfig, settingsHelp, unknownVariableWarnings } from "./config";
 import { NewerDatabase, refuseNewerFile } from "./db/migrate";
 import { freeBytes, isStorageFull } from "./db/disk-room";
-import { endQuietlyOnBrokenPipe, writeTo } from "./broken-pipe";
+import { endQuietlyOnBrokenPipe, writeTo } from "./kernel/broken-pipe";
 
 const out = (line: string): void => writeTo(process.stdout, `${line}\n`);
 

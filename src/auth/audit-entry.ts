@@ -1,5 +1,5 @@
 import type { AuditEntry } from "../security/repo";
-import type { RequestInfo } from "./service";
+import type { RequestInfo } from "../kernel/principal";
 
 /** The one builder of the sign-in audit rows: who, what, from where. */
 export const auditEntry = (

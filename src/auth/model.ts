@@ -1,7 +1,7 @@
 import { t } from "elysia";
-import { AppError } from "../http/errors";
+import { AppError } from "../kernel/errors";
 import { PASSWORD_MAX } from "../security/passwords";
-import { Email } from "../users/model";
+import { Email } from "../team/model";
 
 export const LoginBody = t.Object({
   email: Email,

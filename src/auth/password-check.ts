@@ -1,9 +1,10 @@
-import { errors } from "../http/errors";
-import { normalizeEmail } from "../users/model";
-import type { UserRow } from "../users/repo";
+import { errors } from "../kernel/errors";
+import { normalizeEmail } from "../team/model";
+import type { UserRow } from "../team/repo";
 import { auditEntry, unnamedRequest } from "./audit-entry";
 import { createLoginLimits } from "./login-limits";
-import type { AuthDeps, Principal, RequestInfo } from "./service";
+import type { Principal, RequestInfo } from "../kernel/principal";
+import type { AuthDeps } from "./deps";
 
 /**
  * Sign-in without a tenant verifies exactly this many password hashes: the address's oldest

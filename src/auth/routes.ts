@@ -4,18 +4,18 @@ import { authGuard } from "../http/auth-guard";
 import { requestInfo } from "../http/client";
 import { REFRESH_COOKIE, clearSessionCookies, setSessionCookies } from "../http/cookies";
 import { checkCsrf } from "../http/csrf";
-import { errors } from "../http/errors";
+import { errors } from "../kernel/errors";
 import { namedTenantId, requestedSubdomain } from "../http/tenancy";
-import { lowerCaseFields } from "../http/validation";
-import { toUserRead } from "../users/model";
+import { lowerCaseFields } from "../kernel/validation";
+import { toUserRead } from "../team/model";
 import type { IssuedTokens } from "./service";
 import { answerSignIn } from "./sign-in";
 import { doc } from "../http/openapi";
-import { TenantRead } from "../tenants/model";
-import { UserRead } from "../users/model";
+import { TenantRead } from "../organization/model";
+import { UserRead } from "../team/model";
 import { Confirmation, LoginBody, LoginResponse, ReauthenticateBody, Reauthenticated, RefreshBody, RevokeSessionBody, SessionList, TokenPair } from "./model";
 import { compactCode } from "./two-factor/model";
-import { hasPassword } from "./oidc/no-password";
+import { hasPassword } from "./sign-in-providers/no-password";
 import { t } from "elysia";
 
 const Me = t.Object({

@@ -1,33 +1,18 @@
-import type { Config } from "../config";
-import { hashToken, newId, newSecretToken, toIso } from "../db/ids";
-import { errors } from "../http/errors";
-import type { PasswordHasher } from "../security/passwords";
-import type { Limits, RateLimiter } from "../security/rate-limit";
-import type { AuditEntry } from "../security/repo";
-import type { UserRow, UsersStore } from "../users/repo";
+import { hashToken, newId, newSecretToken, toIso } from "../kernel/ids";
+import { errors } from "../kernel/errors";
+import type { UserRow } from "../team/repo";
 import { auditEntry } from "./audit-entry";
+import type { AuthDeps } from "./deps";
 import { authErrors } from "./model";
 import { createPasswordChecks } from "./password-check";
-import type { ChallengeRow, NewSessionRow, SessionRow, SessionsStore } from "./repo";
-import type { TokenClaims, Tokens } from "./tokens";
-import type { IssuedTokens, Principal, RequestInfo } from "../http/principal";
+import type { ChallengeRow, NewSessionRow, SessionRow } from "./repo";
+import type { TokenClaims } from "./tokens";
+import type { IssuedTokens, Principal, RequestInfo } from "../kernel/principal";
 
-export type { IssuedTokens, Principal, RequestInfo } from "../http/principal";
+export type { IssuedTokens, Principal, RequestInfo } from "../kernel/principal";
 
 /** A new session's row plus the secret sid its tokens carry: the row keeps only the sid's hash. */
 export type NewSession = Omit<NewSessionRow, "tenant_id" | "user_id"> & { sid: string };
-
-export interface AuthDeps {
-  config: Config;
-  now: () => number;
-  sessions: SessionsStore;
-  users: UsersStore;
-  tokens: Tokens;
-  hasher: PasswordHasher;
-  limiter: RateLimiter;
-  limits: Limits;
-  audit: (e: AuditEntry) => Promise<void>;
-}
 
 /** last_used_at is written at most this often per session, so reads do not all become writes. */
 const TOUCH_EVERY_MS = 60_000;

@@ -1,7 +1,7 @@
 import type { Cookie } from "elysia";
 import type { Config } from "../config";
 import { setSessionCookies } from "../http/cookies";
-import type { UserRow } from "../users/repo";
+import type { UserRow } from "../team/repo";
 import type { AuthService, IssuedTokens, RequestInfo } from "./service";
 
 /** What a proven first factor (password, magic link) leads to: a session, or the 2FA challenge. */

@@ -1,5 +1,5 @@
 import { SignJWT, errors as joseErrors, jwtVerify } from "jose";
-import { errors } from "../http/errors";
+import { errors } from "../kernel/errors";
 
 export type TokenType = "access" | "refresh" | "2fa";
 

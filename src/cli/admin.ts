@@ -15,8 +15,8 @@ import { createKeyStore } from "../stores/sqlite/security";
 import { prepareForCopy } from "../stores/sqlite";
 import { sealClearOutbox } from "../stores/sqlite/mail";
 import { createOutboxSeal } from "../mail/outbox-seal";
-import { lowerCaseFields, toValidationItems } from "../http/validation";
-import { SignupBody } from "../tenants/model";
+import { lowerCaseFields, toValidationItems } from "../kernel/validation";
+import { SignupBody } from "../organization/model";
 import { UsageError } from "./args";
 import { NEW_PASSWORD_VARIABLE, passwordOptionRefused, readNewPassword } from "./secret-input";
 

@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import type { Config } from "../config";
-import { toIso } from "../db/ids";
+import { toIso } from "../kernel/ids";
 import { openContext } from "./open";
 import { UsageError } from "./args";
 

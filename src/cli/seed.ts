@@ -1,7 +1,7 @@
 import type { Config } from "../config";
 import { openContext } from "./open";
-import { newSecretToken } from "../db/ids";
-import { SUBDOMAIN_PATTERN } from "../tenants/model";
+import { newSecretToken } from "../kernel/ids";
+import { SUBDOMAIN_PATTERN } from "../organization/model";
 import { UsageError } from "./args";
 
 type Out = (line: string) => void;

@@ -11,7 +11,7 @@ import { threadedPasswordHasher } from "../security/passwords";
 import pkg from "../../package.json";
 import { firstRunLines } from "./first-run";
 import { unavailable } from "./open";
-import { whenPipeBreaks } from "../broken-pipe";
+import { whenPipeBreaks } from "../kernel/broken-pipe";
 
 const HOUSEKEEPING_MS = 5 * 60_000;
 const STOP_DEADLINE_MS = 10_000;
@@ -99,7 +99,7 @@ export async function serve(config: Config): Promise<void> {
   // process manager's quick restart) is a clean stop, not a kill by the default handler (exit 143).
   process.on("SIGTERM", () => void stop("SIGTERM"));
   process.on("SIGINT", () => void stop("SIGINT"));
-  // The log's reader gone (a closed pipe): stop as on SIGTERM, quietly (src/broken-pipe.ts).
+  // The log's reader gone (a closed pipe): stop as on SIGTERM, quietly (src/kernel/broken-pipe.ts).
   whenPipeBreaks(() => void stop("EPIPE"));
 
   const hasOrganization = await ctx.repos.tenants.any();

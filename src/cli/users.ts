@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import type { Config } from "../config";
 import type { Context } from "../context";
 import { openContext } from "./open";
-import { AppError } from "../http/errors";
+import { AppError } from "../kernel/errors";
 import { UsageError } from "./args";
 import { passwordOptionRefused, readNewPassword } from "./secret-input";
 import { shortTime, table } from "./table";

@@ -1,7 +1,7 @@
 import type { Principal } from "../auth/service";
-import { newId } from "../db/ids";
-import { RequestValidationError, errors } from "../http/errors";
-import { type Page, pageOf } from "../http/paging";
+import { newId } from "../kernel/ids";
+import { RequestValidationError, errors } from "../kernel/errors";
+import { type Page, pageOf } from "../kernel/paging";
 import type { DealFields, DealsStore, Missing, WriteResult } from "./deals-repo";
 import type { DealsQuery } from "./deals-query";
 import { type DealCreate, type DealListQuery, type DealPatch, type DealRead, MAX_CUSTOM_DATA_BYTES } from "./model";

@@ -1,6 +1,7 @@
 import { t } from "elysia";
 import { doc } from "../http/openapi";
-import { QUERY_BOOLEAN, SEARCH_SCHEMA, listParameters, pageSchema } from "../http/paging";
+import { QUERY_BOOLEAN, SEARCH_SCHEMA } from "../kernel/paging";
+import { listParameters, pageSchema } from "../http/page-schema";
 import { SORT_DIRS, SORT_FIELDS } from "./model";
 
 // What the CRM answers, for the API description only (answers are not checked against them at

@@ -1,6 +1,6 @@
 import { t, type Static } from "elysia";
 import { documentedAs } from "../http/openapi";
-import { MULTILINE_PATTERN, NAME_PATTERN, SINGLE_LINE_PATTERN, registerFormat } from "../http/validation";
+import { MULTILINE_PATTERN, NAME_PATTERN, SINGLE_LINE_PATTERN, registerFormat } from "../kernel/validation";
 import { MAX_MONEY, MONEY_PATTERN } from "./money";
 
 /** The pipeline every new organization starts with (docs/interface.md#crm-records). */

@@ -1,5 +1,5 @@
-import { remembered } from "../db/remembered";
-import { registerFormat } from "../http/validation";
+import { remembered } from "../kernel/remembered";
+import { registerFormat } from "../kernel/validation";
 
 /** 13 digits before the point, 2 after: at most 15 significant digits, exact in a double and in cents. */
 export const MAX_WHOLE_DIGITS = 13;

@@ -1,4 +1,4 @@
-import { toIso } from "../db/ids";
+import { toIso } from "../kernel/ids";
 import type { DealJoined } from "./deals-repo";
 import { type AccountRead, type ContactRead, type DealRead, type StageRead, contactName } from "./model";
 import { formatCents } from "./money";

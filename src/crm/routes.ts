@@ -1,8 +1,9 @@
 import { Elysia, t } from "elysia";
 import type { Context } from "../context";
-import { authGuard, requireAdmin } from "../http/auth-guard";
+import { authGuard } from "../http/auth-guard";
+import { requireAdmin } from "../kernel/principal";
 import { requestInfo } from "../http/client";
-import { QueryReader, rawQuery } from "../http/paging";
+import { QueryReader, rawQuery } from "../kernel/paging";
 import type { AssigneeFilter } from "./deals-service";
 import { AccountCreate, AccountPatch, ContactCreate, ContactPatch, DealCreate, DealPatch, SORT_DIRS, SORT_FIELDS, StageCreate, StagePatch, StageReorder } from "./model";
 import { decimalText } from "./money";
@@ -81,23 +82,23 @@ export const crmRoutes = (ctx: Context) =>
   new Elysia({ name: "crm-routes", prefix: "/api/v1/crm", seed: ctx.id })
     // Signed in, and the organization has the CRM (403 otherwise), before the body is validated.
     .use(authGuard(ctx, { module: "crm" }))
-    .get("/pipeline-stages", ({ auth }) => ctx.crm.stages(auth), D.listStages)
+    .get("/pipeline-stages", ({ auth }) => ctx.pipeline.list(auth), D.listStages)
     .post(
       "/pipeline-stages",
       async ({ auth, body, set, request }) => {
         set.status = 201;
-        return createOnce(ctx.idempotency, { auth, body, set, request }, () => ctx.crm.createStage(auth, body), (id) => ctx.crm.getStage(auth, id));
+        return createOnce(ctx.idempotency, { auth, body, set, request }, () => ctx.pipeline.create(auth, body), (id) => ctx.pipeline.get(auth, id));
       },
       { body: StageCreate, transform: stageNumbers, ...D.createStage },
     )
-    .post("/pipeline-stages/reorder", ({ auth, body, request, server }) => ctx.stages.reorder(auth, body.ids, requestInfo(request, server, ctx.config.trustProxy)), {
+    .post("/pipeline-stages/reorder", ({ auth, body, request, server }) => ctx.pipeline.reorder(auth, body.ids, requestInfo(request, server, ctx.config.trustProxy)), {
       body: StageReorder,
       transform: adminFirst,
       ...D.reorderStages,
     })
     .patch(
       "/pipeline-stages/:id",
-      ({ auth, params, body, request, server }) => ctx.stages.patch(auth, params.id, body, requestInfo(request, server, ctx.config.trustProxy)),
+      ({ auth, params, body, request, server }) => ctx.pipeline.patch(auth, params.id, body, requestInfo(request, server, ctx.config.trustProxy)),
       { params: Id, body: StagePatch, transform: [adminFirst, stageNumbers], ...D.patchStage },
     )
     .delete(
@@ -106,7 +107,7 @@ export const crmRoutes = (ctx: Context) =>
         const q = new QueryReader(rawQuery(request.url));
         const moveTo = q.value("move_to") || null;
         q.done();
-        await ctx.stages.remove(auth, params.id, moveTo, requestInfo(request, server, ctx.config.trustProxy));
+        await ctx.pipeline.remove(auth, params.id, moveTo, requestInfo(request, server, ctx.config.trustProxy));
         set.status = 204;
       },
       { params: Id, transform: adminFirst, ...D.deleteStage },

@@ -1,10 +1,9 @@
 import type { Principal } from "../auth/service";
-import { isUniqueViolation } from "../stores/errors";
-import { newId } from "../db/ids";
-import { RequestValidationError, errors } from "../http/errors";
-import { type Page, containsPattern, offsetOf, pageOf } from "../http/paging";
-import type { AccountCreate, AccountPatch, AccountRead, ContactCreate, ContactPatch, ContactRead, StageCreate, StageRead } from "./model";
-import { toAccountRead, toContactRead, toStageRead } from "./read";
+import { newId } from "../kernel/ids";
+import { errors } from "../kernel/errors";
+import { type Page, containsPattern, offsetOf, pageOf } from "../kernel/paging";
+import type { AccountCreate, AccountPatch, AccountRead, ContactCreate, ContactPatch, ContactRead } from "./model";
+import { toAccountRead, toContactRead } from "./read";
 import type { AccountRow, ContactRow, CrmStore } from "./repo";
 
 export interface CrmDeps {
@@ -15,48 +14,9 @@ export interface CrmDeps {
 /** Trimmed; a blank optional text is no text. */
 export const clean = (s: string | null | undefined): string | null => (s === undefined || s === null ? null : s.trim() || null);
 
-/** Pipeline stages, accounts and contacts. */
+/** Accounts and contacts (the pipeline's stages: pipeline-service.ts). */
 export function createCrmService(d: CrmDeps) {
   const { repo } = d;
-
-  async function stages(auth: Principal): Promise<StageRead[]> {
-    return (await repo.stages(auth.tenantId)).map(toStageRead);
-  }
-
-  /** Admins shape the pipeline; everyone works in it. */
-  async function createStage(auth: Principal, body: StageCreate): Promise<StageRead> {
-    if (auth.role !== "admin") throw errors.forbidden();
-    if (body.is_won && body.is_lost) {
-      throw new RequestValidationError([
-        { loc: ["body", "is_lost"], msg: "Value error, a stage cannot be both won and lost", type: "value_error", input: true },
-      ]);
-    }
-    try {
-      const row = await repo.insertStage({
-        id: newId(),
-        tenant_id: auth.tenantId,
-        key: body.key,
-        name: body.name.trim(),
-        color: (body.color ?? "#64748b").toLowerCase(),
-        position: body.position ?? null,
-        probability: body.probability ?? 0,
-        is_won: body.is_won ? 1 : 0,
-        is_lost: body.is_lost ? 1 : 0,
-        created_at: d.now(),
-      });
-      return toStageRead(row);
-    } catch (e) {
-      if (isUniqueViolation(e)) throw errors.conflict("stage_exists", "This organization already has a stage with this key.");
-      throw e;
-    }
-  }
-
-  /** One stage by id (a keyed create's answer rebuilt: src/idempotency/create-once.ts). */
-  async function getStage(auth: Principal, id: string): Promise<StageRead> {
-    const s = (await repo.stages(auth.tenantId)).find((x) => x.id === id);
-    if (!s) throw errors.notFound("Pipeline stage not found.");
-    return toStageRead(s);
-  }
 
   // ---- accounts ----
 
@@ -167,9 +127,6 @@ export function createCrmService(d: CrmDeps) {
   }
 
   return {
-    stages,
-    createStage,
-    getStage,
     listAccounts,
     createAccount,
     getAccount,

@@ -123,7 +123,3 @@ export function backupTo(db: Db, file: string): void {
   }
   tightenFile(file);
 }
-
-/** Whether `e` is SQLite refusing a duplicate, on `column` ("table.column") when one is named. */
-export const isUniqueViolation = (e: unknown, column?: string): boolean =>
-  e instanceof Error && /UNIQUE constraint failed/.test(e.message) && (column === undefined || e.message.includes(column));

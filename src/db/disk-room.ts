@@ -1,6 +1,6 @@
 import { statfsSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { errors } from "../http/errors";
+import { errors } from "../kernel/errors";
 
 /**
  * Disk pressure, answered clearly (issue 28). Two halves:

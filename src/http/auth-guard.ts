@@ -1,9 +1,9 @@
 import { Elysia } from "elysia";
-import type { Principal } from "./principal";
+import type { Principal } from "../kernel/principal";
 import type { Context } from "../context";
 import { SESSION_COOKIE } from "./cookies";
 import { checkCsrf } from "./csrf";
-import { errors } from "./errors";
+import { errors } from "../kernel/errors";
 import { requestPath } from "./request-path";
 import { requestedSubdomain } from "./tenancy";
 
@@ -69,8 +69,3 @@ export const authGuard = (ctx: Context, opts: { module?: ModuleName } = {}) =>
       return { auth: principal };
     },
   );
-
-/** Admin-only routes call this first. */
-export function requireAdmin(p: Principal): void {
-  if (p.role !== "admin") throw errors.forbidden();
-}

@@ -1,10 +1,10 @@
-import { AppError, RequestValidationError, errors } from "./errors";
+import { AppError, RequestValidationError, errors } from "../kernel/errors";
 import { requestPath } from "./request-path";
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
 /**
- * The one exception to the 1 MiB bound: CSV imports (src/crm/transfer-routes.ts) take a
+ * The one exception to the 1 MiB bound: CSV imports (src/crm/export-import/routes.ts) take a
  * spreadsheet of up to 50 MB as the body, which they read and count themselves while it streams.
  * Our JSON reader leaves these bodies alone.
  */

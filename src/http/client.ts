@@ -1,5 +1,5 @@
 import { isIP } from "node:net";
-import type { RequestInfo } from "./principal";
+import type { RequestInfo } from "../kernel/principal";
 
 type Server = { requestIP(request: Request): { address: string } | null } | null | undefined;
 

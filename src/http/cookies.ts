@@ -1,5 +1,5 @@
 import type { Cookie } from "elysia";
-import type { IssuedTokens } from "./principal";
+import type { IssuedTokens } from "../kernel/principal";
 import type { Config } from "../config";
 
 export const SESSION_COOKIE = "svc_session";

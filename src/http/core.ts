@@ -4,10 +4,10 @@ import { JsonInvalid, checkDeclaredLength, isCsvImport, readJsonBody } from "./b
 import { isCookieWrite } from "./csrf";
 import { isStorageFull } from "../db/disk-room";
 import { beginWork, nameWork } from "../db/stall-monitor";
-import { AppError, RequestValidationError, errors } from "./errors";
+import { AppError, RequestValidationError, errors } from "../kernel/errors";
 import { requestPath } from "./request-path";
 import { securityHeaders } from "./security-headers";
-import { toValidationItems } from "./validation";
+import { toValidationItems } from "../kernel/validation";
 import { traceOf } from "./trace";
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;

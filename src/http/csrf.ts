@@ -1,5 +1,5 @@
 import { CSV_IMPORT_PATH } from "./body";
-import { errors } from "./errors";
+import { errors } from "../kernel/errors";
 import { type HeaderSource, headerOf, hostName, requestedSubdomain } from "./tenancy";
 
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);

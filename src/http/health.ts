@@ -4,7 +4,7 @@ import { doc } from "./openapi";
 import type { Context } from "../context";
 import { diskRoom } from "../db/disk-room";
 import { keyFileOf } from "../security/key-file";
-import { AppError } from "./errors";
+import { AppError } from "../kernel/errors";
 
 /**
  * GET /api/v1/health: liveness, 200 when the database answers (docs/interface.md#health-and-logs): the stores' ping.

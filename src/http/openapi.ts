@@ -1,5 +1,5 @@
 import { type DocumentDecoration, type TSchema, t } from "elysia";
-import { ERROR_CODE, errors } from "./errors";
+import { ERROR_CODE, errors } from "../kernel/errors";
 
 // What routes say about themselves for the API description (`doc()`), and the pieces every
 // operation shares. The document itself is put together in openapi-document.ts.

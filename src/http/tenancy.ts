@@ -1,6 +1,6 @@
-import { errors } from "./errors";
+import { errors } from "../kernel/errors";
 
-/** Names that stand for the product itself, never for an organization (tenants/model.ts refuses them at signup). */
+/** Names that stand for the product itself, never for an organization (organization/model.ts refuses them at signup). */
 export const RESERVED_SUBDOMAINS = new Set(["www", "api", "app", "admin", "mail", "static"]);
 
 /**

@@ -1,5 +1,5 @@
-import type { Principal } from "../http/principal";
-import { RequestValidationError } from "../http/errors";
+import type { Principal } from "../kernel/principal";
+import { RequestValidationError } from "../kernel/errors";
 import type { IdempotencyKeyRef } from "./repo";
 import { IdempotencyKeyLost, withHeldKey } from "./scope";
 import { type IdempotencyService, idempotencyErrors, requestHash } from "./service";

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
-import { AppError } from "../http/errors";
+import { AppError } from "../kernel/errors";
 import type { IdempotencyHold, IdempotencyKeyRef, IdempotencyStore } from "./repo";
 
 /** How long a key answers retries. */

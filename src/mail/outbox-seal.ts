@@ -1,4 +1,4 @@
-import { createSealer } from "../auth/two-factor/secret-box";
+import { createSealer } from "../security/secret-box";
 import type { OutboxRow, OutgoingMail } from "./repo";
 
 /**

@@ -1,12 +1,6 @@
-import type { Logger } from "../context";
+import type { Logger } from "../kernel/logger";
 import type { MailStore, OutboxRow } from "./repo";
-import { scrubSmtpError } from "./smtp";
-
-/** What delivers one message: a nodemailer transport, or a stand-in in tests. */
-export interface MailTransport {
-  sendMail(message: { from: string; to: string; subject: string; text: string; html: string }): Promise<unknown>;
-  close?(): void;
-}
+import { type MailTransport, scrubSmtpError } from "./smtp";
 
 export interface DeliveryPolicy {
   /** How long a claimed row stays a sender's; past it, the row is someone else's to retry. */

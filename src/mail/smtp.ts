@@ -1,5 +1,10 @@
 import nodemailer from "nodemailer";
-import type { MailTransport } from "./sender";
+
+/** What delivers one message: a nodemailer transport, or a stand-in in tests. */
+export interface MailTransport {
+  sendMail(message: { from: string; to: string; subject: string; text: string; html: string }): Promise<unknown>;
+  close?(): void;
+}
 
 /**
  * A transport for SUITE_SMTP_URL (smtp:// upgrades with STARTTLS when offered; smtps:// is TLS

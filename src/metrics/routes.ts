@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { Elysia } from "elysia";
 import type { Context } from "../context";
-import { AppError, BEARER, errors } from "../http/errors";
+import { AppError, BEARER, errors } from "../kernel/errors";
 import { doc } from "../http/openapi";
 
 const digest = (s: string) => createHash("sha256").update(s).digest();

@@ -4,7 +4,12 @@
  * authenticated request) behind seconds of argon2. Each worker here runs one synchronous hash
  * at a time; the hasher's semaphore decides how many run at once.
  */
-import type { Argon2 } from "./passwords";
+
+/** The argon2 primitive itself, at the parameters of ./passwords.ts (declared here, which implements it, so the two files import one way). */
+export interface Argon2 {
+  hash(password: string): Promise<string>;
+  verify(password: string, hash: string): Promise<boolean>;
+}
 
 /**
  * Thread priorities. The first thread runs at nice 10: it always gets a share of a busy machine,

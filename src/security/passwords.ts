@@ -2,7 +2,7 @@
  * argon2id at OWASP's first recommended setting (19 MiB, 2 passes, 1 lane). Hashes run at most
  * `concurrency` at a time, so a login flood queues instead of eating memory.
  */
-import { argon2Threads } from "./argon2-threads";
+import { type Argon2, argon2Threads } from "./argon2-threads";
 
 export const ARGON2 = { algorithm: "argon2id", memoryCost: 19456, timeCost: 2 } as const;
 
@@ -24,12 +24,6 @@ function semaphore(size: number) {
       else free++;
     }
   };
-}
-
-/** The argon2 primitive itself, at the parameters above. */
-export interface Argon2 {
-  hash(password: string): Promise<string>;
-  verify(password: string, hash: string): Promise<boolean>;
 }
 
 /** Bun.password's async calls (on Bun's shared work pool): the CLI's and the tests' primitive. */

@@ -1,6 +1,6 @@
 import { Elysia, t } from "elysia";
 import type { Context } from "../context";
-import { AppError, errors } from "../http/errors";
+import { AppError, errors } from "../kernel/errors";
 import { doc } from "../http/openapi";
 
 const AskQuery = t.Object({ domain: t.String({ minLength: 1, maxLength: 253 }) });

@@ -1,6 +1,6 @@
 import type { Config } from "../config";
 import { RESERVED_SUBDOMAINS } from "../http/tenancy";
-import type { TenantsStore } from "../tenants/repo";
+import type { TenantsStore } from "../organization/repo";
 
 export interface TlsAskDeps {
   config: Config;

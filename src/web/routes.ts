@@ -1,6 +1,6 @@
 import { Elysia } from "elysia";
 import type { Context } from "../context";
-import { errors } from "../http/errors";
+import { errors } from "../kernel/errors";
 import { requestPath } from "../http/request-path";
 import type { WebAsset } from "./build";
 import { webBundle } from "./bundle";

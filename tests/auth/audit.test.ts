@@ -48,7 +48,7 @@ beforeAll(async () => {
 
   tick();
   // Naming the organization: a tenant-less failure's row carries no IP or user agent (issue 29.1,
-  // tests/auth/oidc/cross-org-verification.test.ts).
+  // tests/auth/sign-in-providers/cross-org-verification.test.ts).
   expect((await t.json("POST", LOGIN, { body: { email: "owner@audit.test", password: WRONG }, headers: { ...from, "x-tenant": "audit" } })).status).toBe(401);
   tick();
   const ghost = await t.json("POST", LOGIN, { body: { email: "ghost@audit.test", password: WRONG }, headers: { ...from, "x-tenant": "audit" } });

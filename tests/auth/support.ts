@@ -1,6 +1,6 @@
 import { SignJWT } from "jose";
 import type { SessionRow } from "../../src/auth/repo";
-import { hashToken, newId } from "../../src/db/ids";
+import { hashToken, newId } from "../../src/kernel/ids";
 import { type TestApp, type TestAppOptions, testApp } from "../helpers";
 import { insertUser, testSql } from "../support/sql";
 

@@ -6,11 +6,11 @@
  * error for an unknown token, never a 500.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { hashToken } from "../../src/db/ids";
+import { hashToken } from "../../src/kernel/ids";
 import { type TestApp, testApp } from "../helpers";
 import { noteSecret } from "../security/ledger";
 import { testSql, unnamedLinksLiveUntil } from "../support/sql";
-import { invited } from "../users/support";
+import { invited } from "../team/support";
 import { askLink, newestToken, verifyToken } from "./magic-link/support";
 import { RESET, askReset, newestTokenOf } from "./password/support";
 

@@ -7,7 +7,7 @@ import { type TestApp, testApp } from "../helpers";
 import { noteSecret } from "../security/ledger";
 import { appCode } from "../auth/two-factor/rfc6238";
 import { enable, verify } from "../auth/two-factor/support";
-import { accept, invited } from "../users/support";
+import { accept, invited } from "../team/support";
 import { ok, suite } from "./user-tenant-kit";
 import { testSql } from "../support/sql";
 

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { type TestApp, testApp } from "../helpers";
 import { noteSecret } from "../security/ledger";
 import { enable } from "../auth/two-factor/support";
-import { accept, invited } from "../users/support";
+import { accept, invited } from "../team/support";
 import { fails, ok, suite, suiteAtTerminal, tableRows } from "./user-tenant-kit";
 
 /**

@@ -1,9 +1,9 @@
 import { Database } from "bun:sqlite";
 import { describe, expect, test } from "bun:test";
-import { toIso } from "../../src/db/ids";
+import { toIso } from "../../src/kernel/ids";
 import { parse } from "csv-parse/sync";
-import { CsvSyntaxError, readCsvRecords } from "../../src/crm/transfer-parse";
-import { csvCell, csvCellSql, csvGuardedSql, csvIntegerSql, csvIsoTimeSql, csvLine, pulledStream } from "../../src/http/csv";
+import { CsvSyntaxError, readCsvRecords } from "../../src/crm/export-import/parse";
+import { csvCell, csvCellSql, csvGuardedSql, csvIntegerSql, csvIsoTimeSql, csvLine, pulledStream } from "../../src/kernel/csv";
 
 /** A small deterministic generator (mulberry32): failures replay. */
 function rng(seed: number) {

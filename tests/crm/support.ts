@@ -1,5 +1,5 @@
 import type { Db } from "../../src/db/database";
-import { newId } from "../../src/db/ids";
+import { newId } from "../../src/kernel/ids";
 import type { DealListQuery } from "../../src/crm/model";
 import { type TestApp, testApp } from "../helpers";
 import { insertUser } from "../support/sql";

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { toIso, toIsoOrNull } from "../../src/db/ids";
+import { toIso, toIsoOrNull } from "../../src/kernel/ids";
 
 // toIso formats each day's date part once and the time from tables (issue 15): it must write
 // exactly what Date#toISOString writes, for every instant.

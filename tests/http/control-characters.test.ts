@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { NAME_PATTERN, SINGLE_LINE_PATTERN } from "../../src/http/validation";
+import { NAME_PATTERN, SINGLE_LINE_PATTERN } from "../../src/kernel/validation";
 import { CRM, crmOrg } from "../crm/support";
 import { testApp } from "../helpers";
 import { testSql } from "../support/sql";

@@ -2,7 +2,7 @@ import { rng } from "../security/http-fuzz/generate";
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { parse } from "csv-parse/sync";
-import { csvCell, csvCellSql, csvLine, unguard } from "../../src/http/csv";
+import { csvCell, csvCellSql, csvLine, unguard } from "../../src/kernel/csv";
 import { type CrmOrg, crmOrg } from "../crm/support";
 import { testApp } from "../helpers";
 

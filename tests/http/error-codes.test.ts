@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { AppError, ERROR_CODE, errors } from "../../src/http/errors";
+import { AppError, ERROR_CODE, errors } from "../../src/kernel/errors";
 import { SRC, conflicts, constructions, files } from "./error-catalogue";
 
 /**
@@ -48,8 +48,8 @@ describe("every code in the source", () => {
   test("every AppError is built with a literal code, except the one pass-through factory (errors.conflict)", () => {
     const dynamic = built.filter((s) => s.code === null).map((s) => `${s.file}:${s.line}`);
     expect(dynamic).toHaveLength(1);
-    expect(dynamic[0]).toStartWith("http/errors.ts:");
-    const errorsSource = files.find((f) => f.path === "http/errors.ts")!.text;
+    expect(dynamic[0]).toStartWith("kernel/errors.ts:");
+    const errorsSource = files.find((f) => f.path === "kernel/errors.ts")!.text;
     expect(errorsSource).toMatch(/conflict: \(code: string, detail: string\) => new AppError\(409, code, detail\)/);
     // Its callers, in turn, give literals.
     expect(conflictSites.length).toBeGreaterThanOrEqual(4);
@@ -73,7 +73,7 @@ describe("every code in the source", () => {
 describe("every factory, called", () => {
   test("each errors.* and feature *Errors factory builds an AppError whose code matches", async () => {
     const objects = await factoryObjects();
-    expect(objects.map(([name]) => name).sort()).toEqual(expect.arrayContaining(["http/errors.ts:errors", "auth/two-factor/model.ts:twoFactorErrors"]));
+    expect(objects.map(([name]) => name).sort()).toEqual(expect.arrayContaining(["kernel/errors.ts:errors", "auth/two-factor/model.ts:twoFactorErrors"]));
     const made: string[] = [];
     for (const [owner, factories] of objects) {
       for (const [name, factory] of Object.entries(factories)) {
@@ -88,7 +88,7 @@ describe("every factory, called", () => {
     }
     expect(made.length).toBe(Object.keys(errors).length + objects.filter(([n]) => !n.endsWith(":errors")).reduce((n, [, o]) => n + Object.keys(o).length, 0));
     // Every literal code written inside those factory files is produced by calling the factories.
-    const literalInFactories = constructions().filter((s) => s.code !== null && (s.file === "http/errors.ts" || s.file === "auth/two-factor/model.ts"));
+    const literalInFactories = constructions().filter((s) => s.code !== null && (s.file === "kernel/errors.ts" || s.file === "auth/two-factor/model.ts"));
     for (const s of literalInFactories) expect(made).toContain(s.code!);
   });
 

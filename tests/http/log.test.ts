@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, spyOn, test } from "bun:test";
-import { stdoutLogger } from "../../src/context";
+import { stdoutLogger } from "../../src/kernel/logger";
 import { type RequestOptions, setCookies, testApp } from "../helpers";
 import { JSON_TYPE, accessLines } from "./support";
 import { closeDatabase } from "../support/backend";

@@ -4,8 +4,8 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { centsOf, decimalText } from "../../src/crm/money";
-import { ERROR_CODE } from "../../src/http/errors";
-import { QueryReader } from "../../src/http/paging";
+import { ERROR_CODE } from "../../src/kernel/errors";
+import { QueryReader } from "../../src/kernel/paging";
 import { testApp } from "../helpers";
 import { catalogue } from "./error-catalogue";
 

@@ -1,5 +1,5 @@
 import { afterAll, expect, test } from "bun:test";
-import { newId } from "../../src/db/ids";
+import { newId } from "../../src/kernel/ids";
 import type { TestApp } from "../helpers";
 import { askLink, countRows } from "../auth/magic-link/support";
 import { clockedApp } from "../auth/support";

@@ -5,8 +5,8 @@ import { type Db, openDatabase, writeTx } from "../../src/db/database";
 import { CURRENT_PLAN, migrate } from "../../src/db/migrate";
 import type { MailStore } from "../../src/mail/repo";
 import { createSqliteMailStore as createMailRepo } from "../../src/stores/sqlite/mail";
-import { DEFAULT_POLICY, type DeliveryPolicy, type MailTransport, createMailSender } from "../../src/mail/sender";
-import { createSmtpTransport } from "../../src/mail/smtp";
+import { DEFAULT_POLICY, type DeliveryPolicy, createMailSender } from "../../src/mail/sender";
+import { createSmtpTransport, type MailTransport } from "../../src/mail/smtp";
 import { type TestSmtp, startSmtp } from "./smtp-support";
 
 /**

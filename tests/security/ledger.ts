@@ -12,7 +12,7 @@
 
 const TOKEN_CHARS = /[A-Za-z0-9_.~+/=-]+/g;
 const NARROW_CHARS = /[A-Za-z0-9_-]+/g;
-/** A token that names its organization (src/db/ids.ts newTenantToken): `<tenant id>.<43 characters>`. */
+/** A token that names its organization (src/kernel/ids.ts newTenantToken): `<tenant id>.<43 characters>`. */
 const TENANT_TOKEN = /^[A-Za-z0-9_-]{1,64}\.[A-Za-z0-9_-]{43}$/;
 /** What follows a tenant id inside such a token: the dot and the secret. */
 const TENANT_PART_FOLLOWS = /^\.[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])/;

@@ -1,6 +1,6 @@
 /** Identity providers, linked identities and flows: the same contract on every backend. */
 import { describe, expect, test } from "bun:test";
-import type { FlowRow, IdentityRow, ProviderRow } from "../../src/auth/oidc/repo";
+import type { FlowRow, IdentityRow, ProviderRow } from "../../src/auth/sign-in-providers/repo";
 import { BACKENDS } from "./backends";
 import { type AuthHarness, auditOf, useAuthHarness } from "./auth-harness";
 

@@ -7,10 +7,10 @@
 import { writeTx } from "../../src/db/database";
 import type { DealJoined, DealsStore } from "../../src/crm/deals-repo";
 import type { CrmStore } from "../../src/crm/repo";
-import type { StagesStore } from "../../src/crm/stages-repo";
-import type { DealCursor, ExportedContact, ExportFilter, TransferStore } from "../../src/crm/transfer-repo";
+import type { StagesStore } from "../../src/crm/pipeline-repo";
+import type { DealCursor, ExportedContact, ExportFilter, TransferStore } from "../../src/crm/export-import/repo";
 import type { AccountRow, ContactRow } from "../../src/crm/repo";
-import type { JobsStore } from "../../src/crm/jobs-repo";
+import type { JobsStore } from "../../src/crm/export-import/jobs-repo";
 import { createSqliteJobsStore } from "../../src/stores/sqlite/jobs";
 import { createPostgresJobsStore } from "../../src/stores/postgres/jobs";
 import type { AuditEntry } from "../../src/security/repo";

@@ -1,12 +1,12 @@
 /** Contract of the CSV transfer store (keyset export chunks, import batches with their undo log) on every backend. */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { toIso } from "../../src/db/ids";
-import { csvLine } from "../../src/http/csv";
+import { toIso } from "../../src/kernel/ids";
+import { csvLine } from "../../src/kernel/csv";
 import { formatCents } from "../../src/crm/money";
 import type { SortDir, SortField } from "../../src/crm/model";
-import type { DealCursor, ExportFilter, ImportDeal } from "../../src/crm/transfer-repo";
-import type { JobRow } from "../../src/crm/jobs-repo";
-import type { ImportItem } from "../../src/crm/transfer-import";
+import type { DealCursor, ExportFilter, ImportDeal } from "../../src/crm/export-import/repo";
+import type { JobRow } from "../../src/crm/export-import/jobs-repo";
+import type { ImportItem } from "../../src/crm/export-import/import-rows";
 import { CRM_BACKENDS, type CrmBackend, dealFields } from "./crm-support";
 
 const SORTS: SortField[] = ["title", "value", "stage", "probability", "close_date", "created_at", "updated_at", "account_name", "contact_name", "assignee_name"];

@@ -10,7 +10,7 @@ import type { ListedSeqs } from "../../src/crm/deals-query";
 import { createSqliteDealsQuery as createDealsQuery } from "../../src/stores/sqlite/deals-query";
 import { DEFAULT_STAGES, type DealListQuery, SORT_FIELDS, type SortField, searchTextOf, sortKey } from "../../src/crm/model";
 import type { Db } from "../../src/db/database";
-import { newId } from "../../src/db/ids";
+import { newId } from "../../src/kernel/ids";
 import { foldAll } from "../../src/db/search-fold";
 import { openPostgres, type Pg } from "../../src/stores/postgres/database";
 import { createPostgresDealsQuery } from "../../src/stores/postgres/deals-query";

@@ -3,12 +3,12 @@
  * every store of either backend wired as the app wires them (createSqliteStores,
  * createPostgresStores), with the CRM's rename hook noted.
  */
-import { newId } from "../../src/db/ids";
+import { newId } from "../../src/kernel/ids";
 import type { OutgoingMail } from "../../src/mail/repo";
 import type { AuditEntry } from "../../src/security/repo";
 import type { StoredKeys } from "../../src/security/key-file";
-import type { MemberChange } from "../../src/users/members-repo";
-import type { UserRow } from "../../src/users/repo";
+import type { MemberChange } from "../../src/team/members-repo";
+import type { UserRow } from "../../src/team/repo";
 import { type Pg, openPostgres } from "../../src/stores/postgres/database";
 import { createPostgresStores } from "../../src/stores/postgres";
 import { loadPostgresKeyStore } from "../../src/stores/postgres/security";

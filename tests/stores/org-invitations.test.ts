@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { newId } from "../../src/db/ids";
-import type { InviteWrite } from "../../src/users/invitations-repo";
+import { newId } from "../../src/kernel/ids";
+import type { InviteWrite } from "../../src/team/invitations-repo";
 import { BACKENDS } from "./backends";
 import { T0, type Org, type OrgBackend, mailTo, orgBackend, signup } from "./org-fixture";
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { AuditEntry } from "../../src/security/repo";
-import type { UserRow } from "../../src/users/repo";
+import type { UserRow } from "../../src/team/repo";
 import { BACKENDS } from "./backends";
 import { T0, addMember, type OrgBackend, orgBackend, signup } from "./org-fixture";
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { isUniqueViolation } from "../../src/db/database";
-import { newId } from "../../src/db/ids";
-import { containsPattern } from "../../src/http/paging";
+import { isSqliteUniqueViolation as isUniqueViolation } from "../../src/kernel/unique-violation";
+import { newId } from "../../src/kernel/ids";
+import { containsPattern } from "../../src/kernel/paging";
 import { BACKENDS } from "./backends";
 import { T0, addMember, type OrgBackend, orgBackend, signup } from "./org-fixture";
 

@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ConfigError, loadConfig } from "../../src/config";
 import { openStores } from "../../src/stores";
-import { isUniqueViolation } from "../../src/stores/errors";
+import { isUniqueViolation } from "../../src/kernel/unique-violation";
 import { unavailable } from "../../src/cli/open";
 import { noteLog } from "../security/ledger";
 import { type EmptyDatabase, TEST_DATABASE_URL, emptyPostgresDatabase } from "../support/pg-database";

@@ -10,7 +10,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { newId } from "../../src/db/ids";
+import { newId } from "../../src/kernel/ids";
 import { createPostgresStores } from "../../src/stores/postgres";
 import { openPostgres, type Pg } from "../../src/stores/postgres/database";
 import { migratePostgres, pgTargetVersion } from "../../src/stores/postgres/migrate";

@@ -16,10 +16,10 @@ test("every SQLite-only file exists, is a test file, and says why", () => {
 /** Files that name SQLite yet run on both: why each may. */
 const NAMES_SQLITE_BUT_RUNS_ON_BOTH: Record<string, string> = {
   "tests/config.test.ts": "parses SUITE_DB; opens no database",
-  "tests/users/manage.test.ts": "its one SQLite catalogue test is skipped on PostgreSQL",
+  "tests/team/manage.test.ts": "its one SQLite catalogue test is skipped on PostgreSQL",
   "tests/support/backend-files.test.ts": "this file",
   "tests/cli/copy-to-postgres.test.ts": "copies a SQLite file into PostgreSQL: it runs (unskipped) in the PostgreSQL run",
-  "tests/audit/audit-stream.test.ts": "its one EXPLAIN QUERY PLAN test is skipped on PostgreSQL",
+  "tests/security-log/audit-stream.test.ts": "its one EXPLAIN QUERY PLAN test is skipped on PostgreSQL",
   "tests/crm/deals.test.ts": "reaches ctx.db only in its SQLite branch (ctx.pg on PostgreSQL)",
   "tests/crm/search.test.ts": "its strategies block (SQLite's own FTS5 query) is skipped on PostgreSQL",
   "tests/http/storage-full-errors.test.ts": "reaches ctx.db only in its SQLite branch (PostgreSQL raises 53100 in its own)",

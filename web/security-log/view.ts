@@ -89,7 +89,7 @@ export const KNOWN_ACTIONS: Array<[group: string, actions: string[]]> = [
 
 /** What the "Who" column shows for a row's actor, or null for nobody known (a failed sign-in of an unknown address). */
 export function actorLabel(r: { user_id: string | null; user_email: string | null; user_name: string | null; detail: Record<string, unknown> | null }): string | null {
-  // The server's operator acts through `suite user …` / `suite tenant …`, as no account (src/audit/operator.ts).
+  // The server's operator acts through `suite user …` / `suite tenant …`, as no account (src/security-log/operator.ts).
   if (r.detail?.actor === "cli") return "Command line";
   return r.user_name || r.user_email || (r.user_id ? "Former member" : null);
 }

@@ -1,5 +1,5 @@
 import type { Config } from "../../config";
-import { hashToken, newTenantToken } from "../../db/ids";
+import { hashToken, newTenantToken } from "../../kernel/ids";
 import type { AccountMailTarget } from "../../mail/account-mails";
 import type { OutgoingMail } from "../../mail/repo";
 import type { Mailer } from "../../mail/sender";

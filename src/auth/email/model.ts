@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { AppError } from "../../http/errors";
+import { AppError } from "../../kernel/errors";
 
 /** newTenantToken() makes `<tenant id>.<43 characters>` (65 today); the bound only keeps junk short. */
 export const VerifyEmailBody = t.Object({ token: t.String({ minLength: 1, maxLength: 256 }) });

@@ -1,7 +1,7 @@
 import type { Config } from "../../config";
-import type { Logger } from "../../context";
-import { hashToken, toIso, tokenTenant } from "../../db/ids";
-import { errors } from "../../http/errors";
+import type { Logger } from "../../kernel/logger";
+import { hashToken, toIso, tokenTenant } from "../../kernel/ids";
+import { errors } from "../../kernel/errors";
 import { verifyEmailMail } from "../../mail/account-mails";
 import type { Mailer } from "../../mail/sender";
 import type { Limits, RateLimiter } from "../../security/rate-limit";

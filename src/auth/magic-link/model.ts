@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { Email } from "../../users/model";
+import { Email } from "../../team/model";
 
 export const MagicLinkBody = t.Object({ email: Email });
 

@@ -1,6 +1,6 @@
 import type { OutgoingMail } from "../../mail/repo";
 import type { AuditEntry } from "../../security/repo";
-import type { UserRow } from "../../users/repo";
+import type { UserRow } from "../../team/repo";
 
 export interface MagicLinkRow {
   token_hash: string;

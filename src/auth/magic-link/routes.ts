@@ -1,10 +1,10 @@
 import { Elysia } from "elysia";
 import type { Context } from "../../context";
 import { requestInfo } from "../../http/client";
-import { errors } from "../../http/errors";
+import { errors } from "../../kernel/errors";
 import { namedTenantId } from "../../http/tenancy";
 import { doc } from "../../http/openapi";
-import { lowerCaseFields } from "../../http/validation";
+import { lowerCaseFields } from "../../kernel/validation";
 import { LoginResponse } from "../model";
 import { answerSignIn } from "../sign-in";
 import { MAGIC_LINK_ACCEPTED } from "./service";

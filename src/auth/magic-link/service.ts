@@ -1,7 +1,7 @@
 import type { Config } from "../../config";
-import type { Logger } from "../../context";
-import { hashToken, newTenantToken, tokenTenant } from "../../db/ids";
-import { AppError, errors } from "../../http/errors";
+import type { Logger } from "../../kernel/logger";
+import { hashToken, newTenantToken, tokenTenant } from "../../kernel/ids";
+import { AppError, errors } from "../../kernel/errors";
 import { mailLink } from "../../mail/links";
 import { renderMail } from "../../mail/render";
 import type { Mailer } from "../../mail/sender";
@@ -9,8 +9,8 @@ import type { Limits, RateLimiter } from "../../security/rate-limit";
 import type { SecurityStore } from "../../security/repo";
 import { unnamedRequest } from "../audit-entry";
 import { addressFromSource } from "../login-limits";
-import { normalizeEmail } from "../../users/model";
-import type { UserRow, UsersStore } from "../../users/repo";
+import { normalizeEmail } from "../../team/model";
+import type { UserRow, UsersStore } from "../../team/repo";
 import type { RequestInfo } from "../service";
 import type { MagicLinkTarget, MagicLinksStore } from "./repo";
 

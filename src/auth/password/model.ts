@@ -1,7 +1,7 @@
 import { t } from "elysia";
-import { AppError } from "../../http/errors";
+import { AppError } from "../../kernel/errors";
 import { PASSWORD_MAX, PASSWORD_MIN } from "../../security/passwords";
-import { Email } from "../../users/model";
+import { Email } from "../../team/model";
 
 export const ForgotPasswordBody = t.Object({ email: Email });
 /** newTenantToken() makes `<tenant id>.<43 characters>` (65 today); the bound only keeps junk short. */

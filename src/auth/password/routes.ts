@@ -4,7 +4,7 @@ import { authGuard } from "../../http/auth-guard";
 import { requestInfo } from "../../http/client";
 import { doc } from "../../http/openapi";
 import { namedTenantId } from "../../http/tenancy";
-import { lowerCaseFields } from "../../http/validation";
+import { lowerCaseFields } from "../../kernel/validation";
 import { ChangePasswordBody, FORGOT_ACCEPTED, ForgotAccepted, ForgotPasswordBody, PasswordChanged, PasswordReset, ResetPasswordBody } from "./model";
 
 /** Forgotten password, reset by mailed link, and change of password: /api/v1/auth/password. */

@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { AppError, BEARER } from "../../http/errors";
+import { AppError, BEARER } from "../../kernel/errors";
 import { PASSWORD_MAX } from "../../security/passwords";
 
 /** A code from the authenticator app. */

@@ -1,17 +1,17 @@
 import type { Config } from "../../config";
-import { toIso } from "../../db/ids";
-import { errors } from "../../http/errors";
+import { toIso } from "../../kernel/ids";
+import { errors } from "../../kernel/errors";
 import type { PasswordHasher } from "../../security/passwords";
 import type { Limit, Limits, RateLimiter } from "../../security/rate-limit";
 import type { AuditEntry } from "../../security/repo";
-import type { TenantsStore } from "../../tenants/repo";
-import type { UserRow, UsersStore } from "../../users/repo";
+import type { TenantsStore } from "../../organization/repo";
+import type { UserRow, UsersStore } from "../../team/repo";
 import type { AuthService, IssuedTokens, Principal, RequestInfo } from "../service";
 import type { Tokens } from "../tokens";
 import { backupCodeHash, newBackupCodes, normalizeBackupCode } from "./backup-codes";
 import { type TwoFactorStatus, type TwoFactorSetup, twoFactorErrors as fail } from "./model";
 import type { Owner, TotpRow, TwoFactorStore } from "./repo";
-import type { SecretBox } from "./secret-box";
+import type { SecretBox } from "../../security/secret-box";
 import { TOTP_ISSUER, matchStep, newTotpSecret, otpauthUrl } from "./totp";
 
 /** Consecutive wrong codes, across all of a user's temp tokens, that lock the factor (docs/interface.md#limits). */

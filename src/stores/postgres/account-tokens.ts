@@ -3,7 +3,7 @@ import { type AccountTarget, type AccountTokenPurpose, type AccountTokenRow, MAX
 import type { OutgoingMail } from "../../mail/repo";
 import type { AuditEntry } from "../../security/repo";
 import { type Pg, type PgTx, inEveryTenant } from "./database";
-import type { PgEnqueueInTx } from "./magic-links";
+import type { PgEnqueueInTx } from "./mail";
 import type { PgAuditInTx } from "./sessions";
 import { unnamedLinksWindow } from "./unnamed-links";
 import { addressAccounts, emailHash } from "./user-directory";

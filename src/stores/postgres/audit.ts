@@ -1,5 +1,5 @@
-import type { AuditStore } from "../../audit/repo";
-import type { AuditCursor, AuditFilter, AuditLogRow } from "../../audit/repo";
+import type { AuditStore } from "../../security-log/repo";
+import type { AuditCursor, AuditFilter, AuditLogRow } from "../../security-log/repo";
 import type { Pg } from "./database";
 
 const COLUMNS = "a.id, a.user_id, u.email AS user_email, u.full_name AS user_name, a.action, a.ip, a.user_agent, a.detail, a.created_at";

@@ -1,6 +1,7 @@
 import { createPostgresAccountTokensStore } from "./account-tokens";
 import type { Pg } from "./database";
-import { createPostgresMagicLinksStore, type PgEnqueueInTx } from "./magic-links";
+import { createPostgresMagicLinksStore } from "./magic-links";
+import type { PgEnqueueInTx } from "./mail";
 import { createPostgresOidcStore, type PgUsersInTx } from "./oidc";
 import { createPostgresPasswordStore } from "./passwords";
 import { createPostgresSessionsStore, type PgAuditInTx } from "./sessions";

@@ -1,5 +1,5 @@
 import type { CrmStore } from "../../crm/repo";
-import { newId } from "../../db/ids";
+import { newId } from "../../kernel/ids";
 import { DEFAULT_STAGES, sortKey } from "../../crm/model";
 import type { AccountRow, ContactRow, PipelineStageRow } from "../../crm/repo";
 import type { Pg, PgTx } from "./database";

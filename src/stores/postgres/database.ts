@@ -93,13 +93,6 @@ export function openPostgres(url: string, opts: PgOptions = {}): Pg {
   };
 }
 
-/** Whether `e` is PostgreSQL refusing a duplicate (23505), on `constraint` when one is named. */
-export const isPgUniqueViolation = (e: unknown, constraint?: string): boolean => {
-  const err = e as { errno?: unknown; code?: unknown; constraint?: unknown; message?: unknown };
-  const unique = err?.errno === "23505" || err?.code === "23505" || (typeof err?.message === "string" && /duplicate key value/.test(err.message));
-  return unique && (constraint === undefined || String(err.constraint ?? err.message).includes(constraint));
-};
-
 /** Inserts rows given as JSON objects named like the columns (one parameter, any number of rows). */
 export async function insertJson(tx: PgQueries, table: string, rows: object[]): Promise<void> {
   if (rows.length === 0) return;

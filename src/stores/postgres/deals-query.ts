@@ -2,7 +2,7 @@ import type { DealJoined } from "../../crm/deals-repo";
 import { DEAL_COLUMNS, SORT_COLUMN } from "../../crm/deal-columns";
 import type { DealsQuery, ListedSeqs } from "../../crm/deals-query";
 import type { DealListQuery } from "../../crm/model";
-import { offsetOf } from "../../http/paging";
+import { offsetOf } from "../../kernel/paging";
 import type { Pg } from "./database";
 
 /** Terms up to this many characters are one gram of deal_gram_counts: their totals are sums of counters. */

@@ -1,4 +1,4 @@
-import type { Stores } from "..";
+import type { Stores } from "../interface";
 import type { Config } from "../../config";
 import { ConfigError } from "../../config";
 import { createHash } from "node:crypto";

@@ -1,10 +1,10 @@
-import type { InvitationsStore } from "../../users/invitations-repo";
+import type { InvitationsStore } from "../../team/invitations-repo";
 import type { NewSessionRow } from "../../auth/repo";
 import type { AuditEntry } from "../../security/repo";
-import type { InvitationRow, InvitationStatus } from "../../users/invitations-model";
-import { statusOf } from "../../users/invitations-model";
-import type { AcceptOutcome, AcceptWrite, InviteOutcome, InviteWrite, RevokeOutcome } from "../../users/invitations-repo";
-import type { UserRow } from "../../users/repo";
+import type { InvitationRow, InvitationStatus } from "../../team/invitations-model";
+import { statusOf } from "../../team/invitations-model";
+import type { AcceptOutcome, AcceptWrite, InviteOutcome, InviteWrite, RevokeOutcome } from "../../team/invitations-repo";
+import type { UserRow } from "../../team/repo";
 import { type Pg, type PgQueries, type PgTx, inEveryTenant } from "./database";
 import { keyCreatedInTx } from "./idempotency";
 import type { PostgresMailStore } from "./mail";

@@ -1,8 +1,9 @@
-import { ImportRowError, type JobRow, type JobsStore } from "../../crm/jobs-repo";
-import type { ImportItem } from "../../crm/transfer-import";
-import { type Entity, type Outcome, type Resolved, type Stored, TABLE, WRITTEN, resolveItem } from "../../crm/transfer-upsert";
+import { ImportRowError, type JobRow, type JobsStore } from "../../crm/export-import/jobs-repo";
+import type { ImportItem } from "../../crm/export-import/import-rows";
+import { type Entity, type Outcome, type Resolved, type Stored, TABLE, WRITTEN, resolveItem } from "../../crm/export-import/upsert";
 import type { AuditEntry } from "../../security/repo";
-import { type Pg, type PgTx, insertJson, isPgUniqueViolation } from "./database";
+import { type Pg, type PgTx, insertJson } from "./database";
+import { isPgUniqueViolation } from "../../kernel/unique-violation";
 import { allocateSeqsInTx, lockCrmShared } from "./deals";
 import { gramsOf } from "./deal-counters";
 import type { PgAuditWriter } from "./stages";
@@ -11,7 +12,7 @@ const JOB_COLUMNS = "tenant_id, id, kind, status, user_id, total, done, added, u
 const ENTITIES: Entity[] = ["account", "contact", "deal"];
 
 /**
- * Import jobs on PostgreSQL (src/crm/jobs-repo.ts). A batch costs a fixed number of statements
+ * Import jobs on PostgreSQL (src/crm/export-import/jobs-repo.ts). A batch costs a fixed number of statements
  * whatever its size: one lookup, one insert and one update a table (JSON row sets), one insert of
  * undo entries, and the deal counters added up in JS and written once (the row triggers are off
  * for the transaction: suite.counters_by_batch, 54-import-jobs.sql), so an import's cost grows

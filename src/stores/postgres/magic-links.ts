@@ -4,13 +4,9 @@ import type { OutgoingMail } from "../../mail/repo";
 import type { AuditEntry } from "../../security/repo";
 import { addressTargets, lockUserInTx } from "./account-tokens";
 import { type Pg, type PgTx, inEveryTenant } from "./database";
+import type { PgEnqueueInTx } from "./mail";
 import type { PgAuditInTx } from "./sessions";
 import { unnamedLinksWindow } from "./unnamed-links";
-
-/** What the stores that mail a link need of the mail store: the outbox row, in their transaction. */
-export interface PgEnqueueInTx {
-  enqueueInTx(tx: PgTx, m: OutgoingMail, now: number): Promise<string>;
-}
 
 /** Magic links on PostgreSQL: the same functions as the SQLite store. */
 export function createPostgresMagicLinksStore(pg: Pg, others: { security: PgAuditInTx; mail: PgEnqueueInTx }) {

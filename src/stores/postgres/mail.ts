@@ -1,8 +1,13 @@
 import { type MailStore, backlogOf } from "../../mail/repo";
-import { newId } from "../../db/ids";
+import { newId } from "../../kernel/ids";
 import type { OutboxRow, OutgoingMail } from "../../mail/repo";
 import type { Pg, PgTx } from "./database";
 import { type OutboxSeal, isSealed } from "../../mail/outbox-seal";
+
+/** What the stores that mail a link need of the mail store: the outbox row, in their transaction. */
+export interface PgEnqueueInTx {
+  enqueueInTx(tx: PgTx, m: OutgoingMail, now: number): Promise<string>;
+}
 
 /**
  * The mail outbox on PostgreSQL, shared by every instance. The outbox is the one queue every

@@ -1,7 +1,7 @@
-import type { MembersStore } from "../../users/members-repo";
+import type { MembersStore } from "../../team/members-repo";
 import type { AuditEntry } from "../../security/repo";
-import type { MemberChange, MemberChangePlan, Refusal } from "../../users/members-repo";
-import type { UserRow } from "../../users/repo";
+import type { MemberChange, MemberChangePlan, Refusal } from "../../team/members-repo";
+import type { UserRow } from "../../team/repo";
 import type { Pg, PgTx } from "./database";
 import type { PostgresSecurityStore } from "./security";
 import { directoryDeleteInTx } from "./user-directory";

@@ -1,9 +1,10 @@
-import type { OidcStore } from "../../auth/oidc/repo";
-import type { ProviderKind } from "../../auth/oidc/model";
-import type { FlowRow, IdentityRow, ProviderRow } from "../../auth/oidc/repo";
+import type { OidcStore } from "../../auth/sign-in-providers/repo";
+import type { ProviderKind } from "../../auth/sign-in-providers/model";
+import type { FlowRow, IdentityRow, ProviderRow } from "../../auth/sign-in-providers/repo";
 import type { AuditEntry } from "../../security/repo";
-import type { UserRow } from "../../users/repo";
-import { isPgUniqueViolation, type Pg, type PgTx } from "./database";
+import type { UserRow } from "../../team/repo";
+import type { Pg, PgTx } from "./database";
+import { isPgUniqueViolation } from "../../kernel/unique-violation";
 import type { PgAuditInTx } from "./sessions";
 
 /** What joining needs of the users store, inside its transaction. */

@@ -1,5 +1,5 @@
 import type { PasswordNotice, PasswordStore } from "../../auth/password/repo";
-import type { PgEnqueueInTx } from "./magic-links";
+import type { PgEnqueueInTx } from "./mail";
 import type { AccountTokenRow } from "../../auth/email/repo";
 import type { AuditEntry } from "../../security/repo";
 import type { PostgresAccountTokensStore } from "./account-tokens";

@@ -5,7 +5,7 @@
  * records (ids aside).
  */
 import type { DemoSeedStore, SeedResult, SeedTenant } from "../../crm/seed-store";
-import { newId } from "../../db/ids";
+import { newId } from "../../kernel/ids";
 import { TENANT_SPAN } from "../../crm/deal-columns";
 import { type RandomSource, randomSource } from "../../crm/demo-data";
 import { demoDealDrawer, drawDemoAccounts, drawDemoContacts, drawDemoUsers } from "../../crm/demo-records";

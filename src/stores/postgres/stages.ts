@@ -1,4 +1,4 @@
-import type { StagesStore } from "../../crm/stages-repo";
+import type { StagesStore } from "../../crm/pipeline-repo";
 import type { PipelineStageRow } from "../../crm/repo";
 import type { AuditEntry } from "../../security/repo";
 import type { Pg, PgTx } from "./database";
@@ -10,7 +10,7 @@ export interface PgAuditWriter {
 }
 
 /**
- * PostgreSQL twin of src/crm/stages-repo.ts. Every change of a tenant's stages takes the tenant's
+ * PostgreSQL twin of src/crm/pipeline-repo.ts. Every change of a tenant's stages takes the tenant's
  * CRM lock exclusively first (deals.ts): "is this the last stage?", "is `order` every stage?" and
  * "does the target exist?" read several rows, so two changes at once must not both pass their
  * checks on the same picture (two deletions leaving no stage at all); and a deletion moves deals,

@@ -1,5 +1,5 @@
-import type { SupportStore } from "../../users/support-repo";
-import type { SupportUserRow } from "../../users/support-repo";
+import type { SupportStore } from "../../team/support-repo";
+import type { SupportUserRow } from "../../team/support-repo";
 import type { Pg } from "./database";
 
 /** The operator's view of an organization's members (src/cli/users.ts) on PostgreSQL. */

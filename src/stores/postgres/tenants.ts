@@ -1,9 +1,10 @@
-import type { TenantsStore } from "../../tenants/repo";
+import type { TenantsStore } from "../../organization/repo";
 import type { NewSessionRow } from "../../auth/repo";
-import { newId } from "../../db/ids";
+import { newId } from "../../kernel/ids";
 import type { AuditEntry } from "../../security/repo";
-import type { NewOrganization, TenantListRow, TenantRow } from "../../tenants/repo";
-import { type Pg, type PgQueries, type PgTx, isPgUniqueViolation } from "./database";
+import type { NewOrganization, TenantListRow, TenantRow } from "../../organization/repo";
+import { type Pg, type PgQueries, type PgTx } from "./database";
+import { isPgUniqueViolation } from "../../kernel/unique-violation";
 import { createNumberingInTx } from "./deals";
 import type { PostgresSecurityStore } from "./security";
 import type { PostgresUsersStore } from "./users";

@@ -1,10 +1,10 @@
-import type { TransferStore } from "../../crm/transfer-repo";
-import { toIso } from "../../db/ids";
-import { csvLine } from "../../http/csv";
+import type { TransferStore } from "../../crm/export-import/repo";
+import { toIso } from "../../kernel/ids";
+import { csvLine } from "../../kernel/csv";
 import { SORT_COLUMN } from "../../crm/deal-columns";
 import { formatCents } from "../../crm/money";
 import type { AccountRow, ContactRow } from "../../crm/repo";
-import type { DealCursor, ExportedContact, ExportFilter } from "../../crm/transfer-repo";
+import type { DealCursor, ExportedContact, ExportFilter } from "../../crm/export-import/repo";
 import type { Pg } from "./database";
 import type { PgAuditWriter } from "./stages";
 
@@ -15,7 +15,7 @@ type ExportRow = {
   notes: string | null; custom_data: string | null; created_at: number; updated_at: number; external_id: string | null; k: string | number | null;
 };
 
-// The same cells SQLite writes in SQL (transfer-repo.ts' EXPORT_DEAL_LINE): csvCell of each value.
+// The same cells SQLite writes in SQL (stores/sqlite/transfer.ts' EXPORT_DEAL_LINE): csvCell of each value.
 const dealLine = (r: ExportRow) =>
   csvLine([r.id, r.title, formatCents(r.value_cents), r.currency, r.stage, r.stage_name, r.probability, r.close_date, r.account_name,
     r.contact_name, r.assignee_name, r.assignee_email, r.notes, r.custom_data, toIso(r.created_at), toIso(r.updated_at), r.external_id]);
@@ -27,7 +27,7 @@ const CONTACT_FILTER = `($2::text IS NULL OR lower(c.first_name || ' ' || coales
 const CONTACT_SELECT = "SELECT c.*, a.name AS account_name FROM contacts c LEFT JOIN accounts a ON a.tenant_id = c.tenant_id AND a.id = c.account_id";
 
 /**
- * PostgreSQL twin of src/crm/transfer-repo.ts. Exports walk the order's index by key
+ * PostgreSQL twin of src/crm/export-import/repo.ts. Exports walk the order's index by key
  * (WHERE (key, id) > last, never OFFSET) a chunk at a time, so memory holds one chunk however
  * long the file; the reads are async here (SQLite's are not). An import writes every row in one
  * transaction or none.

@@ -4,7 +4,7 @@
  * 100,000 organizations as at 1,000. Every write of users writes it in the same transaction
  * (insert, delete; addresses never change, and an organization's deletion deletes its rows).
  */
-import { hashToken } from "../../db/ids";
+import { hashToken } from "../../kernel/ids";
 import type { PgQueries } from "./database";
 
 /** The directory's key: lower-case hex SHA-256 of the (already lower-cased) address, as emailHashSql computes it. */

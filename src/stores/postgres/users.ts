@@ -1,5 +1,5 @@
-import type { UsersStore } from "../../users/repo";
-import type { ProfileRow, UserRow } from "../../users/repo";
+import type { UsersStore } from "../../team/repo";
+import type { ProfileRow, UserRow } from "../../team/repo";
 import { type Pg, type PgQueries, type PgTx } from "./database";
 import { addressAccounts, directoryInsertInTx, emailHash } from "./user-directory";
 

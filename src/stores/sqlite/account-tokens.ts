@@ -5,7 +5,7 @@ import type { SqliteMailStore } from "./mail";
 import { type Db, writeTx } from "../../db/database";
 import type { AuditEntry } from "../../security/repo";
 import { type SqliteSecurityStore } from "./security";
-import type { UserRow } from "../../users/repo";
+import type { UserRow } from "../../team/repo";
 
 /**
  * SQL of the account tokens (password resets and address verifications; they share one table)

@@ -1,4 +1,4 @@
-import type { AuditStore, AuditLogRow, AuditFilter, AuditCursor } from "../../audit/repo";
+import type { AuditStore, AuditLogRow, AuditFilter, AuditCursor } from "../../security-log/repo";
 import type { Statement } from "bun:sqlite";
 import type { Db } from "../../db/database";
 

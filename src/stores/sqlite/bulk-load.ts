@@ -1,6 +1,6 @@
 import type { SeedResult, SeedTenant } from "../../crm/seed-store";
 import { type Db, writeTx } from "../../db/database";
-import { newId } from "../../db/ids";
+import { newId } from "../../kernel/ids";
 import { TENANT_SPAN } from "../../crm/deal-columns";
 import { type SeedTally, openSeedTally } from "../../db/seed-tally";
 import { type RandomSource, randomSource } from "../../crm/demo-data";

@@ -1,6 +1,6 @@
 import type { CrmStore, PipelineStageRow, AccountRow, ContactRow } from "../../crm/repo";
 import { type Db, writeTx } from "../../db/database";
-import { newId } from "../../db/ids";
+import { newId } from "../../kernel/ids";
 import { createSqliteDealsStore } from "./deals";
 import { withKeyMark } from "./idempotency";
 import { DEFAULT_STAGES, sortKey } from "../../crm/model";
@@ -60,7 +60,7 @@ export function createSqliteCrmStore(db: Db) {
     "UPDATE deals SET assignee_key = ?3, assignee_name = ?4, assignee_email = ?5 WHERE tenant_id = ?1 AND assigned_to = ?2",
   );
 
-  // A removed member's deals (users/members-repo.ts): to another member, or to nobody.
+  // A removed member's deals (team/members-repo.ts): to another member, or to nobody.
   const reassignDeals = db.prepare<never, [string, string, string | null, string | null, string | null, string | null, number]>(
     `UPDATE deals SET assigned_to = ?3, assignee_key = ?4, assignee_name = ?5, assignee_email = ?6, updated_at = ?7
       WHERE tenant_id = ?1 AND assigned_to = ?2`,

@@ -1,7 +1,7 @@
 import type { DealsQuery, ListedSeqs } from "../../crm/deals-query";
 import type { Statement } from "bun:sqlite";
 import type { Db } from "../../db/database";
-import { offsetOf } from "../../http/paging";
+import { offsetOf } from "../../kernel/paging";
 import { type DealJoined } from "../../crm/deals-repo";
 import { DEAL_COLUMNS, SORT_COLUMN, TENANT_SPAN } from "../../crm/deal-columns";
 import { stagesJoiner } from "./deals";

@@ -1,4 +1,4 @@
-import type { Stores, StoresOptions } from "..";
+import type { Stores, StoresOptions } from "../interface";
 import type { Config } from "../../config";
 import { type Db, openDatabase } from "../../db/database";
 import { startGroupCommit } from "../../db/group-commit";

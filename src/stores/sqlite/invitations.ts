@@ -1,4 +1,4 @@
-import type { InvitationsStore, InviteWrite, InviteOutcome, AcceptWrite, AcceptOutcome, RevokeOutcome } from "../../users/invitations-repo";
+import type { InvitationsStore, InviteWrite, InviteOutcome, AcceptWrite, AcceptOutcome, RevokeOutcome } from "../../team/invitations-repo";
 import type { NewSessionRow } from "../../auth/repo";
 import { type SqliteSessionsStore } from "./sessions";
 import { type Db, writeTx } from "../../db/database";
@@ -7,8 +7,8 @@ import type { OutgoingMail } from "../../mail/repo";
 import { type SqliteMailStore } from "./mail";
 import type { AuditEntry } from "../../security/repo";
 import { type SqliteSecurityStore } from "./security";
-import { type InvitationRow, type InvitationStatus, statusOf } from "../../users/invitations-model";
-import type { UserRow } from "../../users/repo";
+import { type InvitationRow, type InvitationStatus, statusOf } from "../../team/invitations-model";
+import type { UserRow } from "../../team/repo";
 import { type SqliteUsersStore } from "./users";
 
 type Who = Pick<AuditEntry, "ip" | "userAgent">;

@@ -1,9 +1,10 @@
 import type { Statement } from "bun:sqlite";
-import { type Db, isUniqueViolation, writeTx } from "../../db/database";
+import { type Db, writeTx } from "../../db/database";
+import { isSqliteUniqueViolation as isUniqueViolation } from "../../kernel/unique-violation";
 import { TENANT_SPAN } from "../../crm/deal-columns";
-import { ImportRowError, type JobRow, type JobsStore } from "../../crm/jobs-repo";
-import type { ImportItem } from "../../crm/transfer-import";
-import { type Entity, type Outcome, type Stored, TABLE, WRITTEN, resolveItem } from "../../crm/transfer-upsert";
+import { ImportRowError, type JobRow, type JobsStore } from "../../crm/export-import/jobs-repo";
+import type { ImportItem } from "../../crm/export-import/import-rows";
+import { type Entity, type Outcome, type Stored, TABLE, WRITTEN, resolveItem } from "../../crm/export-import/upsert";
 import type { AuditEntry } from "../../security/repo";
 import type { SqliteSecurityStore } from "./security";
 
@@ -13,7 +14,7 @@ const RENAMED: Partial<Record<Entity, { columns: string[]; deals: string }>> = {
   contact: { columns: ["first_name", "last_name"], deals: "SELECT 1 AS x FROM deals WHERE tenant_id = ?1 AND contact_id = ?2 LIMIT 1" },
 };
 
-/** Import jobs on SQLite (src/crm/jobs-repo.ts): every batch one IMMEDIATE transaction, nothing awaited inside. */
+/** Import jobs on SQLite (src/crm/export-import/jobs-repo.ts): every batch one IMMEDIATE transaction, nothing awaited inside. */
 export function createSqliteJobsStore(db: Db, others: { security: SqliteSecurityStore }) {
   const prepared = new Map<string, Statement>();
   const stmt = (sql: string): Statement => {

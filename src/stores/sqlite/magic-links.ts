@@ -2,7 +2,7 @@ import type { MagicLinksStore, MagicLinkRow, MagicLinkTarget } from "../../auth/
 import { MAX_WORKSPACES_PER_REQUEST } from "../../auth/magic-link/repo";
 import type { Db } from "../../db/database";
 import { writeTx } from "../../db/database";
-import type { UserRow } from "../../users/repo";
+import type { UserRow } from "../../team/repo";
 import type { OutgoingMail } from "../../mail/repo";
 import type { AuditEntry } from "../../security/repo";
 import type { SqliteMailStore } from "./mail";

@@ -1,6 +1,6 @@
 import { type MailStore, type OutgoingMail, type OutboxRow, backlogOf } from "../../mail/repo";
 import { type Db, writeTx } from "../../db/database";
-import { newId } from "../../db/ids";
+import { newId } from "../../kernel/ids";
 import { type OutboxSeal, isSealed } from "../../mail/outbox-seal";
 
 /**

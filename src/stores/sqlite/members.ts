@@ -1,8 +1,8 @@
-import type { MembersStore, MemberChange, MemberChangePlan, Refusal } from "../../users/members-repo";
+import type { MembersStore, MemberChange, MemberChangePlan, Refusal } from "../../team/members-repo";
 import { type Db, writeTx } from "../../db/database";
 import type { AuditEntry } from "../../security/repo";
 import { type SqliteSecurityStore } from "./security";
-import type { UserRow } from "../../users/repo";
+import type { UserRow } from "../../team/repo";
 
 /**
  * SQL of admins managing members: role and profile changes, removal, second-factor reset and

@@ -1,9 +1,9 @@
-import type { OidcStore, ProviderRow, IdentityRow, FlowRow } from "../../auth/oidc/repo";
+import type { OidcStore, ProviderRow, IdentityRow, FlowRow } from "../../auth/sign-in-providers/repo";
 import { type Db, writeTx } from "../../db/database";
 import type { AuditEntry } from "../../security/repo";
-import type { UserRow } from "../../users/repo";
+import type { UserRow } from "../../team/repo";
 import { type SqliteUsersStore } from "./users";
-import type { ProviderKind } from "../../auth/oidc/model";
+import type { ProviderKind } from "../../auth/sign-in-providers/model";
 
 type Audit = (e: AuditEntry, now: number) => void;
 

@@ -1,4 +1,4 @@
-import type { StagesStore } from "../../crm/stages-repo";
+import type { StagesStore } from "../../crm/pipeline-repo";
 import { type Db, writeTx } from "../../db/database";
 import type { AuditEntry } from "../../security/repo";
 import { type SqliteSecurityStore } from "./security";

@@ -1,4 +1,4 @@
-import type { SupportStore, SupportUserRow } from "../../users/support-repo";
+import type { SupportStore, SupportUserRow } from "../../team/support-repo";
 import type { Db } from "../../db/database";
 
 /** SQL of the operator's view of an organization's members (src/cli/users.ts). */

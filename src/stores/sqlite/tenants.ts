@@ -1,12 +1,12 @@
-import type { TenantsStore, TenantRow, TenantListRow, NewOrganization } from "../../tenants/repo";
+import type { TenantsStore, TenantRow, TenantListRow, NewOrganization } from "../../organization/repo";
 import type { NewSessionRow } from "../../auth/repo";
 import { type SqliteSessionsStore } from "./sessions";
 import { type SqliteCrmStore } from "./crm";
 import { type Db, writeTx } from "../../db/database";
-import { newId } from "../../db/ids";
+import { newId } from "../../kernel/ids";
 import type { AuditEntry } from "../../security/repo";
 import { type SqliteSecurityStore } from "./security";
-import type { UserRow } from "../../users/repo";
+import type { UserRow } from "../../team/repo";
 import { type SqliteUsersStore } from "./users";
 
 /** SQL of tenants and their modules, and the one transaction that creates an organization. */

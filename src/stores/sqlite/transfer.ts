@@ -1,9 +1,9 @@
-import type { TransferStore, ExportFilter, DealCursor, ExportedContact } from "../../crm/transfer-repo";
+import type { TransferStore, ExportFilter, DealCursor, ExportedContact } from "../../crm/export-import/repo";
 import type { Statement } from "bun:sqlite";
 import type { SqliteSecurityStore } from "./security";
 import type { Db } from "../../db/database";
 import { SORT_COLUMN } from "../../crm/deal-columns";
-import { csvCellSql, csvGuardedSql, csvIntegerSql, csvIsoTimeSql } from "../../http/csv";
+import { csvCellSql, csvGuardedSql, csvIntegerSql, csvIsoTimeSql } from "../../kernel/csv";
 import type { AccountRow, ContactRow } from "../../crm/repo";
 
 /**

@@ -1,4 +1,4 @@
-import type { UsersStore, UserRow, ProfileRow } from "../../users/repo";
+import type { UsersStore, UserRow, ProfileRow } from "../../team/repo";
 import type { Db } from "../../db/database";
 
 /** SQL of users and profiles. Every statement is prepared once; every read names the tenant. */

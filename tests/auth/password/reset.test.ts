@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { hashToken } from "../../../src/db/ids";
+import { hashToken } from "../../../src/kernel/ids";
 import { type TestApp, testApp } from "../../helpers";
 import { ME, allAudit, clockedApp, login } from "../support";
 import { FORGOT, FORGOT_ACCEPTED, RESET, askReset, linksOf, newestTokenOf } from "./support";

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { createSecretBox } from "../../../src/auth/two-factor/secret-box";
-import { hashToken } from "../../../src/db/ids";
+import { createSecretBox } from "../../../src/security/secret-box";
+import { hashToken } from "../../../src/kernel/ids";
 import { type TestApp, testApp } from "../../helpers";
 import { ME, allAudit, claimsOf, clock as makeClock, forge, login } from "../support";
 import { appCode, base32Decode } from "./rfc6238";

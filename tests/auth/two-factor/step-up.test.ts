@@ -5,7 +5,7 @@
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { type TestApp, testApp } from "../../helpers";
-import { accept, invited } from "../../users/support";
+import { accept, invited } from "../../team/support";
 import { askLink, newestToken, verifyToken } from "../magic-link/support";
 import { REFRESH, allAudit, clock as makeClock, login, sessionIdOf, sessionOf } from "../support";
 import { appCode } from "./rfc6238";

@@ -2,7 +2,7 @@ import type { Answer } from "./harness";
 
 const LOC_SOURCES = new Set(["body", "query", "path", "header"]);
 const SNAKE = /^[a-z0-9]+(_[a-z0-9]+)*$/;
-/** An error code: an identifier that starts with a letter (src/http/errors.ts). */
+/** An error code: an identifier that starts with a letter (src/kernel/errors.ts). */
 const CODE = /^[a-z][a-z0-9_]*$/;
 const ITEM_KEYS = new Set(["loc", "msg", "type", "input", "ctx"]);
 /** What a stack trace or an SQL error looks like in a body. */

@@ -55,7 +55,7 @@ function paramValue(p: Param): fc.Arbitrary<string> {
   let good: fc.Arbitrary<string>;
   if (s.type === "integer") good = fc.integer({ min: s.minimum ?? 0, max: s.maximum ?? 500 }).map(String);
   else if (s.type === "boolean") good = fc.constantFrom("true", "false", "1", "0", "yes", "no", "on", "off", "TRUE", "Yes", "maybe", "2");
-  // A query boolean is text with a pattern of its spellings (src/http/paging.ts QUERY_BOOLEAN).
+  // A query boolean is text with a pattern of its spellings (src/kernel/paging.ts QUERY_BOOLEAN).
   else if (s.type === "string" && s.pattern) good = fc.oneof(fc.stringMatching(new RegExp(s.pattern)), fc.constantFrom("maybe", "2", "truee"));
   else if (s.enum) good = fc.oneof(fc.constantFrom(...(s.enum as string[])), fc.constantFrom(...(s.enum as string[])).map((e) => e.toUpperCase()));
   else if (p.name === "search") good = fc.oneof(fc.constantFrom(...SQL_AND_FTS), fc.string({ maxLength: 12 }), fc.constantFrom("deal", "acme", "Ada", "café"));

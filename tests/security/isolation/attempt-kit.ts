@@ -1,7 +1,7 @@
 import { expect } from "bun:test";
 import type { RequestOptions } from "../../helpers";
 import { parse } from "csv-parse/sync";
-import { unguard } from "../../../src/http/csv";
+import { unguard } from "../../../src/kernel/csv";
 import { countOf, type World } from "./world";
 import { testSql } from "../../support/sql";
 

@@ -3,7 +3,7 @@ import { clockedApp, sessionIdOf } from "../../auth/support";
 
 export const METRICS_TOKEN = "isolation-metrics-token-0123456789abcdef";
 import type { TestApp } from "../../helpers";
-import { hashToken, newId, newSecretToken, newTenantToken } from "../../../src/db/ids";
+import { hashToken, newId, newSecretToken, newTenantToken } from "../../../src/kernel/ids";
 import { noteSecret } from "../ledger";
 import { newestMailTo, tableColumns, testSql } from "../../support/sql";
 
@@ -116,7 +116,7 @@ async function populate(t: TestApp, subdomain: string, word: string): Promise<Te
   await ok(t, "POST", `/users/invitations/${revoked.id}/revoke`, admin, 200);
 
   // An identity provider (https: created without reaching it), and the admin's identity linked
-  // through it, written as a finished link flow would (the round trips are in tests/auth/oidc/).
+  // through it, written as a finished link flow would (the round trips are in tests/auth/sign-in-providers/).
   const provider = await ok(
     t,
     "POST",

@@ -9,7 +9,7 @@ const { SessionContext } = await import("../../../web/shared/session");
 const { default: SignIn } = await import("../../../web/sign-in");
 const { oauthMessage } = await import("../../../web/sign-in/oauth");
 const { stopRefresh } = await import("../../../web/api/client");
-const { OAUTH_ERRORS } = await import("../../../src/auth/oidc/model");
+const { OAUTH_ERRORS } = await import("../../../src/auth/sign-in-providers/model");
 const { screenKit, type } = await import("./oidc-dom");
 
 const WORKSPACE = { baseDomain: "localhost", sharedCookies: false, smtp: true, signup: "open" as const };

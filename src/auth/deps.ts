@@ -1,0 +1,20 @@
+import type { Config } from "../config";
+import type { PasswordHasher } from "../security/passwords";
+import type { Limits, RateLimiter } from "../security/rate-limit";
+import type { AuditEntry } from "../security/repo";
+import type { UsersStore } from "../team/repo";
+import type { SessionsStore } from "./repo";
+import type { Tokens } from "./tokens";
+
+/** What the sign-in service is built on (src/context.ts), shared with its password checks. */
+export interface AuthDeps {
+  config: Config;
+  now: () => number;
+  sessions: SessionsStore;
+  users: UsersStore;
+  tokens: Tokens;
+  hasher: PasswordHasher;
+  limiter: RateLimiter;
+  limits: Limits;
+  audit: (e: AuditEntry) => Promise<void>;
+}

@@ -1,0 +1,80 @@
+import { t } from "elysia";
+import { AccountCreate, ContactCreate, DealCreate } from "../model";
+
+/** An import's body: at most 50 MB of CSV (the 1 MiB bound of JSON bodies does not apply: http/body.ts). */
+export const MAX_IMPORT_ROWS = 100_000;
+/** A dry run lists at most this many row errors (the counts cover them all). */
+export const MAX_REPORTED_ERRORS = 1_000;
+/** The header row: at most this many columns and characters, checked while it is read (a longer one is refused at once). */
+export const MAX_HEADER_COLUMNS = 64;
+export const MAX_HEADER_CHARS = 16_384;
+/** Any later row: at most this many characters. */
+export const MAX_ROW_CHARS = 1_048_576;
+/** Rows read per step of an export walk: small enough to stay flat in memory, large enough to be fast. */
+export const EXPORT_CHUNK = 1_000;
+
+export const KINDS = ["deals", "accounts", "contacts"] as const;
+export type Kind = (typeof KINDS)[number];
+
+/** The columns each export writes, in order. */
+export const EXPORT_COLUMNS: Record<Kind, readonly string[]> = {
+  deals: [
+    "id", "title", "value", "currency", "stage", "stage_name", "probability", "close_date", "account_name", "contact_name",
+    "assignee_name", "assignee_email", "notes", "custom_data", "created_at", "updated_at", "external_id",
+  ],
+  accounts: ["id", "name", "domain", "industry", "created_at", "updated_at", "external_id"],
+  contacts: ["id", "first_name", "last_name", "email", "phone", "account_name", "created_at", "updated_at", "external_id"],
+};
+
+/**
+ * Columns an import reads; the export's other columns (times, names derived from others) are
+ * skipped. `id` and `external_id` name the record a row updates (upsert).
+ */
+export const IMPORT_COLUMNS: Record<Kind, readonly string[]> = {
+  deals: ["id", "external_id", "title", "value", "currency", "stage", "probability", "close_date", "account_name", "contact_name", "assignee_email", "notes", "custom_data"],
+  accounts: ["id", "external_id", "name", "domain", "industry"],
+  contacts: ["id", "external_id", "first_name", "last_name", "email", "phone", "account_name"],
+};
+export const IGNORED_COLUMNS: Record<Kind, readonly string[]> = {
+  deals: ["stage_name", "assignee_name", "created_at", "updated_at"],
+  accounts: ["created_at", "updated_at"],
+  contacts: ["name", "created_at", "updated_at"],
+};
+
+/** A deal row's own fields, checked by the JSON create endpoint's rules (references are by name here). */
+export const DealRowSchema = t.Omit(DealCreate, ["account_id", "contact_id", "assigned_to", "custom_data"]);
+export const AccountRowSchema = AccountCreate;
+export const ContactRowSchema = t.Omit(ContactCreate, ["account_id"]);
+
+export interface RowError {
+  /** The spreadsheet row: the header is line 1. */
+  line: number;
+  /** The column's header, or null for the whole row or file. */
+  column: string | null;
+  message: string;
+}
+
+export interface ImportReport {
+  kind: Kind;
+  dry_run: boolean;
+  rows: number;
+  valid_rows: number;
+  error_count: number;
+  errors: RowError[];
+  /** Written (or, in a dry run, that would be written). */
+  created: { deals: number; accounts: number; contacts: number };
+}
+
+export const RowErrorSchema = t.Object({ line: t.Integer(), column: t.Nullable(t.String()), message: t.String() }, { title: "ImportRowError" });
+export const ImportReportSchema = t.Object(
+  {
+    kind: t.Union(KINDS.map((k) => t.Literal(k))),
+    dry_run: t.Boolean(),
+    rows: t.Integer({ description: "Data rows read (the header is not one)" }),
+    valid_rows: t.Integer(),
+    error_count: t.Integer({ description: "Every error found; `errors` lists the first 1,000" }),
+    errors: t.Array(RowErrorSchema),
+    created: t.Object({ deals: t.Integer(), accounts: t.Integer(), contacts: t.Integer() }),
+  },
+  { title: "ImportReport" },
+);

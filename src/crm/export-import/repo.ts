@@ -1,0 +1,68 @@
+import type { DealFields } from "../deals-repo";
+import type { SortDir, SortField } from "../model";
+import type { AccountRow, ContactRow } from "../repo";
+
+export interface ExportFilter {
+  /** Stage keys the tenant has (null: any). */
+  stages: string[] | null;
+  /** A user id; "" for unassigned; null for anyone. */
+  assignee: string | null;
+  /** Lower-cased search term, or null. */
+  search: string | null;
+  sortBy: SortField;
+  sortDir: SortDir;
+}
+
+/** Where a walk stands: the last row's sort key and id, and whether the nulls (walked last) have begun. */
+export interface DealCursor {
+  key: string | number | null;
+  id: string;
+  inNulls: boolean;
+}
+
+export type ExportedContact = ContactRow & {
+  account_name: string | null;
+};
+
+/** A deal as the import writes it, with its copied names already resolved. */
+export interface ImportDeal extends DealFields {
+  id: string;
+  account_name: string;
+  contact_name: string | null;
+  assignee_name: string | null;
+  assignee_email: string | null;
+}
+
+/**
+ * The store of CSV export and import. Exports walk an index by key (WHERE (key, id) > last) in chunks,
+ * never by offset, so each chunk costs the same however deep the walk is. Imports are written by
+ * the jobs store (jobs-repo.ts).
+ */
+export interface TransferStore {
+  /** The next chunk of the deals export as CSV lines (null: none matched in it), and where the next one starts (null: the end). */
+  dealsCsvAfter: (tenantId: string, f: ExportFilter, after: DealCursor | null, limit: number) => Promise<{
+    csv: Uint8Array | null;
+    next: DealCursor | null;
+  }>;
+  /** Accounts newest first, after the last one written (created_at, id). */
+  accountsAfter(tenantId: string, pattern: string | null, after: AccountRow | null, limit: number): Promise<AccountRow[]>;
+  contactsAfter(tenantId: string, pattern: string | null, after: ContactRow | null, limit: number): Promise<ExportedContact[]>;
+  /** What an import matches names against: the tenant's accounts, contacts and members. */
+  names(tenantId: string): Promise<{
+    accounts: {
+      id: string;
+      name: string;
+    }[];
+    contacts: {
+      id: string;
+      first_name: string;
+      last_name: string | null;
+      account_id: string | null;
+    }[];
+    users: {
+      id: string;
+      email: string;
+      full_name: string | null;
+    }[];
+  }>;
+}

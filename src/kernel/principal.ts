@@ -1,0 +1,38 @@
+import { errors } from "./errors";
+
+// What every layer knows of a caller, declared in the kernel so that neither src/http nor a
+// service imports a feature for it (auth/service.ts re-exports these under the names it always had).
+
+/** Where a request came from, for sessions, limits and the audit log. */
+export interface RequestInfo {
+  ip: string | null;
+  userAgent: string | null;
+}
+
+/** Who is calling: what the auth guard hands to every protected route. */
+export interface Principal {
+  userId: string;
+  tenantId: string;
+  /** The session's public id (never the secret sid its tokens carry). */
+  sessionId: string;
+  role: "admin" | "member";
+  email: string;
+  subdomain: string;
+  /** When this session last proved the first factor (ms): step-up checks read it. */
+  provenAt: number;
+}
+
+/** A new session's tokens, as the sign-in answers and the cookies carry them. */
+export interface IssuedTokens {
+  access_token: string;
+  refresh_token: string;
+  token_type: "bearer";
+  /** Seconds, for the cookies' Max-Age. */
+  accessMaxAge: number;
+  refreshMaxAge: number;
+}
+
+/** Admin-only routes and services call this first. */
+export function requireAdmin(p: Principal): void {
+  if (p.role !== "admin") throw errors.forbidden();
+}
