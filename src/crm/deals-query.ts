@@ -9,12 +9,11 @@ export interface ListedSeqs {
 }
 
 /**
- * The deal list's SQL. Totals come from the deal_counts table when there is no search (a sum of
- * a few rows), else from the trigram index limited to the tenant's rowid range, or for a term too
- * short for trigrams from a narrow (seq, stage, assignee, text) index read in that range. The page
- * is read from the index of the requested order; a search either walks that order testing each
- * row (when matches are dense, the first page is near), with a budget, or sorts the matching rows
- * (when rare, or when the walk ran out of budget). Statements are prepared once per shape and kept.
+ * The deal list's reads, one per backend (src/stores/sqlite/deals-query.ts,
+ * src/stores/postgres/deals-query.ts): a page of deals within the filters, in the requested order,
+ * with the exact total of those matching. Totals come from counters or the search index, pages from a walk of the
+ * order's index or from sorting the matches, whichever each backend's plan (deals-plan.ts) expects
+ * to cost less; every plan gives the same answers.
  */
 export interface DealsQuery {
   list(tenantId: string, q: DealListQuery): Promise<ListedSeqs>;

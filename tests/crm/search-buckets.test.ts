@@ -14,6 +14,8 @@ import { bucketRange, keyAfter } from "../../src/stores/sqlite/deals-text-walk";
 import { MIGRATIONS, afterVersion13 } from "../../src/db/migrations";
 import { migrate } from "../../src/db/migrate";
 import { createSqliteDealsQuery } from "../../src/stores/sqlite/deals-query";
+import { costPlan } from "../../src/stores/sqlite/deals-plan";
+import { forcedSqlitePlan } from "../support/deals-strategies";
 import { randomSource } from "../../src/crm/demo-data";
 import type { DealListQuery, SortField } from "../../src/crm/model";
 import { testApp } from "../helpers";
@@ -215,9 +217,9 @@ describe("terms clustered along a text order page exactly", () => {
     const users = [...new Set(deals.map((d) => d.assigned_to).filter((a) => a !== null))].sort() as string[];
     const strategies = {
       default: createSqliteDealsQuery(t.ctx.db),
-      buckets: createSqliteDealsQuery(t.ctx.db, { pageBy: "buckets" }),
-      smallBudget: createSqliteDealsQuery(t.ctx.db, { walkBudget: 40 }),
-      sort: createSqliteDealsQuery(t.ctx.db, { pageBy: "sort" }),
+      buckets: createSqliteDealsQuery(t.ctx.db, forcedSqlitePlan("bucket walk")),
+      smallBudget: createSqliteDealsQuery(t.ctx.db, costPlan({ walkBudget: 40 })),
+      sort: createSqliteDealsQuery(t.ctx.db, forcedSqlitePlan("sort")),
     };
     const r = randomSource("clustered");
     let nonEmpty = 0;
@@ -241,7 +243,7 @@ describe("terms clustered along a text order page exactly", () => {
 
   test("the last page of a clustered term and a page past the end", async () => {
     const deals = dealsOf(t.ctx.db, tenantId);
-    const query = createSqliteDealsQuery(t.ctx.db, { pageBy: "buckets" });
+    const query = createSqliteDealsQuery(t.ctx.db, forcedSqlitePlan("bucket walk"));
     for (const sortBy of ["title", "account_name", "contact_name"] as SortField[])
       for (const sortDir of ["asc", "desc"] as const)
         for (const search of ["wqk", "yfz"]) {

@@ -12,6 +12,8 @@ import { foldAll, pendingSearchRows } from "../../src/db/search-fold";
 import { MIGRATIONS } from "../../src/db/migrations";
 import { migrate } from "../../src/db/migrate";
 import { createSqliteDealsQuery } from "../../src/stores/sqlite/deals-query";
+import { costPlan } from "../../src/stores/sqlite/deals-plan";
+import { forcedSqlitePlan, threeLettersByTrigrams } from "../support/deals-strategies";
 import { randomSource } from "../../src/crm/demo-data";
 import { type DealListQuery, SORT_FIELDS, type SortField } from "../../src/crm/model";
 import { testApp } from "../helpers";
@@ -133,10 +135,10 @@ describe("deal_gram_counts", () => {
     const users = [...new Set(deals.map((d) => d.assigned_to).filter((a) => a !== null))] as string[];
     const queries = [
       createSqliteDealsQuery(t.ctx.db),
-      createSqliteDealsQuery(t.ctx.db, { pageBy: "sort" }),
-      createSqliteDealsQuery(t.ctx.db, { pageBy: "walk" }),
-      createSqliteDealsQuery(t.ctx.db, { walkBudget: 30 }),
-      createSqliteDealsQuery(t.ctx.db, { threeBy: "fts", rare: 1 }),
+      createSqliteDealsQuery(t.ctx.db, forcedSqlitePlan("sort")),
+      createSqliteDealsQuery(t.ctx.db, forcedSqlitePlan("index walk")),
+      createSqliteDealsQuery(t.ctx.db, costPlan({ walkBudget: 30 })),
+      createSqliteDealsQuery(t.ctx.db, threeLettersByTrigrams(costPlan({ rare: 1 }))),
     ];
     const r = randomSource("grams");
     let nonEmpty = 0;

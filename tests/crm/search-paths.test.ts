@@ -5,6 +5,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { bulkSeed } from "../../src/stores/sqlite/bulk-load";
 import { createSqliteDealsQuery as createDealsQuery } from "../../src/stores/sqlite/deals-query";
+import { costPlan } from "../../src/stores/sqlite/deals-plan";
+import { forcedSqlitePlan, threeLettersByTrigrams } from "../support/deals-strategies";
 import { randomSource } from "../../src/crm/demo-data";
 import { type DealListQuery, SORT_FIELDS, type SortField } from "../../src/crm/model";
 import { testApp } from "../helpers";
@@ -38,16 +40,16 @@ describe("search paths agree with the reference", () => {
   const strategies = {
     default: createDealsQuery(t.ctx.db),
     // Every term with a match is "common": counts from the index with stage tokens.
-    common: createDealsQuery(t.ctx.db, { rare: 1 }),
+    common: createDealsQuery(t.ctx.db, costPlan({ rare: 1 })),
     // Walks give up at once: every page comes from sorting the matches.
-    noBudget: createDealsQuery(t.ctx.db, { walkBudget: 1, rare: 1 }),
+    noBudget: createDealsQuery(t.ctx.db, costPlan({ walkBudget: 1, rare: 1 })),
     // Walks start but may run out of budget (matches cluster along an order) and fall back.
-    smallBudget: createDealsQuery(t.ctx.db, { walkBudget: 60, rare: 1 }),
-    smallBudgetRare: createDealsQuery(t.ctx.db, { walkBudget: 20 }),
-    walk: createDealsQuery(t.ctx.db, { pageBy: "walk" }),
-    sort: createDealsQuery(t.ctx.db, { pageBy: "sort", rare: 1 }),
+    smallBudget: createDealsQuery(t.ctx.db, costPlan({ walkBudget: 60, rare: 1 })),
+    smallBudgetRare: createDealsQuery(t.ctx.db, costPlan({ walkBudget: 20 })),
+    walk: createDealsQuery(t.ctx.db, forcedSqlitePlan("index walk")),
+    sort: createDealsQuery(t.ctx.db, forcedSqlitePlan("sort", { rare: 1 })),
     // 3-letter terms counted over the trigram index's matches, as before schema version 12.
-    ftsCounted: createDealsQuery(t.ctx.db, { rare: 1, threeBy: "fts" }),
+    ftsCounted: createDealsQuery(t.ctx.db, threeLettersByTrigrams(costPlan({ rare: 1 }))),
   };
 
   test("each sort in both directions, with stages and assignee filters, for short, common and rare terms", async () => {

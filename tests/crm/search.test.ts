@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createSqliteDealsQuery as createDealsQuery } from "../../src/stores/sqlite/deals-query";
+import { costPlan } from "../../src/stores/sqlite/deals-plan";
+import { forcedSqlitePlan } from "../support/deals-strategies";
 import type { DealListQuery } from "../../src/crm/model";
 import { testApp } from "../helpers";
 import { ON_POSTGRES } from "../support/backend";
@@ -106,11 +108,11 @@ describe("search", () => {
 describe.skipIf(ON_POSTGRES)("both search strategies agree", () => {
   const make = (o?: Parameters<typeof createDealsQuery>[1]) => (ON_POSTGRES ? (null as never) : createDealsQuery(t.ctx.db, o));
   // rare: 1 makes every term "common": counts come from the index with stage tokens, pages from walking the order.
-  const common = make({ rare: 1 });
+  const common = make(costPlan({ rare: 1 }));
   const rare = make();
   // A rare term's page either from sorting its looked-up matches or from walking the order's index.
-  const sorted = make({ pageBy: "sort" });
-  const walked = make({ pageBy: "walk" });
+  const sorted = make(forcedSqlitePlan("sort"));
+  const walked = make(forcedSqlitePlan("index walk"));
   const base: DealListQuery = { page: 1, size: 2, search: null, stages: null, assignee: null, sortBy: "created_at", sortDir: "desc" };
   const cases: Array<Partial<DealListQuery>> = [
     { search: "globex" },

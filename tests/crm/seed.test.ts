@@ -5,6 +5,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { bulkSeed } from "../../src/stores/sqlite/bulk-load";
 import { createSqliteDealsQuery as createDealsQuery } from "../../src/stores/sqlite/deals-query";
+import { costPlan } from "../../src/stores/sqlite/deals-plan";
+import { forcedSqlitePlan } from "../support/deals-strategies";
 import type { DealListQuery } from "../../src/crm/model";
 import { testApp } from "../helpers";
 import { noteSecret } from "../security/ledger";
@@ -78,9 +80,9 @@ describe("bulk seed", () => {
     for (const term of [word, "ion", "renewal", "zz", "e"]) {
       const truth = one<{ n: number }>("SELECT count(*) AS n FROM deals WHERE tenant_id = ? AND instr(search_text, ?) > 0", a.tenant.id, term).n;
       for (const rare of [1, 5000]) {
-        const r = await createDealsQuery(t.ctx.db, { rare }).list(a.tenant.id, { ...base, search: term });
+        const r = await createDealsQuery(t.ctx.db, costPlan({ rare })).list(a.tenant.id, { ...base, search: term });
         expect(r.total).toBe(truth);
-        const w = await createDealsQuery(t.ctx.db, { rare }).list(a.tenant.id, { ...base, search: term, stages: ["won"] });
+        const w = await createDealsQuery(t.ctx.db, costPlan({ rare })).list(a.tenant.id, { ...base, search: term, stages: ["won"] });
         expect(w.total).toBe(
           one<{ n: number }>("SELECT count(*) AS n FROM deals WHERE tenant_id = ? AND stage = 'won' AND instr(search_text, ?) > 0", a.tenant.id, term).n,
         );
@@ -108,13 +110,13 @@ describe("bulk seed", () => {
     };
     for (const term of ["ion", "renewal"]) {
       const mine = one<{ n: number }>("SELECT count(*) AS n FROM deals WHERE tenant_id = ? AND assigned_to = ? AND stage = 'new' AND instr(search_text, ?) > 0", a.tenant.id, assignee, term).n;
-      for (const rare of [1, 5000]) expect((await createDealsQuery(t.ctx.db, { rare }).list(a.tenant.id, { ...base, search: term, assignee, stages: ["new"] })).total).toBe(mine);
+      for (const rare of [1, 5000]) expect((await createDealsQuery(t.ctx.db, costPlan({ rare })).list(a.tenant.id, { ...base, search: term, assignee, stages: ["new"] })).total).toBe(mine);
     }
     for (const c of pageCases) {
       const q = { ...base, ...c };
       const want = direct(q);
       expect(want.length).toBeGreaterThan(0);
-      for (const pageBy of ["walk", "sort"] as const) expect((await createDealsQuery(t.ctx.db, { pageBy }).list(a.tenant.id, q)).seqs).toEqual(want);
+      for (const by of ["index walk", "sort"] as const) expect((await createDealsQuery(t.ctx.db, forcedSqlitePlan(by)).list(a.tenant.id, q)).seqs).toEqual(want);
     }
     // Other tenants' rows never count.
     expect((await createDealsQuery(t.ctx.db).list(b.tenant.id, base)).total).toBe(400);

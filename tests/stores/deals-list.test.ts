@@ -14,6 +14,8 @@ import { newId } from "../../src/kernel/ids";
 import { foldAll } from "../../src/db/search-fold";
 import { openPostgres, type Pg } from "../../src/stores/postgres/database";
 import { createPostgresDealsQuery } from "../../src/stores/postgres/deals-query";
+import { costPlan as postgresCostPlan } from "../../src/stores/postgres/deals-plan";
+import { forcedPostgresPlan } from "../support/deals-strategies";
 import { dealCountersAfterCopy, gramsOf, rebuildDealCounters } from "../../src/stores/postgres/deal-counters";
 import { bulkSeed, createPostgresSeedStore, liveSeed } from "../../src/stores/postgres/seed";
 import { migratePostgres, pgTargetVersion } from "../../src/stores/postgres/migrate";
@@ -222,11 +224,11 @@ for (const backend of BACKENDS) {
           // The other page strategies must give the same answers as the cost-based choice.
           const pg = b.pg;
           strategies = {
-            walk: createPostgresDealsQuery(pg, { pageBy: "walk" }),
-            collect: createPostgresDealsQuery(pg, { pageBy: "collect" }),
-            "collect by trigrams": createPostgresDealsQuery(pg, { pageBy: "collect", collectBy: "trigrams" }),
-            "collect by filters": createPostgresDealsQuery(pg, { pageBy: "collect", collectBy: "filters" }),
-            "walk out of budget": createPostgresDealsQuery(pg, { walkBudget: 5 }),
+            walk: createPostgresDealsQuery(pg, forcedPostgresPlan("walk")),
+            collect: createPostgresDealsQuery(pg, forcedPostgresPlan("collect")),
+            "collect by trigrams": createPostgresDealsQuery(pg, forcedPostgresPlan("collect", "trigrams")),
+            "collect by filters": createPostgresDealsQuery(pg, forcedPostgresPlan("collect", "filters")),
+            "walk out of budget": createPostgresDealsQuery(pg, postgresCostPlan({ walkBudget: 5 })),
           };
         }
       }
