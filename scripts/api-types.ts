@@ -9,7 +9,7 @@
  *
  * tests/web/api-types-fresh.test.ts runs the check in `npm test`.
  */
-import openapiTS, { astToString } from "openapi-typescript";
+import openapiTS, { type OpenAPI3, astToString } from "openapi-typescript";
 import { join } from "node:path";
 import { createApp } from "../src/app";
 import { loadConfig } from "../src/config";
@@ -29,13 +29,13 @@ const HEADER = `/**
 `;
 
 /** The document exactly as served, from an app on an empty in-memory database (routes alone decide it). */
-export async function servedDocument(): Promise<Record<string, unknown>> {
+export async function servedDocument(): Promise<OpenAPI3> {
   const config = loadConfig({}, { SUITE_DB: ":memory:" });
   const ctx = createContext({ config, db: openDatabase(":memory:"), log: () => {} });
   try {
     const res = await createApp(ctx).handle(new Request("http://localhost/api/v1/openapi.json"));
     if (res.status !== 200) throw new Error(`GET /api/v1/openapi.json answered ${res.status}`);
-    return (await res.json()) as Record<string, unknown>;
+    return (await res.json()) as OpenAPI3;
   } finally {
     await ctx.close();
   }
@@ -43,7 +43,7 @@ export async function servedDocument(): Promise<Record<string, unknown>> {
 
 /** The text web/api/schema.gen.ts must hold. */
 export async function generatedSchema(): Promise<string> {
-  const ast = await openapiTS((await servedDocument()) as Parameters<typeof openapiTS>[0]);
+  const ast = await openapiTS(await servedDocument());
   return HEADER + astToString(ast);
 }
 
