@@ -8015,7 +8015,10 @@ export interface operations {
     };
     deleteUsersById: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description A member's id: the removed member's deals go to them */
+                reassign_to?: string;
+            };
             header?: {
                 /**
                  * @description The organization, by its subdomain (`acme`), for API clients that do not call `acme.<base domain>`. It must agree with the Host and with the credentials' organization (else 403 `tenant_mismatch`); where sign-in looks it up, an unknown one is 404 `tenant_not_found` and a disabled one 403 `tenant_disabled`.
@@ -9025,7 +9028,10 @@ export interface operations {
     };
     deleteCrmPipelineStagesById: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The key of the stage its deals move to; required when it has deals */
+                move_to?: string;
+            };
             header?: {
                 /**
                  * @description The organization, by its subdomain (`acme`), for API clients that do not call `acme.<base domain>`. It must agree with the Host and with the credentials' organization (else 403 `tenant_mismatch`); where sign-in looks it up, an unknown one is 404 `tenant_not_found` and a disabled one 403 `tenant_disabled`.
