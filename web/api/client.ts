@@ -7,12 +7,10 @@
  * submission (submissionKey), so a double click or a retried timeout never makes two records.
  */
 import type { Answer, CreatePaths, Init, Method, PathsWith } from "./operations";
-import type { components } from "./schema.gen";
+import type { ValidationItem } from "./shapes";
 import { submissionDone, submissionKey } from "./submission-key";
 
 export type * from "./shapes";
-
-type ValidationItem = components["schemas"]["ValidationError"];
 
 /** An answer other than 2xx: `status`, the contract's `code`, and the 422 items when there are some. */
 export class ApiError extends Error {
