@@ -26,7 +26,7 @@ export function App() {
   };
   const signOut = async () => {
     stopRefresh();
-    await api.auth.logout().catch(() => {});
+    await api.post("/api/v1/auth/logout").catch(() => {});
     setMe(null);
     navigate("/sign-in");
   };

@@ -11,6 +11,10 @@ interface Operation {
   responses?: Record<string, unknown>;
 }
 
+type Parameter = { name?: string; in?: string; $ref?: string };
+/** One parameter: the same name in the same place, or the same reference. */
+const sameParameter = (a: Parameter, b: Parameter) => (a.$ref !== undefined ? a.$ref === b.$ref : a.name === b.name && a.in === b.in);
+
 /** Elysia's `/users/:id` is OpenAPI's `/users/{id}`. */
 const openApiPath = (path: string) => path.replace(/:([^/]+)/g, "{$1}");
 const isOptional = (schema: unknown) =>
@@ -107,7 +111,12 @@ export function buildDocument(app: AnyElysia, version: string) {
   // The generator marks every body required; a route whose body schema is t.Optional takes none.
   for (const r of inner.getGlobalRoutes()) {
     const op = generated[openApiPath(r.path)]?.[r.method.toLowerCase()];
-    if (!op?.requestBody) continue;
+    if (!op) continue;
+    // A route with path parameters gets only those from the generator, which drops the query
+    // parameters its doc() declares (read by hand, e.g. DELETE /users/{id}'s reassign_to): put them back.
+    const documented = (r.hooks.detail as { parameters?: Parameter[] } | undefined)?.parameters ?? [];
+    for (const p of documented) if (!(op.parameters ?? []).some((q) => sameParameter(q as Parameter, p))) (op.parameters ??= []).push(p);
+    if (!op.requestBody) continue;
     if (isOptional(r.hooks.body)) op.requestBody.required = false;
     // Request bodies get the same plain JSON Schema as answers: no 3.0 `nullable`, no coercion unions.
     for (const media of Object.values(op.requestBody.content ?? {})) media.schema = components.hoist(plain(media.schema));

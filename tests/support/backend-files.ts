@@ -58,6 +58,7 @@ export const SQLITE_ONLY_REASONS: Record<string, string> = {
   "tests/security/secrets-in-logs.test.ts": "a spawned server on a SQLite file whose audit table it reads",
   "tests/security/http-fuzz.test.ts": "a spawned server on a SQLite file",
   "tests/web/bad-host.test.ts": "a spawned server on a SQLite file",
+  "tests/web/api-types-fresh.test.ts": "builds the OpenAPI document on an in-memory SQLite database (the routes alone decide it, whatever the backend)",
   "tests/deploy/release.test.ts": "builds the release binary and runs it on a SQLite file",
   "tests/web/e2e/crm.test.ts": "the built binary on a SQLite file, in a browser",
   "tests/web/e2e/create-once.test.ts": "the built binary on a SQLite file, in a browser",

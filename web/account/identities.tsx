@@ -25,9 +25,9 @@ function takeLinkResult(): { linked: string | null; error: string | null } {
 }
 
 export function Identities() {
-  const identities = useLoad(() => api.identities.list(), []);
-  const providers = useLoad(() => api.providers.public(), []);
-  const twoFactor = useLoad(() => api.twoFactor.status().catch(() => null), []);
+  const identities = useLoad(() => api.get("/api/v1/auth/identities").then((page) => page.items), []);
+  const providers = useLoad(() => api.get("/api/v1/auth/providers/public"), []);
+  const twoFactor = useLoad(() => api.get("/api/v1/auth/2fa/status").catch(() => null), []);
   const reauth = useReauth(!!twoFactor.data?.enabled, "change how you sign in");
   const [result] = useState(takeLinkResult);
   const [notice, setNotice] = useState<{ ok: boolean; text: string } | null>(null);
@@ -47,7 +47,7 @@ export function Identities() {
     setBusy(providerId);
     setNotice(null);
     try {
-      const { authorization_url } = await reauth.run(() => api.identities.link(providerId));
+      const { authorization_url } = await reauth.run(() => api.post("/api/v1/auth/identities/link/{provider_id}", { path: { provider_id: providerId } }));
       location.assign(authorization_url);
     } catch (e) {
       setNotice({ ok: false, text: errorMessage(e) });
@@ -61,7 +61,7 @@ export function Identities() {
     setBusy(it.id);
     setNotice(null);
     try {
-      await reauth.run(() => api.identities.unlink(it.id));
+      await reauth.run(() => api.delete("/api/v1/auth/identities/{id}", { path: { id: it.id } }));
       setUnlinking(null);
       toast(`Unlinked your ${it.provider_name} account.`);
       identities.reload();

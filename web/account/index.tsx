@@ -21,7 +21,7 @@ function Profile() {
     setBusy(true);
     setError("");
     try {
-      await api.users.rename(me.user.id, name.trim() || null);
+      await api.patch("/api/v1/users/{id}", { path: { id: me.user.id }, body: { full_name: name.trim() || null } });
       await reload();
       toast("Name saved.");
     } catch (err) {

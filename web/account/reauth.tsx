@@ -22,7 +22,7 @@ export const unguarded: Guard = (action) => action();
  * 2FA resets, removals and organization changes.
  */
 export function useStepUp(purpose: string) {
-  const twoFactor = useLoad(() => api.twoFactor.status().catch(() => null), []);
+  const twoFactor = useLoad(() => api.get("/api/v1/auth/2fa/status").catch(() => null), []);
   return useReauth(!!twoFactor.data?.enabled, purpose);
 }
 
@@ -56,7 +56,7 @@ export function useReauth(withCode: boolean, purpose = "change two-step verifica
     setBusy(true);
     setError("");
     try {
-      await api.auth.reauthenticate({ password, ...(withCode && code.trim() ? { code: code.trim() } : {}) });
+      await api.post("/api/v1/auth/reauthenticate", { body: { password, ...(withCode && code.trim() ? { code: code.trim() } : {}) } });
       setOpen(false);
       setPassword("");
       setCode("");

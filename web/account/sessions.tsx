@@ -32,7 +32,7 @@ export function signInMethod(s: Session): string | null {
 type Ask = { kind: "one"; session: Session } | { kind: "others" } | { kind: "all" } | null;
 
 export function Sessions() {
-  const list = useLoad(() => api.auth.sessions(), []);
+  const list = useLoad(() => api.get("/api/v1/auth/sessions"), []);
   const [ask, setAsk] = useState<Ask>(null);
   const [busy, setBusy] = useState(false);
 
@@ -41,13 +41,13 @@ export function Sessions() {
     setBusy(true);
     try {
       if (ask.kind === "one") {
-        await api.auth.revokeSession(ask.session.id);
+        await api.post("/api/v1/auth/sessions/revoke", { body: { session_id: ask.session.id } });
         toast("Session ended.");
       } else if (ask.kind === "others") {
-        const r = await api.auth.revokeOthers();
+        const r = await api.post("/api/v1/auth/sessions/revoke-others");
         toast(r.revoked === 1 ? "1 other session ended." : `${r.revoked} other sessions ended.`);
       } else {
-        await api.auth.logoutAll();
+        await api.post("/api/v1/auth/logout-all");
         stopRefresh();
         location.assign("/sign-in");
         return;

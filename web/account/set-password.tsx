@@ -19,7 +19,7 @@ export function SetPassword() {
     setBusy(true);
     setError("");
     try {
-      await api.account.forgotPassword(me.user.email);
+      await api.post("/api/v1/auth/password/forgot", { body: { email: me.user.email } });
       setSent(true);
     } catch (err) {
       setError(errorMessage(err));

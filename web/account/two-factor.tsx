@@ -37,7 +37,7 @@ export function BackupCodes({ codes }: { codes: string[] }) {
 }
 
 export function TwoFactor() {
-  const status = useLoad(() => api.twoFactor.status(), []);
+  const status = useLoad(() => api.get("/api/v1/auth/2fa/status"), []);
   const enabled = status.data?.enabled ?? false;
   const reauth = useReauth(enabled);
   const [setup, setSetup] = useState<TwoFactorSetup | null>(null);
@@ -60,11 +60,11 @@ export function TwoFactor() {
   };
 
   const start = () => act(async () => {
-    setSetup(await reauth.run(() => api.twoFactor.setup()));
+    setSetup(await reauth.run(() => api.post("/api/v1/auth/2fa/setup")));
     setFresh(null);
   });
   const confirm = (e: Event) => (e.preventDefault(), act(async () => {
-    await reauth.run(() => api.twoFactor.confirm(code.trim()));
+    await reauth.run(() => api.post("/api/v1/auth/2fa/confirm", { body: { code: code.trim() } }));
     setFresh(setup?.backup_codes ?? null);
     setSetup(null);
     setCode("");
@@ -72,12 +72,12 @@ export function TwoFactor() {
     status.reload();
   }));
   const regenerate = () => act(async () => {
-    setFresh((await reauth.run(() => api.twoFactor.regenerate())).backup_codes);
+    setFresh((await reauth.run(() => api.post("/api/v1/auth/2fa/backup-codes"))).backup_codes);
     toast("New backup codes made: the old ones no longer work.");
     status.reload();
   });
   const disable = (e: Event) => (e.preventDefault(), act(async () => {
-    await api.twoFactor.disable({ password, code: code.trim() });
+    await api.post("/api/v1/auth/2fa/disable", { body: { password, code: code.trim() } });
     setPassword("");
     setCode("");
     setFresh(null);

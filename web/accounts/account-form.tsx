@@ -19,7 +19,7 @@ export function AccountForm({ account, onSaved, onCancel }: { account: Account |
     setErrors(NO_ERRORS);
     const body = { name, domain: domain.trim() || null, industry: industry.trim() || null };
     try {
-      onSaved(account ? await api.crm.updateAccount(account.id, body) : await api.crm.createAccount(body), !account);
+      onSaved(account ? await api.patch("/api/v1/crm/accounts/{id}", { path: { id: account.id }, body }) : await api.create("/api/v1/crm/accounts", { body }), !account);
     } catch (x) {
       setErrors(formErrors(x, FIELDS));
       setBusy(false);

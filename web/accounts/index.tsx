@@ -21,7 +21,7 @@ export function deleteProblem(e: unknown, name: string): string {
 }
 
 export default function AccountsScreen() {
-  const { view, text, onText, list, setPage, setSize, clear } = useUrlSearchList<Account>((q, signal) => api.crm.accounts(q, signal));
+  const { view, text, onText, list, setPage, setSize, clear } = useUrlSearchList<Account>((query, signal) => api.get("/api/v1/crm/accounts", { query, signal }));
   const [editing, setEditing] = useState<Account | "new" | null>(null);
   const [deleting, setDeleting] = useState<Account | null>(null);
   const [problem, setProblem] = useState<{ text: string; conflict: boolean } | null>(null);
@@ -32,7 +32,7 @@ export default function AccountsScreen() {
     if (!deleting) return;
     setBusy(true);
     try {
-      await api.crm.deleteAccount(deleting.id);
+      await api.delete("/api/v1/crm/accounts/{id}", { path: { id: deleting.id } });
       toast(`Deleted “${deleting.name}”.`);
       setDeleting(null);
       list.reload();

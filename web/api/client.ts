@@ -6,10 +6,11 @@
  * refresh cannot fix sends the user to sign-in. Creates carry an Idempotency-Key per form
  * submission (submissionKey), so a double click or a retried timeout never makes two records.
  */
-import type * as T from "./types";
+import type { Answer, CreatePaths, Init, Method, PathsWith } from "./operations";
+import type { ValidationItem } from "./shapes";
 import { submissionDone, submissionKey } from "./submission-key";
 
-export type * from "./types";
+export type * from "./shapes";
 
 /** An answer other than 2xx: `status`, the contract's `code`, and the 422 items when there are some. */
 export class ApiError extends Error {
@@ -17,7 +18,7 @@ export class ApiError extends Error {
     readonly status: number,
     readonly code: string,
     readonly detail: string,
-    readonly items: T.ValidationItem[] = [],
+    readonly items: ValidationItem[] = [],
     readonly retryAfter: number | null = null,
   ) {
     super(detail);
@@ -31,9 +32,8 @@ export class ApiError extends Error {
 
 type Query = Record<string, string | number | boolean | null | undefined | (string | number)[]>;
 
-export interface Options {
-  query?: Query;
-  body?: unknown;
+/** What a call may add to its operation's path parameters, query and body. */
+export interface CallOptions {
   /** "omit" on the base domain, whose cookies could not reach the workspace host (see handoff). */
   credentials?: RequestCredentials;
   /** Do not refresh or redirect on a 401 (sign-in, refresh itself, the first /auth/me). */
@@ -41,6 +41,11 @@ export interface Options {
   signal?: AbortSignal;
   /** Only on the base domain, right after signing in there with credentials "omit" (see handoff). */
   bearer?: string;
+}
+
+interface Options extends CallOptions {
+  query?: Query;
+  body?: unknown;
   /** A file sent as the body itself, as text/csv (the CRM imports), instead of JSON. */
   csv?: Blob | string;
   /** A create: sent with the Idempotency-Key of its form submission (see submissionKey). */
@@ -87,7 +92,7 @@ async function toError(res: Response): Promise<ApiError> {
   const retry = Number(res.headers.get("retry-after"));
   const retryAfter = Number.isFinite(retry) && retry > 0 ? retry : null;
   if (Array.isArray(body.detail)) {
-    const items = body.detail as T.ValidationItem[];
+    const items = body.detail as ValidationItem[];
     return new ApiError(res.status, "validation_error", items.map((i) => i.msg).join("; "), items, retryAfter);
   }
   const detail = typeof body.detail === "string" ? body.detail : `The server answered ${res.status}.`;
@@ -100,7 +105,7 @@ async function send(method: string, path: string, o: Options, idempotencyKey?: s
   if (write) headers["content-type"] = o.csv !== undefined ? "text/csv" : "application/json";
   if (o.bearer) headers.authorization = `Bearer ${o.bearer}`;
   if (idempotencyKey) headers["idempotency-key"] = idempotencyKey;
-  return fetch(`/api/v1${path}${queryString(o.query)}`, {
+  return fetch(`${path}${queryString(o.query)}`, {
     method,
     headers,
     credentials: o.credentials ?? "same-origin",
@@ -121,7 +126,7 @@ async function drain(res: Response): Promise<void> {
 
 /** One refresh for every caller that needs it now; true when the session lives on. */
 export function refreshSession(): Promise<boolean> {
-  inFlight ??= send("POST", "/auth/refresh", {})
+  inFlight ??= send("POST", "/api/v1/auth/refresh", {})
     .then(async (res) => {
       // The new tokens travel in the cookies; the body (tokens, or the refusal) is not needed.
       await drain(res);
@@ -203,124 +208,60 @@ async function finish<R>(res: Response): Promise<R> {
   return (await res.json()) as R;
 }
 
-const get = <R>(path: string, query?: Query, o: Options = {}) => request<R>("GET", path, { ...o, query });
-const post = <R>(path: string, body?: unknown, o: Options = {}) => request<R>("POST", path, { ...o, body });
-/** A POST that creates a record: one per form submission, however often it is sent (submissionKey). */
-const create = <R>(path: string, body: unknown) => request<R>("POST", path, { body, create: true });
-const patch = <R>(path: string, body: unknown) => request<R>("PATCH", path, { body });
-const del = (path: string, query?: Query) => request<void>("DELETE", path, { query });
+/** `{...init}` when the operation needs one (path parameters, a required body), else optional. */
+type Args<M extends Method, P extends PathsWith<M>> = {} extends Init<M, P> ? [init?: Init<M, P> & CallOptions] : [init: Init<M, P> & CallOptions];
+type Call = { path?: Record<string, string | number>; query?: object; body?: unknown; csv?: Blob | string; create?: boolean } & CallOptions;
 
-const enc = encodeURIComponent;
-/** A list answer, bare or in `{items}` (either shape reads the same). */
-type ListAnswer<I> = I[] | { items: I[] };
-const items = <I>(a: ListAnswer<I>): I[] => (Array.isArray(a) ? a : (a?.items ?? []));
-const open: Options = { noAuthRetry: true };
+/** `/api/v1/users/{id}` with `{id: "u 1"}` → `/api/v1/users/u%201`. */
+function fill(path: string, params: Record<string, string | number> = {}): string {
+  return path.replace(/\{([^}]+)\}/g, (_, name: string) => encodeURIComponent(String(params[name])));
+}
 
-/** Every endpoint the app uses, typed. */
+/**
+ * The calls that are an action of their own, made signed out or about to be: their 401 is the
+ * action's answer (a wrong password, a used link), never a reason to refresh or to sign out.
+ */
+const OPEN = new Set<PathsWith<"get"> | PathsWith<"post">>([
+  "/api/v1/auth/login",
+  "/api/v1/auth/2fa/verify",
+  "/api/v1/auth/magic-link",
+  "/api/v1/auth/magic-verify",
+  "/api/v1/auth/signup",
+  "/api/v1/auth/invitations/accept",
+  "/api/v1/auth/refresh",
+  "/api/v1/auth/logout",
+  "/api/v1/auth/password/forgot",
+  "/api/v1/auth/password/reset",
+  "/api/v1/auth/email/verify",
+  "/api/v1/auth/providers/public",
+]);
+
+const call =
+  (method: "GET" | "POST" | "PATCH" | "DELETE") =>
+  <R>(path: string, { path: params, query, ...init }: Call = {}) =>
+    request<R>(method, fill(path, params), { ...init, query: query as Query | undefined, noAuthRetry: init.noAuthRetry ?? OPEN.has(path as never) });
+
+const typed = <M extends Method>(method: "GET" | "POST" | "PATCH" | "DELETE") =>
+  call(method) as <P extends PathsWith<M>>(path: P, ...init: Args<M, P>) => Promise<Answer<M, P>>;
+
+/**
+ * Every API call of the app, typed by the server's OpenAPI document (schema.gen.ts): the path is
+ * the document's, with `{parameters}` filled from `path`; `query` and `body` are the operation's.
+ * `create` is the POST of a record: one per form submission, however often it is sent
+ * (submissionKey); only the operations that take an Idempotency-Key accept it.
+ */
 export const api = {
-  auth: {
-    login: (body: { email: string; password: string }, o: Options = {}) => post<T.LoginAnswer>("/auth/login", body, { ...open, ...o }),
-    verify2fa: (body: { temp_token: string; code: string }, o: Options = {}) => post<T.TokenPair>("/auth/2fa/verify", body, { ...open, ...o }),
-    magicLink: (email: string) => post<{ detail: string }>("/auth/magic-link", { email }, open),
-    magicVerify: (token: string) => post<T.LoginAnswer>("/auth/magic-verify", { token }, open),
-    signup: (body: T.SignupBody, o: Options = {}) => post<T.SignupAnswer>("/auth/signup", body, { ...open, ...o }),
-    acceptInvitation: (body: { token: string; password: string; full_name?: string | null }) =>
-      post<T.SignupAnswer>("/auth/invitations/accept", body, open),
-    /** The base-domain handoff: a refresh token in the body sets this host's cookies. */
-    handoff: (refresh_token: string) => post<T.TokenPair>("/auth/refresh", { refresh_token }, open),
-    me: (o: Options = {}) => get<T.Me>("/auth/me", undefined, o),
-    reauthenticate: (body: { password: string; code?: string }) => post<{ detail: string }>("/auth/reauthenticate", body),
-    sessions: () => get<T.Session[]>("/auth/sessions"),
-    revokeSession: (session_id: string) => post<T.Confirmation>("/auth/sessions/revoke", { session_id }),
-    revokeOthers: () => post<T.Confirmation>("/auth/sessions/revoke-others"),
-    logout: () => post<T.Confirmation>("/auth/logout", {}, open),
-    logoutAll: () => post<T.Confirmation>("/auth/logout-all"),
-  },
-  /** Forgotten password, reset, change, and address verification (issue 16). */
-  account: {
-    forgotPassword: (email: string) => post<{ detail: string }>("/auth/password/forgot", { email }, open),
-    resetPassword: (body: { token: string; password: string }) => post<{ detail: string }>("/auth/password/reset", body, open),
-    changePassword: (body: { current_password: string; new_password: string }) => post<{ detail: string; revoked: number }>("/auth/password/change", body),
-    verifyEmail: (token: string) => post<{ detail: string; email: string; email_verified_at: string }>("/auth/email/verify", { token }, open),
-    resendVerification: () => post<{ detail: string }>("/auth/email/resend"),
-  },
-  twoFactor: {
-    status: () => get<T.TwoFactorStatus>("/auth/2fa/status"),
-    setup: () => post<T.TwoFactorSetup>("/auth/2fa/setup"),
-    confirm: (code: string) => post<{ enabled: boolean }>("/auth/2fa/confirm", { code }),
-    disable: (body: { password: string; code: string }) => post<{ enabled: boolean }>("/auth/2fa/disable", body),
-    regenerate: () => post<{ backup_codes: string[] }>("/auth/2fa/backup-codes"),
-  },
-  users: {
-    list: (q: { page?: number; size?: number; search?: string }) => get<T.Page<T.User>>("/users/", q),
-    rename: (id: string, full_name: string | null) => patch<T.User>(`/users/${enc(id)}`, { full_name }),
-    /** Admins: role and profile (and the name) in one change. */
-    update: (id: string, body: { full_name?: string | null; role?: T.User["role"]; profile_id?: string | null }) => patch<T.User>(`/users/${enc(id)}`, body),
-    remove: (id: string, reassignTo: string | null) => del(`/users/${enc(id)}`, { reassign_to: reassignTo }),
-    resetTwoFactor: (id: string) => post<T.User>(`/users/${enc(id)}/2fa/reset`),
-    unlock: (id: string) => post<T.User>(`/users/${enc(id)}/unlock`),
-    profiles: () => get<T.Profile[]>("/users/profiles"),
-    invite: (body: { email: string; profile_id?: string | null }) => create<T.Invitation>("/users/invite", body),
-    invitations: (q: { page?: number; size?: number; status?: T.InvitationStatus }) => get<T.Page<T.Invitation>>("/users/invitations", q),
-    revokeInvitation: (id: string) => post<T.Invitation>(`/users/invitations/${enc(id)}/revoke`),
-  },
-  tenant: {
-    get: () => get<T.Tenant>("/tenant"),
-    update: (body: { name?: string; modules?: string[] }) => patch<T.Tenant>("/tenant", body),
-  },
-  crm: {
-    stages: () => get<T.Stage[]>("/crm/pipeline-stages"),
-    createStage: (body: T.StageWrite) => create<T.Stage>("/crm/pipeline-stages", body),
-    updateStage: (id: string, body: T.StagePatch) => patch<T.Stage>(`/crm/pipeline-stages/${enc(id)}`, body),
-    reorderStages: (ids: string[]) => post<T.Stage[]>("/crm/pipeline-stages/reorder", { ids }),
-    deleteStage: (id: string, moveTo: string | null) => request<void>("DELETE", `/crm/pipeline-stages/${enc(id)}`, { query: { move_to: moveTo } }),
-    deals: (q: T.DealQuery, signal?: AbortSignal) => get<T.Page<T.Deal>>("/crm/deals", q as Query, { signal }),
-    deal: (id: string) => get<T.Deal>(`/crm/deals/${enc(id)}`),
-    createDeal: (body: T.DealWrite) => create<T.Deal>("/crm/deals", body),
-    updateDeal: (id: string, body: Partial<T.DealWrite>) => patch<T.Deal>(`/crm/deals/${enc(id)}`, body),
-    deleteDeal: (id: string) => del(`/crm/deals/${enc(id)}`),
-    accounts: (q: T.ListQuery, signal?: AbortSignal) => get<T.Page<T.Account>>("/crm/accounts", q as Query, { signal }),
-    account: (id: string) => get<T.Account>(`/crm/accounts/${enc(id)}`),
-    createAccount: (body: T.AccountWrite) => create<T.Account>("/crm/accounts", body),
-    updateAccount: (id: string, body: Partial<T.AccountWrite>) => patch<T.Account>(`/crm/accounts/${enc(id)}`, body),
-    deleteAccount: (id: string) => del(`/crm/accounts/${enc(id)}`),
-    contacts: (q: T.ListQuery, signal?: AbortSignal) => get<T.Page<T.Contact>>("/crm/contacts", q as Query, { signal }),
-    contact: (id: string) => get<T.Contact>(`/crm/contacts/${enc(id)}`),
-    createContact: (body: T.ContactWrite) => create<T.Contact>("/crm/contacts", body),
-    updateContact: (id: string, body: Partial<T.ContactWrite>) => patch<T.Contact>(`/crm/contacts/${enc(id)}`, body),
-    deleteContact: (id: string) => del(`/crm/contacts/${enc(id)}`),
-    /** A CSV file checked as the request body (admins): the report, nothing written. */
-    checkCsv: (kind: T.TransferKind, file: Blob | string, q: { create_missing?: boolean }) =>
-      request<T.ImportReport>("POST", `/crm/${kind}/import`, { query: { ...q, dry_run: true }, csv: file }),
-    /** A CSV file imported (admins): a job whose rows are written after the answer. */
-    importCsv: (kind: T.TransferKind, file: Blob | string, q: { create_missing?: boolean }) =>
-      request<T.ImportJob>("POST", `/crm/${kind}/import`, { query: q, csv: file }),
-    /** An import job's progress, and its result once finished. */
-    job: (id: string) => get<T.ImportJob>(`/crm/jobs/${enc(id)}`),
-  },
-  /** Sign-in providers (issue 17): admins configure them; the sign-in page lists the enabled ones. */
-  providers: {
-    list: () => get<ListAnswer<T.AuthProvider>>("/auth/providers").then(items),
-    create: (body: T.ProviderWrite) => post<T.AuthProvider>("/auth/providers", body),
-    update: (id: string, body: T.ProviderPatch) => patch<T.AuthProvider>(`/auth/providers/${enc(id)}`, body),
-    remove: (id: string) => del(`/auth/providers/${enc(id)}`),
-    public: (o: Options = {}) => get<ListAnswer<T.PublicProvider>>("/auth/providers/public", undefined, { ...open, ...o }).then(items),
-  },
-  /** My linked outside accounts. Linking answers where the browser goes next (the provider). */
-  identities: {
-    list: () => get<ListAnswer<T.Identity>>("/auth/identities").then(items),
-    link: (providerId: string) => post<{ authorization_url: string }>(`/auth/identities/link/${enc(providerId)}`),
-    unlink: (id: string) => del(`/auth/identities/${enc(id)}`),
-  },
-  audit: {
-    log: (q: T.AuditQuery, signal?: AbortSignal) => get<T.Page<T.AuditEntry>>("/audit-log", q as Query, { signal }),
-    /** A plain link downloads the CSV: the session cookie goes with it, and the server streams it. */
-    csvUrl: (q: T.AuditQuery) => `/api/v1/audit-log${queryString({ ...q, page: undefined, size: undefined, format: "csv" } as Query)}`,
-  },
+  get: typed<"get">("GET"),
+  post: typed<"post">("POST"),
+  patch: typed<"patch">("PATCH"),
+  delete: typed<"delete">("DELETE"),
+  create: <P extends CreatePaths>(path: P, ...init: Args<"post", P>) =>
+    call("POST")<Answer<"post", P>>(path, { ...(init[0] as Call), create: true }),
 };
 
-/** Where the browser goes (a full page load, not a fetch) to sign in through a provider. */
-export const oauthStartUrl = (providerId: string) => `/api/v1/auth/oauth/${enc(providerId)}/start`;
+/** The address of a GET, for a plain link (a download, a full page load): the session cookie goes with it. */
+export const href = <P extends PathsWith<"get">>(path: P, ...init: Args<"get", P>): string => {
+  const o = (init[0] ?? {}) as Call;
+  return fill(path, o.path) + queryString(o.query as Query | undefined);
+};
 
-/** Where the browser downloads an export: a plain link, the session cookie goes with it. */
-export const exportUrl = (kind: T.TransferKind, q: Query = {}) => `/api/v1/crm/${kind}/export${queryString(q)}`;

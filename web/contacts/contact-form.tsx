@@ -30,7 +30,7 @@ export function ContactForm({ contact, accountName, onSaved, onCancel }: Contact
     setErrors(NO_ERRORS);
     const body = { first_name: first, last_name: last.trim() || null, email: email.trim() || null, phone: phone.trim() || null, account_id: account?.id ?? null };
     try {
-      onSaved(contact ? await api.crm.updateContact(contact.id, body) : await api.crm.createContact(body), !contact);
+      onSaved(contact ? await api.patch("/api/v1/crm/contacts/{id}", { path: { id: contact.id }, body }) : await api.create("/api/v1/crm/contacts", { body }), !contact);
     } catch (x) {
       setErrors(formErrors(x, FIELDS, { "Account not found.": "account_id" }));
       setBusy(false);

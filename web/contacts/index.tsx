@@ -15,7 +15,7 @@ const accountNames = new Map<string, Promise<string | null>>();
 function accountName(id: string): Promise<string | null> {
   let p = accountNames.get(id);
   if (!p) {
-    p = api.crm.account(id).then(
+    p = api.get("/api/v1/crm/accounts/{id}", { path: { id } }).then(
       (a) => a.name,
       () => (accountNames.delete(id), null),
     );
@@ -43,7 +43,7 @@ function useAccountNames(contacts: Contact[] | undefined): Map<string, string> {
 }
 
 export default function ContactsScreen() {
-  const { view, text, onText, list, setPage, setSize, clear } = useUrlSearchList<Contact>((q, signal) => api.crm.contacts(q, signal));
+  const { view, text, onText, list, setPage, setSize, clear } = useUrlSearchList<Contact>((query, signal) => api.get("/api/v1/crm/contacts", { query, signal }));
   const data = list.data;
   const names = useAccountNames(data?.items);
   const [editing, setEditing] = useState<Contact | "new" | null>(null);
@@ -55,7 +55,7 @@ export default function ContactsScreen() {
     if (!deleting) return;
     setBusy(true);
     try {
-      await api.crm.deleteContact(deleting.id);
+      await api.delete("/api/v1/crm/contacts/{id}", { path: { id: deleting.id } });
       toast(`Deleted “${deleting.name}”.`);
       setDeleting(null);
       list.reload();

@@ -14,9 +14,9 @@ export const DEAL_FIELDS = ["title", "account_id", "contact_id", "value", "curre
 const NOT_FOUND_FIELD = { "Account not found.": "account_id", "Contact not found.": "contact_id", "Assignee not found.": "assigned_to" };
 
 export const searchAccounts = async (text: string, signal: AbortSignal): Promise<Choice[]> =>
-  (await api.crm.accounts({ search: text || undefined, size: 10 }, signal)).items.map((a) => ({ id: a.id, label: a.name, hint: a.domain }));
+  (await api.get("/api/v1/crm/accounts", { query: { search: text || undefined, size: 10 }, signal })).items.map((a) => ({ id: a.id, label: a.name, hint: a.domain }));
 export const searchContacts = async (text: string, signal: AbortSignal): Promise<Choice[]> =>
-  (await api.crm.contacts({ search: text || undefined, size: 10 }, signal)).items.map((c) => ({ id: c.id, label: c.name, hint: c.email }));
+  (await api.get("/api/v1/crm/contacts", { query: { search: text || undefined, size: 10 }, signal })).items.map((c) => ({ id: c.id, label: c.name, hint: c.email }));
 
 export interface DealFormProps {
   deal: Deal | null;
@@ -88,7 +88,7 @@ export function DealForm({ deal, stages, me, people, onSaved, onCancel }: DealFo
     setErrors(NO_ERRORS);
     const body = dealBody({ title, account, contact, value, currency, stage, probability, closeDate, assignee, notes });
     try {
-      const saved = deal ? await api.crm.updateDeal(deal.id, body) : await api.crm.createDeal(body);
+      const saved = deal ? await api.patch("/api/v1/crm/deals/{id}", { path: { id: deal.id }, body }) : await api.create("/api/v1/crm/deals", { body });
       onSaved(saved, !deal);
     } catch (x) {
       const fe = formErrors(x, DEAL_FIELDS, NOT_FOUND_FIELD);

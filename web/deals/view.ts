@@ -3,7 +3,13 @@
  * names (page, size, search, stage…, assigned_to | unassigned | mine, sort_by, sort_dir),
  * so a link, a reload or the back button gives the same view. Defaults are left out of the URL.
  */
-import { DEAL_SORTS, type DealQuery, type DealSort } from "../api/types";
+import type { DealQuery, DealSort } from "../api/client";
+
+/** Every order the deal list takes (a URL's sort_by outside it falls back to the default). */
+const DEAL_SORTS = ["title", "value", "stage", "probability", "close_date", "created_at", "updated_at", "account_name", "contact_name", "assignee_name"] as const satisfies readonly DealSort[];
+// Compiles only while the list names every sort_by the API takes.
+type Holds<T extends true> = T;
+export type EverySortListed = Holds<[Exclude<DealSort, (typeof DEAL_SORTS)[number]>] extends [never] ? true : false>;
 
 export type Assignee = { kind: "anyone" } | { kind: "mine" } | { kind: "unassigned" } | { kind: "user"; id: string };
 
@@ -84,8 +90,8 @@ export function viewQuery(v: DealView): DealQuery {
   if (search) q.search = search;
   if (v.stages.length) q.stage = v.stages;
   if (v.assignee.kind === "user") q.assigned_to = v.assignee.id;
-  if (v.assignee.kind === "mine") q.mine = true;
-  if (v.assignee.kind === "unassigned") q.unassigned = true;
+  if (v.assignee.kind === "mine") q.mine = "true";
+  if (v.assignee.kind === "unassigned") q.unassigned = "true";
   if (v.sortBy) {
     q.sort_by = v.sortBy;
     q.sort_dir = v.sortDir;

@@ -46,9 +46,11 @@ export default function ImportScreen() {
     setBusy(dryRun ? "check" : "import");
     setFailure(null);
     try {
-      if (dryRun) setReport(await api.crm.checkCsv(kind, file, { create_missing: createMissing }));
+      const query = { create_missing: createMissing ? ("true" as const) : undefined };
+      // A dry run answers the report (200); an import, its job (202).
+      if (dryRun) setReport((await api.post(`/api/v1/crm/${kind}/import`, { query: { ...query, dry_run: "true" }, csv: file })) as ImportReport);
       else {
-        setJob(await api.crm.importCsv(kind, file, { create_missing: createMissing }));
+        setJob((await api.post(`/api/v1/crm/${kind}/import`, { query, csv: file })) as ImportJob);
         setReport(null);
       }
     } catch (e) {

@@ -31,7 +31,7 @@ export function JobProgress({ job, onChange }: { job: ImportJob; onChange: (job:
     let live = true;
     const timer = setTimeout(async () => {
       try {
-        const next = await api.crm.job(job.id);
+        const next = await api.get("/api/v1/crm/jobs/{id}", { path: { id: job.id } });
         if (live) onChange(next);
       } catch {
         // A failed poll is tried again with the next render's timer.

@@ -4,19 +4,20 @@
  * "Import" opens the import screen for this kind (admins: only they may import).
  */
 import "./import.css";
-import { exportUrl, type TransferKind } from "../api/client";
+import { href, type TransferKind } from "../api/client";
+import type { Query } from "../api/operations";
 import { Link } from "../shared/router";
 import { useSession } from "../shared/session";
 
-type Query = Parameters<typeof exportUrl>[1];
+type ExportQuery = Query<"get", `/api/v1/crm/${TransferKind}/export`>;
 
-export function TransferButtons({ kind, query = {} }: { kind: TransferKind; query?: object }) {
+export function TransferButtons({ kind, query = {} }: { kind: TransferKind; query?: ExportQuery }) {
   const admin = useSession().me?.user.role === "admin";
   // The list's paging is no part of an export.
-  const { page: _p, size: _s, ...rest } = (query ?? {}) as Record<string, unknown>;
+  const { page: _p, size: _s, ...rest } = query;
   return (
     <span class="transfer-buttons">
-      <a class="button" href={exportUrl(kind, rest as Query)} download>
+      <a class="button" href={href(`/api/v1/crm/${kind}/export`, { query: rest })} download>
         Export CSV
       </a>
       {admin ? (

@@ -26,7 +26,7 @@ export default function AcceptInvitation() {
     setError("");
     setFieldErrors({});
     try {
-      const answer = await api.auth.acceptInvitation({ token, password, full_name: name.trim() || null });
+      const answer = await api.post("/api/v1/auth/invitations/accept", { body: { token, password, full_name: name.trim() || null } });
       held = undefined;
       await signedIn(answer, reload);
     } catch (err) {

@@ -1,6 +1,6 @@
 /** Organization settings (admins): the workspace's name, and which modules are on. */
 import { useEffect, useState } from "preact/hooks";
-import { ApiError, api } from "../api/client";
+import { ApiError, api, type TenantModule } from "../api/client";
 import { Field } from "../shared/field";
 import { Link } from "../shared/router";
 import { useSession } from "../shared/session";
@@ -10,16 +10,16 @@ import { useLoad } from "../shared/use-load";
 import { useStepUp } from "../account/reauth";
 
 /** The modules the server knows (docs/interface.md#tenancy), in the words an admin reads. */
-export const MODULES: { key: string; label: string; hint: string }[] = [
+export const MODULES: { key: TenantModule; label: string; hint: string }[] = [
   { key: "crm", label: "CRM", hint: "Deals, accounts, contacts and the pipeline. Turning it off hides them from everyone and keeps all their data." },
   { key: "users", label: "Team", hint: "Inviting people and the member list. Members who already joined can still sign in." },
 ];
 
 export default function OrganizationScreen() {
   const { reload } = useSession();
-  const tenant = useLoad(() => api.tenant.get(), []);
+  const tenant = useLoad(() => api.get("/api/v1/tenant"), []);
   const [name, setName] = useState("");
-  const [modules, setModules] = useState<string[]>([]);
+  const [modules, setModules] = useState<TenantModule[]>([]);
   const [busy, setBusy] = useState(false);
   const [errors, setErrors] = useState<{ name?: string; form?: string }>({});
   // Renaming the workspace or turning modules on and off needs a recent sign-in.
@@ -27,19 +27,20 @@ export default function OrganizationScreen() {
   useEffect(() => {
     if (!tenant.data) return;
     setName(tenant.data.name);
-    setModules(tenant.data.modules);
+    // The server reads back only modules it accepts (its answer types them as plain names).
+    setModules(tenant.data.modules as TenantModule[]);
   }, [tenant.data]);
 
   if (tenant.error) return <ErrorBox error={tenant.error} retry={tenant.reload} />;
   if (!tenant.data) return <Loading />;
 
-  const toggle = (key: string, on: boolean) => setModules(on ? [...new Set([...modules, key])].sort() : modules.filter((m) => m !== key));
+  const toggle = (key: TenantModule, on: boolean) => setModules(on ? [...new Set([...modules, key])].sort() : modules.filter((m) => m !== key));
   const save = async (e: Event) => {
     e.preventDefault();
     setBusy(true);
     setErrors({});
     try {
-      await reauth.run(() => api.tenant.update({ name: name.trim(), modules }));
+      await reauth.run(() => api.patch("/api/v1/tenant", { body: { name: name.trim(), modules } }));
       toast("Organization settings saved.");
       // The name in the top bar and the screens a module opens follow at once.
       await reload();

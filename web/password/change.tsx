@@ -16,7 +16,7 @@ export function ChangePassword() {
     setBusy(true);
     setErrors({});
     try {
-      const r = await api.account.changePassword({ current_password: current, new_password: next });
+      const r = await api.post("/api/v1/auth/password/change", { body: { current_password: current, new_password: next } });
       setCurrent("");
       setNext("");
       toast(r.revoked > 0 ? `Password changed. ${r.revoked} other session${r.revoked === 1 ? "" : "s"} signed out.` : "Password changed.");

@@ -18,7 +18,7 @@ export default function ForgotPassword() {
     setError("");
     setNotice("");
     try {
-      setNotice((await api.account.forgotPassword(email.trim())).detail);
+      setNotice((await api.post("/api/v1/auth/password/forgot", { body: { email: email.trim() } })).detail);
     } catch (err) {
       if (err instanceof ApiError && err.code === "validation_error") setError("Enter a valid email address.");
       else if (err instanceof ApiError && err.code === "rate_limited") setError("Too many requests for this address. Try again in a few minutes.");

@@ -22,7 +22,7 @@ export default function ResetPassword() {
     setBusy(true);
     setError("");
     try {
-      await api.account.resetPassword({ token, password });
+      await api.post("/api/v1/auth/password/reset", { body: { token, password } });
       held = undefined;
       setDone(true);
     } catch (err) {

@@ -6,7 +6,7 @@
 import "../deals/crm.css";
 import "./security-log.css";
 import { useEffect, useState } from "preact/hooks";
-import { api, type User } from "../api/client";
+import { api, href, type User } from "../api/client";
 import { formatDateTime, device } from "../shared/format";
 import { useLive } from "../shared/live-list";
 import { Pager } from "../shared/pager";
@@ -18,10 +18,10 @@ export default function SecurityLogScreen() {
   const { query } = useLocation();
   const view = parseLogView(query);
   const q = logQuery(view);
-  const list = useLive(JSON.stringify(q), (signal) => api.audit.log(q, signal));
+  const list = useLive(JSON.stringify(q), (signal) => api.get("/api/v1/audit-log", { query: q, signal }));
   const [people, setPeople] = useState<User[]>([]);
   useEffect(() => {
-    api.users.list({ size: 100 }).then(
+    api.get("/api/v1/users", { query: { size: 100 } }).then(
       (p) => setPeople(p.items),
       () => setPeople([]),
     );
@@ -37,7 +37,7 @@ export default function SecurityLogScreen() {
     <section class="crm security-log" aria-labelledby="log-title">
       <div class="screen-head">
         <h1 id="log-title">Security log</h1>
-        <a class="button" href={api.audit.csvUrl(q)} download>
+        <a class="button" href={href("/api/v1/audit-log", { query: { ...q, page: undefined, size: undefined, format: "csv" } })} download>
           Download CSV
         </a>
       </div>

@@ -3,7 +3,7 @@
  * action…, since, until, page, size), so a link, a reload or the back button gives the same view.
  * Times are ISO 8601 in UTC in the URL; the date-time inputs show them in the viewer's time zone.
  */
-import type { AuditQuery } from "../api/types";
+import type { AuditQuery } from "../api/client";
 
 export interface LogView {
   userId: string;

@@ -21,13 +21,13 @@ export const useSession = () => useContext(SessionContext);
 /** The user of the page, or null when signed out; a refresh is tried once before giving up. */
 export async function loadMe(): Promise<Me | null> {
   try {
-    const me = await api.auth.me({ noAuthRetry: true });
+    const me = await api.get("/api/v1/auth/me", { noAuthRetry: true });
     scheduleRefresh();
     return me;
   } catch {
     if (!(await refreshSession())) return null;
     try {
-      return await api.auth.me({ noAuthRetry: true });
+      return await api.get("/api/v1/auth/me", { noAuthRetry: true });
     } catch {
       return null;
     }

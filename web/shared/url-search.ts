@@ -5,7 +5,7 @@
  * every URL change, the latest answer winning (./live-list.ts).
  */
 import { useEffect, useRef, useState } from "preact/hooks";
-import type { Page } from "../api/types";
+import type { Page } from "../api/client";
 import { debouncer, useLive, type LiveData } from "./live-list";
 import { navigate, setQuery, useLocation } from "./router";
 

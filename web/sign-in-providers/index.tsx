@@ -16,9 +16,9 @@ import { kindLabel } from "./kinds";
 import { ProviderForm } from "./provider-form";
 
 export default function SignInProvidersScreen() {
-  const list = useLoad(() => api.providers.list(), []);
+  const list = useLoad(() => api.get("/api/v1/auth/providers").then((page) => page.items), []);
   // The profile picker is a nicety: without the list (Team module off), "the default" still works.
-  const profiles = useLoad(() => api.users.profiles().catch(() => []), []);
+  const profiles = useLoad(() => api.get("/api/v1/users/profiles").catch(() => []), []);
   const [adding, setAdding] = useState(false);
   const [editing, setEditing] = useState<AuthProvider | null>(null);
   const [deleting, setDeleting] = useState<AuthProvider | null>(null);
@@ -26,7 +26,7 @@ export default function SignInProvidersScreen() {
   const [busy, setBusy] = useState(false);
   // Adding, changing or deleting a provider needs a recent sign-in (403 reauthentication_required):
   // the step-up dialog asks for the password, and the 2FA code when the admin has 2FA on.
-  const twoFactor = useLoad(() => api.twoFactor.status().catch(() => null), []);
+  const twoFactor = useLoad(() => api.get("/api/v1/auth/2fa/status").catch(() => null), []);
   const reauth = useReauth(twoFactor.data?.enabled ?? false, "change the organization's sign-in providers");
 
   const remove = async () => {
@@ -34,7 +34,7 @@ export default function SignInProvidersScreen() {
     setBusy(true);
     try {
       const id = deleting.id;
-      await reauth.run(() => api.providers.remove(id));
+      await reauth.run(() => api.delete("/api/v1/auth/providers/{id}", { path: { id } }));
       toast(`Deleted the provider “${deleting.name}”.`);
       setDeleting(null);
       list.reload();

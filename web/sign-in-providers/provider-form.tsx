@@ -58,7 +58,9 @@ export function ProviderForm({
     };
     try {
       const saved = await guard(() =>
-        provider ? api.providers.update(provider.id, { ...common, ...(secret ? { client_secret: secret } : {}) }) : api.providers.create({ kind, ...common, client_secret: secret }),
+        provider
+          ? api.patch("/api/v1/auth/providers/{id}", { path: { id: provider.id }, body: { ...common, ...(secret ? { client_secret: secret } : {}) } })
+          : api.post("/api/v1/auth/providers", { body: { kind, ...common, client_secret: secret } }),
       );
       setSecret("");
       onSaved(saved);

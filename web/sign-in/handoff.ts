@@ -94,6 +94,6 @@ export async function finishHandoff(): Promise<boolean> {
   const kept = read<{ nonce: string }>(NONCE);
   history.replaceState(null, "", next);
   if (!token || config().sharedCookies || !kept || f.get("nonce") !== kept.nonce) return false;
-  await api.auth.handoff(token).catch(() => {});
+  await api.post("/api/v1/auth/refresh", { body: { refresh_token: token } }).catch(() => {});
   return false;
 }

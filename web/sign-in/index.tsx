@@ -34,7 +34,7 @@ export async function signedIn(pair: TokenPair, reload: () => Promise<unknown>):
     navigate(next?.startsWith("/") && !next.startsWith("//") ? next : "/deals", true);
     return;
   }
-  const me = await api.auth.me({ bearer: pair.access_token, noAuthRetry: true, credentials: "omit" });
+  const me = await api.get("/api/v1/auth/me", { bearer: pair.access_token, noAuthRetry: true, credentials: "omit" });
   goToWorkspace(me.tenant.subdomain, pair, "/deals");
 }
 
@@ -69,7 +69,7 @@ export default function SignIn() {
     setError("");
     setNotice("");
     try {
-      const answer: LoginAnswer = await api.auth.login({ email, password }, { credentials });
+      const answer: LoginAnswer = await api.post("/api/v1/auth/login", { body: { email, password }, credentials });
       if ("requires_2fa" in answer) setChallenge(answer.temp_token);
       else await signedIn(answer, reload);
     } catch (err) {
@@ -90,7 +90,7 @@ export default function SignIn() {
     setBusy(true);
     try {
       rememberLinkAsked();
-      setNotice((await api.auth.magicLink(email)).detail);
+      setNotice((await api.post("/api/v1/auth/magic-link", { body: { email } })).detail);
     } catch (err) {
       setError(loginMessage(err));
     } finally {

@@ -29,7 +29,7 @@ export function ConfirmAccount({ me, onContinue }: { me: Me; onContinue: () => v
   const [busy, setBusy] = useState(false);
   const notMe = async () => {
     setBusy(true);
-    await api.auth.logout().catch(() => {});
+    await api.post("/api/v1/auth/logout").catch(() => {});
     location.assign("/sign-in");
   };
   return (
@@ -58,7 +58,7 @@ export default function MagicLink() {
 
   const arrived = async (pair: TokenPair) => {
     if (askedHere()) return signedIn(pair, reload);
-    setConfirm({ me: await api.auth.me({ noAuthRetry: true }), pair });
+    setConfirm({ me: await api.get("/api/v1/auth/me", { noAuthRetry: true }), pair });
   };
 
   useEffect(() => {
@@ -66,8 +66,8 @@ export default function MagicLink() {
     const token = pending;
     pending = undefined;
     if (!token) return setError("This sign-in link is incomplete. Open the link from the mail again, or ask for a new one.");
-    api.auth
-      .magicVerify(token)
+    api
+      .post("/api/v1/auth/magic-verify", { body: { token } })
       .then((answer) => ("requires_2fa" in answer ? setChallenge(answer.temp_token) : arrived(answer)))
       .catch((e) =>
         setError(e instanceof ApiError && e.code === "invalid_token" ? "This sign-in link has expired or was already used. Ask for a new one." : errorMessage(e)),

@@ -3,7 +3,7 @@
  * the server's start URL, which redirects to the provider), the readable message for each error
  * code the callback sends back, and the 2FA hand-over (`?step=2fa#temp_token=…`).
  */
-import { api, oauthStartUrl, type PublicProvider } from "../api/client";
+import { api, href, type PublicProvider } from "../api/client";
 import { currentSubdomain } from "../shared/config";
 import { useLoad } from "../shared/use-load";
 
@@ -71,7 +71,7 @@ export function forgetHandover(): void {
 /** The organization's enabled providers as "Continue with …" links; nothing while none (or on the base domain). */
 export function ProviderButtons() {
   const onWorkspace = currentSubdomain() !== null;
-  const list = useLoad<PublicProvider[]>(() => (onWorkspace ? api.providers.public().catch(() => []) : Promise.resolve([])), [onWorkspace]);
+  const list = useLoad<PublicProvider[]>(() => (onWorkspace ? api.get("/api/v1/auth/providers/public").catch(() => []) : Promise.resolve([])), [onWorkspace]);
   const providers = list.data ?? [];
   if (!providers.length) return null;
   return (
@@ -79,7 +79,7 @@ export function ProviderButtons() {
       <ul class="oauth-buttons" aria-label="Sign in with another account">
         {providers.map((p) => (
           <li key={p.id}>
-            <a class="button wide oauth" data-kind={p.kind} href={oauthStartUrl(p.id)}>
+            <a class="button wide oauth" data-kind={p.kind} href={href("/api/v1/auth/oauth/{provider_id}/start", { path: { provider_id: p.id } })}>
               Continue with {p.name}
             </a>
           </li>

@@ -24,7 +24,7 @@ export function SecondFactor({
     setBusy(true);
     setError("");
     try {
-      await onDone(await api.auth.verify2fa({ temp_token: tempToken, code: code.trim() }, { credentials }));
+      await onDone(await api.post("/api/v1/auth/2fa/verify", { body: { temp_token: tempToken, code: code.trim() }, credentials }));
     } catch (err) {
       if (err instanceof ApiError && err.code === "invalid_temp_token") onRestart("That took too long: sign in again.");
       else if (err instanceof ApiError && err.code === "invalid_2fa_code") setError("That code is not valid. Check your authenticator app and try again.");

@@ -25,7 +25,7 @@ export default function PublicHome() {
     setError("");
     setErrors({});
     try {
-      const answer = await api.auth.signup({ ...form, full_name: form.full_name.trim() || null }, { credentials: baseCredentials() });
+      const answer = await api.post("/api/v1/auth/signup", { body: { ...form, full_name: form.full_name.trim() || null }, credentials: baseCredentials() });
       goToWorkspace(answer.tenant.subdomain, answer, "/deals");
     } catch (err) {
       if (err instanceof ApiError && err.items.length) {

@@ -42,7 +42,7 @@ export default function PipelineScreen() {
     [ids[i], ids[i + by]] = [ids[i + by]!, ids[i]!];
     setMoving(true);
     try {
-      await api.crm.reorderStages(ids);
+      await api.post("/api/v1/crm/pipeline-stages/reorder", { body: { ids } });
       const dir = by < 0 ? "up" : "down";
       const at = i + by;
       // The button itself may now be disabled (first or last row): its neighbour takes the focus.

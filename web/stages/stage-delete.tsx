@@ -16,7 +16,7 @@ export function StageDeleteForm({ stage, stages, onDeleted, onCancel }: { stage:
 
   useEffect(() => {
     let live = true;
-    api.crm.deals({ stage: [stage.key], size: 1 }).then(
+    api.get("/api/v1/crm/deals", { query: { stage: [stage.key], size: 1 } }).then(
       (p) => live && setDeals(p.total),
       (e) => live && setError(errorMessage(e)),
     );
@@ -28,7 +28,7 @@ export function StageDeleteForm({ stage, stages, onDeleted, onCancel }: { stage:
     setBusy(true);
     setError(null);
     try {
-      await api.crm.deleteStage(stage.id, deals ? target : null);
+      await api.delete("/api/v1/crm/pipeline-stages/{id}", { path: { id: stage.id }, query: { move_to: deals ? target : undefined } });
       onDeleted();
     } catch (x) {
       setError(errorMessage(x));

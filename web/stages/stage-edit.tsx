@@ -23,13 +23,16 @@ export function StageEditForm({ stage, onSaved, onCancel }: { stage: Stage; onSa
     setErrors(NO_ERRORS);
     const p = probability.trim();
     try {
-      const s = await api.crm.updateStage(stage.id, {
-        name,
-        color,
-        // Sent as typed when it is not a whole number, so the server's 422 names the field.
-        probability: /^\d+$/.test(p) ? Number(p) : (p as unknown as number),
-        is_won: outcome === "won",
-        is_lost: outcome === "lost",
+      const s = await api.patch("/api/v1/crm/pipeline-stages/{id}", {
+        path: { id: stage.id },
+        body: {
+          name,
+          color,
+          // Sent as typed when it is not a whole number, so the server's 422 names the field.
+          probability: /^\d+$/.test(p) ? Number(p) : (p as unknown as number),
+          is_won: outcome === "won",
+          is_lost: outcome === "lost",
+        },
       });
       onSaved(s);
     } catch (x) {

@@ -35,13 +35,15 @@ export function StageForm({ onSaved, onCancel }: { onSaved: (s: Stage) => void; 
     setErrors(NO_ERRORS);
     const p = probability.trim();
     try {
-      const s = await api.crm.createStage({
-        key: keyTouched ? key : slug(name),
-        name,
-        color,
-        probability: p === "" ? undefined : /^\d+$/.test(p) ? Number(p) : (p as unknown as number),
-        is_won: outcome === "won",
-        is_lost: outcome === "lost",
+      const s = await api.create("/api/v1/crm/pipeline-stages", {
+        body: {
+          key: keyTouched ? key : slug(name),
+          name,
+          color,
+          probability: p === "" ? undefined : /^\d+$/.test(p) ? Number(p) : (p as unknown as number),
+          is_won: outcome === "won",
+          is_lost: outcome === "lost",
+        },
       });
       onSaved(s);
     } catch (x) {

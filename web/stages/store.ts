@@ -8,7 +8,7 @@ const listeners = new Set<() => void>();
 export const byPosition = (a: Stage, b: Stage) => a.position - b.position || a.name.localeCompare(b.name);
 
 export function loadStages(): Promise<Stage[]> {
-  cached ??= api.crm.stages().then((s) => [...s].sort(byPosition));
+  cached ??= api.get("/api/v1/crm/pipeline-stages").then((s) => [...s].sort(byPosition));
   cached.catch(() => (cached = null));
   return cached;
 }

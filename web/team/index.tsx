@@ -12,7 +12,7 @@ import { ManageMember, displayName } from "./manage-member";
 import { RemoveMember } from "./remove-member";
 
 export default function TeamScreen() {
-  const profiles = useLoad(() => api.users.profiles(), []);
+  const profiles = useLoad(() => api.get("/api/v1/users/profiles"), []);
   const [invited, setInvited] = useState(0);
   // Role and profile changes, admin invitations, 2FA resets and removals need a recent sign-in.
   const reauth = useStepUp("change who has access to this workspace");
@@ -36,7 +36,7 @@ function Members({ profiles, guard }: { profiles: Profile[]; guard: Guard }) {
   const [search, setSearch] = useState("");
   const [page, setPage] = useState(1);
   const q = useDebounced(search.trim());
-  const members = useLoad(() => api.users.list({ page, size: 20, search: q }), [q, page]);
+  const members = useLoad(() => api.get("/api/v1/users", { query: { page, size: 20, search: q } }), [q, page]);
   const [managing, setManaging] = useState<User | null>(null);
   const [removing, setRemoving] = useState<User | null>(null);
   return (

@@ -25,12 +25,12 @@ export function Invitations({ profiles, refresh, guard = unguarded }: { profiles
   const [page, setPage] = useState(1);
   const [revoking, setRevoking] = useState<Invitation | null>(null);
   const [busy, setBusy] = useState(false);
-  const list = useLoad(() => api.users.invitations({ status, page, size: 20 }), [status, page, refresh]);
+  const list = useLoad(() => api.get("/api/v1/users/invitations", { query: { status, page, size: 20 } }), [status, page, refresh]);
 
   const resend = async (inv: Invitation) => {
     setBusy(true);
     try {
-      await guard(() => api.users.invite({ email: inv.email, profile_id: inv.profile_id ?? null }));
+      await guard(() => api.create("/api/v1/users/invite", { body: { email: inv.email, profile_id: inv.profile_id ?? null } }));
       toast(config().smtp ? `Invitation sent again to ${inv.email}.` : outboxNotice(inv.email), "ok", config().smtp ? 5000 : 10000);
       list.reload();
     } catch (e) {
@@ -43,7 +43,7 @@ export function Invitations({ profiles, refresh, guard = unguarded }: { profiles
     if (!revoking) return;
     setBusy(true);
     try {
-      await api.users.revokeInvitation(revoking.id);
+      await api.post("/api/v1/users/invitations/{id}/revoke", { path: { id: revoking.id } });
       toast(`Invitation for ${revoking.email} revoked.`);
       setRevoking(null);
       list.reload();

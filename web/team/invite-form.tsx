@@ -26,7 +26,7 @@ export function InviteForm({ profiles, guard = unguarded, onInvited }: { profile
     setNotice("");
     try {
       const sentTo = email.trim();
-      const inv = await guard(() => api.users.invite({ email: sentTo, profile_id: (profile || standard) || null }));
+      const inv = await guard(() => api.create("/api/v1/users/invite", { body: { email: sentTo, profile_id: (profile || standard) || null } }));
       setEmail("");
       if (config().smtp) toast(`Invitation sent to ${inv.email}.`);
       else setNotice(outboxNotice(inv.email));

@@ -48,7 +48,7 @@ export function ManageMember({ user, profiles, guard = unguarded, onClose, onCha
 
   const save = async (e: Event) => {
     e.preventDefault();
-    const ok = await act(() => guard(() => api.users.update(user.id, { role, profile_id: profile || null })), `${displayName(user)} updated.`);
+    const ok = await act(() => guard(() => api.patch("/api/v1/users/{id}", { path: { id: user.id }, body: { role, profile_id: profile || null } })), `${displayName(user)} updated.`);
     if (!ok) return;
     // Stepping down oneself: the screens an admin sees change at once.
     if (self) await reload();
@@ -91,7 +91,7 @@ export function ManageMember({ user, profiles, guard = unguarded, onClose, onCha
             Reset two-factor
           </button>
         )}
-        <button type="button" onClick={() => void act(() => api.users.unlock(user.id), `${displayName(user)} can sign in again.`)} disabled={busy}>
+        <button type="button" onClick={() => void act(() => api.post("/api/v1/users/{id}/unlock", { path: { id: user.id } }), `${displayName(user)} can sign in again.`)} disabled={busy}>
           Unlock sign-in
         </button>
       </div>
@@ -103,7 +103,7 @@ export function ManageMember({ user, profiles, guard = unguarded, onClose, onCha
         busy={busy}
         onCancel={() => setConfirmReset(false)}
         onConfirm={() =>
-          void act(() => guard(() => api.users.resetTwoFactor(user.id)), `Two-factor sign-in is off for ${displayName(user)}.`).then(() => setConfirmReset(false))
+          void act(() => guard(() => api.post("/api/v1/users/{id}/2fa/reset", { path: { id: user.id } })), `Two-factor sign-in is off for ${displayName(user)}.`).then(() => setConfirmReset(false))
         }
       >
         <p>

@@ -18,8 +18,8 @@ export function RemoveMember({ user, guard = unguarded, onClose, onRemoved }: { 
     setError("");
     if (!user) return;
     // The first hundred members are the choice; a bigger team can search the list and reassign later.
-    api.users
-      .list({ size: 100 })
+    api
+      .get("/api/v1/users", { query: { size: 100 } })
       .then((p) => setOthers(p.items.filter((u) => u.id !== user.id)))
       .catch(() => setOthers([]));
   }, [user?.id]);
@@ -29,7 +29,7 @@ export function RemoveMember({ user, guard = unguarded, onClose, onRemoved }: { 
     setBusy(true);
     setError("");
     try {
-      await guard(() => api.users.remove(user.id, to || null));
+      await guard(() => api.delete("/api/v1/users/{id}", { path: { id: user.id }, query: { reassign_to: to || undefined } }));
       toast(`${displayName(user)} was removed from the workspace.`);
       onRemoved();
     } catch (err) {

@@ -15,7 +15,7 @@ export function VerifyBanner() {
     setState("busy");
     setError("");
     try {
-      await api.account.resendVerification();
+      await api.post("/api/v1/auth/email/resend");
       setState("sent");
     } catch (e) {
       setState("idle");

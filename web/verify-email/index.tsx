@@ -19,8 +19,8 @@ export default function VerifyEmail() {
     const token = pending;
     pending = undefined;
     if (!token) return setError("This verification link is incomplete. Open the link from the mail again.");
-    api.account
-      .verifyEmail(token)
+    api
+      .post("/api/v1/auth/email/verify", { body: { token } })
       .then(async (r) => {
         setDone(r.email);
         if (me) await reload();

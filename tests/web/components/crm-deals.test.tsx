@@ -18,12 +18,23 @@ const { stagesChanged } = await import("../../../web/stages/store");
 /** Lets Preact render what the last event changed. */
 const tick = () => new Promise((r) => setTimeout(r, 10));
 
-const me = { id: "u_me", tenant_id: "t", email: "me@acme.test", full_name: "Mia Member", role: "member" as const, profile_id: null, created_at: "2026-01-01T00:00:00Z" };
-const session = { me: { user: me, tenant: { id: "t", name: "Acme", subdomain: "acme", modules: ["crm"], created_at: "" } }, reload: async () => null, signOut: async () => {} };
+const me = {
+  id: "u_me",
+  tenant_id: "t",
+  email: "me@acme.test",
+  full_name: "Mia Member",
+  role: "member" as const,
+  profile_id: null,
+  created_at: "2026-01-01T00:00:00Z",
+  email_verified: true,
+  email_verified_at: "2026-01-01T00:00:00Z",
+  email_verified_by: "mail" as const,
+};
+const session = { me: { user: me, tenant: { id: "t", name: "Acme", subdomain: "acme", modules: ["crm"], created_at: "" }, has_password: true }, reload: async () => null, signOut: async () => {} };
 const stages = [
-  { id: "s1", tenant_id: "t", key: "new", name: "New", color: "#64748b", position: 0, probability: 10, is_won: false, is_lost: false },
-  { id: "s2", tenant_id: "t", key: "won", name: "Won", color: "#22c55e", position: 1, probability: 100, is_won: true, is_lost: false },
-  { id: "s3", tenant_id: "t", key: "lost", name: "Lost", color: "#ef4444", position: 2, probability: 0, is_won: false, is_lost: true },
+  { id: "s1", tenant_id: "t", key: "new", name: "New", color: "#64748b", position: 0, probability: 10, is_won: false, is_lost: false, created_at: "" },
+  { id: "s2", tenant_id: "t", key: "won", name: "Won", color: "#22c55e", position: 1, probability: 100, is_won: true, is_lost: false, created_at: "" },
+  { id: "s3", tenant_id: "t", key: "lost", name: "Lost", color: "#ef4444", position: 2, probability: 0, is_won: false, is_lost: true, created_at: "" },
 ];
 const deal = (id: string, title: string) => ({
   id,

@@ -30,8 +30,8 @@ describe("the deal list's view lives in the URL", () => {
     expect(viewSearch(parseView(new URLSearchParams("")))).toBe("");
     expect(viewSearch(parseView(new URLSearchParams("page=1&size=20")))).toBe("");
     for (const q of ["mine=1", "unassigned=1"]) expect(viewSearch(parseView(new URLSearchParams(q)))).toBe(`?${q}`);
-    expect(viewQuery(parseView(new URLSearchParams("mine=true")))).toEqual({ page: 1, size: 20, mine: true });
-    expect(viewQuery(parseView(new URLSearchParams("unassigned=yes")))).toEqual({ page: 1, size: 20, unassigned: true });
+    expect(viewQuery(parseView(new URLSearchParams("mine=true")))).toEqual({ page: 1, size: 20, mine: "true" });
+    expect(viewQuery(parseView(new URLSearchParams("unassigned=yes")))).toEqual({ page: 1, size: 20, unassigned: "true" });
   });
 
   test("anything unreadable in a hand-edited URL falls back to its default instead of a 422", () => {

@@ -19,6 +19,9 @@ const user = (id: string, name: string, role: "admin" | "member" = "member") => 
   role,
   profile_id: null,
   created_at: "2030-01-01T00:00:00Z",
+  email_verified: true,
+  email_verified_at: "2030-01-01T00:00:00Z",
+  email_verified_by: "mail" as const,
 });
 const tenant = { id: "t1", name: "Acme", subdomain: "acme", modules: ["crm", "users"], created_at: "2030-01-01T00:00:00Z" };
 const session = (role: "admin" | "member") => ({ me: { user: user("me", "Me", role), tenant }, reload: async () => null, signOut: async () => {} });
@@ -43,7 +46,7 @@ describe("removing a member", () => {
   test("offers the other members for the deals, sends reassign_to, and explains a 409 last_admin", async () => {
     let answer = 409;
     const f = fakeFetch({
-      "GET /api/v1/users/": () => json(200, { items: [user("ann", "Ann"), user("bo", "Bo"), user("cy", "Cy")], total: 3, page: 1, size: 100, pages: 1 }),
+      "GET /api/v1/users": () => json(200, { items: [user("ann", "Ann"), user("bo", "Bo"), user("cy", "Cy")], total: 3, page: 1, size: 100, pages: 1 }),
       "DELETE /api/v1/users/bo": () => (answer === 409 ? json(409, { detail: "Last admin.", code: "last_admin" }) : new Response(null, { status: 204 })),
     });
     const removed: string[] = [];

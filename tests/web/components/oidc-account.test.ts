@@ -65,7 +65,7 @@ describe("My account: linked accounts", () => {
 
   test("back from the provider: ?linked says so, ?error explains, and the query is cleaned", async () => {
     const f = fakeFetch({
-      "GET /api/v1/auth/identities": () => json(200, [identity()]),
+      "GET /api/v1/auth/identities": () => json(200, { items: [identity()] }),
       "GET /api/v1/auth/providers/public": () => json(200, publicProviders),
       "GET /api/v1/auth/2fa/status": () => json(200, { enabled: false, pending: false, backup_codes_remaining: 0 }),
     });
@@ -89,7 +89,7 @@ describe("My account: linked accounts", () => {
     history.replaceState(null, "", "/settings");
     let last = true;
     const f = fakeFetch({
-      "GET /api/v1/auth/identities": () => json(200, last ? [identity()] : []),
+      "GET /api/v1/auth/identities": () => json(200, { items: last ? [identity()] : [] }),
       "GET /api/v1/auth/providers/public": () => json(200, publicProviders),
       "GET /api/v1/auth/2fa/status": () => json(200, { enabled: false, pending: false, backup_codes_remaining: 0 }),
       "DELETE /api/v1/auth/identities/i1": () =>
@@ -121,7 +121,7 @@ describe("My account: linked accounts", () => {
     history.replaceState(null, "", "/settings");
     let fail = false;
     const f = fakeFetch({
-      "GET /api/v1/auth/identities": () => (fail ? json(500, { detail: "The list failed.", code: "internal_error" }) : json(200, [])),
+      "GET /api/v1/auth/identities": () => (fail ? json(500, { detail: "The list failed.", code: "internal_error" }) : json(200, { items: [] })),
       "GET /api/v1/auth/providers/public": () => json(200, []),
       "GET /api/v1/auth/2fa/status": () => json(200, { enabled: false, pending: false, backup_codes_remaining: 0 }),
     });
