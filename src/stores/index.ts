@@ -2,6 +2,7 @@ import type { AuditStore } from "../audit/repo";
 import type { AccountTokensStore } from "../auth/email/repo";
 import type { MagicLinksStore } from "../auth/magic-link/repo";
 import type { OidcStore } from "../auth/oidc/repo";
+import type { PasskeysStore } from "../auth/passkeys/repo";
 import type { PasswordStore } from "../auth/password/repo";
 import type { SessionsStore } from "../auth/repo";
 import type { TwoFactorStore } from "../auth/two-factor/repo";
@@ -55,6 +56,7 @@ export interface Stores {
   auditLog: AuditStore;
   twoFactor: TwoFactorStore;
   oidc: OidcStore;
+  passkeys: PasskeysStore;
   passwords: PasswordStore;
   support: SupportStore;
   /** Demo data for `suite seed`. */
