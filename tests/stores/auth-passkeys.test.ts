@@ -85,9 +85,12 @@ for (const backend of BACKENDS) {
       const c = { challenge_hash: "h1", purpose: "login" as const, tenant_id: null, user_id: null, rp_id: "suite.test", created_at: 1000, expires_at: 2000 };
       await a().openChallenge(c);
       await a().openChallenge({ ...c, challenge_hash: "h2", purpose: "register", tenant_id: "t1", user_id: "u1" });
-      const spent = await Promise.all([h.a.passkeys.spendChallenge("h1", 1500), h.b.passkeys.spendChallenge("h1", 1500)]);
+      const spent = await Promise.all([h.a.passkeys.spendChallenge("h1", null, 1500), h.b.passkeys.spendChallenge("h1", null, 1500)]);
       expect(spent.filter((x) => x !== null)).toEqual([c]);
-      expect(await a().spendChallenge("h2", 2000)).toBeNull();
+      // Only where it was asked: another organization, or the base domain, neither gets nor spends it.
+      expect(await a().spendChallenge("h2", "t2", 1500)).toBeNull();
+      expect(await a().spendChallenge("h2", null, 1500)).toBeNull();
+      expect(await a().spendChallenge("h2", "t1", 2000)).toBeNull();
       expect(await a().purgeExpired(2000)).toBe(1);
       expect(await a().purgeExpired(2000)).toBe(0);
     });

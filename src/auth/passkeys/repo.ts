@@ -58,8 +58,12 @@ export interface PasskeysStore {
    */
   recordUse(tenantId: string, id: string, counter: number, backedUp: boolean, now: number): Promise<boolean>;
   openChallenge(c: PasskeyChallengeRow): Promise<void>;
-  /** Spends a challenge: answers it once, while it has not expired; null afterwards. */
-  spendChallenge(challengeHash: string, now: number): Promise<PasskeyChallengeRow | null>;
+  /**
+   * Spends a challenge of the organization `tenantId` (null: one asked on the base domain):
+   * answers it once, while it has not expired; null afterwards, and for another organization's,
+   * which stays as it was.
+   */
+  spendChallenge(challengeHash: string, tenantId: string | null, now: number): Promise<PasskeyChallengeRow | null>;
   /** Drops challenges that expired before `now`. */
   purgeExpired(now: number): Promise<number>;
 }

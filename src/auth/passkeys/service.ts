@@ -90,11 +90,15 @@ export function createPasskeysService(d: PasskeysDeps) {
     await d.repo.openChallenge({ challenge_hash: hashToken(challenge), purpose, tenant_id: tenantId, user_id: userId, rp_id: rpId, created_at: now, expires_at: now + CHALLENGE_MS });
   }
 
-  /** Spends the challenge a response carries: each is answered once, within its 5 minutes. */
-  async function spend(clientDataJSON: string, purpose: PasskeyChallengeRow["purpose"]): Promise<PasskeyChallengeRow & { challenge: string }> {
+  /**
+   * Spends the challenge a response carries: each is answered once, within its 5 minutes, and only
+   * where it was asked (the organization's host, or the base domain): another organization's
+   * challenge is neither accepted nor spent.
+   */
+  async function spend(clientDataJSON: string, purpose: PasskeyChallengeRow["purpose"], tenantId: string | null): Promise<PasskeyChallengeRow & { challenge: string }> {
     const challenge = challengeOf(clientDataJSON);
-    const row = challenge === null ? null : await d.repo.spendChallenge(hashToken(challenge), d.now());
-    if (row === null || challenge === null) throw new Refused("unknown_or_spent_challenge");
+    const row = challenge === null ? null : await d.repo.spendChallenge(hashToken(challenge), tenantId, d.now());
+    if (row === null || challenge === null) throw new Refused("unknown_or_spent_challenge", { tenantId, userId: null });
     if (row.purpose !== purpose) throw new Refused("wrong_challenge_purpose");
     return { ...row, challenge };
   }
@@ -134,7 +138,7 @@ export function createPasskeysService(d: PasskeysDeps) {
     d.auth.requireRecentProof(p);
     let row: PasskeyRow;
     try {
-      const c = await spend(body.response.response.clientDataJSON, "register");
+      const c = await spend(body.response.response.clientDataJSON, "register", p.tenantId);
       if (c.tenant_id !== p.tenantId || c.user_id !== p.userId) throw new Refused("another_users_challenge");
       const v = await verifyRegistrationResponse({
         response: body.response,
@@ -214,12 +218,11 @@ export function createPasskeysService(d: PasskeysDeps) {
    * verification, and that the signature counter moved forward. Answers the passkey and its user.
    */
   async function assert(response: AuthenticationResponse, expectTenantId: string | null, req: RequestInfo): Promise<{ user: UserRow; key: PasskeyRow }> {
-    const c = await spend(response.response.clientDataJSON, "login");
+    const c = await spend(response.response.clientDataJSON, "login", expectTenantId);
     const account = accountOf(response.response.userHandle);
     const tenantId = c.tenant_id ?? account?.tenantId ?? null;
     if (tenantId === null) throw new Refused("no_user_handle");
     const who = { tenantId, userId: account?.userId ?? null };
-    if (expectTenantId !== null && tenantId !== expectTenantId) throw new Refused("another_organization", { tenantId: expectTenantId, userId: null });
     if (account !== null && account.tenantId !== tenantId) throw new Refused("another_organization", { tenantId, userId: null });
     const key = await d.repo.byCredential(tenantId, response.id);
     if (!key) throw new Refused("unknown_credential", who);

@@ -47,8 +47,8 @@ export function createPostgresPasskeysStore(pg: Pg, others: { security: PgAuditI
     openChallenge: async (c: PasskeyChallengeRow) =>
       void (await pg.run`INSERT INTO passkey_challenges (challenge_hash, purpose, tenant_id, user_id, rp_id, created_at, expires_at)
         VALUES (${c.challenge_hash}, ${c.purpose}, ${c.tenant_id}, ${c.user_id}, ${c.rp_id}, ${c.created_at}, ${c.expires_at})`),
-    spendChallenge: async (hash: string, now: number) =>
-      pg.one<PasskeyChallengeRow>`DELETE FROM passkey_challenges WHERE challenge_hash = ${hash} AND expires_at > ${now} RETURNING challenge_hash, purpose, tenant_id, user_id, rp_id, created_at, expires_at`,
+    spendChallenge: async (hash: string, tenantId: string | null, now: number) =>
+      pg.one<PasskeyChallengeRow>`DELETE FROM passkey_challenges WHERE challenge_hash = ${hash} AND tenant_id IS NOT DISTINCT FROM ${tenantId}::text AND expires_at > ${now} RETURNING challenge_hash, purpose, tenant_id, user_id, rp_id, created_at, expires_at`,
     purgeExpired: async (now: number) => pg.run`DELETE FROM passkey_challenges WHERE expires_at <= ${now}`,
   };
   return store satisfies PasskeysStore;

@@ -28,7 +28,9 @@ export function createSqlitePasskeysStore(db: Db, others: { security: SqliteSecu
   const openChallenge = db.prepare<never, [string, string, string | null, string | null, string, number, number]>(
     "INSERT INTO passkey_challenges (challenge_hash, purpose, tenant_id, user_id, rp_id, created_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
   );
-  const spend = db.prepare<PasskeyChallengeRow, [string, number]>("DELETE FROM passkey_challenges WHERE challenge_hash = ?1 AND expires_at > ?2 RETURNING *");
+  const spend = db.prepare<PasskeyChallengeRow, [string, string | null, number]>(
+    "DELETE FROM passkey_challenges WHERE challenge_hash = ?1 AND tenant_id IS ?2 AND expires_at > ?3 RETURNING *",
+  );
   const purge = db.prepare<never, [number]>("DELETE FROM passkey_challenges WHERE expires_at <= ?1");
 
   const store = {
@@ -59,7 +61,7 @@ export function createSqlitePasskeysStore(db: Db, others: { security: SqliteSecu
       writeTx(db, () => recordUse.run(tenantId, id, counter, backedUp ? 1 : 0, now).changes > 0),
     openChallenge: async (c: PasskeyChallengeRow) =>
       void writeTx(db, () => openChallenge.run(c.challenge_hash, c.purpose, c.tenant_id, c.user_id, c.rp_id, c.created_at, c.expires_at)),
-    spendChallenge: async (hash: string, now: number) => writeTx(db, () => spend.get(hash, now) ?? null),
+    spendChallenge: async (hash: string, tenantId: string | null, now: number) => writeTx(db, () => spend.get(hash, tenantId, now) ?? null),
     purgeExpired: async (now: number) => writeTx(db, () => purge.run(now).changes),
   };
   return store satisfies PasskeysStore;

@@ -188,12 +188,15 @@ describe("sign in", () => {
     expect(r).toMatchObject({ status: 401, body: { code: "invalid_passkey" } });
     // An Acme challenge, verified on Globex's host: the host names another organization.
     const acme = await options(t, "acme");
-    const cross = await t.json("POST", `${P}/login/verify`, { tenant: "globex", body: { response: key.get(acme) } });
+    const answer = key.get(acme);
+    const cross = await t.json("POST", `${P}/login/verify`, { tenant: "globex", body: { response: answer } });
     expect(cross).toMatchObject({ status: 401, body: { code: "invalid_passkey" } });
+    // Not spent there: on its own host it still signs in.
+    expect((await t.json("POST", `${P}/login/verify`, { tenant: "acme", body: { response: answer } })).status).toBe(200);
     // Globex's admin presenting Acme's passkey as step-up proof.
     const step = await t.json("POST", REAUTH, { token: other.access_token, tenant: "globex", body: { passkey: key.get(await options(t, "globex"), { rpId: "globex.localhost", origin: "http://globex.localhost:8000" }) } });
     expect(step).toMatchObject({ status: 401, body: { code: "invalid_passkey" } });
-    expect((await failures(t)).map((f) => f.reason)).toEqual(["another_organization", "another_organization"]);
+    expect((await failures(t)).map((f) => f.reason)).toEqual(["another_organization", "unknown_or_spent_challenge"]);
   });
 
   test("a removed passkey no longer signs in; the last way in cannot be removed", async () => {
