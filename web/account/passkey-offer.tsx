@@ -40,9 +40,9 @@ export function PasskeyOffer() {
     setBusy(true);
     setError("");
     try {
-      const created = await passkeysApi.add();
+      await passkeysApi.add();
       setOpen(false);
-      toast(`Passkey added: ${created.name}. Next time, sign in with it.`);
+      toast("Passkey added. Next time, sign in with it.");
     } catch (e) {
       setError(passkeyMessage(e));
     } finally {

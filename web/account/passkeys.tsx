@@ -40,8 +40,8 @@ export function Passkeys() {
   };
   const add = () =>
     act(async () => {
-      const created = await reauth.run(() => passkeysApi.add());
-      toast(`Passkey added: ${created.name}.`);
+      await reauth.run(() => passkeysApi.add());
+      toast("Passkey added.");
       list.reload();
     });
   const rename = (e: Event) => {
@@ -80,7 +80,7 @@ export function Passkeys() {
       ) : list.data.length === 0 ? (
         <p>You have no passkeys yet.</p>
       ) : (
-        <ul class="passkeys" aria-label="Your passkeys">
+        <ul aria-label="Your passkeys" style={{ listStyle: "none", padding: 0, margin: 0 }}>
           {list.data.map((k) => (
             <li key={k.id} class="row" style={{ justifyContent: "space-between", flexWrap: "wrap", gap: ".5rem", padding: ".5rem 0", borderBottom: "1px solid var(--line, #ddd)" }}>
               <div>

@@ -77,7 +77,7 @@ test("offer after a password sign-in, add in My account, sign in by button and b
   await confirm.getByText("enter your password again to change your passkeys").waitFor();
   await confirm.getByLabel("Password").fill(PW);
   await confirm.getByRole("button", { name: "Confirm" }).click();
-  await page.getByText(/^Passkey added: /).waitFor();
+  await page.getByText("Passkey added.").waitFor();
   const credentials = (await cdp.send("WebAuthn.getCredentials", { authenticatorId })).credentials;
   expect(credentials.map((c) => ({ rpId: c.rpId, resident: c.isResidentCredential }))).toEqual([{ rpId: `${SUB}.localhost`, resident: true }]);
   await page.getByRole("button", { name: /^Rename the passkey / }).click();
