@@ -1,9 +1,9 @@
 /**
- * After a password sign-in, the offer to create a passkey: once per user on this browser (a
- * "Not now" is an answer), only when the browser can make one and the user has none yet.
+ * After a password sign-in, the offer to create a passkey: a notice above the screen (it blocks
+ * nothing), made once per user on this browser ("Not now" is an answer), only when the browser
+ * can make one and the user has none yet.
  */
 import { useEffect, useState } from "preact/hooks";
-import { Modal } from "../shared/dialog";
 import { useSession } from "../shared/session";
 import { toast } from "../shared/toast";
 import { passkeyMessage } from "./passkeys";
@@ -50,14 +50,16 @@ export function PasskeyOffer() {
     }
   };
 
+  if (!open) return null;
   return (
-    <Modal open={open} title="Sign in faster with a passkey" onClose={() => setOpen(false)}>
-      <p>Use your fingerprint, face or device PIN next time instead of your password. You can add or remove passkeys in My account at any time.</p>
+    <section class="notice" aria-labelledby="passkey-offer-title" style={{ marginBottom: "1rem" }}>
+      <h2 id="passkey-offer-title" style={{ fontSize: "1rem", margin: "0 0 .25rem" }}>Sign in faster with a passkey</h2>
+      <p style={{ margin: "0 0 .5rem" }}>Use your fingerprint, face or device PIN next time instead of your password. You can add or remove passkeys in My account at any time.</p>
       {error && <p class="error" role="alert">{error}</p>}
-      <div class="actions">
-        <button type="button" onClick={() => setOpen(false)}>Not now</button>
+      <div class="row" style={{ gap: ".5rem", flexWrap: "wrap" }}>
         <button type="button" class="primary" disabled={busy} onClick={() => void create()}>Create a passkey</button>
+        <button type="button" onClick={() => setOpen(false)}>Not now</button>
       </div>
-    </Modal>
+    </section>
   );
 }

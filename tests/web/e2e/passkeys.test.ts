@@ -62,7 +62,7 @@ test("offer after a password sign-in, add in My account, sign in by button and b
   await page.getByLabel("Password").fill(PW);
   await page.getByRole("button", { name: "Sign in", exact: true }).click();
   await page.waitForURL(`${suite.origin(SUB)}/deals`);
-  const offer = page.getByRole("dialog", { name: "Sign in faster with a passkey" });
+  const offer = page.getByRole("region", { name: "Sign in faster with a passkey" });
   await offer.waitFor();
   found.push(...(await look(page, "passkeys-offer")));
   await offer.getByRole("button", { name: "Not now" }).click();
@@ -100,7 +100,7 @@ test("offer after a password sign-in, add in My account, sign in by button and b
   await page.unroute(options);
   expect((await sessionMethods(page)).find((s) => s.current)?.method).toBe("passkey");
   // No offer after a passkey sign-in, and none again after the first.
-  expect(await page.getByRole("dialog", { name: "Sign in faster with a passkey" }).isVisible()).toBe(false);
+  expect(await page.getByRole("region", { name: "Sign in faster with a passkey" }).isVisible()).toBe(false);
 
   // Sign out, and in through the email field's autofill: the browser offers the passkey there
   // (the virtual authenticator picks it without being asked; a real browser lists it under the field).
