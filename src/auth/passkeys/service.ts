@@ -11,7 +11,7 @@ import type { Limits, RateLimiter } from "../../security/rate-limit";
 import type { AuditEntry } from "../../security/repo";
 import type { TenantsStore } from "../../tenants/repo";
 import type { UserRow, UsersStore } from "../../users/repo";
-import { auditEntry } from "../audit-entry";
+import { auditEntry, unnamedRequest } from "../audit-entry";
 import { hasPassword } from "../oidc/no-password";
 import type { AuthService, IssuedTokens, Principal, RequestInfo } from "../service";
 import {
@@ -259,7 +259,9 @@ export function createPasskeysService(d: PasskeysDeps) {
       found = await assert(response, requestedTenantId, req);
     } catch (e) {
       if (!(e instanceof Refused)) throw e;
-      await audit("login.failure", e.who, req, { method: "passkey", reason: e.reason });
+      // On the base domain the user handle, which anyone can put in a request, names the
+      // organization: its log gets the failure without the caller's IP and user agent (issue 29.1).
+      await audit("login.failure", e.who, unnamedRequest(req, requestedTenantId !== null), { method: "passkey", reason: e.reason, ...(requestedTenantId === null ? { tenant_named: false } : {}) });
       throw fail.invalid();
     }
     await d.tenantInService(found.user.tenant_id);

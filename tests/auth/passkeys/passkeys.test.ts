@@ -247,5 +247,10 @@ describe("on a real base domain", () => {
     // Without a user handle the base domain cannot tell whose it is.
     const again = await app.json("POST", `${P}/login/options`, { headers: { host: "suite.test" } });
     expect((await app.json("POST", `${P}/login/verify`, { headers: { host: "suite.test" }, body: { response: onBase.get(again.body, { noUserHandle: true }) } })).status).toBe(401);
+    // A failure there, whose user handle names the organization, reaches its log without the caller's IP.
+    const third = await app.json("POST", `${P}/login/options`, { headers: { host: "suite.test" } });
+    expect((await app.json("POST", `${P}/login/verify`, { headers: { host: "suite.test" }, body: { response: onBase.get(third.body, { uv: false }) } })).status).toBe(401);
+    const row = (await allAudit(app)).filter((a) => a.action === "login.failure").at(-1)!;
+    expect({ tenant: row.tenant_id, ip: row.ip, detail: JSON.parse(row.detail as string).tenant_named }).toEqual({ tenant: org.tenant.id, ip: null, detail: false });
   });
 });
