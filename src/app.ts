@@ -5,6 +5,7 @@ import { passwordRoutes } from "./auth/password/routes";
 import { authRoutes } from "./auth/routes";
 import { oidcRoutes } from "./auth/sign-in-providers/routes";
 import { twoFactorRoutes } from "./auth/two-factor/routes";
+import { passkeyRoutes } from "./auth/passkeys/routes";
 import type { Context } from "./context";
 import { httpCore } from "./http/core";
 import { docsRoutes } from "./http/docs";
@@ -36,6 +37,7 @@ export function createApp(ctx: Context) {
     .use(authRoutes(ctx))
     .use(oidcRoutes(ctx))
     .use(twoFactorRoutes(ctx))
+    .use(passkeyRoutes(ctx))
     .use(magicLinkRoutes(ctx))
     .use(passwordRoutes(ctx))
     .use(emailRoutes(ctx))

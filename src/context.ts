@@ -9,6 +9,7 @@ import { type OutboundSettings, outboundGuardFor } from "./outbound/guard";
 import { createProvidersService } from "./auth/sign-in-providers/providers-service";
 import { createFlowService } from "./auth/sign-in-providers/flow-service";
 import { createTwoFactorService } from "./auth/two-factor/service";
+import { createPasskeysService } from "./auth/passkeys/service";
 import type { Config } from "./config";
 import { createDealsService } from "./crm/deals-service";
 import { createCrmService } from "./crm/service";
@@ -121,6 +122,11 @@ export function createContext(opts: ContextOptions) {
     config, now, repo: stores.oidc, users, providers, protocol, sealer: createSealer(keys.encryptionKey, "oauth-flow/v1"), signIn, limiter, limits, audit, log,
     tenantInService: (id) => tenantsService.requireInService(id), requireRecentProof: auth.requireRecentProof,
   });
+  const passkeys = createPasskeysService({
+    config, now, repo: stores.passkeys, users, tenants, auth, limiter, limits, audit,
+    tenantInService: (id) => tenantsService.requireInService(id),
+    identities: async (tenantId, userId) => (await stores.oidc.identitiesOfUser(tenantId, userId, 1, 0)).length,
+  });
   const support = createSupportService({ now, users, members: stores.members, passwords: stores.passwords, sessions, support: stores.support, hasher, limiter, limits });
   const password = createPasswordService({
     config, now, log, limiter, limits, hasher, users, tokens: accountTokens, repo: stores.passwords, security, mailer,
@@ -181,6 +187,8 @@ export function createContext(opts: ContextOptions) {
     mail: mailer,
     magicLinks,
     twoFactor,
+    /** Passkeys (auth/passkeys/): register, list, rename, remove; sign-in and step-up with one. */
+    passkeys,
     /** Forgotten password, reset and change (auth/password/). */
     password,
     /** Address verification (auth/email/). */
@@ -203,6 +211,7 @@ export function createContext(opts: ContextOptions) {
       await stores.magicLinks.purgeExpired(t - 86_400_000);
       await accountTokens.purgeExpired(t - 86_400_000);
       await stores.oidc.purgeExpired(t);
+      await stores.passkeys.purgeExpired(t);
       await mail.purgeFinished(t - 30 * 86_400_000);
       await idempotency.purgeExpired(t);
     },

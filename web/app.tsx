@@ -9,6 +9,7 @@ import { SessionContext, loadMe } from "./shared/session";
 import { ErrorBox, Loading } from "./shared/states";
 import { continueHandoff, finishHandoff } from "./sign-in/handoff";
 import { ModuleOff } from "./organization/module-off";
+import { PasskeyOffer } from "./account/passkey-offer";
 
 export function App() {
   const { path } = useLocation();
@@ -78,6 +79,7 @@ export function App() {
     <SessionContext.Provider value={session}>
       {r.auth ? (
         <Layout>
+          <PasskeyOffer />
           {r.admin && me?.user.role !== "admin" ? (
             <p role="alert">Only administrators can open this page.</p>
           ) : r.module && me && !me.tenant.modules.includes(r.module) ? (

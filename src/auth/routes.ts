@@ -4,7 +4,7 @@ import { authGuard } from "../http/auth-guard";
 import { requestInfo } from "../http/client";
 import { REFRESH_COOKIE, clearSessionCookies, setSessionCookies } from "../http/cookies";
 import { checkCsrf } from "../http/csrf";
-import { errors } from "../kernel/errors";
+import { RequestValidationError, errors } from "../kernel/errors";
 import { namedTenantId, requestedSubdomain } from "../http/tenancy";
 import { lowerCaseFields } from "../kernel/validation";
 import { toUserRead } from "../team/model";
@@ -24,6 +24,14 @@ const Me = t.Object({
   // False for an account made by joining through an identity provider, until a password is set by a mailed reset link.
   has_password: t.Boolean({ description: "Whether the account has a password of its own (false after joining through an identity provider, until one is set with POST /auth/password/forgot and its link)" }),
 });
+
+/** A reauthenticate body gives the password or a passkey: neither is 422 at password (as before passkeys), both at passkey. */
+const oneProof = (gavePassword: boolean) =>
+  new RequestValidationError([
+    gavePassword
+      ? { loc: ["body", "passkey"], msg: "Give the password or a passkey, not both", type: "value_error" }
+      : { loc: ["body", "password"], msg: "Field required", type: "missing" },
+  ]);
 
 const pair = (t: IssuedTokens) => ({ access_token: t.access_token, refresh_token: t.refresh_token, token_type: t.token_type });
 
@@ -92,14 +100,19 @@ export const authRoutes = (ctx: Context) => {
     )
     .post(
       "/reauthenticate",
-      ({ auth, body, request, server }) => ctx.twoFactor.reauthenticate(auth, body, requestInfo(request, server, ctx.config.trustProxy)),
+      ({ auth, body, request, server }) => {
+        const req = requestInfo(request, server, ctx.config.trustProxy);
+        if (body.passkey !== undefined && body.password === undefined) return ctx.passkeys.reauthenticate(auth, body.passkey, req);
+        if (body.password === undefined || body.passkey !== undefined) throw oneProof(body.password !== undefined);
+        return ctx.twoFactor.reauthenticate(auth, { password: body.password, code: body.code }, req);
+      },
       {
         body: ReauthenticateBody,
         transform: compactCode,
         ...doc({
           summary: "Prove the password again, for changes that need a recent sign-in",
           description:
-            "`{\"password\"}`, plus `code` (a TOTP or backup code) when the user has 2FA on. Renews this session's proof: 2FA setup, confirm and backup-code regeneration, and adding, changing or removing an identity provider, need one within `SUITE_REAUTH_WINDOW` seconds (default 600), else 403 `reauthentication_required`. Limited like login (per IP and per account; a wrong password counts toward the sign-in lock): 401 `invalid_credentials`, 401 `invalid_2fa_code`, 429.",
+            "`{\"password\"}`, plus `code` (a TOTP or backup code) when the user has 2FA on; or `{\"passkey\": …}`, a passkey's answer to `POST /auth/passkeys/login/options` (one of the caller's own; 401 `invalid_passkey` otherwise). Renews this session's proof: 2FA setup, confirm and backup-code regeneration, and adding, changing or removing an identity provider, need one within `SUITE_REAUTH_WINDOW` seconds (default 600), else 403 `reauthentication_required`. Limited like login (per IP and per account; a wrong password counts toward the sign-in lock): 401 `invalid_credentials`, 401 `invalid_2fa_code`, 429.",
           tags: ["auth"],
           auth: true,
           ok: { 200: ["Reauthenticated", Reauthenticated] },

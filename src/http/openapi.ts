@@ -30,6 +30,7 @@ export const ErrorBody = t.Object(
 export const TAGS = {
   auth: "Signup, sign-in (password, magic link, invitation), tokens and sessions (/api/v1/auth)",
   "two-factor": "The TOTP second factor and its backup codes (/api/v1/auth/2fa)",
+  passkeys: "Passkeys (WebAuthn): register, list, rename, remove, and sign in with one (/api/v1/auth/passkeys)",
   users: "The team: members and invitations (/api/v1/users)",
   organization: "The caller's organization: its name and modules (/api/v1/tenant)",
   crm: "Deals, accounts, contacts and pipeline stages (/api/v1/crm)",

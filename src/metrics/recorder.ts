@@ -83,6 +83,7 @@ const SIGN_IN_ROUTES: Record<string, string> = {
   "/api/v1/auth/login": "password",
   "/api/v1/auth/2fa/verify": "two_factor",
   "/api/v1/auth/magic-verify": "magic_link",
+  "/api/v1/auth/passkeys/login/verify": "passkey",
 };
 
 /** 2xx: the step passed; 429: a limit held it back; 401 and 400: wrong proof; other 4xx: refused. */

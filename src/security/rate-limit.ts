@@ -43,6 +43,8 @@ export const LIMITS = {
   oauthCallbackPerIp: { name: "oauth-callback-ip", max: 60, windowMs: 60_000 },
   // CSV imports (issue 27), dry runs included: each reads up to 50 MB and may write 100,000 rows.
   importsPerAdmin: { name: "import-admin", max: 60, windowMs: 60 * 60_000 },
+  // Passkeys (issue 33): each options request writes a challenge row; a verify is counted on loginPerIp as a password is.
+  passkeyOptionsPerIp: { name: "passkey-options-ip", max: 60, windowMs: 60_000 },
 } satisfies Record<string, Limit>;
 
 export type Limits = typeof LIMITS;

@@ -5,6 +5,7 @@ import type { OidcStore } from "../auth/sign-in-providers/repo";
 import type { PasswordStore } from "../auth/password/repo";
 import type { SessionsStore } from "../auth/repo";
 import type { TwoFactorStore } from "../auth/two-factor/repo";
+import type { PasskeysStore } from "../auth/passkeys/repo";
 import type { DealsQuery } from "../crm/deals-query";
 import type { CrmStore } from "../crm/repo";
 import type { DemoSeedStore } from "../crm/seed-store";
@@ -48,6 +49,7 @@ export interface Stores {
   auditLog: AuditStore;
   twoFactor: TwoFactorStore;
   oidc: OidcStore;
+  passkeys: PasskeysStore;
   passwords: PasswordStore;
   support: SupportStore;
   /** Demo data for `suite seed`. */

@@ -83,6 +83,7 @@ describe("Redocly CLI lint (recommended rules)", () => {
 describe("tags: one per part of the API, declared once, used consistently", () => {
   const PART: Array<[RegExp, string]> = [
     [/^\/api\/v1\/auth\/2fa\//, "two-factor"],
+    [/^\/api\/v1\/auth\/passkeys(\/|$)/, "passkeys"],
     [/^\/api\/v1\/auth\//, "auth"],
     [/^\/api\/v1\/users(\/|$)/, "users"],
     [/^\/api\/v1\/crm\//, "crm"],
@@ -148,7 +149,7 @@ describe("headers", () => {
     expect(seen429).toBeGreaterThanOrEqual(8);
   });
 
-  const SETS = ["POST /api/v1/auth/login", "POST /api/v1/auth/signup", "POST /api/v1/auth/2fa/verify", "POST /api/v1/auth/magic-verify", "POST /api/v1/auth/invitations/accept", "POST /api/v1/auth/refresh"];
+  const SETS = ["POST /api/v1/auth/login", "POST /api/v1/auth/signup", "POST /api/v1/auth/2fa/verify", "POST /api/v1/auth/magic-verify", "POST /api/v1/auth/invitations/accept", "POST /api/v1/auth/refresh", "POST /api/v1/auth/passkeys/login/verify"];
   const CLEARS = ["POST /api/v1/auth/logout", "POST /api/v1/auth/logout-all", "POST /api/v1/auth/sessions/revoke"];
 
   test("Set-Cookie is declared on the success answers of exactly the operations that set or clear the cookies", () => {

@@ -10,6 +10,7 @@ import { afterAll, afterEach, beforeAll, beforeEach } from "bun:test";
 import type { AccountTokensStore } from "../../src/auth/email/repo";
 import type { MagicLinksStore } from "../../src/auth/magic-link/repo";
 import type { OidcStore } from "../../src/auth/sign-in-providers/repo";
+import type { PasskeysStore } from "../../src/auth/passkeys/repo";
 import type { PasswordStore } from "../../src/auth/password/repo";
 import type { NewSessionRow, SessionsStore } from "../../src/auth/repo";
 import type { TwoFactorStore } from "../../src/auth/two-factor/repo";
@@ -30,6 +31,7 @@ export interface AuthStores {
   tokens: AccountTokensStore;
   passwords: PasswordStore;
   oidc: OidcStore;
+  passkeys: PasskeysStore;
 }
 
 export interface AuthHarness {
@@ -57,6 +59,7 @@ function sqliteStores(db: import("../../src/db/database").Db): AuthStores {
     tokens: s.accountTokens,
     passwords: s.passwords,
     oidc: s.oidc,
+    passkeys: s.passkeys,
   };
 }
 
@@ -69,6 +72,7 @@ function postgresStores(pg: Pg): AuthStores {
     tokens: s.accountTokens,
     passwords: s.passwords,
     oidc: s.oidc,
+    passkeys: s.passkeys,
   };
 }
 

@@ -1,11 +1,13 @@
 import type { Database } from "bun:sqlite";
+import { undoPasskeys } from "./before-passkeys";
 
 /**
  * Takes a current SQLite database back to before migration 18 (import jobs, external ids), for
  * tests that put a database back to an older version and migrate it forward again: what 18 made
- * must not be there when it runs again.
+ * must not be there when it runs again. What later migrations made goes first (20: passkeys).
  */
 export function undoImportJobs(db: Database): void {
+  undoPasskeys(db);
   db.run("DROP TABLE crm_job_undo");
   db.run("DROP TABLE crm_jobs");
   for (const table of ["accounts", "contacts", "deals"]) {

@@ -6,6 +6,7 @@ import { useSession } from "../shared/session";
 import { errorMessage } from "../shared/states";
 import { toast } from "../shared/toast";
 import { Identities } from "./identities";
+import { Passkeys } from "./passkeys";
 import { PasswordPanel } from "./set-password";
 import { Sessions } from "./sessions";
 import { TwoFactor } from "./two-factor";
@@ -51,6 +52,7 @@ export default function AccountScreen() {
       <h1>My account</h1>
       <Profile />
       <PasswordPanel />
+      <Passkeys />
       <TwoFactor />
       <Identities />
       <Sessions />

@@ -1,7 +1,7 @@
 /**
  * Step-up: 2FA setup, confirm and backup-code regeneration answer 403 `reauthentication_required`
  * unless this session proved its password in the last minutes. Ask for it (and a code when 2FA is
- * on), renew the proof with POST /auth/reauthenticate, then retry the action once.
+ * on) or a passkey, renew the proof with POST /auth/reauthenticate, then retry the action once.
  */
 import { useRef, useState } from "preact/hooks";
 import { ApiError, api } from "../api/client";
@@ -10,6 +10,7 @@ import { Field } from "../shared/field";
 import { useSession } from "../shared/session";
 import { errorMessage } from "../shared/states";
 import { useLoad } from "../shared/use-load";
+import { ceremonyMessage, passkeysApi } from "./passkeys-api";
 
 /** Runs an action, asking for a recent sign-in first when the server answers 403 `reauthentication_required` (useReauth's `run`). */
 export type Guard = <T>(action: () => Promise<T>) => Promise<T>;
@@ -67,6 +68,25 @@ export function useReauth(withCode: boolean, purpose = "change two-step verifica
       setBusy(false);
     }
   };
+  // A passkey is proof enough on its own (two factors): no password, no code.
+  const withPasskey = async () => {
+    setBusy(true);
+    setError("");
+    try {
+      await passkeysApi.reauthenticate();
+      setOpen(false);
+      setPassword("");
+      setCode("");
+      waiting.current?.resolve();
+    } catch (err) {
+      setError(err instanceof ApiError && err.status === 401 ? "That passkey could not be checked. Try again, or use your password." : (ceremonyMessage(err) ?? errorMessage(err)));
+    } finally {
+      setBusy(false);
+    }
+  };
+  const passkeyButton = passkeysApi.supported() && (
+    <button type="button" onClick={() => void withPasskey()} disabled={busy}>Use a passkey</button>
+  );
   const cancel = () => {
     setOpen(false);
     setPassword("");
@@ -78,8 +98,10 @@ export function useReauth(withCode: boolean, purpose = "change two-step verifica
       {noPassword ? (
         <div>
           <p>For your security, you need to have signed in within the last few minutes to {purpose}.</p>
-          <p>You have no password here: sign out, sign in again through your identity provider, then try again (or set a password from My account).</p>
+          <p>You have no password here: confirm with a passkey, or sign out, sign in again through your identity provider, then try again (or set a password from My account).</p>
+          {error && <p class="error" role="alert">{error}</p>}
           <div class="actions">
+            {passkeyButton}
             <button type="button" class="primary" onClick={cancel}>OK</button>
           </div>
         </div>
@@ -91,6 +113,7 @@ export function useReauth(withCode: boolean, purpose = "change two-step verifica
         {error && <p class="error" role="alert">{error}</p>}
         <div class="actions">
           <button type="button" onClick={cancel}>Cancel</button>
+          {passkeyButton}
           <button type="submit" class="primary" disabled={busy || !password}>Confirm</button>
         </div>
       </form>

@@ -3,9 +3,11 @@
  * sign-in link by mail. On the base domain the workspace is found from the email (or asked for
  * when several have it) and the visitor lands signed in on its host (see handoff.ts).
  */
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
+import { offerPasskeyNext } from "../account/passkey-offer";
+import { ceremonyMessage, passkeysApi } from "../account/passkeys-api";
 import { ApiError, api, scheduleRefresh, type LoginAnswer, type TokenPair } from "../api/client";
-import { currentSubdomain, workspaceOrigin } from "../shared/config";
+import { config, currentSubdomain, workspaceOrigin } from "../shared/config";
 import { Field } from "../shared/field";
 import { PublicFrame } from "../shared/layout";
 import { Link, navigate } from "../shared/router";
@@ -15,6 +17,12 @@ import { baseCredentials, goToWorkspace } from "./handoff";
 import { rememberLinkAsked } from "./link-asked";
 import { ProviderButtons, forgetHandover, oauthMessage, takeHandover } from "./oauth";
 import { SecondFactor } from "./second-factor";
+
+/** A passkey sign-in's failure as a sentence. */
+function passkeyLoginMessage(e: unknown): string {
+  if (e instanceof ApiError && e.code === "invalid_passkey") return "That passkey could not be checked here. Try again, or sign in with your password.";
+  return ceremonyMessage(e) ?? loginMessage(e);
+}
 
 export function loginMessage(e: unknown): string {
   if (e instanceof ApiError) {
@@ -57,6 +65,45 @@ export default function SignIn() {
   const [notice, setNotice] = useState("");
 
   const credentials = onWorkspace ? "same-origin" : baseCredentials();
+  // Passkeys need a relying party: any organization's host, or a base domain other than localhost.
+  const passkeys = passkeysApi.supported() && (onWorkspace || config().baseDomain !== "localhost");
+  const [round, setRound] = useState(0);
+
+  // The browser's autofill offers this site's passkeys under the email field (conditional
+  // mediation): a pick there signs in. It waits until this page is left or the button is used.
+  useEffect(() => {
+    if (!passkeys || challenge) return;
+    let live = true;
+    void passkeysApi.autofillSupported().then((ok) => {
+      if (!ok || !live) return;
+      passkeysApi
+        .signIn(true, credentials)
+        .then((pair) => signedIn(pair, reload))
+        .catch((err) => {
+          if (!live || ceremonyMessage(err)) return; // cancelled, or replaced by the button's request
+          setError(passkeyLoginMessage(err));
+          setRound((n) => n + 1);
+        });
+    });
+    return () => {
+      live = false;
+      passkeysApi.cancel();
+    };
+  }, [challenge, round]);
+
+  const withPasskey = async () => {
+    setBusy(true);
+    setError("");
+    setNotice("");
+    try {
+      await signedIn(await passkeysApi.signIn(false, credentials), reload);
+    } catch (err) {
+      setError(passkeyLoginMessage(err));
+      setRound((n) => n + 1);
+    } finally {
+      setBusy(false);
+    }
+  };
 
   const submit = async (e: Event) => {
     e.preventDefault();
@@ -71,7 +118,10 @@ export default function SignIn() {
     try {
       const answer: LoginAnswer = await api.post("/api/v1/auth/login", { body: { email, password }, credentials });
       if ("requires_2fa" in answer) setChallenge(answer.temp_token);
-      else await signedIn(answer, reload);
+      else {
+        if (onWorkspace) offerPasskeyNext();
+        await signedIn(answer, reload);
+      }
     } catch (err) {
       if (err instanceof ApiError && err.code === "tenant_required") {
         setAskWorkspace(true);
@@ -104,7 +154,7 @@ export default function SignIn() {
         <SecondFactor
           tempToken={challenge}
           credentials={credentials}
-          onDone={(pair) => (forgetHandover(), signedIn(pair, reload))}
+          onDone={(pair) => (forgetHandover(), back.token === null && onWorkspace && offerPasskeyNext(), signedIn(pair, reload))}
           onRestart={(why) => (forgetHandover(), setChallenge(null), setError(why))}
         />
       </PublicFrame>
@@ -115,7 +165,7 @@ export default function SignIn() {
     <PublicFrame title={onWorkspace ? `Sign in to ${currentSubdomain()}` : "Sign in"}>
       {onWorkspace && <ProviderButtons />}
       <form onSubmit={submit} noValidate>
-        <Field label="Email" type="email" autocomplete="username" required value={email} onValue={setEmail} />
+        <Field label="Email" type="email" autocomplete={passkeys ? "username webauthn" : "username"} required value={email} onValue={setEmail} />
         {askWorkspace ? (
           <Field label="Workspace (the name before the domain)" required value={workspace} onValue={setWorkspace} autocomplete="off" />
         ) : (
@@ -127,6 +177,11 @@ export default function SignIn() {
           {askWorkspace ? "Go to this workspace" : busy ? "Signing in…" : "Sign in"}
         </button>
       </form>
+      {passkeys && !askWorkspace && (
+        <button type="button" class="wide" style={{ marginTop: ".75rem" }} onClick={() => void withPasskey()} disabled={busy}>
+          Sign in with a passkey
+        </button>
+      )}
       <p class="aside">
         <Link href="/forgot-password">Forgot your password?</Link>
       </p>

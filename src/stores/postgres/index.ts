@@ -17,6 +17,7 @@ import { type OutboxSeal, createOutboxSeal } from "../../mail/outbox-seal";
 import { createPostgresMembersStore } from "./members";
 import { migratePostgres, pgTargetVersion, postgresVersion } from "./migrate";
 import { createPostgresOidcStore } from "./oidc";
+import { createPostgresPasskeysStore } from "./passkeys";
 import { createPostgresPasswordStore } from "./passwords";
 import { createPostgresSecurityStore } from "./security";
 import { createPostgresSeedStore } from "./seed";
@@ -67,6 +68,7 @@ export function createPostgresStores(pg: Pg, outboxSeal: OutboxSeal = createOutb
     auditLog: createPostgresAuditStore(pg),
     twoFactor: createPostgresTwoFactorStore(pg, { security }),
     oidc: createPostgresOidcStore(pg, { users, security }),
+    passkeys: createPostgresPasskeysStore(pg, { security }),
     passwords: createPostgresPasswordStore(pg, { security, tokens: accountTokens, mail }),
     support: createPostgresSupportStore(pg),
     seed: createPostgresSeedStore(pg),

@@ -15,6 +15,7 @@ import { createSqliteMailStore, sealClearOutbox } from "./mail";
 import { type OutboxSeal, createOutboxSeal } from "../../mail/outbox-seal";
 import { createSqliteMembersStore } from "./members";
 import { createSqliteOidcStore } from "./oidc";
+import { createSqlitePasskeysStore } from "./passkeys";
 import { createSqlitePasswordStore } from "./passwords";
 import { createKeyStore, createSqliteSecurityStore } from "./security";
 import { createSqliteSeedStore } from "./seed";
@@ -66,6 +67,7 @@ export function createSqliteStores(db: Db, outboxSeal: OutboxSeal = createOutbox
     auditLog: createSqliteAuditStore(db),
     twoFactor: createSqliteTwoFactorStore(db, { security }),
     oidc: createSqliteOidcStore(db, { users, auditInTx }),
+    passkeys: createSqlitePasskeysStore(db, { security }),
     passwords: createSqlitePasswordStore(db, { security, tokens: accountTokens, mail }),
     support: createSqliteSupportStore(db),
     seed: createSqliteSeedStore(db),

@@ -1,5 +1,6 @@
 import { AUDIT_STAGE_ATTEMPTS } from "./attempts-audit-stages";
 import { AUTH_ATTEMPTS } from "./attempts-auth";
+import { PASSKEY_ATTEMPTS } from "./attempts-passkeys";
 import { OIDC_ATTEMPTS } from "./attempts-oidc";
 import { CRM_ATTEMPTS } from "./attempts-crm";
 import { TEAM_ATTEMPTS } from "./attempts-team";
@@ -15,4 +16,4 @@ export type { Attempt, Sent } from "./attempt-kit";
  * no answer shows anything of A the request did not itself send, and that lists hold no A rows.
  * The order matters: the CRM's last attempt gives B a stage whose key carries A's word.
  */
-export const ATTEMPTS: Attempt[] = [...AUTH_ATTEMPTS, ...OIDC_ATTEMPTS, ...TEAM_ATTEMPTS, ...AUDIT_STAGE_ATTEMPTS, ...CRM_ATTEMPTS];
+export const ATTEMPTS: Attempt[] = [...AUTH_ATTEMPTS, ...PASSKEY_ATTEMPTS, ...OIDC_ATTEMPTS, ...TEAM_ATTEMPTS, ...AUDIT_STAGE_ATTEMPTS, ...CRM_ATTEMPTS];

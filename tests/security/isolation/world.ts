@@ -1,4 +1,5 @@
 import { appCode } from "../../auth/two-factor/rfc6238";
+import { SoftAuthenticator } from "../../support/soft-authenticator";
 import { clockedApp, sessionIdOf } from "../../auth/support";
 
 export const METRICS_TOKEN = "isolation-metrics-token-0123456789abcdef";
@@ -54,6 +55,11 @@ export interface Victim extends Tenant {
   magicToken: string;
   /** A sign-in flow under way at A's provider: its state and its browser's cookie. */
   oauthFlow: { state: string; cookie: string };
+  /**
+   * The admin's passkey (its public id), a sign-in answer by it to an open challenge of A's host,
+   * and a new credential answering an open registration challenge of the admin's: none used yet.
+   */
+  passkey: { id: string; assertion: unknown; registration: unknown };
 }
 
 export interface World {
@@ -217,7 +223,15 @@ export async function buildWorld(): Promise<World> {
     expires_at: clock.now() + 600_000,
   });
 
-  const a: Victim = { ...base, rotatedRefresh: rotated, tempToken: challenge.temp_token, totpSecret: setup.secret, magicToken, oauthFlow };
+  // A's admin has a passkey; a sign-in answer and a registration answer wait, unused.
+  const key = new SoftAuthenticator("http://alpha.localhost:8000");
+  const asAdmin = { ...host, token: base.admin.access };
+  const created = await ok(t, "POST", "/auth/passkeys/register/verify", { ...asAdmin, body: { response: key.create(await ok(t, "POST", "/auth/passkeys/register/options", asAdmin, 200)) } }, 201);
+  const assertion = key.get(await ok(t, "POST", "/auth/passkeys/login/options", host, 200));
+  const registration = key.create(await ok(t, "POST", "/auth/passkeys/register/options", asAdmin, 200));
+  const passkey = { id: created.id as string, assertion, registration };
+
+  const a: Victim = { ...base, rotatedRefresh: rotated, tempToken: challenge.temp_token, totpSecret: setup.secret, magicToken, oauthFlow, passkey };
   return { t, clock, a, b, code: () => appCode(setup.secret, clock.now()) };
 }
 

@@ -70,7 +70,7 @@ describe("the base-domain handoff", () => {
     await page.goto(`${suite.origin()}/sign-in`);
     await page.getByLabel("Email").fill("owner@acme.test");
     await page.getByLabel("Password").fill(VICTIM);
-    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("button", { name: "Sign in", exact: true }).click();
     await page.waitForURL(`${suite.origin("acme")}/deals`);
     await page.getByRole("navigation", { name: "Main" }).waitFor();
     expect(page.url()).not.toContain("#");

@@ -52,7 +52,7 @@ async function signIn(page: Page, email: string, password: string, next = "/team
   await page.goto(`${suite.origin(SUB)}/sign-in?next=${encodeURIComponent(next)}`);
   await page.getByLabel("Email").fill(email);
   await page.getByLabel("Password").fill(password);
-  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("button", { name: "Sign in", exact: true }).click();
   await page.waitForURL(`${suite.origin(SUB)}${next}`);
 }
 
@@ -129,7 +129,7 @@ test("roles, the last admin, and removing a member: their open session goes back
   await bob.page.waitForURL(/\/sign-in/);
   await bob.page.getByLabel("Email").fill("bob@crew.test");
   await bob.page.getByLabel("Password").fill(MEMBER_PW);
-  await bob.page.getByRole("button", { name: "Sign in" }).click();
+  await bob.page.getByRole("button", { name: "Sign in", exact: true }).click();
   await bob.page.getByRole("alert").waitFor();
   expect(bob.page.url()).toContain("/sign-in");
 

@@ -50,7 +50,7 @@ async function passwordSignIn(page: Page, next = "/settings") {
   await page.goto(`${suite.origin(SUB)}/sign-in?next=${encodeURIComponent(next)}`);
   await page.getByLabel("Email").fill(ADMIN);
   await page.getByLabel("Password").fill(PW);
-  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("button", { name: "Sign in", exact: true }).click();
   await page.waitForURL((u) => u.pathname === next);
 }
 
@@ -175,7 +175,7 @@ test("an address of another domain may not join; an existing member is told to s
 
   await page2.getByLabel("Email").fill(ADMIN);
   await page2.getByLabel("Password").fill(PW);
-  await page2.getByRole("button", { name: "Sign in" }).click();
+  await page2.getByRole("button", { name: "Sign in", exact: true }).click();
   await page2.waitForURL((u) => u.pathname === "/deals");
   await page2.goto(`${suite.origin(SUB)}/settings`);
   await page2.getByRole("button", { name: "Link Loopback ID" }).click();

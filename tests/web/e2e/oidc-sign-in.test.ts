@@ -68,7 +68,7 @@ test("a provider's error comes back as a readable sentence, and the code leaves 
   // The password form still works below it.
   await page.getByLabel("Email").fill(EMAIL);
   await page.getByLabel("Password").fill(PW);
-  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("button", { name: "Sign in", exact: true }).click();
   await page.getByRole("heading", { name: "Two-step verification" }).waitFor();
   expect(found).toEqual([]);
   expect(watch.problems).toEqual([]);

@@ -55,7 +55,7 @@ async function signIn(pw: string): Promise<{ page: Page; watch: Watch }> {
   await w.page.goto(`${suite.origin("pwco")}/sign-in`);
   await w.page.getByLabel("Email").fill(EMAIL);
   await w.page.getByLabel("Password").fill(pw);
-  await w.page.getByRole("button", { name: "Sign in" }).click();
+  await w.page.getByRole("button", { name: "Sign in", exact: true }).click();
   await w.page.waitForURL(`${suite.origin("pwco")}/deals`);
   await w.page.getByRole("navigation", { name: "Main" }).waitFor();
   return w;

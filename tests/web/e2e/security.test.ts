@@ -42,7 +42,7 @@ async function signIn(code?: string | (() => string)): Promise<{ page: Page; wat
   await w.page.goto(`${suite.origin("secco")}/sign-in?next=%2Fsettings`);
   await w.page.getByLabel("Email").fill(EMAIL);
   await w.page.getByLabel("Password").fill(PW);
-  await w.page.getByRole("button", { name: "Sign in" }).click();
+  await w.page.getByRole("button", { name: "Sign in", exact: true }).click();
   if (code !== undefined) {
     await w.page.getByRole("heading", { name: "Two-step verification" }).waitFor();
     if (!secondFactorSeen) {

@@ -100,12 +100,12 @@ describe("sign-in", () => {
 
     await page.getByLabel("Email").fill("owner@acme.test");
     await page.getByLabel("Password").fill("not the password");
-    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("button", { name: "Sign in", exact: true }).click();
     await page.getByRole("alert").filter({ hasText: "Wrong email or password." }).waitFor();
     found.push(...(await look(page, "sign-in-wrong-password")));
 
     await page.getByLabel("Password").fill(PASSWORD);
-    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("button", { name: "Sign in", exact: true }).click();
     await page.waitForURL(`${suite.origin("acme")}/team`);
     await page.getByRole("heading", { name: "Team" }).waitFor();
     expect(found).toEqual([]);
@@ -119,7 +119,7 @@ describe("sign-in", () => {
     await page.goto(`${suite.origin()}/sign-in`);
     await page.getByLabel("Email").fill("owner@acme.test");
     await page.getByLabel("Password").fill(PASSWORD);
-    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("button", { name: "Sign in", exact: true }).click();
     await page.waitForURL(`${suite.origin("acme")}/deals`);
     await page.getByRole("navigation", { name: "Main" }).waitFor();
     // No session cookie was left on the base domain's host.
@@ -137,7 +137,7 @@ describe("sign-in", () => {
     await page.goto(`${suite.origin()}/sign-in`);
     await page.getByLabel("Email").fill("owner@acme.test");
     await page.getByLabel("Password").fill(PASSWORD);
-    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("button", { name: "Sign in", exact: true }).click();
     await page.getByRole("status").filter({ hasText: "several workspaces" }).waitFor();
     const found = await look(page, "sign-in-which-workspace");
     await page.getByLabel("Workspace (the name before the domain)").fill("beta");
@@ -145,7 +145,7 @@ describe("sign-in", () => {
     await page.waitForURL(`${suite.origin("beta")}/sign-in?email=owner%40acme.test`);
     expect(await page.getByLabel("Email").inputValue()).toBe("owner@acme.test");
     await page.getByLabel("Password").fill(PASSWORD);
-    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("button", { name: "Sign in", exact: true }).click();
     await page.waitForURL(`${suite.origin("beta")}/deals`);
     expect(await page.locator(".brand").textContent()).toBe("Beta");
     expect(found).toEqual([]);
@@ -189,8 +189,8 @@ describe("sign-in", () => {
     await page.getByLabel("Email").fill("nobody-home@acme.test");
     for (let i = 0; i < 11; i++) {
       await page.getByLabel("Password").fill(`wrong-${i}`);
-      await page.getByRole("button", { name: "Sign in" }).click();
-      await page.getByRole("button", { name: "Sign in" }).and(page.locator(":enabled")).waitFor();
+      await page.getByRole("button", { name: "Sign in", exact: true }).click();
+      await page.getByRole("button", { name: "Sign in", exact: true }).and(page.locator(":enabled")).waitFor();
     }
     await page.getByRole("alert").filter({ hasText: /Too many attempts\. Try again in \d+ (minutes?|seconds?)\./ }).waitFor();
     expect(watch.problems).toEqual([]);

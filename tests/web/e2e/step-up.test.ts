@@ -54,7 +54,7 @@ test("a stale session asks for the password before a role change and an organiza
   await page.goto(`${suite.origin(SUB)}/sign-in?next=%2Fteam`);
   await page.getByLabel("Email").fill(`admin@${SUB}.test`);
   await page.getByLabel("Password").fill(ADMIN_PW);
-  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("button", { name: "Sign in", exact: true }).click();
   await page.waitForURL(`${suite.origin(SUB)}/team`);
   await page.getByRole("cell", { name: "Bob Builder", exact: true }).waitFor();
   await Bun.sleep(3500);

@@ -28,7 +28,7 @@ async function signIn(page: Page, s: Suite, sub: string) {
   await page.goto(`${s.origin(sub)}/sign-in?next=%2Fteam`);
   await page.getByLabel("Email").fill(`admin@${sub}.test`);
   await page.getByLabel("Password").fill(ADMIN_PW);
-  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("button", { name: "Sign in", exact: true }).click();
   await page.getByRole("heading", { name: "Team", level: 1 }).waitFor();
 }
 
