@@ -12,49 +12,47 @@ import {
   startAuthentication,
   startRegistration,
 } from "@simplewebauthn/browser";
-import { type TokenPair, request } from "../api/client";
+import { type TokenPair, api } from "../api/client";
+import type { Answer } from "../api/operations";
 
-export interface Passkey {
-  id: string;
-  name: string;
-  created_at: string;
-  last_used_at: string | null;
-  backed_up: boolean;
-  transports: string[];
-}
+export type Passkey = Answer<"get", "/api/v1/auth/passkeys">[number];
 
-const P = "/auth/passkeys";
-const post = <R>(path: string, body?: unknown, credentials?: RequestCredentials) => request<R>("POST", path, { body, credentials, noAuthRetry: path.startsWith(`${P}/login`) });
+/** The server's options are the WebAuthn JSON forms the browser library reads (typed loosely in the document). */
+const creation = (o: unknown) => o as PublicKeyCredentialCreationOptionsJSON;
+const request = (o: unknown) => o as PublicKeyCredentialRequestOptionsJSON;
+/** The browser library's extension outputs are an interface; the document's are any JSON object. */
+const plain = <T extends { clientExtensionResults: object }>(r: T) => ({ ...r, clientExtensionResults: r.clientExtensionResults as Record<string, unknown> });
 
 export const passkeysApi = {
   supported: () => browserSupportsWebAuthn(),
   autofillSupported: () => browserSupportsWebAuthnAutofill(),
-  list: () => request<Passkey[]>("GET", P),
-  rename: (id: string, name: string) => request<Passkey>("PATCH", `${P}/${encodeURIComponent(id)}`, { body: { name } }),
-  remove: (id: string) => request<void>("DELETE", `${P}/${encodeURIComponent(id)}`),
+  list: () => api.get("/api/v1/auth/passkeys"),
+  rename: (id: string, name: string) => api.patch("/api/v1/auth/passkeys/{id}", { path: { id }, body: { name } }),
+  remove: (id: string) => api.delete("/api/v1/auth/passkeys/{id}", { path: { id } }),
 
   /** Creates a passkey on this device and registers it (needs a recent sign-in: the caller's guard asks). */
   async add(name?: string): Promise<Passkey> {
-    const optionsJSON = await post<PublicKeyCredentialCreationOptionsJSON>(`${P}/register/options`);
+    const optionsJSON = creation(await api.post("/api/v1/auth/passkeys/register/options"));
     const response = await startRegistration({ optionsJSON });
-    return post<Passkey>(`${P}/register/verify`, { response, ...(name ? { name } : {}) });
+    return api.post("/api/v1/auth/passkeys/register/verify", { body: { response: plain(response), ...(name ? { name } : {}) } });
   },
 
   /**
    * Signs in with a passkey: the browser's chooser (a button), or its autofill under the email
-   * field (`autofill`: resolves only when the user picks a passkey there).
+   * field (`autofill`: resolves only when the user picks a passkey there). Signed out: a 401 is
+   * this action's answer, never a reason to refresh.
    */
   async signIn(autofill: boolean, credentials?: RequestCredentials): Promise<TokenPair> {
-    const optionsJSON = await post<PublicKeyCredentialRequestOptionsJSON>(`${P}/login/options`, undefined, credentials);
+    const optionsJSON = request(await api.post("/api/v1/auth/passkeys/login/options", { credentials, noAuthRetry: true }));
     const response = await startAuthentication({ optionsJSON, useBrowserAutofill: autofill });
-    return post<TokenPair>(`${P}/login/verify`, { response }, credentials);
+    return api.post("/api/v1/auth/passkeys/login/verify", { body: { response: plain(response) }, credentials, noAuthRetry: true });
   },
 
   /** Renews this session's proof with a passkey instead of the password. */
   async reauthenticate(): Promise<void> {
-    const optionsJSON = await post<PublicKeyCredentialRequestOptionsJSON>(`${P}/login/options`);
+    const optionsJSON = request(await api.post("/api/v1/auth/passkeys/login/options"));
     const response = await startAuthentication({ optionsJSON });
-    await post<unknown>("/auth/reauthenticate", { passkey: response });
+    await api.post("/api/v1/auth/reauthenticate", { body: { passkey: plain(response) } });
   },
 
   /** Ends a waiting autofill request (leaving the sign-in page, or starting the button's). */

@@ -189,7 +189,7 @@ export interface paths {
         put?: never;
         /**
          * Prove the password again, for changes that need a recent sign-in
-         * @description `{"password"}`, plus `code` (a TOTP or backup code) when the user has 2FA on. Renews this session's proof: 2FA setup, confirm and backup-code regeneration, and adding, changing or removing an identity provider, need one within `SUITE_REAUTH_WINDOW` seconds (default 600), else 403 `reauthentication_required`. Limited like login (per IP and per account; a wrong password counts toward the sign-in lock): 401 `invalid_credentials`, 401 `invalid_2fa_code`, 429.
+         * @description `{"password"}`, plus `code` (a TOTP or backup code) when the user has 2FA on; or `{"passkey": …}`, a passkey's answer to `POST /auth/passkeys/login/options` (one of the caller's own; 401 `invalid_passkey` otherwise). Renews this session's proof: 2FA setup, confirm and backup-code regeneration, and adding, changing or removing an identity provider, need one within `SUITE_REAUTH_WINDOW` seconds (default 600), else 403 `reauthentication_required`. Limited like login (per IP and per account; a wrong password counts toward the sign-in lock): 401 `invalid_credentials`, 401 `invalid_2fa_code`, 429.
          */
         post: operations["postAuthReauthenticate"];
         delete?: never;
@@ -563,6 +563,124 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/passkeys/login/options": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a passkey sign-in (or step-up): request options with a single-use challenge
+         * @description On the organization's host or with `X-Tenant`; on the base domain too, where the passkey's user handle names its account. Give the options to `navigator.credentials.get` (the challenge is good for 5 minutes, once), then send the answer to `/login/verify` or, signed in, to `POST /auth/reauthenticate` as `{"passkey": …}`. 400 `passkeys_unavailable` where there is no relying party (the base domain `localhost`, an IP address).
+         */
+        post: operations["postAuthPasskeysLoginOptions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/passkeys/login/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign in with a passkey
+         * @description The browser's answer to `/login/options`: a token pair and the session cookies, as a password sign-in that passed 2FA (a passkey with user verification is two factors; the session's method is `passkey`). Every failure is 401 `invalid_passkey` (the audit log says why). Limited per IP like password sign-in.
+         */
+        post: operations["postAuthPasskeysLoginVerify"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/passkeys/register/options": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start adding a passkey: creation options with a single-use challenge
+         * @description Discoverable credential, user verification required, attestation `none`; the user's passkeys are excluded. Give them to `navigator.credentials.create`, then send the answer to `/register/verify` within 5 minutes. Needs a recent sign-in (`POST /api/v1/auth/reauthenticate` with the password or a passkey, within `SUITE_REAUTH_WINDOW` seconds), else 403 `reauthentication_required`.
+         */
+        post: operations["postAuthPasskeysRegisterOptions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/passkeys/register/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Finish adding a passkey
+         * @description `{"response": <the browser's credential>, "name"?}`. 400 `passkey_registration_failed` when the challenge, origin, relying party, user verification or attestation do not check out. Needs a recent sign-in (`POST /api/v1/auth/reauthenticate` with the password or a passkey, within `SUITE_REAUTH_WINDOW` seconds), else 403 `reauthentication_required`.
+         */
+        post: operations["postAuthPasskeysRegisterVerify"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/passkeys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The caller's passkeys, oldest first */
+        get: operations["getAuthPasskeys"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/passkeys/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove one of the caller's passkeys
+         * @description 409 `last_sign_in_method` when it is the only way the user can sign in (no password, no identity provider, no other passkey). Needs a recent sign-in (`POST /api/v1/auth/reauthenticate` with the password or a passkey, within `SUITE_REAUTH_WINDOW` seconds), else 403 `reauthentication_required`.
+         */
+        delete: operations["deleteAuthPasskeysById"];
+        options?: never;
+        head?: never;
+        /** Rename one of the caller's passkeys */
+        patch: operations["patchAuthPasskeysById"];
         trace?: never;
     };
     "/api/v1/auth/magic-link": {
@@ -1469,6 +1587,109 @@ export interface components {
             tenant: components["schemas"]["TenantRead"];
             /** @description Whether the account has a password of its own (false after joining through an identity provider, until one is set with POST /auth/password/forgot and its link) */
             has_password: boolean;
+        };
+        /** PasskeyAuthenticationResponse */
+        PasskeyAuthenticationResponse: {
+            id: string;
+            rawId: string;
+            /** @constant */
+            type: "public-key";
+            response: {
+                clientDataJSON: string;
+                authenticatorData: string;
+                signature: string;
+                userHandle?: string;
+            };
+            /** @enum {string} */
+            authenticatorAttachment?: "platform" | "cross-platform";
+            clientExtensionResults: {
+                [key: string]: unknown;
+            };
+        };
+        /** PasskeyCreationOptions */
+        PasskeyCreationOptions: {
+            challenge: string;
+            rp: {
+                id?: string;
+                name: string;
+            };
+            user: {
+                id: string;
+                name: string;
+                displayName: string;
+            };
+            pubKeyCredParams: {
+                /** @constant */
+                type: "public-key";
+                alg: number;
+            }[];
+            timeout?: number;
+            excludeCredentials?: {
+                id: string;
+                /** @constant */
+                type: "public-key";
+                transports?: string[];
+            }[];
+            authenticatorSelection?: {
+                authenticatorAttachment?: string;
+                residentKey?: string;
+                requireResidentKey?: boolean;
+                userVerification?: string;
+            };
+            attestation?: string;
+            extensions?: {
+                [key: string]: unknown;
+            };
+            hints?: string[];
+        };
+        PasskeyList: components["schemas"]["PasskeyRead"][];
+        /** PasskeyRead */
+        PasskeyRead: {
+            id: string;
+            name: string;
+            /** Format: date-time */
+            created_at: string;
+            last_used_at: string | null;
+            /** @description Whether the authenticator says the passkey is synced (backed up), e.g. to a password manager */
+            backed_up: boolean;
+            transports: string[];
+        };
+        /** PasskeyRegistrationResponse */
+        PasskeyRegistrationResponse: {
+            id: string;
+            rawId: string;
+            /** @constant */
+            type: "public-key";
+            response: {
+                clientDataJSON: string;
+                attestationObject: string;
+                authenticatorData?: string;
+                transports?: string[];
+                publicKeyAlgorithm?: number;
+                publicKey?: string;
+            };
+            /** @enum {string} */
+            authenticatorAttachment?: "platform" | "cross-platform";
+            clientExtensionResults: {
+                [key: string]: unknown;
+            };
+        };
+        /** PasskeyRequestOptions */
+        PasskeyRequestOptions: {
+            challenge: string;
+            rpId?: string;
+            timeout?: number;
+            allowCredentials?: {
+                id: string;
+                /** @constant */
+                type: "public-key";
+                transports?: string[];
+            }[];
+            userVerification?: string;
+            extensions?: {
+                [key: string]: unknown;
+            };
+            hints?: string[];
         };
         /** PasswordChanged */
         PasswordChanged: {
@@ -2993,8 +3214,9 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    password: string;
+                    password?: string;
                     code?: string;
+                    passkey?: components["schemas"]["PasskeyAuthenticationResponse"];
                 };
             };
         };
@@ -5921,6 +6143,1048 @@ export interface operations {
                      * @example {
                      *       "detail": "Conflict with the current state.",
                      *       "code": "two_factor_not_enabled"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "The request body is larger than 1 MiB.",
+                     *       "code": "payload_too_large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body is not JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Request bodies must be JSON (Content-Type: application/json).",
+                     *       "code": "unsupported_media_type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Validation error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "loc": [
+                     *             "body",
+                     *             "email"
+                     *           ],
+                     *           "msg": "Field required",
+                     *           "type": "missing"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Something went wrong on our side.",
+                     *       "code": "internal_error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Out of storage space: nothing was saved (`storage_full`); see Retry-After */
+            507: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "The server has run out of storage space, so this change was not saved. Try again in a few minutes; if it keeps happening, tell the server's operator.",
+                     *       "code": "storage_full"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    postAuthPasskeysLoginOptions: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The organization, by its subdomain (`acme`), for API clients that do not call `acme.<base domain>`. It must agree with the Host and with the credentials' organization (else 403 `tenant_mismatch`); where sign-in looks it up, an unknown one is 404 `tenant_not_found` and a disabled one 403 `tenant_disabled`.
+                 * @example acme
+                 */
+                "X-Tenant"?: components["parameters"]["XTenant"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PasskeyRequestOptions"];
+                };
+            };
+            /** @description Bad request: `passkeys_unavailable`, `tenant_required` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Bad request.",
+                     *       "code": "passkeys_unavailable"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not allowed: `forbidden`, `module_disabled`, `tenant_mismatch`, `tenant_disabled` (the operator disabled the organization) or `csrf_failed` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "You do not have permission to do this.",
+                     *       "code": "forbidden"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not found.",
+                     *       "code": "not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Validation error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "loc": [
+                     *             "body",
+                     *             "email"
+                     *           ],
+                     *           "msg": "Field required",
+                     *           "type": "missing"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Too many attempts. Try again later.",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Something went wrong on our side.",
+                     *       "code": "internal_error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Out of storage space: nothing was saved (`storage_full`); see Retry-After */
+            507: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "The server has run out of storage space, so this change was not saved. Try again in a few minutes; if it keeps happening, tell the server's operator.",
+                     *       "code": "storage_full"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    postAuthPasskeysLoginVerify: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The organization, by its subdomain (`acme`), for API clients that do not call `acme.<base domain>`. It must agree with the Host and with the credentials' organization (else 403 `tenant_mismatch`); where sign-in looks it up, an unknown one is 404 `tenant_not_found` and a disabled one 403 `tenant_disabled`.
+                 * @example acme
+                 */
+                "X-Tenant"?: components["parameters"]["XTenant"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    response: components["schemas"]["PasskeyAuthenticationResponse"];
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Set-Cookie": components["headers"]["SetSessionCookies"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenPair"];
+                };
+            };
+            /** @description Missing, expired or revoked credentials, or a failed sign-in */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not authenticated.",
+                     *       "code": "not_authenticated"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not allowed: `forbidden`, `module_disabled`, `tenant_mismatch`, `tenant_disabled` (the operator disabled the organization) or `csrf_failed` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "You do not have permission to do this.",
+                     *       "code": "forbidden"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not found.",
+                     *       "code": "not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "The request body is larger than 1 MiB.",
+                     *       "code": "payload_too_large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body is not JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Request bodies must be JSON (Content-Type: application/json).",
+                     *       "code": "unsupported_media_type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Validation error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "loc": [
+                     *             "body",
+                     *             "email"
+                     *           ],
+                     *           "msg": "Field required",
+                     *           "type": "missing"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Too many attempts. Try again later.",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Something went wrong on our side.",
+                     *       "code": "internal_error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Out of storage space: nothing was saved (`storage_full`); see Retry-After */
+            507: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "The server has run out of storage space, so this change was not saved. Try again in a few minutes; if it keeps happening, tell the server's operator.",
+                     *       "code": "storage_full"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    postAuthPasskeysRegisterOptions: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The organization, by its subdomain (`acme`), for API clients that do not call `acme.<base domain>`. It must agree with the Host and with the credentials' organization (else 403 `tenant_mismatch`); where sign-in looks it up, an unknown one is 404 `tenant_not_found` and a disabled one 403 `tenant_disabled`.
+                 * @example acme
+                 */
+                "X-Tenant"?: components["parameters"]["XTenant"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PasskeyCreationOptions"];
+                };
+            };
+            /** @description Bad request: `passkeys_unavailable` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Bad request.",
+                     *       "code": "passkeys_unavailable"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, expired or revoked credentials, or a failed sign-in */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not authenticated.",
+                     *       "code": "not_authenticated"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not allowed: `forbidden`, `module_disabled`, `tenant_mismatch`, `tenant_disabled` (the operator disabled the organization) or `csrf_failed` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "You do not have permission to do this.",
+                     *       "code": "forbidden"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Validation error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "loc": [
+                     *             "body",
+                     *             "email"
+                     *           ],
+                     *           "msg": "Field required",
+                     *           "type": "missing"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Something went wrong on our side.",
+                     *       "code": "internal_error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Out of storage space: nothing was saved (`storage_full`); see Retry-After */
+            507: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "The server has run out of storage space, so this change was not saved. Try again in a few minutes; if it keeps happening, tell the server's operator.",
+                     *       "code": "storage_full"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    postAuthPasskeysRegisterVerify: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The organization, by its subdomain (`acme`), for API clients that do not call `acme.<base domain>`. It must agree with the Host and with the credentials' organization (else 403 `tenant_mismatch`); where sign-in looks it up, an unknown one is 404 `tenant_not_found` and a disabled one 403 `tenant_disabled`.
+                 * @example acme
+                 */
+                "X-Tenant"?: components["parameters"]["XTenant"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    response: components["schemas"]["PasskeyRegistrationResponse"];
+                    /** @description A name the user recognizes the passkey by */
+                    name?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PasskeyRead"];
+                };
+            };
+            /** @description Bad request: `passkey_registration_failed` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Bad request.",
+                     *       "code": "passkey_registration_failed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing, expired or revoked credentials, or a failed sign-in */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not authenticated.",
+                     *       "code": "not_authenticated"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not allowed: `forbidden`, `module_disabled`, `tenant_mismatch`, `tenant_disabled` (the operator disabled the organization) or `csrf_failed` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "You do not have permission to do this.",
+                     *       "code": "forbidden"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict with the current state: `passkey_already_registered` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Conflict with the current state.",
+                     *       "code": "passkey_already_registered"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "The request body is larger than 1 MiB.",
+                     *       "code": "payload_too_large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body is not JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Request bodies must be JSON (Content-Type: application/json).",
+                     *       "code": "unsupported_media_type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Validation error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "loc": [
+                     *             "body",
+                     *             "email"
+                     *           ],
+                     *           "msg": "Field required",
+                     *           "type": "missing"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Something went wrong on our side.",
+                     *       "code": "internal_error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Out of storage space: nothing was saved (`storage_full`); see Retry-After */
+            507: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "The server has run out of storage space, so this change was not saved. Try again in a few minutes; if it keeps happening, tell the server's operator.",
+                     *       "code": "storage_full"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getAuthPasskeys: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The organization, by its subdomain (`acme`), for API clients that do not call `acme.<base domain>`. It must agree with the Host and with the credentials' organization (else 403 `tenant_mismatch`); where sign-in looks it up, an unknown one is 404 `tenant_not_found` and a disabled one 403 `tenant_disabled`.
+                 * @example acme
+                 */
+                "X-Tenant"?: components["parameters"]["XTenant"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PasskeyList"];
+                };
+            };
+            /** @description Missing, expired or revoked credentials, or a failed sign-in */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not authenticated.",
+                     *       "code": "not_authenticated"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not allowed: `forbidden`, `module_disabled`, `tenant_mismatch`, `tenant_disabled` (the operator disabled the organization) or `csrf_failed` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "You do not have permission to do this.",
+                     *       "code": "forbidden"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Validation error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "loc": [
+                     *             "body",
+                     *             "email"
+                     *           ],
+                     *           "msg": "Field required",
+                     *           "type": "missing"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Something went wrong on our side.",
+                     *       "code": "internal_error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Out of storage space: nothing was saved (`storage_full`); see Retry-After */
+            507: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "The server has run out of storage space, so this change was not saved. Try again in a few minutes; if it keeps happening, tell the server's operator.",
+                     *       "code": "storage_full"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    deleteAuthPasskeysById: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The organization, by its subdomain (`acme`), for API clients that do not call `acme.<base domain>`. It must agree with the Host and with the credentials' organization (else 403 `tenant_mismatch`); where sign-in looks it up, an unknown one is 404 `tenant_not_found` and a disabled one 403 `tenant_disabled`.
+                 * @example acme
+                 */
+                "X-Tenant"?: components["parameters"]["XTenant"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, expired or revoked credentials, or a failed sign-in */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not authenticated.",
+                     *       "code": "not_authenticated"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not allowed: `forbidden`, `module_disabled`, `tenant_mismatch`, `tenant_disabled` (the operator disabled the organization) or `csrf_failed` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "You do not have permission to do this.",
+                     *       "code": "forbidden"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not found.",
+                     *       "code": "not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict with the current state: `last_sign_in_method` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Conflict with the current state.",
+                     *       "code": "last_sign_in_method"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Validation error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "loc": [
+                     *             "body",
+                     *             "email"
+                     *           ],
+                     *           "msg": "Field required",
+                     *           "type": "missing"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Something went wrong on our side.",
+                     *       "code": "internal_error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Out of storage space: nothing was saved (`storage_full`); see Retry-After */
+            507: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "The server has run out of storage space, so this change was not saved. Try again in a few minutes; if it keeps happening, tell the server's operator.",
+                     *       "code": "storage_full"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    patchAuthPasskeysById: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The organization, by its subdomain (`acme`), for API clients that do not call `acme.<base domain>`. It must agree with the Host and with the credentials' organization (else 403 `tenant_mismatch`); where sign-in looks it up, an unknown one is 404 `tenant_not_found` and a disabled one 403 `tenant_disabled`.
+                 * @example acme
+                 */
+                "X-Tenant"?: components["parameters"]["XTenant"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A name the user recognizes the passkey by */
+                    name: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PasskeyRead"];
+                };
+            };
+            /** @description Missing, expired or revoked credentials, or a failed sign-in */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not authenticated.",
+                     *       "code": "not_authenticated"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not allowed: `forbidden`, `module_disabled`, `tenant_mismatch`, `tenant_disabled` (the operator disabled the organization) or `csrf_failed` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "You do not have permission to do this.",
+                     *       "code": "forbidden"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not found.",
+                     *       "code": "not_found"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
