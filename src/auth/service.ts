@@ -10,7 +10,7 @@ import { authErrors } from "./model";
 import { createPasswordChecks } from "./password-check";
 import type { ChallengeRow, NewSessionRow, SessionRow, SessionsStore } from "./repo";
 import type { TokenClaims, Tokens } from "./tokens";
-import type { IssuedTokens, Principal, RequestInfo } from "../http/principal";
+import type { DeviceCookie, IssuedTokens, Principal, RequestInfo } from "../http/principal";
 
 export type { IssuedTokens, Principal, RequestInfo } from "../http/principal";
 
@@ -27,6 +27,11 @@ export interface AuthDeps {
   limiter: RateLimiter;
   limits: Limits;
   audit: (e: AuditEntry) => Promise<void>;
+  /**
+   * Every sign-in that opens a session calls this with its method (auth/new-device): a new device
+   * is remembered and its account mailed. Answers the device cookie to set with the tokens.
+   */
+  afterSignIn?: (user: UserRow, method: string, session: { id: string; created_at: number }, req: RequestInfo) => Promise<DeviceCookie | undefined>;
 }
 
 /** last_used_at is written at most this often per session, so reads do not all become writes. */
@@ -89,7 +94,8 @@ export function createAuthService(d: AuthDeps) {
     const row = { ...newSessionRow(method, req), tenant_id: user.tenant_id, user_id: user.id };
     const entry = auditEntry("login.success", { tenantId: user.tenant_id, userId: user.id }, req, { method, session_id: row.id });
     await d.sessions.insertAudited(row, entry, row.created_at);
-    return issue({ ...row, refresh_gen: 0, rotated_at: null });
+    const device = await d.afterSignIn?.(user, method, row, req);
+    return { ...(await issue({ ...row, refresh_gen: 0, rotated_at: null })), ...(device ? { device } : {}) };
   }
 
   /** A 2FA challenge for a user whose first factor (`method`) is proven: its temp_token. */
@@ -117,7 +123,8 @@ export function createAuthService(d: AuthDeps) {
     const row = { ...newSessionRow(`${c.method}+2fa`, req, c.created_at), tenant_id: user.tenant_id, user_id: user.id };
     const entry = auditEntry("login.success", { tenantId: user.tenant_id, userId: user.id }, req, { method: "2fa", first_factor: c.method, session_id: row.id });
     if (!(await d.sessions.spendChallengeForSession(c, row, entry, row.created_at))) return null;
-    return issue({ ...row, refresh_gen: 0, rotated_at: null });
+    const device = await d.afterSignIn?.(user, row.method, row, req);
+    return { ...(await issue({ ...row, refresh_gen: 0, rotated_at: null })), ...(device ? { device } : {}) };
   }
 
   /**

@@ -1,6 +1,7 @@
 import type { AuditStore } from "../audit/repo";
 import type { AccountTokensStore } from "../auth/email/repo";
 import type { MagicLinksStore } from "../auth/magic-link/repo";
+import type { NewDeviceStore } from "../auth/new-device/repo";
 import type { OidcStore } from "../auth/oidc/repo";
 import type { PasswordStore } from "../auth/password/repo";
 import type { SessionsStore } from "../auth/repo";
@@ -61,6 +62,8 @@ export interface Stores {
   seed: DemoSeedStore;
   /** Idempotency-Keys of creates (src/idempotency). */
   idempotency: IdempotencyStore;
+  /** Known devices and the new-device mail's "this wasn't me" links (auth/new-device). */
+  newDevices: NewDeviceStore;
   /** The server's signing and sealing keys (SUITE_JWT_SECRET and SUITE_ENCRYPTION_KEY win over them). */
   keys: ServerKeys;
   /** Resolves when the database answers; rejects when it does not (GET /health). */

@@ -179,6 +179,8 @@ export function createPasswordService(d: PasswordDeps) {
     forgot,
     reset,
     change,
+    /** A reset link for this account, mailed now ("this wasn't me": auth/new-device). */
+    mailResetTo: async (target: AccountTarget, req: RequestInfo): Promise<void> => issueFor(target, req),
     /** Resolves once every reset link asked for so far is committed (or has failed and been logged). */
     settled: async (): Promise<void> => {
       while (inFlight.size > 0) await Promise.all([...inFlight]);
