@@ -9,6 +9,7 @@ import { generateKeys } from "../../src/security/key-file";
 import { afterAll, afterEach, beforeAll, beforeEach } from "bun:test";
 import type { AccountTokensStore } from "../../src/auth/email/repo";
 import type { MagicLinksStore } from "../../src/auth/magic-link/repo";
+import type { NewDeviceStore } from "../../src/auth/new-device/repo";
 import type { OidcStore } from "../../src/auth/oidc/repo";
 import type { PasswordStore } from "../../src/auth/password/repo";
 import type { NewSessionRow, SessionsStore } from "../../src/auth/repo";
@@ -30,6 +31,7 @@ export interface AuthStores {
   tokens: AccountTokensStore;
   passwords: PasswordStore;
   oidc: OidcStore;
+  newDevices: NewDeviceStore;
 }
 
 export interface AuthHarness {
@@ -57,6 +59,7 @@ function sqliteStores(db: import("../../src/db/database").Db): AuthStores {
     tokens: s.accountTokens,
     passwords: s.passwords,
     oidc: s.oidc,
+    newDevices: s.newDevices,
   };
 }
 
@@ -69,6 +72,7 @@ function postgresStores(pg: Pg): AuthStores {
     tokens: s.accountTokens,
     passwords: s.passwords,
     oidc: s.oidc,
+    newDevices: s.newDevices,
   };
 }
 
