@@ -243,6 +243,8 @@ export const api = {
     changePassword: (body: { current_password: string; new_password: string }) => post<{ detail: string; revoked: number }>("/auth/password/change", body),
     verifyEmail: (token: string) => post<{ detail: string; email: string; email_verified_at: string }>("/auth/email/verify", { token }, open),
     resendVerification: () => post<{ detail: string }>("/auth/email/resend"),
+    /** The new-device mail's "this wasn't me" link: ends that sign-in and every later one. */
+    notMe: (token: string) => post<{ detail: string; sessions_ended: number }>("/auth/not-me", { token }, open),
   },
   twoFactor: {
     status: () => get<T.TwoFactorStatus>("/auth/2fa/status"),
