@@ -33,7 +33,7 @@ export interface NewDeviceStore {
   /** Records the device (inserted, or its last_seen_at and, when given anew, noticed_at moved on). */
   remember: (device: KnownDeviceRow) => Promise<void>;
   /**
-   * A new device: its rows (its cookie, and for a client that is no browser its source), the notice (token hash), the mail that carries the link and the audit
+   * A new device: its row(s), the notice (token hash), the mail that carries the link and the audit
    * row, in one commit; the audit row's detail gets the mail's id as `mail_id`.
    */
   notice: (devices: KnownDeviceRow[], notice: Omit<SignInNoticeRow, "used_at">, mail: OutgoingMail, audit: AuditEntry, now: number) => Promise<void>;

@@ -36,8 +36,9 @@ export interface OpenedSession {
 
 /**
  * The new-device mail and "this wasn't me" (issue 33.2). A browser is known by its device cookie
- * (per organization, long-lived, remembered here by its hash, not tied to a session); a client
- * that is no browser and keeps no cookie, by its IP address and user agent, for 30 days. There is
+ * (per organization, long-lived, remembered here by its hash, not tied to a session); an API
+ * client (no Sec-Fetch-* headers: it gets no device cookie), by its IP address and user agent,
+ * for 30 days after its mail. There is
  * no per-account switch: whoever holds a session could turn it off; only the operator can, for
  * the whole server (SUITE_NEW_DEVICE_MAIL=false).
  */
@@ -55,30 +56,31 @@ export function createNewDeviceService(d: NewDeviceDeps) {
     // Not an HTTP request (the command line makes no sign-in of a user): nothing to tell.
     if (!clue) return undefined;
     const now = d.now();
-    const given = clue.cookies[user.tenant_id];
-    const cookie: DeviceCookie = { tenantId: user.tenant_id, secret: given ?? newSecretToken() };
-    const asCookie: KnownDeviceRow = { tenant_id: user.tenant_id, user_id: user.id, device_hash: hashToken(cookie.secret), kind: "cookie", noticed_at: now, last_seen_at: now };
-    if (given) {
-      const known = await d.store.known(user.tenant_id, user.id, asCookie.device_hash);
+    let device: KnownDeviceRow;
+    let cookie: DeviceCookie | undefined;
+    if (clue.browser) {
+      // A browser is known by its device cookie alone; it gets one (or the same one again) with the tokens.
+      const given = clue.cookies[user.tenant_id];
+      cookie = { tenantId: user.tenant_id, secret: given ?? newSecretToken() };
+      device = { tenant_id: user.tenant_id, user_id: user.id, device_hash: hashToken(cookie.secret), kind: "cookie", noticed_at: now, last_seen_at: now };
+      const known = given ? await d.store.known(user.tenant_id, user.id, device.device_hash) : null;
       if (known) {
         await d.store.remember({ ...known, last_seen_at: now });
         return cookie;
       }
-    }
-    const devices = [asCookie];
-    if (!clue.browser) {
-      // An API client that keeps no cookie: mailed about once per IP address and user agent per 30 days.
-      const source = await d.store.known(user.tenant_id, user.id, sourceHash(req));
-      if (source && now - source.noticed_at < SOURCE_KNOWN_MS) {
-        await d.store.remember({ ...source, last_seen_at: now });
-        await d.store.remember(asCookie);
-        return cookie;
+    } else {
+      // An API client (no Sec-Fetch-*): its answers set no cookie beyond the session's, as before;
+      // it is mailed about once per IP address and user agent per 30 days.
+      device = { tenant_id: user.tenant_id, user_id: user.id, device_hash: sourceHash(req), kind: "source", noticed_at: now, last_seen_at: now };
+      const known = await d.store.known(user.tenant_id, user.id, device.device_hash);
+      if (known && now - known.noticed_at < SOURCE_KNOWN_MS) {
+        await d.store.remember({ ...known, last_seen_at: now });
+        return undefined;
       }
-      devices.push({ ...asCookie, device_hash: sourceHash(req), kind: "source" });
     }
     const target = d.config.newDeviceMail ? await d.target(user.tenant_id, user.id) : null;
     if (!target) {
-      for (const row of devices) await d.store.remember(row);
+      await d.store.remember(device);
       return cookie;
     }
     const token = newTenantToken(user.tenant_id);
@@ -87,7 +89,7 @@ export function createNewDeviceService(d: NewDeviceDeps) {
       token, at: session.created_at, ip: req.ip, userAgent: req.userAgent, method, ttlMs: NOTICE_TTL_MS,
     });
     await d.store.notice(
-      devices,
+      [device],
       { tenant_id: user.tenant_id, token_hash: hashToken(token), user_id: user.id, session_id: session.id, session_created_at: session.created_at, created_at: now, expires_at: now + NOTICE_TTL_MS },
       mail,
       auditEntry("login.new_device", { tenantId: user.tenant_id, userId: user.id }, req, { method, session_id: session.id, browser: clue.browser }),
@@ -99,7 +101,7 @@ export function createNewDeviceService(d: NewDeviceDeps) {
 
   /** Signup and invitation accept: the browser that made the account is known to it from the start. */
   async function remember(tenantId: string, userId: string, req: RequestInfo): Promise<DeviceCookie | undefined> {
-    if (!req.device) return undefined;
+    if (!req.device?.browser) return undefined;
     const now = d.now();
     const cookie: DeviceCookie = { tenantId, secret: req.device.cookies[tenantId] ?? newSecretToken() };
     await d.store.remember({ tenant_id: tenantId, user_id: userId, device_hash: hashToken(cookie.secret), kind: "cookie", noticed_at: now, last_seen_at: now });

@@ -107,7 +107,10 @@ describe("a client that is no browser and keeps no cookie", () => {
     const { t, clock } = newDeviceApp(apps);
     const org = await t.signup("acme");
     const signIn = (headers: Record<string, string>) => t.json("POST", LOGIN, { body: { email: org.email, password: org.password }, tenant: "acme", headers });
-    expect((await signIn(client())).status).toBe(200);
+    const first = await signIn(client());
+    expect(first.status).toBe(200);
+    // Its answer is as before: the session's cookies, no device cookie.
+    expect(Object.keys(setCookies(first.res)).sort()).toEqual(["svc_refresh", "svc_session"]);
     expect(await noticeMails(t)).toHaveLength(1);
     expect((await noticeMails(t))[0]!.text_body).toContain("Browser and system: curl.");
     clock.advance(86_400_000);
