@@ -22,7 +22,7 @@ let loading: Promise<SortedLines> | undefined;
 /**
  * Decompressed on a pool thread (zlib's async gunzip), then its line starts found in one pass
  * (~2 MB, a few milliseconds): the event loop is never held long. About 3 MB while the process
- * lives; loaded at the first check, or ahead of it by warmCommonPasswords().
+ * lives; loaded at the first check (a server that never sets a password never holds it).
  */
 async function load(): Promise<SortedLines> {
   const gz = new Uint8Array(await Bun.file(listFile).arrayBuffer());
@@ -43,11 +43,6 @@ function sortedLines(): Promise<SortedLines> {
     throw e;
   });
   return loading;
-}
-
-/** Starts loading the list, so that the first password set does not wait for it. */
-export function warmCommonPasswords(): void {
-  void sortedLines().catch(() => undefined);
 }
 
 /** Compares `word` with line i by bytes, as the build script sorted them. */
