@@ -801,6 +801,39 @@ CREATE TABLE crm_job_undo (
   PRIMARY KEY (tenant_id, job_id, n)
 ) STRICT, WITHOUT ROWID;
 
+-- ---- version 19: the new-device sign-in mail and "this wasn't me" (issue 33.2) ----
+
+-- Where a user has signed in from, per organization: a browser's device cookie (kind 'cookie':
+-- `device_hash` is SHA-256 of the cookie's secret; known from then on), or, for a client that sent
+-- no device cookie and is not a browser, its IP address and user agent (kind 'source': SHA-256 of
+-- both; known for 30 days from `noticed_at`, when it was last mailed about). Not tied to a
+-- session: signing out keeps a device known.
+CREATE TABLE known_devices (
+  tenant_id    TEXT NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
+  user_id      TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+  device_hash  TEXT NOT NULL,
+  kind         TEXT NOT NULL CHECK (kind IN ('cookie', 'source')),
+  noticed_at   INTEGER NOT NULL,
+  last_seen_at INTEGER NOT NULL,
+  PRIMARY KEY (tenant_id, user_id, device_hash)
+) STRICT, WITHOUT ROWID;
+CREATE INDEX known_devices_by_last_seen ON known_devices (last_seen_at);
+
+-- The "this wasn't me" link of a new-device mail: SHA-256 of its token, the session that sign-in
+-- opened (its id and start). Used once, within 7 days: it ends that session and every later one.
+CREATE TABLE sign_in_notices (
+  tenant_id          TEXT NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
+  token_hash         TEXT NOT NULL,
+  user_id            TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+  session_id         TEXT NOT NULL,
+  session_created_at INTEGER NOT NULL,
+  created_at         INTEGER NOT NULL,
+  expires_at         INTEGER NOT NULL,
+  used_at            INTEGER,
+  PRIMARY KEY (tenant_id, token_hash)
+) STRICT, WITHOUT ROWID;
+CREATE INDEX sign_in_notices_by_expiry ON sign_in_notices (expires_at);
+
 -- ---- version 20: passkeys (WebAuthn; issue 33) ----
 
 -- A user's passkeys: the public key of a discoverable credential and what the authenticator last

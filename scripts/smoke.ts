@@ -62,10 +62,10 @@ async function run(target: string): Promise<string[]> {
     await call("GET", `http://127.0.0.1:${port}/health`);
     await call("POST", "/auth/signup", { email: "x", password: "short", tenant_name: "", subdomain: "-" });
     await call("POST", "/auth/signup", "{not json");
-    const signup = await call("POST", "/auth/signup", { email: "owner@smoke.test", password: "smoke test password", tenant_name: "Smoke", subdomain: "smoke" });
+    const signup = await call("POST", "/auth/signup", { email: "owner@smoke.test", password: "a test of the binary", tenant_name: "Smoke", subdomain: "smoke" });
     if (signup.status !== 201) fail(`${target} signup answered ${signup.status}`);
     await call("POST", "/auth/login", { email: "owner@smoke.test", password: "wrong password" }, { "x-tenant": "smoke" });
-    const login = await call("POST", "/auth/login", { email: "owner@smoke.test", password: "smoke test password" }, { "x-tenant": "smoke" });
+    const login = await call("POST", "/auth/login", { email: "owner@smoke.test", password: "a test of the binary" }, { "x-tenant": "smoke" });
     if (login.status !== 200) fail(`${target} login answered ${login.status}`);
     const bearer = { authorization: `Bearer ${login.body.access_token}` };
     await call("GET", "/auth/me", undefined, bearer);
@@ -92,7 +92,7 @@ async function run(target: string): Promise<string[]> {
     const code = await Promise.race([server.exited, Bun.sleep(10_000).then(() => "timeout")]);
     if (code !== 0) fail(`${target} did not stop cleanly on SIGTERM (${code})`);
     const log = await new Response(server.stdout).text();
-    for (const secret of ["smoke test password", login.body.access_token, login.body.refresh_token]) {
+    for (const secret of ["a test of the binary", login.body.access_token, login.body.refresh_token]) {
       if (log.includes(secret)) fail(`${target} wrote a secret to its log`);
     }
     return transcript;

@@ -1,4 +1,5 @@
 import { type AnyElysia, Elysia } from "elysia";
+import { newDeviceRoutes } from "./auth/new-device/routes";
 import { magicLinkRoutes } from "./auth/magic-link/routes";
 import { emailRoutes } from "./auth/email/routes";
 import { passwordRoutes } from "./auth/password/routes";
@@ -39,6 +40,7 @@ export function createApp(ctx: Context) {
     .use(twoFactorRoutes(ctx))
     .use(passkeyRoutes(ctx))
     .use(magicLinkRoutes(ctx))
+    .use(newDeviceRoutes(ctx))
     .use(passwordRoutes(ctx))
     .use(emailRoutes(ctx))
     .use(invitationAcceptRoutes(ctx))

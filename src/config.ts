@@ -54,6 +54,8 @@ export interface Config {
   metricsToken: string | null;
   /** MB of free disk kept for checkpoints and small writes: imports (and jobs) are refused with 507 below it (db/disk-room.ts). */
   diskReserveMb: number;
+  /** SUITE_NEW_DEVICE_MAIL: a sign-in from a new device mails its account (auth/new-device); false turns it off for the whole server. */
+  newDeviceMail: boolean;
 }
 
 /** A bad setting: main prints `message` as one line and exits non-zero. */
@@ -103,6 +105,7 @@ const SETTINGS: Setting[] = [
   { key: "backupEvery", env: "SUITE_BACKUP_EVERY", flag: "backup-every", kind: "hours", default: "24", help: "hours between scheduled backups; fractions allowed (0.5)" },
   { key: "metricsToken", env: "SUITE_METRICS_TOKEN", flag: "metrics-token", kind: "string", default: "none: no metrics endpoint", help: "the bearer token that reads GET /api/v1/metrics (Prometheus text format), at least 32 characters; the operator's, not an organization's" },
   { key: "backupKeep", env: "SUITE_BACKUP_KEEP", flag: "backup-keep", kind: "count", default: "7", help: "how many scheduled backups to keep; older ones the suite named are removed" },
+  { key: "newDeviceMail", env: "SUITE_NEW_DEVICE_MAIL", flag: "new-device-mail", kind: "bool", default: "true", help: "mail an account when it is signed in from a device or browser not seen before, with a \"this wasn't me\" link; false turns it off for every account" },
   { key: "diskReserveMb", env: "SUITE_DISK_RESERVE_MB", flag: "disk-reserve-mb", kind: "megabytes", default: "64", help: "MB of free disk kept beside the SQLite database for checkpoints and small writes such as sign-ins; imports are refused (507 storage_full) below it" },
 ];
 
@@ -295,6 +298,7 @@ export function loadConfig(flags: Record<string, string> = {}, env: Record<strin
     backupKeep: (raw.backupKeep as number | undefined) ?? 7,
     metricsToken,
     diskReserveMb: (raw.diskReserveMb as number | undefined) ?? 64,
+    newDeviceMail: (raw.newDeviceMail as boolean | undefined) ?? true,
   };
   if (config.oidcTestLoopback && !isDevHost(baseDomain)) {
     throw new ConfigError(`invalid ${where.oidcTestLoopback}: a test-only setting, refused unless the base domain is a development host (localhost)`);

@@ -26,6 +26,7 @@ import { createSmtpTransport, smtpSecrets } from "./mail/smtp";
 import { createMagicLinkService } from "./auth/magic-link/service";
 import { createEmailVerificationService } from "./auth/email/service";
 import { createPasswordService } from "./auth/password/service";
+import { createNewDeviceService } from "./auth/new-device/service";
 import { type PasswordHasher, createPasswordHasher } from "./security/passwords";
 import { LIMITS, type Limits, createRateLimiter } from "./security/rate-limit";
 import { createTenantsService } from "./organization/service";
@@ -77,7 +78,9 @@ export function createContext(opts: ContextOptions) {
   registerServerGauges(metrics, { config, mail, now });
   const audit = (e: AuditEntry) => security.audit(e, now());
 
-  const auth = createAuthService({ config, now, sessions, users, tokens, hasher, limiter, limits, audit });
+  // Every sign-in that opens a session tells the new-device service (declared below) which device it came from.
+  const afterSignIn: NonNullable<Parameters<typeof createAuthService>[0]["afterSignIn"]> = (user, method, session, req) => newDevice.signedIn(user, method, session, req);
+  const auth = createAuthService({ config, now, sessions, users, tokens, hasher, limiter, limits, audit, afterSignIn });
   const accountTokens = stores.accountTokens;
   // Signup mails the new admin a verification link (declared below, called after signup commits).
   const afterSignup = (tenantId: string, userId: string, req: RequestInfo) => emailVerification.afterSignup(tenantId, userId, req);
@@ -133,6 +136,11 @@ export function createContext(opts: ContextOptions) {
     tenantInService: (id) => tenantsService.requireInService(id),
     // At most 20 named in a mail; the review page lists them all.
     identities: async (tenantId, userId) => stores.oidc.identitiesOfUser(tenantId, userId, 20, 0),
+  });
+  const newDevice = createNewDeviceService({
+    config, now, log, store: stores.newDevices, security, limiter, limits, mailer,
+    target: (tenantId, userId) => accountTokens.targetById(tenantId, userId),
+    mailReset: (target, req) => password.mailResetTo(target, req),
   });
 
   return {
@@ -191,6 +199,8 @@ export function createContext(opts: ContextOptions) {
     passkeys,
     /** Forgotten password, reset and change (auth/password/). */
     password,
+    /** The new-device mail and "this wasn't me" (auth/new-device/). */
+    newDevice,
     /** Address verification (auth/email/). */
     emailVerification,
     /** Sign-in with identity providers (auth/sign-in-providers/): the organization's providers, and the flow. */
@@ -214,6 +224,7 @@ export function createContext(opts: ContextOptions) {
       await stores.passkeys.purgeExpired(t);
       await mail.purgeFinished(t - 30 * 86_400_000);
       await idempotency.purgeExpired(t);
+      await newDevice.purgeExpired(t);
     },
     close: () => {
       metrics.close();

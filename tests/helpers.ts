@@ -144,7 +144,9 @@ async function copyTemplate(server: string, name: string, ifMissing: boolean): P
 
 /** A full app on its own database, with every log line it writes kept in `logs`. */
 export function testApp(opts: TestAppOptions = {}) {
-  const config: Config = loadConfig({}, { SUITE_DB: opts.db ?? ":memory:", SUITE_HASH_CONCURRENCY: "2", ...opts.env });
+  // The new-device mail is off unless a test turns it on (tests/auth/new-device/): every other test's
+  // sign-ins would each add a mail to the outbox it reads. Spawned servers keep the default (on).
+  const config: Config = loadConfig({}, { SUITE_DB: opts.db ?? ":memory:", SUITE_HASH_CONCURRENCY: "2", SUITE_NEW_DEVICE_MAIL: "false", ...opts.env });
   const logs: Record<string, unknown>[] = [];
   // PostgreSQL: a database of this app's own, copied from the template before its first query
   // (the stores' gate waits for it, so testApp stays synchronous), dropped by close().

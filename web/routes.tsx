@@ -13,6 +13,7 @@ import MagicLink from "./sign-in/magic-link";
 import ForgotPassword from "./password/forgot";
 import ResetPassword from "./password/reset";
 import VerifyEmail from "./verify-email";
+import NotMe from "./not-me";
 import SignIn from "./sign-in";
 import SecurityLogScreen from "./security-log";
 import SignInProvidersScreen from "./sign-in-providers";
@@ -40,6 +41,7 @@ export const WORKSPACE_ROUTES: Route[] = [
   { path: "/forgot-password", screen: ForgotPassword, title: "Forgot your password" },
   { path: "/reset-password", screen: ResetPassword, title: "Choose a new password" },
   { path: "/verify-email", screen: VerifyEmail, title: "Confirm your email address" },
+  { path: "/not-me", screen: NotMe, title: "Was this not you?" },
   { path: "/deals", module: "crm", screen: DealsScreen, auth: true, title: "Deals" },
   { path: "/accounts", module: "crm", screen: AccountsScreen, auth: true, title: "Accounts" },
   { path: "/contacts", module: "crm", screen: ContactsScreen, auth: true, title: "Contacts" },

@@ -7,7 +7,7 @@ import { authErrors } from "./model";
 import { createPasswordChecks } from "./password-check";
 import type { ChallengeRow, NewSessionRow, SessionRow } from "./repo";
 import type { TokenClaims } from "./tokens";
-import type { IssuedTokens, Principal, RequestInfo } from "../kernel/principal";
+import type { DeviceCookie, IssuedTokens, Principal, RequestInfo } from "../kernel/principal";
 
 export type { IssuedTokens, Principal, RequestInfo } from "../kernel/principal";
 
@@ -74,7 +74,8 @@ export function createAuthService(d: AuthDeps) {
     const row = { ...newSessionRow(method, req), tenant_id: user.tenant_id, user_id: user.id };
     const entry = auditEntry("login.success", { tenantId: user.tenant_id, userId: user.id }, req, { method, session_id: row.id });
     await d.sessions.insertAudited(row, entry, row.created_at);
-    return issue({ ...row, refresh_gen: 0, rotated_at: null });
+    const device = await d.afterSignIn?.(user, method, row, req);
+    return { ...(await issue({ ...row, refresh_gen: 0, rotated_at: null })), ...(device ? { device } : {}) };
   }
 
   /** A 2FA challenge for a user whose first factor (`method`) is proven: its temp_token. */
@@ -102,7 +103,8 @@ export function createAuthService(d: AuthDeps) {
     const row = { ...newSessionRow(`${c.method}+2fa`, req, c.created_at), tenant_id: user.tenant_id, user_id: user.id };
     const entry = auditEntry("login.success", { tenantId: user.tenant_id, userId: user.id }, req, { method: "2fa", first_factor: c.method, session_id: row.id });
     if (!(await d.sessions.spendChallengeForSession(c, row, entry, row.created_at))) return null;
-    return issue({ ...row, refresh_gen: 0, rotated_at: null });
+    const device = await d.afterSignIn?.(user, row.method, row, req);
+    return { ...(await issue({ ...row, refresh_gen: 0, rotated_at: null })), ...(device ? { device } : {}) };
   }
 
   /**

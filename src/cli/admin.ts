@@ -11,6 +11,7 @@ import { backupTo, openDatabase } from "../db/database";
 import { copySnapshot, zeroFreePages } from "../db/snapshot-copy";
 import { CURRENT_PLAN, migrate } from "../db/migrate";
 import { KEY_NAMES, generateKeys, keyFileOf, loadServerKeys, moveStoredKeys } from "../security/key-file";
+import { commonPasswordProblem } from "../security/common-passwords";
 import { createKeyStore } from "../stores/sqlite/security";
 import { prepareForCopy } from "../stores/sqlite";
 import { sealClearOutbox } from "../stores/sqlite/mail";
@@ -154,6 +155,8 @@ export async function tenantCreateCommand(config: Config, flags: Record<string, 
     // No transaction is open while the prompt waits.
     const input = { ...given, password: await readNewPassword([NEW_PASSWORD_VARIABLE, OLD_ADMIN_PASSWORD_VARIABLE]) };
     check(input);
+    const common = await commonPasswordProblem(input.password, { email: input.email, organizationName: input.tenant_name, subdomain: input.subdomain });
+    if (common) throw new UsageError(`the admin's password: ${common} Nothing was created.`);
     const { tenant, user } = await ctx.tenants.createOrganization(input, { ip: null, userAgent: "suite-cli" }, "cli");
     out(`created tenant ${tenant.subdomain} (${tenant.id}) with admin ${user.email} (${user.id}); modules: ${tenant.modules.join(", ") || "none"}`);
   } catch (e) {

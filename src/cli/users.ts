@@ -68,7 +68,7 @@ export async function userCommand(config: Config, sub: UserSub, flags: Record<st
         return;
       }
       case "reset-password": {
-        const ended = await ctx.support.resetPassword(t.id, email!, password!, by);
+        const ended = await ctx.support.resetPassword(t, email!, password!, by);
         return out(`new password set for ${email!.toLowerCase()} in ${t.subdomain}; ${ended} session(s) ended`);
       }
       case "reset-2fa": {

@@ -15,6 +15,7 @@ import v15 from "./migrations/0015-deal-search-pending.sql" with { type: "text" 
 import v16 from "./migrations/0016-sealed-outbox.sql" with { type: "text" };
 import v17 from "./migrations/0017-idempotency-keys.sql" with { type: "text" };
 import v18 from "./migrations/0018-import-jobs.sql" with { type: "text" };
+import v19 from "./migrations/0019-new-device-notices.sql" with { type: "text" };
 import v20 from "./migrations/0020-passkeys.sql" with { type: "text" };
 import type { Db } from "./database";
 import { recountDealGrams } from "./deal-grams";
@@ -54,7 +55,7 @@ export const MIGRATIONS: Migration[] = [
   { version: 16, name: "mail outbox: links are sealed (a clear one is refused)", sql: v16 },
   { version: 17, name: "Idempotency-Key: creates answered once per key, organization and user", sql: v17 },
   { version: 18, name: "imports are background jobs with an undo log; accounts, contacts and deals carry an external id", sql: v18 },
-  // 19 is another branch's (issue 33): numbered at merge.
+  { version: 19, name: "known devices per user, and the new-device mail's \"this wasn't me\" links", sql: v19 },
   { version: 20, name: "passkeys (WebAuthn credentials) and their single-use challenges", sql: v20 },
 ];
 

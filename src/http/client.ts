@@ -1,5 +1,6 @@
 import { isIP } from "node:net";
-import type { RequestInfo } from "../kernel/principal";
+import { DEVICE_COOKIE_PAIR } from "./cookies";
+import type { DeviceClue, RequestInfo } from "../kernel/principal";
 
 type Server = { requestIP(request: Request): { address: string } | null } | null | undefined;
 
@@ -20,5 +21,19 @@ export function requestInfo(request: Request, server: Server, trustProxy: boolea
   }
   ip ??= server?.requestIP(request)?.address ?? null;
   const ua = request.headers.get("user-agent");
-  return { ip, userAgent: ua ? ua.slice(0, MAX_USER_AGENT) : null };
+  return { ip, userAgent: ua ? ua.slice(0, MAX_USER_AGENT) : null, device: deviceClue(request.headers) };
+}
+
+/** At most this many organizations' device cookies are read from one request (a cookie header is the client's to fill). */
+const MAX_DEVICE_COOKIES = 50;
+
+/** The `svc_device_<organization id>` cookies of a request (http/cookies.ts), and whether a browser sent it. */
+export function deviceClue(headers: Headers): DeviceClue {
+  const cookies: Record<string, string> = {};
+  let n = 0;
+  for (const m of (headers.get("cookie") ?? "").matchAll(DEVICE_COOKIE_PAIR)) {
+    if (++n > MAX_DEVICE_COOKIES) break;
+    cookies[m[1]!] = m[2]!;
+  }
+  return { cookies, browser: headers.has("sec-fetch-mode") };
 }

@@ -7,6 +7,21 @@ import { errors } from "./errors";
 export interface RequestInfo {
   ip: string | null;
   userAgent: string | null;
+  /** What a sign-in needs to tell a known device from a new one (auth/new-device); absent outside HTTP. */
+  device?: DeviceClue;
+}
+
+/** The device cookies a request carries (organization id → the cookie's secret), and whether a browser sent it. */
+export interface DeviceClue {
+  cookies: Record<string, string>;
+  /** Browsers send Sec-Fetch-Mode on every request (fetch and navigation); API clients do not. */
+  browser: boolean;
+}
+
+/** The long-lived device cookie of one organization, to set with a sign-in's answer. */
+export interface DeviceCookie {
+  tenantId: string;
+  secret: string;
 }
 
 /** Who is calling: what the auth guard hands to every protected route. */
@@ -30,6 +45,8 @@ export interface IssuedTokens {
   /** Seconds, for the cookies' Max-Age. */
   accessMaxAge: number;
   refreshMaxAge: number;
+  /** A device cookie to set with these tokens (a sign-in from a browser without one). */
+  device?: DeviceCookie;
 }
 
 /** Admin-only routes and services call this first. */

@@ -3,6 +3,7 @@ import type { AuditEntry } from "../security/repo";
 import { isUniqueViolation } from "../kernel/unique-violation";
 import { newId } from "../kernel/ids";
 import { RequestValidationError, errors } from "../kernel/errors";
+import { refuseCommonPassword } from "../security/common-passwords";
 import type { PasswordHasher } from "../security/passwords";
 import type { Limits, RateLimiter } from "../security/rate-limit";
 import { type UserRead, normalizeEmail, toUserRead } from "../team/model";
@@ -42,6 +43,9 @@ export function createTenantsService(d: TenantsDeps) {
       const limit = await d.limiter.hit(d.limits.signupPerIp, req.ip ?? "unknown");
       if (!limit.allowed) throw errors.rateLimited(limit.retryAfterSeconds);
     }
+    // The command line checks its prompt's password itself (cli/admin.ts): the seed's demo
+    // organizations are made here too, with a generated password.
+    if (via === "signup") await refuseCommonPassword(input.password, { email: input.email, organizationName: input.tenant_name, subdomain });
     const taken = () => errors.conflict("subdomain_taken", "This subdomain is already taken.");
     if (await d.tenants.bySubdomain(subdomain)) throw taken();
 

@@ -34,6 +34,8 @@ export const LIMITS = {
   passwordForgotPerAddress: { name: "password-forgot-address", max: 3, windowMs: 15 * 60_000 },
   passwordForgotPerIp: { name: "password-forgot-ip", max: 30, windowMs: 15 * 60_000 },
   passwordResetPerIp: { name: "password-reset-ip", max: 30, windowMs: 15 * 60_000 },
+  // "This wasn't me" links (auth/new-device): a token is 256 random bits; this only keeps junk cheap.
+  notMePerIp: { name: "not-me-ip", max: 30, windowMs: 15 * 60_000 },
   emailVerifyPerIp: { name: "email-verify-ip", max: 60, windowMs: 60_000 },
   emailResendPerUser: { name: "email-resend-user", max: 3, windowMs: 15 * 60_000 },
   emailResendPerIp: { name: "email-resend-ip", max: 30, windowMs: 15 * 60_000 },

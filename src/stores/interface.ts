@@ -6,6 +6,7 @@ import type { PasswordStore } from "../auth/password/repo";
 import type { SessionsStore } from "../auth/repo";
 import type { TwoFactorStore } from "../auth/two-factor/repo";
 import type { PasskeysStore } from "../auth/passkeys/repo";
+import type { NewDeviceStore } from "../auth/new-device/repo";
 import type { DealsQuery } from "../crm/deals-query";
 import type { CrmStore } from "../crm/repo";
 import type { DemoSeedStore } from "../crm/seed-store";
@@ -56,6 +57,8 @@ export interface Stores {
   seed: DemoSeedStore;
   /** Idempotency-Keys of creates (src/idempotency). */
   idempotency: IdempotencyStore;
+  /** Known devices and the new-device mail's "this wasn't me" links (auth/new-device). */
+  newDevices: NewDeviceStore;
   /** The server's signing and sealing keys (SUITE_JWT_SECRET and SUITE_ENCRYPTION_KEY win over them). */
   keys: ServerKeys;
   /** Resolves when the database answers; rejects when it does not (GET /health). */

@@ -3,6 +3,7 @@ import type { AuthService, IssuedTokens, Principal, RequestInfo } from "../auth/
 import type { Config } from "../config";
 import { hashToken, newId, newTenantToken, tokenTenant } from "../kernel/ids";
 import { RequestValidationError, errors } from "../kernel/errors";
+import { refuseCommonPassword } from "../security/common-passwords";
 import type { PasswordHasher } from "../security/passwords";
 import type { Limits, RateLimiter } from "../security/rate-limit";
 import type { TenantRead } from "../organization/model";
@@ -123,6 +124,7 @@ export function createInvitationsService(d: InvitationsDeps) {
     const tenant = await d.readTenant(invitation.tenant_id);
     if (namedSubdomain !== null && namedSubdomain !== tenant.subdomain) throw errors.tenantMismatch();
     if (await d.users.byEmail(invitation.tenant_id, invitation.email)) throw memberConflict();
+    await refuseCommonPassword(body.password, { email: invitation.email, organizationName: tenant.name, subdomain: tenant.subdomain });
 
     const passwordHash = await d.hasher.hash(body.password);
     const session = d.auth.newSessionRow("invitation", req);

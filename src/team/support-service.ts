@@ -3,6 +3,7 @@ import type { PasswordStore } from "../auth/password/repo";
 import type { SessionsStore } from "../auth/repo";
 import { createLoginLimits } from "../auth/login-limits";
 import { AppError, errors } from "../kernel/errors";
+import { commonPasswordProblem } from "../security/common-passwords";
 import { PASSWORD_MAX, PASSWORD_MIN, type PasswordHasher } from "../security/passwords";
 import type { Limits, RateLimiter } from "../security/rate-limit";
 import type { MembersStore, Refusal } from "./members-repo";
@@ -80,11 +81,22 @@ export function createSupportService(d: SupportDeps) {
     );
   }
 
-  /** Sets a new password (checked by the API's rule); every session and 2FA challenge of the user ends. Answers how many sessions. */
-  async function resetPassword(tenantId: string, email: string, password: string, by: OperatorCommand): Promise<number> {
+  /**
+   * Sets a new password (checked by the API's rules: its length, then the common list and the
+   * account's names); every session and 2FA challenge of the user ends. Answers how many sessions.
+   */
+  async function resetPassword(
+    organization: { id: string; name: string; subdomain: string },
+    email: string,
+    password: string,
+    by: OperatorCommand,
+  ): Promise<number> {
+    const tenantId = organization.id;
     const problem = passwordProblem(password);
     if (problem) throw new AppError(422, "password_invalid", problem);
     const u = await member(tenantId, email);
+    const common = await commonPasswordProblem(password, { email: u.email, organizationName: organization.name, subdomain: organization.subdomain });
+    if (common) throw new AppError(422, "password_too_common", common);
     // The slow hash before the transaction opens.
     const hash = await d.hasher.hash(password);
     const now = d.now();

@@ -75,7 +75,7 @@ describe("the answer", () => {
     const victim = "victim@x.test";
     const throwaway = await account("throwaway", victim, "attacker password 1");
     const before = await login(t, victim, "attacker password 1");
-    await account("real", victim, "victim password 1");
+    await account("real", victim, "my own password 1");
     const after = await login(t, victim, "attacker password 1");
     // The same answer, with or without the victim's own account: a session in the throwaway.
     expect([before.status, after.status]).toEqual([200, 200]);

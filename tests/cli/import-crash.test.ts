@@ -21,7 +21,7 @@ test("SIGKILL mid-import: after the restart the file landed whole or not at all"
   const db = join(dir, "suite.db");
   // Its uploads land in the test's folder (a killed server leaves its file behind).
   let server = await startServer(db, { TMPDIR: dir });
-  const org = await server.call("POST", "/api/v1/auth/signup", { body: { email: "admin@crash.test", password: "crash password 1", tenant_name: "Crash", subdomain: "crash" } });
+  const org = await server.call("POST", "/api/v1/auth/signup", { body: { email: "admin@crash.test", password: "kill nine password 1", tenant_name: "Crash", subdomain: "crash" } });
   expect(org.status).toBe(201);
   const as = { token: org.body.access_token as string, tenant: "crash" };
   expect((await server.call("POST", "/api/v1/crm/accounts", { ...as, body: { name: "Crash Co" } })).status).toBe(201);

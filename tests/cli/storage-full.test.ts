@@ -49,7 +49,7 @@ function fill(name: string, leave: number): void {
   }
 }
 
-const PASSWORD = "full disk password 1";
+const PASSWORD = "no space left password 1";
 
 test("below the reserve imports get 507 and sign-in works; on a full disk writes get 507, never 500; freed, every acknowledged write is there", async () => {
   if (!mounted) return;

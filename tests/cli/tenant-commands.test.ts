@@ -16,7 +16,7 @@ import { fails, ok, suite, tableRows } from "./user-tenant-kit";
 
 const dir = mkdtempSync(join(tmpdir(), "suite-tenant-cli-"));
 const db = join(dir, "suite.db");
-const PASSWORD = "tenant admin password";
+const PASSWORD = "tenant owner password";
 const NEW_PASSWORD = "after the reset link";
 noteSecret("password", PASSWORD);
 noteSecret("password", NEW_PASSWORD);

@@ -19,7 +19,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let n = 0;
 const freshDb = () => join(dir, `d${++n}`, "suite.db");
 const SLOW = 120_000;
-const PASSWORD = "the first admin's passphrase";
+const PASSWORD = "the first owner's passphrase";
 noteSecret("password", PASSWORD);
 
 const create = (sub: string) => ["tenant", "create", "--name", `Org ${sub}`, "--subdomain", sub, "--admin-email", `admin@${sub}.test`];
@@ -54,6 +54,13 @@ describe("suite tenant create: the admin's password", () => {
     expect(line).toContain("ps");
     expect(line).toContain("nothing was created");
     expect(line).not.toContain(PASSWORD);
+    expect(tenantCount(db)).toBe(0);
+  }, SLOW);
+
+  test("a common password, or one holding the organization's name, is refused with the sentence why; nothing is created", async () => {
+    const db = freshDb();
+    expect(fails(await suite(db, create("acme"), { env: { SUITE_NEW_PASSWORD: "Qwerty123456" } }), 64)).toContain("list of common or leaked passwords");
+    expect(fails(await suite(db, create("acme"), { env: { SUITE_NEW_PASSWORD: "Org acme forever" } }), 64)).toContain("organization's name");
     expect(tenantCount(db)).toBe(0);
   }, SLOW);
 

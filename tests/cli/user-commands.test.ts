@@ -125,6 +125,8 @@ describe("suite user reset-password", () => {
     expect(fails(await suite(db, [...args, "--password", NEW_PASSWORD]), 64)).toContain("ps");
     expect(fails(await suite(db, args, { env: { SUITE_NEW_PASSWORD: "short" } }), 64)).toContain("at least 8 characters");
     expect(fails(await suite(db, args, { env: { SUITE_NEW_PASSWORD: "x".repeat(129) } }), 64)).toContain("at most 128");
+    expect(fails(await suite(db, args, { env: { SUITE_NEW_PASSWORD: "Password123" } }), 64)).toContain("list of common or leaked passwords");
+    expect(fails(await suite(db, args, { env: { SUITE_NEW_PASSWORD: "pw-bad but long" } }), 64)).toContain("your email address's name");
     expect(fails(await suite(db, args, { stdin: "" }), 64)).toContain("SUITE_NEW_PASSWORD");
     expect((await login("pw-bad@acme.test", MEMBER_PASSWORD)).status).toBe(200);
   }, SLOW);

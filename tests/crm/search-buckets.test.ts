@@ -158,7 +158,7 @@ describe("deal_key_grams", () => {
       db.run("DROP TABLE deal_search_pending");
       db.exec(migration12.slice(migration12.indexOf("CREATE TRIGGER deal_grams_insert")));
       db.run("DROP TABLE deal_key_grams");
-      // Nor version 18's import jobs.
+      // Nor version 18's import jobs (and 19's known devices, undone with them).
       undoImportJobs(db);
       db.run("PRAGMA user_version = 12");
     })();

@@ -200,7 +200,7 @@ describe("deal_gram_counts", () => {
       db.run("DROP TRIGGER mail_outbox_link_sealed_update");
       // Version 17's idempotency keys out.
       db.run("DROP TABLE idempotency_keys");
-      // Nor version 18's import jobs.
+      // Nor version 18's import jobs (and 19's known devices, undone with them).
       undoImportJobs(db);
       db.run("PRAGMA user_version = 11");
     })();

@@ -58,7 +58,7 @@ describe("the outbox holds no usable link", () => {
     const mails = await smtp.waitFor(4, 5000);
     const links = new Map(mails.map((m) => [tokenOf(tokenLink(m.text)), m]));
     for (const token of tokens.values()) expect({ token, links: [...links.keys()] }).toEqual({ token, links: expect.arrayContaining([token]) });
-    const accepted = await t.json("POST", "/api/v1/auth/invitations/accept", { body: { token: tokens.get("invitation")!, password: "the boss's password" } });
+    const accepted = await t.json("POST", "/api/v1/auth/invitations/accept", { body: { token: tokens.get("invitation")!, password: "the chief's password" } });
     expect(accepted.status).toBe(201);
     expect(accepted.body.user.role).toBe("admin");
   }, 30_000);

@@ -49,7 +49,7 @@ export interface Org {
 /** Signs an organization up through instance `i`. */
 export async function signup(g: Instances, i: number, subdomain: string): Promise<Org> {
   const email = `admin@${subdomain}.test`;
-  const password = `${subdomain} correct horse battery`;
+  const password = `correct horse battery ${Bun.hash(subdomain).toString(36)}`;
   const r = await g.call(i, "POST", "/api/v1/auth/signup", { body: { email, password, tenant_name: `Org ${subdomain}`, subdomain } });
   expect(r.status).toBe(201);
   return { subdomain, email, password, access_token: r.body.access_token, refresh_token: r.body.refresh_token };

@@ -113,7 +113,7 @@ describe("a backup holds no usable link", () => {
     d.run("INSERT INTO mail_outbox (id, tenant_id, kind, recipient, subject, text_body, html_body, link, status, next_attempt_at, created_at) VALUES ('clear1', ?1, 'invitation', 'old@x.test', 'Join', ?2, ?3, ?4, 'pending', 0, 0)", [
       org.tenant.id, `Join us: ${link}`, `<a href="${link}">Join</a>`, link,
     ]);
-    // Nor what later versions add (17: idempotency keys, 18: import jobs, 20: passkeys, undone with 18).
+    // Nor what later versions add (17: idempotency keys, 18: import jobs, 19: known devices, 20: passkeys; undone with 18).
     d.run("DROP TABLE idempotency_keys");
     undoImportJobs(d);
     d.run("PRAGMA user_version = 15");

@@ -39,7 +39,7 @@ function query<T>(sql: string, ...params: string[]): T[] {
 }
 
 async function signup(subdomain: string, email = `admin@${subdomain}.test`) {
-  const r = await call(0, "POST", "/api/v1/auth/signup", { body: { email, password: "race password 1", tenant_name: subdomain, subdomain } });
+  const r = await call(0, "POST", "/api/v1/auth/signup", { body: { email, password: "two servers password 1", tenant_name: subdomain, subdomain } });
   expect(r.status).toBe(201);
   return r.body as { access_token: string; refresh_token: string; tenant: { id: string }; user: { id: string } };
 }
@@ -63,7 +63,7 @@ afterAll(async () => {
 describe("races between two server processes on one database", () => {
   test("signups racing for one subdomain: exactly one 201, the rest 409 subdomain_taken", async () => {
     const rs = await race(10, (i) =>
-      call(i, "POST", "/api/v1/auth/signup", { body: { email: `founder${i}@race.test`, password: "race password 1", tenant_name: "Race", subdomain: "race" } }),
+      call(i, "POST", "/api/v1/auth/signup", { body: { email: `founder${i}@race.test`, password: "two servers password 1", tenant_name: "Race", subdomain: "race" } }),
     );
     expect(count(rs, 201)).toBe(1);
     expect(count(rs, 409, "subdomain_taken")).toBe(9);
@@ -105,7 +105,7 @@ describe("races between two server processes on one database", () => {
     const setup = await call(0, "POST", "/api/v1/auth/2fa/setup", { token: org.access_token, tenant: "twofa" });
     const secret = setup.body.secret as string;
     expect((await call(1, "POST", "/api/v1/auth/2fa/confirm", { token: org.access_token, tenant: "twofa", body: { code: appCode(secret, Date.now()) } })).status).toBe(200);
-    const login = await call(0, "POST", "/api/v1/auth/login", { body: { email: "admin@twofa.test", password: "race password 1" }, tenant: "twofa" });
+    const login = await call(0, "POST", "/api/v1/auth/login", { body: { email: "admin@twofa.test", password: "two servers password 1" }, tenant: "twofa" });
     expect(login.body.requires_2fa).toBe(true);
     // Far from every code the window accepts.
     const wrong = String((Number(appCode(secret, Date.now())) + 500_000) % 1_000_000).padStart(6, "0");

@@ -41,6 +41,14 @@ test("no password, token, cookie, code, secret or mailed link reaches the log or
     stderr: "pipe",
   });
   const secrets = new Map<string, string>();
+  /** The first mail (within 10 s) whose text holds a link to `path`. */
+  const mailWith = async (path: string) => {
+    for (const until = Date.now() + 10_000; Date.now() < until; await Bun.sleep(10)) {
+      const found = smtp.received.find((m) => m.text.includes(`${path}#token=`));
+      if (found) return found;
+    }
+    throw new Error(`no mail with a ${path} link`);
+  };
   const keep = (what: string, value: unknown) => {
     expect(typeof value).toBe("string");
     secrets.set(what, value as string);
@@ -111,9 +119,8 @@ test("no password, token, cookie, code, secret or mailed link reaches the log or
 
     // A magic link, mailed over SMTP, answered by the 2FA challenge and a backup code.
     expect((await call("POST", "/api/v1/auth/magic-link", { body: { email: "owner@acme.test" }, tenant: "acme" })).status).toBe(202);
-    // Signup's verification mail came first: the link's is the one to /magic-link.
-    await smtp.waitFor(2, 10_000);
-    const magicMail = (await smtp.waitFor(2, 10_000)).find((m) => m.text.includes("/magic-link#token="));
+    // Signup's verification mail and new-device mails come too: the link's is the one to /magic-link.
+    const magicMail = await mailWith("/magic-link");
     const magicLink = keep("magic link", /https?:\/\/\S+#token=[^\s"<]+/.exec(magicMail!.text)![0]);
     const magicToken = keep("magic token", decodeURIComponent(magicLink.split("#token=")[1]!));
     const magic = await call("POST", "/api/v1/auth/magic-verify", { body: { token: magicToken }, tenant: "acme" });
@@ -125,7 +132,7 @@ test("no password, token, cookie, code, secret or mailed link reaches the log or
 
     // An invitation, mailed, accepted by a new member who then signs in.
     expect((await call("POST", "/api/v1/users/invite", { token: admin, body: { email: "new@acme.test" } })).status).toBe(201);
-    const inviteMail = (await smtp.waitFor(3, 10_000)).find((m) => m.text.includes("/accept-invitation#token="));
+    const inviteMail = await mailWith("/accept-invitation");
     const inviteLink = keep("invite link", /https?:\/\/\S+#token=[^\s"<]+/.exec(inviteMail!.text)![0]);
     const inviteToken = keep("invite token", decodeURIComponent(inviteLink.split("#token=")[1]!));
     const memberPassword = keep("member password", "the member's own passphrase");
@@ -141,6 +148,10 @@ test("no password, token, cookie, code, secret or mailed link reaches the log or
     const disabled = await call("POST", "/api/v1/auth/2fa/disable", { token: admin, body: { password: adminPassword, code: setup.body.backup_codes[1] } });
     expect(disabled.status).toBe(200);
     expect((await call("POST", "/api/v1/auth/logout-all", { token: admin })).status).toBe(200);
+    // The new-device mails' "this wasn't me" links (the first sign-ins of the owner and the member).
+    const notMe = smtp.received.map((m) => /https?:\/\/\S+\/not-me#token=[^\s"<]+/.exec(m.text)?.[0]).filter((l): l is string => !!l);
+    expect(notMe.length).toBeGreaterThanOrEqual(2);
+    notMe.forEach((l, i) => keep(`not-me link ${i}`, l));
   } finally {
     server.kill("SIGTERM");
     await server.exited;

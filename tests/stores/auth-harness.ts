@@ -11,6 +11,7 @@ import type { AccountTokensStore } from "../../src/auth/email/repo";
 import type { MagicLinksStore } from "../../src/auth/magic-link/repo";
 import type { OidcStore } from "../../src/auth/sign-in-providers/repo";
 import type { PasskeysStore } from "../../src/auth/passkeys/repo";
+import type { NewDeviceStore } from "../../src/auth/new-device/repo";
 import type { PasswordStore } from "../../src/auth/password/repo";
 import type { NewSessionRow, SessionsStore } from "../../src/auth/repo";
 import type { TwoFactorStore } from "../../src/auth/two-factor/repo";
@@ -32,6 +33,7 @@ export interface AuthStores {
   passwords: PasswordStore;
   oidc: OidcStore;
   passkeys: PasskeysStore;
+  newDevices: NewDeviceStore;
 }
 
 export interface AuthHarness {
@@ -60,6 +62,7 @@ function sqliteStores(db: import("../../src/db/database").Db): AuthStores {
     passwords: s.passwords,
     oidc: s.oidc,
     passkeys: s.passkeys,
+    newDevices: s.newDevices,
   };
 }
 
@@ -73,6 +76,7 @@ function postgresStores(pg: Pg): AuthStores {
     passwords: s.passwords,
     oidc: s.oidc,
     passkeys: s.passkeys,
+    newDevices: s.newDevices,
   };
 }
 

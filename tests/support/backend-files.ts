@@ -69,6 +69,7 @@ export const SQLITE_ONLY_REASONS: Record<string, string> = {
   "tests/web/e2e/oidc-providers.test.ts": "the built binary on a SQLite file, in a browser",
   "tests/web/e2e/oidc-sign-in.test.ts": "the built binary on a SQLite file, in a browser",
   "tests/web/e2e/password.test.ts": "the built binary on a SQLite file, in a browser",
+  "tests/web/e2e/new-device.test.ts": "the built binary on a SQLite file, in a browser",
   "tests/web/e2e/security-log-cli.test.ts": "the built binary and `suite` on a SQLite file, in a browser",
   "tests/web/e2e/security-log.test.ts": "the built binary on a SQLite file, in a browser",
   "tests/web/e2e/security.test.ts": "the built binary on a SQLite file, in a browser",

@@ -72,11 +72,11 @@ export async function addProvider(t: TestApp, token: string, body: Record<string
 }
 
 /** A whole sign-in at `subdomain` as the provider's `account`: the callback's answer. */
-export async function signInVia(browser: OidcBrowser, subdomain: string, providerId: string, account: string): Promise<Response> {
-  const start = await browser.app("GET", startPath(providerId), subdomain);
+export async function signInVia(browser: OidcBrowser, subdomain: string, providerId: string, account: string, headers: Record<string, string> = {}): Promise<Response> {
+  const start = await browser.app("GET", startPath(providerId), subdomain, { headers });
   expect(start.status).toBe(302);
   const callback = await browser.authorize(start.headers.get("location")!, account);
-  return browser.app("GET", OidcBrowser.pathOf(callback), subdomain);
+  return browser.app("GET", OidcBrowser.pathOf(callback), subdomain, { headers });
 }
 
 /** Where a 302 sends the browser. */

@@ -233,6 +233,7 @@ const OPEN = new Set<PathsWith<"get"> | PathsWith<"post">>([
   "/api/v1/auth/password/forgot",
   "/api/v1/auth/password/reset",
   "/api/v1/auth/email/verify",
+  "/api/v1/auth/not-me",
   "/api/v1/auth/providers/public",
 ]);
 

@@ -723,6 +723,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/auth/not-me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * "This wasn't me": end a new device's sign-in and every one since
+         * @description With the token of a new-device mail's link (`/not-me#token=…`; single use, 7 days): ends the session that sign-in opened, every session of the account started since and its outstanding 2FA challenges, then mails a link to choose a new password. Needs no session. A used, expired or unknown token: 400 `not_me_token_invalid`.
+         */
+        post: operations["postAuthNotMe"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/auth/password/forgot": {
         parameters: {
             query?: never;
@@ -1587,6 +1607,12 @@ export interface components {
             tenant: components["schemas"]["TenantRead"];
             /** @description Whether the account has a password of its own (false after joining through an identity provider, until one is set with POST /auth/password/forgot and its link) */
             has_password: boolean;
+        };
+        /** NotMeDone */
+        NotMeDone: {
+            detail: string;
+            /** @description How many sessions ended: the new device's and every one started after it */
+            sessions_ended: number;
         };
         /** PasskeyAuthenticationResponse */
         PasskeyAuthenticationResponse: {
@@ -7511,6 +7537,153 @@ export interface operations {
                      * @example {
                      *       "detail": "Not found.",
                      *       "code": "not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "The request body is larger than 1 MiB.",
+                     *       "code": "payload_too_large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body is not JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Request bodies must be JSON (Content-Type: application/json).",
+                     *       "code": "unsupported_media_type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Validation error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "loc": [
+                     *             "body",
+                     *             "email"
+                     *           ],
+                     *           "msg": "Field required",
+                     *           "type": "missing"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Too many attempts. Try again later.",
+                     *       "code": "rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Something went wrong on our side.",
+                     *       "code": "internal_error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Out of storage space: nothing was saved (`storage_full`); see Retry-After */
+            507: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "The server has run out of storage space, so this change was not saved. Try again in a few minutes; if it keeps happening, tell the server's operator.",
+                     *       "code": "storage_full"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    postAuthNotMe: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The organization, by its subdomain (`acme`), for API clients that do not call `acme.<base domain>`. It must agree with the Host and with the credentials' organization (else 403 `tenant_mismatch`); where sign-in looks it up, an unknown one is 404 `tenant_not_found` and a disabled one 403 `tenant_disabled`.
+                 * @example acme
+                 */
+                "X-Tenant"?: components["parameters"]["XTenant"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    token: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotMeDone"];
+                };
+            };
+            /** @description Bad request: `not_me_token_invalid` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Bad request.",
+                     *       "code": "not_me_token_invalid"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];

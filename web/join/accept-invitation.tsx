@@ -60,7 +60,7 @@ export default function AcceptInvitation() {
           required
           minLength={8}
           maxLength={128}
-          hint="8 to 128 characters."
+          hint="8 to 128 characters, not a common one."
           value={password}
           onValue={setPassword}
           error={fieldErrors.password || undefined}

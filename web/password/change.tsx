@@ -43,7 +43,7 @@ export function ChangePassword() {
           required
           minLength={8}
           maxLength={128}
-          hint="8 to 128 characters."
+          hint="8 to 128 characters, not a common one."
           value={next}
           onValue={setNext}
           error={errors.next}

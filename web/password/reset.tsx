@@ -14,6 +14,8 @@ export default function ResetPassword() {
   const [password, setPassword] = useState("");
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState("");
+  // A refused password (too short, too common) is said at its field.
+  const [fieldError, setFieldError] = useState("");
   const [done, setDone] = useState(false);
 
   const submit = async (e: Event) => {
@@ -21,12 +23,13 @@ export default function ResetPassword() {
     if (!token) return;
     setBusy(true);
     setError("");
+    setFieldError("");
     try {
       await api.post("/api/v1/auth/password/reset", { body: { token, password } });
       held = undefined;
       setDone(true);
     } catch (err) {
-      if (err instanceof ApiError && err.fieldError("password")) setError(err.fieldError("password")!);
+      if (err instanceof ApiError && err.fieldError("password")) setFieldError(err.fieldError("password")!);
       else if (err instanceof ApiError && err.code === "reset_token_invalid") setError("This link has expired or was already used. Ask for a new one.");
       else setError(errorMessage(err));
     } finally {
@@ -62,9 +65,10 @@ export default function ResetPassword() {
           required
           minLength={8}
           maxLength={128}
-          hint="8 to 128 characters."
+          hint="8 to 128 characters, not a common one."
           value={password}
           onValue={setPassword}
+          error={fieldError || undefined}
         />
         {error && <p class="error" role="alert">{error}</p>}
         <button type="submit" class="primary wide" disabled={busy}>

@@ -74,7 +74,7 @@ export function fromLocalInput(value: string): string {
 
 /** The actions the server writes, by group, for the action filter; a URL may name others. */
 export const KNOWN_ACTIONS: Array<[group: string, actions: string[]]> = [
-  ["Sign-in", ["login.success", "login.failure", "login.locked", "reauth.success", "reauth.failure", "magic_link.requested", "magic_link.invalid"]],
+  ["Sign-in", ["login.success", "login.failure", "login.locked", "reauth.success", "reauth.failure", "magic_link.requested", "magic_link.invalid", "login.new_device", "login.not_me", "login.not_me_invalid"]],
   ["Identity providers", ["oauth.joined", "oauth.failure", "identity.linked", "identity.unlinked"]],
   ["Password", ["password.changed", "password.change_failure", "password.reset_requested", "password.reset", "password.reset_invalid"]],
   ["Email address", ["email.verification_sent", "email.verified", "email.verification_invalid"]],

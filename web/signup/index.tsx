@@ -71,7 +71,7 @@ export default function PublicHome() {
                 <Field label="Workspace address" required value={form.subdomain} onValue={(v) => set("subdomain")(v.toLowerCase())} error={errors.subdomain} hint={`${form.subdomain || "acme"}.${base}`} autocomplete="off" />
                 <Field label="Your name" value={form.full_name} onValue={set("full_name")} error={errors.full_name} autocomplete="name" />
                 <Field label="Work email" type="email" required value={form.email} onValue={set("email")} error={errors.email} autocomplete="email" />
-                <Field label="Password" type="password" required minLength={8} hint="8 to 128 characters." value={form.password} onValue={set("password")} error={errors.password} autocomplete="new-password" />
+                <Field label="Password" type="password" required minLength={8} hint="8 to 128 characters, not a common one." value={form.password} onValue={set("password")} error={errors.password} autocomplete="new-password" />
                 {error && <p class="error" role="alert">{error}</p>}
                 <button type="submit" class="primary wide" disabled={busy}>
                   {busy ? "Creating…" : "Create workspace"}

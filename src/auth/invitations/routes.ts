@@ -15,7 +15,8 @@ export const invitationAcceptRoutes = (ctx: Context) =>
       const req = requestInfo(request, server, ctx.config.trustProxy);
       const named = requestedSubdomain(headers, ctx.config.baseDomain);
       const { user, tenant, tokens } = await ctx.invitations.accept(body, req, named);
-      setSessionCookies(cookie, ctx.config, tokens);
+      // The browser that joined is a known device of the account: no new-device mail at its next sign-in.
+      setSessionCookies(cookie, ctx.config, { ...tokens, device: await ctx.newDevice.remember(tenant.id, user.id, req) });
       set.status = 201;
       return { user, tenant, access_token: tokens.access_token, refresh_token: tokens.refresh_token, token_type: tokens.token_type };
     },

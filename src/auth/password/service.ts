@@ -4,6 +4,7 @@ import { hashToken, tokenTenant } from "../../kernel/ids";
 import { errors } from "../../kernel/errors";
 import { passwordResetMail } from "../../mail/account-mails";
 import type { Mailer } from "../../mail/sender";
+import { refuseCommonPassword } from "../../security/common-passwords";
 import type { PasswordHasher } from "../../security/passwords";
 import type { Limits, RateLimiter } from "../../security/rate-limit";
 import type { SecurityStore } from "../../security/repo";
@@ -64,6 +65,13 @@ export function createPasswordService(d: PasswordDeps) {
     return (revoked) => passwordChangedMail(d.config, { ...o, sessionsEnded: revoked }, identities);
   }
 
+  /** 422 password_too_common for a new password on the common list or holding the account's names. */
+  async function refuseFor(tenantId: string, userId: string, password: string, field: string): Promise<void> {
+    const target = await d.tokens.targetById(tenantId, userId);
+    if (!target) return;
+    await refuseCommonPassword(password, { email: target.email, organizationName: target.tenant_name, subdomain: target.subdomain }, field);
+  }
+
   async function deliver(email: string, tenantId: string | null, req: RequestInfo): Promise<void> {
     const one = tenantId ? await d.tokens.target(tenantId, email) : null;
     const targets = tenantId ? (one ? [one] : []) : await d.tokens.targetsAnyTenant(email);
@@ -108,6 +116,7 @@ export function createPasswordService(d: PasswordDeps) {
     const live = await d.tokens.live(where.tenantId, hash, "password_reset", d.now());
     if (!live) throw await invalid();
     await d.tenantInService?.(live.tenant_id);
+    await refuseFor(live.tenant_id, live.user_id, password, "password");
     const passwordHash = await d.hasher.hash(password);
     const notice = await noticeFor(live.tenant_id, live.user_id, "reset");
     const done = await d.repo.reset(
@@ -131,6 +140,8 @@ export function createPasswordService(d: PasswordDeps) {
    */
   async function change(p: Principal, current: string, next: string, req: RequestInfo): Promise<number> {
     const who = { tenantId: p.tenantId, userId: p.userId };
+    // Before the current password is checked: a refused new one costs no hash and no lock count.
+    await refuseFor(p.tenantId, p.userId, next, "new_password");
     const perIp = await d.limiter.hit(d.limits.loginPerIp, req.ip ?? "unknown");
     if (!perIp.allowed) throw errors.rateLimited(perIp.retryAfterSeconds);
     const key = accountKey(p.tenantId, p.email);
@@ -168,6 +179,8 @@ export function createPasswordService(d: PasswordDeps) {
     forgot,
     reset,
     change,
+    /** A reset link for this account, mailed now ("this wasn't me": auth/new-device). */
+    mailResetTo: async (target: AccountTarget, req: RequestInfo): Promise<void> => issueFor(target, req),
     /** Resolves once every reset link asked for so far is committed (or has failed and been logged). */
     settled: async (): Promise<void> => {
       while (inFlight.size > 0) await Promise.all([...inFlight]);

@@ -14,7 +14,8 @@ export const signupRoutes = (ctx: Context) =>
     async ({ body, request, server, cookie, set }) => {
       const req = requestInfo(request, server, ctx.config.trustProxy);
       const { tenant, user, tokens } = await ctx.tenants.createOrganization(body, req, "signup");
-      setSessionCookies(cookie, ctx.config, tokens);
+      // The browser that made the account is a known device of it: no new-device mail at its next sign-in.
+      setSessionCookies(cookie, ctx.config, { ...tokens, device: await ctx.newDevice.remember(tenant.id, user.id, req) });
       set.status = 201;
       return { tenant, user, access_token: tokens.access_token, refresh_token: tokens.refresh_token, token_type: tokens.token_type };
     },

@@ -1,3 +1,4 @@
+import { createPostgresNewDeviceStore } from "./new-devices";
 import type { Stores } from "../interface";
 import type { Config } from "../../config";
 import { ConfigError } from "../../config";
@@ -73,6 +74,7 @@ export function createPostgresStores(pg: Pg, outboxSeal: OutboxSeal = createOutb
     support: createPostgresSupportStore(pg),
     seed: createPostgresSeedStore(pg),
     idempotency: createPostgresIdempotencyStore(pg),
+    newDevices: createPostgresNewDeviceStore(pg, { security, mail }),
   };
 }
 

@@ -12,6 +12,7 @@ import s55 from "./schema/55-provider-verified-addresses.sql" with { type: "text
 import s56 from "./schema/56-sealed-outbox.sql" with { type: "text" };
 import s57 from "./schema/57-idempotency-keys.sql" with { type: "text" };
 import s58 from "./schema/58-import-jobs.sql" with { type: "text" };
+import s59 from "./schema/59-new-device-notices.sql" with { type: "text" };
 import s60 from "./schema/60-passkeys.sql" with { type: "text" };
 
 /**
@@ -32,12 +33,13 @@ const FILES: Array<{ name: string; sql: string }> = [
   { name: "56-sealed-outbox.sql", sql: s56 },
   { name: "57-idempotency-keys.sql", sql: s57 },
   { name: "58-import-jobs.sql", sql: s58 },
+  { name: "59-new-device-notices.sql", sql: s59 },
   { name: "60-passkeys.sql", sql: s60 },
 ];
 
 /**
  * Schema files added after version 1 (the first release's files, 10 to 51): file 52 is version 2,
- * 53 version 3, 54 version 4, 55 version 5, 56 version 6, 57 version 7, 58 version 8, 60 version 10. A new database gets every file at once; an older one runs these as migrate.ts's
+ * 53 version 3, 54 version 4, 55 version 5, 56 version 6, 57 version 7, 58 version 8, 59 version 9, 60 version 10. A new database gets every file at once; an older one runs these as migrate.ts's
  * steps. Released files are never edited: a later file changes what an earlier one made.
  */
 export const LATER_FILES: ReadonlyArray<{ version: number; name: string; sql: string }> = [
@@ -48,7 +50,7 @@ export const LATER_FILES: ReadonlyArray<{ version: number; name: string; sql: st
   { version: 6, name: "56-sealed-outbox.sql", sql: s56 },
   { version: 7, name: "57-idempotency-keys.sql", sql: s57 },
   { version: 8, name: "58-import-jobs.sql", sql: s58 },
-  // 59 (version 9) is another branch's (issue 33).
+  { version: 9, name: "59-new-device-notices.sql", sql: s59 },
   { version: 10, name: "60-passkeys.sql", sql: s60 },
 ];
 

@@ -14,6 +14,7 @@ import { createSqliteMagicLinksStore } from "./magic-links";
 import { createSqliteMailStore, sealClearOutbox } from "./mail";
 import { type OutboxSeal, createOutboxSeal } from "../../mail/outbox-seal";
 import { createSqliteMembersStore } from "./members";
+import { createSqliteNewDeviceStore } from "./new-devices";
 import { createSqliteOidcStore } from "./oidc";
 import { createSqlitePasskeysStore } from "./passkeys";
 import { createSqlitePasswordStore } from "./passwords";
@@ -72,6 +73,7 @@ export function createSqliteStores(db: Db, outboxSeal: OutboxSeal = createOutbox
     support: createSqliteSupportStore(db),
     seed: createSqliteSeedStore(db),
     idempotency: createSqliteIdempotencyStore(db),
+    newDevices: createSqliteNewDeviceStore(db, { security, mail }),
   };
 }
 

@@ -8,7 +8,7 @@ import type { Db } from "../../../src/db/database";
  *   15-minute lock (docs/interface.md#limits).
  * sessions.last_used_at needs no exclusion: the fuzz clock stands still, so it is never touched.
  */
-export const AUDITED_FAILURES = ["login.failure", "login.locked", "2fa.failure", "2fa.locked", "magic_link.invalid", "reauth.failure", "password.reset_invalid", "password.change_failure", "email.verification_invalid", "passkey.register_failure", "passkey.clone_suspected"];
+export const AUDITED_FAILURES = ["login.failure", "login.locked", "2fa.failure", "2fa.locked", "magic_link.invalid", "reauth.failure", "password.reset_invalid", "password.change_failure", "email.verification_invalid", "passkey.register_failure", "passkey.clone_suspected", "login.not_me_invalid"];
 const EXCLUDED_COLUMNS: Record<string, string[]> = { user_totp: ["failures", "locked_until", "updated_at"] };
 const SKIPPED_TABLES = new Set(["rate_limits"]);
 

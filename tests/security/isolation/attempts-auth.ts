@@ -25,6 +25,19 @@ export const AUTH_ATTEMPTS: Attempt[] = [
     tenantIdInBody: true,
   },
   {
+    op: "POST /api/v1/auth/not-me",
+    what: "A's magic-link token used as a \"this wasn't me\" token on B's host: ends none of A's sessions",
+    send: (w) => req("POST", "/auth/not-me", { tenant: "bravo", body: { token: w.a.magicToken, tenant_id: w.a.tenantId } }),
+    expect: { status: 400, code: "not_me_token_invalid" },
+    tenantIdInBody: true,
+  },
+  {
+    op: "POST /api/v1/auth/not-me",
+    what: "a token B made up naming A's tenant",
+    send: (w) => req("POST", "/auth/not-me", { tenant: "bravo", body: { token: `${w.a.tenantId}.${"A".repeat(43)}` } }),
+    expect: { status: 400, code: "not_me_token_invalid" },
+  },
+  {
     op: "POST /api/v1/auth/email/verify",
     what: "A's magic-link token used as a verification token on B's host",
     send: (w) => req("POST", "/auth/email/verify", { tenant: "bravo", body: { token: w.a.magicToken, tenant_id: w.a.tenantId } }),

@@ -155,7 +155,8 @@ export async function look(page: Page, name: string): Promise<string[]> {
 
 /** A password the secrets ledger knows about (it must never reach a log). */
 export function secretPassword(label: string): string {
-  const p = `pw-${label}-${crypto.randomUUID().slice(0, 12)}`;
+  // Random only: a label such as "owner" would be the address's own name, which new passwords may not hold.
+  const p = `pw-${label.length}-${crypto.randomUUID().slice(0, 18)}`;
   noteSecret("password", p);
   return p;
 }
