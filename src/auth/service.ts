@@ -6,7 +6,7 @@ import type { Limits, RateLimiter } from "../security/rate-limit";
 import type { AuditEntry } from "../security/repo";
 import type { UserRow, UsersStore } from "../users/repo";
 import { auditEntry } from "./audit-entry";
-import { authErrors } from "./model";
+import { type SessionList, authErrors } from "./model";
 import { createPasswordChecks } from "./password-check";
 import type { ChallengeRow, NewSessionRow, SessionRow, SessionsStore } from "./repo";
 import type { TokenClaims, Tokens } from "./tokens";
@@ -209,7 +209,7 @@ export function createAuthService(d: AuthDeps) {
   const auditReauthFailure = (p: Principal, req: RequestInfo, reason: string) =>
     audit("reauth.failure", { tenantId: p.tenantId, userId: p.userId }, req, { session_id: p.sessionId, reason });
 
-  async function listSessions(p: Principal) {
+  async function listSessions(p: Principal): Promise<SessionList> {
     const rows = await d.sessions.live(p.tenantId, p.userId, d.now());
     return rows.map((s) => ({
       id: s.id,

@@ -19,7 +19,7 @@ const signupRoutes = (ctx: Context) =>
       const { tenant, user, tokens } = await ctx.tenants.createOrganization(body, req, "signup");
       setSessionCookies(cookie, ctx.config, tokens);
       set.status = 201;
-      return { tenant, user, access_token: tokens.access_token, refresh_token: tokens.refresh_token, token_type: tokens.token_type };
+      return { tenant, user, access_token: tokens.access_token, refresh_token: tokens.refresh_token, token_type: tokens.token_type } satisfies SignupResponse;
     },
     // Addresses and subdomains are compared in lower case: accept them typed in any case.
     // A closed server says so before looking at the body: nothing about its shape matters then.

@@ -17,7 +17,7 @@ export const invitationAcceptRoutes = (ctx: Context) =>
       const { user, tenant, tokens } = await ctx.invitations.accept(body, req, named);
       setSessionCookies(cookie, ctx.config, tokens);
       set.status = 201;
-      return { user, tenant, access_token: tokens.access_token, refresh_token: tokens.refresh_token, token_type: tokens.token_type };
+      return { user, tenant, access_token: tokens.access_token, refresh_token: tokens.refresh_token, token_type: tokens.token_type } satisfies SignupResponse;
     },
     {
       body: AcceptInvitationBody,

@@ -1,4 +1,4 @@
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
 import type { Principal } from "../auth/service";
 import type { Context } from "../context";
 import { authGuard, requireAdmin } from "../http/auth-guard";
@@ -7,7 +7,7 @@ import { doc } from "../http/openapi";
 import { createOnce } from "../idempotency/create-once";
 import { lowerCaseFields } from "../http/validation";
 import { INVITATION_STATUSES, InvitationRead, InviteUserBody } from "./invitations-model";
-import { UpdateUserBody, UserRead } from "./model";
+import { ProfileList, UpdateUserBody, UserRead } from "./model";
 import { SEARCH_SCHEMA, QueryReader, type RawQuery, listParameters, pageSchema } from "../http/paging";
 
 /**
@@ -88,7 +88,7 @@ export const usersRoutes = (ctx: Context) => {
         summary: "The organization's permission profiles, for invitations (admins)",
         tags: ["users"],
         auth: true,
-        ok: { 200: ["ProfileList", t.Array(t.Object({ id: t.String(), name: t.String(), is_admin: t.Boolean() }))] },
+        ok: { 200: ["ProfileList", ProfileList] },
       }),
     })
     .get(

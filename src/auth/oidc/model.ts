@@ -59,7 +59,9 @@ export const ProviderRead = t.Object(
 export type ProviderRead = typeof ProviderRead.static;
 
 export const PublicProvider = t.Object({ id: t.String(), name: t.String(), kind: t.UnionEnum([...PROVIDER_KINDS]) }, { title: "PublicProvider" });
+export type PublicProvider = typeof PublicProvider.static;
 export const PublicProviderList = t.Array(PublicProvider);
+export type PublicProviderList = typeof PublicProviderList.static;
 
 export const IdentityRead = t.Object(
   {
@@ -76,6 +78,7 @@ export type IdentityRead = typeof IdentityRead.static;
 
 export const LinkBody = t.Optional(t.Nullable(t.Object({})));
 export const LinkStarted = t.Object({ authorization_url: t.String() }, { title: "LinkStarted" });
+export type LinkStarted = typeof LinkStarted.static;
 
 /**
  * Why a callback failed: the `error` the web app receives in `/sign-in?error=` or
