@@ -3,8 +3,8 @@ import type { Context } from "../context";
 import { authGuard, requireAdmin } from "../http/auth-guard";
 import { wantsCsv } from "../http/csv";
 import { doc } from "../http/openapi";
-import { QueryReader, listParameters, pageSchema, rawQuery } from "../http/paging";
-import { AuditLogEntry } from "./model";
+import { QueryReader, listParameters, rawQuery } from "../http/paging";
+import { AuditLogPage } from "./model";
 import type { AuditFilter } from "./repo";
 
 // ISO 8601 date-times: a date, optionally a time (seconds and fractions optional) and an offset.
@@ -71,7 +71,7 @@ const listDoc = doc({
     "(page and size are ignored); cells starting with = + - @ get a leading apostrophe so spreadsheets do not run them.",
   tags: ["audit"],
   auth: true,
-  ok: { 200: ["AuditLogPage", pageSchema(AuditLogEntry)] },
+  ok: { 200: ["AuditLogPage", AuditLogPage] },
   parameters: PARAMETERS,
 });
 // The same 200 also comes as CSV.

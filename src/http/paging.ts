@@ -148,7 +148,7 @@ export const offsetOf = (page: number, size: number): number => Math.min((page -
 export const containsPattern = (text: string): string => `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 /** The schema of a page of `item`, for the API description. */
-export const pageSchema = (item: TSchema) =>
+export const pageSchema = <T extends TSchema>(item: T) =>
   t.Object({ items: t.Array(item), total: t.Integer(), page: t.Integer(), size: t.Integer(), pages: t.Integer() });
 
 /**
