@@ -8,6 +8,7 @@ import { openPostgresStores } from "../src/stores/postgres";
 import { PG_MIGRATIONS } from "../src/stores/postgres/migrate";
 import { schemaFiles } from "../src/stores/postgres/schema";
 import { noteHeaders, noteLog, noteRequestSecrets, noteResponseSecrets, noteSecret } from "./security/ledger";
+import { answerShapes } from "./support/answer-shapes";
 
 export interface TestAppOptions {
   env?: Record<string, string>;
@@ -173,6 +174,7 @@ export function testApp(opts: TestAppOptions = {}) {
     outbound: opts.outbound,
   });
   const app = createApp(ctx);
+  const checkAnswer = answerShapes(app);
   // Mailed links are secrets too: note each one as it is written to the outbox. Every store that
   // writes mail looks enqueueInTx up on the mail store at call time, so wrapping it here sees them
   // all. The mail is found by its shape, not its position (a PostgreSQL enqueueInTx takes its
@@ -199,7 +201,12 @@ export function testApp(opts: TestAppOptions = {}) {
     if (o.body !== undefined) noteRequestSecrets(o.body);
     const res = await app.handle(new Request(`http://localhost${path}`, { method, headers, body }));
     noteHeaders(res.headers);
-    if (res.headers.get("content-type")?.includes("json")) noteResponseSecrets(await res.clone().json().catch(() => null));
+    if (res.headers.get("content-type")?.includes("json")) {
+      const answer = await res.clone().json().catch(() => undefined);
+      noteResponseSecrets(answer ?? null);
+      // Every 2xx JSON answer matches its operation's schema in the app's OpenAPI document.
+      if (answer !== undefined) checkAnswer(method, path, res.status, res.headers.get("content-type"), answer);
+    }
     // Let onAfterResponse (the access log) run before the caller looks at the logs: it runs after
     // the answer, a turn or a few later (more when the handler awaited PostgreSQL), so wait for the
     // line naming this request (bounded: a request that logs nothing does not hang the test).
