@@ -7,6 +7,7 @@ import { openPostgres } from "../src/stores/postgres/database";
 import { openPostgresStores } from "../src/stores/postgres";
 import { PG_MIGRATIONS } from "../src/stores/postgres/migrate";
 import { schemaFiles } from "../src/stores/postgres/schema";
+import type { SignupResponse } from "../src/tenants/model";
 import { noteHeaders, noteLog, noteRequestSecrets, noteResponseSecrets, noteSecret } from "./security/ledger";
 import { answerShapes } from "./support/answer-shapes";
 
@@ -229,15 +230,7 @@ export function testApp(opts: TestAppOptions = {}) {
     const input = { email: `admin@${subdomain}.test`, password: "correct horse battery", tenant_name: `Org ${subdomain}`, subdomain, ...extra };
     const r = await json("POST", "/api/v1/auth/signup", { body: input });
     if (r.status !== 201) throw new Error(`signup failed: ${r.status} ${JSON.stringify(r.body)}`);
-    return { ...r.body, password: input.password, email: input.email, subdomain } as {
-      tenant: { id: string; subdomain: string; modules: string[] };
-      user: { id: string; email: string; role: string; profile_id: string };
-      access_token: string;
-      refresh_token: string;
-      password: string;
-      email: string;
-      subdomain: string;
-    };
+    return { ...(r.body as SignupResponse), password: input.password, email: input.email, subdomain };
   }
 
   const close = async () => {
