@@ -7,7 +7,9 @@ import { openPostgres } from "../src/stores/postgres/database";
 import { openPostgresStores } from "../src/stores/postgres";
 import { PG_MIGRATIONS } from "../src/stores/postgres/migrate";
 import { schemaFiles } from "../src/stores/postgres/schema";
+import type { SignupResponse } from "../src/organization/model";
 import { noteHeaders, noteLog, noteRequestSecrets, noteResponseSecrets, noteSecret } from "./security/ledger";
+import { answerShapes } from "./support/answer-shapes";
 
 export interface TestAppOptions {
   env?: Record<string, string>;
@@ -175,6 +177,7 @@ export function testApp(opts: TestAppOptions = {}) {
     outbound: opts.outbound,
   });
   const app = createApp(ctx);
+  const checkAnswer = answerShapes(app);
   // Mailed links are secrets too: note each one as it is written to the outbox. Every store that
   // writes mail looks enqueueInTx up on the mail store at call time, so wrapping it here sees them
   // all. The mail is found by its shape, not its position (a PostgreSQL enqueueInTx takes its
@@ -201,7 +204,12 @@ export function testApp(opts: TestAppOptions = {}) {
     if (o.body !== undefined) noteRequestSecrets(o.body);
     const res = await app.handle(new Request(`http://localhost${path}`, { method, headers, body }));
     noteHeaders(res.headers);
-    if (res.headers.get("content-type")?.includes("json")) noteResponseSecrets(await res.clone().json().catch(() => null));
+    if (res.headers.get("content-type")?.includes("json")) {
+      const answer = await res.clone().json().catch(() => undefined);
+      noteResponseSecrets(answer ?? null);
+      // Every 2xx JSON answer matches its operation's schema in the app's OpenAPI document.
+      if (answer !== undefined) checkAnswer(method, path, res.status, res.headers.get("content-type"), answer);
+    }
     // Let onAfterResponse (the access log) run before the caller looks at the logs: it runs after
     // the answer, a turn or a few later (more when the handler awaited PostgreSQL), so wait for the
     // line naming this request (bounded: a request that logs nothing does not hang the test).
@@ -224,15 +232,7 @@ export function testApp(opts: TestAppOptions = {}) {
     const input = { email: `admin@${subdomain}.test`, password: "correct horse battery", tenant_name: `Org ${subdomain}`, subdomain, ...extra };
     const r = await json("POST", "/api/v1/auth/signup", { body: input });
     if (r.status !== 201) throw new Error(`signup failed: ${r.status} ${JSON.stringify(r.body)}`);
-    return { ...r.body, password: input.password, email: input.email, subdomain } as {
-      tenant: { id: string; subdomain: string; modules: string[] };
-      user: { id: string; email: string; role: string; profile_id: string };
-      access_token: string;
-      refresh_token: string;
-      password: string;
-      email: string;
-      subdomain: string;
-    };
+    return { ...(r.body as SignupResponse), password: input.password, email: input.email, subdomain };
   }
 
   const close = async () => {

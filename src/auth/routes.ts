@@ -11,19 +11,10 @@ import { toUserRead } from "../team/model";
 import type { IssuedTokens } from "./service";
 import { answerSignIn } from "./sign-in";
 import { doc } from "../http/openapi";
-import { TenantRead } from "../organization/model";
-import { UserRead } from "../team/model";
 import { Confirmation, LoginBody, LoginResponse, ReauthenticateBody, Reauthenticated, RefreshBody, RevokeSessionBody, SessionList, TokenPair } from "./model";
+import { Me } from "./me-model";
 import { compactCode } from "./two-factor/model";
 import { hasPassword } from "./sign-in-providers/no-password";
-import { t } from "elysia";
-
-const Me = t.Object({
-  user: UserRead,
-  tenant: TenantRead,
-  // False for an account made by joining through an identity provider, until a password is set by a mailed reset link.
-  has_password: t.Boolean({ description: "Whether the account has a password of its own (false after joining through an identity provider, until one is set with POST /auth/password/forgot and its link)" }),
-});
 
 /** A reauthenticate body gives the password or a passkey: neither is 422 at password (as before passkeys), both at passkey. */
 const oneProof = (gavePassword: boolean) =>
@@ -33,7 +24,7 @@ const oneProof = (gavePassword: boolean) =>
       : { loc: ["body", "password"], msg: "Field required", type: "missing" },
   ]);
 
-const pair = (t: IssuedTokens) => ({ access_token: t.access_token, refresh_token: t.refresh_token, token_type: t.token_type });
+const pair = (t: IssuedTokens): TokenPair => ({ access_token: t.access_token, refresh_token: t.refresh_token, token_type: t.token_type });
 
 /** Sign-in, refresh and session management: /api/v1/auth. */
 export const authRoutes = (ctx: Context) => {
@@ -94,7 +85,7 @@ export const authRoutes = (ctx: Context) => {
       async ({ auth }) => {
         const user = await ctx.repos.users.byId(auth.tenantId, auth.userId);
         if (!user) throw errors.sessionRevoked();
-        return { user: toUserRead(user), tenant: await ctx.tenants.read(auth.tenantId), has_password: hasPassword(user) };
+        return { user: toUserRead(user), tenant: await ctx.tenants.read(auth.tenantId), has_password: hasPassword(user) } satisfies Me;
       },
       doc({ summary: "The signed-in user and their organization", tags: ["auth"], auth: true, ok: { 200: ["Me", Me] } }),
     )
@@ -126,7 +117,7 @@ export const authRoutes = (ctx: Context) => {
       async ({ auth, body, request, server, cookie }) => {
         const revoked = await ctx.auth.revokeSession(auth, body.session_id, requestInfo(request, server, ctx.config.trustProxy));
         if (body.session_id === auth.sessionId) clearSessionCookies(cookie, ctx.config);
-        return { detail: "Session revoked.", revoked };
+        return { detail: "Session revoked.", revoked } satisfies Confirmation;
       },
       {
         body: RevokeSessionBody,
@@ -143,16 +134,16 @@ export const authRoutes = (ctx: Context) => {
     )
     .post("/sessions/revoke-others", async ({ auth, request, server }) => {
       const revoked = await ctx.auth.revokeOthers(auth, requestInfo(request, server, ctx.config.trustProxy));
-      return { detail: "Other sessions revoked.", revoked };
+      return { detail: "Other sessions revoked.", revoked } satisfies Confirmation;
     }, doc({ summary: "End every session but this one", tags: ["auth"], auth: true, ok: { 200: ["Confirmation", Confirmation] } }))
     .post("/logout", async ({ auth, request, server, cookie }) => {
       const revoked = await ctx.auth.revokeSession(auth, auth.sessionId, requestInfo(request, server, ctx.config.trustProxy));
       clearSessionCookies(cookie, ctx.config);
-      return { detail: "Signed out.", revoked };
+      return { detail: "Signed out.", revoked } satisfies Confirmation;
     }, doc({ summary: "End this session and clear the cookies", tags: ["auth"], auth: true, ok: { 200: ["Confirmation", Confirmation] }, cookies: "clear" }))
     .post("/logout-all", async ({ auth, request, server, cookie }) => {
       const revoked = await ctx.auth.logoutAll(auth, requestInfo(request, server, ctx.config.trustProxy));
       clearSessionCookies(cookie, ctx.config);
-      return { detail: "Signed out everywhere.", revoked };
+      return { detail: "Signed out everywhere.", revoked } satisfies Confirmation;
     }, doc({ summary: "End every session of the caller, this one included", tags: ["auth"], auth: true, ok: { 200: ["Confirmation", Confirmation] }, cookies: "clear" }));
 };

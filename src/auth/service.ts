@@ -3,7 +3,7 @@ import { errors } from "../kernel/errors";
 import type { UserRow } from "../team/repo";
 import { auditEntry } from "./audit-entry";
 import type { AuthDeps } from "./deps";
-import { authErrors } from "./model";
+import { type SessionList, authErrors } from "./model";
 import { createPasswordChecks } from "./password-check";
 import type { ChallengeRow, NewSessionRow, SessionRow } from "./repo";
 import type { TokenClaims } from "./tokens";
@@ -196,7 +196,7 @@ export function createAuthService(d: AuthDeps) {
   const auditReauthFailure = (p: Principal, req: RequestInfo, reason: string) =>
     audit("reauth.failure", { tenantId: p.tenantId, userId: p.userId }, req, { session_id: p.sessionId, reason });
 
-  async function listSessions(p: Principal) {
+  async function listSessions(p: Principal): Promise<SessionList> {
     const rows = await d.sessions.live(p.tenantId, p.userId, d.now());
     return rows.map((s) => ({
       id: s.id,

@@ -2,6 +2,7 @@ import type { Cookie } from "elysia";
 import type { Config } from "../config";
 import { setSessionCookies } from "../http/cookies";
 import type { UserRow } from "../team/repo";
+import type { LoginResponse } from "./model";
 import type { AuthService, IssuedTokens, RequestInfo } from "./service";
 
 /** What a proven first factor (password, magic link) leads to: a session, or the 2FA challenge. */
@@ -27,7 +28,7 @@ export type SignIn = ReturnType<typeof createSignIn>;
 type Jar = Record<string, Cookie<unknown>>;
 
 /** The HTTP answer to a sign-in: a token pair with cookies, or the challenge with none. */
-export function answerSignIn(jar: Jar, config: Config, outcome: SignInOutcome) {
+export function answerSignIn(jar: Jar, config: Config, outcome: SignInOutcome): LoginResponse {
   if (outcome.kind === "challenge") return { requires_2fa: true as const, temp_token: outcome.tempToken };
   setSessionCookies(jar, config, outcome.tokens);
   return { access_token: outcome.tokens.access_token, refresh_token: outcome.tokens.refresh_token, token_type: outcome.tokens.token_type };

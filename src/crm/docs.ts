@@ -1,77 +1,10 @@
-import { t } from "elysia";
 import { doc } from "../http/openapi";
 import { QUERY_BOOLEAN, SEARCH_SCHEMA } from "../kernel/paging";
-import { listParameters, pageSchema } from "../http/page-schema";
-import { SORT_DIRS, SORT_FIELDS } from "./model";
+import { listParameters } from "../http/page-schema";
+import { AccountPage, AccountRead, ContactPage, ContactRead, DealPage, DealRead, SORT_DIRS, SORT_FIELDS, StageList, StageRead } from "./model";
 
-// What the CRM answers, for the API description only (answers are not checked against them at
-// run time). DealRead is a fixed shape (docs/interface.md#fixed-shapes): required and nullable, field by field.
-const Time = t.String({ format: "date-time" });
-const Maybe = <T extends Parameters<typeof t.Nullable>[0]>(s: T) => t.Optional(t.Nullable(s));
-
-export const DealRead = t.Object({
-  title: t.String(),
-  account_id: t.String(),
-  id: t.String(),
-  tenant_id: t.String(),
-  created_at: Time,
-  updated_at: Time,
-  // Fixed defaults: what a deal created without the field holds.
-  value: t.Optional(t.String({ description: 'Exact decimal text with two places, "1234.50"', default: "0.00" })),
-  currency: t.Optional(t.String({ description: "Three upper-case letters", default: "USD" })),
-  stage: t.Optional(t.String({ description: "One of the organization's pipeline stage keys", default: "new" })),
-  close_date: Maybe(t.String({ format: "date" })),
-  probability: Maybe(t.Integer({ minimum: 0, maximum: 100 })),
-  assigned_to: Maybe(t.String()),
-  notes: Maybe(t.String()),
-  custom_data: Maybe(t.Record(t.String(), t.Any())),
-  contact_id: Maybe(t.String()),
-  pipeline_stage_id: Maybe(t.String()),
-  pipeline_stage_name: Maybe(t.String()),
-  pipeline_stage_color: Maybe(t.String()),
-  is_won: t.Optional(t.Boolean({ default: false })),
-  is_lost: t.Optional(t.Boolean({ default: false })),
-  account_name: Maybe(t.String()),
-  contact_name: Maybe(t.String()),
-  assignee_name: Maybe(t.String()),
-  assignee_email: Maybe(t.String()),
-}, { title: "DealRead" });
-
-export const StageRead = t.Object({
-  id: t.String(),
-  tenant_id: t.String(),
-  key: t.String(),
-  name: t.String(),
-  color: t.String(),
-  position: t.Integer(),
-  probability: t.Integer(),
-  is_won: t.Boolean(),
-  is_lost: t.Boolean(),
-  created_at: Time,
-}, { title: "StageRead" });
-
-export const AccountRead = t.Object({
-  id: t.String(),
-  tenant_id: t.String(),
-  name: t.String(),
-  domain: t.Nullable(t.String()),
-  industry: t.Nullable(t.String()),
-  created_at: Time,
-  updated_at: Time,
-}, { title: "AccountRead" });
-
-export const ContactRead = t.Object({
-  id: t.String(),
-  tenant_id: t.String(),
-  first_name: t.String(),
-  last_name: t.Nullable(t.String()),
-  name: t.String(),
-  email: t.Nullable(t.String()),
-  phone: t.Nullable(t.String()),
-  account_id: t.Nullable(t.String()),
-  created_at: Time,
-  updated_at: Time,
-}, { title: "ContactRead" });
+// What the CRM's routes say about themselves in the API description. The answers' schemas are
+// declared once, in model.ts.
 
 const bool = (description: string) => ({ name: "", description: `${description}; ${QUERY_BOOLEAN.description}`, schema: QUERY_BOOLEAN.schema });
 
@@ -103,22 +36,22 @@ const CONTACT = ["ContactRead", ContactRead] as const;
 
 /** The route descriptions, by route. */
 export const CRM_DOCS = {
-  listStages: crm("The organization's pipeline stages, in order", { 200: ["StageList", t.Array(StageRead)] }),
+  listStages: crm("The organization's pipeline stages, in order", { 200: ["StageList", StageList] }),
   createStage: create("Add a pipeline stage (admins)", { 201: ["StageRead", StageRead] }, [409], { 409: ["stage_exists"] }),
   patchStage: crm("Change a stage's name, colour, probability or outcome (admins); deals show it at once", { 200: ["StageRead", StageRead] }, [404]),
-  reorderStages: crm("Put the stages in a new order: every stage id once (admins)", { 200: ["StageList", t.Array(StageRead)] }),
+  reorderStages: crm("Put the stages in a new order: every stage id once (admins)", { 200: ["StageList", StageList] }),
   deleteStage: crm("Delete a stage, moving its deals to `move_to` in the same transaction (admins)", { 204: null }, [404, 409], STAGE_DELETE_PARAMETERS, { 409: ["last_stage"] }),
-  listDeals: crm("The deal list: paged, filtered, sorted and searched", { 200: ["DealPage", pageSchema(DealRead)] }, [], DEAL_LIST_PARAMETERS),
+  listDeals: crm("The deal list: paged, filtered, sorted and searched", { 200: ["DealPage", DealPage] }, [], DEAL_LIST_PARAMETERS),
   createDeal: create("Create a deal", { 201: DEAL }, [404]),
   getDeal: crm("One deal", { 200: DEAL }, [404]),
   patchDeal: crm("Change any writable field of a deal", { 200: DEAL }, [404]),
   deleteDeal: crm("Delete a deal", { 204: null }, [404]),
-  listAccounts: crm("The organization's accounts, newest first", { 200: ["AccountPage", pageSchema(AccountRead)] }, [], PAGE_PARAMETERS),
+  listAccounts: crm("The organization's accounts, newest first", { 200: ["AccountPage", AccountPage] }, [], PAGE_PARAMETERS),
   createAccount: create("Create an account", { 201: ACCOUNT }),
   getAccount: crm("One account", { 200: ACCOUNT }, [404]),
   patchAccount: crm("Change an account; a new name shows at once in its deals", { 200: ACCOUNT }, [404]),
   deleteAccount: crm("Delete an account that has no deals", { 204: null }, [404, 409], undefined, { 409: ["account_has_deals"] }),
-  listContacts: crm("The organization's contacts, newest first", { 200: ["ContactPage", pageSchema(ContactRead)] }, [], PAGE_PARAMETERS),
+  listContacts: crm("The organization's contacts, newest first", { 200: ["ContactPage", ContactPage] }, [], PAGE_PARAMETERS),
   createContact: create("Create a contact", { 201: CONTACT }, [404]),
   getContact: crm("One contact", { 200: CONTACT }, [404]),
   patchContact: crm("Change a contact; a new name shows at once in its deals", { 200: CONTACT }, [404]),

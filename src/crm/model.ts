@@ -1,5 +1,6 @@
 import { t, type Static } from "elysia";
 import { documentedAs } from "../http/openapi";
+import { pageSchema } from "../http/page-schema";
 import { MULTILINE_PATTERN, NAME_PATTERN, SINGLE_LINE_PATTERN, registerFormat } from "../kernel/validation";
 import { MAX_MONEY, MONEY_PATTERN } from "./money";
 
@@ -167,69 +168,92 @@ export interface DealListQuery {
 }
 
 // ---- what the API answers ----
+// Each answer's one declaration: the routes name it in the API description (docs.ts), the
+// services return its Static type, and the tests check every answer against the description.
 
-export interface StageRead {
-  id: string;
-  tenant_id: string;
-  key: string;
-  name: string;
-  color: string;
-  position: number;
-  probability: number;
-  is_won: boolean;
-  is_lost: boolean;
-  created_at: string;
-}
+const Time = t.String({ format: "date-time" });
+const Maybe = <T extends Parameters<typeof t.Nullable>[0]>(s: T) => t.Optional(t.Nullable(s));
 
-export interface AccountRead {
-  id: string;
-  tenant_id: string;
-  name: string;
-  domain: string | null;
-  industry: string | null;
-  created_at: string;
-  updated_at: string;
-}
+export const StageRead = t.Object({
+  id: t.String(),
+  tenant_id: t.String(),
+  key: t.String(),
+  name: t.String(),
+  color: t.String(),
+  position: t.Integer(),
+  probability: t.Integer(),
+  is_won: t.Boolean(),
+  is_lost: t.Boolean(),
+  created_at: Time,
+}, { title: "StageRead" });
+export type StageRead = Static<typeof StageRead>;
+export const StageList = t.Array(StageRead);
+export type StageList = Static<typeof StageList>;
 
-export interface ContactRead {
-  id: string;
-  tenant_id: string;
-  first_name: string;
-  last_name: string | null;
-  name: string;
-  email: string | null;
-  phone: string | null;
-  account_id: string | null;
-  created_at: string;
-  updated_at: string;
-}
+export const AccountRead = t.Object({
+  id: t.String(),
+  tenant_id: t.String(),
+  name: t.String(),
+  domain: t.Nullable(t.String()),
+  industry: t.Nullable(t.String()),
+  created_at: Time,
+  updated_at: Time,
+}, { title: "AccountRead" });
+export type AccountRead = Static<typeof AccountRead>;
+export const AccountPage = pageSchema(AccountRead);
+export type AccountPage = Static<typeof AccountPage>;
 
-export interface DealRead {
-  id: string;
-  tenant_id: string;
-  title: string;
-  account_id: string;
-  value: string;
-  currency: string;
-  stage: string;
-  close_date: string | null;
-  probability: number | null;
-  assigned_to: string | null;
-  notes: string | null;
-  custom_data: Record<string, unknown> | null;
-  contact_id: string | null;
-  pipeline_stage_id: string | null;
-  pipeline_stage_name: string | null;
-  pipeline_stage_color: string | null;
-  is_won: boolean;
-  is_lost: boolean;
-  account_name: string | null;
-  contact_name: string | null;
-  assignee_name: string | null;
-  assignee_email: string | null;
-  created_at: string;
-  updated_at: string;
-}
+export const ContactRead = t.Object({
+  id: t.String(),
+  tenant_id: t.String(),
+  first_name: t.String(),
+  last_name: t.Nullable(t.String()),
+  name: t.String(),
+  email: t.Nullable(t.String()),
+  phone: t.Nullable(t.String()),
+  account_id: t.Nullable(t.String()),
+  created_at: Time,
+  updated_at: Time,
+}, { title: "ContactRead" });
+export type ContactRead = Static<typeof ContactRead>;
+export const ContactPage = pageSchema(ContactRead);
+export type ContactPage = Static<typeof ContactPage>;
+
+/** A deal as answered. Which fields are optional or nullable, and their defaults, is the published contract of a deal. */
+export const DealRead = t.Object({
+  title: t.String(),
+  account_id: t.String(),
+  id: t.String(),
+  tenant_id: t.String(),
+  created_at: Time,
+  updated_at: Time,
+  // The default: what a deal created without the field holds.
+  value: t.Optional(t.String({ description: 'Exact decimal text with two places, "1234.50"', default: "0.00" })),
+  currency: t.Optional(t.String({ description: "Three upper-case letters", default: "USD" })),
+  stage: t.Optional(t.String({ description: "One of the organization's pipeline stage keys", default: "new" })),
+  close_date: Maybe(t.String({ format: "date" })),
+  probability: Maybe(t.Integer({ minimum: 0, maximum: 100 })),
+  assigned_to: Maybe(t.String()),
+  notes: Maybe(t.String()),
+  custom_data: Maybe(t.Record(t.String(), t.Any())),
+  contact_id: Maybe(t.String()),
+  pipeline_stage_id: Maybe(t.String()),
+  pipeline_stage_name: Maybe(t.String()),
+  pipeline_stage_color: Maybe(t.String()),
+  is_won: t.Optional(t.Boolean({ default: false })),
+  is_lost: t.Optional(t.Boolean({ default: false })),
+  account_name: Maybe(t.String()),
+  contact_name: Maybe(t.String()),
+  assignee_name: Maybe(t.String()),
+  assignee_email: Maybe(t.String()),
+}, { title: "DealRead" });
+/**
+ * The server always sends every field (the schema keeps the contract's optional ones optional,
+ * for clients): a deal built without one is a compile error.
+ */
+export type DealRead = Required<Static<typeof DealRead>>;
+export const DealPage = pageSchema(DealRead);
+export type DealPage = Static<typeof DealPage>;
 
 /** A contact's display name: "first last", or the first name alone. */
 export const contactName = (first: string, last: string | null): string => (last?.trim() ? `${first} ${last}` : first);

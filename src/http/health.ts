@@ -1,5 +1,5 @@
 import { constants, accessSync } from "node:fs";
-import { Elysia, t } from "elysia";
+import { Elysia, type Static, t } from "elysia";
 import { doc } from "./openapi";
 import type { Context } from "../context";
 import { diskRoom } from "../db/disk-room";
@@ -21,7 +21,7 @@ export const healthRoutes = (ctx: Context) =>
       } catch {
         throw new AppError(503, "unavailable", "The database does not answer.");
       }
-      return { status: "ok" };
+      return { status: "ok" } satisfies Health;
     }, doc({ summary: "Whether the server and its database answer", tags: ["health"], ok: { 200: ["Health", Health] }, errors: [503], codes: { 503: ["unavailable"] } }))
     .get("/health/ready", async () => {
       try {
@@ -41,7 +41,7 @@ export const healthRoutes = (ctx: Context) =>
       }
       const rooms = diskRoom();
       const free = rooms.length ? Math.min(...rooms.map((r) => r.freeBytes)) : null;
-      return { status: "ready", storage: rooms.some((r) => r.low) ? "low" : "ok", free_mb: free === null ? null : Math.floor(free / 1048576) } as const;
+      return { status: "ready", storage: rooms.some((r) => r.low) ? "low" : "ok", free_mb: free === null ? null : Math.floor(free / 1048576) } satisfies Readiness;
     }, doc({
       summary: "Whether this server is ready for traffic: database, schema, key file; and its storage pressure",
       tags: ["health"],
@@ -53,8 +53,10 @@ export const healthRoutes = (ctx: Context) =>
 const notReady = (why: string) => new AppError(503, "not_ready", `Not ready: ${why}`);
 
 const Health = t.Object({ status: t.Literal("ok") });
+type Health = Static<typeof Health>;
 const Readiness = t.Object({
   status: t.Literal("ready"),
   storage: t.Union([t.Literal("ok"), t.Literal("low")], { description: "`low`: free disk under SUITE_DISK_RESERVE_MB; imports are refused with 507 until space is freed" }),
   free_mb: t.Union([t.Integer(), t.Null()], { description: "free MB on the SQLite database's filesystem (null on PostgreSQL)" }),
 });
+type Readiness = Static<typeof Readiness>;

@@ -5,7 +5,7 @@ import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "../kernel/paging";
 // paging itself, without Elysia, is src/kernel/paging.ts).
 
 /** The schema of a page of `item`, for the API description. */
-export const pageSchema = (item: TSchema) =>
+export const pageSchema = <T extends TSchema>(item: T) =>
   t.Object({ items: t.Array(item), total: t.Integer(), page: t.Integer(), size: t.Integer(), pages: t.Integer() });
 
 /**

@@ -42,6 +42,7 @@ export type TenantRead = Static<typeof TenantRead>;
 
 /** The new organization, its user and a token pair, side by side (signup, invitation accept). */
 export const SignupResponse = t.Intersect([t.Object({ tenant: TenantRead, user: UserRead }), TokenPair]);
+export type SignupResponse = Static<typeof SignupResponse>;
 
 export const toTenantRead = (row: TenantRow, modules: string[]): TenantRead => ({
   id: row.id,

@@ -1,5 +1,6 @@
-import { t } from "elysia";
+import { t, type Static } from "elysia";
 import { toIso } from "../kernel/ids";
+import { pageSchema } from "../http/page-schema";
 import type { AuditLogRow } from "./repo";
 
 /** One row of the audit log as the API answers it. Never a secret: the writers never store one. */
@@ -18,17 +19,9 @@ export const AuditLogEntry = t.Object(
   { title: "AuditLogEntry" },
 );
 
-export interface AuditLogEntry {
-  id: number;
-  user_id: string | null;
-  user_email: string | null;
-  user_name: string | null;
-  action: string;
-  created_at: string;
-  ip: string | null;
-  user_agent: string | null;
-  detail: Record<string, unknown> | null;
-}
+export type AuditLogEntry = Static<typeof AuditLogEntry>;
+export const AuditLogPage = pageSchema(AuditLogEntry);
+export type AuditLogPage = Static<typeof AuditLogPage>;
 
 export const toAuditLogEntry = (r: AuditLogRow): AuditLogEntry => ({
   id: r.id,

@@ -5,8 +5,8 @@ import { requireAdmin } from "../kernel/principal";
 import { wantsCsv } from "../kernel/csv";
 import { doc } from "../http/openapi";
 import { QueryReader, rawQuery } from "../kernel/paging";
-import { listParameters, pageSchema } from "../http/page-schema";
-import { AuditLogEntry } from "./model";
+import { listParameters } from "../http/page-schema";
+import { AuditLogPage } from "./model";
 import type { AuditFilter } from "./repo";
 
 // ISO 8601 date-times: a date, optionally a time (seconds and fractions optional) and an offset.
@@ -73,7 +73,7 @@ const listDoc = doc({
     "(page and size are ignored); cells starting with = + - @ get a leading apostrophe so spreadsheets do not run them.",
   tags: ["audit"],
   auth: true,
-  ok: { 200: ["AuditLogPage", pageSchema(AuditLogEntry)] },
+  ok: { 200: ["AuditLogPage", AuditLogPage] },
   parameters: PARAMETERS,
 });
 // The same 200 also comes as CSV.

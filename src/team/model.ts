@@ -43,6 +43,10 @@ export const addressVerified = (u: Pick<UserRow, "email_verified_at" | "provider
 
 export const ROLES = ["admin", "member"] as const;
 
+/** GET /users/profiles: the organization's permission profiles, for the invite form. */
+export const ProfileList = t.Array(t.Object({ id: t.String(), name: t.String(), is_admin: t.Boolean() }));
+export type ProfileList = Static<typeof ProfileList>;
+
 /**
  * PATCH /users/{id}: any of a name (null or blank clears it), and, for admins only, the role and
  * the permission profile (null: none). At least one field.

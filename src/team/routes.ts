@@ -1,4 +1,4 @@
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
 import type { Principal } from "../auth/service";
 import type { Context } from "../context";
 import { authGuard } from "../http/auth-guard";
@@ -8,7 +8,7 @@ import { doc } from "../http/openapi";
 import { createOnce } from "../idempotency/create-once";
 import { lowerCaseFields } from "../kernel/validation";
 import { INVITATION_STATUSES, InvitationRead, InviteUserBody } from "./invitations-model";
-import { UpdateUserBody, UserRead } from "./model";
+import { ProfileList, UpdateUserBody, UserRead } from "./model";
 import { SEARCH_SCHEMA, QueryReader, type RawQuery } from "../kernel/paging";
 import { listParameters, pageSchema } from "../http/page-schema";
 
@@ -90,7 +90,7 @@ export const usersRoutes = (ctx: Context) => {
         summary: "The organization's permission profiles, for invitations (admins)",
         tags: ["users"],
         auth: true,
-        ok: { 200: ["ProfileList", t.Array(t.Object({ id: t.String(), name: t.String(), is_admin: t.Boolean() }))] },
+        ok: { 200: ["ProfileList", ProfileList] },
       }),
     })
     .get(

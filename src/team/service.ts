@@ -1,5 +1,5 @@
 import type { Principal } from "../auth/service";
-import { type UserRead, toUserRead } from "./model";
+import { type ProfileList, type UserRead, toUserRead } from "./model";
 import { type Page, containsPattern, offsetOf, pageOf } from "../kernel/paging";
 import type { UsersStore } from "./repo";
 
@@ -18,8 +18,8 @@ export function createUsersService(d: UsersDeps) {
   }
 
   /** The organization's permission profiles, for the invite form (docs/interface.md#users-roles-and-profiles). */
-  async function profiles(p: Principal): Promise<{ id: string; name: string; is_admin: boolean }[]> {
-    return (await d.users.profiles(p.tenantId)).map((r) => ({ id: r.id, name: r.name, is_admin: r.is_admin === 1 }));
+  async function profiles(p: Principal): Promise<ProfileList> {
+    return (await d.users.profiles(p.tenantId)).map((r): ProfileList[number] => ({ id: r.id, name: r.name, is_admin: r.is_admin === 1 }));
   }
 
   return { list, profiles };

@@ -1,10 +1,8 @@
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
 import type { Context } from "../context";
 import { AppError, errors } from "../kernel/errors";
 import { doc } from "../http/openapi";
-
-const AskQuery = t.Object({ domain: t.String({ minLength: 1, maxLength: 253 }) });
-const AskAnswer = t.Object({ domain: t.String() }, { title: "TlsAskAnswer" });
+import { AskAnswer, AskQuery } from "./model";
 
 /**
  * GET /api/v1/tls/ask?domain=HOST: Caddy's `on_demand_tls { ask … }` (deploy/Caddyfile). 200 for
@@ -20,7 +18,7 @@ export const tlsRoutes = (ctx: Context) =>
         throw new AppError(403, "loopback_only", "Only a proxy on this machine may ask this, directly (not through the proxy).");
       }
       if (!(await ctx.tls.certificateAllowed(query.domain))) throw errors.notFound("No organization has this host name.");
-      return { domain: query.domain.trim().toLowerCase() };
+      return { domain: query.domain.trim().toLowerCase() } satisfies AskAnswer;
     },
     {
       query: AskQuery,

@@ -5,6 +5,7 @@ import { contractProblems } from "./fuzz/contract";
 import { type Answer, type FuzzApp, type Sent, fuzzApp } from "./fuzz/harness";
 import { type Operation, type RequestSpec, materialize, offDocumentArb, operationsOf, requestArb } from "./fuzz/requests";
 import { AUDITED_FAILURES, snapshotter } from "./fuzz/snapshot";
+import { answerShapes } from "../support/answer-shapes";
 import { type World, buildWorld } from "./fuzz/world";
 
 /**
@@ -44,6 +45,7 @@ function describeFailure(spec: RequestSpec, req: Sent, answer: Answer | undefine
 function checker(f: FuzzApp, world: World) {
   const snap = snapshotter(f.ctx.db);
   let before = snap.take();
+  const checkShape = answerShapes(f.app);
   return async (spec: RequestSpec) => {
     const req = materialize(spec, world);
     let answer: Answer | undefined;
@@ -61,6 +63,14 @@ function checker(f: FuzzApp, world: World) {
     (reached.get(spec.op) ?? reached.set(spec.op, new Set()).get(spec.op)!).add(answer.status);
     if (process.env.SUITE_FUZZ_VERBOSE) codes.add(`${spec.op} ${answer.status} ${/"code":"(\w+)"/.exec(answer.text)?.[1] ?? ""}`);
     const problems = contractProblems(answer);
+    // A 2xx JSON answer to whatever the fuzz got accepted matches its schema in the OpenAPI document.
+    if (answer.status < 300 && answer.headers.get("content-type")?.includes("json")) {
+      try {
+        checkShape(req.method, req.target, answer.status, answer.headers.get("content-type"), JSON.parse(answer.text));
+      } catch (e) {
+        problems.push((e as Error).message);
+      }
+    }
     if (f.errorLogs.length) problems.push(`logged ${JSON.stringify(f.errorLogs.splice(0)).slice(0, 500)}`);
     // A magic-link request answers first and writes after (no timing oracle): wait for that write.
     await f.ctx.magicLinks.settled();

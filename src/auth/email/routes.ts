@@ -14,7 +14,7 @@ export const emailRoutes = (ctx: Context) => {
       "/verify",
       async ({ body, request, server }) => {
         const done = await ctx.emailVerification.verify(body.token, info(request, server));
-        return { detail: "Your email address is verified.", ...done };
+        return { detail: "Your email address is verified.", ...done } satisfies EmailVerified;
       },
       {
         body: VerifyEmailBody,
@@ -35,7 +35,7 @@ export const emailRoutes = (ctx: Context) => {
       async ({ auth, request, server, set }) => {
         await ctx.emailVerification.resend(auth, info(request, server));
         set.status = 202;
-        return { detail: "A new verification link is on its way." };
+        return { detail: "A new verification link is on its way." } satisfies VerificationSent;
       },
       doc({
         summary: "Mail the signed-in user a new verification link",

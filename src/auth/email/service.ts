@@ -8,7 +8,7 @@ import type { Limits, RateLimiter } from "../../security/rate-limit";
 import type { SecurityStore } from "../../security/repo";
 import { auditEntry } from "../audit-entry";
 import type { Principal, RequestInfo } from "../service";
-import { VERIFY_TTL_MS, emailErrors } from "./model";
+import { type EmailVerified, VERIFY_TTL_MS, emailErrors } from "./model";
 import { issueMailedToken } from "./mailed-token";
 import type { AccountTarget, AccountTokensStore } from "./repo";
 
@@ -55,7 +55,7 @@ export function createEmailVerificationService(d: EmailVerificationDeps) {
   }
 
   /** POST /auth/email/verify: the token is the proof; no session needed (the link may open on another device). */
-  async function verify(token: string, req: RequestInfo): Promise<{ email: string; email_verified_at: string }> {
+  async function verify(token: string, req: RequestInfo): Promise<Omit<EmailVerified, "detail">> {
     const perIp = await d.limiter.hit(d.limits.emailVerifyPerIp, req.ip ?? "unknown");
     if (!perIp.allowed) throw errors.rateLimited(perIp.retryAfterSeconds);
     const now = d.now();

@@ -18,7 +18,7 @@ export const invitationAcceptRoutes = (ctx: Context) =>
       // The browser that joined is a known device of the account: no new-device mail at its next sign-in.
       setSessionCookies(cookie, ctx.config, { ...tokens, device: await ctx.newDevice.remember(tenant.id, user.id, req) });
       set.status = 201;
-      return { user, tenant, access_token: tokens.access_token, refresh_token: tokens.refresh_token, token_type: tokens.token_type };
+      return { user, tenant, access_token: tokens.access_token, refresh_token: tokens.refresh_token, token_type: tokens.token_type } satisfies SignupResponse;
     },
     {
       body: AcceptInvitationBody,

@@ -21,7 +21,7 @@ export const magicLinkRoutes = (ctx: Context) => {
         const req = requestInfo(request, server, ctx.config.trustProxy);
         await ctx.magicLinks.request(body.email, await tenantIdOf(headers), req);
         set.status = 202;
-        return { detail: MAGIC_LINK_ACCEPTED };
+        return { detail: MAGIC_LINK_ACCEPTED } satisfies MagicLinkAccepted;
       },
       {
         body: MagicLinkBody,

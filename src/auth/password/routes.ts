@@ -18,7 +18,7 @@ export const passwordRoutes = (ctx: Context) => {
       async ({ body, headers, request, server, set }) => {
         await ctx.password.forgot(body.email, await tenantIdOf(headers), info(request, server));
         set.status = 202;
-        return { detail: FORGOT_ACCEPTED };
+        return { detail: FORGOT_ACCEPTED } satisfies ForgotAccepted;
       },
       {
         body: ForgotPasswordBody,
@@ -37,7 +37,7 @@ export const passwordRoutes = (ctx: Context) => {
       "/reset",
       async ({ body, request, server }) => {
         await ctx.password.reset(body.token, body.password, info(request, server));
-        return { detail: "Your password has been changed. Sign in with it." };
+        return { detail: "Your password has been changed. Sign in with it." } satisfies PasswordReset;
       },
       {
         body: ResetPasswordBody,
@@ -57,7 +57,7 @@ export const passwordRoutes = (ctx: Context) => {
       "/change",
       async ({ auth, body, request, server }) => {
         const revoked = await ctx.password.change(auth, body.current_password, body.new_password, info(request, server));
-        return { detail: "Password changed. Your other sessions have been signed out.", revoked };
+        return { detail: "Password changed. Your other sessions have been signed out.", revoked } satisfies PasswordChanged;
       },
       {
         body: ChangePasswordBody,

@@ -267,7 +267,7 @@ export function createFlowService(d: FlowDeps) {
 
   async function identities(p: Principal, q: { page: number; size: number }): Promise<Page<IdentityRead>> {
     const [rows, total] = await Promise.all([d.repo.identitiesOfUser(p.tenantId, p.userId, q.size, offsetOf(q.page, q.size)), d.repo.identityCount(p.tenantId, p.userId)]);
-    const items = rows.map((r) => ({ id: r.id, provider_id: r.provider_id, provider_name: r.provider_name, kind: r.kind, email: r.email, created_at: toIso(r.created_at) }));
+    const items = rows.map((r): IdentityRead => ({ id: r.id, provider_id: r.provider_id, provider_name: r.provider_name, kind: r.kind, email: r.email, created_at: toIso(r.created_at) }));
     return pageOf(items, total, q.page, q.size);
   }
 

@@ -1,4 +1,4 @@
-import { t } from "elysia";
+import { t, type Static } from "elysia";
 import { NAME_PATTERN, SINGLE_LINE_PATTERN } from "../../kernel/validation";
 
 export const PROVIDER_KINDS = ["oidc", "google", "microsoft", "github"] as const;
@@ -24,7 +24,7 @@ export const CreateProviderBody = t.Object({
   default_profile_id: t.Optional(ProfileId),
   enabled: t.Optional(t.Boolean()),
 });
-export type CreateProviderBody = typeof CreateProviderBody.static;
+export type CreateProviderBody = Static<typeof CreateProviderBody>;
 
 /** Every field optional; an absent client_secret keeps the sealed one. The kind never changes. */
 export const UpdateProviderBody = t.Object({
@@ -37,7 +37,7 @@ export const UpdateProviderBody = t.Object({
   default_profile_id: t.Optional(ProfileId),
   enabled: t.Optional(t.Boolean()),
 });
-export type UpdateProviderBody = typeof UpdateProviderBody.static;
+export type UpdateProviderBody = Static<typeof UpdateProviderBody>;
 
 export const ProviderRead = t.Object(
   {
@@ -56,10 +56,12 @@ export const ProviderRead = t.Object(
   },
   { title: "ProviderRead" },
 );
-export type ProviderRead = typeof ProviderRead.static;
+export type ProviderRead = Static<typeof ProviderRead>;
 
 export const PublicProvider = t.Object({ id: t.String(), name: t.String(), kind: t.UnionEnum([...PROVIDER_KINDS]) }, { title: "PublicProvider" });
+export type PublicProvider = Static<typeof PublicProvider>;
 export const PublicProviderList = t.Array(PublicProvider);
+export type PublicProviderList = Static<typeof PublicProviderList>;
 
 export const IdentityRead = t.Object(
   {
@@ -72,10 +74,11 @@ export const IdentityRead = t.Object(
   },
   { title: "IdentityRead" },
 );
-export type IdentityRead = typeof IdentityRead.static;
+export type IdentityRead = Static<typeof IdentityRead>;
 
 export const LinkBody = t.Optional(t.Nullable(t.Object({})));
 export const LinkStarted = t.Object({ authorization_url: t.String() }, { title: "LinkStarted" });
+export type LinkStarted = Static<typeof LinkStarted>;
 
 /**
  * Why a callback failed: the `error` the web app receives in `/sign-in?error=` or

@@ -9,7 +9,7 @@ import type { UsersStore } from "../../team/repo";
 import { auditEntry } from "../audit-entry";
 import type { Principal, RequestInfo } from "../service";
 import type { Sealer } from "../../security/secret-box";
-import type { CreateProviderBody, ProviderRead, UpdateProviderBody } from "./model";
+import type { CreateProviderBody, ProviderRead, PublicProvider, PublicProviderList, UpdateProviderBody } from "./model";
 import { issuerProblem } from "./protocol";
 import type { OidcStore, ProviderRow } from "./repo";
 
@@ -162,8 +162,8 @@ export function createProvidersService(d: ProvidersDeps) {
   }
 
   /** The sign-in page's buttons: enabled providers, name and kind only. */
-  async function listPublic(tenantId: string) {
-    return (await d.repo.enabledProviders(tenantId)).map((r) => ({ id: r.id, name: r.name, kind: r.kind }));
+  async function listPublic(tenantId: string): Promise<PublicProviderList> {
+    return (await d.repo.enabledProviders(tenantId)).map((r): PublicProvider => ({ id: r.id, name: r.name, kind: r.kind }));
   }
 
   return { create, list, update, remove, listPublic, redirectUri, domainsOf, openSecret: (row: ProviderRow) => d.sealer.open(row.client_secret_sealed, row.id) };

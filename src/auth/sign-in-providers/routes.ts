@@ -200,7 +200,7 @@ export const oidcRoutes = (ctx: Context) => {
       async ({ auth, params, cookie }) => {
         const started = await ctx.oidc.flow.startLink(auth, params.provider_id);
         setFlowCookie(cookie, started.browser);
-        return { authorization_url: started.url };
+        return { authorization_url: started.url } satisfies LinkStarted;
       },
       {
         params: ProviderId,

@@ -17,7 +17,7 @@ export const signupRoutes = (ctx: Context) =>
       // The browser that made the account is a known device of it: no new-device mail at its next sign-in.
       setSessionCookies(cookie, ctx.config, { ...tokens, device: await ctx.newDevice.remember(tenant.id, user.id, req) });
       set.status = 201;
-      return { tenant, user, access_token: tokens.access_token, refresh_token: tokens.refresh_token, token_type: tokens.token_type };
+      return { tenant, user, access_token: tokens.access_token, refresh_token: tokens.refresh_token, token_type: tokens.token_type } satisfies SignupResponse;
     },
     // Addresses and subdomains are compared in lower case: accept them typed in any case.
     // A closed server says so before looking at the body: nothing about its shape matters then.

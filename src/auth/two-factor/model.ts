@@ -1,4 +1,4 @@
-import { t } from "elysia";
+import { t, type Static } from "elysia";
 import { AppError, BEARER } from "../../kernel/errors";
 import { PASSWORD_MAX } from "../../security/passwords";
 
@@ -9,27 +9,32 @@ const TotpOrBackupCode = t.String({ pattern: "^([0-9]{6}|[A-Za-z0-9]{4}-?[A-Za-z
 
 /** Setup and backup-code regeneration take no body, or this one. */
 export const SessionsOption = t.Optional(t.Nullable(t.Object({ revoke_other_sessions: t.Optional(t.Boolean()) })));
+export type SessionsOption = Static<typeof SessionsOption>;
 
 export const ConfirmBody = t.Object({ code: TotpCode });
+export type ConfirmBody = Static<typeof ConfirmBody>;
 
 export const VerifyBody = t.Object({
   temp_token: t.String({ minLength: 1, maxLength: 4096 }),
   code: TotpOrBackupCode,
 });
+export type VerifyBody = Static<typeof VerifyBody>;
 
 export const DisableBody = t.Object({
   password: t.String({ minLength: 1, maxLength: PASSWORD_MAX }),
   code: TotpOrBackupCode,
   revoke_other_sessions: t.Optional(t.Boolean()),
 });
+export type DisableBody = Static<typeof DisableBody>;
 
 export const TwoFactorSetup = t.Object({ secret: t.String(), otpauth_url: t.String(), backup_codes: t.Array(t.String()) });
+export type TwoFactorSetup = Static<typeof TwoFactorSetup>;
 export const TwoFactorStatus = t.Object({ enabled: t.Boolean(), pending: t.Boolean(), backup_codes_remaining: t.Integer() });
+export type TwoFactorStatus = Static<typeof TwoFactorStatus>;
 export const BackupCodes = t.Object({ backup_codes: t.Array(t.String()) });
+export type BackupCodes = Static<typeof BackupCodes>;
 export const TwoFactorEnabled = t.Object({ enabled: t.Boolean() });
-
-export type TwoFactorSetup = typeof TwoFactorSetup.static;
-export type TwoFactorStatus = typeof TwoFactorStatus.static;
+export type TwoFactorEnabled = Static<typeof TwoFactorEnabled>;
 
 /**
  * Authenticator apps show "123 456"; people paste it so. Spaces are dropped before the code is

@@ -31,7 +31,7 @@ export const twoFactorRoutes = (ctx: Context) =>
         const req = requestInfo(request, server, ctx.config.trustProxy);
         const tokens = await ctx.twoFactor.verify(body, requestedSubdomain(headers, ctx.config.baseDomain), req);
         setSessionCookies(cookie, ctx.config, tokens);
-        return { access_token: tokens.access_token, refresh_token: tokens.refresh_token, token_type: tokens.token_type };
+        return { access_token: tokens.access_token, refresh_token: tokens.refresh_token, token_type: tokens.token_type } satisfies TokenPair;
       },
       {
         body: VerifyBody,

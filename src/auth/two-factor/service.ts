@@ -9,7 +9,8 @@ import type { UserRow, UsersStore } from "../../team/repo";
 import type { AuthService, IssuedTokens, Principal, RequestInfo } from "../service";
 import type { Tokens } from "../tokens";
 import { backupCodeHash, newBackupCodes, normalizeBackupCode } from "./backup-codes";
-import { type TwoFactorStatus, type TwoFactorSetup, twoFactorErrors as fail } from "./model";
+import type { ReauthenticateBody, Reauthenticated } from "../model";
+import { type BackupCodes, type DisableBody, type TwoFactorEnabled, type TwoFactorStatus, type TwoFactorSetup, type VerifyBody, twoFactorErrors as fail } from "./model";
 import type { Owner, TotpRow, TwoFactorStore } from "./repo";
 import type { SecretBox } from "../../security/secret-box";
 import { TOTP_ISSUER, matchStep, newTotpSecret, otpauthUrl } from "./totp";
@@ -114,7 +115,7 @@ export function createTwoFactorService(d: TwoFactorDeps) {
   }
 
   /** Only a code from the app turns the factor on: it proves the app holds the secret. */
-  async function confirm(p: Principal, code: string, req: RequestInfo): Promise<{ enabled: true }> {
+  async function confirm(p: Principal, code: string, req: RequestInfo): Promise<TwoFactorEnabled> {
     d.auth.requireRecentProof(p);
     const o = ownerOf(p);
     const row = await d.repo.get(o);
@@ -134,7 +135,7 @@ export function createTwoFactorService(d: TwoFactorDeps) {
    * temp_token + code → a session (method "2fa"). The temp_token is spent by the verify that
    * succeeds, in the commit that opens the session: of two at once, one gets a session.
    */
-  async function verify(input: { temp_token: string; code: string }, requestedSubdomain: string | null, req: RequestInfo): Promise<IssuedTokens> {
+  async function verify(input: VerifyBody, requestedSubdomain: string | null, req: RequestInfo): Promise<IssuedTokens> {
     let o: Owner;
     let challengeId: string;
     try {
@@ -161,7 +162,7 @@ export function createTwoFactorService(d: TwoFactorDeps) {
     return tokens;
   }
 
-  async function disable(p: Principal, input: { password: string; code: string; revoke_other_sessions?: boolean }, req: RequestInfo) {
+  async function disable(p: Principal, input: DisableBody, req: RequestInfo): Promise<TwoFactorEnabled> {
     const o = ownerOf(p);
     const row = await d.repo.get(o);
     if (!isEnabled(row)) throw fail.notEnabled();
@@ -187,7 +188,7 @@ export function createTwoFactorService(d: TwoFactorDeps) {
     return { enabled, pending: row !== null && !enabled, backup_codes_remaining: enabled ? await d.repo.remainingBackupCodes(o) : 0 };
   }
 
-  async function regenerateBackupCodes(p: Principal, req: RequestInfo, revokeOthers?: boolean): Promise<{ backup_codes: string[] }> {
+  async function regenerateBackupCodes(p: Principal, req: RequestInfo, revokeOthers?: boolean): Promise<BackupCodes> {
     d.auth.requireRecentProof(p);
     const o = ownerOf(p);
     const { codes, hashes } = freshBackupCodes(p.userId);
@@ -200,7 +201,7 @@ export function createTwoFactorService(d: TwoFactorDeps) {
    * POST /auth/reauthenticate: the password (under the login limits) and, when 2FA is on, a code,
    * renew the caller's session proof for SUITE_REAUTH_WINDOW.
    */
-  async function reauthenticate(p: Principal, input: { password: string; code?: string }, req: RequestInfo) {
+  async function reauthenticate(p: Principal, input: Required<Pick<ReauthenticateBody, "password">> & Pick<ReauthenticateBody, "code">, req: RequestInfo): Promise<Reauthenticated> {
     await d.auth.confirmPassword(p, input.password, req);
     const o = ownerOf(p);
     const row = await d.repo.get(o);

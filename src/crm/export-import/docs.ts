@@ -1,8 +1,8 @@
 import { doc } from "../../http/openapi";
 import { listParameters } from "../../http/page-schema";
 import { CRM_DOCS } from "../docs";
-import { EXPORT_COLUMNS, ImportReportSchema, type Kind, MAX_HEADER_COLUMNS, MAX_IMPORT_ROWS } from "./model";
-import { JobPageSchema, JobReadSchema } from "./jobs-model";
+import { EXPORT_COLUMNS, ImportReport, type Kind, MAX_HEADER_COLUMNS, MAX_IMPORT_ROWS } from "./model";
+import { JobPage, JobRead } from "./jobs-model";
 
 const csvContent = (description: string) => ({ "text/csv": { schema: { type: "string", description } } });
 
@@ -41,7 +41,7 @@ function importDoc(kind: Kind) {
       `(429 too_many_jobs, with Retry-After), and a rate limit per admin.`,
     tags: ["crm"],
     auth: true,
-    ok: { 200: ["ImportReport", ImportReportSchema], 202: ["ImportJob", JobReadSchema] },
+    ok: { 200: ["ImportReport", ImportReport], 202: ["ImportJob", JobRead] },
     errors: [403, 413, 415, 429],
     codes: { 429: ["too_many_jobs", "rate_limited"] },
     parameters: [
@@ -70,14 +70,14 @@ export const TRANSFER_DOCS = {
     summary: "The organization's import jobs, newest first",
     tags: ["crm"],
     auth: true,
-    ok: { 200: ["ImportJobPage", JobPageSchema] },
+    ok: { 200: ["ImportJobPage", JobPage] },
     parameters: listParameters([]),
   }),
   getJob: doc({
     summary: "One import job: its progress, and when finished what its rows did (added, updated, unchanged) or why it failed",
     tags: ["crm"],
     auth: true,
-    ok: { 200: ["ImportJob", JobReadSchema] },
+    ok: { 200: ["ImportJob", JobRead] },
     errors: [404],
   }),
 };

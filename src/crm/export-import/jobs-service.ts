@@ -2,7 +2,7 @@ import type { Principal, RequestInfo } from "../../auth/service";
 import { newId } from "../../kernel/ids";
 import { requireAdmin } from "../../kernel/principal";
 import { AppError, RequestValidationError } from "../../kernel/errors";
-import { offsetOf, pageOf } from "../../kernel/paging";
+import { type Page, offsetOf, pageOf } from "../../kernel/paging";
 import type { Limits, RateLimiter } from "../../security/rate-limit";
 import { contactName } from "../model";
 import type { CrmStore } from "../repo";
@@ -212,7 +212,7 @@ export function createJobsService(d: JobsDeps) {
       if (!job) throw new AppError(404, "not_found", "No import job has this id in this organization.");
       return toJobRead(job);
     },
-    async list(auth: Principal, q: { page: number; size: number }) {
+    async list(auth: Principal, q: { page: number; size: number }): Promise<Page<JobRead>> {
       const { rows, total } = await d.jobs.list(auth.tenantId, offsetOf(q.page, q.size), q.size);
       return pageOf(rows.map(toJobRead), total, q.page, q.size);
     },

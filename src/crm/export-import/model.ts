@@ -1,4 +1,4 @@
-import { t } from "elysia";
+import { t, type Static } from "elysia";
 import { AccountCreate, ContactCreate, DealCreate } from "../model";
 
 /** An import's body: at most 50 MB of CSV (the 1 MiB bound of JSON bodies does not apply: http/body.ts). */
@@ -46,35 +46,21 @@ export const DealRowSchema = t.Omit(DealCreate, ["account_id", "contact_id", "as
 export const AccountRowSchema = AccountCreate;
 export const ContactRowSchema = t.Omit(ContactCreate, ["account_id"]);
 
-export interface RowError {
-  /** The spreadsheet row: the header is line 1. */
-  line: number;
-  /** The column's header, or null for the whole row or file. */
-  column: string | null;
-  message: string;
-}
+/** A row that could not be written: its spreadsheet line (the header is line 1), its column's header (null: the whole row or file), and why. */
+export const RowError = t.Object({ line: t.Integer(), column: t.Nullable(t.String()), message: t.String() }, { title: "ImportRowError" });
+export type RowError = Static<typeof RowError>;
 
-export interface ImportReport {
-  kind: Kind;
-  dry_run: boolean;
-  rows: number;
-  valid_rows: number;
-  error_count: number;
-  errors: RowError[];
-  /** Written (or, in a dry run, that would be written). */
-  created: { deals: number; accounts: number; contacts: number };
-}
-
-export const RowErrorSchema = t.Object({ line: t.Integer(), column: t.Nullable(t.String()), message: t.String() }, { title: "ImportRowError" });
-export const ImportReportSchema = t.Object(
+export const ImportReport = t.Object(
   {
     kind: t.Union(KINDS.map((k) => t.Literal(k))),
     dry_run: t.Boolean(),
     rows: t.Integer({ description: "Data rows read (the header is not one)" }),
     valid_rows: t.Integer(),
     error_count: t.Integer({ description: "Every error found; `errors` lists the first 1,000" }),
-    errors: t.Array(RowErrorSchema),
+    errors: t.Array(RowError),
+    // Written (or, in a dry run, that would be written).
     created: t.Object({ deals: t.Integer(), accounts: t.Integer(), contacts: t.Integer() }),
   },
   { title: "ImportReport" },
 );
+export type ImportReport = Static<typeof ImportReport>;
