@@ -145,7 +145,7 @@ async function fast(options: string[], paths: string[]): Promise<number> {
   const s = await runBunTest("fast", [...TIMEOUT, ...lane, ...options, ...files], env);
   // The CPU time too: on a machine others load, the steadier figure than the wall time.
   process.stdout.write(
-    `\n== npm run test:fast: ${files.length} files in-process on SQLite (${SLOW.length} that start processes left to npm test)\n` +
+    `\n== npm run test:fast: ${files.length} files in-process on SQLite (${SLOW.length} more in npm test: tests/support/slow-files.ts)\n` +
       `${s.code === 0 ? "passed" : `FAILED (exit ${s.code})`} in ${s.seconds.toFixed(0)} s, ${s.cpuSeconds.toFixed(0)} s of CPU; ${s.lines.join("; ")}\n`,
   );
   return s.code === 0 ? 0 : 1;

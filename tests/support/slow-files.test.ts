@@ -2,7 +2,7 @@ import { expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { fastTestFiles } from "../../scripts/test";
-import { SLOW, SLOW_REASONS } from "./slow-files";
+import { HEAVY_IN_PROCESS, SLOW, SLOW_REASONS } from "./slow-files";
 
 const ROOT = join(import.meta.dir, "..", "..");
 
@@ -54,7 +54,7 @@ test("every slow file exists, is a test file, and says why", () => {
   expect(SLOW.length).toBeGreaterThan(0);
   for (const f of SLOW) {
     expect({ f, exists: existsSync(join(ROOT, f)), test: f.endsWith(".test.ts") }).toEqual({ f, exists: true, test: true });
-    expect(SLOW_REASONS[f]!.length).toBeGreaterThan(10);
+    expect((SLOW_REASONS[f] ?? HEAVY_IN_PROCESS[f])!.length).toBeGreaterThan(10);
   }
 });
 
@@ -64,12 +64,20 @@ test("a test file that starts a process (itself or through a helper) is on the s
   for (const f of allTestFiles()) {
     if (f in IMPORTS_A_SPAWNER_BUT_SPAWNS_NOTHING) continue;
     const where = spawnIn(join(ROOT, f));
-    if (where && !SLOW.includes(f)) unlisted.push(`${f} (${where})`);
-    if (!where && SLOW.includes(f)) listedButInProcess.push(f);
+    if (where && !(f in SLOW_REASONS)) unlisted.push(`${f} (${where})`);
+    if (!where && f in SLOW_REASONS) listedButInProcess.push(f);
   }
   expect(unlisted).toEqual([]);
   // A file listed that no longer spawns would leave the fast lane for nothing.
   expect(listedButInProcess).toEqual([]);
+});
+
+test("the heavy in-process files are few, and start no process (else they belong to the other list)", () => {
+  const heavy = Object.keys(HEAVY_IN_PROCESS);
+  // The fast lane is every in-process test but these: a longer list would make it a sample.
+  expect(heavy.length).toBeLessThanOrEqual(3);
+  for (const f of heavy) expect({ f, spawns: spawnIn(join(ROOT, f)) }).toEqual({ f, spawns: null });
+  for (const f of heavy) expect(f in SLOW_REASONS).toBe(false);
 });
 
 test("the detector sees a spawn through an imported helper", () => {
