@@ -8,15 +8,13 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parse } from "csv-parse/sync";
-import { loadConfig } from "../src/config";
-import { createContext } from "../src/context";
-import { bulkSeed } from "../src/stores/sqlite/bulk-load";
 import { csvLine } from "../src/kernel/csv";
 import { cpuOf, freePort, freshBinary, waitFor } from "./process-support";
+import { BENCH_PASSWORD, seedFile } from "./seed";
 
 const DEALS = Number(process.env.BENCH_EXPORT_DEALS ?? 1_000_000);
 const IMPORT_ROWS = Number(process.env.BENCH_IMPORT_ROWS ?? 100_000);
-const PASSWORD = "bench password 1";
+const PASSWORD = BENCH_PASSWORD;
 const root = join(import.meta.dir, "..");
 const say = (s: string) => process.stdout.write(`${s}\n`);
 const dir = mkdtempSync(join(tmpdir(), "suite-export-bench-"));
@@ -27,16 +25,8 @@ let sub = "exportco";
 
 if (!existsSync(dbFile)) {
   say(`seeding ${dbFile}: 1 tenant of ${DEALS} deals...`);
-  const started = performance.now();
-  const ctx = createContext({ config: loadConfig({}, { SUITE_DB: dbFile }), log: () => {} });
-  const { tenant } = await ctx.tenants.createOrganization(
-    { email: "admin@exportco.example", password: PASSWORD, tenant_name: "Export Co", subdomain: "exportco" },
-    { ip: null, userAgent: "bench" },
-    "cli",
-  );
-  bulkSeed(ctx.db, [{ tenantId: tenant.id, subdomain: "exportco", deals: DEALS, passwordHash: await ctx.hasher.hash(PASSWORD) }], ctx.now());
-  ctx.close();
-  say(`  seeded in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  const { seconds } = await seedFile(dbFile, [{ subdomain: "exportco", name: "Export Co", deals: DEALS }], PASSWORD);
+  say(`  seeded in ${seconds.toFixed(1)} s`);
 } else {
   const ro = new Database(dbFile, { readonly: true });
   sub = (ro.query("SELECT t.subdomain FROM deals d JOIN tenants t ON t.id = d.tenant_id GROUP BY d.tenant_id ORDER BY count(*) DESC LIMIT 1").get() as { subdomain: string }).subdomain;

@@ -2,7 +2,7 @@
 // CLIENTS loops, each one request at a time over keep-alive. With `rate` > 0 each client sends
 // `rate` requests a second on a fixed schedule (people at their screens, not a stress test).
 // With `rate` 0 each client sends as fast as it is answered.
-export {};
+import { quantile } from "./stats";
 
 interface ReadersConfig {
   url: string;
@@ -50,7 +50,7 @@ await run(c.seconds, true);
 const cpu = process.cpuUsage(cpuStarted);
 const elapsed = (performance.now() - started) / 1000;
 times.sort((a, b) => a - b);
-const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))] ?? Number.NaN;
+const at = (q: number) => quantile(times, q);
 await Bun.write(
   outFile!,
   JSON.stringify({ requests: times.length, seconds: elapsed, rps: times.length / elapsed, p50_ms: at(0.5), p90_ms: at(0.9), p99_ms: at(0.99), p999_ms: at(0.999), max_ms: times.at(-1) ?? null, statuses, cpu_seconds: (cpu.user + cpu.system) / 1e6 }),

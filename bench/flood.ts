@@ -13,11 +13,11 @@ import { mkdirSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig } from "../src/config";
-import { createContext } from "../src/context";
-import { bulkSeed } from "../src/stores/sqlite/bulk-load";
 import { writeTx } from "../src/db/database";
 import { newId } from "../src/kernel/ids";
 import { cpuOf, freePort, freshBinary, memoryOf, waitFor } from "./process-support";
+import { benchContext, seedOrganizations } from "./seed";
+import { fixed } from "./stats";
 
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const DEALS = env("FLOOD_DEALS", 100_000);
@@ -38,7 +38,7 @@ const dbFile = join(dir, "flood.db");
 const bun = process.execPath;
 const say = (s: string) => process.stdout.write(`${s}\n`);
 // Readers answer null figures when FLOOD_READERS=0 (a flood alone, to see the login path's own cost).
-const ms = (v: number | null) => (v === null ? "-" : v.toFixed(2));
+const ms = (v: number | null) => fixed(v);
 const serverEnv = { ...process.env, SUITE_TRUST_PROXY: "true", SUITE_ACCESS_TTL: "7200", SUITE_JWT_SECRET: "flood-secret-flood-secret-flood-secret-0123" };
 // The server's own reading of its settings: the raw measure uses its very hash concurrency.
 const config = loadConfig({}, { ...serverEnv, SUITE_DB: dbFile });
@@ -85,14 +85,12 @@ const rawAllCores = config.hashConcurrency === CORES ? rawBefore : await measure
 
 // ---- 2. seed: one tenant of deals, and ACCOUNTS sign-in accounts sharing one password ----
 say(`seeding ${dbFile}: ${DEALS} deals, ${ACCOUNTS} accounts...`);
-const ctx = createContext({ config: loadConfig({}, { SUITE_DB: dbFile }), log: () => {} });
-const { tenant } = await ctx.tenants.createOrganization(
-  { email: `admin@${SUB}.example`, password: PASSWORD, tenant_name: SUB, subdomain: SUB },
-  { ip: null, userAgent: "bench" },
-  "cli",
-);
-const hash = await ctx.hasher.hash(PASSWORD);
-bulkSeed(ctx.db, [{ tenantId: tenant.id, subdomain: SUB, deals: DEALS, passwordHash: hash }], ctx.now());
+const ctx = benchContext(dbFile);
+const {
+  tenantIds: [tenantId],
+  passwordHash: hash,
+} = await seedOrganizations(ctx, [{ subdomain: SUB, deals: DEALS }], PASSWORD);
+const tenant = { id: tenantId! };
 const seeded = (ctx.db.query("SELECT count(*) AS n FROM users WHERE tenant_id = ?").get(tenant.id) as { n: number }).n;
 writeTx(ctx.db, () => {
   for (let i = seeded; i < ACCOUNTS; i++) {

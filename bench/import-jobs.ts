@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startCluster } from "../scripts/postgres-cluster";
 import { cpuOf, freePort, waitFor } from "./process-support";
+import { summarize } from "./stats";
 
 const POSTGRES = process.env.BENCH_IMPORT_BACKEND === "postgres";
 const SIZES = (process.env.BENCH_IMPORT_SIZES ?? "1000,10000,100000").split(",").filter((n) => /^\d+$/.test(n)).map(Number);
@@ -67,8 +68,8 @@ async function probed<T>(run: () => Promise<T>): Promise<{ result: T; maxMs: num
   const result = await run();
   going = false;
   await prober;
-  times.sort((a, b) => a - b);
-  return { result, maxMs: times.at(-1) ?? 0, p99Ms: times[Math.floor(times.length * 0.99)] ?? 0, n: times.length };
+  const { max, p99 } = summarize(times);
+  return { result, maxMs: Number.isNaN(max) ? 0 : max, p99Ms: Number.isNaN(p99) ? 0 : p99, n: times.length };
 }
 
 async function signup(sub: string): Promise<string> {

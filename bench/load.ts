@@ -7,6 +7,7 @@ import { Database } from "bun:sqlite";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { BenchRequest, Shape } from "./shapes";
+import { summarize } from "./stats";
 
 interface LoadConfig {
   base: string;
@@ -63,9 +64,8 @@ async function latency(requests: BenchRequest[]): Promise<{ n: number; p50: numb
     times.push(performance.now() - started);
     if (res.status !== 200) throw new Error(`${r.path}: ${res.status}`);
   }
-  times.sort((a, b) => a - b);
-  const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))]!;
-  return { n: times.length, p50: at(0.5), p99: at(0.99), max: times.at(-1)! };
+  const { n, p50, p99, max } = summarize(times);
+  return { n, p50, p99, max };
 }
 
 /** CPU seconds a process has used so far (utime + stime from /proc). */

@@ -1,5 +1,6 @@
 // The figures of `bun run bench neighbours`: B's operations per phase of A's work, judged against
 // the targets, and the server's stall warnings summed up.
+import { fixed, quantile } from "./stats";
 
 /** One of B's operations: its start (epoch ms), its time and its status (0: no answer). */
 export interface Op {
@@ -15,8 +16,7 @@ export interface Phase {
   detail: string;
 }
 
-const quantile = (sorted: number[], q: number) => (sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!);
-const f = (n: number) => (Number.isNaN(n) ? "-" : n.toFixed(1));
+const f = (n: number) => fixed(n, 1);
 
 /**
  * Prints a table (operation × phase: count, p50, p99, max, errors) and whether every phase met

@@ -11,17 +11,15 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Cluster, startCluster } from "../scripts/postgres-cluster";
-import { loadConfig } from "../src/config";
-import { createContext } from "../src/context";
-import { bulkSeed as sqliteBulkSeed } from "../src/stores/sqlite/bulk-load";
 import { createSqliteDealsQuery as createDealsQuery } from "../src/stores/sqlite/deals-query";
 import type { DealListQuery } from "../src/crm/model";
 import type { Pg } from "../src/stores/postgres/database";
 import { createPostgresDealsQuery } from "../src/stores/postgres/deals-query";
 import { migratePostgres } from "../src/stores/postgres/migrate";
-import { bulkSeed } from "../src/stores/postgres/seed";
 import { BENCH_PG_SETTINGS, benchDatabase, ensureBenchTenants, listQueryOf, seededBefore } from "./postgres-support";
 import { type Shape, buildShapes, frequentGrams } from "./shapes";
+import { summarize } from "./stats";
+import { benchContext, bigAndSmall, seedOrganizations, seedPostgres } from "./seed";
 
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const BIG = env("BENCH_BIG", 1_000_000);
@@ -32,8 +30,8 @@ const say = (s: string) => process.stdout.write(`${s}\n`);
 /** BENCH_ONLY=a,b: only the shapes whose name holds one of these; BENCH_SLOWEST=N: print each shape's N slowest queries. */
 const ONLY = (process.env.BENCH_ONLY ?? "").split(",").filter((x) => x !== "");
 const SLOWEST = env("BENCH_SLOWEST", 0);
-const subs = Array.from({ length: TENANTS }, (_, i) => (i === 0 ? "bigco" : `smallco${i}`));
-const dealsOf = (i: number) => (i === 0 ? BIG : SMALL);
+const orgs = bigAndSmall(BIG, SMALL, TENANTS);
+const subs = orgs.map((o) => o.subdomain);
 
 type List = (tenantId: string, q: DealListQuery) => Promise<{ total: number }>;
 type Count = (sql: string, args: Array<string | number>) => Promise<number>;
@@ -73,13 +71,13 @@ async function measure(shapes: Shape[], tenantId: string, list: List, count: Cou
         if (seen.size >= SLOWEST) break;
       }
     }
-    times.sort((a, b) => a - b);
     let correct = true;
     for (const c of s.checks) {
       const answered = (await list(tenantId, listQueryOf(c.path, c.token))).total;
       if (answered !== (await count(c.sql, c.args))) correct = false;
     }
-    out.set(s.name, { p50: times[Math.floor(times.length / 2)]!, p99: times[Math.min(times.length - 1, Math.floor(times.length * 0.99))]!, correct });
+    const { p50, p99 } = summarize(times);
+    out.set(s.name, { p50, p99, correct });
   }
   return out;
 }
@@ -130,9 +128,7 @@ try {
   let pgSeedSeconds = NaN;
   if (!reuse) {
     say(`seeding PostgreSQL: 1 tenant of ${BIG} deals and ${TENANTS - 1} of ${SMALL}...`);
-    const started = performance.now();
-    await bulkSeed(pg, subs.map((s, i) => ({ tenantId: tenantIds[i]!, subdomain: s, deals: dealsOf(i), passwordHash: "x" })), Date.now());
-    pgSeedSeconds = (performance.now() - started) / 1000;
+    pgSeedSeconds = await seedPostgres(pg, orgs, tenantIds, "x");
     say(`  seeded in ${pgSeedSeconds.toFixed(1)} s`);
   }
   const big = tenantIds[0]!;
@@ -152,25 +148,16 @@ try {
     const kept = process.env.BENCH_SQLITE_DB;
     const keptBefore = kept !== undefined && existsSync(kept);
     if (!kept) sqliteDir = mkdtempSync(join(tmpdir(), "suite-bench-pg-"));
-    const ctx = createContext({ config: loadConfig({}, { SUITE_DB: kept ?? join(sqliteDir!, "bench.db") }), log: () => {} });
+    const ctx = benchContext(kept ?? join(sqliteDir!, "bench.db"));
     const ids: string[] = [];
     if (keptBefore) {
       const rows = ctx.db.query("SELECT id, subdomain FROM tenants").all() as Array<{ id: string; subdomain: string }>;
       for (const sub of subs) ids.push(rows.find((r) => r.subdomain === sub)!.id);
-    }
-    for (const sub of keptBefore ? [] : subs) {
-      const { tenant } = await ctx.tenants.createOrganization(
-        { email: `admin@${sub}.example`, password: "bench password 1", tenant_name: sub, subdomain: sub },
-        { ip: null, userAgent: "bench" },
-        "cli",
-      );
-      ids.push(tenant.id);
-    }
-    if (!keptBefore) {
+    } else {
       say(`seeding SQLite (the same tenants)...`);
-      const started = performance.now();
-      sqliteBulkSeed(ctx.db, subs.map((s, i) => ({ tenantId: ids[i]!, subdomain: s, deals: dealsOf(i), passwordHash: "x" })), ctx.now());
-      sqSeedSeconds = (performance.now() - started) / 1000;
+      const seeded = await seedOrganizations(ctx, orgs);
+      ids.push(...seeded.tenantIds);
+      sqSeedSeconds = seeded.seconds;
     }
     const read = async <T>(sql: string, args: unknown[]) => ctx.db.query(sql.replace(/\$(\d+)/g, "?$1")).all(...(args as string[])) as T[];
     const sqShapes = await shapesFrom(read, ids[0]!);

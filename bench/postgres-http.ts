@@ -14,12 +14,13 @@ import { join } from "node:path";
 import { type Cluster, startCluster } from "../scripts/postgres-cluster";
 import type { Pg } from "../src/stores/postgres/database";
 import { migratePostgres } from "../src/stores/postgres/migrate";
-import { bulkSeed } from "../src/stores/postgres/seed";
 import { BENCH_PG_SETTINGS, benchDatabase, seededBefore } from "./postgres-support";
 import { DEFAULT_MODULES } from "../src/organization/model";
 import { createKeyFile, generateKeys, keyFileOf } from "../src/security/key-file";
 import { freePort, freshBinary, waitFor } from "./process-support";
 import { type Shape, buildShapes, frequentGrams } from "./shapes";
+import { BENCH_PASSWORD, bigAndSmall, seedPostgres } from "./seed";
+import { summarize } from "./stats";
 
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const BIG = env("BENCH_BIG", 1_000_000);
@@ -27,9 +28,10 @@ const SMALL = env("BENCH_SMALL", 100_000);
 const TENANTS = env("BENCH_TENANTS", 10);
 const LATENCY_S = env("BENCH_LATENCY_S", 2);
 const ONLY = (process.env.BENCH_ONLY ?? "").split(",").filter((x) => x !== "");
-const PASSWORD = "bench password 1";
+const PASSWORD = BENCH_PASSWORD;
 const say = (s: string) => process.stdout.write(`${s}\n`);
-const subs = Array.from({ length: TENANTS }, (_, i) => (i === 0 ? "bigco" : `smallco${i}`));
+const orgs = bigAndSmall(BIG, SMALL, TENANTS);
+const subs = orgs.map((o) => o.subdomain);
 
 type Read = <T>(sql: string, args: unknown[]) => Promise<T[]>;
 interface Measured {
@@ -108,9 +110,8 @@ async function measure(origin: string, shapes: Shape[], count: (sql: string, arg
       times.push(performance.now() - t0);
       if (res.status !== 200) throw new Error(`${r.path}: ${res.status}`);
     }
-    times.sort((a, b) => a - b);
-    const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))]!;
-    out.set(s.name, { p50: at(0.5), p99: at(0.99), correct });
+    const { p50, p99 } = summarize(times);
+    out.set(s.name, { p50, p99, correct });
   }
   return out;
 }
@@ -146,9 +147,8 @@ try {
     for (const sub of subs) await post(pgOrigin, "/api/v1/auth/signup", { email: `admin@${sub}.example`, password: PASSWORD, tenant_name: sub, subdomain: sub }, sub);
     const ids = await pg.all<{ id: string; subdomain: string }>`SELECT id, subdomain FROM tenants`;
     say(`seeding PostgreSQL: 1 tenant of ${BIG} deals and ${TENANTS - 1} of ${SMALL}...`);
-    const started = performance.now();
-    await bulkSeed(pg, subs.map((sub, i) => ({ tenantId: ids.find((t) => t.subdomain === sub)!.id, subdomain: sub, deals: i === 0 ? BIG : SMALL, passwordHash: hash })), Date.now());
-    say(`  seeded in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+    const seconds = await seedPostgres(pg, orgs, subs.map((sub) => ids.find((t) => t.subdomain === sub)!.id), hash);
+    say(`  seeded in ${seconds.toFixed(1)} s`);
   } else {
     // bench/postgres-deals.ts's database: its members get the bench password; it has no admin.
     await pg.unsafe("UPDATE users SET password_hash = $1 WHERE tenant_id = (SELECT id FROM tenants WHERE subdomain = 'bigco')", [hash]);

@@ -25,6 +25,7 @@ import { emailHash, emailHashSql } from "../src/stores/postgres/user-directory";
 import { USERS_BY_EMAIL_ANY_TENANT } from "../src/stores/postgres/users";
 import { createSqliteStores } from "../src/stores/sqlite";
 import { BENCH_PG_SETTINGS } from "./postgres-support";
+import { median } from "./stats";
 
 const SIZES = (process.env.BENCH_TENANT_SIZES ?? "1000,10000,100000").split(",").map(Number);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 30);
@@ -32,7 +33,6 @@ const MEMBERS = 3;
 const kept = process.env.BENCH_TENANTS_DIR;
 const dir = kept ?? mkdtempSync(join(tmpdir(), "suite-bench-tenants-"));
 const say = (s: string) => process.stdout.write(`${s}\n`);
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const NOW = 1_700_000_000_000;
 const tenantId = (i: string) => `'ten' || lpad(${i}::text, 6, '0')`;
 

@@ -7,10 +7,9 @@
 import { existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { loadConfig } from "../src/config";
-import { createContext } from "../src/context";
-import { bulkSeed } from "../src/stores/sqlite/bulk-load";
 import { cpuOf, freePort, freshBinary, waitFor } from "./process-support";
+import { benchContext, seedFile } from "./seed";
+import { median } from "./stats";
 
 const root = join(import.meta.dir, "..");
 const say = (s: string) => process.stdout.write(`${s}\n`);
@@ -26,14 +25,7 @@ const SECRET = "throughput-secret-throughput-secret-0123";
 if (!existsSync(dbFile)) {
   const deals = Number(process.env.THROUGHPUT_DEALS ?? 100_000);
   say(`seeding ${dbFile} with ${deals} deals...`);
-  const ctx = createContext({ config: loadConfig({}, { SUITE_DB: dbFile }), log: () => {} });
-  const { tenant } = await ctx.tenants.createOrganization(
-    { email: "admin@bigco.example", password: PASSWORD, tenant_name: "bigco", subdomain: "bigco" },
-    { ip: null, userAgent: "bench" },
-    "cli",
-  );
-  bulkSeed(ctx.db, [{ tenantId: tenant.id, subdomain: "bigco", deals, passwordHash: await ctx.hasher.hash(PASSWORD) }], ctx.now());
-  ctx.close();
+  await seedFile(dbFile, [{ subdomain: "bigco", deals }], PASSWORD);
 }
 const binaries = binaryArgs.length > 0 ? binaryArgs.map((b) => resolve(b)) : [freshBinary(root, say)];
 
@@ -58,7 +50,7 @@ try {
     servers.push({ name: binary.replace(`${root}/`, ""), url: `http://127.0.0.1:${port}`, pid: p.pid });
   }
   // Signed-in members (bulk-seeded users share the password), each on the first ten pages.
-  const db = createContext({ config: loadConfig({}, { SUITE_DB: dbFile }), log: () => {} });
+  const db = benchContext(dbFile);
   const members = db.db.query("SELECT u.email FROM users u JOIN tenants t ON t.id = u.tenant_id WHERE t.subdomain = 'bigco' AND u.role = 'member' ORDER BY u.email LIMIT 10").all() as { email: string }[];
   db.close();
   const tokens: string[] = [];
@@ -114,7 +106,6 @@ end`,
       );
     }
   }
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   const bareRps = median(results.get(bareTarget.name)!.map((m) => m.rps));
   const bareWrk = median(results.get(bareTarget.name)!.map((m) => m.wrk));
   say("");

@@ -12,16 +12,15 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Page, chromium } from "playwright-core";
-import { loadConfig } from "../src/config";
-import { createContext } from "../src/context";
-import { bulkSeed } from "../src/stores/sqlite/bulk-load";
 import { freePort, freshBinary, waitFor } from "./process-support";
+import { BENCH_PASSWORD, seedFile } from "./seed";
+import { percentile } from "./stats";
 
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const DEALS = env("BENCH_WEB_DEALS", 1_000_000);
 const RUNS = env("BENCH_WEB_RUNS", 20);
 const SEARCHES = env("BENCH_WEB_SEARCHES", 50);
-const PASSWORD = "bench password 1";
+const PASSWORD = BENCH_PASSWORD;
 const EMAIL = "admin@webco.example";
 const root = join(import.meta.dir, "..");
 const cached = process.env.BENCH_WEB_DB;
@@ -39,13 +38,9 @@ if (cached && existsSync(cached)) {
   say(`reusing ${cached} (${n} deals)`);
 } else {
   say(`seeding ${DEALS} deals into ${db}...`);
-  const started = performance.now();
-  const ctx = createContext({ config: loadConfig({}, { SUITE_DB: db }), log: () => {} });
-  const { tenant } = await ctx.tenants.createOrganization({ email: EMAIL, password: PASSWORD, tenant_name: "Web Co", subdomain: "webco" }, { ip: null, userAgent: "bench" }, "cli");
-  bulkSeed(ctx.db, [{ tenantId: tenant.id, subdomain: "webco", deals: DEALS, passwordHash: await ctx.hasher.hash(PASSWORD) }], ctx.now());
-  ctx.close();
-  tenantId = tenant.id;
-  say(`  seeded in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+  const seeded = await seedFile(db, [{ subdomain: "webco", name: "Web Co", email: EMAIL, deals: DEALS }], PASSWORD);
+  tenantId = seeded.tenantIds[0]!;
+  say(`  seeded in ${seeded.seconds.toFixed(0)} s`);
 }
 
 // Common terms: the most frequent words (4+ letters) of what search covers (title, notes, account
@@ -71,10 +66,7 @@ const browser = await chromium.launch({
   args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
 });
 
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length ? s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]! : Number.NaN;
-};
+const pct = (xs: number[], p: number) => percentile(xs, p / 100);
 const line = (name: string, xs: number[], target?: number) =>
   say(
     `${name.padEnd(46)} p50 ${pct(xs, 50).toFixed(0).padStart(5)} ms  p95 ${pct(xs, 95).toFixed(0).padStart(5)} ms  (n=${xs.length}${target ? `, target ${target} ms` : ""})`,

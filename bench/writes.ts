@@ -12,6 +12,7 @@ import { migrate } from "../src/db/migrate";
 import { newId } from "../src/kernel/ids";
 import { createSqliteDealsStore } from "../src/stores/sqlite/deals";
 import type { DealFields } from "../src/crm/deals-repo";
+import { percentile } from "./stats";
 
 const args = process.argv.slice(2).filter((a) => a !== "writes");
 const file = args[0];
@@ -54,7 +55,7 @@ const walBytes = () => {
 const WORDS = ["renewal", "expansion", "pilot", "migration", "upgrade", "onboarding", "licence", "audit", "support", "rollout"];
 const title = () => `${WORDS[Math.floor(Math.random() * WORDS.length)]} ${Math.random().toString(36).slice(2, 8)} phase ${Math.floor(Math.random() * 9)}`;
 
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))]!;
+const pct = (xs: number[], p: number) => percentile(xs, p / 100);
 const say = (s: string) => process.stdout.write(`${s}\n`);
 
 /** `op` is made before the clock starts (the deal it writes picked), and timed alone. */

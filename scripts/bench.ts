@@ -12,9 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort, freshBinary, waitFor } from "../bench/process-support";
 import { buildShapes, frequentGrams } from "../bench/shapes";
-import { loadConfig } from "../src/config";
-import { createContext } from "../src/context";
-import { bulkSeed } from "../src/stores/sqlite/bulk-load";
+import { BENCH_PASSWORD, benchContext, bigAndSmall, seedOrganizations } from "../bench/seed";
 
 // `bun run bench NAME …` runs another bench instead of this one:
 const OTHER_BENCHES: Record<string, string> = {
@@ -38,7 +36,7 @@ const env = (name: string, fallback: number) => Number(process.env[name] ?? fall
 const BIG = env("BENCH_BIG", 1_000_000);
 const SMALL = env("BENCH_SMALL", 100_000);
 const TENANTS = env("BENCH_TENANTS", 10);
-const PASSWORD = "bench password 1";
+const PASSWORD = BENCH_PASSWORD;
 const root = join(import.meta.dir, "..");
 const dir = mkdtempSync(join(tmpdir(), "suite-bench-"));
 const dbFile = join(dir, "bench.db");
@@ -47,21 +45,8 @@ const bun = process.execPath;
 
 // ---- 1. seed ----
 say(`seeding ${dbFile}: 1 tenant of ${BIG} deals and ${TENANTS - 1} of ${SMALL}...`);
-const seedStarted = performance.now();
-const ctx = createContext({ config: loadConfig({}, { SUITE_DB: dbFile }), log: () => {} });
-const subs = Array.from({ length: TENANTS }, (_, i) => (i === 0 ? "bigco" : `smallco${i}`));
-const tenantIds: string[] = [];
-for (const sub of subs) {
-  const { tenant } = await ctx.tenants.createOrganization(
-    { email: `admin@${sub}.example`, password: PASSWORD, tenant_name: sub, subdomain: sub },
-    { ip: null, userAgent: "bench" },
-    "cli",
-  );
-  tenantIds.push(tenant.id);
-}
-const hash = await ctx.hasher.hash(PASSWORD);
-bulkSeed(ctx.db, subs.map((s, i) => ({ tenantId: tenantIds[i]!, subdomain: s, deals: i === 0 ? BIG : SMALL, passwordHash: hash })), ctx.now());
-const seedSeconds = (performance.now() - seedStarted) / 1000;
+const ctx = benchContext(dbFile);
+const { tenantIds, seconds: seedSeconds } = await seedOrganizations(ctx, bigAndSmall(BIG, SMALL, TENANTS), PASSWORD);
 const big = tenantIds[0]!;
 const users = ctx.db.query("SELECT id, email FROM users WHERE tenant_id = ? AND role = 'member' ORDER BY email").all(big) as { id: string; email: string }[];
 const stages = (ctx.db.query("SELECT key FROM pipeline_stages WHERE tenant_id = ? ORDER BY position").all(big) as { key: string }[]).map((s) => s.key);

@@ -9,11 +9,18 @@
  * Paths narrow both runs: the PostgreSQL run takes those of them inside postgresTestFiles().
  * Options (--bail, -t NAME, …) go to both runs. No PostgreSQL 15+ installed and no
  * SUITE_TEST_DATABASE_URL: it says so and fails, unless SUITE_TEST_SKIP_POSTGRES=1.
+ *
+ *   bun scripts/test.ts --fast [bun test options] [paths]   (npm run test:fast)
+ *
+ * The fast lane: every test file that starts no process (fastTestFiles()), on SQLite only, in
+ * parallel worker processes (one per core), the slowest files first (tests/support/fast-timings.json;
+ * `npm run test:fast -- --update-timings` measures them again). No PostgreSQL, no browser.
  */
 import { randomBytes } from "node:crypto";
 import { Glob } from "bun";
 import { join } from "node:path";
 import { SQLITE_ONLY } from "../tests/support/backend-files";
+import { SLOW } from "../tests/support/slow-files";
 import { type Cluster, postgresBin, startCluster } from "./postgres-cluster";
 
 /**
@@ -22,14 +29,34 @@ import { type Cluster, postgresBin, startCluster } from "./postgres-cluster";
  * SQLite-only (each with its reason), so a new test file runs on both backends unless it says why not.
  */
 export function postgresTestFiles(): string[] {
-  const root = join(import.meta.dir, "..");
   const sqliteOnly = new Set(SQLITE_ONLY);
-  return [...new Glob("tests/**/*.test.ts").scanSync({ cwd: root })].filter((f) => !sqliteOnly.has(f)).sort();
+  return allTestFiles().filter((f) => !sqliteOnly.has(f));
 }
+
+const ROOT = join(import.meta.dir, "..");
+const allTestFiles = () => [...new Glob("tests/**/*.test.ts").scanSync({ cwd: ROOT })].sort();
+
+/**
+ * The fast lane's files: every test file but those tests/support/slow-files.ts lists (each starts
+ * a process: `suite`, a server, a browser …), so a new in-process test file is in it by default.
+ */
+export function fastTestFiles(): string[] {
+  const slow = new Set(SLOW);
+  return allTestFiles().filter((f) => !slow.has(f));
+}
+
+/** The fast lane's paths: the whole lane, or its files inside the given paths (files or folders). */
+export function fastPaths(given: string[]): string[] {
+  const fast = fastTestFiles();
+  if (given.length === 0) return fast;
+  return fast.filter((f) => given.some((g) => norm(f) === norm(g) || norm(f).startsWith(norm(g).replace(/\/?$/, "/"))));
+}
+
+const FAST_TIMINGS = "tests/support/fast-timings.json";
 
 const TIMEOUT = ["--timeout", "30000"];
 /** bun test options followed by a value of their own (the value is no path). */
-const VALUE_OPTIONS = new Set(["-t", "--test-name-pattern", "--timeout", "--rerun-each", "--preload", "--coverage-dir", "--coverage-reporter", "--reporter", "--reporter-outfile", "--seed", "--max-concurrency"]);
+const VALUE_OPTIONS = new Set(["-t", "--test-name-pattern", "--timeout", "--rerun-each", "--preload", "--coverage-dir", "--coverage-reporter", "--reporter", "--reporter-outfile", "--seed", "--max-concurrency", "--timings", "--shard", "--parallel-delay"]);
 
 interface Summary {
   name: string;
@@ -37,6 +64,8 @@ interface Summary {
   seconds: number;
   /** bun test's closing lines: "N pass", "N fail", "Ran N tests across M files". */
   lines: string[];
+  /** CPU time of bun test and its workers (user + system). */
+  cpuSeconds: number;
 }
 
 /** Splits what npm test was given into options (for both runs) and paths (filters). */
@@ -90,7 +119,8 @@ async function runBunTest(name: string, args: string[], env: Record<string, stri
   };
   await Promise.all([pump(p.stdout as ReadableStream<Uint8Array>, process.stdout), pump(p.stderr as ReadableStream<Uint8Array>, process.stderr), p.exited]);
   child = null;
-  return { name, code: p.exitCode ?? 1, seconds: (performance.now() - started) / 1000, lines: tail };
+  const cpu = p.resourceUsage()?.cpuTime;
+  return { name, code: p.exitCode ?? 1, seconds: (performance.now() - started) / 1000, lines: tail, cpuSeconds: cpu ? Number(cpu.total) / 1e6 : Number.NaN };
 }
 
 function loud(lines: string[]): void {
@@ -98,8 +128,36 @@ function loud(lines: string[]): void {
   process.stderr.write(`\n${bar}\n${lines.map((l) => `!! ${l}`).join("\n")}\n${bar}\n\n`);
 }
 
+/** npm run test:fast: the in-process files on SQLite, in parallel workers, slowest first. */
+async function fast(options: string[], paths: string[]): Promise<number> {
+  const files = fastPaths(paths);
+  if (files.length === 0) {
+    process.stderr.write(`npm run test:fast: none of ${paths.join(", ")} is in the fast lane (tests/support/slow-files.ts lists the others)\n`);
+    return 1;
+  }
+  const lane = [
+    ...(options.some((o) => o.startsWith("--parallel")) ? [] : [`--parallel=${navigator.hardwareConcurrency}`]),
+    // One global and module registry per worker, as `npm test`'s single process has.
+    ...(options.includes("--isolate") ? [] : ["--no-isolate"]),
+    `--timings=${join(ROOT, FAST_TIMINGS)}`,
+  ];
+  const env = { ...process.env, SUITE_TEST_BACKEND: "sqlite", SUITE_TEST_DATABASE_URL: undefined };
+  const s = await runBunTest("fast", [...TIMEOUT, ...lane, ...options, ...files], env);
+  // The CPU time too: on a machine others load, the steadier figure than the wall time.
+  process.stdout.write(
+    `\n== npm run test:fast: ${files.length} files in-process on SQLite (${SLOW.length} more in npm test: tests/support/slow-files.ts)\n` +
+      `${s.code === 0 ? "passed" : `FAILED (exit ${s.code})`} in ${s.seconds.toFixed(0)} s, ${s.cpuSeconds.toFixed(0)} s of CPU; ${s.lines.join("; ")}\n`,
+  );
+  return s.code === 0 ? 0 : 1;
+}
+
 async function main(): Promise<number> {
-  const { options, paths } = splitArgs(process.argv.slice(2));
+  const argv = process.argv.slice(2);
+  if (argv.includes("--fast")) {
+    const { options, paths } = splitArgs(argv.filter((a) => a !== "--fast"));
+    return fast(options, paths);
+  }
+  const { options, paths } = splitArgs(argv);
   const given = process.env.SUITE_TEST_DATABASE_URL || null;
   const skip = process.env.SUITE_TEST_SKIP_POSTGRES === "1";
   const pgPaths = postgresPaths(paths);
@@ -151,7 +209,7 @@ async function main(): Promise<number> {
 
   process.stdout.write("\n== npm test: both runs\n");
   for (const s of summaries) {
-    process.stdout.write(`${s.name}: ${s.code === 0 ? "passed" : `FAILED (exit ${s.code})`} in ${s.seconds.toFixed(0)} s; ${s.lines.join("; ")}\n`);
+    process.stdout.write(`${s.name}: ${s.code === 0 ? "passed" : `FAILED (exit ${s.code})`} in ${s.seconds.toFixed(0)} s (${s.cpuSeconds.toFixed(0)} s of CPU); ${s.lines.join("; ")}\n`);
   }
   return summaries.some((s) => s.code !== 0) ? 1 : 0;
 }

@@ -1,8 +1,9 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { postgresPaths, postgresTestFiles, splitArgs } from "../../scripts/test";
+import { fastPaths, fastTestFiles, postgresPaths, postgresTestFiles, splitArgs } from "../../scripts/test";
 import { SQLITE_ONLY } from "../support/backend-files";
+import { SLOW } from "../support/slow-files";
 
 /** npm test's runner (scripts/test.ts): what each of its two runs is given. */
 describe("scripts/test.ts", () => {
@@ -36,5 +37,16 @@ describe("scripts/test.ts", () => {
     expect(files.some((f) => f.startsWith("tests/stores/"))).toBe(true);
     expect(files.some((f) => f.startsWith("tests/multi-instance/"))).toBe(true);
     expect(files.length).toBeGreaterThan(60);
+  });
+
+  test("the fast lane takes the in-process files, or those of them inside the given paths", () => {
+    expect(fastPaths([])).toEqual(fastTestFiles());
+    for (const p of SLOW) expect(fastTestFiles()).not.toContain(p);
+    expect(fastPaths(["tests/auth/login.test.ts"])).toEqual(["tests/auth/login.test.ts"]);
+    // A file that starts processes is not in the lane even when named.
+    expect(fastPaths(["tests/cli/cli.test.ts"])).toEqual([]);
+    const cli = fastPaths(["tests/cli/"]);
+    expect(cli.length).toBeGreaterThan(0);
+    expect(cli.every((f) => f.startsWith("tests/cli/") && !SLOW.includes(f))).toBe(true);
   });
 });

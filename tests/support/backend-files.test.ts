@@ -18,6 +18,7 @@ const NAMES_SQLITE_BUT_RUNS_ON_BOTH: Record<string, string> = {
   "tests/config.test.ts": "parses SUITE_DB; opens no database",
   "tests/team/manage.test.ts": "its one SQLite catalogue test is skipped on PostgreSQL",
   "tests/support/backend-files.test.ts": "this file",
+  "tests/support/slow-files.test.ts": "names the spawning patterns it looks for; opens no database",
   "tests/cli/copy-to-postgres.test.ts": "copies a SQLite file into PostgreSQL: it runs (unskipped) in the PostgreSQL run",
   "tests/security-log/audit-stream.test.ts": "its one EXPLAIN QUERY PLAN test is skipped on PostgreSQL",
   "tests/crm/deals.test.ts": "reaches ctx.db only in its SQLite branch (ctx.pg on PostgreSQL)",

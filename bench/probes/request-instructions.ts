@@ -3,17 +3,17 @@
 // under valgrind takes minutes), then runs itself under callgrind twice, with INSTR_FEW and
 // INSTR_MANY requests after the same warm-up, and divides the difference by the difference in
 // requests: start-up, seeding and the warm-up cancel out.
-//   bun bench/request-instructions.ts [DB] [DIR ...]   (DIR: other checkouts, e.g. main's, measured the same way)
+//   bun bench/probes/request-instructions.ts [DB] [DIR ...]   (DIR: other checkouts, e.g. main's, measured the same way)
 // The DB is request-profile.ts's (seeded with PROFILE_DEALS deals when missing). Needs valgrind.
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { resolve } from "node:path";
 import { benchMemberToken } from "./member-login";
-import { eventLoopTurns } from "./process-support";
+import { eventLoopTurns } from "../process-support";
 
 const PASSWORD = "profile password 1";
 const SECRET = "profile-secret-profile-secret-0123456789";
-const here = resolve(import.meta.dir, "..");
+const here = resolve(import.meta.dir, "..", "..");
 
 async function contextOf(dir: string, dbFile: string) {
   const { createContext } = await import(`${dir}/src/context.ts`);
@@ -48,14 +48,14 @@ if (process.env.INSTR_CHILD) {
 
 const dbFile = process.argv[2] ?? "/tmp/suite-profile.db";
 const dirs = [here, ...process.argv.slice(3).map((d) => resolve(d))];
-if (!existsSync(dbFile)) throw new Error(`${dbFile} is missing: run bench/request-profile.ts ${dbFile} once to seed it`);
+if (!existsSync(dbFile)) throw new Error(`${dbFile} is missing: run bench/probes/request-profile.ts ${dbFile} once to seed it`);
 const few = Number(process.env.INSTR_FEW ?? 200);
 const many = Number(process.env.INSTR_MANY ?? 1200);
 const warm = Number(process.env.INSTR_WARM ?? 3000);
 
 // A member's access token, signed in natively (the secret is fixed, so the children accept it).
 const ctx = await contextOf(here, dbFile);
-const { createApp } = await import("../src/app");
+const { createApp } = await import("../../src/app");
 const app = createApp(ctx);
 const token = await benchMemberToken(app, ctx.db, PASSWORD);
 ctx.close();

@@ -3,20 +3,21 @@
 // access-log line, the framework with no work), and the same work in a straight line without the
 // framework. The fastest of several rounds is the steadier figure on a machine others load. Logs
 // go to stdout as in production: run it with stdout sent to /dev/null.
-//   bun bench/request-profile.ts [DB] > /dev/null     (DB seeded with PROFILE_DEALS deals when missing)
+//   bun bench/probes/request-profile.ts [DB] > /dev/null     (DB seeded with PROFILE_DEALS deals when missing)
 // PROFILE_ONLY=name runs only the parts whose name contains it; PROFILE_N sets the iterations.
 // PROFILE_BASE=DIR (another checkout, e.g. `git worktree add DIR main`) times the whole request
 // through DIR's app and this one's in alternating rounds, in this one process: a before/after
 // that a loaded machine disturbs alike.
 import { existsSync } from "node:fs";
 import { Elysia } from "elysia";
-import { createApp } from "../src/app";
-import { loadConfig } from "../src/config";
-import { createContext } from "../src/context";
-import { bulkSeed } from "../src/stores/sqlite/bulk-load";
-import { readDealQuery } from "../src/crm/routes";
+import { createApp } from "../../src/app";
+import { loadConfig } from "../../src/config";
+import { createContext } from "../../src/context";
+import { readDealQuery } from "../../src/crm/routes";
 import { benchMemberToken } from "./member-login";
-import { eventLoopTurns } from "./process-support";
+import { eventLoopTurns } from "../process-support";
+import { seedOrganizations } from "../seed";
+import { median } from "../stats";
 
 const dbFile = process.argv[2] ?? "/tmp/suite-profile.db";
 const N = Number(process.env.PROFILE_N ?? 20_000);
@@ -31,12 +32,7 @@ const ctx = createContext({
   config: loadConfig({}, { SUITE_DB: dbFile, SUITE_ACCESS_TTL: "7200", SUITE_JWT_SECRET: "profile-secret-profile-secret-0123456789" }),
 });
 if (fresh) {
-  const { tenant } = await ctx.tenants.createOrganization(
-    { email: "admin@bigco.example", password: PASSWORD, tenant_name: "bigco", subdomain: "bigco" },
-    { ip: null, userAgent: "profile" },
-    "cli",
-  );
-  bulkSeed(ctx.db, [{ tenantId: tenant.id, subdomain: "bigco", deals: Number(process.env.PROFILE_DEALS ?? 100_000), passwordHash: await ctx.hasher.hash(PASSWORD) }], ctx.now());
+  await seedOrganizations(ctx, [{ subdomain: "bigco", deals: Number(process.env.PROFILE_DEALS ?? 100_000) }], PASSWORD, "profile");
 }
 const app = createApp(ctx);
 const token = await benchMemberToken(app, ctx.db, PASSWORD);
@@ -66,11 +62,10 @@ async function part(name: string, fn: () => unknown, n = N, batch = 1) {
     }
     rounds.push(((performance.now() - t) * 1000) / per / batch);
   }
-  rounds.sort((a, b) => a - b);
   const cpu = process.cpuUsage(cpuBefore);
   const calls = per * ROUNDS * batch;
   say(
-    `${name.padEnd(36)} best ${rounds[0]!.toFixed(1).padStart(6)} µs   median ${rounds[Math.floor(ROUNDS / 2)]!.toFixed(1).padStart(6)} µs   cpu ${((cpu.user + cpu.system) / calls).toFixed(1).padStart(6)} µs`,
+    `${name.padEnd(36)} best ${Math.min(...rounds).toFixed(1).padStart(6)} µs   median ${median(rounds).toFixed(1).padStart(6)} µs   cpu ${((cpu.user + cpu.system) / calls).toFixed(1).padStart(6)} µs`,
   );
 }
 

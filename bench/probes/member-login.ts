@@ -1,4 +1,4 @@
-import type { Db } from "../src/db/database";
+import type { Db } from "../../src/db/database";
 
 /**
  * The in-process benches' signed-in member: the first member of `bigco` (alphabetically) signs in

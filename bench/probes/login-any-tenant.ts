@@ -1,13 +1,14 @@
 // What a sign-in without a tenant costs, by how many accounts the address has (issue 13, 2a):
-// bun bench/login-any-tenant.ts [ROUNDS] [pooled]. In-process app, the server's own hasher (argon2
+// bun bench/probes/login-any-tenant.ts [ROUNDS] [pooled]. In-process app, the server's own hasher (argon2
 // on its threads, one lane per core; `pooled`: Bun.password's pool, whose threads are not under
 // SCHED_IDLE, steadier on a machine others load); the rounds interleave the addresses, so load
 // drifts hit all alike.
-import { createApp } from "../src/app";
-import { loadConfig } from "../src/config";
-import { createContext } from "../src/context";
-import { openDatabase } from "../src/db/database";
-import { createPasswordHasher, threadedPasswordHasher } from "../src/security/passwords";
+import { createApp } from "../../src/app";
+import { loadConfig } from "../../src/config";
+import { createContext } from "../../src/context";
+import { openDatabase } from "../../src/db/database";
+import { createPasswordHasher, threadedPasswordHasher } from "../../src/security/passwords";
+import { percentile } from "../stats";
 
 const rounds = Number(process.argv[2] ?? 20);
 const config = loadConfig({}, { SUITE_DB: ":memory:" });
@@ -44,8 +45,7 @@ for (let r = 0; r < rounds; r++) {
   ctx.db.run("DELETE FROM rate_limits");
 }
 for (const [name, ts] of times) {
-  ts.sort((a, b) => a - b);
-  const q = (p: number) => ts[Math.min(ts.length - 1, Math.floor(p * ts.length))]!.toFixed(1);
+  const q = (p: number) => percentile(ts, p).toFixed(1);
   console.log(`${name.padEnd(26)} p50 ${q(0.5)} ms  p90 ${q(0.9)} ms  (${ts.length} sign-ins)`);
 }
 ctx.close();

@@ -3,19 +3,20 @@
 // tenant-first keys): a link mailed before links named their tenant, one probe of a
 // (tenant_id, token_hash) key per organization; and, beside them, the tenant-less sign-in's and
 // magic-link/reset targets' address lookups, which go through the address directory since schema 54
-// (`bun run bench tenants` measures those at up to 100,000 organizations). `bun bench/tenant-less-lookup.ts [DIR] [ROUNDS]`: a PostgreSQL cluster kept in DIR
+// (`bun run bench tenants` measures those at up to 100,000 organizations). `bun bench/probes/tenant-less-lookup.ts [DIR] [ROUNDS]`: a PostgreSQL cluster kept in DIR
 // (default /work/benchdb/mailed/pg; made on first use), one database per organization count,
 // seeded once. Prints each statement's plan once and its server execution time (EXPLAIN ANALYZE,
 // median of ROUNDS) and the store call's time as the app sees it (median of ROUNDS).
-import { startCluster } from "../scripts/postgres-cluster";
-import { createPostgresAccountTokensStore } from "../src/stores/postgres/account-tokens";
-import { inEveryTenant, openPostgres, type Pg } from "../src/stores/postgres/database";
-import { createPostgresInvitationsStore } from "../src/stores/postgres/invitations";
-import { createPostgresMagicLinksStore } from "../src/stores/postgres/magic-links";
-import { migratePostgres } from "../src/stores/postgres/migrate";
-import { emailHash, emailHashSql } from "../src/stores/postgres/user-directory";
-import { USERS_BY_EMAIL_ANY_TENANT, createPostgresUsersStore } from "../src/stores/postgres/users";
-import { BENCH_PG_SETTINGS } from "./postgres-support";
+import { startCluster } from "../../scripts/postgres-cluster";
+import { createPostgresAccountTokensStore } from "../../src/stores/postgres/account-tokens";
+import { inEveryTenant, openPostgres, type Pg } from "../../src/stores/postgres/database";
+import { createPostgresInvitationsStore } from "../../src/stores/postgres/invitations";
+import { createPostgresMagicLinksStore } from "../../src/stores/postgres/magic-links";
+import { migratePostgres } from "../../src/stores/postgres/migrate";
+import { emailHash, emailHashSql } from "../../src/stores/postgres/user-directory";
+import { USERS_BY_EMAIL_ANY_TENANT, createPostgresUsersStore } from "../../src/stores/postgres/users";
+import { BENCH_PG_SETTINGS } from "../postgres-support";
+import { median } from "../stats";
 
 const dir = process.argv[2] ?? "/work/benchdb/mailed/pg";
 const rounds = Number(process.argv[3] ?? 30);
@@ -24,7 +25,6 @@ const USERS_PER_ORG = 5;
 const TOKENS_PER_ORG = 10;
 
 const cluster = await startCluster({ dir, settings: BENCH_PG_SETTINGS });
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 /**
  * N organizations of USERS_PER_ORG members, with TOKENS_PER_ORG magic links, resets and

@@ -1,13 +1,14 @@
 // The deal list's query functions timed in-process on a seeded database (no HTTP): every search
-// shape against p50/p99, repeatable on a loaded machine. bun bench/search-probe.ts DB [REPS]
+// shape against p50/p99, repeatable on a loaded machine. bun bench/probes/search-probe.ts DB [REPS]
 // PROBE_TENANT names the big tenant's subdomain (default bigco). Seeds DB (1 tenant of PROBE_BIG deals beside 9 of PROBE_SMALL) when it does not exist yet.
 import { existsSync } from "node:fs";
-import { loadConfig } from "../src/config";
-import { createContext } from "../src/context";
-import { openDatabase } from "../src/db/database";
-import { bulkSeed } from "../src/stores/sqlite/bulk-load";
-import { createSqliteDealsQuery as createNew } from "../src/stores/sqlite/deals-query";
-import type { DealListQuery, SortField } from "../src/crm/model";
+import { loadConfig } from "../../src/config";
+import { createContext } from "../../src/context";
+import { openDatabase } from "../../src/db/database";
+import { createSqliteDealsQuery as createNew } from "../../src/stores/sqlite/deals-query";
+import type { DealListQuery, SortField } from "../../src/crm/model";
+import { bigAndSmall, seedOrganizations } from "../seed";
+import { percentile } from "../stats";
 
 const [dbFile, repsText] = process.argv.slice(2);
 const REPS = Number(repsText ?? 30);
@@ -16,20 +17,8 @@ const SMALL = Number(process.env.PROBE_SMALL ?? 100_000);
 const fresh = !existsSync(dbFile!);
 const ctx = fresh || !process.env.PROBE_OLD ? createContext({ config: loadConfig({}, { SUITE_DB: dbFile! }), log: () => {} }) : null!;
 if (fresh) {
-  const subs = Array.from({ length: 10 }, (_, i) => (i === 0 ? "bigco" : `smallco${i}`));
-  const ids: string[] = [];
-  for (const sub of subs) {
-    const { tenant } = await ctx.tenants.createOrganization(
-      { email: `admin@${sub}.example`, password: "probe password 1", tenant_name: sub, subdomain: sub },
-      { ip: null, userAgent: "probe" },
-      "cli",
-    );
-    ids.push(tenant.id);
-  }
-  const hash = await ctx.hasher.hash("probe password 1");
-  const t0 = performance.now();
-  bulkSeed(ctx.db, subs.map((s, i) => ({ tenantId: ids[i]!, subdomain: s, deals: i === 0 ? BIG : SMALL, passwordHash: hash })), ctx.now());
-  console.log(`seeded in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  const { seconds } = await seedOrganizations(ctx, bigAndSmall(BIG, SMALL, 10), "probe password 1", "probe");
+  console.log(`seeded in ${seconds.toFixed(1)} s`);
 }
 // PROBE_OLD compares with an older module on a database at its older schema: opened as is, not migrated.
 const db = process.env.PROBE_OLD ? openDatabase(dbFile!) : ctx.db;
@@ -66,7 +55,7 @@ async function time(name: string, variants: DealListQuery[]) {
     for (const { v, cpu } of worst.slice(0, Number(process.env.PROBE_SLOWEST)))
       console.log(`  ${cpu.toFixed(1).padStart(7)} ms  ${JSON.stringify({ ...v, assignee: v.assignee === null ? null : v.assignee === "" ? "none" : "user", page: undefined, size: undefined })}`);
   }
-  const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))]!.toFixed(2).padStart(7);
+  const pct = (xs: number[], p: number) => percentile(xs, p).toFixed(2).padStart(7);
   console.log(`${name.padEnd(44)} wall p50 ${pct(times, 0.5)} p99 ${pct(times, 0.99)}   cpu p50 ${pct(cpus, 0.5)} p99 ${pct(cpus, 0.99)}  n ${times.length}`);
 }
 

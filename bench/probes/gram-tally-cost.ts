@@ -1,8 +1,8 @@
 // What counting deal_gram_counts (1-3 character pieces since version 12) in JS adds to a bulk seed: GramTally over the stored search texts of
 // a seeded database's largest organization (process CPU time), and the count of rows it writes.
-// bun bench/gram-tally-cost.ts DB
+// bun bench/probes/gram-tally-cost.ts DB
 import { Database } from "bun:sqlite";
-import { GramTally } from "../src/db/deal-grams";
+import { GramTally } from "../../src/db/deal-grams";
 
 const db = new Database(process.argv[2]!, { readonly: true });
 const big = db.query("SELECT tenant_id FROM deal_counts WHERE assignee = '*' GROUP BY tenant_id ORDER BY sum(n) DESC LIMIT 1").get() as { tenant_id: string };

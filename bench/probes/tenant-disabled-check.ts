@@ -1,12 +1,12 @@
 // What `suite tenant disable` costs every authenticated request: the session lookup reads the
 // tenant's disabled_at in the statement it already runs (the tenant is joined for its subdomain).
 // Times that lookup with and without the column, interleaved, and authenticate() as a whole.
-// bun bench/tenant-disabled-check.ts [N]   (a throwaway database in the temp folder)
+// bun bench/probes/tenant-disabled-check.ts [N]   (a throwaway database in the temp folder)
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadConfig } from "../src/config";
-import { createContext } from "../src/context";
+import { loadConfig } from "../../src/config";
+import { createContext } from "../../src/context";
 
 const N = Number(process.argv[2] ?? 200_000);
 const dir = mkdtempSync(join(tmpdir(), "suite-bench-"));
