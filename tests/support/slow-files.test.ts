@@ -38,7 +38,8 @@ function spawnIn(file: string, visiting = new Set<string>()): string | null {
   const hit = SPAWNS.exec(text);
   let found: string | null = hit ? `${relative(ROOT, file)}: ${hit[0]}` : null;
   if (!found) {
-    for (const imp of (file.endsWith(".tsx") ? tsx : ts).scanImports(text)) {
+    // A script's "#!/usr/bin/env bun" line is no TypeScript for the scanner.
+    for (const imp of (file.endsWith(".tsx") ? tsx : ts).scanImports(text.replace(/^#!.*/, ""))) {
       const next = resolved(file, imp.path);
       found = next ? spawnIn(next, visiting) : null;
       if (found) break;
