@@ -16,9 +16,11 @@ import { type EmptyDatabase, TEST_DATABASE_URL, emptyPostgresDatabase } from "..
  * Not tenant data: a reference table (tenants), the coordinator's own (rate_limits, mail_outbox,
  * settings, schema_version, unnamed_links_until: one row of the migration's), and the address
  * directory (schema 54: distributed by email_hash, so that a lookup naming no organization reads
- * one shard; its key starts with the address's hash).
+ * one shard; its key starts with the address's hash), and passkey_challenges (schema 60: five-minute,
+ * single-use challenges found by their hash alone, like rate_limits the coordinator's; one asked on
+ * the base domain names no organization yet, since the credential will).
  */
-const NOT_TENANT_DATA = ["settings", "tenants", "rate_limits", "mail_outbox", "schema_version", "user_directory", "unnamed_links_until"];
+const NOT_TENANT_DATA = ["settings", "tenants", "rate_limits", "mail_outbox", "schema_version", "user_directory", "unnamed_links_until", "passkey_challenges"];
 
 const dbs: EmptyDatabase[] = [];
 const pools: Pg[] = [];

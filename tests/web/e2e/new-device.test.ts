@@ -62,7 +62,7 @@ async function signIn(context: BrowserContext) {
   await w.page.goto(`${suite.origin("ndco")}/sign-in`);
   await w.page.getByLabel("Email").fill(EMAIL);
   await w.page.getByLabel("Password").fill(PASSWORD);
-  await w.page.getByRole("button", { name: "Sign in" }).click();
+  await w.page.getByRole("button", { name: "Sign in", exact: true }).click();
   await w.page.waitForURL(`${suite.origin("ndco")}/deals`);
   await w.page.getByRole("navigation", { name: "Main" }).waitFor();
   return w;

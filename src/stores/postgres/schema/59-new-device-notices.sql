@@ -14,7 +14,7 @@ CREATE TABLE known_devices (
   PRIMARY KEY (tenant_id, user_id, device_hash),
   FOREIGN KEY (tenant_id, user_id) REFERENCES users (tenant_id, id) ON DELETE CASCADE
 );
-CREATE INDEX known_devices_by_last_seen ON known_devices (last_seen_at);
+CREATE INDEX known_devices_by_last_seen ON known_devices (tenant_id, last_seen_at);
 
 -- The "this wasn't me" link of a new-device mail: SHA-256 of its token, the session that sign-in
 -- opened (its id and start). Used once, within 7 days: it ends that session and every later one.
@@ -30,4 +30,4 @@ CREATE TABLE sign_in_notices (
   PRIMARY KEY (tenant_id, token_hash),
   FOREIGN KEY (tenant_id, user_id) REFERENCES users (tenant_id, id) ON DELETE CASCADE
 );
-CREATE INDEX sign_in_notices_by_expiry ON sign_in_notices (expires_at);
+CREATE INDEX sign_in_notices_by_expiry ON sign_in_notices (tenant_id, expires_at);
