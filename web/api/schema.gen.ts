@@ -1607,6 +1607,8 @@ export interface components {
             tenant: components["schemas"]["TenantRead"];
             /** @description Whether the account has a password of its own (false after joining through an identity provider, until one is set with POST /auth/password/forgot and its link) */
             has_password: boolean;
+            /** @description What the organization's sign-in policy still asks of the user before anything else answers (403 policy_setup_required); null when they comply */
+            policy_setup: "passkey" | "passkey_or_2fa" | null;
         };
         /** NotMeDone */
         NotMeDone: {
@@ -1823,6 +1825,10 @@ export interface components {
             modules: string[];
             /** Format: date-time */
             created_at: string;
+            /** @description Every member must sign in with a passkey or 2FA */
+            require_passkey_or_2fa: boolean;
+            /** @description Admins must hold a passkey */
+            require_passkey_for_admins: boolean;
         };
         /** TlsAskAnswer */
         TlsAskAnswer: {
@@ -2639,6 +2645,10 @@ export interface operations {
                 "application/json": {
                     name?: string;
                     modules?: ("crm" | "users")[];
+                    /** @description Every member must sign in with a passkey or 2FA */
+                    require_passkey_or_2fa?: boolean;
+                    /** @description Admins must hold a passkey */
+                    require_passkey_for_admins?: boolean;
                 };
             };
         };
