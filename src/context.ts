@@ -103,7 +103,9 @@ export function createContext(opts: ContextOptions) {
   const idempotency = createIdempotencyService({ now, store: stores.idempotency });
   // TOTP secrets are sealed under SUITE_ENCRYPTION_KEY, or the key file's key.
   const secretBox = createSecretBox(keys.encryptionKey);
-  const twoFactor = createTwoFactorService({ config, now, repo: stores.twoFactor, box: secretBox, users, tenants, tokens, hasher, limiter, limits, auth, audit });
+  const twoFactor = createTwoFactorService({ config, now, repo: stores.twoFactor, box: secretBox, users, tenants, tokens, hasher, limiter, limits, auth, audit,
+    passkeyCount: async (tenantId, userId) => (await stores.passkeys.list(tenantId, userId)).length,
+  });
   // Every first factor (password, with or without a tenant named; magic link) ends here: a disabled
   // organization's members get 403 tenant_disabled, not a session or a challenge.
   const secondFactorGate: SecondFactorGate = async (user, method, req) => {
@@ -129,6 +131,7 @@ export function createContext(opts: ContextOptions) {
     config, now, repo: stores.passkeys, users, tenants, auth, limiter, limits, audit,
     tenantInService: (id) => tenantsService.requireInService(id),
     identities: async (tenantId, userId) => (await stores.oidc.identitiesOfUser(tenantId, userId, 1, 0)).length,
+    twoFactorOn: async (tenantId, userId) => (await stores.twoFactor.get({ tenantId, userId }))?.enabled_at != null,
   });
   const support = createSupportService({ now, users, members: stores.members, passwords: stores.passwords, sessions, support: stores.support, hasher, limiter, limits });
   const password = createPasswordService({

@@ -1,6 +1,6 @@
 /** The app: resolves the session once, then shows the screen the path names (web/routes.tsx). */
 import { useEffect, useRef, useState } from "preact/hooks";
-import { api, setSignedOutHandler, stopRefresh, type Me } from "./api/client";
+import { api, setPolicySetupHandler, setSignedOutHandler, stopRefresh, type Me } from "./api/client";
 import { HOME, PUBLIC_ROUTES, WORKSPACE_ROUTES, match } from "./routes";
 import { currentSubdomain } from "./shared/config";
 import { Layout, PublicFrame } from "./shared/layout";
@@ -10,6 +10,7 @@ import { ErrorBox, Loading } from "./shared/states";
 import { continueHandoff, finishHandoff } from "./sign-in/handoff";
 import { ModuleOff } from "./organization/module-off";
 import { PasskeyOffer } from "./account/passkey-offer";
+import { SIGN_IN_SETUP } from "./account/sign-in-setup";
 
 export function App() {
   const { path } = useLocation();
@@ -38,6 +39,8 @@ export function App() {
       const here = location.pathname + location.search;
       navigate(`/sign-in${here === "/" ? "" : `?next=${encodeURIComponent(here)}`}`);
     });
+    // The organization's sign-in policy started holding this user back (it was just turned on): re-read who they are.
+    setPolicySetupHandler(() => void reload());
     if (!workspace) {
       // The base page's half of a handoff (sign-in/handoff.ts): it may navigate away at once.
       continueHandoff();
@@ -74,10 +77,14 @@ export function App() {
     return <Redirect to={target} />;
   }
   if (me && r.path === "/sign-in") return <Redirect to={new URLSearchParams(location.search).get("next") ?? HOME} />;
+  // Until they comply with the sign-in policy, the setup screen is the only one (the server answers nothing else).
+  if (me?.policy_setup && r.auth && r.path !== SIGN_IN_SETUP) return <Redirect to={SIGN_IN_SETUP} />;
   const Screen = r.screen;
   return (
     <SessionContext.Provider value={session}>
-      {r.auth ? (
+      {r.path === SIGN_IN_SETUP ? (
+        <Screen />
+      ) : r.auth ? (
         <Layout>
           <PasskeyOffer />
           {r.admin && me?.user.role !== "admin" ? (

@@ -4,6 +4,7 @@
  */
 import type { ComponentType } from "preact";
 import AccountScreen from "./account";
+import SignInSetupScreen, { SIGN_IN_SETUP } from "./account/sign-in-setup";
 import AccountsScreen from "./accounts";
 import ContactsScreen from "./contacts";
 import DealsScreen from "./deals";
@@ -52,6 +53,8 @@ export const WORKSPACE_ROUTES: Route[] = [
   { path: "/security-log", screen: SecurityLogScreen, auth: true, admin: true, title: "Security log" },
   { path: "/import", module: "crm", screen: ImportScreen, auth: true, title: "Import" },
   { path: "/settings", screen: AccountScreen, auth: true, title: "My account" },
+  // Outside the layout (web/app.tsx): a member the sign-in policy holds back can open nothing else.
+  { path: SIGN_IN_SETUP, screen: SignInSetupScreen, auth: true, title: "Secure your sign-in" },
 ];
 
 /** Where a signed-in visitor of "/" (or an unknown path) goes. */

@@ -41,7 +41,11 @@ export interface SessionPrincipalRow extends SessionRow {
 export type SessionAccessRow = Pick<
   SessionPrincipalRow,
   "id" | "tenant_id" | "user_id" | "last_used_at" | "expires_at" | "proven_at" | "revoked_at" | "role" | "email" | "subdomain" | "tenant_disabled_at"
-> & { has_module: boolean };
+> & {
+  has_module: boolean;
+  /** What the organization's sign-in policy still asks of the user; null when they comply (or no policy is on). */
+  policy_setup: "passkey" | "passkey_or_2fa" | null;
+};
 
 /** An outstanding 2FA challenge (a temp_token), spent by the verify that succeeds. */
 export interface ChallengeRow {

@@ -85,7 +85,7 @@ export const authRoutes = (ctx: Context) => {
       async ({ auth }) => {
         const user = await ctx.repos.users.byId(auth.tenantId, auth.userId);
         if (!user) throw errors.sessionRevoked();
-        return { user: toUserRead(user), tenant: await ctx.tenants.read(auth.tenantId), has_password: hasPassword(user) } satisfies Me;
+        return { user: toUserRead(user), tenant: await ctx.tenants.read(auth.tenantId), has_password: hasPassword(user), policy_setup: auth.policySetup ?? null } satisfies Me;
       },
       doc({ summary: "The signed-in user and their organization", tags: ["auth"], auth: true, ok: { 200: ["Me", Me] } }),
     )

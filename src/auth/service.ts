@@ -143,6 +143,7 @@ export function createAuthService(d: AuthDeps) {
       provenAt: s.proven_at,
     };
     if (module !== "") p.moduleOn = s.has_module;
+    if (s.policy_setup !== null) p.policySetup = s.policy_setup;
     return p;
   }
 

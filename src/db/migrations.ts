@@ -17,6 +17,7 @@ import v17 from "./migrations/0017-idempotency-keys.sql" with { type: "text" };
 import v18 from "./migrations/0018-import-jobs.sql" with { type: "text" };
 import v19 from "./migrations/0019-new-device-notices.sql" with { type: "text" };
 import v20 from "./migrations/0020-passkeys.sql" with { type: "text" };
+import v21 from "./migrations/0021-sign-in-policy.sql" with { type: "text" };
 import type { Db } from "./database";
 import { recountDealGrams } from "./deal-grams";
 import { recountDealKeyGrams } from "./deal-key-grams";
@@ -57,6 +58,7 @@ export const MIGRATIONS: Migration[] = [
   { version: 18, name: "imports are background jobs with an undo log; accounts, contacts and deals carry an external id", sql: v18 },
   { version: 19, name: "known devices per user, and the new-device mail's \"this wasn't me\" links", sql: v19 },
   { version: 20, name: "passkeys (WebAuthn credentials) and their single-use challenges", sql: v20 },
+  { version: 21, name: "the organization's sign-in policy: members must use a passkey or 2FA, admins a passkey", sql: v21 },
 ];
 
 /**

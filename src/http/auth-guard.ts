@@ -4,6 +4,7 @@ import type { Context } from "../context";
 import { SESSION_COOKIE } from "./cookies";
 import { checkCsrf } from "./csrf";
 import { errors } from "../kernel/errors";
+import { checkPolicySetup } from "./policy-setup";
 import { requestPath } from "./request-path";
 import { requestedSubdomain } from "./tenancy";
 
@@ -34,7 +35,8 @@ export function cookieValue(header: string | null, name: string): string | undef
 /**
  * Resolves `auth` (the Principal) for every route registered after it: a bearer header or the
  * svc_session cookie, a live session, the tenant the request names, and CSRF for cookies; then,
- * when `module` is given, 403 module_disabled unless the organization has it.
+ * when `module` is given, 403 module_disabled unless the organization has it; then 403
+ * policy_setup_required for a member who must first set up a passkey or 2FA.
  * It runs before the body is validated (derive, not resolve), as FastAPI's dependencies do: a
  * caller without credentials learns 401, not the shape of the body, and a cross-site cookie
  * request is refused whatever it sends.
@@ -66,6 +68,8 @@ export const authGuard = (ctx: Context, opts: { module?: ModuleName } = {}) =>
       if (viaCookie) checkCsrf(request.method, headers, ctx.config.baseDomain, requestPath(request.url));
       // Before the body is validated, as FastAPI's dependencies run: a tenant without the module learns 403.
       if (opts.module && !moduleOn) throw errors.moduleDisabled(opts.module);
+      // A member the organization's sign-in policy holds back may only set up what it asks for.
+      if (principal.policySetup !== undefined) checkPolicySetup(principal, request.method, requestPath(request.url));
       return { auth: principal };
     },
   );

@@ -55,6 +55,15 @@ export const errors = {
     new AppError(400, "tenant_required", "This email belongs to several organizations: name one with the X-Tenant header or its subdomain."),
   tenantNotFound: () => new AppError(404, "tenant_not_found", "No organization has this subdomain."),
   /** The operator disabled the organization (`suite tenant disable`): its data is kept, nothing answers. */
+  policySetupRequired: (what: "passkey" | "passkey_or_2fa") =>
+    new AppError(
+      403,
+      "policy_setup_required",
+      what === "passkey"
+        ? "Your organization requires admins to sign in with a passkey: add one in My account to continue."
+        : "Your organization requires a passkey or two-factor authentication: set one up in My account to continue.",
+    ),
+  requiredByPolicy: (detail: string) => new AppError(409, "required_by_policy", detail),
   tenantDisabled: () => new AppError(403, "tenant_disabled", "This organization is disabled: ask the operator of this server."),
   csrf: () => new AppError(403, "csrf_failed", "Cross-site request refused."),
   notFound: (what = "Not found.") => new AppError(404, "not_found", what),

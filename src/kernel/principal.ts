@@ -35,7 +35,15 @@ export interface Principal {
   subdomain: string;
   /** When this session last proved the first factor (ms): step-up checks read it. */
   provenAt: number;
+  /**
+   * What the organization's sign-in policy still asks of this user (a passkey, or a passkey or
+   * 2FA); absent when they comply. Until then only the operations that comply answer (http/policy-setup.ts).
+   */
+  policySetup?: PolicySetup;
 }
+
+/** What a sign-in policy asks of a user who does not comply yet. */
+export type PolicySetup = "passkey" | "passkey_or_2fa";
 
 /** A new session's tokens, as the sign-in answers and the cookies carry them. */
 export interface IssuedTokens {

@@ -28,6 +28,8 @@ export type SignupBody = Static<typeof SignupBody>;
 export const UpdateTenantBody = t.Object({
   name: t.Optional(t.String({ minLength: 1, maxLength: 100, pattern: NAME_PATTERN })),
   modules: t.Optional(t.Array(t.UnionEnum([...MODULES]), { maxItems: 16 })),
+  require_passkey_or_2fa: t.Optional(t.Boolean({ description: "Every member must sign in with a passkey or 2FA" })),
+  require_passkey_for_admins: t.Optional(t.Boolean({ description: "Admins must hold a passkey" })),
 });
 export type UpdateTenantBody = Static<typeof UpdateTenantBody>;
 
@@ -37,6 +39,9 @@ export const TenantRead = t.Object({
   subdomain: t.String(),
   modules: t.Array(t.String()),
   created_at: t.String({ format: "date-time" }),
+  // The sign-in policy: a member who does not comply can only set up a passkey or 2FA until they do.
+  require_passkey_or_2fa: t.Boolean({ description: "Every member must sign in with a passkey or 2FA" }),
+  require_passkey_for_admins: t.Boolean({ description: "Admins must hold a passkey" }),
 }, { title: "TenantRead" });
 export type TenantRead = Static<typeof TenantRead>;
 
@@ -50,4 +55,6 @@ export const toTenantRead = (row: TenantRow, modules: string[]): TenantRead => (
   subdomain: row.subdomain,
   modules,
   created_at: toIso(row.created_at),
+  require_passkey_or_2fa: Boolean(row.require_passkey_or_2fa),
+  require_passkey_for_admins: Boolean(row.require_passkey_for_admins),
 });

@@ -9,6 +9,15 @@ export interface TenantRow {
   created_at: number;
   /** When the operator disabled it (`suite tenant disable`); null or absent: in service. */
   disabled_at?: number | null;
+  /** The sign-in policy's switches (0/1 in SQLite, booleans in PostgreSQL); absent on a row not read back yet: off. */
+  require_passkey_or_2fa?: number | boolean;
+  require_passkey_for_admins?: number | boolean;
+}
+
+/** The sign-in policy an admin sets (PATCH /tenant): each switch given is written. */
+export interface SignInPolicyChange {
+  require_passkey_or_2fa?: boolean;
+  require_passkey_for_admins?: boolean;
 }
 
 /** A row of `suite tenant list`. */
@@ -51,6 +60,7 @@ export interface TenantsStore {
   update(tenantId: string, change: {
     name?: string;
     modules?: string[];
+    policy?: SignInPolicyChange;
   }, now: number, audits: (before: {
     row: TenantRow;
     modules: string[];

@@ -95,20 +95,30 @@ export function createTenantsService(d: TenantsDeps) {
   /** PATCH /tenant (admins): the name, and which modules are on. */
   async function update(p: Principal, body: UpdateTenantBody, req: RequestInfo): Promise<TenantRead> {
     if (p.role !== "admin") throw errors.forbidden();
-    if (body.name === undefined && body.modules === undefined) {
-      throw new RequestValidationError([{ loc: ["body"], msg: "Value error, give at least one of name, modules", type: "value_error" }]);
+    const policy = { require_passkey_or_2fa: body.require_passkey_or_2fa, require_passkey_for_admins: body.require_passkey_for_admins };
+    const policyGiven = policy.require_passkey_or_2fa !== undefined || policy.require_passkey_for_admins !== undefined;
+    if (body.name === undefined && body.modules === undefined && !policyGiven) {
+      throw new RequestValidationError([{ loc: ["body"], msg: "Value error, give at least one of name, modules, require_passkey_or_2fa, require_passkey_for_admins", type: "value_error" }]);
     }
     const name = body.name?.trim();
     if (name === "") throw new RequestValidationError([{ loc: ["body", "name"], msg: "String should have at least 1 character", type: "string_too_short", input: body.name, ctx: { min_length: 1 } }]);
-    // Renaming the organization or turning modules on and off needs a recent proof (issue 29.3).
+    // Renaming the organization, turning modules on and off or changing the sign-in policy needs a recent proof (issue 29.3).
     d.auth.requireRecentProof(p);
     const entry = (action: string, detail: Record<string, unknown>): AuditEntry => ({ tenantId: p.tenantId, userId: p.userId, action, ip: req.ip, userAgent: req.userAgent, detail });
-    const r = await d.tenants.update(p.tenantId, { name, modules: body.modules && [...new Set(body.modules)] }, d.now(), (before, after) => {
+    const r = await d.tenants.update(p.tenantId, { name, modules: body.modules && [...new Set(body.modules)], ...(policyGiven ? { policy } : {}) }, d.now(), (before, after) => {
       const out: AuditEntry[] = [];
       if (before.row.name !== after.row.name) out.push(entry("tenant.renamed", { from: before.row.name, to: after.row.name }));
       const on = after.modules.filter((m) => !before.modules.includes(m));
       const off = before.modules.filter((m) => !after.modules.includes(m));
       if (on.length > 0 || off.length > 0) out.push(entry("tenant.modules_changed", { enabled: on, disabled: off, modules: after.modules }));
+      const was = toTenantRead(before.row, before.modules);
+      const is = toTenantRead(after.row, after.modules);
+      if (was.require_passkey_or_2fa !== is.require_passkey_or_2fa || was.require_passkey_for_admins !== is.require_passkey_for_admins) {
+        out.push(entry("tenant.sign_in_policy_changed", {
+          require_passkey_or_2fa: is.require_passkey_or_2fa,
+          require_passkey_for_admins: is.require_passkey_for_admins,
+        }));
+      }
       return out;
     });
     if (!r) throw errors.notFound();

@@ -22,7 +22,7 @@ describe("GET /tenant", () => {
     await t.signup("readorgother");
     const r = await t.json("GET", TENANT, { token: o.memberToken });
     expect(r.status).toBe(200);
-    expect(Object.keys(r.body).sort()).toEqual(["created_at", "id", "modules", "name", "subdomain"]);
+    expect(Object.keys(r.body).sort()).toEqual(["created_at", "id", "modules", "name", "require_passkey_for_admins", "require_passkey_or_2fa", "subdomain"]);
     expect(r.body).toMatchObject({ id: o.tenant.id, name: "Org readorg", subdomain: "readorg", modules: ["crm", "users"] });
     expect((await t.json("GET", TENANT)).status).toBe(401);
   });

@@ -65,6 +65,7 @@ export const SLOW_REASONS: Record<string, string> = {
   "tests/web/e2e/new-device.test.ts": BROWSER,
   "tests/web/e2e/oidc-providers.test.ts": BROWSER,
   "tests/web/e2e/passkeys.test.ts": BROWSER,
+  "tests/web/e2e/sign-in-policy.test.ts": BROWSER,
   "tests/web/e2e/oidc-sign-in.test.ts": BROWSER,
   "tests/web/e2e/password.test.ts": BROWSER,
   "tests/web/e2e/security-log-cli.test.ts": `${BROWSER}, and \`suite\``,

@@ -7,18 +7,21 @@ import { formatDateTime } from "../shared/format";
 import { ErrorBox, Loading, errorMessage } from "../shared/states";
 import { toast } from "../shared/toast";
 import { useLoad } from "../shared/use-load";
+import { useSession } from "../shared/session";
 import { type Passkey, ceremonyMessage, passkeysApi } from "./passkeys-api";
 import { useStepUp } from "./reauth";
 
 /** What went wrong with a passkey action, as a sentence. */
 export function passkeyMessage(e: unknown): string {
-  if (e instanceof ApiError && e.code === "last_sign_in_method") return e.detail;
+  if (e instanceof ApiError && (e.code === "last_sign_in_method" || e.code === "required_by_policy")) return e.detail;
   if (e instanceof ApiError && e.code === "passkey_registration_failed") return "The new passkey could not be checked. Try again.";
   if (e instanceof ApiError && e.code === "passkeys_unavailable") return e.detail;
   return ceremonyMessage(e) ?? errorMessage(e);
 }
 
 export function Passkeys() {
+  // A new passkey may be what the organization's sign-in policy asked for: the session is re-read (its policy_setup).
+  const { reload } = useSession();
   const list = useLoad(() => passkeysApi.list(), []);
   const reauth = useStepUp("change your passkeys");
   const [busy, setBusy] = useState(false);
@@ -43,6 +46,7 @@ export function Passkeys() {
       await reauth.run(() => passkeysApi.add());
       toast("Passkey added.");
       list.reload();
+      void reload();
     });
   const rename = (e: Event) => {
     e.preventDefault();

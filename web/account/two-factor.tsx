@@ -5,6 +5,7 @@ import { Field } from "../shared/field";
 import { ErrorBox, Loading, errorMessage } from "../shared/states";
 import { toast } from "../shared/toast";
 import { useLoad } from "../shared/use-load";
+import { useSession } from "../shared/session";
 import { QrCode } from "./qr";
 import { useReauth } from "./reauth";
 
@@ -37,6 +38,8 @@ export function BackupCodes({ codes }: { codes: string[] }) {
 }
 
 export function TwoFactor() {
+  // 2FA may be what the organization's sign-in policy asked for: the session is re-read (its policy_setup).
+  const { reload } = useSession();
   const status = useLoad(() => api.get("/api/v1/auth/2fa/status"), []);
   const enabled = status.data?.enabled ?? false;
   const reauth = useReauth(enabled);
@@ -70,6 +73,7 @@ export function TwoFactor() {
     setCode("");
     toast("Two-step verification is on.");
     status.reload();
+    void reload();
   }));
   const regenerate = () => act(async () => {
     setFresh((await reauth.run(() => api.post("/api/v1/auth/2fa/backup-codes"))).backup_codes);

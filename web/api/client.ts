@@ -64,6 +64,13 @@ let onSignedOut: () => void = () => {
   if (!location.pathname.startsWith("/sign-in")) location.assign(`/sign-in?next=${encodeURIComponent(location.pathname + location.search)}`);
 };
 
+let onPolicySetup: () => void = () => {};
+
+/** What to do when an answer says the organization's sign-in policy holds the user back (the app re-reads the session and shows the setup screen). */
+export function setPolicySetupHandler(f: () => void): void {
+  onPolicySetup = f;
+}
+
 /** The screen that handles "signed out" (the app sets it; tests replace it). */
 export function setSignedOutHandler(f: () => void): void {
   onSignedOut = f;
@@ -200,7 +207,11 @@ async function once<R>(method: string, path: string, o: Options, key?: string): 
 }
 
 async function finish<R>(res: Response): Promise<R> {
-  if (!res.ok) throw await toError(res);
+  if (!res.ok) {
+    const err = await toError(res);
+    if (err.code === "policy_setup_required") onPolicySetup();
+    throw err;
+  }
   if (res.status === 204) {
     await drain(res);
     return undefined as R;

@@ -115,8 +115,8 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Rename the organization and turn modules on and off (admins)
-         * @description `modules` is the full list of modules that are on. A module turned off answers 403 `module_disabled` on its routes at once and keeps its data; turning it on again shows it all.
+         * Rename the organization, turn modules on and off, set the sign-in policy (admins)
+         * @description `modules` is the full list of modules that are on. A module turned off answers 403 `module_disabled` on its routes at once and keeps its data; turning it on again shows it all. `require_passkey_or_2fa` and `require_passkey_for_admins`: a member who does not comply gets 403 `policy_setup_required` on everything but setting up a passkey or 2FA until they do. Needs a recent sign-in.
          */
         patch: operations["patchTenant"];
         trace?: never;
@@ -519,7 +519,7 @@ export interface paths {
         put?: never;
         /**
          * Turn 2FA off with the password and a code (or a backup code)
-         * @description The password is this change's proof: no recent sign-in needed. 5 attempts per minute per user, a counter of its own. `{"revoke_other_sessions": true}` also ends the caller's other sessions.
+         * @description The password is this change's proof: no recent sign-in needed. 5 attempts per minute per user, a counter of its own. 409 `required_by_policy` when the organization requires a passkey or 2FA and the user has no passkey. `{"revoke_other_sessions": true}` also ends the caller's other sessions.
          */
         post: operations["postAuth2faDisable"];
         delete?: never;
@@ -674,7 +674,7 @@ export interface paths {
         post?: never;
         /**
          * Remove one of the caller's passkeys
-         * @description 409 `last_sign_in_method` when it is the only way the user can sign in (no password, no identity provider, no other passkey). Needs a recent sign-in (`POST /api/v1/auth/reauthenticate` with the password or a passkey, within `SUITE_REAUTH_WINDOW` seconds), else 403 `reauthentication_required`.
+         * @description 409 `last_sign_in_method` when it is the only way the user can sign in (no password, no identity provider, no other passkey); 409 `required_by_policy` when it is the last passkey the organization's sign-in policy needs. Needs a recent sign-in (`POST /api/v1/auth/reauthenticate` with the password or a passkey, within `SUITE_REAUTH_WINDOW` seconds), else 403 `reauthentication_required`.
          */
         delete: operations["deleteAuthPasskeysById"];
         options?: never;
@@ -1607,6 +1607,8 @@ export interface components {
             tenant: components["schemas"]["TenantRead"];
             /** @description Whether the account has a password of its own (false after joining through an identity provider, until one is set with POST /auth/password/forgot and its link) */
             has_password: boolean;
+            /** @description What the organization's sign-in policy still asks of the user before anything else answers (403 policy_setup_required); null when they comply */
+            policy_setup: "passkey" | "passkey_or_2fa" | null;
         };
         /** NotMeDone */
         NotMeDone: {
@@ -1823,6 +1825,10 @@ export interface components {
             modules: string[];
             /** Format: date-time */
             created_at: string;
+            /** @description Every member must sign in with a passkey or 2FA */
+            require_passkey_or_2fa: boolean;
+            /** @description Admins must hold a passkey */
+            require_passkey_for_admins: boolean;
         };
         /** TlsAskAnswer */
         TlsAskAnswer: {
@@ -2639,6 +2645,10 @@ export interface operations {
                 "application/json": {
                     name?: string;
                     modules?: ("crm" | "users")[];
+                    /** @description Every member must sign in with a passkey or 2FA */
+                    require_passkey_or_2fa?: boolean;
+                    /** @description Admins must hold a passkey */
+                    require_passkey_for_admins?: boolean;
                 };
             };
         };
@@ -5870,7 +5880,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Conflict with the current state: `two_factor_not_enabled` */
+            /** @description Conflict with the current state: `two_factor_not_enabled`, `required_by_policy` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -7066,7 +7076,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Conflict with the current state: `last_sign_in_method` */
+            /** @description Conflict with the current state: `last_sign_in_method`, `required_by_policy` */
             409: {
                 headers: {
                     [name: string]: unknown;

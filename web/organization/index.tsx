@@ -1,4 +1,4 @@
-/** Organization settings (admins): the workspace's name, and which modules are on. */
+/** Organization settings (admins): the workspace's name, which modules are on, and the sign-in rules. */
 import { useEffect, useState } from "preact/hooks";
 import { ApiError, api, type TenantModule } from "../api/client";
 import { Field } from "../shared/field";
@@ -87,11 +87,79 @@ export default function OrganizationScreen() {
       </section>
       <section class="panel" aria-labelledby="org-sign-in-title">
         <h2 id="org-sign-in-title">Sign-in</h2>
+        <SignInRules
+          initial={{ require_passkey_or_2fa: tenant.data.require_passkey_or_2fa, require_passkey_for_admins: tenant.data.require_passkey_for_admins }}
+          onSaved={() => void reload().then(() => tenant.reload())}
+        />
         <p>
           Let people sign in with Google, Microsoft, GitHub or your own OpenID Connect provider: <Link href="/sign-in-providers">Sign-in providers</Link>.
         </p>
       </section>
       {reauth.dialog}
     </>
+  );
+}
+
+type Rules = { require_passkey_or_2fa: boolean; require_passkey_for_admins: boolean };
+
+const RULES: { key: keyof Rules; label: string; hint: string }[] = [
+  {
+    key: "require_passkey_or_2fa",
+    label: "Everyone must use a passkey or two-step verification",
+    hint: "Members who have neither are asked to set one up after they sign in, and can do nothing else until they have.",
+  },
+  {
+    key: "require_passkey_for_admins",
+    label: "Administrators must use a passkey",
+    hint: "Two-step verification is not enough for administrators: each must add a passkey before doing anything else.",
+  },
+];
+
+/** The organization's sign-in policy: two switches, saved apart from the name (with a recent sign-in). */
+function SignInRules({ initial, onSaved }: { initial: Rules; onSaved: () => void }) {
+  const [rules, setRules] = useState<Rules>(initial);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState("");
+  const reauth = useStepUp("change the organization's sign-in rules");
+  useEffect(() => setRules(initial), [initial.require_passkey_or_2fa, initial.require_passkey_for_admins]);
+  const changed = rules.require_passkey_or_2fa !== initial.require_passkey_or_2fa || rules.require_passkey_for_admins !== initial.require_passkey_for_admins;
+  const save = async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    setError("");
+    try {
+      await reauth.run(() => api.patch("/api/v1/tenant", { body: rules }));
+      toast("Sign-in rules saved.");
+      onSaved();
+    } catch (err) {
+      setError(errorMessage(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <form onSubmit={save} noValidate>
+      <fieldset class="checks">
+        <legend>Sign-in rules</legend>
+        {RULES.map((r) => (
+          <div key={r.key}>
+            <label>
+              <input type="checkbox" role="switch" checked={rules[r.key]} onChange={(e) => setRules({ ...rules, [r.key]: (e.target as HTMLInputElement).checked })} />
+              <span>{r.label}</span>
+            </label>
+            <p class="hint">{r.hint}</p>
+          </div>
+        ))}
+      </fieldset>
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
+      <button type="submit" class="primary" disabled={busy || !changed}>
+        {busy ? "Saving…" : "Save sign-in rules"}
+      </button>
+      {reauth.dialog}
+    </form>
   );
 }

@@ -132,6 +132,8 @@ export const passkeyErrors = {
   alreadyRegistered: () => new AppError(409, "passkey_already_registered", "This passkey is registered already."),
   lastWayIn: () =>
     new AppError(409, "last_sign_in_method", "This is your only way to sign in: add another passkey, an identity provider or a password first."),
+  requiredByPolicy: () =>
+    new AppError(409, "required_by_policy", "Your organization requires you to keep a passkey: add another one before removing this one."),
   notFound: () => new AppError(404, "not_found", "No such passkey."),
   /** The base domain of `localhost` has no one relying party for every organization, nor an IP address any. */
   unavailable: () => new AppError(400, "passkeys_unavailable", "Passkeys work on an organization's own address: open your organization's page and sign in there."),

@@ -102,12 +102,14 @@ export const passkeyRoutes = (ctx: Context) => {
         params: Id,
         ...doc({
           summary: "Remove one of the caller's passkeys",
-          description: `409 \`last_sign_in_method\` when it is the only way the user can sign in (no password, no identity provider, no other passkey). ${STEP_UP}`,
+          description:
+            "409 `last_sign_in_method` when it is the only way the user can sign in (no password, no identity provider, no other passkey); " +
+            `409 \`required_by_policy\` when it is the last passkey the organization's sign-in policy needs. ${STEP_UP}`,
           tags,
           auth: true,
           ok: { 204: null },
           errors: [404, 409],
-          codes: { 409: ["last_sign_in_method"] },
+          codes: { 409: ["last_sign_in_method", "required_by_policy"] },
         }),
       },
     );

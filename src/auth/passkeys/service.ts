@@ -44,6 +44,8 @@ export interface PasskeysDeps {
   tenantInService: (tenantId: string) => Promise<void>;
   /** How many identity providers the user can sign in with (another way in than a passkey). */
   identities: (tenantId: string, userId: string) => Promise<number>;
+  /** Whether the user's 2FA is on (the sign-in policy accepts it instead of a passkey). */
+  twoFactorOn: (tenantId: string, userId: string) => Promise<boolean>;
 }
 
 const fromB64 = (s: string) => Buffer.from(s, "base64url");
@@ -193,9 +195,15 @@ export function createPasskeysService(d: PasskeysDeps) {
     if (!user) throw errors.sessionRevoked();
     const otherWayIn = hasPassword(user) || (await d.identities(p.tenantId, p.userId)) > 0;
     const entry = auditEntry("passkey.removed", whoOf(p), req, { passkey_id: id });
-    const done = await d.repo.remove(p.tenantId, p.userId, id, !otherWayIn, entry, d.now());
+    // The organization's sign-in policy may need this user to keep a passkey: the store's
+    // keep-one check (one commit) then guards it as it guards the last way in.
+    const tenant = await d.tenants.byId(p.tenantId);
+    const policyNeedsOne =
+      (Boolean(tenant?.require_passkey_for_admins) && user.role === "admin") ||
+      (Boolean(tenant?.require_passkey_or_2fa) && !(await d.twoFactorOn(p.tenantId, p.userId)));
+    const done = await d.repo.remove(p.tenantId, p.userId, id, !otherWayIn || policyNeedsOne, entry, d.now());
     if (done === "not_found") throw fail.notFound();
-    if (done === "last") throw fail.lastWayIn();
+    if (done === "last") throw otherWayIn ? fail.requiredByPolicy() : fail.lastWayIn();
   }
 
   /**

@@ -81,12 +81,14 @@ export const twoFactorRoutes = (ctx: Context) =>
       transform: compactCode,
       ...doc({
         summary: "Turn 2FA off with the password and a code (or a backup code)",
-        description: `The password is this change's proof: no recent sign-in needed. 5 attempts per minute per user, a counter of its own. ${REVOKE}`,
+        description:
+          "The password is this change's proof: no recent sign-in needed. 5 attempts per minute per user, a counter of its own. " +
+          `409 \`required_by_policy\` when the organization requires a passkey or 2FA and the user has no passkey. ${REVOKE}`,
         tags,
         auth: true,
         ok: { 200: ["TwoFactorEnabled", TwoFactorEnabled] },
         errors: [409, 429],
-        codes: { 409: ["two_factor_not_enabled"] },
+        codes: { 409: ["two_factor_not_enabled", "required_by_policy"] },
       }),
     })
     .get("/status", ({ auth }) => ctx.twoFactor.status(auth), doc({ summary: "Whether 2FA is on or pending, and the backup codes left", tags, auth: true, ok: { 200: ["TwoFactorStatus", TwoFactorStatus] } }))

@@ -32,6 +32,8 @@ export interface TwoFactorDeps {
   limits: Limits;
   auth: AuthService;
   audit: (e: AuditEntry) => Promise<void>;
+  /** How many passkeys the user holds (the sign-in policy accepts one instead of 2FA). */
+  passkeyCount: (tenantId: string, userId: string) => Promise<number>;
 }
 
 const ownerOf = (p: Principal): Owner => ({ tenantId: p.tenantId, userId: p.userId });
@@ -166,6 +168,10 @@ export function createTwoFactorService(d: TwoFactorDeps) {
     const o = ownerOf(p);
     const row = await d.repo.get(o);
     if (!isEnabled(row)) throw fail.notEnabled();
+    // The organization's sign-in policy may need it: without a passkey, 2FA stays on.
+    if ((await d.tenants.byId(o.tenantId))?.require_passkey_or_2fa && (await d.passkeyCount(o.tenantId, o.userId)) === 0) {
+      throw errors.requiredByPolicy("Your organization requires a passkey or two-factor authentication: add a passkey before turning 2FA off.");
+    }
     await admit(o, row, d.limits.twoFactorDisable);
     const user = await d.users.byId(o.tenantId, o.userId);
     if (!user || !(await d.hasher.verify(input.password, user.password_hash))) {

@@ -42,7 +42,15 @@ export function createPostgresSessionsStore(pg: Pg, others: { security: PgAuditI
     access: async (tenantId: string, sidHash: string, module: string): Promise<SessionAccessRow | null> =>
       pg.one<SessionAccessRow>`SELECT s.id, s.tenant_id, s.user_id, s.last_used_at, s.expires_at, s.proven_at, s.revoked_at,
              u.role, u.email, t.subdomain, t.disabled_at AS tenant_disabled_at,
-             EXISTS (SELECT 1 FROM tenant_modules m WHERE m.tenant_id = s.tenant_id AND m.module = ${module}) AS has_module
+             EXISTS (SELECT 1 FROM tenant_modules m WHERE m.tenant_id = s.tenant_id AND m.module = ${module}) AS has_module,
+             -- The sign-in policy (issue 33): with neither switch on, CASE reads no passkey nor 2FA row.
+             CASE
+               WHEN NOT t.require_passkey_or_2fa AND NOT t.require_passkey_for_admins THEN NULL
+               WHEN EXISTS (SELECT 1 FROM passkeys p WHERE p.tenant_id = s.tenant_id AND p.user_id = s.user_id) THEN NULL
+               WHEN t.require_passkey_for_admins AND u.role = 'admin' THEN 'passkey'
+               WHEN t.require_passkey_or_2fa
+                AND NOT EXISTS (SELECT 1 FROM user_totp x WHERE x.tenant_id = s.tenant_id AND x.user_id = s.user_id AND x.enabled_at IS NOT NULL) THEN 'passkey_or_2fa'
+             END AS policy_setup
         FROM sessions s JOIN users u ON u.tenant_id = s.tenant_id AND u.id = s.user_id JOIN tenants t ON t.id = s.tenant_id
        WHERE s.tenant_id = ${tenantId} AND s.sid_hash = ${sidHash}`,
     touch: async (tenantId: string, id: string, now: number): Promise<undefined> => {

@@ -2,7 +2,7 @@ import type { TenantsStore } from "../../organization/repo";
 import type { NewSessionRow } from "../../auth/repo";
 import { newId } from "../../kernel/ids";
 import type { AuditEntry } from "../../security/repo";
-import type { NewOrganization, TenantListRow, TenantRow } from "../../organization/repo";
+import type { NewOrganization, SignInPolicyChange, TenantListRow, TenantRow } from "../../organization/repo";
 import { type Pg, type PgQueries, type PgTx } from "./database";
 import { isPgUniqueViolation } from "../../kernel/unique-violation";
 import { createNumberingInTx } from "./deals";
@@ -80,7 +80,7 @@ export function createPostgresTenantsStore(pg: Pg, others: SignupHooks & { users
     /** Renames the organization and/or sets which modules are on, with its audit rows. Module data is never touched. */
     async update(
       tenantId: string,
-      change: { name?: string; modules?: string[] },
+      change: { name?: string; modules?: string[]; policy?: SignInPolicyChange },
       now: number,
       audits: (before: { row: TenantRow; modules: string[] }, after: { row: TenantRow; modules: string[] }) => AuditEntry[],
     ): Promise<{ row: TenantRow; modules: string[] } | undefined> {
@@ -89,6 +89,11 @@ export function createPostgresTenantsStore(pg: Pg, others: SignupHooks & { users
         if (!row) return undefined;
         const before = { row, modules: await modules(tx, tenantId) };
         if (change.name !== undefined) await tx.run`UPDATE tenants SET name = ${change.name} WHERE id = ${tenantId}`;
+        if (change.policy !== undefined) {
+          const { require_passkey_or_2fa: mfa = null, require_passkey_for_admins: admins = null } = change.policy;
+          await tx.run`UPDATE tenants SET require_passkey_or_2fa = coalesce(${mfa}::boolean, require_passkey_or_2fa),
+            require_passkey_for_admins = coalesce(${admins}::boolean, require_passkey_for_admins) WHERE id = ${tenantId}`;
+        }
         if (change.modules !== undefined) {
           const dropped = before.modules.filter((m) => !change.modules!.includes(m));
           if (dropped.length > 0) await tx.run`DELETE FROM tenant_modules WHERE tenant_id = ${tenantId} AND module = ANY(${pg.sql.array(dropped, "text")})`;

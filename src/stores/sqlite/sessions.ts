@@ -36,13 +36,23 @@ export function createSqliteSessionsStore(db: Db, others: { security: SqliteSecu
   // An API request's check: one statement (one snapshot, no BEGIN and COMMIT), the few columns it
   // needs, and the module check that was a read of its own. Scalar subqueries, each a primary-key
   // lookup: the same three tables joined cost about six times as much (issue 15).
+  // The sign-in policy's check (issue 33): with neither switch on (most organizations), CASE
+  // stops at its first branch and reads no passkey nor 2FA row.
+  const POLICY_SETUP = `(SELECT CASE
+              WHEN t.require_passkey_or_2fa = 0 AND t.require_passkey_for_admins = 0 THEN NULL
+              WHEN EXISTS (SELECT 1 FROM passkeys p WHERE p.tenant_id = s.tenant_id AND p.user_id = s.user_id) THEN NULL
+              WHEN t.require_passkey_for_admins = 1 AND (SELECT role FROM users WHERE id = s.user_id AND tenant_id = s.tenant_id) = 'admin' THEN 'passkey'
+              WHEN t.require_passkey_or_2fa = 1
+               AND NOT EXISTS (SELECT 1 FROM user_totp WHERE user_id = s.user_id AND tenant_id = s.tenant_id AND enabled_at IS NOT NULL) THEN 'passkey_or_2fa'
+            END FROM tenants t WHERE t.id = s.tenant_id)`;
   const accessBySid = db.prepare<Omit<SessionAccessRow, "has_module"> & { has_module: number }, [string, string, string]>(
     `SELECT s.id, s.tenant_id, s.user_id, s.last_used_at, s.expires_at, s.proven_at, s.revoked_at,
             (SELECT role FROM users WHERE id = s.user_id AND tenant_id = s.tenant_id) AS role,
             (SELECT email FROM users WHERE id = s.user_id AND tenant_id = s.tenant_id) AS email,
             (SELECT subdomain FROM tenants WHERE id = s.tenant_id) AS subdomain,
             (SELECT disabled_at FROM tenants WHERE id = s.tenant_id) AS tenant_disabled_at,
-            EXISTS (SELECT 1 FROM tenant_modules WHERE tenant_id = s.tenant_id AND module = ?2) AS has_module
+            EXISTS (SELECT 1 FROM tenant_modules WHERE tenant_id = s.tenant_id AND module = ?2) AS has_module,
+            ${POLICY_SETUP} AS policy_setup
        FROM sessions s WHERE s.sid_hash = ?1 AND s.tenant_id = ?3`,
   );
   const access = (tenantId: string, sidHash: string, module: string): SessionAccessRow | null => {

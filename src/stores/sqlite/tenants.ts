@@ -1,4 +1,4 @@
-import type { TenantsStore, TenantRow, TenantListRow, NewOrganization } from "../../organization/repo";
+import type { TenantsStore, TenantRow, TenantListRow, NewOrganization, SignInPolicyChange } from "../../organization/repo";
 import type { NewSessionRow } from "../../auth/repo";
 import { type SqliteSessionsStore } from "./sessions";
 import { type SqliteCrmStore } from "./crm";
@@ -19,6 +19,9 @@ export function createSqliteTenantsStore(db: Db, others: { users: SqliteUsersSto
   const byId = db.prepare<TenantRow, [string]>("SELECT * FROM tenants WHERE id = ?1");
   const modules = db.prepare<{ module: string }, [string]>("SELECT module FROM tenant_modules WHERE tenant_id = ?1 ORDER BY module");
   const rename = db.prepare<never, [string, string]>("UPDATE tenants SET name = ?2 WHERE id = ?1");
+  const setPolicy = db.prepare<never, [string, number | null, number | null]>(
+    "UPDATE tenants SET require_passkey_or_2fa = coalesce(?2, require_passkey_or_2fa), require_passkey_for_admins = coalesce(?3, require_passkey_for_admins) WHERE id = ?1",
+  );
   const dropModule = db.prepare<never, [string, string]>("DELETE FROM tenant_modules WHERE tenant_id = ?1 AND module = ?2");
   const list = db.prepare<TenantListRow, []>(
     "SELECT t.*, (SELECT count(*) FROM users u WHERE u.tenant_id = t.id) AS members FROM tenants t ORDER BY t.created_at, t.subdomain",
@@ -65,7 +68,7 @@ export function createSqliteTenantsStore(db: Db, others: { users: SqliteUsersSto
      */
     async update(
       tenantId: string,
-      change: { name?: string; modules?: string[] },
+      change: { name?: string; modules?: string[]; policy?: SignInPolicyChange },
       now: number,
       audits: (before: { row: TenantRow; modules: string[] }, after: { row: TenantRow; modules: string[] }) => AuditEntry[],
     ): Promise<{ row: TenantRow; modules: string[] } | undefined> {
@@ -74,6 +77,10 @@ export function createSqliteTenantsStore(db: Db, others: { users: SqliteUsersSto
         if (!row) return undefined;
         const before = { row, modules: modules.all(tenantId).map((m) => m.module) };
         if (change.name !== undefined) rename.run(tenantId, change.name);
+        if (change.policy !== undefined) {
+          const bit = (v: boolean | undefined) => (v === undefined ? null : v ? 1 : 0);
+          setPolicy.run(tenantId, bit(change.policy.require_passkey_or_2fa), bit(change.policy.require_passkey_for_admins));
+        }
         if (change.modules !== undefined) {
           for (const m of before.modules) if (!change.modules.includes(m)) dropModule.run(tenantId, m);
           for (const m of change.modules) insertModule.run(tenantId, m);

@@ -30,7 +30,7 @@ const me = {
   email_verified_at: "2026-01-01T00:00:00Z",
   email_verified_by: "mail" as const,
 };
-const session = { me: { user: me, tenant: { id: "t", name: "Acme", subdomain: "acme", modules: ["crm"], created_at: "" }, has_password: true }, reload: async () => null, signOut: async () => {} };
+const session = { me: { user: me, tenant: { id: "t", name: "Acme", subdomain: "acme", modules: ["crm"], created_at: "", require_passkey_or_2fa: false, require_passkey_for_admins: false }, has_password: true, policy_setup: null }, reload: async () => null, signOut: async () => {} };
 const stages = [
   { id: "s1", tenant_id: "t", key: "new", name: "New", color: "#64748b", position: 0, probability: 10, is_won: false, is_lost: false, created_at: "" },
   { id: "s2", tenant_id: "t", key: "won", name: "Won", color: "#22c55e", position: 1, probability: 100, is_won: true, is_lost: false, created_at: "" },

@@ -91,7 +91,8 @@ describe("organization settings", () => {
     });
     try {
       mount(h(OrganizationScreen, {}));
-      await until(() => expect(root.querySelectorAll('input[type="checkbox"]').length).toBe(2));
+      // The two modules, then the two sign-in rules.
+      await until(() => expect(root.querySelectorAll('input[type="checkbox"]').length).toBe(4));
       const crm = root.querySelectorAll('input[type="checkbox"]')[0] as HTMLInputElement;
       crm.checked = false;
       crm.dispatchEvent(new window.Event("change", { bubbles: true }) as unknown as Event);
@@ -101,6 +102,25 @@ describe("organization settings", () => {
       await tick();
       button("Save settings").click();
       await until(() => expect(f.calls.find((c) => c.method === "PATCH")?.body).toEqual({ name: "Acme Two", modules: ["users"] }));
+    } finally {
+      f.restore();
+    }
+  });
+
+  test("the sign-in rules are saved on their own: the two switches, nothing else", async () => {
+    const f = fakeFetch({
+      "GET /api/v1/tenant": () => json(200, { ...tenant, require_passkey_or_2fa: false, require_passkey_for_admins: false }),
+      "PATCH /api/v1/tenant": (c) => json(200, { ...tenant, ...(c.body as object) }),
+    });
+    try {
+      mount(h(OrganizationScreen, {}));
+      await until(() => expect(root.querySelectorAll('input[role="switch"]').length).toBe(2));
+      const admins = root.querySelectorAll('input[role="switch"]')[1] as HTMLInputElement;
+      admins.checked = true;
+      admins.dispatchEvent(new window.Event("change", { bubbles: true }) as unknown as Event);
+      await tick();
+      button("Save sign-in rules").click();
+      await until(() => expect(f.calls.find((c) => c.method === "PATCH")?.body).toEqual({ require_passkey_or_2fa: false, require_passkey_for_admins: true }));
     } finally {
       f.restore();
     }
