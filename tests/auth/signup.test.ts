@@ -27,7 +27,9 @@ describe("a successful signup", () => {
     const r = await signup(body("shape", { full_name: "Ada Admin" }));
     expect(r.status).toBe(201);
     expect(Object.keys(r.body).sort()).toEqual(["access_token", "refresh_token", "tenant", "token_type", "user"]);
-    expect(Object.keys(r.body.tenant).sort()).toEqual(["created_at", "id", "modules", "name", "subdomain"]);
+    expect(Object.keys(r.body.tenant).sort()).toEqual(["created_at", "id", "modules", "name", "require_passkey_for_admins", "require_passkey_or_2fa", "subdomain"]);
+    // A new organization asks for no passkey or second step until an admin turns the rules on.
+    expect(r.body.tenant).toMatchObject({ require_passkey_or_2fa: false, require_passkey_for_admins: false });
     expect(Object.keys(r.body.user).sort()).toEqual(["created_at", "email", "email_verified", "email_verified_at", "email_verified_by", "full_name", "id", "profile_id", "role", "tenant_id"]);
     expect(r.body.token_type).toBe("bearer");
     expect(r.body.tenant).toMatchObject({ name: "Org shape", subdomain: "shape", modules: ["crm", "users"] });
