@@ -45,10 +45,10 @@ export function createPostgresSessionsStore(pg: Pg, others: { security: PgAuditI
              EXISTS (SELECT 1 FROM tenant_modules m WHERE m.tenant_id = s.tenant_id AND m.module = ${module}) AS has_module,
              -- The sign-in policy (issue 33): with neither switch on, CASE reads no passkey nor 2FA row.
              CASE
-               WHEN NOT t.require_passkey_or_2fa AND NOT t.require_passkey_for_admins THEN NULL
+               WHEN t.require_passkey_or_2fa = 0 AND t.require_passkey_for_admins = 0 THEN NULL
                WHEN EXISTS (SELECT 1 FROM passkeys p WHERE p.tenant_id = s.tenant_id AND p.user_id = s.user_id) THEN NULL
-               WHEN t.require_passkey_for_admins AND u.role = 'admin' THEN 'passkey'
-               WHEN t.require_passkey_or_2fa
+               WHEN t.require_passkey_for_admins = 1 AND u.role = 'admin' THEN 'passkey'
+               WHEN t.require_passkey_or_2fa = 1
                 AND NOT EXISTS (SELECT 1 FROM user_totp x WHERE x.tenant_id = s.tenant_id AND x.user_id = s.user_id AND x.enabled_at IS NOT NULL) THEN 'passkey_or_2fa'
              END AS policy_setup
         FROM sessions s JOIN users u ON u.tenant_id = s.tenant_id AND u.id = s.user_id JOIN tenants t ON t.id = s.tenant_id

@@ -90,9 +90,12 @@ export function createPostgresTenantsStore(pg: Pg, others: SignupHooks & { users
         const before = { row, modules: await modules(tx, tenantId) };
         if (change.name !== undefined) await tx.run`UPDATE tenants SET name = ${change.name} WHERE id = ${tenantId}`;
         if (change.policy !== undefined) {
-          const { require_passkey_or_2fa: mfa = null, require_passkey_for_admins: admins = null } = change.policy;
-          await tx.run`UPDATE tenants SET require_passkey_or_2fa = coalesce(${mfa}::boolean, require_passkey_or_2fa),
-            require_passkey_for_admins = coalesce(${admins}::boolean, require_passkey_for_admins) WHERE id = ${tenantId}`;
+          // Flags are 0 or 1 here as on SQLite (schema 61); undefined leaves a switch as it is.
+          const bit = (on: boolean | undefined) => (on === undefined ? null : on ? 1 : 0);
+          const mfa = bit(change.policy.require_passkey_or_2fa);
+          const admins = bit(change.policy.require_passkey_for_admins);
+          await tx.run`UPDATE tenants SET require_passkey_or_2fa = coalesce(${mfa}::integer, require_passkey_or_2fa),
+            require_passkey_for_admins = coalesce(${admins}::integer, require_passkey_for_admins) WHERE id = ${tenantId}`;
         }
         if (change.modules !== undefined) {
           const dropped = before.modules.filter((m) => !change.modules!.includes(m));
