@@ -20,8 +20,7 @@ import { randomSource } from "../../src/crm/demo-data";
 import type { DealListQuery, SortField } from "../../src/crm/model";
 import { testApp } from "../helpers";
 import { type CrmOrg, addUser, crmOrg, dealsOf, referencePage } from "./support";
-import { undoImportJobs } from "../support/before-import-jobs";
-import { redoPasskeysForRequests, undoPasskeys } from "../support/before-passkeys";
+import { redoForRequests, undoAfterRequests, undoMigrationsAfter } from "../support/rewind";
 
 const t = testApp();
 afterAll(() => t.close());
@@ -148,30 +147,22 @@ describe("deal_key_grams", () => {
     const db = t.ctx.db;
     foldAll(db);
     db.transaction(() => {
-      // Version 15's pending rows (folded above) and triggers out, version 14's column out, version 12's gram triggers back.
-      db.run("ALTER TABLE users DROP COLUMN provider_verified_at");
-      // Version 16's outbox triggers out.
-      db.run("DROP TRIGGER mail_outbox_link_sealed_insert");
-      db.run("DROP TRIGGER mail_outbox_link_sealed_update");
-      // Version 17's idempotency keys out.
-      db.run("DROP TABLE idempotency_keys");
+      // What 14 and 16 on made out; version 15's pending rows (folded above) and triggers out, version 12's gram triggers back.
+      undoMigrationsAfter(db, 12);
       for (const tr of ["deal_search_pending_insert", "deal_search_pending_delete", "deal_search_pending_update"]) db.run(`DROP TRIGGER ${tr}`);
       db.run("DROP TABLE deal_search_pending");
       db.exec(migration12.slice(migration12.indexOf("CREATE TRIGGER deal_grams_insert")));
       db.run("DROP TABLE deal_key_grams");
-      // Nor version 18's import jobs (and 19's known devices, undone with them).
-      undoImportJobs(db);
       db.run("PRAGMA user_version = 12");
-      // Today's session check reads what 20 and 21 made (passkeys, the sign-in policy) on every
-      // request: back for the writes below, out again before the migration.
-      redoPasskeysForRequests(db);
+      // The session check of every request reads what 20 and 21 made: back for the writes below.
+      redoForRequests(db);
     })();
     const acc = await org.account("Version Twelve Ltd");
     const d = await org.deal({ title: "Old wqk deal", account_id: acc.id, stage: "new" });
     await org.ok("PATCH", `/deals/${d.id}`, { title: "Older wqk deal" });
     const statOf = (idx: string) => db.query("SELECT stat FROM sqlite_stat1 WHERE idx = ?1").get(idx) as { stat: string } | null;
     expect(statOf("deals_by_created")).not.toBeNull();
-    undoPasskeys(db);
+    undoAfterRequests(db);
     expect(migrate(db)).toMatchObject({ from: 12, to: MIGRATIONS[MIGRATIONS.length - 1]!.version });
     countsAgree();
     // The rebuilt order indexes have statistics again, like the others (the seed analyzed the deals).

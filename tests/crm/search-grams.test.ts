@@ -19,8 +19,7 @@ import { type DealListQuery, SORT_FIELDS, type SortField } from "../../src/crm/m
 import { testApp } from "../helpers";
 import migration11 from "../../src/db/migrations/0011-deal-gram-counts.sql" with { type: "text" };
 import { type CrmOrg, addUser, crmOrg, dealsOf, referencePage } from "./support";
-import { undoImportJobs } from "../support/before-import-jobs";
-import { redoPasskeysForRequests, undoPasskeys } from "../support/before-passkeys";
+import { redoForRequests, undoAfterRequests, undoMigrationsAfter } from "../support/rewind";
 
 const t = testApp();
 afterAll(() => t.close());
@@ -193,27 +192,19 @@ describe("deal_gram_counts", () => {
       db.run("DROP TABLE deal_search_pending");
       db.exec(migration11.slice(migration11.indexOf("CREATE TRIGGER deal_grams_insert")));
       db.run("DELETE FROM deal_gram_counts WHERE length(gram) = 3");
-      // Nor version 13's key-gram counts, nor version 14's column.
+      // Nor version 13's key-gram counts, nor what 14 and 16 on made.
       db.run("DROP TABLE deal_key_grams");
-      db.run("ALTER TABLE users DROP COLUMN provider_verified_at");
-      // Version 16's outbox triggers out.
-      db.run("DROP TRIGGER mail_outbox_link_sealed_insert");
-      db.run("DROP TRIGGER mail_outbox_link_sealed_update");
-      // Version 17's idempotency keys out.
-      db.run("DROP TABLE idempotency_keys");
-      // Nor version 18's import jobs (and 19's known devices, undone with them).
-      undoImportJobs(db);
+      undoMigrationsAfter(db, 11);
       db.run("PRAGMA user_version = 11");
-      // Today's session check reads what 20 and 21 made (passkeys, the sign-in policy) on every
-      // request: back for the writes below, out again before the migration.
-      redoPasskeysForRequests(db);
+      // The session check of every request reads what 20 and 21 made: back for the writes below.
+      redoForRequests(db);
     })();
     const acc = await org.account("Version Eleven Ltd");
     const d = await org.deal({ title: "Old yak deal", account_id: acc.id, stage: "new" });
     await org.ok("PATCH", `/deals/${d.id}`, { title: "Older yak deal", stage: "won" });
     await org.deal({ title: "Another jazz yak", account_id: acc.id, stage: "lost" });
     expect((db.query("SELECT count(*) AS n FROM deal_gram_counts WHERE length(gram) = 3").get() as { n: number }).n).toBe(0);
-    undoPasskeys(db);
+    undoAfterRequests(db);
     expect(migrate(db)).toMatchObject({ from: 11, to: MIGRATIONS[MIGRATIONS.length - 1]!.version });
     await countsAgree();
     // And later writes (version 15's pending rows, folded) keep the 3-character counts.

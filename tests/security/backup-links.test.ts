@@ -1,4 +1,4 @@
-import { undoImportJobs } from "../support/before-import-jobs";
+import { undoMigrationsAfter } from "../support/rewind";
 import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -108,14 +108,10 @@ describe("a backup holds no usable link", () => {
     // The file as the release before the sealing (version 15) left it: no sealing trigger, the links and bodies clear.
     const link = `http://${org.subdomain}.localhost:8000/accept-invitation#token=${encodeURIComponent(`${org.tenant.id}.olderreleasesecret0123456789abcdef`)}`;
     const d = new Database(db);
-    d.run("DROP TRIGGER mail_outbox_link_sealed_insert");
-    d.run("DROP TRIGGER mail_outbox_link_sealed_update");
+    undoMigrationsAfter(d, 15);
     d.run("INSERT INTO mail_outbox (id, tenant_id, kind, recipient, subject, text_body, html_body, link, status, next_attempt_at, created_at) VALUES ('clear1', ?1, 'invitation', 'old@x.test', 'Join', ?2, ?3, ?4, 'pending', 0, 0)", [
       org.tenant.id, `Join us: ${link}`, `<a href="${link}">Join</a>`, link,
     ]);
-    // Nor what later versions add (17: idempotency keys, 18: import jobs, 19: known devices, 20: passkeys; undone with 18).
-    d.run("DROP TABLE idempotency_keys");
-    undoImportJobs(d);
     d.run("PRAGMA user_version = 15");
     d.close();
     const upgraded = testApp({ db });

@@ -22,6 +22,7 @@ export const SQLITE_ONLY_REASONS: Record<string, string> = {
   "tests/auth/session-upgrade.test.ts": "a SQLite database of an earlier version upgraded by its migration",
   "tests/security/key-file.test.ts": "keys moved out of SQLite's settings table into the key file beside the database file",
   "tests/security/backup-links.test.ts": "`suite backup` and the `.v<N>.bak` copy of a SQLite file searched byte by byte for mailed tokens",
+  "tests/support/rewind.test.ts": "takes an in-memory SQLite database back to an older schema version and migrates it forward (the rewind helper of the upgrade tests)",
   "tests/security/rate-limit.test.ts": "the SQLite security store on its own in-memory database (the PostgreSQL one: tests/stores)",
   "tests/mail/lease.test.ts": "the outbox lease through the SQLite mail store on its own database (PostgreSQL's claim: tests/stores, tests/multi-instance)",
   "tests/mail/sender.test.ts": "the sender over the SQLite mail store on its own database (PostgreSQL's claim: tests/stores, tests/multi-instance)",

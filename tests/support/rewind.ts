@@ -1,0 +1,83 @@
+import type { Database } from "bun:sqlite";
+import { MIGRATIONS } from "../../src/db/migrations";
+import migration20 from "../../src/db/migrations/0020-passkeys.sql" with { type: "text" };
+import migration21 from "../../src/db/migrations/0021-sign-in-policy.sql" with { type: "text" };
+
+/**
+ * Tests that put a SQLite database back to an older schema version and migrate it forward again
+ * (an upgrade from an earlier release) need what every later migration made gone first, or the
+ * migration meets its own tables. One undo per migration, newest first, in one place: a new
+ * migration adds its undo here (the check below fails until it does).
+ *
+ * Versions 12, 13 and 15 (the deal search's counters) have no undo here: their rewind means
+ * folding or recounting the data, which the search tests that go back that far do themselves.
+ */
+const UNDO: Record<number, (db: Database) => void> = {
+  21: (db) => {
+    db.run("ALTER TABLE tenants DROP COLUMN require_passkey_for_admins");
+    db.run("ALTER TABLE tenants DROP COLUMN require_passkey_or_2fa");
+  },
+  20: (db) => {
+    db.run("DROP TABLE passkey_challenges");
+    db.run("DROP TABLE passkeys");
+  },
+  19: (db) => {
+    db.run("DROP TABLE sign_in_notices");
+    db.run("DROP TABLE known_devices");
+  },
+  18: (db) => {
+    db.run("DROP TABLE crm_job_undo");
+    db.run("DROP TABLE crm_jobs");
+    for (const table of ["accounts", "contacts", "deals"]) {
+      db.run(`DROP INDEX ${table}_by_external_id`);
+      db.run(`ALTER TABLE ${table} DROP COLUMN external_id`);
+    }
+  },
+  17: (db) => db.run("DROP TABLE idempotency_keys"),
+  16: (db) => {
+    db.run("DROP TRIGGER mail_outbox_link_sealed_insert");
+    db.run("DROP TRIGGER mail_outbox_link_sealed_update");
+  },
+  14: (db) => db.run("ALTER TABLE users DROP COLUMN provider_verified_at"),
+};
+
+/** The versions whose rewind is the calling test's own work (see above). */
+export const REWOUND_BY_THE_TEST = [12, 13, 15];
+
+/** Versions after `version` that have an undo here, newest first. */
+function undoable(version: number): number[] {
+  return MIGRATIONS.map((m) => m.version).filter((v) => v > version && !REWOUND_BY_THE_TEST.includes(v)).sort((a, b) => b - a);
+}
+
+/**
+ * Undoes, newest first, what every migration after `version` made (but 12, 13 and 15), and
+ * does not set user_version: the caller does, once its own steps are done. Throws, naming it,
+ * when a migration has no undo here.
+ */
+export function undoMigrationsAfter(db: Database, version: number): void {
+  for (const v of undoable(version)) {
+    const undo = UNDO[v];
+    if (!undo) throw new Error(`migration ${v} has no undo in tests/support/rewind.ts: add one`);
+    undo(db);
+  }
+}
+
+/** Every migration a rewinding test may meet has its undo (a new one without it fails here, by name). */
+export function missingUndos(): number[] {
+  return undoable(11).filter((v) => !UNDO[v]);
+}
+
+/**
+ * Today's session check reads what 20 and 21 made (passkeys, the sign-in policy) on every
+ * request: a test that writes through the app on a rewound database puts them back for those
+ * writes, then takes them out again (`undoAfterRequests`) before it migrates.
+ */
+export function redoForRequests(db: Database): void {
+  db.exec(migration20);
+  db.exec(migration21);
+}
+
+export function undoAfterRequests(db: Database): void {
+  UNDO[21]!(db);
+  UNDO[20]!(db);
+}
