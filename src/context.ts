@@ -1,6 +1,7 @@
 import type { RequestInfo } from "./auth/service";
 import { type Logger, stdoutLogger } from "./kernel/logger";
 import { createAuthService } from "./auth/service";
+import type { AuthDeps } from "./auth/deps";
 import { type SecondFactorGate, createSignIn } from "./auth/sign-in";
 import { createTokens } from "./auth/tokens";
 import { createSealer, createSecretBox } from "./security/secret-box";
@@ -79,7 +80,7 @@ export function createContext(opts: ContextOptions) {
   const audit = (e: AuditEntry) => security.audit(e, now());
 
   // Every sign-in that opens a session tells the new-device service (declared below) which device it came from.
-  const afterSignIn: NonNullable<Parameters<typeof createAuthService>[0]["afterSignIn"]> = (user, method, session, req) => newDevice.signedIn(user, method, session, req);
+  const afterSignIn: AuthDeps["afterSignIn"] = (user, method, session, req) => newDevice.signedIn(user, method, session, req);
   const auth = createAuthService({ config, now, sessions, users, tokens, hasher, limiter, limits, audit, afterSignIn });
   const accountTokens = stores.accountTokens;
   // Signup mails the new admin a verification link (declared below, called after signup commits).

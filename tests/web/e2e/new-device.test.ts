@@ -25,8 +25,7 @@ beforeAll(async () => {
   suite = await startSuite(dir, { SUITE_SMTP_URL: smtp.url });
   browser = await launch();
   const body = { email: EMAIL, password: PASSWORD, tenant_name: "Nd Co", subdomain: "ndco", full_name: "Nia Device" };
-  const r = await fetch(`http://127.0.0.1:${suite.port}/api/v1/auth/signup`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
-  expect(r.status).toBe(201);
+  expect((await suite.call("POST", "/api/v1/auth/signup", { body })).status).toBe(201);
 }, 120_000);
 
 afterAll(async () => {

@@ -22,8 +22,7 @@ beforeAll(async () => {
   suite = await startSuite(dir);
   browser = await launch();
   const body = { email: EMAIL, password: PW, tenant_name: "Sec Co", subdomain: "secco", full_name: "Sam Secure" };
-  const r = await fetch(`http://127.0.0.1:${suite.port}/api/v1/auth/signup`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
-  expect(r.status).toBe(201);
+  expect((await suite.call("POST", "/api/v1/auth/signup", { body })).status).toBe(201);
 }, 240_000);
 
 afterAll(async () => {
