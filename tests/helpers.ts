@@ -10,6 +10,8 @@ import { schemaFiles } from "../src/stores/postgres/schema";
 import type { SignupResponse } from "../src/organization/model";
 import { noteHeaders, noteLog, noteRequestSecrets, noteResponseSecrets, noteSecret } from "./security/ledger";
 import { answerShapes } from "./support/answer-shapes";
+import type { Argon2 } from "../src/security/argon2-threads";
+import { createPasswordHasher } from "../src/security/passwords";
 
 export interface TestAppOptions {
   env?: Record<string, string>;
@@ -23,7 +25,22 @@ export interface TestAppOptions {
   backend?: "sqlite";
   /** The outbound guard's resolver (names only the test knows), in place of the system's. */
   outbound?: ContextOptions["outbound"];
+  /** "production": argon2id at the shipped cost, for the tests about the hash itself (see TEST_ARGON2). */
+  argon2?: "production";
 }
+
+/**
+ * In-process apps hash at argon2id's lowest useful cost (1 MiB, one pass: 0.7 ms a hash against
+ * 34 ms), so the hundreds of signups and sign-ins the tests make cost CPU for what they test, not
+ * for the hash. Same algorithm and code path (Bun.password through the hasher's semaphore); the
+ * shipped cost is checked by tests/security/passwords.test.ts (argon2: "production"),
+ * tests/security/argon2-threads.test.ts and every spawned server and browser test.
+ */
+const TEST_ARGON2 = { algorithm: "argon2id", memoryCost: 1024, timeCost: 1 } as const;
+const testArgon2: Argon2 = {
+  hash: (password) => Bun.password.hash(password, TEST_ARGON2),
+  verify: (password, hash) => Bun.password.verify(password, hash),
+};
 
 export interface RequestOptions {
   body?: unknown;
@@ -175,6 +192,7 @@ export function testApp(opts: TestAppOptions = {}) {
     limits: opts.limits,
     walSync: opts.walSync,
     outbound: opts.outbound,
+    hasher: opts.argon2 === "production" ? undefined : createPasswordHasher(config.hashConcurrency, testArgon2),
   });
   const app = createApp(ctx);
   const checkAnswer = answerShapes(app);

@@ -35,7 +35,7 @@ function gated<T>(result: T) {
 }
 
 describe("hash format", () => {
-  const t = testApp();
+  const t = testApp({ argon2: "production" });
   afterAll(() => t.close());
 
   test("hashes are argon2id with m=19456 and t=2", async () => {
@@ -123,7 +123,7 @@ describe("concurrency bound", () => {
   });
 
   test("the app's hasher bounds real argon2 work by its configured concurrency", async () => {
-    const t = testApp(); // The harness sets SUITE_HASH_CONCURRENCY=2.
+    const t = testApp({ argon2: "production" }); // The harness sets SUITE_HASH_CONCURRENCY=2.
     try {
       expect(t.config.hashConcurrency).toBe(2);
       const real = Bun.password.hash;
@@ -161,7 +161,7 @@ describe("verifyNobody", () => {
   });
 
   test("an unknown email costs the same argon2 verifies as a wrong password", async () => {
-    const t = testApp();
+    const t = testApp({ argon2: "production" });
     try {
       const org = await t.signup("acme");
       t.ctx.hasher.warm();

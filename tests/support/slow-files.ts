@@ -82,10 +82,6 @@ export const SLOW_REASONS: Record<string, string> = {
 export const HEAVY_IN_PROCESS: Record<string, string> = {
   "tests/security/bad-input.test.ts":
     "the property-based fuzz of every operation (180 generated requests each, about 14,000): 54 s of CPU alone, more than the rest of the lane on one core, and its 120 s limit is reached beside another worker on a loaded machine",
-  "tests/auth/login-lock.test.ts":
-    "drives the per-account lock through dozens of real argon2id password checks: about 15 s of CPU alone, the lane's longest file after the fuzz (it kept the lane at 67 s on 2 quiet cores)",
-  "tests/auth/rate-limit.test.ts":
-    "fills every sign-in limit with real argon2id checks: about 15 s of CPU alone",
 };
 
 export const SLOW: string[] = [...Object.keys(SLOW_REASONS), ...Object.keys(HEAVY_IN_PROCESS)];
