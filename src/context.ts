@@ -76,7 +76,7 @@ export function createContext(opts: ContextOptions) {
   const hasher = opts.hasher ?? createPasswordHasher(config.hashConcurrency);
   const metrics = createMetrics(pkg.version);
   const limiter = createRateLimiter(security, now, (limit) => metrics.refused(limit.name));
-  registerServerGauges(metrics, { config, mail, now });
+  registerServerGauges(metrics, { config, mail, jobs: stores.jobs, now, pgPool: stores.pg?.pool });
   const audit = (e: AuditEntry) => security.audit(e, now());
 
   // Every sign-in that opens a session tells the new-device service (declared below) which device it came from.
@@ -99,7 +99,7 @@ export function createContext(opts: ContextOptions) {
   const deals = createDealsService({ now, repo: crm, deals: crm.deals, query: stores.dealsQuery });
   const usersService = createUsersService({ users });
   const members = createMembersService({ now, members: stores.members, security, limiter, limits, requireRecentProof: auth.requireRecentProof });
-  const jobs = createJobsService({ now, repo: crm, transfer: stores.transfer, jobs: stores.jobs, limiter, limits, log });
+  const jobs = createJobsService({ now, repo: crm, transfer: stores.transfer, jobs: stores.jobs, limiter, limits, log, ended: metrics.jobEnded });
   const transfer = createTransferService({ now, repo: crm, transfer: stores.transfer, exportSlot: jobs.exportSlot });
   const idempotency = createIdempotencyService({ now, store: stores.idempotency });
   // TOTP secrets are sealed under SUITE_ENCRYPTION_KEY, or the key file's key.

@@ -19,6 +19,7 @@ export function createMetrics(version: string) {
   for (const m of requests.metrics) registry.registerMetric(m as never);
   const signIns = new Counter({ name: "suite_sign_ins_total", help: "Sign-in attempts by method and result (success, failure, limited, refused)", labelNames: ["method", "result"], registers });
   const refusals = new Counter({ name: "suite_rate_limit_refusals_total", help: "Requests refused by a rate limit, by limit", labelNames: ["limit"], registers });
+  const jobsEnded = new Counter({ name: "suite_jobs_finished_total", help: "Jobs that ended in this process, by kind and status (succeeded, failed)", labelNames: ["kind", "status"], registers });
   new Gauge({ name: "suite_build_info", help: "The running build; the value is always 1", labelNames: ["version"], registers }).set({ version }, 1);
 
   // Event-loop delay: how late the loop ran a 10 ms timer at worst since the last scrape.
@@ -48,6 +49,10 @@ export function createMetrics(version: string) {
     /** A rate limit said no. */
     refused(limit: string): void {
       refusals.inc({ limit });
+    },
+    /** A job ended here (kinds and statuses are fixed words). */
+    jobEnded(kind: string, status: string): void {
+      jobsEnded.inc({ kind, status });
     },
     /** A gauge whose value is read when Prometheus scrapes (the mail backlog, jobs, the database). */
     gauge(name: string, help: string, labelNames: string[], read: (set: (labels: Record<string, string>, value: number) => void) => Promise<void> | void): void {

@@ -2,6 +2,7 @@ import { statfsSync } from "node:fs";
 import { dirname } from "node:path";
 import type { Config } from "../config";
 import type { MailStore } from "../mail/repo";
+import type { JobsStore } from "../crm/export-import/jobs-repo";
 import type { Metrics } from "./recorder";
 import { stallFigures } from "../db/stall-monitor";
 
@@ -11,7 +12,10 @@ import { stallFigures } from "../db/stall-monitor";
  * the database (what the disk alert watches). Each read is one
  * small query or system call, made per scrape, never per request.
  */
-export function registerServerGauges(metrics: Metrics, d: { config: Config; mail: MailStore; now: () => number }): void {
+export function registerServerGauges(
+  metrics: Metrics,
+  d: { config: Config; mail: MailStore; jobs: JobsStore; now: () => number; pgPool?: () => { inFlight: number; max: number } },
+): void {
   metrics.gauge("suite_mail_outbox", "Mail in the outbox by status (pending, sending, failed; sent mail is not counted)", ["status"], async (set) => {
     const b = await d.mail.backlog();
     for (const status of ["pending", "sending", "failed"] as const) set({ status }, b[status]);
@@ -20,6 +24,14 @@ export function registerServerGauges(metrics: Metrics, d: { config: Config; mail
     const b = await d.mail.backlog();
     set({}, b.oldestPendingAt === null ? 0 : Math.max(0, (d.now() - b.oldestPendingAt) / 1000));
   });
+  metrics.gauge("suite_jobs_running", "Jobs running now in every organization, by kind (one row an organization at most: a small index)", ["kind"], async (set) => {
+    for (const r of await d.jobs.runningByKind()) set({ kind: r.kind }, r.n);
+  });
+  const pgPool = d.pgPool;
+  if (pgPool) {
+    metrics.gauge("suite_pg_pool_in_use", "PostgreSQL statements and transactions of this instance running or waiting for a connection", [], (set) => set({}, pgPool().inFlight));
+    metrics.gauge("suite_pg_pool_max", "Connections this instance's PostgreSQL pool may open", [], (set) => set({}, pgPool().max));
+  }
   // The stall monitor's figures (db/stall-monitor.ts): limits passed, the longest write hold, the WAL.
   metrics.gauge("suite_stalls", "Times the event loop or a SQLite write transaction was held past 50 ms since start, by kind", ["kind"], (set) => {
     const f = stallFigures();

@@ -1,5 +1,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { type TestApp, testApp } from "../helpers";
+import { crmOrg } from "../crm/support";
+import { ON_POSTGRES } from "../support/backend";
 
 const TOKEN = "metrics-token-metrics-token-0123456789";
 const apps: TestApp[] = [];
@@ -85,6 +87,53 @@ describe("GET /api/v1/metrics", () => {
     expect(sample(text, "process_open_fds")).toBeGreaterThan(0);
     const version = ((await import("../../package.json")).default as { version: string }).version;
     expect(sample(text, `suite_build_info{version="${version}"}`)).toBe(1);
+  });
+});
+
+describe("jobs and the database pool", () => {
+  test("running jobs are counted by kind from the store, ended ones by kind and status in this process", async () => {
+    const t = app();
+    const org = await crmOrg(t, "metricsjobs");
+    const before = await scrape(t);
+    expect(sample(before.text, 'suite_jobs_running{kind="deals"}')).toBeUndefined();
+    // A job another server left running (as after kill -9): counted while it runs, wherever it runs.
+    await t.ctx.repos.jobs.create({
+      tenant_id: org.tenant.id, id: "job_metrics_running", kind: "deals", status: "running", user_id: null, total: 1, done: 0,
+      added: 0, updated: 0, unchanged: 0, error_count: 0, errors: "[]", message: null, created_at: Date.now(), finished_at: null, lease_until: Date.now() - 1,
+    });
+    expect(sample((await scrape(t)).text, 'suite_jobs_running{kind="deals"}')).toBe(1);
+    // Recovery rolls it back: failed, counted as ended here; then an import that succeeds.
+    expect(await t.ctx.jobs.recover(Date.now())).toBe(1);
+    const res = await t.app.handle(
+      new Request("http://localhost/api/v1/crm/accounts/import", { method: "POST", headers: { authorization: `Bearer ${org.token}`, "content-type": "text/csv" }, body: "name\nGlobex\n" }),
+    );
+    expect(res.status).toBe(202);
+    await t.ctx.jobs.settled();
+    const { text } = await scrape(t);
+    expect(sample(text, 'suite_jobs_running{kind="deals"}')).toBeUndefined();
+    expect(sample(text, 'suite_jobs_finished_total{kind="deals",status="failed"}')).toBe(1);
+    expect(sample(text, 'suite_jobs_finished_total{kind="accounts",status="succeeded"}')).toBe(1);
+  });
+
+  test.if(ON_POSTGRES)("on PostgreSQL the pool's size and use are shown", async () => {
+    const t = app();
+    await t.signup();
+    const { text } = await scrape(t);
+    expect(sample(text, "suite_pg_pool_max")).toBe(3);
+    // The scrape's own gauges read the database while it runs; between requests nothing holds a connection.
+    expect(sample(text, "suite_pg_pool_in_use")).toBeGreaterThanOrEqual(0);
+    expect(t.ctx.pg!.pool().inFlight).toBe(0);
+    const held = t.ctx.pg!.begin(async (tx) => {
+      expect(t.ctx.pg!.pool().inFlight).toBe(1);
+      await tx.one`SELECT 1 AS one`;
+    });
+    await held;
+    expect(t.ctx.pg!.pool().inFlight).toBe(0);
+  });
+
+  test.if(!ON_POSTGRES)("on SQLite there is no pool to show", async () => {
+    const t = app();
+    expect(sample((await scrape(t)).text, "suite_pg_pool_max")).toBeUndefined();
   });
 });
 

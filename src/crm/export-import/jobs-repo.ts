@@ -63,5 +63,7 @@ export interface JobsStore {
   /** Ends a job: succeeded (with its audit row, same transaction) or failed. */
   finish(tenantId: string, jobId: string, now: number, status: "succeeded" | "failed", message: string | null, errors: string, errorCount: number, audit: AuditEntry | null): Promise<void>;
   /** Running jobs whose lease ended before `t` (their server died), and finished ones with undo entries left. */
-  orphans(t: number): Promise<Array<{ tenant_id: string; id: string; status: string }>>;
+  orphans(t: number): Promise<Array<{ tenant_id: string; id: string; kind: string; status: string }>>;
+  /** Running jobs in every organization, by kind (the metrics; read through the running-only index). */
+  runningByKind(): Promise<Array<{ kind: string; n: number }>>;
 }

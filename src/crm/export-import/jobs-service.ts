@@ -21,6 +21,8 @@ export interface JobsDeps {
   limiter: RateLimiter;
   limits: Limits;
   log: (line: Record<string, unknown>) => void;
+  /** Told each time a job ends here (the metrics' finished-jobs counter). */
+  ended?: (kind: string, status: "succeeded" | "failed") => void;
 }
 
 const tooManyJobs = (detail: string) => new AppError(429, "too_many_jobs", detail, { "Retry-After": String(JOB_RETRY_AFTER_S) });
@@ -138,6 +140,7 @@ export function createJobsService(d: JobsDeps) {
     } catch (e) {
       d.log({ level: "error", msg: "import job failed", job: job.id, error: (e as Error).name, message: (e as Error).message });
       await d.jobs.finish(t, job.id, d.now(), "failed", "The import failed on our side, so nothing of it was kept. Try again later.", "[]", 0, null);
+      d.ended?.(job.kind, "failed");
       return;
     }
     let batch: ImportItem[] = [];
@@ -185,11 +188,13 @@ export function createJobsService(d: JobsDeps) {
     if (failure) {
       await undo(t, job.id);
       await d.jobs.finish(t, job.id, d.now(), "failed", failure.message, JSON.stringify(failure.errors), failure.count, null);
+      d.ended?.(job.kind, "failed");
       return;
     }
     const p = checker.plan;
     const audit = { tenantId: t, userId: auth.userId, action: "crm.import", ip: req.ip, userAgent: req.userAgent, detail: { kind: job.kind, deals: p.created.deals, accounts: p.created.accounts, contacts: p.created.contacts } };
     await d.jobs.finish(t, job.id, d.now(), "succeeded", null, "[]", 0, audit);
+    d.ended?.(job.kind, "succeeded");
   }
 
   async function undo(tenantId: string, jobId: string): Promise<void> {
@@ -228,6 +233,7 @@ export function createJobsService(d: JobsDeps) {
         if (o.status === "running") {
           await undo(o.tenant_id, o.id);
           await d.jobs.finish(o.tenant_id, o.id, d.now(), "failed", RESTARTED, "[]", 0, null);
+          d.ended?.(o.kind, "failed");
           d.log({ level: "warn", msg: "import job rolled back after a restart", job: o.id });
           n++;
         } else await forget(o.tenant_id, o.id);

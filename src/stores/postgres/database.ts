@@ -42,6 +42,11 @@ export interface Pg extends PgQueries {
   begin<T>(fn: (tx: PgTx) => Promise<T>): Promise<T>;
   close(): Promise<void>;
   readonly url: string;
+  /**
+   * The pool's load for the metrics: statements and transactions started on it and not yet ended
+   * (each holds a connection while it runs, or waits for one past `max`), and its size.
+   */
+  pool(): { inFlight: number; max: number };
 }
 
 function queries(sql: SQL, gate: () => Promise<void> | null): PgQueries {
@@ -77,19 +82,38 @@ export function openPostgres(url: string, opts: PgOptions = {}): Pg {
   // Named after this process, so that a session can tell its own pool's connections from others'
   // (the seed's "is the database mine alone?"; pg_stat_activity for an operator). Bun opens the
   // pool's connections all at once, at its first query.
-  const sql = new SQL(url, { max: opts.max ?? 10, bigint: true, idleTimeout: 30, connection: { application_name: ownApplicationName() } });
+  const max = opts.max ?? 10;
+  const sql = new SQL(url, { max, bigint: true, idleTimeout: 30, connection: { application_name: ownApplicationName() } });
   let ready: Promise<void> | null = opts.ready ?? null;
   // Once it has resolved, queries stop awaiting it (one microtask less per query).
   ready?.then(() => void (ready = null), () => {});
   const gate = () => ready;
+  // A counter around each pool-level call: two integer writes, no timer, no allocation but the closure's.
+  let inFlight = 0;
+  const counted =
+    <A extends unknown[], R>(f: (...a: A) => Promise<R>) =>
+    async (...a: A): Promise<R> => {
+      inFlight++;
+      try {
+        return await f(...a);
+      } finally {
+        inFlight--;
+      }
+    };
+  const q = queries(sql, gate);
   return {
-    ...queries(sql, gate),
+    sql,
+    all: counted(q.all) as PgQueries["all"],
+    one: counted(q.one) as PgQueries["one"],
+    run: counted(q.run),
+    unsafe: counted(q.unsafe) as PgQueries["unsafe"],
     url,
-    begin: async <T>(fn: (tx: PgTx) => Promise<T>) => {
+    begin: counted(async <T>(fn: (tx: PgTx) => Promise<T>) => {
       if (ready) await ready;
       return sql.begin((tx) => fn({ ...queries(tx as unknown as SQL, () => null), inTransaction: true })) as Promise<T>;
-    },
+    }) as Pg["begin"],
     close: () => sql.close(),
+    pool: () => ({ inFlight, max }),
   };
 }
 

@@ -193,10 +193,13 @@ export function createPostgresJobsStore(pg: Pg, deps: { security: PgAuditWriter 
       });
     },
     async orphans(t: number) {
-      return pg.all<{ tenant_id: string; id: string; status: string }>`
-        SELECT tenant_id, id, status FROM crm_jobs WHERE status = 'running' AND lease_until < ${t}
-        UNION SELECT DISTINCT u.tenant_id, u.job_id, j.status FROM crm_job_undo u JOIN crm_jobs j ON j.tenant_id = u.tenant_id AND j.id = u.job_id
+      return pg.all<{ tenant_id: string; id: string; kind: string; status: string }>`
+        SELECT tenant_id, id, kind, status FROM crm_jobs WHERE status = 'running' AND lease_until < ${t}
+        UNION SELECT DISTINCT u.tenant_id, u.job_id, j.kind, j.status FROM crm_job_undo u JOIN crm_jobs j ON j.tenant_id = u.tenant_id AND j.id = u.job_id
         WHERE j.status <> 'running'`;
+    },
+    async runningByKind() {
+      return pg.all<{ kind: string; n: number }>`SELECT kind, count(*)::int AS n FROM crm_jobs WHERE status = 'running' GROUP BY kind`;
     },
   };
   return store satisfies JobsStore;

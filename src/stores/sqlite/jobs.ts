@@ -168,9 +168,12 @@ export function createSqliteJobsStore(db: Db, others: { security: SqliteSecurity
 
     async orphans(t: number) {
       return stmt(
-        `SELECT tenant_id, id, status FROM crm_jobs WHERE status = 'running' AND lease_until < ?1
-         UNION SELECT DISTINCT u.tenant_id, u.job_id, j.status FROM crm_job_undo u JOIN crm_jobs j ON j.tenant_id = u.tenant_id AND j.id = u.job_id WHERE j.status <> 'running'`,
-      ).all(t) as Array<{ tenant_id: string; id: string; status: string }>;
+        `SELECT tenant_id, id, kind, status FROM crm_jobs WHERE status = 'running' AND lease_until < ?1
+         UNION SELECT DISTINCT u.tenant_id, u.job_id, j.kind, j.status FROM crm_job_undo u JOIN crm_jobs j ON j.tenant_id = u.tenant_id AND j.id = u.job_id WHERE j.status <> 'running'`,
+      ).all(t) as Array<{ tenant_id: string; id: string; kind: string; status: string }>;
+    },
+    async runningByKind() {
+      return stmt("SELECT kind, count(*) AS n FROM crm_jobs WHERE status = 'running' GROUP BY kind").all() as Array<{ kind: string; n: number }>;
     },
   };
   return store satisfies JobsStore;
