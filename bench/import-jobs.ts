@@ -5,7 +5,9 @@
 // notes changed (every row updated); meanwhile /health is asked
 // every 20 ms and its slowest answer reported. Then a 1 MB header (160,000 columns) and six
 // parallel 32 MB dry-run uploads (six organizations), with the server's RSS before and at peak.
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
+// On SQLite, the WAL's size after the imports and after a `suite backup` taken beside the server
+// (issue 28: back under 4 MiB within 2 s of idleness; the bench exits 1 when not).
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startCluster } from "../scripts/postgres-cluster";
@@ -86,6 +88,49 @@ async function signup(sub: string): Promise<string> {
 const upload = (token: string, body: string, query = "") =>
   fetch(`${base}/api/v1/crm/deals/import${query ? `?${query}` : ""}`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "text/csv" }, body });
 
+/** The -wal file's bytes (0 when it is gone). */
+const walBytes = () => {
+  try {
+    return statSync(join(dir, "suite.db-wal")).size;
+  } catch {
+    return 0;
+  }
+};
+const WAL_BOUND = 4 * 2 ** 20;
+/** Milliseconds of idleness until the WAL is under WAL_BOUND, or -1 after `withinMs`. */
+async function walBackWithin(withinMs: number): Promise<number> {
+  const start = performance.now();
+  while (performance.now() - start < withinMs) {
+    if (walBytes() <= WAL_BOUND) return Math.round(performance.now() - start);
+    await Bun.sleep(50);
+  }
+  return -1;
+}
+/**
+ * SQLite: the WAL after the imports and after a backup (`suite backup`, its own process, while the
+ * server runs) must be back under 4 MiB within 2 s of idleness; the largest it grew is printed.
+ */
+async function walJudged(): Promise<void> {
+  const afterImports = await walBackWithin(2_000);
+  let peak = 0;
+  const sampler = setInterval(() => (peak = Math.max(peak, walBytes())), 20);
+  const backup = Bun.spawnSync([process.execPath, join(import.meta.dir, "..", "src", "main.ts"), "backup", join(dir, "backup.db")], {
+    cwd: dir,
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: dir, SUITE_DB: join(dir, "suite.db") },
+    stdout: "ignore",
+    stderr: "pipe",
+  });
+  clearInterval(sampler);
+  if (backup.exitCode !== 0) throw new Error(`suite backup: exit ${backup.exitCode} ${backup.stderr}`);
+  const afterBackup = await walBackWithin(2_000);
+  const met = afterImports >= 0 && afterBackup >= 0;
+  say(
+    `WAL after the imports: under 4 MiB ${afterImports < 0 ? "NOT within 2 s" : `${afterImports} ms after they ended`}; ` +
+      `during a backup up to ${(peak / 2 ** 20).toFixed(1)} MiB, after it under 4 MiB ${afterBackup < 0 ? "NOT within 2 s" : `in ${afterBackup} ms`} (target: within 2 s of idleness: ${met ? "met" : "NOT MET"})`,
+  );
+  if (!met) process.exitCode = 1;
+}
+
 async function imported(token: string, csv: string): Promise<Record<string, number | string>> {
   const r = await upload(token, csv);
   if (r.status !== 202) throw new Error(`import ${r.status} ${await r.text()}`);
@@ -118,6 +163,8 @@ try {
       );
     }
   }
+
+  if (!cluster) await walJudged();
 
   const token = await signup("hostile");
   const header = Array.from({ length: 160_000 }, (_, k) => `c${k}`).join(",");

@@ -7,6 +7,7 @@
 // BENCH_PG_REUSE=1 (with BENCH_PG_URL: measure the database `suite_bench` already seeded there),
 // BENCH_PG_DIR (keep the cluster in that folder: seeded once, reused by the next run), and
 // BENCH_SQLITE_DB (keep SQLite's database in that file: seeded when missing, else reused).
+// Then the import scaling on PostgreSQL (bench/import-jobs.ts; BENCH_PG_IMPORT_SIZES, 0 skips).
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -195,4 +196,18 @@ try {
   await pg?.close();
   cluster?.stop();
   if (sqliteDir) rmSync(sqliteDir, { recursive: true, force: true });
+}
+
+// Imports on PostgreSQL at growing sizes (issue 28: cost linear in rows): bench/import-jobs.ts on
+// a cluster of its own, its lines printed here. BENCH_PG_IMPORT_SIZES (1000,10000,100000); 0 skips.
+const importSizes = process.env.BENCH_PG_IMPORT_SIZES ?? "1000,10000,100000";
+if (importSizes !== "0") {
+  say("");
+  say(`imports on PostgreSQL (${importSizes} rows; each added, then unchanged, then updated):`);
+  const run = Bun.spawn([process.execPath, join(import.meta.dir, "import-jobs.ts")], {
+    env: { ...process.env, BENCH_IMPORT_BACKEND: "postgres", BENCH_IMPORT_SIZES: importSizes },
+    stdout: "inherit",
+    stderr: "inherit",
+  });
+  if ((await run.exited) !== 0) process.exitCode = 1;
 }
