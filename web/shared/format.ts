@@ -1,4 +1,5 @@
 /** Display formats shared by every screen. */
+import { describeUserAgent } from "../../src/kernel/user-agent";
 
 const moneyFormats = new Map<string, Intl.NumberFormat>();
 
@@ -25,10 +26,9 @@ export const formatDateTime = (iso: string | null | undefined): string => (iso ?
 /** A calendar date ("2026-03-01") shown as such, whatever the viewer's time zone. */
 export const formatDate = (date: string | null | undefined): string => (date ? dateOnly.format(new Date(`${date}T00:00:00Z`)) : "—");
 
-/** "Chrome on Linux" from a user agent: enough to tell one's own devices apart. */
+/** "Chrome on Linux" from a user agent (the same words as the new-device mail): enough to tell one's own devices apart. */
 export function device(ua: string | null): string {
   if (!ua) return "Unknown device";
-  const browser = /Edg\//.test(ua) ? "Edge" : /Firefox\//.test(ua) ? "Firefox" : /Chrom(e|ium)\//.test(ua) ? "Chrome" : /Safari\//.test(ua) ? "Safari" : /curl|bun|node/i.test(ua) ? "Script" : "Browser";
-  const os = /Android/.test(ua) ? "Android" : /iPhone|iPad/.test(ua) ? "iOS" : /Mac OS X/.test(ua) ? "macOS" : /Windows/.test(ua) ? "Windows" : /Linux/.test(ua) ? "Linux" : "";
-  return os ? `${browser} on ${os}` : browser;
+  const words = describeUserAgent(ua);
+  return words.charAt(0).toUpperCase() + words.slice(1);
 }

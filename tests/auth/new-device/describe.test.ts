@@ -1,5 +1,6 @@
 import { expect, test } from "bun:test";
-import { describeMethod, describeTime, describeUserAgent } from "../../../src/auth/new-device/mail";
+import { describeMethod, describeTime } from "../../../src/auth/new-device/mail";
+import { describeUserAgent } from "../../../src/kernel/user-agent";
 
 /** What the new-device mail says about a sign-in, in words. */
 
