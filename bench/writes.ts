@@ -23,7 +23,7 @@ migrate(db, undefined, file);
 db.run("PRAGMA synchronous = NORMAL");
 db.run("PRAGMA wal_autocheckpoint = 0");
 db.run("PRAGMA wal_checkpoint(TRUNCATE)");
-const store = createSqliteDealsStore(db);
+const store = createSqliteDealsStore(db, () => {});
 const tenant = (db.query("SELECT id FROM tenants WHERE subdomain = ?").get(process.env.BENCH_WRITES_TENANT ?? "bigco") as { id: string }).id;
 const total = (db.query("SELECT count(*) AS n FROM deals WHERE tenant_id = ?").get(tenant) as { n: number }).n;
 const pageSize = (db.query("PRAGMA page_size").get() as { page_size: number }).page_size;

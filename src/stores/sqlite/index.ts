@@ -6,6 +6,7 @@ import { CURRENT_PLAN, migrate, targetVersion } from "../../db/migrate";
 import { generateKeys, keyFileOf, loadServerKeys, moveStoredKeys } from "../../security/key-file";
 import { createSqliteAccountTokensStore } from "./account-tokens";
 import { createSqliteAuditStore } from "./audit";
+import { createSqliteEventsStore } from "./events";
 import { createSqliteCrmStore } from "./crm";
 import { createSqliteDealsQuery } from "./deals-query";
 import { createSqliteIdempotencyStore } from "./idempotency";
@@ -37,9 +38,11 @@ import { createSqliteUsersStore } from "./users";
  */
 export function createSqliteStores(db: Db, outboxSeal: OutboxSeal = createOutboxSeal(generateKeys().encryption_key)) {
   const security = createSqliteSecurityStore(db);
+  const events = createSqliteEventsStore(db);
+  const appendEventsInTx: typeof events.appendInTx = (...a) => events.appendInTx(...a);
   const sessions = createSqliteSessionsStore(db, { security });
   const users = createSqliteUsersStore(db);
-  const crm = createSqliteCrmStore(db);
+  const crm = createSqliteCrmStore(db, appendEventsInTx);
   const mail = createSqliteMailStore(db, outboxSeal);
   const tenants = createSqliteTenantsStore(db, { users, crm, sessions, security });
   const accountTokens = createSqliteAccountTokensStore(db, { security, mail });
@@ -61,11 +64,12 @@ export function createSqliteStores(db: Db, outboxSeal: OutboxSeal = createOutbox
       dealsReassignedInTx: (...a) => crm.dealsReassignedInTx(...a),
       assigneeRenamedInTx: (...a) => crm.assigneeRenamedInTx(...a),
     }),
-    stages: createSqliteStagesStore(db, { security }),
+    stages: createSqliteStagesStore(db, { security, appendEventsInTx }),
     dealsQuery: createSqliteDealsQuery(db),
     transfer: createSqliteTransferStore(db, { security }),
     jobs: createSqliteJobsStore(db, { security }),
     auditLog: createSqliteAuditStore(db),
+    events,
     twoFactor: createSqliteTwoFactorStore(db, { security }),
     oidc: createSqliteOidcStore(db, { users, auditInTx }),
     passkeys: createSqlitePasskeysStore(db, { security }),

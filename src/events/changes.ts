@@ -1,0 +1,37 @@
+import type { DealFields } from "../crm/deals-repo";
+import type { EventActor, NewEvent } from "./repo";
+
+/** The fields of `fields` whose value differs between `before` and `after`, each with both values. */
+export function changesOf<T extends object>(before: T, after: T, fields: ReadonlyArray<keyof T & string>): Record<string, { before: unknown; after: unknown }> {
+  const out: Record<string, { before: unknown; after: unknown }> = {};
+  for (const f of fields) if (before[f] !== after[f]) out[f] = { before: before[f] ?? null, after: after[f] ?? null };
+  return out;
+}
+
+/** `fields` of `row`, for a created or deleted record's event. */
+export function pick<T extends object>(row: T, fields: ReadonlyArray<keyof T & string>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const f of fields) out[f] = row[f] ?? null;
+  return out;
+}
+
+export const DEAL_EVENT_FIELDS = [
+  "title", "account_id", "contact_id", "assigned_to", "stage", "value_cents", "currency", "close_date", "probability", "notes", "custom_data",
+] as const;
+export const ACCOUNT_EVENT_FIELDS = ["name", "domain", "industry"] as const;
+export const CONTACT_EVENT_FIELDS = ["first_name", "last_name", "email", "phone", "account_id"] as const;
+export const STAGE_EVENT_FIELDS = ["key", "name", "color", "position", "probability", "is_won", "is_lost"] as const;
+
+/**
+ * A deal's change as an event: `deal.stage_changed` (with `from` and `to`) when it moved to another
+ * stage, else `deal.updated`; `changes` holds every changed field's value before and after. Null
+ * when nothing changed.
+ */
+export function dealChangedEvent(id: string, before: DealFields, after: DealFields, actor: EventActor): NewEvent | null {
+  const changes = changesOf(before, after, DEAL_EVENT_FIELDS);
+  if (Object.keys(changes).length === 0) return null;
+  return before.stage !== after.stage
+    ? { type: "deal.stage_changed", actor, data: { id, from: before.stage, to: after.stage, changes } }
+    : { type: "deal.updated", actor, data: { id, changes } };
+}
+
