@@ -35,3 +35,29 @@ export function dealChangedEvent(id: string, before: DealFields, after: DealFiel
     : { type: "deal.updated", actor, data: { id, changes } };
 }
 
+
+/** What an invitation's events say of it: never its token or link. */
+export const invitationData = (row: { id: string; email: string; profile_id: string | null }) => ({ id: row.id, email: row.email, profile_id: row.profile_id });
+
+/** What a member's events say of them. */
+export const memberData = (u: { id: string; email: string; full_name: string | null; role: string; profile_id: string | null }) => ({
+  id: u.id,
+  email: u.email,
+  full_name: u.full_name,
+  role: u.role,
+  profile_id: u.profile_id,
+});
+
+/** A member's change: `member.role_changed` for role or profile, `member.updated` for a new name (both when both changed). */
+export function memberChangedEvents(
+  before: { id: string; full_name: string | null; role: string; profile_id: string | null },
+  after: { id: string; full_name: string | null; role: string; profile_id: string | null },
+  actor: EventActor,
+): NewEvent[] {
+  const out: NewEvent[] = [];
+  const rights = changesOf(before, after, ["role", "profile_id"]);
+  if (Object.keys(rights).length > 0) out.push({ type: "member.role_changed", actor, data: { id: after.id, changes: rights } });
+  const name = changesOf(before, after, ["full_name"]);
+  if (Object.keys(name).length > 0) out.push({ type: "member.updated", actor, data: { id: after.id, changes: name } });
+  return out;
+}

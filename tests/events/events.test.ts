@@ -4,6 +4,7 @@ import { type CrmOrg, crmOrg } from "../crm/support";
 import { addMember, login, sessionIdOf } from "../auth/support";
 import { testSql } from "../support/sql";
 import { EVENTS, STREAM, openStream, sseReader } from "./support";
+import { PASSWORD, accept, invited } from "../team/support";
 
 const t = testApp({ eventsHeartbeatMs: 200 });
 let org: CrmOrg;
@@ -127,6 +128,33 @@ describe("the event log", () => {
     expect(await t.ctx.events.sweep(t.ctx.now())).toBe(n);
     expect((await list(other.token)).items).toEqual([]);
     expect((await list(org.token)).items.length).toBeGreaterThan(0);
+  });
+});
+
+describe("the team's events", () => {
+  test("invitations and members log theirs, with no token or link in them", async () => {
+    const admin = await t.signup("evteam");
+    const sent = await invited(t, admin, "joiner@evteam.test");
+    const joined = await accept(t, { token: sent.token, password: PASSWORD });
+    expect(joined.status).toBe(201);
+    const userId = joined.body.user.id as string;
+    const revokeMe = await invited(t, admin, "never@evteam.test");
+    expect((await t.json("POST", `/api/v1/users/invitations/${revokeMe.invitation.id}/revoke`, { token: admin.access_token })).status).toBe(200);
+    expect((await t.json("PATCH", `/api/v1/users/${userId}`, { token: admin.access_token, body: { role: "admin", full_name: "Joy" } })).status).toBe(200);
+    expect((await t.request("DELETE", `/api/v1/users/${userId}`, { token: admin.access_token })).status).toBe(204);
+    const { items } = await list(admin.access_token, "?limit=100");
+    const types = items.map((e) => e.type).reverse();
+    expect(types.filter((x) => !x.startsWith("pipeline_stage."))).toEqual([
+      "invitation.created", "invitation.accepted", "member.joined", "invitation.created", "invitation.revoked", "member.role_changed", "member.updated", "member.removed",
+    ]);
+    const byType = (type: string) => items.find((e) => e.type === type)!;
+    expect(byType("invitation.accepted").actor).toEqual({ type: "user", id: userId });
+    expect(byType("member.joined").data).toMatchObject({ id: userId, email: "joiner@evteam.test", role: "member" });
+    expect(byType("member.role_changed")).toMatchObject({ actor: { type: "user", id: admin.user.id }, data: { id: userId, changes: { role: { before: "member", after: "admin" } } } });
+    expect(byType("member.removed").data).toMatchObject({ id: userId, email: "joiner@evteam.test", deals_moved: 0 });
+    const text = JSON.stringify(items);
+    for (const secret of [sent.token, revokeMe.token, encodeURIComponent(sent.token)]) expect(text).not.toContain(secret);
+    expect(text).not.toMatch(/token|password|https?:\/\//i);
   });
 });
 

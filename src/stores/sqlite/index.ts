@@ -56,13 +56,14 @@ export function createSqliteStores(db: Db, outboxSeal: OutboxSeal = createOutbox
     tenants,
     accountTokens,
     magicLinks: createSqliteMagicLinksStore(db, { security, mail }),
-    invitations: createSqliteInvitationsStore(db, { users, sessions, security, mail }),
+    invitations: createSqliteInvitationsStore(db, { users, sessions, security, mail, appendEventsInTx }),
     // A renamed user shows at once in every deal assigned to them (docs/interface.md#crm-records); a removed one's
     // deals move in the removal's transaction.
     members: createSqliteMembersStore(db, {
       security,
       dealsReassignedInTx: (...a) => crm.dealsReassignedInTx(...a),
       assigneeRenamedInTx: (...a) => crm.assigneeRenamedInTx(...a),
+      appendEventsInTx,
     }),
     stages: createSqliteStagesStore(db, { security, appendEventsInTx }),
     dealsQuery: createSqliteDealsQuery(db),
