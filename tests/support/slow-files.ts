@@ -51,6 +51,7 @@ export const SLOW_REASONS: Record<string, string> = {
   "tests/stores/postgres-open.test.ts": `${SUITE} against PostgreSQL`,
   // Several instances on one PostgreSQL database.
   "tests/multi-instance/crash-test.test.ts": "servers on PostgreSQL killed and restarted",
+  "tests/multi-instance/events.test.ts": "spawned servers on one PostgreSQL database",
   "tests/multi-instance/instances.test.ts": "spawned servers on one PostgreSQL database",
   "tests/multi-instance/limits.test.ts": "spawned servers on one PostgreSQL database",
   "tests/multi-instance/mail.test.ts": "spawned servers on one PostgreSQL database",
