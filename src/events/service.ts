@@ -156,7 +156,8 @@ export function createEventsService(d: EventsDeps) {
         c.enqueue(encoder.encode(`: connected\nretry: 3000\n\n`));
         await watch();
         leave = await d.bus.join(auth.tenantId, sub);
-        if (closed) leave();
+        // Cancelled while joining: nothing to keep.
+        if (closed) return leave();
         heartbeat = setInterval(async () => {
           if ((await recheck()) && !closed) {
             try {
