@@ -73,6 +73,7 @@ export const SLOW_REASONS: Record<string, string> = {
   "tests/web/e2e/security-log.test.ts": BROWSER,
   "tests/web/e2e/security.test.ts": BROWSER,
   "tests/web/e2e/sign-in.test.ts": BROWSER,
+  "tests/web/e2e/live-updates.test.ts": BROWSER,
   "tests/web/e2e/stages.test.ts": BROWSER,
   "tests/web/e2e/step-up.test.ts": BROWSER,
   "tests/web/e2e/team.test.ts": BROWSER,

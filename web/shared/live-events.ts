@@ -1,14 +1,15 @@
 /**
  * Live updates: one EventSource on the organization's event stream for the whole page, opened
  * while a screen listens and closed when none does. Screens subscribe to the event types they
- * show (by prefix: "deal.", "account."…) and hear only other people's changes (their own they
- * have already shown). When the stream drops (an expired access token ends it), the session is
+ * show (by prefix: "deal.", "account."…). Their own user's changes come too: the same person in
+ * another tab (or on their phone) changed it, and a quiet reload of what this tab just saved costs
+ * one read. When the stream drops (an expired access token ends it), the session is
  * refreshed and the stream reopened from the last event received, so nothing is missed.
  */
 import { useEffect, useRef, useState } from "preact/hooks";
 import { type LiveEvent, refreshSession } from "../api/client";
 
-type Listener = { prefixes: readonly string[]; selfId: string | null; on: (e: LiveEvent) => void };
+type Listener = { prefixes: readonly string[]; on: (e: LiveEvent) => void };
 
 const listeners = new Set<Listener>();
 let source: EventSource | null = null;
@@ -18,10 +19,7 @@ let failures = 0;
 
 function deliver(e: LiveEvent): void {
   lastId = e.id;
-  for (const l of listeners) {
-    if (e.actor.type === "user" && e.actor.id === l.selfId) continue;
-    if (l.prefixes.some((p) => e.type.startsWith(p))) l.on(e);
-  }
+  for (const l of listeners) if (l.prefixes.some((p) => e.type.startsWith(p))) l.on(e);
 }
 
 function open(): void {
@@ -71,23 +69,23 @@ const KNOWN_TYPES = [
 ];
 
 /**
- * Calls `on` for each event another person causes whose type starts with one of `prefixes`,
- * while the calling screen is shown. `selfId`: the signed-in user's id (their own changes are skipped).
+ * Calls `on` for each event whose type starts with one of `prefixes`, while the calling screen is
+ * shown and someone is signed in (`userId`: the stream follows the session).
  */
-export function useLiveEvents(prefixes: readonly string[], selfId: string | null | undefined, on: (e: LiveEvent) => void): void {
+export function useLiveEvents(prefixes: readonly string[], userId: string | null | undefined, on: (e: LiveEvent) => void): void {
   const onRef = useRef(on);
   onRef.current = on;
   const key = prefixes.join(",");
   useEffect(() => {
-    if (!selfId) return;
-    const l: Listener = { prefixes, selfId, on: (e) => onRef.current(e) };
+    if (!userId) return;
+    const l: Listener = { prefixes, on: (e) => onRef.current(e) };
     listeners.add(l);
     open();
     return () => {
       listeners.delete(l);
       if (listeners.size === 0) close();
     };
-  }, [key, selfId]);
+  }, [key, userId]);
 }
 
 /** Rows another person just changed (marked for a few seconds) or deleted (greyed until the list reloads without them). */
