@@ -61,3 +61,28 @@ export function memberChangedEvents(
   if (Object.keys(name).length > 0) out.push({ type: "member.updated", actor, data: { id: after.id, changes: name } });
   return out;
 }
+
+const IMPORT_FIELDS = { account: ACCOUNT_EVENT_FIELDS, contact: CONTACT_EVENT_FIELDS, deal: DEAL_EVENT_FIELDS } as const;
+
+/**
+ * A record an import wrote, as the event the same write through the API makes (`job_id` added):
+ * `*.created` for a new one, `*.updated` (a deal's `deal.stage_changed`) for a changed one, or
+ * null when none of the fields events carry changed.
+ */
+export function importedEvent(
+  entity: "account" | "contact" | "deal",
+  id: string,
+  values: Record<string, unknown>,
+  before: Record<string, unknown> | null,
+  actor: EventActor,
+  jobId: string,
+): NewEvent | null {
+  const fields = IMPORT_FIELDS[entity] as ReadonlyArray<string>;
+  if (before === null) return { type: `${entity}.created`, actor, data: { id, ...pick(values, fields), job_id: jobId } };
+  if (entity === "deal") {
+    const e = dealChangedEvent(id, before as unknown as DealFields, values as unknown as DealFields, actor);
+    return e && { ...e, data: { ...e.data, job_id: jobId } };
+  }
+  const changes = changesOf(before, values, fields);
+  return Object.keys(changes).length === 0 ? null : { type: `${entity}.updated`, actor, data: { id, changes, job_id: jobId } };
+}

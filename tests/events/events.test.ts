@@ -80,6 +80,28 @@ describe("the event log", () => {
     expect(bad.status).toBe(422);
   });
 
+  test("an import writes one event per record it adds or changes, then import.finished", async () => {
+    const before = (await list(org.token)).items[0]!.id;
+    const existing = await org.account("Imported Old", { domain: "old.test" });
+    const csv = `id,name,domain\n,Imported One,one.test\n,Imported Two,\n${existing.id},Imported Old,new.test\n`;
+    const r = await t.app.handle(
+      new Request("http://localhost/api/v1/crm/accounts/import", { method: "POST", headers: { authorization: `Bearer ${org.token}`, "content-type": "text/csv" }, body: csv }),
+    );
+    expect(r.status).toBe(202);
+    const jobId = ((await r.json()) as { id: string }).id;
+    let finished: Awaited<ReturnType<typeof list>>["items"][number] | undefined;
+    for (let i = 0; i < 2000 && !finished; i++) {
+      finished = (await list(org.token, "?limit=5")).items.find((e) => e.type === "import.finished");
+      if (!finished) await Bun.sleep(5);
+    }
+    const { items } = await list(org.token, `?since=${before}`);
+    expect(items.map((e) => e.type).reverse()).toEqual(["account.created", "account.created", "account.created", "account.updated", "import.finished"]);
+    expect(items[0]!.data).toMatchObject({ job_id: jobId, kind: "accounts", status: "succeeded", added: 2, updated: 1, error_count: 0 });
+    expect(items[1]!.data).toEqual({ id: existing.id, changes: { domain: { before: "old.test", after: "new.test" } }, job_id: jobId });
+    expect(items[2]!.data).toMatchObject({ name: "Imported Two", job_id: jobId });
+    for (const e of items) expect(e.actor).toEqual({ type: "user", id: org.user.id });
+  });
+
   test("a change rolled back after its event was written leaves neither the change nor the event", async () => {
     const account = await org.account("Rollback");
     const before = await list(org.token);

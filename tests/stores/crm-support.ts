@@ -105,7 +105,7 @@ async function wrap(b: Backend): Promise<CrmBackend> {
       crm,
       stages: createSqliteStagesStore(db, { security, appendEventsInTx: events.appendInTx }),
       transfer,
-      jobs: createSqliteJobsStore(db, { security }),
+      jobs: createSqliteJobsStore(db, { security, appendEventsInTx: events.appendInTx }),
       renameUser: async (tenantId, userId, fullName, email) =>
         writeTx(db, () => {
           db.query("UPDATE users SET full_name = ?3, email = ?4 WHERE tenant_id = ?1 AND id = ?2").run(tenantId, userId, fullName, email);

@@ -68,7 +68,7 @@ export function createSqliteStores(db: Db, outboxSeal: OutboxSeal = createOutbox
     stages: createSqliteStagesStore(db, { security, appendEventsInTx }),
     dealsQuery: createSqliteDealsQuery(db),
     transfer: createSqliteTransferStore(db, { security }),
-    jobs: createSqliteJobsStore(db, { security }),
+    jobs: createSqliteJobsStore(db, { security, appendEventsInTx }),
     auditLog: createSqliteAuditStore(db),
     events,
     twoFactor: createSqliteTwoFactorStore(db, { security }),
