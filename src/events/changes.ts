@@ -1,5 +1,5 @@
 import type { DealFields } from "../crm/deals-repo";
-import type { EventActor, NewEvent } from "./repo";
+import { type EventActor, type NewEvent, SYSTEM_ACTOR } from "./repo";
 
 /** The fields of `fields` whose value differs between `before` and `after`, each with both values. */
 export function changesOf<T extends object>(before: T, after: T, fields: ReadonlyArray<keyof T & string>): Record<string, { before: unknown; after: unknown }> {
@@ -86,3 +86,21 @@ export function importedEvent(
   const changes = changesOf(before, values, fields);
   return Object.keys(changes).length === 0 ? null : { type: `${entity}.updated`, actor, data: { id, changes, job_id: jobId } };
 }
+
+/** A sign-in's event: the new session's public id and how it was signed in (never its tokens). */
+export const signedInEvent = (s: { user_id: string; id: string; method: string }): NewEvent => ({
+  type: "user.signed_in",
+  actor: { type: "user", id: s.user_id },
+  data: { user_id: s.user_id, session_id: s.id, method: s.method },
+});
+
+/**
+ * Sessions ended: one (`session_id`) or several of a user (`count`). The user's own doing when
+ * `self` (signing a session out, "sign out the others"); else the system's (a password change, a
+ * second factor turned off, an admin's step), which the audit row of that change names.
+ */
+export const revokedEvent = (userId: string, sessionId: string | null, count: number, reason: string, self: boolean): NewEvent => ({
+  type: "session.revoked",
+  actor: self ? { type: "user", id: userId } : SYSTEM_ACTOR,
+  data: { user_id: userId, session_id: sessionId, count, reason },
+});

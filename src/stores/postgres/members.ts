@@ -114,7 +114,10 @@ export function createPostgresMembersStore(pg: Pg, others: MemberHooks & { secur
           RETURNING CASE WHEN enabled_at IS NOT NULL THEN 1 ELSE 0 END AS enabled`;
         await tx.run`DELETE FROM backup_codes WHERE tenant_id = ${tenantId} AND user_id = ${id}`;
         await tx.run`DELETE FROM sign_in_challenges WHERE tenant_id = ${tenantId} AND user_id = ${id}`;
-        await others.security.auditInTx(tx, { ...audit(user, gone[0]?.enabled === 1), tenantId }, now);
+        const wasEnabled = gone[0]?.enabled === 1;
+        const entry = audit(user, wasEnabled);
+        await others.security.auditInTx(tx, { ...entry, tenantId }, now);
+        if (wasEnabled) await appendEventsInTx(tx, tenantId, [{ type: "user.two_factor_disabled", actor: actorOfAudit(entry), data: { user_id: id } }], now);
         return user;
       });
     },

@@ -40,7 +40,7 @@ export function createSqliteStores(db: Db, outboxSeal: OutboxSeal = createOutbox
   const security = createSqliteSecurityStore(db);
   const events = createSqliteEventsStore(db);
   const appendEventsInTx: typeof events.appendInTx = (...a) => events.appendInTx(...a);
-  const sessions = createSqliteSessionsStore(db, { security });
+  const sessions = createSqliteSessionsStore(db, { security, appendEventsInTx });
   const users = createSqliteUsersStore(db);
   const crm = createSqliteCrmStore(db, appendEventsInTx);
   const mail = createSqliteMailStore(db, outboxSeal);
@@ -71,7 +71,7 @@ export function createSqliteStores(db: Db, outboxSeal: OutboxSeal = createOutbox
     jobs: createSqliteJobsStore(db, { security, appendEventsInTx }),
     auditLog: createSqliteAuditStore(db),
     events,
-    twoFactor: createSqliteTwoFactorStore(db, { security }),
+    twoFactor: createSqliteTwoFactorStore(db, { security, appendEventsInTx }),
     oidc: createSqliteOidcStore(db, { users, auditInTx }),
     passkeys: createSqlitePasskeysStore(db, { security }),
     passwords: createSqlitePasswordStore(db, { security, tokens: accountTokens, mail }),

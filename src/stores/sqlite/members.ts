@@ -120,7 +120,9 @@ export function createSqliteMembersStore(
         deleteTotp.run(tenantId, id);
         deleteCodes.run(tenantId, id);
         deleteChallenges.run(tenantId, id);
-        others.security.auditInTx({ ...audit(user, wasEnabled), tenantId }, now);
+        const entry = audit(user, wasEnabled);
+        others.security.auditInTx({ ...entry, tenantId }, now);
+        if (wasEnabled) others.appendEventsInTx(tenantId, [{ type: "user.two_factor_disabled", actor: actorOfAudit(entry), data: { user_id: id } }], now);
         return user;
       });
     },
