@@ -4,6 +4,18 @@
  * leaves no event and a committed one always has its event.
  */
 
+/** Every event type the log holds (the stream's `event:` names). */
+export const EVENT_TYPES = [
+  "deal.created", "deal.updated", "deal.stage_changed", "deal.deleted",
+  "account.created", "account.updated", "account.deleted",
+  "contact.created", "contact.updated", "contact.deleted",
+  "pipeline_stage.created", "pipeline_stage.updated", "pipeline_stage.reordered", "pipeline_stage.deleted",
+  "import.finished",
+  "member.joined", "member.updated", "member.role_changed", "member.removed",
+  "invitation.created", "invitation.accepted", "invitation.revoked",
+  "user.signed_in", "user.two_factor_enabled", "user.two_factor_disabled", "session.revoked",
+] as const;
+
 /** Who made a change: a signed-in user, or the system (a job, the operator's command line). */
 export interface EventActor {
   type: "user" | "system";

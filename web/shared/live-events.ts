@@ -58,7 +58,7 @@ function close(): void {
 }
 
 /** The event types the server sends (an EventSource hears a named event only through its own listener). */
-const KNOWN_TYPES = [
+export const KNOWN_TYPES = [
   "deal.created", "deal.updated", "deal.stage_changed", "deal.deleted",
   "account.created", "account.updated", "account.deleted",
   "contact.created", "contact.updated", "contact.deleted",
