@@ -87,7 +87,10 @@ export function createEventsService(d: EventsDeps) {
    */
   async function stream(auth: Principal, token: string, lastSeq: number | null): Promise<ReadableStream<Uint8Array>> {
     const encoder = new TextEncoder();
-    const start = lastSeq ?? (await d.store.lastSeq(auth.tenantId));
+    // A Last-Event-ID past the log's end (another organization's number, a stale client) counts as
+    // its end: a channel must never start past events still to come.
+    const end = await d.store.lastSeq(auth.tenantId);
+    const start = lastSeq === null ? end : Math.min(lastSeq, end);
     let queue: EventRow[] = [];
     let draining = false;
     let closed = false;

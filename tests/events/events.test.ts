@@ -225,6 +225,20 @@ describe("the live stream", () => {
     } finally {
       await s.cancel();
     }
+    // A number past the log's end resumes from its end: the next event still comes, to this stream and to others.
+    const far = sseReader(await openStream(t, org.token, "999999999"));
+    const near = sseReader(await openStream(t, org.token));
+    try {
+      await far.until(() => far.comments.includes("connected"));
+      await near.until(() => near.comments.includes("connected"));
+      await Bun.sleep(50);
+      await org.account("After far");
+      expect((await far.take(1))[0]!.data.data.name).toBe("After far");
+      expect((await near.take(1))[0]!.data.data.name).toBe("After far");
+    } finally {
+      await far.cancel();
+      await near.cancel();
+    }
     const bad = await t.request("GET", STREAM, { token: org.token, headers: { "last-event-id": "nope" } });
     expect(bad.status).toBe(422);
   });
