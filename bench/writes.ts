@@ -11,6 +11,7 @@ import { openDatabase } from "../src/db/database";
 import { migrate } from "../src/db/migrate";
 import { newId } from "../src/kernel/ids";
 import { createSqliteDealsStore } from "../src/stores/sqlite/deals";
+import { createSqliteEventsStore } from "../src/stores/sqlite/events";
 import type { DealFields } from "../src/crm/deals-repo";
 import { percentile } from "./stats";
 
@@ -23,7 +24,8 @@ migrate(db, undefined, file);
 db.run("PRAGMA synchronous = NORMAL");
 db.run("PRAGMA wal_autocheckpoint = 0");
 db.run("PRAGMA wal_checkpoint(TRUNCATE)");
-const store = createSqliteDealsStore(db);
+// With its event, as the API writes it (the event log: src/stores/sqlite/events.ts).
+const store = createSqliteDealsStore(db, createSqliteEventsStore(db).appendInTx);
 const tenant = (db.query("SELECT id FROM tenants WHERE subdomain = ?").get(process.env.BENCH_WRITES_TENANT ?? "bigco") as { id: string }).id;
 const total = (db.query("SELECT count(*) AS n FROM deals WHERE tenant_id = ?").get(tenant) as { n: number }).n;
 const pageSize = (db.query("PRAGMA page_size").get() as { page_size: number }).page_size;

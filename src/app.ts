@@ -19,6 +19,7 @@ import { invitationAcceptRoutes } from "./auth/invitations/routes";
 import { usersRoutes } from "./team/routes";
 import { crmRoutes } from "./crm/routes";
 import { auditRoutes } from "./security-log/routes";
+import { eventsRoutes } from "./events/routes";
 import { transferRoutes } from "./crm/export-import/routes";
 import { webRoutes } from "./web/routes";
 import { isolateWork } from "./db/stall-monitor";
@@ -47,6 +48,7 @@ export function createApp(ctx: Context) {
     .use(usersRoutes(ctx))
     .use(crmRoutes(ctx))
     .use(auditRoutes(ctx))
+    .use(eventsRoutes(ctx))
     .use(transferRoutes(ctx))
     // Last: its catch-all page must not shadow any API route.
     .use(webRoutes(ctx));

@@ -56,6 +56,8 @@ export interface Config {
   diskReserveMb: number;
   /** SUITE_NEW_DEVICE_MAIL: a sign-in from a new device mails its account (auth/new-device); false turns it off for the whole server. */
   newDeviceMail: boolean;
+  /** SUITE_EVENTS_RETENTION: seconds an organization's events are kept (GET /events, resuming a stream). */
+  eventsRetention: number;
 }
 
 /** A bad setting: main prints `message` as one line and exits non-zero. */
@@ -106,6 +108,7 @@ const SETTINGS: Setting[] = [
   { key: "metricsToken", env: "SUITE_METRICS_TOKEN", flag: "metrics-token", kind: "string", default: "none: no metrics endpoint", help: "the bearer token that reads GET /api/v1/metrics (Prometheus text format), at least 32 characters; the operator's, not an organization's" },
   { key: "backupKeep", env: "SUITE_BACKUP_KEEP", flag: "backup-keep", kind: "count", default: "7", help: "how many scheduled backups to keep; older ones the suite named are removed" },
   { key: "newDeviceMail", env: "SUITE_NEW_DEVICE_MAIL", flag: "new-device-mail", kind: "bool", default: "true", help: "mail an account when it is signed in from a device or browser not seen before, with a \"this wasn't me\" link; false turns it off for every account" },
+  { key: "eventsRetention", env: "SUITE_EVENTS_RETENTION", flag: "events-retention", kind: "seconds", default: "2592000", help: "seconds an organization's event log is kept (the event list, resuming a live stream); older events are swept" },
   { key: "diskReserveMb", env: "SUITE_DISK_RESERVE_MB", flag: "disk-reserve-mb", kind: "megabytes", default: "64", help: "MB of free disk kept beside the SQLite database for checkpoints and small writes such as sign-ins; imports are refused (507 storage_full) below it" },
 ];
 
@@ -298,6 +301,7 @@ export function loadConfig(flags: Record<string, string> = {}, env: Record<strin
     backupKeep: (raw.backupKeep as number | undefined) ?? 7,
     metricsToken,
     diskReserveMb: (raw.diskReserveMb as number | undefined) ?? 64,
+    eventsRetention: (raw.eventsRetention as number | undefined) ?? 30 * 86400,
     newDeviceMail: (raw.newDeviceMail as boolean | undefined) ?? true,
   };
   if (config.oidcTestLoopback && !isDevHost(baseDomain)) {

@@ -41,6 +41,8 @@ import { registerServerGauges } from "./metrics/server-gauges";
 import pkg from "../package.json";
 import { createMembersService } from "./team/members-service";
 import { createSupportService } from "./team/support-service";
+import { createEventsService } from "./events/service";
+import { createEventsBus } from "./events/bus";
 
 export interface ContextOptions extends StoresOptions {
   config: Config;
@@ -51,6 +53,8 @@ export interface ContextOptions extends StoresOptions {
   limits?: Partial<Limits>;
   /** The server passes argon2 on threads of its own; the bad-input fuzz a cheap stand-in. Default: in-process argon2. */
   hasher?: PasswordHasher;
+  /** Tests: how often a live event stream sends its heartbeat (and checks its session again); default 25 s. */
+  eventsHeartbeatMs?: number;
   /** Tests: the outbound guard's resolver or certificate authority; everything else comes from the config. */
   outbound?: Pick<Partial<OutboundSettings>, "resolve" | "ca">;
 }
@@ -134,6 +138,13 @@ export function createContext(opts: ContextOptions) {
     identities: async (tenantId, userId) => (await stores.oidc.identitiesOfUser(tenantId, userId, 1, 0)).length,
     twoFactorOn: async (tenantId, userId) => (await stores.twoFactor.get({ tenantId, userId }))?.enabled_at != null,
   });
+  const events = createEventsService({
+    now, store: stores.events, bus: createEventsBus(stores.events),
+    hasModule: (tenantId, module) => tenants.hasModule(tenantId, module),
+    authenticate: (token) => auth.authenticate(token),
+    retentionMs: config.eventsRetention * 1000,
+    heartbeatMs: opts.eventsHeartbeatMs ?? 25_000,
+  });
   const support = createSupportService({ now, users, members: stores.members, passwords: stores.passwords, sessions, support: stores.support, hasher, limiter, limits });
   const password = createPasswordService({
     config, now, log, limiter, limits, hasher, users, tokens: accountTokens, repo: stores.passwords, security, mailer,
@@ -181,6 +192,8 @@ export function createContext(opts: ContextOptions) {
     pipeline,
     /** Reading the audit log (admins): pages and CSV downloads. */
     auditLog: createAuditService({ now, repo: stores.auditLog }),
+    /** The organization's event log: the list, the live stream (SSE) and the retention sweep. */
+    events,
     /** Deals and the deal list. */
     deals,
     /** CSV export of deals, accounts and contacts. */
@@ -229,11 +242,14 @@ export function createContext(opts: ContextOptions) {
       await mail.purgeFinished(t - 30 * 86_400_000);
       await idempotency.purgeExpired(t);
       await newDevice.purgeExpired(t);
+      await events.sweep(t);
     },
     close: () => {
+      const stopping = events.close();
       metrics.close();
       unwatchDisk();
-      return stores.close();
+      // The listening connection (PostgreSQL) ends before its pool closes.
+      return stopping ? stopping.then(() => stores.close()) : stores.close();
     },
   };
 }

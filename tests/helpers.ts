@@ -25,6 +25,8 @@ export interface TestAppOptions {
   backend?: "sqlite";
   /** The outbound guard's resolver (names only the test knows), in place of the system's. */
   outbound?: ContextOptions["outbound"];
+  /** How often live event streams send their heartbeat (and check their session); default 25 s. */
+  eventsHeartbeatMs?: number;
   /** "production": argon2id at the shipped cost, for the tests about the hash itself (see TEST_ARGON2). */
   argon2?: "production";
 }
@@ -192,6 +194,7 @@ export function testApp(opts: TestAppOptions = {}) {
     limits: opts.limits,
     walSync: opts.walSync,
     outbound: opts.outbound,
+    eventsHeartbeatMs: opts.eventsHeartbeatMs,
     hasher: opts.argon2 === "production" ? undefined : createPasswordHasher(config.hashConcurrency, testArgon2),
   });
   const app = createApp(ctx);

@@ -1,3 +1,5 @@
+import type { EventActor } from "../events/repo";
+
 /** The fields of a deal a client writes, as stored (value in cents, custom_data as JSON text). */
 export interface DealFields {
   title: string;
@@ -54,8 +56,9 @@ export interface DealsStore {
   withStages: (tenantId: string, rows: DealJoined[]) => Promise<DealJoined[]>;
   /** The rows of one page, in the order of `seqs`. */
   bySeqs(tenantId: string, seqs: number[]): Promise<DealJoined[]>;
-  insert(tenantId: string, id: string, f: DealFields, now: number): Promise<WriteResult>;
+  /** Each write appends its event (deal.created, deal.updated or deal.stage_changed, deal.deleted) in its transaction; `actor` defaults to the system. */
+  insert(tenantId: string, id: string, f: DealFields, now: number, actor?: EventActor): Promise<WriteResult>;
   /** `change` gets the stored fields and answers the new ones, inside the transaction. */
-  update(tenantId: string, id: string, change: (current: DealFields) => DealFields, now: number): Promise<WriteResult>;
-  remove(tenantId: string, id: string): Promise<boolean>;
+  update(tenantId: string, id: string, change: (current: DealFields) => DealFields, now: number, actor?: EventActor): Promise<WriteResult>;
+  remove(tenantId: string, id: string, now?: number, actor?: EventActor): Promise<boolean>;
 }

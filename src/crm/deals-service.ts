@@ -1,5 +1,6 @@
 import type { Principal } from "../auth/service";
 import { newId } from "../kernel/ids";
+import { userActor } from "../events/repo";
 import { RequestValidationError, errors } from "../kernel/errors";
 import { type Page, pageOf } from "../kernel/paging";
 import type { DealFields, DealsStore, Missing, WriteResult } from "./deals-repo";
@@ -81,7 +82,7 @@ export function createDealsService(d: DealsDeps) {
       custom_data: customData(body.custom_data),
     };
     const id = newId();
-    await settle(auth.tenantId, await d.deals.insert(auth.tenantId, id, f, d.now()), () => f.stage);
+    await settle(auth.tenantId, await d.deals.insert(auth.tenantId, id, f, d.now(), userActor(auth)), () => f.stage);
     return read(auth.tenantId, id);
   }
 
@@ -104,13 +105,14 @@ export function createDealsService(d: DealsDeps) {
         custom_data: data !== undefined ? data : c.custom_data,
       }),
       d.now(),
+      userActor(auth),
     );
     await settle(auth.tenantId, r, () => body.stage ?? "");
     return read(auth.tenantId, id);
   }
 
   async function remove(auth: Principal, id: string): Promise<void> {
-    if (!(await d.deals.remove(auth.tenantId, id))) throw errors.notFound("Deal not found.");
+    if (!(await d.deals.remove(auth.tenantId, id, d.now(), userActor(auth)))) throw errors.notFound("Deal not found.");
   }
 
   /** The deal list (docs/interface.md#the-deal-list). Stage keys the tenant lacks match nothing. */

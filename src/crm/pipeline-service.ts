@@ -1,6 +1,7 @@
 import type { Principal, RequestInfo } from "../auth/service";
 import { RequestValidationError, errors } from "../kernel/errors";
 import { newId } from "../kernel/ids";
+import { userActor } from "../events/repo";
 import { isUniqueViolation } from "../kernel/unique-violation";
 import type { AuditEntry } from "../security/repo";
 import type { StageCreate, StagePatch, StageRead } from "./model";
@@ -63,7 +64,7 @@ export function createPipelineService(d: PipelineDeps) {
         is_won: body.is_won ? 1 : 0,
         is_lost: body.is_lost ? 1 : 0,
         created_at: d.now(),
-      });
+      }, userActor(auth));
       return toStageRead(row);
     } catch (e) {
       if (isUniqueViolation(e)) throw errors.conflict("stage_exists", "This organization already has a stage with this key.");

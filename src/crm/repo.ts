@@ -1,3 +1,4 @@
+import type { EventActor } from "../events/repo";
 import type { DealsStore } from "./deals-repo";
 
 export interface PipelineStageRow {
@@ -51,20 +52,21 @@ export interface CrmStore {
   deals: DealsStore;
   stages: (tenantId: string) => Promise<PipelineStageRow[]>;
   stage: (tenantId: string, key: string) => Promise<PipelineStageRow | null>;
+  /** Each write appends its event (`pipeline_stage.created`, `account.*`, `contact.*`) in its transaction; `actor` defaults to the system. */
   insertStage(s: Omit<PipelineStageRow, "position"> & {
     position: number | null;
-  }): Promise<PipelineStageRow>;
+  }, actor?: EventActor): Promise<PipelineStageRow>;
   account: (tenantId: string, id: string) => Promise<AccountRow | null>;
-  insertAccount(a: AccountRow): Promise<void>;
+  insertAccount(a: AccountRow, actor?: EventActor): Promise<void>;
   /** A new name shows at once in every deal of the account: same transaction. */
-  updateAccount(a: AccountRow, renamed: boolean): Promise<void>;
+  updateAccount(a: AccountRow, renamed: boolean, actor?: EventActor): Promise<void>;
   /** False when deals still name the account (they need one). */
-  deleteAccount(tenantId: string, id: string): Promise<boolean>;
+  deleteAccount(tenantId: string, id: string, now?: number, actor?: EventActor): Promise<boolean>;
   listAccounts(tenantId: string, pattern: string | null, limit: number, offset: number): Promise<Listed<AccountRow>>;
   contact: (tenantId: string, id: string) => Promise<ContactRow | null>;
-  insertContact(c: ContactRow): Promise<void>;
-  updateContact(c: ContactRow, renamed: boolean): Promise<void>;
+  insertContact(c: ContactRow, actor?: EventActor): Promise<void>;
+  updateContact(c: ContactRow, renamed: boolean, actor?: EventActor): Promise<void>;
   /** The contact's deals keep going, without a contact. */
-  deleteContact(tenantId: string, id: string): Promise<void>;
+  deleteContact(tenantId: string, id: string, now?: number, actor?: EventActor): Promise<void>;
   listContacts(tenantId: string, pattern: string | null, limit: number, offset: number): Promise<Listed<ContactRow>>;
 }

@@ -1,5 +1,6 @@
 import type { Principal } from "../auth/service";
 import { newId } from "../kernel/ids";
+import { userActor } from "../events/repo";
 import { errors } from "../kernel/errors";
 import { type Page, containsPattern, offsetOf, pageOf } from "../kernel/paging";
 import type { AccountCreate, AccountPatch, AccountRead, ContactCreate, ContactPatch, ContactRead } from "./model";
@@ -43,7 +44,7 @@ export function createCrmService(d: CrmDeps) {
       created_at: now,
       updated_at: now,
     };
-    await repo.insertAccount(row);
+    await repo.insertAccount(row, userActor(auth));
     return toAccountRead(row);
   }
 
@@ -58,13 +59,13 @@ export function createCrmService(d: CrmDeps) {
       industry: body.industry !== undefined ? clean(body.industry) : current.industry,
       updated_at: d.now(),
     };
-    await repo.updateAccount(next, next.name !== current.name);
+    await repo.updateAccount(next, next.name !== current.name, userActor(auth));
     return toAccountRead(next);
   }
 
   async function deleteAccount(auth: Principal, id: string): Promise<void> {
     await accountOr404(auth.tenantId, id);
-    if (!(await repo.deleteAccount(auth.tenantId, id))) {
+    if (!(await repo.deleteAccount(auth.tenantId, id, d.now(), userActor(auth)))) {
       throw errors.conflict("account_has_deals", "This account still has deals; move or delete them first.");
     }
   }
@@ -98,7 +99,7 @@ export function createCrmService(d: CrmDeps) {
       created_at: now,
       updated_at: now,
     };
-    await repo.insertContact(row);
+    await repo.insertContact(row, userActor(auth));
     return toContactRead(row);
   }
 
@@ -117,13 +118,13 @@ export function createCrmService(d: CrmDeps) {
       account_id: accountId,
       updated_at: d.now(),
     };
-    await repo.updateContact(next, next.first_name !== current.first_name || next.last_name !== current.last_name);
+    await repo.updateContact(next, next.first_name !== current.first_name || next.last_name !== current.last_name, userActor(auth));
     return toContactRead(next);
   }
 
   async function deleteContact(auth: Principal, id: string): Promise<void> {
     await contactOr404(auth.tenantId, id);
-    await repo.deleteContact(auth.tenantId, id);
+    await repo.deleteContact(auth.tenantId, id, d.now(), userActor(auth));
   }
 
   return {

@@ -73,3 +73,10 @@ export const authGuard = (ctx: Context, opts: { module?: ModuleName } = {}) =>
       return { auth: principal };
     },
   );
+
+/** The token a request presents: its bearer token, else its session cookie (what the guard authenticated). */
+export function presentedToken(headers: Headers): string | undefined {
+  const header = headers.get("authorization");
+  if (header !== null) return BEARER.exec(header)?.[1];
+  return cookieValue(headers.get("cookie"), SESSION_COOKIE);
+}

@@ -35,6 +35,7 @@ export const TAGS = {
   organization: "The caller's organization: its name and modules (/api/v1/tenant)",
   crm: "Deals, accounts, contacts and pipeline stages (/api/v1/crm)",
   audit: "The organization's audit log, for its admins (/api/v1/audit-log)",
+  events: "The organization's event log and its live stream (Server-Sent Events) (/api/v1/events)",
   health: "Whether the server and its database answer (/api/v1/health)",
   tls: "The reverse proxy's questions before it gets a certificate for a host name (/api/v1/tls)",
   metrics: "This instance's metrics, for the operator's Prometheus (/api/v1/metrics)",

@@ -24,6 +24,7 @@ import type { InvitationsStore } from "../team/invitations-repo";
 import type { MembersStore } from "../team/members-repo";
 import type { UsersStore } from "../team/repo";
 import type { SupportStore } from "../team/support-repo";
+import type { EventsStore } from "../events/repo";
 
 /**
  * Every store the features need, by the interfaces the features declare: what sits above this
@@ -48,6 +49,7 @@ export interface Stores {
   jobs: JobsStore;
   /** Reading the audit log (the rows are written through `security`). */
   auditLog: AuditStore;
+  events: EventsStore;
   twoFactor: TwoFactorStore;
   oidc: OidcStore;
   passkeys: PasskeysStore;

@@ -1,3 +1,4 @@
+import type { EventActor } from "../events/repo";
 import type { AuditEntry } from "../security/repo";
 import type { UserRow } from "./repo";
 
@@ -6,6 +7,8 @@ export interface MemberChangePlan {
   audits: AuditEntry[];
   /** Copy the new name and address into the deals assigned to the member (docs/interface.md#crm-records). */
   propagateRename: boolean;
+  /** Who made the change, for its events (member.role_changed, member.updated); the system when absent. */
+  actor?: EventActor;
 }
 
 export interface MemberChange {

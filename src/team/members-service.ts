@@ -1,3 +1,4 @@
+import { userActor } from "../events/repo";
 import type { Principal, RequestInfo } from "../auth/service";
 import { AppError, RequestValidationError, errors } from "../kernel/errors";
 import { createLoginLimits } from "../auth/login-limits";
@@ -71,7 +72,7 @@ export function createMembersService(d: MembersDeps) {
       if (before.role !== after.role) audit("user.role_changed", { from: before.role, to: after.role });
       if (before.profile_id !== after.profile_id) audit("user.profile_changed", { from: before.profile_id, to: after.profile_id });
       // A renamed user shows at once in every deal assigned to them (docs/interface.md#crm-records).
-      return { audits, propagateRename: fullName !== undefined };
+      return { audits, propagateRename: fullName !== undefined, actor: userActor(p) };
     });
     if (isRefusal(r)) throw refused(r);
     return toUserRead(r);

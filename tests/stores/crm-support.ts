@@ -4,6 +4,7 @@
  * `…InTx` helpers, which run inside another feature's transaction; the import's audit) are
  * wrapped here in the transaction their backend uses.
  */
+import { createSqliteEventsStore } from "../../src/stores/sqlite/events";
 import { writeTx } from "../../src/db/database";
 import type { DealJoined, DealsStore } from "../../src/crm/deals-repo";
 import type { CrmStore } from "../../src/crm/repo";
@@ -96,14 +97,15 @@ async function wrap(b: Backend): Promise<CrmBackend> {
   if (b.kind === "sqlite") {
     const db = b.db;
     const security = createSqliteSecurityStore(db);
-    const crm = createSqliteCrmStore(db);
+    const events = createSqliteEventsStore(db);
+    const crm = createSqliteCrmStore(db, events.appendInTx);
     const transfer = createSqliteTransferStore(db, { security });
     const q = (sql: string) => sql.replace(/\$(\d+)/g, "?$1");
     const stores: Stores = {
       crm,
-      stages: createSqliteStagesStore(db, { security }),
+      stages: createSqliteStagesStore(db, { security, appendEventsInTx: events.appendInTx }),
       transfer,
-      jobs: createSqliteJobsStore(db, { security }),
+      jobs: createSqliteJobsStore(db, { security, appendEventsInTx: events.appendInTx }),
       renameUser: async (tenantId, userId, fullName, email) =>
         writeTx(db, () => {
           db.query("UPDATE users SET full_name = ?3, email = ?4 WHERE tenant_id = ?1 AND id = ?2").run(tenantId, userId, fullName, email);

@@ -3,6 +3,7 @@
  * answers, releases, the mark written inside the create's own transaction, and the bounded expiry
  * sweep. The same calls give the same results on SQLite and PostgreSQL.
  */
+import { createSqliteEventsStore } from "../../src/stores/sqlite/events";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { CrmStore } from "../../src/crm/repo";
 import type { IdempotencyHold, IdempotencyStore } from "../../src/idempotency/repo";
@@ -29,7 +30,7 @@ for (const backend of BACKENDS) {
       if (b.kind === "sqlite") {
         const db = b.db;
         keys = createSqliteIdempotencyStore(db);
-        crm = createSqliteCrmStore(db);
+        crm = createSqliteCrmStore(db, createSqliteEventsStore(db).appendInTx);
         rows = async <T>(sql: string, ...params: unknown[]) => db.query(sql.replace(/\$(\d+)/g, "?$1")).all(...(params as [])) as T[];
       } else {
         const pg = b.pg;

@@ -51,6 +51,7 @@ export const SLOW_REASONS: Record<string, string> = {
   "tests/stores/postgres-open.test.ts": `${SUITE} against PostgreSQL`,
   // Several instances on one PostgreSQL database.
   "tests/multi-instance/crash-test.test.ts": "servers on PostgreSQL killed and restarted",
+  "tests/multi-instance/events.test.ts": "spawned servers on one PostgreSQL database",
   "tests/multi-instance/instances.test.ts": "spawned servers on one PostgreSQL database",
   "tests/multi-instance/limits.test.ts": "spawned servers on one PostgreSQL database",
   "tests/multi-instance/mail.test.ts": "spawned servers on one PostgreSQL database",
@@ -72,6 +73,7 @@ export const SLOW_REASONS: Record<string, string> = {
   "tests/web/e2e/security-log.test.ts": BROWSER,
   "tests/web/e2e/security.test.ts": BROWSER,
   "tests/web/e2e/sign-in.test.ts": BROWSER,
+  "tests/web/e2e/live-updates.test.ts": BROWSER,
   "tests/web/e2e/stages.test.ts": BROWSER,
   "tests/web/e2e/step-up.test.ts": BROWSER,
   "tests/web/e2e/team.test.ts": BROWSER,

@@ -1,6 +1,6 @@
 /** Accounts: the companies deals are with. Search, paging (both in the URL), create, edit, delete. */
 import "../deals/crm.css";
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { api, ApiError, type Account } from "../api/client";
 import { ConfirmDialog, Modal } from "../shared/dialog";
 import { formatDate } from "../shared/format";
@@ -8,6 +8,8 @@ import { Pager } from "../shared/pager";
 import { Link, navigate } from "../shared/router";
 import { Empty, ErrorBox, Loading, errorMessage } from "../shared/states";
 import { toast } from "../shared/toast";
+import { useSession } from "../shared/session";
+import { useLiveEvents, useLiveMarks } from "../shared/live-events";
 import { TransferButtons } from "../import/transfer-buttons";
 import { useUrlSearchList } from "../shared/url-search";
 import { AccountForm } from "./account-form";
@@ -27,6 +29,16 @@ export default function AccountsScreen() {
   const [problem, setProblem] = useState<{ text: string; conflict: boolean } | null>(null);
   const [busy, setBusy] = useState(false);
   const data = list.data;
+  // Another person's change: a quiet reload (scroll, search and an open form stay), the row marked.
+  const marks = useLiveMarks();
+  const [quiet, setQuiet] = useState(false);
+  useEffect(() => setQuiet(false), [data]);
+  useLiveEvents(["account."], useSession().me?.user.id, (e) => {
+    if (e.type === "account.deleted") return marks.mark(String(e.data.id), "deleted");
+    marks.mark(String(e.data.id), "changed");
+    setQuiet(true);
+    list.reload();
+  });
 
   const confirmDelete = async () => {
     if (!deleting) return;
@@ -93,9 +105,9 @@ export default function AccountsScreen() {
                   </th>
                 </tr>
               </thead>
-              <tbody class={list.loading ? "dim" : undefined} aria-busy={list.loading ? "true" : "false"}>
+              <tbody class={list.loading && !quiet ? "dim" : undefined} aria-busy={list.loading ? "true" : "false"}>
                 {data.items.map((a) => (
-                  <tr key={a.id}>
+                  <tr key={a.id} class={marks.classOf(a.id) || undefined}>
                     <td class="title">
                       <button type="button" class="link strong" onClick={() => setEditing(a)}>
                         {a.name}

@@ -50,3 +50,6 @@ export type AuthProvider = Item<Answer<"get", "/api/v1/auth/providers">>;
 export type ProviderKind = AuthProvider["kind"];
 export type PublicProvider = Item<Answer<"get", "/api/v1/auth/providers/public">>;
 export type Identity = Item<Answer<"get", "/api/v1/auth/identities">>;
+
+// ---- the organization's event log ----
+export type LiveEvent = Item<Answer<"get", "/api/v1/events">>;

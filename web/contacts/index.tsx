@@ -6,6 +6,8 @@ import { ConfirmDialog, Modal } from "../shared/dialog";
 import { Pager } from "../shared/pager";
 import { Empty, ErrorBox, Loading, errorMessage } from "../shared/states";
 import { toast } from "../shared/toast";
+import { useSession } from "../shared/session";
+import { useLiveEvents, useLiveMarks } from "../shared/live-events";
 import { TransferButtons } from "../import/transfer-buttons";
 import { useUrlSearchList } from "../shared/url-search";
 import { ContactForm } from "./contact-form";
@@ -45,6 +47,16 @@ function useAccountNames(contacts: Contact[] | undefined): Map<string, string> {
 export default function ContactsScreen() {
   const { view, text, onText, list, setPage, setSize, clear } = useUrlSearchList<Contact>((query, signal) => api.get("/api/v1/crm/contacts", { query, signal }));
   const data = list.data;
+  // Another person's change: a quiet reload (scroll, search and an open form stay), the row marked.
+  const marks = useLiveMarks();
+  const [quiet, setQuiet] = useState(false);
+  useEffect(() => setQuiet(false), [data]);
+  useLiveEvents(["contact."], useSession().me?.user.id, (e) => {
+    if (e.type === "contact.deleted") return marks.mark(String(e.data.id), "deleted");
+    marks.mark(String(e.data.id), "changed");
+    setQuiet(true);
+    list.reload();
+  });
   const names = useAccountNames(data?.items);
   const [editing, setEditing] = useState<Contact | "new" | null>(null);
   const [deleting, setDeleting] = useState<Contact | null>(null);
@@ -116,9 +128,9 @@ export default function ContactsScreen() {
                   </th>
                 </tr>
               </thead>
-              <tbody class={list.loading ? "dim" : undefined} aria-busy={list.loading ? "true" : "false"}>
+              <tbody class={list.loading && !quiet ? "dim" : undefined} aria-busy={list.loading ? "true" : "false"}>
                 {data.items.map((c) => (
-                  <tr key={c.id}>
+                  <tr key={c.id} class={marks.classOf(c.id) || undefined}>
                     <td class="title">
                       <button type="button" class="link strong" onClick={() => setEditing(c)}>
                         {c.name}

@@ -16,7 +16,8 @@ import { useSession } from "../shared/session";
 import { Empty, ErrorBox, Loading, errorMessage } from "../shared/states";
 import { toast } from "../shared/toast";
 import { TransferButtons } from "../import/transfer-buttons";
-import { useStages } from "../stages/store";
+import { stagesChanged, useStages } from "../stages/store";
+import { useLiveEvents, useLiveMarks } from "../shared/live-events";
 import { DealForm } from "./deal-form";
 import { Filters } from "./filters";
 import { DealTable } from "./table";
@@ -56,6 +57,19 @@ export default function DealsScreen() {
     // A pending search counts; an explicit one (clear) wins.
     go({ ...v, search: v.search !== view.search ? v.search : written });
   };
+
+  // Another person's change: the page reloads quietly (no dimming; scroll, filters and an open
+  // form stay), the changed row is marked for a moment, a deleted one greyed until it goes.
+  const marks = useLiveMarks();
+  const [quiet, setQuiet] = useState(false);
+  useEffect(() => setQuiet(false), [list.data]);
+  useLiveEvents(["deal.", "account.", "contact.", "pipeline_stage.", "member.", "import."], me?.id, (e) => {
+    if (e.type.startsWith("pipeline_stage.")) stagesChanged();
+    if (e.type === "deal.deleted") return marks.mark(String(e.data.id), "deleted");
+    if (e.type.startsWith("deal.")) marks.mark(String(e.data.id), "changed");
+    setQuiet(true);
+    list.reload();
+  });
 
   // Stage changed in place: the row shows the saved deal until the next answer replaces the page.
   const [saved, setSaved] = useState<Map<string, Deal>>(new Map());
@@ -156,8 +170,9 @@ export default function DealsScreen() {
             deals={rows}
             stages={stages ?? []}
             sort={effectiveSort(view)}
-            loading={list.loading}
+            loading={list.loading && !quiet}
             saving={saving}
+            rowClass={marks.classOf}
             onSort={(col: DealSort) => change(sortedBy(view, col))}
             onStage={changeStage}
             onEdit={(d) => setEditing(d)}

@@ -37,6 +37,8 @@ export interface DealTableProps {
   onStage: (d: Deal, key: string) => void;
   onEdit: (d: Deal) => void;
   onDelete: (d: Deal) => void;
+  /** A row's mark when another person just changed or deleted it (shared/live-events.ts). */
+  rowClass?: (id: string) => string;
 }
 
 function SortTh({ col, sort, onSort }: { col: Column; sort: DealTableProps["sort"]; onSort: (c: DealSort) => void }) {
@@ -76,7 +78,7 @@ function StageCell({ deal, stages, saving, onStage }: { deal: Deal; stages: Stag
   );
 }
 
-export function DealTable({ deals, stages, sort, loading, saving, onSort, onStage, onEdit, onDelete }: DealTableProps) {
+export function DealTable({ deals, stages, sort, loading, saving, onSort, onStage, onEdit, onDelete, rowClass }: DealTableProps) {
   return (
     <div class="table-wrap">
       <table class="deals">
@@ -93,7 +95,7 @@ export function DealTable({ deals, stages, sort, loading, saving, onSort, onStag
         </thead>
         <tbody class={loading ? "dim" : undefined} aria-busy={loading ? "true" : "false"}>
           {deals.map((d) => (
-            <tr key={d.id}>
+            <tr key={d.id} class={rowClass?.(d.id) || undefined}>
               <td class="title">
                 <button type="button" class="link" onClick={() => onEdit(d)}>
                   {d.title}

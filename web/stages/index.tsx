@@ -2,6 +2,7 @@
  * The pipeline: its stages in order, with their colours. Admins add, edit, reorder (move up and
  * down, by keyboard too: focus stays on the moved stage's button) and delete stages; members see the list.
  */
+import { useLiveEvents } from "../shared/live-events";
 import "../deals/crm.css";
 import "./stages.css";
 import { useEffect, useState } from "preact/hooks";
@@ -19,6 +20,8 @@ import { stagesChanged, useStages } from "./store";
 export default function PipelineScreen() {
   const admin = useSession().me?.user.role === "admin";
   const { stages, error, reload } = useStages();
+  // Another admin's change to the pipeline: every screen showing stages reloads them.
+  useLiveEvents(["pipeline_stage."], useSession().me?.user.id, () => stagesChanged());
   const [adding, setAdding] = useState(false);
   const [editing, setEditing] = useState<Stage | null>(null);
   const [deleting, setDeleting] = useState<Stage | null>(null);

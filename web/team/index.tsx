@@ -1,4 +1,6 @@
 /** Team (admins): members with search (each managed or removed), invitations by status, and the invite form. */
+import { useLiveEvents } from "../shared/live-events";
+import { useSession } from "../shared/session";
 import { useState } from "preact/hooks";
 import { api, type Profile, type User } from "../api/client";
 import { formatDate } from "../shared/format";
@@ -37,6 +39,8 @@ function Members({ profiles, guard }: { profiles: Profile[]; guard: Guard }) {
   const [page, setPage] = useState(1);
   const q = useDebounced(search.trim());
   const members = useLoad(() => api.get("/api/v1/users", { query: { page, size: 20, search: q } }), [q, page]);
+  // Another admin's change to the team shows without a reload of the page.
+  useLiveEvents(["member."], useSession().me?.user.id, () => members.reload());
   const [managing, setManaging] = useState<User | null>(null);
   const [removing, setRemoving] = useState<User | null>(null);
   return (

@@ -1,4 +1,6 @@
 /** Invitations by status: resend (a repeat invite: new link, new expiry), revoke with confirmation. */
+import { useLiveEvents } from "../shared/live-events";
+import { useSession } from "../shared/session";
 import { useState } from "preact/hooks";
 import { api, type Invitation, type InvitationStatus, type Profile } from "../api/client";
 import { config } from "../shared/config";
@@ -26,6 +28,7 @@ export function Invitations({ profiles, refresh, guard = unguarded }: { profiles
   const [revoking, setRevoking] = useState<Invitation | null>(null);
   const [busy, setBusy] = useState(false);
   const list = useLoad(() => api.get("/api/v1/users/invitations", { query: { status, page, size: 20 } }), [status, page, refresh]);
+  useLiveEvents(["invitation.", "member.joined"], useSession().me?.user.id, () => list.reload());
 
   const resend = async (inv: Invitation) => {
     setBusy(true);

@@ -4,7 +4,10 @@ import { DEFAULT_STAGES, sortKey } from "../../crm/model";
 import type { AccountRow, ContactRow, PipelineStageRow } from "../../crm/repo";
 import type { Pg, PgTx } from "./database";
 import { createPostgresDealsStore, lockCrmExclusive } from "./deals";
-import { keyCreatedInTx, withKeyMark } from "./idempotency";
+import { keyCreatedInTx } from "./idempotency";
+import { appendEventsInTx } from "./events";
+import { type EventActor, SYSTEM_ACTOR } from "../../events/repo";
+import { ACCOUNT_EVENT_FIELDS, CONTACT_EVENT_FIELDS, STAGE_EVENT_FIELDS, changesOf, pick } from "../../events/changes";
 
 type Listed<T> = { rows: T[]; total: number };
 
@@ -41,29 +44,38 @@ export function createPostgresCrmStore(pg: Pg) {
      * stages never take the same next position and a reorder running meanwhile sees every stage.
      * A duplicate key throws the unique violation, as on SQLite (the service maps it).
      */
-    async insertStage(s: Omit<PipelineStageRow, "position"> & { position: number | null }): Promise<PipelineStageRow> {
+    async insertStage(s: Omit<PipelineStageRow, "position"> & { position: number | null }, actor: EventActor = SYSTEM_ACTOR): Promise<PipelineStageRow> {
       return pg.begin(async (tx) => {
         await lockCrmExclusive(tx, s.tenant_id);
         const position =
           s.position ?? (await tx.one<{ p: number }>`SELECT coalesce(max(position) + 1, 0) AS p FROM pipeline_stages WHERE tenant_id = ${s.tenant_id}`)!.p;
-        await insertStageInTx(tx, { ...s, position });
+        const row = { ...s, position };
+        await insertStageInTx(tx, row);
         await keyCreatedInTx(tx, s.id);
-        return { ...s, position };
+        await appendEventsInTx(tx, s.tenant_id, [{ type: "pipeline_stage.created", actor, data: { id: s.id, ...pick(row, STAGE_EVENT_FIELDS) } }], s.created_at);
+        return row;
       });
     },
 
     account: async (tenantId: string, id: string) => pg.one<AccountRow>`SELECT * FROM accounts WHERE tenant_id = ${tenantId} AND id = ${id}`,
-    async insertAccount(a: AccountRow): Promise<void> {
-      await withKeyMark(pg, a.id, (q) => q.run`INSERT INTO accounts (id, tenant_id, name, domain, industry, created_at, updated_at)
-        VALUES (${a.id}, ${a.tenant_id}, ${a.name}, ${a.domain}, ${a.industry}, ${a.created_at}, ${a.created_at})`);
+    async insertAccount(a: AccountRow, actor: EventActor = SYSTEM_ACTOR): Promise<void> {
+      await pg.begin(async (tx) => {
+        await tx.run`INSERT INTO accounts (id, tenant_id, name, domain, industry, created_at, updated_at)
+          VALUES (${a.id}, ${a.tenant_id}, ${a.name}, ${a.domain}, ${a.industry}, ${a.created_at}, ${a.created_at})`;
+        await keyCreatedInTx(tx, a.id);
+        await appendEventsInTx(tx, a.tenant_id, [{ type: "account.created", actor, data: { id: a.id, ...pick(a, ACCOUNT_EVENT_FIELDS) } }], a.created_at);
+      });
     },
     /** A new name shows at once in every deal of the account: same transaction, deal writes held off (CRM lock). */
-    async updateAccount(a: AccountRow, renamed: boolean): Promise<void> {
+    async updateAccount(a: AccountRow, renamed: boolean, actor: EventActor = SYSTEM_ACTOR): Promise<void> {
       await pg.begin(async (tx) => {
         if (renamed) await lockCrmExclusive(tx, a.tenant_id);
+        const before = await tx.one<AccountRow>`SELECT * FROM accounts WHERE tenant_id = ${a.tenant_id} AND id = ${a.id} FOR UPDATE`;
         await tx.run`UPDATE accounts SET name = ${a.name}, domain = ${a.domain}, industry = ${a.industry}, updated_at = ${a.updated_at}
           WHERE tenant_id = ${a.tenant_id} AND id = ${a.id}`;
         if (renamed) await deals.refreshNamesInTx(tx, a.tenant_id, "account", a.id);
+        const changes = before ? changesOf(before, a, ACCOUNT_EVENT_FIELDS) : {};
+        if (Object.keys(changes).length > 0) await appendEventsInTx(tx, a.tenant_id, [{ type: "account.updated", actor, data: { id: a.id, changes } }], a.updated_at);
       });
     },
     /**
@@ -71,11 +83,12 @@ export function createPostgresCrmStore(pg: Pg) {
      * being created for it (which locks it FOR KEY SHARE) either commits before the check sees it,
      * or waits and then finds the account gone.
      */
-    async deleteAccount(tenantId: string, id: string): Promise<boolean> {
+    async deleteAccount(tenantId: string, id: string, now: number = Date.now(), actor: EventActor = SYSTEM_ACTOR): Promise<boolean> {
       return pg.begin(async (tx) => {
-        await tx.run`SELECT 1 FROM accounts WHERE tenant_id = ${tenantId} AND id = ${id} FOR UPDATE`;
+        const before = await tx.one<{ name: string }>`SELECT name FROM accounts WHERE tenant_id = ${tenantId} AND id = ${id} FOR UPDATE`;
         if (await tx.one`SELECT 1 AS one FROM deals WHERE tenant_id = ${tenantId} AND account_id = ${id} LIMIT 1`) return false;
         await tx.run`DELETE FROM accounts WHERE tenant_id = ${tenantId} AND id = ${id}`;
+        if (before) await appendEventsInTx(tx, tenantId, [{ type: "account.deleted", actor, data: { id, name: before.name } }], now);
         return true;
       });
     },
@@ -88,25 +101,33 @@ export function createPostgresCrmStore(pg: Pg) {
     },
 
     contact: async (tenantId: string, id: string) => pg.one<ContactRow>`SELECT * FROM contacts WHERE tenant_id = ${tenantId} AND id = ${id}`,
-    async insertContact(c: ContactRow): Promise<void> {
-      await withKeyMark(pg, c.id, (q) => q.run`INSERT INTO contacts (id, tenant_id, first_name, last_name, email, phone, account_id, created_at, updated_at)
-        VALUES (${c.id}, ${c.tenant_id}, ${c.first_name}, ${c.last_name}, ${c.email}, ${c.phone}, ${c.account_id}, ${c.created_at}, ${c.created_at})`);
+    async insertContact(c: ContactRow, actor: EventActor = SYSTEM_ACTOR): Promise<void> {
+      await pg.begin(async (tx) => {
+        await tx.run`INSERT INTO contacts (id, tenant_id, first_name, last_name, email, phone, account_id, created_at, updated_at)
+          VALUES (${c.id}, ${c.tenant_id}, ${c.first_name}, ${c.last_name}, ${c.email}, ${c.phone}, ${c.account_id}, ${c.created_at}, ${c.created_at})`;
+        await keyCreatedInTx(tx, c.id);
+        await appendEventsInTx(tx, c.tenant_id, [{ type: "contact.created", actor, data: { id: c.id, ...pick(c, CONTACT_EVENT_FIELDS) } }], c.created_at);
+      });
     },
-    async updateContact(c: ContactRow, renamed: boolean): Promise<void> {
+    async updateContact(c: ContactRow, renamed: boolean, actor: EventActor = SYSTEM_ACTOR): Promise<void> {
       await pg.begin(async (tx) => {
         if (renamed) await lockCrmExclusive(tx, c.tenant_id);
+        const before = await tx.one<ContactRow>`SELECT * FROM contacts WHERE tenant_id = ${c.tenant_id} AND id = ${c.id} FOR UPDATE`;
         await tx.run`UPDATE contacts SET first_name = ${c.first_name}, last_name = ${c.last_name}, email = ${c.email}, phone = ${c.phone},
             account_id = ${c.account_id}, updated_at = ${c.updated_at}
           WHERE tenant_id = ${c.tenant_id} AND id = ${c.id}`;
         if (renamed) await deals.refreshNamesInTx(tx, c.tenant_id, "contact", c.id);
+        const changes = before ? changesOf(before, c, CONTACT_EVENT_FIELDS) : {};
+        if (Object.keys(changes).length > 0) await appendEventsInTx(tx, c.tenant_id, [{ type: "contact.updated", actor, data: { id: c.id, changes } }], c.updated_at);
       });
     },
     /** The contact's deals keep going, without a contact (CRM lock: no deal write names it meanwhile). */
-    async deleteContact(tenantId: string, id: string): Promise<void> {
+    async deleteContact(tenantId: string, id: string, now: number = Date.now(), actor: EventActor = SYSTEM_ACTOR): Promise<void> {
       await pg.begin(async (tx) => {
         await lockCrmExclusive(tx, tenantId);
         await deals.detachContactInTx(tx, tenantId, id);
-        await tx.run`DELETE FROM contacts WHERE tenant_id = ${tenantId} AND id = ${id}`;
+        const gone = await tx.one<{ first_name: string; last_name: string | null }>`DELETE FROM contacts WHERE tenant_id = ${tenantId} AND id = ${id} RETURNING first_name, last_name`;
+        if (gone) await appendEventsInTx(tx, tenantId, [{ type: "contact.deleted", actor, data: { id, ...gone } }], now);
       });
     },
     async listContacts(tenantId: string, pattern: string | null, limit: number, offset: number): Promise<Listed<ContactRow>> {

@@ -4,6 +4,9 @@ import { DEAL_COLUMNS, TENANT_SPAN, type DealCopies, dealCopies } from "../../cr
 import { contactName, searchTextOf, sortKey } from "../../crm/model";
 import type { Pg, PgQueries, PgTx } from "./database";
 import { keyCreatedInTx } from "./idempotency";
+import { appendEventsInTx } from "./events";
+import { type EventActor, SYSTEM_ACTOR } from "../../events/repo";
+import { DEAL_EVENT_FIELDS, dealChangedEvent, pick } from "../../events/changes";
 
 /**
  * Concurrency on PostgreSQL (SQLite has one writer, so its deals repo reads then writes freely).
@@ -170,7 +173,7 @@ export function createPostgresDealsStore(pg: Pg) {
       return withStages(tenantId, seqs.map((s) => at.get(s)).filter((r): r is DealJoined => r !== undefined));
     },
 
-    async insert(tenantId: string, id: string, f: DealFields, now: number): Promise<WriteResult> {
+    async insert(tenantId: string, id: string, f: DealFields, now: number, actor: EventActor = SYSTEM_ACTOR): Promise<WriteResult> {
       return pg.begin(async (tx) => {
         await lockCrmShared(tx, tenantId);
         const k = await copiesInTx(tx, tenantId, f, true);
@@ -178,12 +181,13 @@ export function createPostgresDealsStore(pg: Pg) {
         // The number last: the counter row stays locked only for the INSERT.
         await insertDealInTx(tx, await allocateSeqsInTx(tx, tenantId, 1), id, tenantId, now, f, k.copies);
         await keyCreatedInTx(tx, id);
+        await appendEventsInTx(tx, tenantId, [{ type: "deal.created", actor, data: { id, ...pick(f, DEAL_EVENT_FIELDS) } }], now);
         return { ok: true };
       });
     },
 
     /** `change` gets the stored fields (the deal locked) and answers the new ones, inside the transaction. */
-    async update(tenantId: string, id: string, change: (current: DealFields) => DealFields, now: number): Promise<WriteResult> {
+    async update(tenantId: string, id: string, change: (current: DealFields) => DealFields, now: number, actor: EventActor = SYSTEM_ACTOR): Promise<WriteResult> {
       return pg.begin(async (tx) => {
         await lockCrmShared(tx, tenantId);
         const current = await tx.one<DealRow>`SELECT * FROM deals WHERE tenant_id = ${tenantId} AND id = ${id} FOR UPDATE`;
@@ -199,12 +203,19 @@ export function createPostgresDealsStore(pg: Pg) {
             title_key = ${sortKey(f.title)}, account_key = ${c[0]}, contact_key = ${c[1]}, assignee_key = ${c[2]}, search_text = ${c[3]},
             account_name = ${c[4]}, contact_name = ${c[5]}, assignee_name = ${c[6]}, assignee_email = ${c[7]}
           WHERE tenant_id = ${tenantId} AND id = ${id}`;
+        const event = dealChangedEvent(id, current, f, actor);
+        if (event) await appendEventsInTx(tx, tenantId, [event], now);
         return { ok: true };
       });
     },
 
-    async remove(tenantId: string, id: string): Promise<boolean> {
-      return (await pg.run`DELETE FROM deals WHERE tenant_id = ${tenantId} AND id = ${id}`) > 0;
+    async remove(tenantId: string, id: string, now: number = Date.now(), actor: EventActor = SYSTEM_ACTOR): Promise<boolean> {
+      return pg.begin(async (tx) => {
+        const gone = await tx.one<{ title: string }>`DELETE FROM deals WHERE tenant_id = ${tenantId} AND id = ${id} RETURNING title`;
+        if (!gone) return false;
+        await appendEventsInTx(tx, tenantId, [{ type: "deal.deleted", actor, data: { id, title: gone.title } }], now);
+        return true;
+      });
     },
 
     /**

@@ -7,6 +7,7 @@ import { rmSync } from "node:fs";
 import { KEY_NAMES, type ServerKeys, generateKeys, keyFileOf, loadServerKeys, readKeyFile } from "../../security/key-file";
 import { createPostgresAccountTokensStore } from "./account-tokens";
 import { createPostgresAuditStore } from "./audit";
+import { createPostgresEventsStore } from "./events";
 import { createPostgresCrmStore } from "./crm";
 import { createPostgresDealsQuery } from "./deals-query";
 import { type Pg, openPostgres } from "./database";
@@ -67,6 +68,7 @@ export function createPostgresStores(pg: Pg, outboxSeal: OutboxSeal = createOutb
     transfer: createPostgresTransferStore(pg, { security }),
     jobs: createPostgresJobsStore(pg, { security }),
     auditLog: createPostgresAuditStore(pg),
+    events: createPostgresEventsStore(pg),
     twoFactor: createPostgresTwoFactorStore(pg, { security }),
     oidc: createPostgresOidcStore(pg, { users, security }),
     passkeys: createPostgresPasskeysStore(pg, { security }),

@@ -1,3 +1,6 @@
+import { appendEventsInTx } from "./events";
+import { userActor } from "../../events/repo";
+import { invitationData, memberData } from "../../events/changes";
 import type { InvitationsStore } from "../../team/invitations-repo";
 import type { NewSessionRow } from "../../auth/repo";
 import type { AuditEntry } from "../../security/repo";
@@ -96,6 +99,7 @@ export function createPostgresInvitationsStore(
         await keyCreatedInTx(tx, id);
         const row = (await byId(tx, w.tenantId, id))!;
         await audit(tx, w.tenantId, w.invitedBy, kind === "created" ? "invitation.created" : "invitation.resent", row, w.who, now);
+        await appendEventsInTx(tx, w.tenantId, [{ type: "invitation.created", actor: userActor({ userId: w.invitedBy }), data: { ...invitationData(row), resent: kind === "resent" } }], now);
         return { kind, row };
       });
     },
@@ -130,6 +134,11 @@ export function createPostgresInvitationsStore(
         await others.sessions.insertInTx(tx, { ...w.session, tenant_id: inv.tenant_id, user_id: user.id });
         const accepted = (await byId(tx, inv.tenant_id, inv.id))!;
         await audit(tx, inv.tenant_id, user.id, "invitation.accepted", accepted, w.who, now);
+        const actor = userActor({ userId: user.id });
+        await appendEventsInTx(tx, inv.tenant_id, [
+          { type: "invitation.accepted", actor, data: { ...invitationData(accepted), user_id: user.id } },
+          { type: "member.joined", actor, data: memberData(user) },
+        ], now);
         return { kind: "accepted", user, invitation: accepted };
       });
     },
@@ -145,6 +154,7 @@ export function createPostgresInvitationsStore(
           UPDATE invitations SET revoked_at = ${now}::bigint, updated_at = ${now}::bigint
            WHERE tenant_id = ${tenantId} AND id = ${id} RETURNING *`)!;
         await audit(tx, tenantId, by, "invitation.revoked", revoked, who, now);
+        await appendEventsInTx(tx, tenantId, [{ type: "invitation.revoked", actor: userActor({ userId: by }), data: invitationData(revoked) }], now);
         return { kind: "revoked", row: revoked };
       });
     },

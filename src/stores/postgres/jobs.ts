@@ -7,6 +7,11 @@ import { isPgUniqueViolation } from "../../kernel/unique-violation";
 import { allocateSeqsInTx, lockCrmShared } from "./deals";
 import { gramsOf } from "./deal-counters";
 import type { PgAuditWriter } from "./stages";
+import { appendEventsInTx } from "./events";
+import { type EventActor, type NewEvent, SYSTEM_ACTOR } from "../../events/repo";
+import { importedEvent } from "../../events/changes";
+
+const actorOf = (userId: string | null | undefined): EventActor => (userId ? { type: "user", id: userId } : SYSTEM_ACTOR);
 
 const JOB_COLUMNS = "tenant_id, id, kind, status, user_id, total, done, added, updated, unchanged, error_count, errors, message, created_at, finished_at, lease_until";
 const ENTITIES: Entity[] = ["account", "contact", "deal"];
@@ -59,6 +64,9 @@ export function createPostgresJobsStore(pg: Pg, deps: { security: PgAuditWriter 
     const outcome: Outcome = { added: 0, updated: 0, unchanged: 0 };
     let n = (await tx.one<{ n: number | null }>`SELECT max(n) AS n FROM crm_job_undo WHERE tenant_id = ${tenantId} AND job_id = ${jobId}`)?.n ?? 0;
     const undo: object[] = [];
+    // One event per record written, in the batch's own transaction (as the API's writes).
+    const actor = actorOf((await tx.one<{ user_id: string | null }>`SELECT user_id FROM crm_jobs WHERE tenant_id = ${tenantId} AND id = ${jobId}`)?.user_id);
+    const events: NewEvent[] = [];
     const dealChanges: Array<{ sign: 1 | -1; v: Record<string, unknown> }> = [];
     // Accounts, then contacts, then deals: each refers only to records of the tables before it.
     for (const e of ENTITIES) {
@@ -91,6 +99,7 @@ export function createPostgresJobsStore(pg: Pg, deps: { security: PgAuditWriter 
           undo.push({ tenant_id: tenantId, job_id: jobId, n: ++n, entity: e, record_id: r.id, before: null });
           if (item.fromFile) outcome.added++;
           if (e === "deal") dealChanges.push({ sign: 1, v: r.values });
+          events.push(importedEvent(e, r.id, r.values, null, actor, jobId)!);
         } else {
           if (e !== "deal" && renames(e, r)) {
             const used = await tx.unsafe(`SELECT 1 FROM deals WHERE tenant_id = $1 AND ${e}_id = $2 LIMIT 1`, [tenantId, r.id]);
@@ -100,6 +109,8 @@ export function createPostgresJobsStore(pg: Pg, deps: { security: PgAuditWriter 
           undo.push({ tenant_id: tenantId, job_id: jobId, n: ++n, entity: e, record_id: r.id, before: JSON.stringify(r.before) });
           outcome.updated++;
           if (e === "deal") dealChanges.push({ sign: -1, v: r.before }, { sign: 1, v: r.values });
+          const event = importedEvent(e, r.id, r.values, r.before, actor, jobId);
+          if (event) events.push(event);
         }
       }
       try {
@@ -126,6 +137,7 @@ export function createPostgresJobsStore(pg: Pg, deps: { security: PgAuditWriter 
     const changed = await tx.run`UPDATE crm_jobs SET done = done + ${rows}, added = added + ${outcome.added}, updated = updated + ${outcome.updated},
       unchanged = unchanged + ${outcome.unchanged}, lease_until = ${leaseUntil} WHERE tenant_id = ${tenantId} AND id = ${jobId} AND status = 'running'`;
     if (changed !== 1) throw new Error("the job is no longer running");
+    await appendEventsInTx(tx, tenantId, events, now);
     return outcome;
   }
 
@@ -190,6 +202,12 @@ export function createPostgresJobsStore(pg: Pg, deps: { security: PgAuditWriter 
         await tx.run`UPDATE crm_jobs SET status = ${status}, finished_at = ${now}, message = ${message}, errors = ${errors}, error_count = ${errorCount}
           WHERE tenant_id = ${tenantId} AND id = ${jobId}`;
         if (audit) await deps.security.auditInTx(tx, audit, now);
+        const job = await tx.one<{ user_id: string | null; kind: string; added: number; updated: number; unchanged: number }>`
+          SELECT user_id, kind, added, updated, unchanged FROM crm_jobs WHERE tenant_id = ${tenantId} AND id = ${jobId}`;
+        if (job) {
+          const data = { job_id: jobId, kind: job.kind, status, added: job.added, updated: job.updated, unchanged: job.unchanged, error_count: errorCount };
+          await appendEventsInTx(tx, tenantId, [{ type: "import.finished", actor: actorOf(job.user_id), data }], now);
+        }
       });
     },
     async orphans(t: number) {

@@ -1,3 +1,6 @@
+import { appendEventsInTx } from "./events";
+import { SYSTEM_ACTOR, actorOfAudit } from "../../events/repo";
+import { memberChangedEvents } from "../../events/changes";
 import type { MembersStore } from "../../team/members-repo";
 import type { AuditEntry } from "../../security/repo";
 import type { MemberChange, MemberChangePlan, Refusal } from "../../team/members-repo";
@@ -59,6 +62,7 @@ export function createPostgresMembersStore(pg: Pg, others: MemberHooks & { secur
         const also = plan(before, after);
         if (also.propagateRename) await others.assigneeRenamedInTx(tx, tenantId, after.id, after.full_name, after.email);
         for (const a of also.audits) await others.security.auditInTx(tx, a, now);
+        await appendEventsInTx(tx, tenantId, memberChangedEvents(before, after, also.actor ?? SYSTEM_ACTOR), now);
         return after;
       });
     },
@@ -92,7 +96,9 @@ export function createPostgresMembersStore(pg: Pg, others: MemberHooks & { secur
                         AND accepted_at IS NULL AND revoked_at IS NULL`;
         await tx.run`DELETE FROM users WHERE tenant_id = ${tenantId} AND id = ${id}`;
         await directoryDeleteInTx(tx, tenantId, id, user.email);
-        await others.security.auditInTx(tx, { ...audit(user, dealsMoved), tenantId }, now);
+        const entry = audit(user, dealsMoved);
+        await others.security.auditInTx(tx, { ...entry, tenantId }, now);
+        await appendEventsInTx(tx, tenantId, [{ type: "member.removed", actor: actorOfAudit(entry), data: { id, email: user.email, deals_moved: dealsMoved, reassigned_to: to?.id ?? null } }], now);
         return { user, dealsMoved };
       });
     },
@@ -108,7 +114,10 @@ export function createPostgresMembersStore(pg: Pg, others: MemberHooks & { secur
           RETURNING CASE WHEN enabled_at IS NOT NULL THEN 1 ELSE 0 END AS enabled`;
         await tx.run`DELETE FROM backup_codes WHERE tenant_id = ${tenantId} AND user_id = ${id}`;
         await tx.run`DELETE FROM sign_in_challenges WHERE tenant_id = ${tenantId} AND user_id = ${id}`;
-        await others.security.auditInTx(tx, { ...audit(user, gone[0]?.enabled === 1), tenantId }, now);
+        const wasEnabled = gone[0]?.enabled === 1;
+        const entry = audit(user, wasEnabled);
+        await others.security.auditInTx(tx, { ...entry, tenantId }, now);
+        if (wasEnabled) await appendEventsInTx(tx, tenantId, [{ type: "user.two_factor_disabled", actor: actorOfAudit(entry), data: { user_id: id } }], now);
         return user;
       });
     },

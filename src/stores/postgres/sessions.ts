@@ -1,4 +1,6 @@
 import type { SessionsStore } from "../../auth/repo";
+import { appendEventsInTx } from "./events";
+import { revokedEvent, signedInEvent } from "../../events/changes";
 import type { ChallengeRow, NewSessionRow, SessionAccessRow, SessionPrincipalRow, SessionRow } from "../../auth/repo";
 import type { AuditEntry } from "../../security/repo";
 import type { Pg, PgTx } from "./database";
@@ -32,6 +34,7 @@ export function createPostgresSessionsStore(pg: Pg, others: { security: PgAuditI
       pg.begin(async (tx) => {
         await insertInTx(tx, s);
         await others.security.auditInTx(tx, entry, now);
+        await appendEventsInTx(tx, s.tenant_id, [signedInEvent(s)], now);
       }),
     /** The session of `tenantId` whose secret sid hashes to `sidHash`, with its user's role and email and its tenant's subdomain. */
     principal: async (tenantId: string, sidHash: string): Promise<SessionPrincipalRow | null> =>
@@ -72,11 +75,19 @@ export function createPostgresSessionsStore(pg: Pg, others: { security: PgAuditI
       }),
     /** Only a live session can be revoked: one past its end is gone, as GET /sessions shows. */
     revoke: async (tenantId: string, userId: string, id: string, reason: string, now: number): Promise<number> =>
-      pg.run`UPDATE sessions SET revoked_at = ${now}, revoke_reason = ${reason}
-        WHERE tenant_id = ${tenantId} AND id = ${id} AND user_id = ${userId} AND revoked_at IS NULL AND expires_at > ${now}`,
+      pg.begin(async (tx) => {
+        const n = await tx.run`UPDATE sessions SET revoked_at = ${now}, revoke_reason = ${reason}
+          WHERE tenant_id = ${tenantId} AND id = ${id} AND user_id = ${userId} AND revoked_at IS NULL AND expires_at > ${now}`;
+        if (n > 0) await appendEventsInTx(tx, tenantId, [revokedEvent(userId, id, n, reason, true)], now);
+        return n;
+      }),
     revokeOthers: async (tenantId: string, userId: string, keepId: string, reason: string, now: number): Promise<number> =>
-      pg.run`UPDATE sessions SET revoked_at = ${now}, revoke_reason = ${reason}
-        WHERE tenant_id = ${tenantId} AND user_id = ${userId} AND id <> ${keepId} AND revoked_at IS NULL`,
+      pg.begin(async (tx) => {
+        const n = await tx.run`UPDATE sessions SET revoked_at = ${now}, revoke_reason = ${reason}
+          WHERE tenant_id = ${tenantId} AND user_id = ${userId} AND id <> ${keepId} AND revoked_at IS NULL`;
+        if (n > 0) await appendEventsInTx(tx, tenantId, [revokedEvent(userId, null, n, reason, true)], now);
+        return n;
+      }),
     /**
      * Ends every session and every outstanding 2FA challenge of a user, in one commit. A verify
      * spending a challenge at the same moment either loses the challenge, or commits its session
@@ -85,8 +96,10 @@ export function createPostgresSessionsStore(pg: Pg, others: { security: PgAuditI
     revokeAll: async (tenantId: string, userId: string, reason: string, now: number): Promise<number> =>
       pg.begin(async (tx) => {
         await endChallengesInTx(tx, tenantId, userId);
-        return tx.run`UPDATE sessions SET revoked_at = ${now}, revoke_reason = ${reason}
+        const n = await tx.run`UPDATE sessions SET revoked_at = ${now}, revoke_reason = ${reason}
           WHERE tenant_id = ${tenantId} AND user_id = ${userId} AND revoked_at IS NULL`;
+        if (n > 0) await appendEventsInTx(tx, tenantId, [revokedEvent(userId, null, n, reason, false)], now);
+        return n;
       }),
     live: async (tenantId: string, userId: string, now: number): Promise<SessionRow[]> => [
       ...(await pg.all<SessionRow>`SELECT * FROM sessions
@@ -127,6 +140,7 @@ export function createPostgresSessionsStore(pg: Pg, others: { security: PgAuditI
         if (spent === 0) return false;
         await insertInTx(tx, s);
         await others.security.auditInTx(tx, entry, now);
+        await appendEventsInTx(tx, s.tenant_id, [signedInEvent(s)], now);
         return true;
       }),
     /** Ends a user's outstanding challenges: their temp_tokens stop working (2FA disable, a password change). */

@@ -3,6 +3,9 @@ import type { PipelineStageRow } from "../../crm/repo";
 import type { AuditEntry } from "../../security/repo";
 import type { Pg, PgTx } from "./database";
 import { lockCrmExclusive } from "./deals";
+import { appendEventsInTx } from "./events";
+import { actorOfAudit } from "../../events/repo";
+import { STAGE_EVENT_FIELDS, changesOf } from "../../events/changes";
 
 /** What the stages store needs of the security store (its PostgreSQL twin's auditInTx). */
 export interface PgAuditWriter {
@@ -24,9 +27,13 @@ export function createPostgresStagesStore(pg: Pg, deps: { security: PgAuditWrite
       (await pg.one`SELECT 1 AS one FROM deals WHERE tenant_id = ${tenantId} AND stage = ${key} LIMIT 1`) !== null,
     async update(s: PipelineStageRow, audit: AuditEntry, now: number): Promise<void> {
       await pg.begin(async (tx) => {
+        const before = await tx.one<PipelineStageRow>`SELECT * FROM pipeline_stages WHERE tenant_id = ${s.tenant_id} AND id = ${s.id} FOR UPDATE`;
         await tx.run`UPDATE pipeline_stages SET name = ${s.name}, color = ${s.color}, probability = ${s.probability}, is_won = ${s.is_won}, is_lost = ${s.is_lost}
           WHERE tenant_id = ${s.tenant_id} AND id = ${s.id}`;
         await deps.security.auditInTx(tx, audit, now);
+        const changes = before ? changesOf(before, s, STAGE_EVENT_FIELDS) : {};
+        if (Object.keys(changes).length > 0)
+          await appendEventsInTx(tx, s.tenant_id, [{ type: "pipeline_stage.updated", actor: actorOfAudit(audit), data: { id: s.id, key: s.key, changes } }], now);
       });
     },
     /** False when `order` is not every stage id of the tenant exactly once (read under the lock). */
@@ -38,6 +45,7 @@ export function createPostgresStagesStore(pg: Pg, deps: { security: PgAuditWrite
         await tx.run`UPDATE pipeline_stages p SET position = u.n - 1
           FROM unnest(${order}::text[]) WITH ORDINALITY AS u(id, n) WHERE p.tenant_id = ${tenantId} AND p.id = u.id`;
         await deps.security.auditInTx(tx, audit, now);
+        await appendEventsInTx(tx, tenantId, [{ type: "pipeline_stage.reordered", actor: actorOfAudit(audit), data: { order } }], now);
         return true;
       });
     },
@@ -62,6 +70,7 @@ export function createPostgresStagesStore(pg: Pg, deps: { security: PgAuditWrite
         await tx.run`DELETE FROM deal_counts WHERE tenant_id = ${s.tenant_id} AND stage = ${s.key}`;
         await tx.run`DELETE FROM deal_gram_counts WHERE tenant_id = ${s.tenant_id} AND stage = ${s.key}`;
         await deps.security.auditInTx(tx, audit(moved), now);
+        await appendEventsInTx(tx, s.tenant_id, [{ type: "pipeline_stage.deleted", actor: actorOfAudit(audit(moved)), data: { id: s.id, key: s.key, moved_to: moved > 0 ? moveTo : null, moved } }], now);
         return moved;
       });
     },

@@ -1,10 +1,15 @@
 import type { TwoFactorStore } from "../../auth/two-factor/repo";
+import { appendEventsInTx } from "./events";
 import type { Owner, TotpRow } from "../../auth/two-factor/repo";
 import type { AuditEntry } from "../../security/repo";
 import type { Pg, PgTx } from "./database";
 import type { PgAuditInTx } from "./sessions";
 
 type Audit = Omit<AuditEntry, "tenantId" | "userId">;
+
+/** The owner's own doing (turned on or off from their security page). */
+const factorEventInTx = (tx: PgTx, o: { tenantId: string; userId: string }, type: string, now: number) =>
+  appendEventsInTx(tx, o.tenantId, [{ type, actor: { type: "user", id: o.userId }, data: { user_id: o.userId } }], now);
 
 /**
  * The second factor on PostgreSQL: the TOTP row and the backup codes, the same functions as the
@@ -58,6 +63,7 @@ export function createPostgresTwoFactorStore(pg: Pg, others: { security: PgAudit
           WHERE tenant_id = ${o.tenantId} AND user_id = ${o.userId} AND enabled_at IS NULL AND (last_step IS NULL OR last_step < ${step})`;
         if (n === 0) return false;
         await auditInTx(tx, o, audit, now);
+        await factorEventInTx(tx, o, "user.two_factor_enabled", now);
         return true;
       }),
 
@@ -100,6 +106,7 @@ export function createPostgresTwoFactorStore(pg: Pg, others: { security: PgAudit
         if (n === 0) return false;
         await tx.run`DELETE FROM backup_codes WHERE tenant_id = ${o.tenantId} AND user_id = ${o.userId}`;
         await auditInTx(tx, o, audit, now);
+        await factorEventInTx(tx, o, "user.two_factor_disabled", now);
         return true;
       }),
 

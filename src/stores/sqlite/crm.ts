@@ -1,7 +1,9 @@
 import type { CrmStore, PipelineStageRow, AccountRow, ContactRow } from "../../crm/repo";
 import { type Db, writeTx } from "../../db/database";
 import { newId } from "../../kernel/ids";
-import { createSqliteDealsStore } from "./deals";
+import { type AppendEventsInTx, createSqliteDealsStore } from "./deals";
+import { type EventActor, SYSTEM_ACTOR } from "../../events/repo";
+import { ACCOUNT_EVENT_FIELDS, CONTACT_EVENT_FIELDS, STAGE_EVENT_FIELDS, changesOf, pick } from "../../events/changes";
 import { withKeyMark } from "./idempotency";
 import { DEFAULT_STAGES, sortKey } from "../../crm/model";
 
@@ -11,8 +13,8 @@ type Listed<T> = { rows: T[]; total: number };
  * SQL of the CRM's stages, accounts and contacts (deals: deals-repo.ts, the deal list:
  * deals-query.ts). Every statement is prepared once; every read names the tenant.
  */
-export function createSqliteCrmStore(db: Db) {
-  const deals = createSqliteDealsStore(db);
+export function createSqliteCrmStore(db: Db, appendEventsInTx: AppendEventsInTx) {
+  const deals = createSqliteDealsStore(db, appendEventsInTx);
 
   const insertStage = db.prepare<never, [string, string, string, string, string, number, number, number, number, number]>(
     `INSERT INTO pipeline_stages (id, tenant_id, key, name, color, position, probability, is_won, is_lost, created_at)
@@ -74,30 +76,41 @@ export function createSqliteCrmStore(db: Db) {
     },
     stages: async (tenantId: string) => stages.all(tenantId),
     stage: async (tenantId: string, key: string) => stageByKey.get(tenantId, key),
-    async insertStage(s: Omit<PipelineStageRow, "position"> & { position: number | null }): Promise<PipelineStageRow> {
-      return withKeyMark(db, s.id, () => {
+    async insertStage(s: Omit<PipelineStageRow, "position"> & { position: number | null }, actor: EventActor = SYSTEM_ACTOR): Promise<PipelineStageRow> {
+      // One transaction with its event (withKeyMark adds the Idempotency-Key's mark to it).
+      return writeTx(db, () => withKeyMark(db, s.id, () => {
         const position = s.position ?? nextPosition.get(s.tenant_id)!.p;
         insertStage.run(s.id, s.tenant_id, s.key, s.name, s.color, position, s.probability, s.is_won, s.is_lost, s.created_at);
-        return { ...s, position };
-      });
+        const row = { ...s, position };
+        appendEventsInTx(s.tenant_id, [{ type: "pipeline_stage.created", actor, data: { id: s.id, ...pick(row, STAGE_EVENT_FIELDS) } }], s.created_at);
+        return row;
+      }));
     },
 
     account: async (tenantId: string, id: string) => accountById.get(tenantId, id),
-    async insertAccount(a: AccountRow): Promise<void> {
-      withKeyMark(db, a.id, () => insertAccount.run(a.id, a.tenant_id, a.name, a.domain, a.industry, a.created_at));
+    async insertAccount(a: AccountRow, actor: EventActor = SYSTEM_ACTOR): Promise<void> {
+      writeTx(db, () => withKeyMark(db, a.id, () => {
+        insertAccount.run(a.id, a.tenant_id, a.name, a.domain, a.industry, a.created_at);
+        appendEventsInTx(a.tenant_id, [{ type: "account.created", actor, data: { id: a.id, ...pick(a, ACCOUNT_EVENT_FIELDS) } }], a.created_at);
+      }));
     },
     /** A new name shows at once in every deal of the account: same transaction. */
-    async updateAccount(a: AccountRow, renamed: boolean): Promise<void> {
+    async updateAccount(a: AccountRow, renamed: boolean, actor: EventActor = SYSTEM_ACTOR): Promise<void> {
       writeTx(db, () => {
+        const before = accountById.get(a.tenant_id, a.id);
         updateAccount.run(a.tenant_id, a.id, a.name, a.domain, a.industry, a.updated_at);
         if (renamed) deals.refreshNamesInTx(a.tenant_id, "account", a.id);
+        const changes = before ? changesOf(before, a, ACCOUNT_EVENT_FIELDS) : {};
+        if (Object.keys(changes).length > 0) appendEventsInTx(a.tenant_id, [{ type: "account.updated", actor, data: { id: a.id, changes } }], a.updated_at);
       });
     },
     /** False when deals still name the account (they need one). */
-    async deleteAccount(tenantId: string, id: string): Promise<boolean> {
+    async deleteAccount(tenantId: string, id: string, now: number = Date.now(), actor: EventActor = SYSTEM_ACTOR): Promise<boolean> {
       return writeTx(db, () => {
         if (accountHasDeals.get(tenantId, id)) return false;
+        const before = accountById.get(tenantId, id);
         deleteAccount.run(tenantId, id);
+        if (before) appendEventsInTx(tenantId, [{ type: "account.deleted", actor, data: { id, name: before.name } }], now);
         return true;
       });
     },
@@ -106,20 +119,28 @@ export function createSqliteCrmStore(db: Db) {
     },
 
     contact: async (tenantId: string, id: string) => contactById.get(tenantId, id),
-    async insertContact(c: ContactRow): Promise<void> {
-      withKeyMark(db, c.id, () => insertContact.run(c.id, c.tenant_id, c.first_name, c.last_name, c.email, c.phone, c.account_id, c.created_at));
+    async insertContact(c: ContactRow, actor: EventActor = SYSTEM_ACTOR): Promise<void> {
+      writeTx(db, () => withKeyMark(db, c.id, () => {
+        insertContact.run(c.id, c.tenant_id, c.first_name, c.last_name, c.email, c.phone, c.account_id, c.created_at);
+        appendEventsInTx(c.tenant_id, [{ type: "contact.created", actor, data: { id: c.id, ...pick(c, CONTACT_EVENT_FIELDS) } }], c.created_at);
+      }));
     },
-    async updateContact(c: ContactRow, renamed: boolean): Promise<void> {
+    async updateContact(c: ContactRow, renamed: boolean, actor: EventActor = SYSTEM_ACTOR): Promise<void> {
       writeTx(db, () => {
+        const before = contactById.get(c.tenant_id, c.id);
         updateContact.run(c.tenant_id, c.id, c.first_name, c.last_name, c.email, c.phone, c.account_id, c.updated_at);
         if (renamed) deals.refreshNamesInTx(c.tenant_id, "contact", c.id);
+        const changes = before ? changesOf(before, c, CONTACT_EVENT_FIELDS) : {};
+        if (Object.keys(changes).length > 0) appendEventsInTx(c.tenant_id, [{ type: "contact.updated", actor, data: { id: c.id, changes } }], c.updated_at);
       });
     },
     /** The contact's deals keep going, without a contact. */
-    async deleteContact(tenantId: string, id: string): Promise<void> {
+    async deleteContact(tenantId: string, id: string, now: number = Date.now(), actor: EventActor = SYSTEM_ACTOR): Promise<void> {
       writeTx(db, () => {
+        const before = contactById.get(tenantId, id);
         deals.detachContactInTx(tenantId, id);
         deleteContact.run(tenantId, id);
+        if (before) appendEventsInTx(tenantId, [{ type: "contact.deleted", actor, data: { id, first_name: before.first_name, last_name: before.last_name } }], now);
       });
     },
     async listContacts(tenantId: string, pattern: string | null, limit: number, offset: number): Promise<Listed<ContactRow>> {

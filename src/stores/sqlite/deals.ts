@@ -5,6 +5,11 @@ import { keyCreatedInTx } from "./idempotency";
 import { contactName, searchTextOf, sortKey } from "../../crm/model";
 
 import { DEAL_COLUMNS, TENANT_SPAN, type DealCopies, dealCopies } from "../../crm/deal-columns";
+import { type EventActor, type NewEvent, SYSTEM_ACTOR } from "../../events/repo";
+import { DEAL_EVENT_FIELDS, dealChangedEvent, pick } from "../../events/changes";
+
+/** Appends events to the organization's log inside the caller's transaction (sqlite/events.ts). */
+export type AppendEventsInTx = (tenantId: string, events: readonly NewEvent[], now: number) => void;
 
 type StageData = { key: string; stage_id: string; stage_name: string; stage_color: string; is_won: number; is_lost: number };
 
@@ -33,7 +38,7 @@ export function stagesJoiner(db: Db): (tenantId: string, rows: DealJoined[]) => 
 }
 
 /** SQL of single deals: create, read, change, delete, and keeping the copied names current. */
-export function createSqliteDealsStore(db: Db) {
+export function createSqliteDealsStore(db: Db, appendEventsInTx: AppendEventsInTx) {
   const byId = db.prepare<DealJoined, [string, string]>(`SELECT ${DEAL_COLUMNS} FROM deals WHERE tenant_id = ?1 AND id = ?2`);
   // A page is read by rowid, one statement per page length (at most 100), and its stages once.
   const bySeqsOfLength = new Map<number, Statement>();
@@ -148,18 +153,19 @@ export function createSqliteDealsStore(db: Db) {
       return withStages(tenantId, seqs.map((s) => at.get(s)).filter((r): r is DealJoined => r !== undefined));
     },
 
-    async insert(tenantId: string, id: string, f: DealFields, now: number): Promise<WriteResult> {
+    async insert(tenantId: string, id: string, f: DealFields, now: number, actor: EventActor = SYSTEM_ACTOR): Promise<WriteResult> {
       return writeTx(db, () => {
         const k = copiesInTx(tenantId, f);
         if ("missing" in k) return { ok: false, missing: k.missing };
         insert.run(nextSeqInTx(tenantId), id, tenantId, now, ...values(f), sortKey(f.title), ...k.copies);
         keyCreatedInTx(db, id);
+        appendEventsInTx(tenantId, [{ type: "deal.created", actor, data: { id, ...pick(f, DEAL_EVENT_FIELDS) } }], now);
         return { ok: true };
       });
     },
 
     /** `change` gets the stored fields and answers the new ones, inside the transaction. */
-    async update(tenantId: string, id: string, change: (current: DealFields) => DealFields, now: number): Promise<WriteResult> {
+    async update(tenantId: string, id: string, change: (current: DealFields) => DealFields, now: number, actor: EventActor = SYSTEM_ACTOR): Promise<WriteResult> {
       return writeTx(db, () => {
         const current = rowById.get(tenantId, id);
         if (!current) return { ok: false, notFound: true };
@@ -176,12 +182,20 @@ export function createSqliteDealsStore(db: Db) {
             changed.push(next[i]!);
           }
         updateOf(mask).run(now, ...changed, tenantId, id);
+        const event = dealChangedEvent(id, current, f, actor);
+        if (event) appendEventsInTx(tenantId, [event], now);
         return { ok: true };
       });
     },
 
-    async remove(tenantId: string, id: string): Promise<boolean> {
-      return remove.run(tenantId, id).changes > 0;
+    async remove(tenantId: string, id: string, now: number = Date.now(), actor: EventActor = SYSTEM_ACTOR): Promise<boolean> {
+      return writeTx(db, () => {
+        const current = rowById.get(tenantId, id);
+        if (!current) return false;
+        remove.run(tenantId, id);
+        appendEventsInTx(tenantId, [{ type: "deal.deleted", actor, data: { id, title: current.title } }], now);
+        return true;
+      });
     },
 
     /** After an account or contact is renamed (same transaction): the deals naming it follow. */

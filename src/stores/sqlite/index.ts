@@ -6,6 +6,7 @@ import { CURRENT_PLAN, migrate, targetVersion } from "../../db/migrate";
 import { generateKeys, keyFileOf, loadServerKeys, moveStoredKeys } from "../../security/key-file";
 import { createSqliteAccountTokensStore } from "./account-tokens";
 import { createSqliteAuditStore } from "./audit";
+import { createSqliteEventsStore } from "./events";
 import { createSqliteCrmStore } from "./crm";
 import { createSqliteDealsQuery } from "./deals-query";
 import { createSqliteIdempotencyStore } from "./idempotency";
@@ -37,9 +38,11 @@ import { createSqliteUsersStore } from "./users";
  */
 export function createSqliteStores(db: Db, outboxSeal: OutboxSeal = createOutboxSeal(generateKeys().encryption_key)) {
   const security = createSqliteSecurityStore(db);
-  const sessions = createSqliteSessionsStore(db, { security });
+  const events = createSqliteEventsStore(db);
+  const appendEventsInTx: typeof events.appendInTx = (...a) => events.appendInTx(...a);
+  const sessions = createSqliteSessionsStore(db, { security, appendEventsInTx });
   const users = createSqliteUsersStore(db);
-  const crm = createSqliteCrmStore(db);
+  const crm = createSqliteCrmStore(db, appendEventsInTx);
   const mail = createSqliteMailStore(db, outboxSeal);
   const tenants = createSqliteTenantsStore(db, { users, crm, sessions, security });
   const accountTokens = createSqliteAccountTokensStore(db, { security, mail });
@@ -53,20 +56,22 @@ export function createSqliteStores(db: Db, outboxSeal: OutboxSeal = createOutbox
     tenants,
     accountTokens,
     magicLinks: createSqliteMagicLinksStore(db, { security, mail }),
-    invitations: createSqliteInvitationsStore(db, { users, sessions, security, mail }),
+    invitations: createSqliteInvitationsStore(db, { users, sessions, security, mail, appendEventsInTx }),
     // A renamed user shows at once in every deal assigned to them (docs/interface.md#crm-records); a removed one's
     // deals move in the removal's transaction.
     members: createSqliteMembersStore(db, {
       security,
       dealsReassignedInTx: (...a) => crm.dealsReassignedInTx(...a),
       assigneeRenamedInTx: (...a) => crm.assigneeRenamedInTx(...a),
+      appendEventsInTx,
     }),
-    stages: createSqliteStagesStore(db, { security }),
+    stages: createSqliteStagesStore(db, { security, appendEventsInTx }),
     dealsQuery: createSqliteDealsQuery(db),
     transfer: createSqliteTransferStore(db, { security }),
-    jobs: createSqliteJobsStore(db, { security }),
+    jobs: createSqliteJobsStore(db, { security, appendEventsInTx }),
     auditLog: createSqliteAuditStore(db),
-    twoFactor: createSqliteTwoFactorStore(db, { security }),
+    events,
+    twoFactor: createSqliteTwoFactorStore(db, { security, appendEventsInTx }),
     oidc: createSqliteOidcStore(db, { users, auditInTx }),
     passkeys: createSqlitePasskeysStore(db, { security }),
     passwords: createSqlitePasswordStore(db, { security, tokens: accountTokens, mail }),

@@ -10,6 +10,9 @@ import { type SqliteSecurityStore } from "./security";
 import { type InvitationRow, type InvitationStatus, statusOf } from "../../team/invitations-model";
 import type { UserRow } from "../../team/repo";
 import { type SqliteUsersStore } from "./users";
+import type { AppendEventsInTx } from "./deals";
+import { userActor } from "../../events/repo";
+import { invitationData, memberData } from "../../events/changes";
 
 type Who = Pick<AuditEntry, "ip" | "userAgent">;
 
@@ -23,7 +26,7 @@ const STATUS_SQL = `CASE WHEN accepted_at IS NOT NULL THEN 'accepted' WHEN revok
  * two invites for one address cannot both see "no pending invitation", and two accepts of one
  * token cannot both see it unused.
  */
-export function createSqliteInvitationsStore(db: Db, others: { users: SqliteUsersStore; sessions: SqliteSessionsStore; security: SqliteSecurityStore; mail: SqliteMailStore }) {
+export function createSqliteInvitationsStore(db: Db, others: { users: SqliteUsersStore; sessions: SqliteSessionsStore; security: SqliteSecurityStore; mail: SqliteMailStore; appendEventsInTx: AppendEventsInTx }) {
   const byId = db.prepare<InvitationRow, [string, string]>("SELECT * FROM invitations WHERE tenant_id = ?1 AND id = ?2");
   // The token is the credential and names its tenant: the one read that is not by tenant.
   // By its hash and, unless it predates tokens that name their tenant, its tenant.
@@ -88,6 +91,7 @@ export function createSqliteInvitationsStore(db: Db, others: { users: SqliteUser
         keyCreatedInTx(db, id);
         const row = byId.get(w.tenantId, id)!;
         audit(w.tenantId, w.invitedBy, kind === "created" ? "invitation.created" : "invitation.resent", row, w.who, now);
+        others.appendEventsInTx(w.tenantId, [{ type: "invitation.created", actor: userActor({ userId: w.invitedBy }), data: { ...invitationData(row), resent: kind === "resent" } }], now);
         return { kind, row };
       });
     },
@@ -115,6 +119,11 @@ export function createSqliteInvitationsStore(db: Db, others: { users: SqliteUser
         others.sessions.insertInTx({ ...w.session, tenant_id: inv.tenant_id, user_id: user.id });
         const accepted = byId.get(inv.tenant_id, inv.id)!;
         audit(inv.tenant_id, user.id, "invitation.accepted", accepted, w.who, now);
+        const actor = userActor({ userId: user.id });
+        others.appendEventsInTx(inv.tenant_id, [
+          { type: "invitation.accepted", actor, data: { ...invitationData(accepted), user_id: user.id } },
+          { type: "member.joined", actor, data: memberData(user) },
+        ], now);
         return { kind: "accepted", user, invitation: accepted };
       });
     },
@@ -129,6 +138,7 @@ export function createSqliteInvitationsStore(db: Db, others: { users: SqliteUser
         markRevoked.run(tenantId, id, now);
         const revoked = byId.get(tenantId, id)!;
         audit(tenantId, by, "invitation.revoked", revoked, who, now);
+        others.appendEventsInTx(tenantId, [{ type: "invitation.revoked", actor: userActor({ userId: by }), data: invitationData(revoked) }], now);
         return { kind: "revoked", row: revoked };
       });
     },

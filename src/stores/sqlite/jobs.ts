@@ -7,6 +7,9 @@ import type { ImportItem } from "../../crm/export-import/import-rows";
 import { type Entity, type Outcome, type Stored, TABLE, WRITTEN, resolveItem } from "../../crm/export-import/upsert";
 import type { AuditEntry } from "../../security/repo";
 import type { SqliteSecurityStore } from "./security";
+import type { AppendEventsInTx } from "./deals";
+import { type EventActor, type NewEvent, SYSTEM_ACTOR } from "../../events/repo";
+import { importedEvent } from "../../events/changes";
 
 /** What blocks a rename by import: deals copy the record's name (see resolveBatchItem). */
 const RENAMED: Partial<Record<Entity, { columns: string[]; deals: string }>> = {
@@ -15,7 +18,7 @@ const RENAMED: Partial<Record<Entity, { columns: string[]; deals: string }>> = {
 };
 
 /** Import jobs on SQLite (src/crm/export-import/jobs-repo.ts): every batch one IMMEDIATE transaction, nothing awaited inside. */
-export function createSqliteJobsStore(db: Db, others: { security: SqliteSecurityStore }) {
+export function createSqliteJobsStore(db: Db, others: { security: SqliteSecurityStore; appendEventsInTx: AppendEventsInTx }) {
   const prepared = new Map<string, Statement>();
   const stmt = (sql: string): Statement => {
     let s = prepared.get(sql);
@@ -50,6 +53,14 @@ export function createSqliteJobsStore(db: Db, others: { security: SqliteSecurity
   );
   const dropUndoBelow = db.prepare("DELETE FROM crm_job_undo WHERE tenant_id = ?1 AND job_id = ?2 AND n < ?3");
   const dropAllUndo = db.prepare("DELETE FROM crm_job_undo WHERE tenant_id = ?1 AND job_id = ?2");
+  const jobSummary = db.prepare<{ user_id: string | null; kind: string; added: number; updated: number; unchanged: number }, [string, string]>(
+    "SELECT user_id, kind, added, updated, unchanged FROM crm_jobs WHERE tenant_id = ?1 AND id = ?2",
+  );
+  /** Who started the job: its records' events name them. */
+  const jobActor = (tenantId: string, jobId: string): EventActor => {
+    const userId = jobSummary.get(tenantId, jobId)?.user_id;
+    return userId ? { type: "user", id: userId } : SYSTEM_ACTOR;
+  };
 
   const store = {
     writesOnThisThread: true,
@@ -77,6 +88,9 @@ export function createSqliteJobsStore(db: Db, others: { security: SqliteSecurity
         let n = lastUndo.get(tenantId, jobId)?.n ?? 0;
         let seq = -1;
         let dealsAdded = 0;
+        // One event per record written, in the batch's own transaction (as the API's writes).
+        const actor = jobActor(tenantId, jobId);
+        const events: NewEvent[] = [];
         for (const item of items) {
           const e = item.entity;
           let existing: Stored | undefined;
@@ -104,6 +118,7 @@ export function createSqliteJobsStore(db: Db, others: { security: SqliteSecurity
                 dealsAdded++;
               } else insertOf(e).run(r.id, tenantId, now, now, ...values);
               addUndo.run(tenantId, jobId, ++n, e, r.id, null);
+              events.push(importedEvent(e, r.id, r.values, null, actor, jobId)!);
               if (item.fromFile) outcome.added++;
             } else {
               const rename = RENAMED[e];
@@ -113,6 +128,8 @@ export function createSqliteJobsStore(db: Db, others: { security: SqliteSecurity
               const columns = WRITTEN[e];
               updateOf(e, columns).run(now, ...columns.map((c) => r.values[c] as string | number | null), tenantId, r.id);
               addUndo.run(tenantId, jobId, ++n, e, r.id, JSON.stringify(r.before));
+              const event = importedEvent(e, r.id, r.values, r.before, actor, jobId);
+              if (event) events.push(event);
               outcome.updated++;
             }
           } catch (err) {
@@ -124,6 +141,7 @@ export function createSqliteJobsStore(db: Db, others: { security: SqliteSecurity
         if (progress.run(tenantId, jobId, rows, outcome.added, outcome.updated, outcome.unchanged, leaseUntil).changes !== 1) {
           throw new Error("the job is no longer running");
         }
+        others.appendEventsInTx(tenantId, events, now);
         return outcome;
       });
     },
@@ -163,6 +181,12 @@ export function createSqliteJobsStore(db: Db, others: { security: SqliteSecurity
           tenantId, jobId, status, now, message, errors, errorCount,
         );
         if (audit) others.security.auditInTx(audit, now);
+        const job = jobSummary.get(tenantId, jobId);
+        if (job) {
+          const actor: EventActor = job.user_id ? { type: "user", id: job.user_id } : SYSTEM_ACTOR;
+          const data = { job_id: jobId, kind: job.kind, status, added: job.added, updated: job.updated, unchanged: job.unchanged, error_count: errorCount };
+          others.appendEventsInTx(tenantId, [{ type: "import.finished", actor, data }], now);
+        }
       });
     },
 

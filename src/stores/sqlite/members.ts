@@ -3,6 +3,9 @@ import { type Db, writeTx } from "../../db/database";
 import type { AuditEntry } from "../../security/repo";
 import { type SqliteSecurityStore } from "./security";
 import type { UserRow } from "../../team/repo";
+import type { AppendEventsInTx } from "./deals";
+import { SYSTEM_ACTOR, actorOfAudit } from "../../events/repo";
+import { memberChangedEvents } from "../../events/changes";
 
 /**
  * SQL of admins managing members: role and profile changes, removal, second-factor reset and
@@ -16,7 +19,7 @@ export type AssigneeRenamedInTx = (tenantId: string, userId: string, fullName: s
 
 export function createSqliteMembersStore(
   db: Db,
-  others: { security: SqliteSecurityStore; dealsReassignedInTx: DealsReassignedInTx; assigneeRenamedInTx: AssigneeRenamedInTx },
+  others: { security: SqliteSecurityStore; dealsReassignedInTx: DealsReassignedInTx; assigneeRenamedInTx: AssigneeRenamedInTx; appendEventsInTx: AppendEventsInTx },
 ) {
   const byId = db.prepare<UserRow, [string, string]>("SELECT * FROM users WHERE tenant_id = ?1 AND id = ?2");
   const admins = db.prepare<{ n: number }, [string]>("SELECT count(*) AS n FROM users WHERE tenant_id = ?1 AND role = 'admin'");
@@ -72,6 +75,7 @@ export function createSqliteMembersStore(
         const also = plan(before, after);
         if (also.propagateRename) others.assigneeRenamedInTx(tenantId, after.id, after.full_name, after.email);
         for (const e of also.audits) others.security.auditInTx(e, now);
+        others.appendEventsInTx(tenantId, memberChangedEvents(before, after, also.actor ?? SYSTEM_ACTOR), now);
         return after;
       });
     },
@@ -100,7 +104,9 @@ export function createSqliteMembersStore(
         const dealsMoved = others.dealsReassignedInTx(tenantId, id, to, now);
         revokeInvitations.run(tenantId, id, user.email, now);
         remove.run(tenantId, id);
-        others.security.auditInTx({ ...audit(user, dealsMoved), tenantId }, now);
+        const entry = audit(user, dealsMoved);
+        others.security.auditInTx({ ...entry, tenantId }, now);
+        others.appendEventsInTx(tenantId, [{ type: "member.removed", actor: actorOfAudit(entry), data: { id, email: user.email, deals_moved: dealsMoved, reassigned_to: to?.id ?? null } }], now);
         return { user, dealsMoved };
       });
     },
@@ -114,7 +120,9 @@ export function createSqliteMembersStore(
         deleteTotp.run(tenantId, id);
         deleteCodes.run(tenantId, id);
         deleteChallenges.run(tenantId, id);
-        others.security.auditInTx({ ...audit(user, wasEnabled), tenantId }, now);
+        const entry = audit(user, wasEnabled);
+        others.security.auditInTx({ ...entry, tenantId }, now);
+        if (wasEnabled) others.appendEventsInTx(tenantId, [{ type: "user.two_factor_disabled", actor: actorOfAudit(entry), data: { user_id: id } }], now);
         return user;
       });
     },

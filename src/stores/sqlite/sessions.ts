@@ -1,11 +1,13 @@
 import type { SessionsStore, SessionRow, NewSessionRow, SessionPrincipalRow, SessionAccessRow, ChallengeRow } from "../../auth/repo";
+import type { AppendEventsInTx } from "./deals";
+import { revokedEvent, signedInEvent } from "../../events/changes";
 import { type Db, writeTx } from "../../db/database";
 import type { AuditEntry } from "../../security/repo";
 import { type SqliteSecurityStore } from "./security";
 import { readTx } from "./read-tx";
 
 /** SQL of sessions and sign-in challenges. Every statement is prepared once. */
-export function createSqliteSessionsStore(db: Db, others: { security: SqliteSecurityStore }) {
+export function createSqliteSessionsStore(db: Db, others: { security: SqliteSecurityStore; appendEventsInTx?: AppendEventsInTx }) {
   const insert = db.prepare<never, [string, string, string, string, string, number, number, number, string | null, string | null]>(
     `INSERT INTO sessions (id, sid_hash, tenant_id, user_id, method, created_at, last_used_at, expires_at, proven_at, ip, user_agent)
      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7, ?8, ?9, ?10)`,
@@ -101,6 +103,10 @@ export function createSqliteSessionsStore(db: Db, others: { security: SqliteSecu
   const insertInTx = (s: NewSessionRow) =>
     void insert.run(s.id, s.sid_hash, s.tenant_id, s.user_id, s.method, s.created_at, s.expires_at, s.proven_at, s.ip, s.user_agent);
   const auditInTx = (entry: AuditEntry | undefined, now: number) => entry && others.security.auditInTx(entry, now);
+  const events = (): AppendEventsInTx => others.appendEventsInTx ?? (() => {});
+  const signedInInTx = (s: NewSessionRow, now: number) => events()(s.tenant_id, [signedInEvent(s)], now);
+  const revokedInTx = (tenantId: string, userId: string, sessionId: string | null, count: number, reason: string, self: boolean, now: number) =>
+    count > 0 && events()(tenantId, [revokedEvent(userId, sessionId, count, reason, self)], now);
 
   const store = {
     /** Session rows are also written inside signup's and invitation-accept's transactions. */
@@ -110,6 +116,7 @@ export function createSqliteSessionsStore(db: Db, others: { security: SqliteSecu
       writeTx(db, () => {
         insertInTx(s);
         auditInTx(entry, now);
+        signedInInTx(s, now);
       }),
     /** The session whose secret sid hashes to `sidHash`, with its user's role and email and its tenant's subdomain. */
     principal: async (tenantId: string, sidHash: string) => principal(tenantId, sidHash),
@@ -124,14 +131,24 @@ export function createSqliteSessionsStore(db: Db, others: { security: SqliteSecu
         return true;
       }),
     revoke: async (tenantId: string, userId: string, id: string, reason: string, now: number) =>
-      revokeOne.run(id, tenantId, userId, now, reason).changes,
+      writeTx(db, () => {
+        const n = revokeOne.run(id, tenantId, userId, now, reason).changes;
+        revokedInTx(tenantId, userId, id, n, reason, true, now);
+        return n;
+      }),
     revokeOthers: async (tenantId: string, userId: string, keepId: string, reason: string, now: number) =>
-      revokeOthers.run(tenantId, userId, keepId, now, reason).changes,
+      writeTx(db, () => {
+        const n = revokeOthers.run(tenantId, userId, keepId, now, reason).changes;
+        revokedInTx(tenantId, userId, null, n, reason, true, now);
+        return n;
+      }),
     /** Ends every session and every outstanding 2FA challenge of a user, in one commit. */
     revokeAll: async (tenantId: string, userId: string, reason: string, now: number) =>
       writeTx(db, () => {
         endChallenges.run(tenantId, userId);
-        return revokeAll.run(tenantId, userId, now, reason).changes;
+        const n = revokeAll.run(tenantId, userId, now, reason).changes;
+        revokedInTx(tenantId, userId, null, n, reason, false, now);
+        return n;
       }),
     live: async (tenantId: string, userId: string, now: number) => live.all(tenantId, userId, now),
     /** Drops sessions and challenges that ended long enough ago that nobody can present their tokens. */
@@ -155,6 +172,7 @@ export function createSqliteSessionsStore(db: Db, others: { security: SqliteSecu
         if (spendChallenge.run(c.id, c.tenant_id, c.user_id, now).changes === 0) return false;
         insertInTx(s);
         auditInTx(entry, now);
+        signedInInTx(s, now);
         return true;
       }),
     /** Ends a user's outstanding challenges: their temp_tokens stop working (2FA disable, a password change). */

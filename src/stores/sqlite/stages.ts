@@ -3,6 +3,10 @@ import { type Db, writeTx } from "../../db/database";
 import type { AuditEntry } from "../../security/repo";
 import { type SqliteSecurityStore } from "./security";
 import type { PipelineStageRow } from "../../crm/repo";
+import type { AppendEventsInTx } from "./deals";
+import { actorOfAudit } from "../../events/repo";
+import { STAGE_EVENT_FIELDS, changesOf } from "../../events/changes";
+
 
 /**
  * SQL of changing, reordering and deleting pipeline stages. Deals hold a stage's key and read its
@@ -10,7 +14,7 @@ import type { PipelineStageRow } from "../../crm/repo";
  * deal at once without rewriting them; a deletion moves the deals' key in its own transaction,
  * and the deal_counts and deals_fts triggers follow the UPDATE of `stage`.
  */
-export function createSqliteStagesStore(db: Db, deps: { security: SqliteSecurityStore }) {
+export function createSqliteStagesStore(db: Db, deps: { security: SqliteSecurityStore; appendEventsInTx: AppendEventsInTx }) {
   const byId = db.prepare<PipelineStageRow, [string, string]>("SELECT * FROM pipeline_stages WHERE tenant_id = ?1 AND id = ?2");
   const ids = db.prepare<{ id: string }, [string]>("SELECT id FROM pipeline_stages WHERE tenant_id = ?1");
   const update = db.prepare<never, [string, string, string, string, number, number, number]>(
@@ -30,8 +34,12 @@ export function createSqliteStagesStore(db: Db, deps: { security: SqliteSecurity
     hasDeals: async (tenantId: string, key: string) => hasDeals.get(tenantId, key) !== null,
     async update(s: PipelineStageRow, audit: AuditEntry, now: number): Promise<void> {
       writeTx(db, () => {
+        const before = byId.get(s.tenant_id, s.id);
         update.run(s.tenant_id, s.id, s.name, s.color, s.probability, s.is_won, s.is_lost);
         deps.security.auditInTx(audit, now);
+        const changes = before ? changesOf(before, s, STAGE_EVENT_FIELDS) : {};
+        if (Object.keys(changes).length > 0)
+          deps.appendEventsInTx(s.tenant_id, [{ type: "pipeline_stage.updated", actor: actorOfAudit(audit), data: { id: s.id, key: s.key, changes } }], now);
       });
     },
     /** False when `order` is not every stage id of the tenant exactly once (read in the same transaction). */
@@ -41,6 +49,7 @@ export function createSqliteStagesStore(db: Db, deps: { security: SqliteSecurity
         if (order.length !== known.size || new Set(order).size !== order.length || !order.every((id) => known.has(id))) return false;
         order.forEach((id, i) => setPosition.run(tenantId, id, i));
         deps.security.auditInTx(audit, now);
+        deps.appendEventsInTx(tenantId, [{ type: "pipeline_stage.reordered", actor: actorOfAudit(audit), data: { order } }], now);
         return true;
       });
     },
@@ -60,6 +69,8 @@ export function createSqliteStagesStore(db: Db, deps: { security: SqliteSecurity
         dropCounts.run(s.tenant_id, s.key);
         remove.run(s.tenant_id, s.id);
         deps.security.auditInTx(audit(n), now);
+        // One event for the stage; the deals it moved are named by count, not one event each.
+        deps.appendEventsInTx(s.tenant_id, [{ type: "pipeline_stage.deleted", actor: actorOfAudit(audit(n)), data: { id: s.id, key: s.key, moved_to: n > 0 ? moveTo : null, moved: n } }], now);
         return n;
       });
     },

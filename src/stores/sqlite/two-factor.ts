@@ -1,4 +1,5 @@
 import type { TwoFactorStore, TotpRow, Owner } from "../../auth/two-factor/repo";
+import type { AppendEventsInTx } from "./deals";
 import { type Db, writeTx } from "../../db/database";
 import type { AuditEntry } from "../../security/repo";
 import { type SqliteSecurityStore } from "./security";
@@ -6,7 +7,7 @@ import { type SqliteSecurityStore } from "./security";
 type Audit = Omit<AuditEntry, "tenantId" | "userId">;
 
 /** SQL of the second factor: the TOTP row and the backup codes. Every statement is prepared once. */
-export function createSqliteTwoFactorStore(db: Db, others: { security: SqliteSecurityStore }) {
+export function createSqliteTwoFactorStore(db: Db, others: { security: SqliteSecurityStore; appendEventsInTx?: AppendEventsInTx }) {
   const get = db.prepare<TotpRow, [string, string]>("SELECT * FROM user_totp WHERE tenant_id = ?1 AND user_id = ?2");
   // A pending setup is replaced; an enabled one is left alone (changes = 0 tells the caller).
   const upsertPending = db.prepare<never, [string, string, string, number]>(
@@ -57,6 +58,10 @@ export function createSqliteTwoFactorStore(db: Db, others: { security: SqliteSec
     for (const h of hashes) insertCode.run(o.tenantId, o.userId, h, now);
   };
 
+  // The owner's own doing (turned on or off from their security page).
+  const factorEventInTx = (o: Owner, type: string, now: number) =>
+    others.appendEventsInTx?.(o.tenantId, [{ type, actor: { type: "user", id: o.userId }, data: { user_id: o.userId } }], now);
+
   const store = {
     get: async (o: Owner) => get.get(o.tenantId, o.userId) ?? null,
 
@@ -75,6 +80,7 @@ export function createSqliteTwoFactorStore(db: Db, others: { security: SqliteSec
       return writeTx(db, () => {
         if (enable.run(o.tenantId, o.userId, step, now).changes === 0) return false;
         auditInTx(o, audit, now);
+        factorEventInTx(o, "user.two_factor_enabled", now);
         return true;
       });
     },
@@ -105,6 +111,7 @@ export function createSqliteTwoFactorStore(db: Db, others: { security: SqliteSec
         if (deleteTotp.run(o.tenantId, o.userId).changes === 0) return false;
         deleteCodes.run(o.tenantId, o.userId);
         auditInTx(o, audit, now);
+        factorEventInTx(o, "user.two_factor_disabled", now);
         return true;
       });
     },

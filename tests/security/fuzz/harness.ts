@@ -86,6 +86,13 @@ export function fuzzApp(limits: ContextOptions["limits"] = RAISED_LIMITS) {
     const request = build(s);
     if (!request) return undefined;
     const res = await app.handle(request);
+    // A live event stream never ends by itself: its first chunk (the opening comment) stands for it.
+    if (res.headers.get("content-type")?.startsWith("text/event-stream")) {
+      const reader = res.body!.getReader();
+      const first = await reader.read();
+      await reader.cancel();
+      return { status: res.status, headers: res.headers, text: first.value ? new TextDecoder().decode(first.value) : "" };
+    }
     return { status: res.status, headers: res.headers, text: await res.text() };
   }
 

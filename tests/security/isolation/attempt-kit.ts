@@ -65,11 +65,30 @@ export const A_SEARCHES = ["quokka", "Quokka Corp", "QUOKKA PERSON", "the quokka
 /** An answer with its body parsed: JSON, or a CSV download as an array of rows (ids without the formula guard). */
 export async function answerOf(w: World, sent: Sent): Promise<{ status: number; headers: Headers; body: any }> {
   const res = await w.t.request(sent.method, sent.path, sent.o);
+  // A live event stream never ends by itself: what it sends in its first half second, as `items`.
+  if (res.headers.get("content-type")?.startsWith("text/event-stream")) return { status: res.status, headers: res.headers, body: { items: await firstEvents(res, 500) } };
   const text = await res.text();
   if (!text) return { status: res.status, headers: res.headers, body: null };
   if (!res.headers.get("content-type")?.startsWith("text/csv")) return { status: res.status, headers: res.headers, body: JSON.parse(text) };
   const rows = (parse(text, { bom: true, columns: true }) as Array<Record<string, string>>).map((r) => ({ ...r, id: unguard(r.id ?? "") }));
   return { status: res.status, headers: res.headers, body: rows };
+}
+
+/** The events a Server-Sent Events answer sends within `ms` (their `data`, parsed); then it is cancelled. */
+async function firstEvents(res: Response, ms: number): Promise<unknown[]> {
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  let text = "";
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const left = deadline - Date.now();
+    if (left <= 0) break;
+    const chunk = await Promise.race([reader.read(), Bun.sleep(left).then(() => null)]);
+    if (chunk === null || chunk.done) break;
+    text += decoder.decode(chunk.value, { stream: true });
+  }
+  await reader.cancel().catch(() => {});
+  return [...text.matchAll(/^data: (.*)$/gm)].map((m) => JSON.parse(m[1]!));
 }
 
 /** A CSV file of deals as B's admin would import it. */
