@@ -109,13 +109,48 @@ export function describeRequest(reads: DealsReads, tenantId: string, q: DealList
         servedArgs: nullKey ? [] : [tenantId, q.assignee],
         tested: filterSql,
         testedArgs: args,
-        indexed: ` INDEXED BY deals_by_assignee_${q.sortDir}`,
+        // Walked backwards for a descending order (schema version 26 dropped the descending index).
+        indexed: " INDEXED BY deals_by_assignee_asc",
         order: `d.assignee_key ${dir}, d.id ${dir}`,
         among: () => countOf(null, q.assignee!),
       };
     }
     return { served: "", servedArgs: [], tested: filterSql, testedArgs: args, indexed: "", order: orderBy, among: () => tenantTotal() };
   }
+  /**
+   * SQL reading `select` of the tenant's entries that `where` keeps (over deals d), in the list's
+   * order, `limit` of them after `offset` (null: no OFFSET): one walk of the order's index. A
+   * nullable key sorted descending keeps its deals without a key last, as ascending does; its one
+   * index (key IS NULL, key, id) is walked backwards twice, over the keyed entries and then the
+   * keyless ones, which take its place in the order (schema version 26: one index fewer to write
+   * for each of the four nullable sorts). `bind` is a placeholder ("?" or "(SELECT ?)", see
+   * deals-page-reads.ts); `selectArgs` are the placeholders of `select`.
+   */
+  function inOrder(p: {
+    select: string;
+    selectArgs?: Array<string | number>;
+    where: string;
+    whereArgs: Array<string | number>;
+    limit: number;
+    offset?: number | null;
+    bind?: string;
+  }): { sql: string; args: Array<string | number> } {
+    const bind = p.bind ?? "?";
+    const selectArgs = p.selectArgs ?? [];
+    const offset = p.offset ?? null;
+    const skip = offset === null ? "" : ` OFFSET ${bind}`;
+    const arm = (keyless: string, order: string, limit: string) => `SELECT ${p.select} FROM deals d WHERE d.tenant_id = ${bind}${keyless}${p.where} ORDER BY ${order} LIMIT ${limit}`;
+    if (!(nullable && dir === "DESC"))
+      return { sql: arm("", orderBy, `${bind}${skip}`), args: [...selectArgs, tenantId, ...p.whereArgs, p.limit, ...(offset === null ? [] : [offset])] };
+    const order = `d.${column} DESC, d.id DESC`;
+    const reach = p.limit + (offset ?? 0);
+    const armArgs = [...selectArgs, tenantId, ...p.whereArgs, reach];
+    return {
+      sql: `SELECT * FROM (SELECT * FROM (${arm(` AND (d.${column} IS NULL) = 0`, order, bind)}) UNION ALL SELECT * FROM (${arm(` AND (d.${column} IS NULL) = 1`, order, bind)})) LIMIT ${bind}${skip}`,
+      args: [...armArgs, ...armArgs, p.limit, ...(offset === null ? [] : [offset])],
+    };
+  }
+
   let shape: WalkShape | null = null;
   /** The walk's shape, worked out once (the assignee order's reads its assignee's key). */
   const walkShape = (): WalkShape => (shape ??= shapeOfWalk());
@@ -137,6 +172,7 @@ export function describeRequest(reads: DealsReads, tenantId: string, q: DealList
     unsearchedTotal,
     tenantTotal,
     walkShape,
+    inOrder,
     expectedWalk,
     /** Index entries walked in order before the page is full, if the `total` matches were spread evenly. */
     expectedEntries: (total: number): number => expectedWalk(total, walkShape().among()),

@@ -35,13 +35,13 @@ export function unsearchedPage(r: ListRequest): ListedSeqs {
   // directly, SQLite (as Bun builds it) plans the statement anew at every execution, about
   // 190,000 instructions of a 1M-instruction request (callgrind, issue 15); the same plan
   // either way (every sort and filter compared).
-  const from = seek
-    ? `deals d${seek.indexed} WHERE d.tenant_id = (SELECT ?)${seek.served}${filterSql} ORDER BY ${seek.order}`
-    : `deals d WHERE d.tenant_id = (SELECT ?)${filterSql} ORDER BY ${r.orderBy}`;
-  const fromArgs = seek ? [tenantId, ...seek.servedArgs, ...args] : [tenantId, ...args];
-  const rows = r.reads
-    .stmt(`SELECT ${PAGE_COLUMNS} FROM (SELECT d.seq AS page_seq FROM ${from} LIMIT (SELECT ?) OFFSET (SELECT ?)) p CROSS JOIN deals r ON r.seq = p.page_seq`)
-    .all(...fromArgs, q.size, r.offset) as DealJoined[];
+  const walked = seek
+    ? {
+        sql: `SELECT d.seq AS page_seq FROM deals d${seek.indexed} WHERE d.tenant_id = (SELECT ?)${seek.served}${filterSql} ORDER BY ${seek.order} LIMIT (SELECT ?) OFFSET (SELECT ?)`,
+        args: [tenantId, ...seek.servedArgs, ...args, q.size, r.offset],
+      }
+    : r.inOrder({ select: "d.seq AS page_seq", where: filterSql, whereArgs: args, limit: q.size, offset: r.offset, bind: "(SELECT ?)" });
+  const rows = r.reads.stmt(`SELECT ${PAGE_COLUMNS} FROM (${walked.sql}) p CROSS JOIN deals r ON r.seq = p.page_seq`).all(...walked.args) as DealJoined[];
   // Their stage data too, in this read transaction: the store's withStages then reads nothing.
   return { seqs: rows.map((x) => x.seq), total, rows: r.reads.withStages(tenantId, rows) };
 }
@@ -58,14 +58,16 @@ export function indexWalk(r: ListRequest, test: string, testArgs: Array<string |
   // test (tested), and every entry walked counts against the budget. The tested filters come
   // first (CASE): read from the index entry (each order's index holds the stage and the assignee
   // since version 13), they spare the row of every entry outside them.
-  const w = filtered ? r.walkShape() : { served: "", servedArgs: [], tested: "", testedArgs: [], indexed: "", order: r.orderBy };
-  const found = seqsOf(
-    r.reads
-      .stmt(
-        `SELECT seq FROM (SELECT d.seq AS seq, CASE WHEN 1${w.tested} THEN ${test} ELSE 0 END AS ok FROM deals d${w.indexed} WHERE d.tenant_id = ?${w.served} ORDER BY ${w.order ?? r.orderBy} LIMIT ?) WHERE ok LIMIT ?`,
-      )
-      .values(...w.testedArgs, ...testArgs, r.tenantId, ...w.servedArgs, Math.ceil(Math.min(budget, Number.MAX_SAFE_INTEGER)), wanted),
-  );
+  const w = filtered ? r.walkShape() : null;
+  const select = `d.seq AS seq, CASE WHEN 1${w?.tested ?? ""} THEN ${test} ELSE 0 END AS ok`;
+  const selectArgs = [...(w?.testedArgs ?? []), ...testArgs];
+  const limit = Math.ceil(Math.min(budget, Number.MAX_SAFE_INTEGER));
+  // A walk in the list's order (the shape's own order: one assignee's range of the assignee index).
+  const walked =
+    w !== null && w.order !== r.orderBy
+      ? { sql: `SELECT ${select} FROM deals d${w.indexed} WHERE d.tenant_id = ?${w.served} ORDER BY ${w.order} LIMIT ?`, args: [...selectArgs, r.tenantId, ...w.servedArgs, limit] }
+      : r.inOrder({ select, selectArgs, where: w?.served ?? "", whereArgs: w?.servedArgs ?? [], limit });
+  const found = seqsOf(r.reads.stmt(`SELECT seq FROM (${walked.sql}) WHERE ok LIMIT ?`).values(...walked.args, wanted));
   return found.length < wanted ? null : found.slice(r.offset);
 }
 

@@ -4,10 +4,11 @@ import type { KeyOrd } from "../../db/deal-key-grams";
 import { KEY_BUCKET } from "../../db/deal-key-grams";
 
 /** The text sorts deal_key_grams counts (schema version 13): their ord, key column and index for each direction. */
-const TEXT_ORDERS: Partial<Record<SortField, { ord: KeyOrd; column: string; nullable: boolean; index: (desc: boolean) => string }>> = {
+const TEXT_ORDERS: Partial<Record<SortField, { ord: KeyOrd; column: string; nullable: boolean; index: () => string }>> = {
   title: { ord: "t", column: "title_key", nullable: false, index: () => "deals_by_title" },
   account_name: { ord: "a", column: "account_key", nullable: false, index: () => "deals_by_account" },
-  contact_name: { ord: "c", column: "contact_key", nullable: true, index: (desc) => (desc ? "deals_by_contact_desc" : "deals_by_contact_asc") },
+  // One index each way: a descending walk reads it backwards (schema version 26).
+  contact_name: { ord: "c", column: "contact_key", nullable: true, index: () => "deals_by_contact_asc" },
 };
 
 /** Whether deal_key_grams counts the order's buckets. */
@@ -118,7 +119,7 @@ export function createTextWalk(stmt: (sql: string) => Statement) {
     // A walk of the order's index over the entries `where` keeps: at most LIMIT entries read, the
     // filters tested on each entry before the term (on the row), the matches kept up to the last LIMIT.
     const walkSql = (where: string, order: string) =>
-      `SELECT seq FROM (SELECT d.seq AS seq, CASE WHEN 1${w.filterSql} THEN instr(d.search_text, ?) > 0 ELSE 0 END AS ok FROM deals d INDEXED BY ${o.index(w.desc)}
+      `SELECT seq FROM (SELECT d.seq AS seq, CASE WHEN 1${w.filterSql} THEN instr(d.search_text, ?) > 0 ELSE 0 END AS ok FROM deals d INDEXED BY ${o.index()}
         WHERE d.tenant_id = ?${where} ORDER BY ${order} LIMIT ?) WHERE ok LIMIT ?`;
     const served = o.nullable ? ` AND (d.${o.column} IS NULL) = 0` : "";
     const bucketWalkSql = (bounded: boolean) => walkSql(`${served} AND d.${o.column} >= ?${bounded ? ` AND d.${o.column} < ?` : ""}`, `d.${o.column} ${dir}, d.id ${dir}`);
@@ -143,7 +144,7 @@ export function createTextWalk(stmt: (sql: string) => Statement) {
       // Every bucket read: the term's matches not among them have no contact (sorted last both ways).
       while (next());
       if (w.termAll > hitsSeen) {
-        const rows = stmt(walkSql(` AND (d.${o.column} IS NULL) = 1`, `d.id ${dir}`)).values(
+        const rows = stmt(walkSql(` AND (d.${o.column} IS NULL) = 1`, `d.${o.column} ${dir}, d.id ${dir}`)).values(
           ...w.filterArgs,
           w.term,
           w.tenantId,
