@@ -9,6 +9,7 @@ import { copyToPostgresCommand } from "./cli/copy-to-postgres";
 import { mailListCommand } from "./cli/mail";
 import { restoreCommand } from "./cli/restore";
 import { tenantAdminCommand } from "./cli/tenants";
+import { tenantDeleteCommand } from "./cli/tenant-delete";
 import { type UserSub, userCommand } from "./cli/users";
 import { SEED_FLAGS, seedCommand } from "./cli/seed";
 import { PortInUse, serve } from "./cli/serve";
@@ -88,6 +89,16 @@ const COMMANDS: Command[] = [
     run: ({ config, args }) => tenantAdminCommand(config, "disable", args[0], out),
   },
   { name: "tenant enable", usage: "SUBDOMAIN", help: "undoes tenant disable", args: ["SUBDOMAIN"], run: ({ config, args }) => tenantAdminCommand(config, "enable", args[0], out) },
+  {
+    name: "tenant delete",
+    usage: "SUBDOMAIN [--yes]",
+    help:
+      "delete the organization and every row of it, after a final CSV export of its deals, accounts and contacts kept 7 days beside the database (printed); " +
+      "asks for the subdomain again unless --yes; run again (or restart the server) to finish one a crash interrupted",
+    flags: ["yes"],
+    args: ["SUBDOMAIN"],
+    run: ({ config, args, flags }) => tenantDeleteCommand(config, args[0], flags, out),
+  },
   ...userCommands(),
   { name: "version", help: "print the version (also --version)", config: false, run: () => out(`suite ${pkg.version}`) },
   { name: "help", usage: "[COMMAND]", help: "this text, or one command's (also --help)", anyArgs: true, config: false, run: ({ args }) => out(helpText(COMMANDS, args, settingsHelp())) },
