@@ -1,4 +1,4 @@
-import { accessSync, constants, existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { ConfigError } from "../config";
 
 /**
@@ -64,18 +64,21 @@ export function applyEnvFile(
     return { file: given, warnings: [] };
   }
   if (!existsSync(defaultFile)) return { file: null, warnings: [] };
+  let text: string;
   try {
-    accessSync(defaultFile, constants.R_OK);
-  } catch {
+    text = readFileSync(defaultFile, "utf8");
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    const why = code === "EACCES" ? "this user cannot read it" : code === "EISDIR" ? "it is a folder" : (e as Error).message;
     return {
       file: null,
       warnings: [
-        `${defaultFile} exists but this user cannot read it: this command runs with its own settings, not the server's; ` +
-          "make it readable by the server's group (chgrp suite, chmod 0640) or give --env-file",
+        `${defaultFile} exists but ${why}: this command runs with its own settings, not the server's; ` +
+          "make the file readable by the server's group (chgrp suite, chmod 0640) or give --env-file",
       ],
     };
   }
-  merge(parseEnvFile(readFileSync(defaultFile, "utf8"), defaultFile), env);
+  merge(parseEnvFile(text, defaultFile), env);
   return { file: defaultFile, warnings: [] };
 }
 
