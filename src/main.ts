@@ -140,15 +140,17 @@ async function main(argv: string[]): Promise<void> {
   endQuietlyOnBrokenPipe();
   const { words, flags } = parseArgs(argv);
   const { command, rest } = findCommand(COMMANDS, words.length === 0 ? ["serve"] : words);
-  // help and version read no setting: a bad one must not hide the help that explains it.
-  if (command.config === false) return command.run({ config: undefined as never, flags: {}, args: rest });
-  // The server's settings file (the unit's EnvironmentFile), under what this process was given.
-  const envFile = applyEnvFile(flags["env-file"], process.env);
-  delete flags["env-file"];
-  for (const warning of envFile.warnings) writeTo(process.stderr, `suite: warning: ${warning}\n`);
+  // The server's settings file (the unit's EnvironmentFile), under what this process was given;
+  // help and version read no setting (a bad one must not hide the help that explains it).
+  if (command.config !== false) {
+    const envFile = applyEnvFile(flags["env-file"], process.env);
+    delete flags["env-file"];
+    for (const warning of envFile.warnings) writeTo(process.stderr, `suite: warning: ${warning}\n`);
+  }
   // Once, before anything: a misspelt variable would otherwise be silently ignored.
   const known = COMMANDS.flatMap((c) => Object.keys(c.env ?? {}));
   for (const warning of unknownVariableWarnings(process.env, known)) writeTo(process.stderr, `suite: warning: ${warning}\n`);
+  if (command.config === false) return command.run({ config: undefined as never, flags: {}, args: rest });
 
   const own = checkInvocation(command, rest, flags, CONFIG_FLAGS, process.env);
   const config = loadConfig(flags);

@@ -112,17 +112,13 @@ export function createOrganizationDeletion(d: DeletionDeps) {
     return manifest;
   }
 
-  async function work(tenantId: string, stateJson: string, opts: { maxBatches?: number }): Promise<DeletionResult> {
-    const state = JSON.parse(stateJson) as DeletionState;
-    const result: DeletionResult = { tenantId, subdomain: state.subdomain, export: null, rows: 0, batches: 0, finished: false };
-    const manifest = await ensureExport(tenantId, state);
-    const dir = join(d.exports.root, manifest.token);
-    result.export = { token: manifest.token, dir, files: Object.fromEntries(EXPORT_KINDS.map((k) => [k, join(dir, manifest.files[k])])) as Record<ExportKind, string> };
+  /** Deletes every table's rows once, in batches; false when maxBatches stopped it. */
+  async function walkTables(tenantId: string, result: DeletionResult, opts: { maxBatches?: number }): Promise<boolean> {
     for (const table of await d.store.tables()) {
       let from = 0;
       let limit = FIRST_BATCH;
       for (;;) {
-        if (opts.maxBatches !== undefined && result.batches >= opts.maxBatches) return result;
+        if (opts.maxBatches !== undefined && result.batches >= opts.maxBatches) return false;
         const started = performance.now();
         const r = await d.store.deleteSome(tenantId, table, from, limit);
         const ms = performance.now() - started;
@@ -135,6 +131,22 @@ export function createOrganizationDeletion(d: DeletionDeps) {
         from = r.next;
         await pause();
       }
+    }
+    return true;
+  }
+
+  async function work(tenantId: string, stateJson: string, opts: { maxBatches?: number }): Promise<DeletionResult> {
+    const state = JSON.parse(stateJson) as DeletionState;
+    const result: DeletionResult = { tenantId, subdomain: state.subdomain, export: null, rows: 0, batches: 0, finished: false };
+    const manifest = await ensureExport(tenantId, state);
+    const dir = join(d.exports.root, manifest.token);
+    result.export = { token: manifest.token, dir, files: Object.fromEntries(EXPORT_KINDS.map((k) => [k, join(dir, manifest.files[k])])) as Record<ExportKind, string> };
+    // A second walk finds what a write already under way when the organization was disabled (an
+    // import's batch) added behind the first; it repeats until a walk finds nothing (at most 3).
+    for (let walk = 0, found = -1; found !== 0 && walk < 3; walk++) {
+      const before = result.rows;
+      if (!(await walkTables(tenantId, result, opts))) return result;
+      found = result.rows - before;
     }
     await d.store.finish(tenantId);
     result.finished = true;
