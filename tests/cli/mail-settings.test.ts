@@ -20,12 +20,13 @@ noteSecret("password", PASSWORD);
 const SLOW = 120_000;
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+/** `suite tenant create`, SUITE_PUBLIC_URL unset ("" is unset) unless `env` sets it. */
 const create = (sub: string, args: string[] = [], env: Record<string, string> = {}) =>
-  suite(db, ["tenant", "create", "--name", `Org ${sub}`, "--subdomain", sub, "--admin-email", `admin@${sub}.test`, ...args], { env: { SUITE_NEW_PASSWORD: PASSWORD, ...env } });
+  suite(db, ["tenant", "create", "--name", `Org ${sub}`, "--subdomain", sub, "--admin-email", `admin@${sub}.test`, ...args], { env: { SUITE_NEW_PASSWORD: PASSWORD, SUITE_PUBLIC_URL: "", ...env } });
 
 /** The origin of the newest pending mail's link to `to`, as `suite mail list` shows it. */
 async function linkOriginTo(to: string): Promise<string> {
-  const out = ok(await suite(db, ["mail", "list", "--env-file", envFile]));
+  const out = ok(await suite(db, ["mail", "list", "--env-file", envFile], { env: { SUITE_PUBLIC_URL: "" } }));
   const block = out.split(/\n(?=\S)/).find((b) => b.includes(`to ${to}`))!;
   const link = /link:\s+(\S+)/.exec(block)![1]!;
   return new URL(link).origin;
