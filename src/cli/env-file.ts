@@ -40,7 +40,7 @@ export function parseEnvFile(text: string, file: string): Record<string, string>
 }
 
 /**
- * Reads the settings file into `env` where `env` has no value yet: a variable set in the
+ * Reads the settings file into `env` where `env` has no value yet (unset or empty): a variable set in the
  * command's own environment wins over the file (`SUITE_PUBLIC_URL=… suite …` is meant), and a
  * flag wins over both (loadConfig). `--env-file PATH` must exist and be readable; the default
  * file is read when it exists and is readable, and named in a warning when it exists but this
@@ -83,5 +83,6 @@ export function applyEnvFile(
 }
 
 function merge(from: Record<string, string>, env: Record<string, string | undefined>): void {
-  for (const [k, v] of Object.entries(from)) if (env[k] === undefined) env[k] = v;
+  // An empty variable counts as unset, as it does for every setting (loadConfig).
+  for (const [k, v] of Object.entries(from)) if (env[k] === undefined || env[k] === "") env[k] = v;
 }

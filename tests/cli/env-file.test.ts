@@ -50,6 +50,10 @@ describe("applyEnvFile", () => {
     const env: Record<string, string | undefined> = { SUITE_PUBLIC_URL: "https://from-env.example" };
     expect(applyEnvFile(file, env, join(dir, "absent"))).toEqual({ file, warnings: [] });
     expect(env).toEqual({ SUITE_PUBLIC_URL: "https://from-env.example", SUITE_SMTP_URL: "smtp://mail.internal:25" });
+    // An empty variable is unset, as for every setting: the file fills it.
+    const empty: Record<string, string | undefined> = { SUITE_PUBLIC_URL: "" };
+    applyEnvFile(file, empty);
+    expect(empty.SUITE_PUBLIC_URL).toBe("https://from-file.example");
   });
 
   test("--env-file that cannot be read stops the command, naming it", () => {
