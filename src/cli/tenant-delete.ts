@@ -3,7 +3,6 @@ import type { Config } from "../config";
 import { writeTo } from "../kernel/broken-pipe";
 import type { Logger } from "../kernel/logger";
 import { UsageError } from "./args";
-import { openContext } from "./open";
 import { explain, openForOperator } from "./users";
 
 type Out = (line: string) => void;
@@ -39,8 +38,7 @@ async function typedSubdomain(subdomain: string): Promise<string> {
 export async function tenantDeleteCommand(config: Config, subdomain: string | undefined, flags: Record<string, string>, out: Out): Promise<void> {
   const sub = subdomain?.trim().toLowerCase();
   if (!sub) throw new UsageError("missing the organization's subdomain; usage: suite tenant delete SUBDOMAIN [--yes]");
-  await openForOperator(config).then((c) => c.close());
-  const ctx = await openContext(config, { log: auditLines });
+  const ctx = await openForOperator(config, { log: auditLines });
   try {
     const deletion = ctx.organizationDeletion;
     const interrupted = (await deletion.pending()).find((p) => p.subdomain === sub);

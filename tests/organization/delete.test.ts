@@ -65,6 +65,7 @@ beforeAll(async () => {
 }, SLOW);
 
 afterAll(async () => {
+  if (w) rmSync(w.t.ctx.organizationDeletion.exports.root, { recursive: true, force: true });
   await w?.t.close();
 });
 
