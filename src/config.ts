@@ -18,6 +18,8 @@ export interface Config {
   smtpUrl: string | null;
   mailFrom: string;
   publicUrl: string;
+  /** True when publicUrl is the default (no --public-url, no SUITE_PUBLIC_URL): links a command mails then point at it (src/cli/open.ts warns). */
+  publicUrlIsDefault?: boolean;
   trustProxy: boolean;
   hashConcurrency: number;
   /** Lifetimes, in seconds. */
@@ -278,6 +280,7 @@ export function loadConfig(flags: Record<string, string> = {}, env: Record<strin
     mailFrom: (raw.mailFrom as string | undefined) ?? `Workspace Suite <no-reply@${baseDomain}>`,
     // Secure cookies mean the site is served over https (behind a proxy, on the standard port).
     publicUrl: (raw.publicUrl as string | null | undefined) ?? (cookieSecure ? `https://${baseDomain}` : `http://${baseDomain}:${port}`),
+    publicUrlIsDefault: raw.publicUrl == null,
     trustProxy: (raw.trustProxy as boolean | undefined) ?? false,
     // As many hashes as cores (docs/interface.md#limits); their threads run below the event loop's priority.
     hashConcurrency: (raw.hashConcurrency as number | undefined) ?? availableParallelism(),

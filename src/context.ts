@@ -31,6 +31,11 @@ import { createNewDeviceService } from "./auth/new-device/service";
 import { type PasswordHasher, createPasswordHasher } from "./security/passwords";
 import { LIMITS, type Limits, createRateLimiter } from "./security/rate-limit";
 import { createTenantsService } from "./organization/service";
+import { createOrganizationDeletion } from "./organization/delete";
+import { createDeletionExports } from "./organization/deletion-exports";
+import { type ServerAudit, serverAuditToLog } from "./organization/server-audit";
+import { dirname, join, resolve } from "node:path";
+import { tmpdir } from "node:os";
 import { createTlsAskService } from "./tls/service";
 import { createTransferService } from "./crm/export-import/export-service";
 import { createJobsService } from "./crm/export-import/jobs-service";
@@ -55,6 +60,13 @@ export interface ContextOptions extends StoresOptions {
   hasher?: PasswordHasher;
   /** Tests: how often a live event stream sends its heartbeat (and checks its session again); default 25 s. */
   eventsHeartbeatMs?: number;
+  /**
+   * Where the server keeps files beside its data (the final exports of deleted organizations):
+   * default the database file's folder (the key file's folder on PostgreSQL too).
+   */
+  dataDir?: string;
+  /** Where server audit entries go besides the log (the operator console's table, once it exists). */
+  serverAudit?: ServerAudit;
   /** Tests: the outbound guard's resolver or certificate authority; everything else comes from the config. */
   outbound?: Pick<Partial<OutboundSettings>, "resolve" | "ca">;
 }
@@ -105,6 +117,18 @@ export function createContext(opts: ContextOptions) {
   const members = createMembersService({ now, members: stores.members, security, limiter, limits, requireRecentProof: auth.requireRecentProof });
   const jobs = createJobsService({ now, repo: crm, transfer: stores.transfer, jobs: stores.jobs, limiter, limits, log, ended: metrics.jobEnded });
   const transfer = createTransferService({ now, repo: crm, transfer: stores.transfer, exportSlot: jobs.exportSlot });
+  // The final export of a deleted organization: what its admins would download, as the operator.
+  const dataDir = opts.dataDir ?? (config.db === ":memory:" ? join(tmpdir(), `suite-data-${process.pid}`) : dirname(resolve(config.db)));
+  const serverAudit = serverAuditToLog(log);
+  const organizationDeletion = createOrganizationDeletion({
+    now, log, tenants, store: stores.tenantDeletion, exports: createDeletionExports({ dataDir, now }),
+    serverAudit: opts.serverAudit ? async (e) => (await serverAudit(e), await opts.serverAudit!(e)) : serverAudit,
+    exportCsv: (tenantId, subdomain, kind) => {
+      const operator = { userId: "", tenantId, sessionId: "", role: "admin" as const, email: "", subdomain, provenAt: now() };
+      if (kind === "deals") return transfer.exportDeals(operator, { search: null, stages: null, sortBy: "created_at", sortDir: "asc", assigned_to: null, unassigned: false, mine: false });
+      return kind === "accounts" ? transfer.exportAccounts(operator, { search: null }) : transfer.exportContacts(operator, { search: null });
+    },
+  });
   const idempotency = createIdempotencyService({ now, store: stores.idempotency });
   // TOTP secrets are sealed under SUITE_ENCRYPTION_KEY, or the key file's key.
   const secretBox = createSecretBox(keys.encryptionKey);
@@ -184,6 +208,8 @@ export function createContext(opts: ContextOptions) {
     /** Password login and magic-verify go through here: a session, or the 2FA challenge. */
     signIn,
     tenants: tenantsService,
+    /** Deleting an organization (`suite tenant delete`, the operator console): export, batches, server audit entry. */
+    organizationDeletion,
     /** Invite, resend, accept, list and revoke invitations. */
     invitations,
     /** Accounts and contacts. */
@@ -243,6 +269,7 @@ export function createContext(opts: ContextOptions) {
       await idempotency.purgeExpired(t);
       await newDevice.purgeExpired(t);
       await events.sweep(t);
+      await organizationDeletion.exports.sweep();
     },
     close: () => {
       const stopping = events.close();

@@ -9,15 +9,22 @@ import { copyToPostgresCommand } from "./cli/copy-to-postgres";
 import { mailListCommand } from "./cli/mail";
 import { restoreCommand } from "./cli/restore";
 import { tenantAdminCommand } from "./cli/tenants";
+import { tenantDeleteCommand } from "./cli/tenant-delete";
 import { type UserSub, userCommand } from "./cli/users";
 import { SEED_FLAGS, seedCommand } from "./cli/seed";
 import { PortInUse, serve } from "./cli/serve";
+import { DEFAULT_ENV_FILE, applyEnvFile } from "./cli/env-file";
 import { CONFIG_FLAGS, ConfigError, loadConfig, settingsHelp, unknownVariableWarnings } from "./config";
 import { NewerDatabase, refuseNewerFile } from "./db/migrate";
 import { freeBytes, isStorageFull } from "./db/disk-room";
 import { endQuietlyOnBrokenPipe, writeTo } from "./kernel/broken-pipe";
 
 const out = (line: string): void => writeTo(process.stdout, `${line}\n`);
+
+/** `--env-file`, for `suite help` (read by main before the settings below: src/cli/env-file.ts). */
+const ENV_FILE_HELP =
+  `  --env-file PATH (default: ${DEFAULT_ENV_FILE}, when it exists and is readable)\n` +
+  "      KEY=VALUE lines, as systemd's EnvironmentFile reads them: the server's settings for any command; a variable already in the environment wins, a flag wins over both";
 
 /**
  * Every command: `suite help` is generated from this table, and main checks each invocation
@@ -88,9 +95,19 @@ const COMMANDS: Command[] = [
     run: ({ config, args }) => tenantAdminCommand(config, "disable", args[0], out),
   },
   { name: "tenant enable", usage: "SUBDOMAIN", help: "undoes tenant disable", args: ["SUBDOMAIN"], run: ({ config, args }) => tenantAdminCommand(config, "enable", args[0], out) },
+  {
+    name: "tenant delete",
+    usage: "SUBDOMAIN [--yes]",
+    help:
+      "delete the organization and every row of it, after a final CSV export of its deals, accounts and contacts kept 7 days beside the database (printed); " +
+      "asks for the subdomain again unless --yes; run again (or restart the server) to finish one a crash interrupted",
+    flags: ["yes"],
+    args: ["SUBDOMAIN"],
+    run: ({ config, args, flags }) => tenantDeleteCommand(config, args[0], flags, out),
+  },
   ...userCommands(),
   { name: "version", help: "print the version (also --version)", config: false, run: () => out(`suite ${pkg.version}`) },
-  { name: "help", usage: "[COMMAND]", help: "this text, or one command's (also --help)", anyArgs: true, config: false, run: ({ args }) => out(helpText(COMMANDS, args, settingsHelp())) },
+  { name: "help", usage: "[COMMAND]", help: "this text, or one command's (also --help)", anyArgs: true, config: false, run: ({ args }) => out(helpText(COMMANDS, args, `${ENV_FILE_HELP}\n${settingsHelp()}`)) },
 ];
 
 /** `suite user …`: helping a user from the server's own machine (src/cli/users.ts checks the rest). */
@@ -121,14 +138,20 @@ let database: string | null = null;
 
 async function main(argv: string[]): Promise<void> {
   endQuietlyOnBrokenPipe();
+  const { words, flags } = parseArgs(argv);
+  const { command, rest } = findCommand(COMMANDS, words.length === 0 ? ["serve"] : words);
+  // The server's settings file (the unit's EnvironmentFile), under what this process was given;
+  // help and version read no setting (a bad one must not hide the help that explains it).
+  if (command.config !== false) {
+    const envFile = applyEnvFile(flags["env-file"], process.env);
+    delete flags["env-file"];
+    for (const warning of envFile.warnings) writeTo(process.stderr, `suite: warning: ${warning}\n`);
+  }
   // Once, before anything: a misspelt variable would otherwise be silently ignored.
   const known = COMMANDS.flatMap((c) => Object.keys(c.env ?? {}));
   for (const warning of unknownVariableWarnings(process.env, known)) writeTo(process.stderr, `suite: warning: ${warning}\n`);
-
-  const { words, flags } = parseArgs(argv);
-  const { command, rest } = findCommand(COMMANDS, words.length === 0 ? ["serve"] : words);
-  // help and version read no setting: a bad one must not hide the help that explains it.
   if (command.config === false) return command.run({ config: undefined as never, flags: {}, args: rest });
+
   const own = checkInvocation(command, rest, flags, CONFIG_FLAGS, process.env);
   const config = loadConfig(flags);
   checkDatabasePath((database = config.db));

@@ -9,8 +9,8 @@ export interface ParsedArgs {
 /** A mistake on the command line: main prints one line and exits 64. */
 export class UsageError extends Error {}
 
-/** Options that take no value (present or not): `--adopt-keys`. Given, their value is "true". */
-export const SWITCHES = new Set(["adopt-keys"]);
+/** Options that take no value (present or not): `--adopt-keys`, `--yes`. Given, their value is "true". */
+export const SWITCHES = new Set(["adopt-keys", "yes"]);
 
 export function parseArgs(argv: string[]): ParsedArgs {
   const words: string[] = [];

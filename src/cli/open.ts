@@ -1,6 +1,8 @@
 import { type Config, ConfigError, maskDatabaseUrl } from "../config";
 import { type Context, type ContextOptions, createContext } from "../context";
 import { NewerDatabase } from "../db/migrate";
+import { writeTo } from "../kernel/broken-pipe";
+import { DEFAULT_ENV_FILE } from "./env-file";
 
 /**
  * The context a command works with, once its database answers: on PostgreSQL, after the schema's
@@ -10,6 +12,7 @@ import { NewerDatabase } from "../db/migrate";
  */
 export async function openContext(config: Config, opts: Omit<ContextOptions, "config"> = {}): Promise<Context> {
   const ctx = createContext({ config, log: () => {}, ...opts });
+  if (config.publicUrlIsDefault) warnOnDefaultLinks(ctx, config.publicUrl);
   try {
     await ctx.ping();
   } catch (e) {
@@ -17,6 +20,32 @@ export async function openContext(config: Config, opts: Omit<ContextOptions, "co
     throw unavailable(config, e);
   }
   return ctx;
+}
+
+/**
+ * A command about to mail a link (an invitation, the new admin's address check) while
+ * SUITE_PUBLIC_URL is unset builds it on the command's own default (http://localhost:8000 …),
+ * which the recipient cannot open: one warning line on stderr, naming the address and the fix.
+ * Every store writes mail through the mail store's enqueueInTx, looked up at call time.
+ */
+function warnOnDefaultLinks(ctx: Context, publicUrl: string): void {
+  const mail = ctx.repos.mail as unknown as { enqueueInTx: (...args: unknown[]) => unknown };
+  const enqueue = mail.enqueueInTx;
+  let warned = false;
+  mail.enqueueInTx = (...args: unknown[]) => {
+    const m = args.find((a): a is { link: string | null; recipient: string } => typeof a === "object" && a !== null && "recipient" in a && "link" in a);
+    if (m?.link && !warned) {
+      warned = true;
+      // The link's origin only: its token (in the fragment) stays out of the line.
+      const origin = URL.canParse(m.link) ? new URL(m.link).origin : publicUrl;
+      writeTo(
+        process.stderr,
+        `suite: warning: SUITE_PUBLIC_URL is not set: the link mailed to ${m.recipient} points at ${origin}, from this command's default ${publicUrl}; ` +
+          `set SUITE_PUBLIC_URL in ${DEFAULT_ENV_FILE} (the server's settings file) or give --env-file or --public-url\n`,
+      );
+    }
+    return enqueue.apply(mail, args);
+  };
 }
 
 /** Why the database cannot be used, as one line for the operator. */

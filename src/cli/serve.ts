@@ -113,6 +113,10 @@ export async function serve(config: Config): Promise<void> {
   const recoverJobs = (t: number) => void ctx.jobs.recover(t).catch((e) => ctx.log({ level: "error", msg: "import job recovery failed", message: (e as Error).message }));
   recoverJobs(config.databaseUrl ? ctx.now() : Number.MAX_SAFE_INTEGER);
   if (config.databaseUrl) setInterval(() => recoverJobs(ctx.now()), HOUSEKEEPING_MS).unref();
+  // Organization deletions a stopped process left half-done (suite tenant delete, killed) finish now.
+  void runAs("job organization deletion", () => ctx.organizationDeletion.resumeAll()).catch((e) =>
+    ctx.log({ level: "error", msg: "organization deletion failed", message: (e as Error).message }),
+  );
   if (config.databaseUrl && config.backupDir) {
     ctx.log({ level: "warn", msg: "SUITE_BACKUP_DIR is ignored on PostgreSQL: back it up with pg_dump or base backups and WAL archiving" });
   }

@@ -22,9 +22,9 @@ const USAGE = {
 export type UserSub = keyof typeof USAGE;
 
 /** Opens the database the way every admin command does: it must exist (a typo in --db must not create one). */
-export async function openForOperator(config: Config): Promise<Context> {
+export async function openForOperator(config: Config, opts: Parameters<typeof openContext>[1] = {}): Promise<Context> {
   if (!config.databaseUrl && config.db !== ":memory:" && !existsSync(config.db)) throw new UsageError(`no database at ${config.db}`);
-  return openContext(config);
+  return openContext(config, opts);
 }
 
 /**

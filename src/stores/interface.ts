@@ -20,6 +20,7 @@ import type { MailStore } from "../mail/repo";
 import type { ServerKeys } from "../security/key-file";
 import type { SecurityStore } from "../security/repo";
 import type { TenantsStore } from "../organization/repo";
+import type { TenantDeletionStore } from "../organization/deletion-repo";
 import type { InvitationsStore } from "../team/invitations-repo";
 import type { MembersStore } from "../team/members-repo";
 import type { UsersStore } from "../team/repo";
@@ -39,6 +40,8 @@ export interface Stores {
   crm: CrmStore;
   mail: MailStore;
   tenants: TenantsStore;
+  /** Deleting an organization in short batches (src/organization/delete.ts). */
+  tenantDeletion: TenantDeletionStore;
   accountTokens: AccountTokensStore;
   magicLinks: MagicLinksStore;
   invitations: InvitationsStore;

@@ -23,7 +23,7 @@ noteSecret("password", PASSWORD);
 
 /** `suite tenant create` for organization `sub` (admin admin@<sub>.test) in the database `db`. */
 export async function createTenant(db: string, sub: string): Promise<void> {
-  const r = await run(["tenant", "create", "--name", `Org ${sub}`, "--subdomain", sub, "--admin-email", `admin@${sub}.test`], { SUITE_DB: db, SUITE_NEW_PASSWORD: PASSWORD });
+  const r = await run(["tenant", "create", "--name", `Org ${sub}`, "--subdomain", sub, "--admin-email", `admin@${sub}.test`], { SUITE_DB: db, SUITE_NEW_PASSWORD: PASSWORD, SUITE_PUBLIC_URL: "http://localhost:8000" });
   expect(r.stderr).toBe("");
   expect(r.code).toBe(0);
 }

@@ -55,7 +55,8 @@ const PASSWORD = "long enough pw";
 noteSecret("password", PASSWORD);
 const ACME = ["tenant", "create", "--name", "Acme", "--subdomain", "acme", "--admin-email", "a@acme.io"];
 /** The admin's password comes from the environment (or a prompt, or stdin), never an option. */
-const WITH_PASSWORD = { SUITE_NEW_PASSWORD: PASSWORD };
+// The default address spelt out: tenant create mails a link, and warns when the address is the default.
+const WITH_PASSWORD = { SUITE_NEW_PASSWORD: PASSWORD, SUITE_PUBLIC_URL: "http://localhost:8000" };
 
 describe("migrate", () => {
   test("creates the database and prints the version; a second run is up to date", async () => {
@@ -136,7 +137,7 @@ describe("tenant create", () => {
   test("--modules and --admin-name are honoured; email and subdomain are normalized", async () => {
     const r = await run(
       ["tenant", "create", "--name", "Beta", "--subdomain", "Beta", "--admin-email", " Boss@Beta.IO ", "--modules", "users,users", "--admin-name", "Bea Boss"],
-      { SUITE_DB: db, SUITE_NEW_PASSWORD: "long enough pw" },
+      { SUITE_DB: db, SUITE_NEW_PASSWORD: "long enough pw", SUITE_PUBLIC_URL: "http://localhost:8000" },
     );
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);

@@ -156,7 +156,7 @@ describe("errors name what is missing, and why", () => {
     expect(oneLineFailure(await run(["migrate", "--bogus", "1"], env), 64)).toBe("suite: migrate: unknown option --bogus; see suite help migrate");
     expect(oneLineFailure(await run(["migrate", "now"], env), 64)).toBe("suite: migrate: unexpected argument now; see suite help migrate");
     expect(oneLineFailure(await run(["serve", "-p", "8001"], env), 64)).toBe("suite: unknown option -p; options are long, e.g. --port 8000 (see suite help)");
-    expect(oneLineFailure(await run(["tenant", "delete"], env), 64)).toStartWith("suite: unknown command tenant delete; usage: suite tenant create --name N");
+    expect(oneLineFailure(await run(["tenant", "destroy"], env), 64)).toStartWith("suite: unknown command tenant destroy; usage: suite tenant create --name N");
   }, 60_000);
 
   test("a --db that cannot be opened names the path and the reason (78 before opening, 1 for what SQLite refuses), and changes nothing", async () => {

@@ -6,9 +6,13 @@ import { BUN, MAIN, type Run, runSuite } from "./kit";
 
 export type { Run } from "./kit";
 
-/** Runs `bun src/main.ts ...args` on `db`, with only the given settings (none of the runner's SUITE_*); `stdin` is piped in. */
+/**
+ * Runs `bun src/main.ts ...args` on `db`, with only the given settings (none of the runner's
+ * SUITE_*); `stdin` is piped in. SUITE_PUBLIC_URL is the default address spelt out, so that a
+ * command that mails does not warn about it (tests/cli/mail-settings.test.ts unsets it with "").
+ */
 export const suite = (db: string, args: string[], o: { env?: Record<string, string>; stdin?: string } = {}): Promise<Run> =>
-  runSuite(args, { cwd: "/tmp", env: { SUITE_DB: db, ...o.env }, stdin: o.stdin });
+  runSuite(args, { cwd: "/tmp", env: { SUITE_DB: db, SUITE_PUBLIC_URL: "http://localhost:8000", ...o.env }, stdin: o.stdin });
 
 /** Success: exit 0 and nothing on stderr. Answers stdout. */
 export function ok(r: Run): string {

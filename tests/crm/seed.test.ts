@@ -148,7 +148,8 @@ const ROOT = join(import.meta.dir, "..", "..");
 async function seed(db: string, tenant: string, deals: number) {
   const p = Bun.spawn([process.execPath, "src/main.ts", "seed", "--tenant", tenant, "--deals", String(deals)], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? "", SUITE_DB: db, SUITE_HASH_CONCURRENCY: "1" },
+    // The default address spelt out: the seed mails its admin a link, and warns when the address is the default.
+    env: { PATH: process.env.PATH ?? "", SUITE_DB: db, SUITE_HASH_CONCURRENCY: "1", SUITE_PUBLIC_URL: "http://localhost:8000" },
     stdout: "pipe",
     stderr: "pipe",
   });

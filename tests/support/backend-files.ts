@@ -51,6 +51,8 @@ export const SQLITE_ONLY_REASONS: Record<string, string> = {
   "tests/cli/restore-keys.test.ts": "restoring a SQLite backup that holds keys in its settings table",
   "tests/cli/tenant-create-password.test.ts": "`suite tenant create` and other commands on a SQLite file",
   "tests/cli/tenant-commands.test.ts": "`suite tenant …` on a SQLite file",
+  "tests/cli/mail-settings.test.ts": "`suite tenant create` and `suite mail list` on a SQLite file, with and without --env-file",
+  "tests/cli/tenant-delete.test.ts": "`suite tenant delete` on a SQLite file (the deletion on both backends: tests/organization/delete.test.ts)",
   "tests/cli/tenant-disabled-flows.test.ts": "`suite tenant disable` on the SQLite file an in-process app serves",
   "tests/cli/upgrade.test.ts": "upgrading a SQLite file of an earlier release",
   "tests/cli/user-commands.test.ts": "`suite user …` on the SQLite file an in-process app serves",

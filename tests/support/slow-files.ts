@@ -30,6 +30,8 @@ export const SLOW_REASONS: Record<string, string> = {
   "tests/cli/restore.test.ts": SERVER,
   "tests/cli/storage-full.test.ts": `${SUITE}, on a small tmpfs`,
   "tests/cli/tenant-commands.test.ts": SERVER,
+  "tests/cli/mail-settings.test.ts": SUITE,
+  "tests/cli/tenant-delete.test.ts": `${SUITE}, and ${SERVER}`,
   "tests/cli/tenant-create-password.test.ts": SUITE,
   "tests/cli/tenant-disabled-flows.test.ts": `${SUITE} (tests/cli/user-tenant-kit.ts)`,
   "tests/cli/upgrade.test.ts": SERVER,

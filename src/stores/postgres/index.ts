@@ -27,6 +27,7 @@ import { createPostgresSessionsStore } from "./sessions";
 import { createPostgresStagesStore } from "./stages";
 import { createPostgresSupportStore } from "./support";
 import { createPostgresTenantsStore } from "./tenants";
+import { createPostgresTenantDeletionStore } from "./tenant-deletion";
 import { createPostgresTransferStore } from "./transfer";
 import { createPostgresJobsStore } from "./jobs";
 import { createPostgresTwoFactorStore } from "./two-factor";
@@ -53,6 +54,7 @@ export function createPostgresStores(pg: Pg, outboxSeal: OutboxSeal = createOutb
     crm,
     mail,
     tenants,
+    tenantDeletion: createPostgresTenantDeletionStore(pg),
     accountTokens,
     magicLinks: createPostgresMagicLinksStore(pg, { security, mail }),
     invitations: createPostgresInvitationsStore(pg, { users, sessions, security, mail }),

@@ -25,6 +25,7 @@ import { createSqliteSessionsStore } from "./sessions";
 import { createSqliteStagesStore } from "./stages";
 import { createSqliteSupportStore } from "./support";
 import { createSqliteTenantsStore } from "./tenants";
+import { createSqliteTenantDeletionStore } from "./tenant-deletion";
 import { createSqliteTransferStore } from "./transfer";
 import { createSqliteJobsStore } from "./jobs";
 import { createSqliteTwoFactorStore } from "./two-factor";
@@ -54,6 +55,7 @@ export function createSqliteStores(db: Db, outboxSeal: OutboxSeal = createOutbox
     crm,
     mail,
     tenants,
+    tenantDeletion: createSqliteTenantDeletionStore(db),
     accountTokens,
     magicLinks: createSqliteMagicLinksStore(db, { security, mail }),
     invitations: createSqliteInvitationsStore(db, { users, sessions, security, mail, appendEventsInTx }),
