@@ -19,6 +19,8 @@ export interface DealRow extends DealFields {
   tenant_id: string;
   created_at: number;
   updated_at: number;
+  /** NULL on a deal not written since stage times were kept: read as updated_at. */
+  stage_changed_at: number | null;
 }
 
 /** A deal with the names it shows (copied, kept current) and its stage's data (joined). */
@@ -54,8 +56,12 @@ export interface DealsStore {
   withStages: (tenantId: string, rows: DealJoined[]) => Promise<DealJoined[]>;
   /** The rows of one page, in the order of `seqs`. */
   bySeqs(tenantId: string, seqs: number[]): Promise<DealJoined[]>;
-  insert(tenantId: string, id: string, f: DealFields, now: number): Promise<WriteResult>;
-  /** `change` gets the stored fields and answers the new ones, inside the transaction. */
-  update(tenantId: string, id: string, change: (current: DealFields) => DealFields, now: number): Promise<WriteResult>;
+  /** Writes the deal's "created" timeline entry in the same transaction (`actor`: who). */
+  insert(tenantId: string, id: string, f: DealFields, now: number, actor?: string | null): Promise<WriteResult>;
+  /**
+   * `change` gets the stored fields and answers the new ones, inside the transaction, which also
+   * writes the timeline's entries of what changed and, on a new stage, stage_changed_at.
+   */
+  update(tenantId: string, id: string, change: (current: DealFields) => DealFields, now: number, actor?: string | null): Promise<WriteResult>;
   remove(tenantId: string, id: string): Promise<boolean>;
 }

@@ -81,7 +81,7 @@ export function createDealsService(d: DealsDeps) {
       custom_data: customData(body.custom_data),
     };
     const id = newId();
-    await settle(auth.tenantId, await d.deals.insert(auth.tenantId, id, f, d.now()), () => f.stage);
+    await settle(auth.tenantId, await d.deals.insert(auth.tenantId, id, f, d.now(), auth.userId), () => f.stage);
     return read(auth.tenantId, id);
   }
 
@@ -104,6 +104,7 @@ export function createDealsService(d: DealsDeps) {
         custom_data: data !== undefined ? data : c.custom_data,
       }),
       d.now(),
+      auth.userId,
     );
     await settle(auth.tenantId, r, () => body.stage ?? "");
     return read(auth.tenantId, id);

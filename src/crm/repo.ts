@@ -1,3 +1,4 @@
+import type { DealActivityStore } from "./activities-repo";
 import type { DealsStore } from "./deals-repo";
 
 export interface PipelineStageRow {
@@ -49,6 +50,8 @@ type Listed<T> = {
  */
 export interface CrmStore {
   deals: DealsStore;
+  /** A deal's timeline and notes. */
+  activities: DealActivityStore;
   stages: (tenantId: string) => Promise<PipelineStageRow[]>;
   stage: (tenantId: string, key: string) => Promise<PipelineStageRow | null>;
   insertStage(s: Omit<PipelineStageRow, "position"> & {

@@ -13,6 +13,12 @@ import migration21 from "../../src/db/migrations/0021-sign-in-policy.sql" with {
  * folding or recounting the data, which the search tests that go back that far do themselves.
  */
 const UNDO: Record<number, (db: Database) => void> = {
+  23: (db) => {
+    db.run("DROP TRIGGER deal_activities_with_deal");
+    db.run("DROP TABLE deal_notes");
+    db.run("DROP TABLE deal_activities");
+    db.run("ALTER TABLE deals DROP COLUMN stage_changed_at");
+  },
   21: (db) => {
     db.run("ALTER TABLE tenants DROP COLUMN require_passkey_for_admins");
     db.run("ALTER TABLE tenants DROP COLUMN require_passkey_or_2fa");

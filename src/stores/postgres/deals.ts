@@ -4,6 +4,21 @@ import { DEAL_COLUMNS, TENANT_SPAN, type DealCopies, dealCopies } from "../../cr
 import { contactName, searchTextOf, sortKey } from "../../crm/model";
 import type { Pg, PgQueries, PgTx } from "./database";
 import { keyCreatedInTx } from "./idempotency";
+import { type NewActivity, entriesOfWrite } from "../../crm/deal-activity";
+import { newId } from "../../kernel/ids";
+
+/**
+ * Appends timeline entries inside the caller's transaction, which holds the deal's row locked (a
+ * new deal's, or FOR UPDATE): `n` is the deal's next number, one index seek at its last entry.
+ */
+export async function addActivitiesInTx(tx: PgQueries, tenantId: string, dealId: string, list: NewActivity[]): Promise<void> {
+  for (const a of list) {
+    await tx.run`
+      INSERT INTO deal_activities (tenant_id, deal_id, n, id, type, actor_id, created_at, data)
+      VALUES (${tenantId}, ${dealId}, (SELECT coalesce(max(n), 0) + 1 FROM deal_activities WHERE tenant_id = ${tenantId} AND deal_id = ${dealId}),
+        ${a.id}, ${a.type}, ${a.actor_id}, ${a.created_at}, ${a.data})`;
+  }
+}
 
 /**
  * Concurrency on PostgreSQL (SQLite has one writer, so its deals repo reads then writes freely).
@@ -148,10 +163,10 @@ export function createPostgresDealsStore(pg: Pg) {
   }
 
   const insertDealInTx = (tx: PgTx, seq: number, id: string, tenantId: string, now: number, f: DealFields, k: DealCopies) => tx.run`
-    INSERT INTO deals (seq, id, tenant_id, created_at, updated_at, title, account_id, contact_id, assigned_to, stage, value_cents, currency,
+    INSERT INTO deals (seq, id, tenant_id, created_at, updated_at, stage_changed_at, title, account_id, contact_id, assigned_to, stage, value_cents, currency,
       close_date, probability, notes, custom_data, title_key, account_key, contact_key, assignee_key, search_text, account_name, contact_name,
       assignee_name, assignee_email)
-    VALUES (${seq}, ${id}, ${tenantId}, ${now}, ${now}, ${f.title}, ${f.account_id}, ${f.contact_id}, ${f.assigned_to}, ${f.stage},
+    VALUES (${seq}, ${id}, ${tenantId}, ${now}, ${now}, ${now}, ${f.title}, ${f.account_id}, ${f.contact_id}, ${f.assigned_to}, ${f.stage},
       ${f.value_cents}, ${f.currency}, ${f.close_date}, ${f.probability}, ${f.notes}, ${f.custom_data}, ${sortKey(f.title)},
       ${k[0]}, ${k[1]}, ${k[2]}, ${k[3]}, ${k[4]}, ${k[5]}, ${k[6]}, ${k[7]})`;
 
@@ -170,20 +185,21 @@ export function createPostgresDealsStore(pg: Pg) {
       return withStages(tenantId, seqs.map((s) => at.get(s)).filter((r): r is DealJoined => r !== undefined));
     },
 
-    async insert(tenantId: string, id: string, f: DealFields, now: number): Promise<WriteResult> {
+    async insert(tenantId: string, id: string, f: DealFields, now: number, actor: string | null = null): Promise<WriteResult> {
       return pg.begin(async (tx) => {
         await lockCrmShared(tx, tenantId);
         const k = await copiesInTx(tx, tenantId, f, true);
         if ("missing" in k) return { ok: false, missing: k.missing };
         // The number last: the counter row stays locked only for the INSERT.
         await insertDealInTx(tx, await allocateSeqsInTx(tx, tenantId, 1), id, tenantId, now, f, k.copies);
+        await addActivitiesInTx(tx, tenantId, id, entriesOfWrite(newId, actor, now, null, f as unknown as Record<string, unknown>));
         await keyCreatedInTx(tx, id);
         return { ok: true };
       });
     },
 
     /** `change` gets the stored fields (the deal locked) and answers the new ones, inside the transaction. */
-    async update(tenantId: string, id: string, change: (current: DealFields) => DealFields, now: number): Promise<WriteResult> {
+    async update(tenantId: string, id: string, change: (current: DealFields) => DealFields, now: number, actor: string | null = null): Promise<WriteResult> {
       return pg.begin(async (tx) => {
         await lockCrmShared(tx, tenantId);
         const current = await tx.one<DealRow>`SELECT * FROM deals WHERE tenant_id = ${tenantId} AND id = ${id} FOR UPDATE`;
@@ -193,12 +209,15 @@ export function createPostgresDealsStore(pg: Pg) {
         if ("missing" in k) return { ok: false, missing: k.missing };
         const c = k.copies;
         await tx.run`
-          UPDATE deals SET updated_at = ${now}, title = ${f.title}, account_id = ${f.account_id}, contact_id = ${f.contact_id},
+          UPDATE deals SET updated_at = ${now},
+            stage_changed_at = ${f.stage !== current.stage ? now : (current.stage_changed_at ?? current.updated_at)}, title = ${f.title}, account_id = ${f.account_id}, contact_id = ${f.contact_id},
             assigned_to = ${f.assigned_to}, stage = ${f.stage}, value_cents = ${f.value_cents}, currency = ${f.currency},
             close_date = ${f.close_date}, probability = ${f.probability}, notes = ${f.notes}, custom_data = ${f.custom_data},
             title_key = ${sortKey(f.title)}, account_key = ${c[0]}, contact_key = ${c[1]}, assignee_key = ${c[2]}, search_text = ${c[3]},
             account_name = ${c[4]}, contact_name = ${c[5]}, assignee_name = ${c[6]}, assignee_email = ${c[7]}
           WHERE tenant_id = ${tenantId} AND id = ${id}`;
+        const after = { ...f, account_name: c[4], contact_name: c[5], assignee_name: c[6], assignee_email: c[7] };
+        await addActivitiesInTx(tx, tenantId, id, entriesOfWrite(newId, actor, now, current as unknown as Record<string, unknown>, after));
         return { ok: true };
       });
     },

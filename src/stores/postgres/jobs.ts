@@ -1,3 +1,5 @@
+import { type NewActivity, importEntry } from "../../crm/deal-activity";
+import { newId } from "../../kernel/ids";
 import { ImportRowError, type JobRow, type JobsStore } from "../../crm/export-import/jobs-repo";
 import type { ImportItem } from "../../crm/export-import/import-rows";
 import { type Entity, type Outcome, type Resolved, type Stored, TABLE, WRITTEN, resolveItem } from "../../crm/export-import/upsert";
@@ -60,6 +62,10 @@ export function createPostgresJobsStore(pg: Pg, deps: { security: PgAuditWriter 
     let n = (await tx.one<{ n: number | null }>`SELECT max(n) AS n FROM crm_job_undo WHERE tenant_id = ${tenantId} AND job_id = ${jobId}`)?.n ?? 0;
     const undo: object[] = [];
     const dealChanges: Array<{ sign: 1 | -1; v: Record<string, unknown> }> = [];
+    // The deals it adds or changes get a timeline entry each, in this batch's transaction, by the job's user.
+    const entries: NewActivity[] = [];
+    const entryDeals: string[] = [];
+    const actor = items.some((i) => i.entity === "deal") ? ((await tx.one<{ user_id: string | null }>`SELECT user_id FROM crm_jobs WHERE tenant_id = ${tenantId} AND id = ${jobId}`)?.user_id ?? null) : null;
     // Accounts, then contacts, then deals: each refers only to records of the tables before it.
     for (const e of ENTITIES) {
       const mine = items.filter((i) => i.entity === e);
@@ -90,7 +96,11 @@ export function createPostgresJobsStore(pg: Pg, deps: { security: PgAuditWriter 
           inserts.push({ ...r.values, id: r.id, tenant_id: tenantId, created_at: now, updated_at: now });
           undo.push({ tenant_id: tenantId, job_id: jobId, n: ++n, entity: e, record_id: r.id, before: null });
           if (item.fromFile) outcome.added++;
-          if (e === "deal") dealChanges.push({ sign: 1, v: r.values });
+          if (e === "deal") {
+            dealChanges.push({ sign: 1, v: r.values });
+            entries.push(importEntry(newId, actor, now, jobId, null, r.values));
+            entryDeals.push(r.id);
+          }
         } else {
           if (e !== "deal" && renames(e, r)) {
             const used = await tx.unsafe(`SELECT 1 FROM deals WHERE tenant_id = $1 AND ${e}_id = $2 LIMIT 1`, [tenantId, r.id]);
@@ -99,7 +109,11 @@ export function createPostgresJobsStore(pg: Pg, deps: { security: PgAuditWriter 
           updates.push({ ...r.values, id: r.id, tenant_id: tenantId, updated_at: now });
           undo.push({ tenant_id: tenantId, job_id: jobId, n: ++n, entity: e, record_id: r.id, before: JSON.stringify(r.before) });
           outcome.updated++;
-          if (e === "deal") dealChanges.push({ sign: -1, v: r.before }, { sign: 1, v: r.values });
+          if (e === "deal") {
+            dealChanges.push({ sign: -1, v: r.before }, { sign: 1, v: r.values });
+            entries.push(importEntry(newId, actor, now, jobId, r.before, r.values));
+            entryDeals.push(r.id);
+          }
         }
       }
       try {
@@ -110,8 +124,10 @@ export function createPostgresJobsStore(pg: Pg, deps: { security: PgAuditWriter 
         await insertRows(tx, TABLE[e], inserts);
         if (updates.length > 0) {
           const cols = ["updated_at", ...WRITTEN[e]];
+          // A deal's stage_changed_at moves when the stage does (SET reads the row's old values).
+          const stageAt = e === "deal" ? "stage_changed_at = CASE WHEN t.stage = x.stage THEN coalesce(t.stage_changed_at, t.updated_at) ELSE x.updated_at END, " : "";
           await tx.unsafe(
-            `UPDATE ${TABLE[e]} t SET ${cols.map((c) => `${c} = x.${c}`).join(", ")}
+            `UPDATE ${TABLE[e]} t SET ${stageAt}${cols.map((c) => `${c} = x.${c}`).join(", ")}
              FROM json_populate_recordset(NULL::${TABLE[e]}, $1::text::json) x WHERE t.tenant_id = x.tenant_id AND t.id = x.id`,
             [JSON.stringify(updates)],
           );
@@ -120,6 +136,16 @@ export function createPostgresJobsStore(pg: Pg, deps: { security: PgAuditWriter 
         if (isPgUniqueViolation(err)) throw new ImportRowError(mine[0]!.line, "external_id", "Another record has an external_id of this batch now.");
         throw err;
       }
+    }
+    if (entries.length > 0) {
+      // One statement: each deal's next numbers after its last entry.
+      await tx.unsafe(
+        `INSERT INTO deal_activities (tenant_id, deal_id, n, id, type, actor_id, created_at, data)
+         SELECT $1, u.d, coalesce((SELECT max(a.n) FROM deal_activities a WHERE a.tenant_id = $1 AND a.deal_id = u.d), 0) + row_number() OVER (PARTITION BY u.d ORDER BY u.o),
+                u.i, 'imported', $2, $3, u.data
+           FROM unnest($4::text[], $5::text[], $6::text[]) WITH ORDINALITY AS u(d, i, data, o)`,
+        [tenantId, actor, now, entryDeals, entries.map((a) => a.id), entries.map((a) => a.data)],
+      );
     }
     await insertJson(tx, "crm_job_undo", undo);
     await applyDealCounters(tx, tenantId, dealChanges);

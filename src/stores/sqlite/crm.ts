@@ -2,6 +2,7 @@ import type { CrmStore, PipelineStageRow, AccountRow, ContactRow } from "../../c
 import { type Db, writeTx } from "../../db/database";
 import { newId } from "../../kernel/ids";
 import { createSqliteDealsStore } from "./deals";
+import { createSqliteDealActivityStore } from "./deal-activities";
 import { withKeyMark } from "./idempotency";
 import { DEFAULT_STAGES, sortKey } from "../../crm/model";
 
@@ -62,12 +63,13 @@ export function createSqliteCrmStore(db: Db) {
 
   // A removed member's deals (team/members-repo.ts): to another member, or to nobody.
   const reassignDeals = db.prepare<never, [string, string, string | null, string | null, string | null, string | null, number]>(
-    `UPDATE deals SET assigned_to = ?3, assignee_key = ?4, assignee_name = ?5, assignee_email = ?6, updated_at = ?7
+    `UPDATE deals SET stage_changed_at = coalesce(stage_changed_at, updated_at), assigned_to = ?3, assignee_key = ?4, assignee_name = ?5, assignee_email = ?6, updated_at = ?7
       WHERE tenant_id = ?1 AND assigned_to = ?2`,
   );
 
   const store = {
     deals,
+    activities: createSqliteDealActivityStore(db),
     /** Run inside signup's transaction. */
     seedDefaultStagesInTx(tenantId: string, now: number) {
       DEFAULT_STAGES.forEach((s, i) => insertStage.run(newId(), tenantId, s.key, s.name, s.color, i, s.probability, s.is_won, s.is_lost, now));
