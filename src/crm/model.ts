@@ -227,7 +227,8 @@ export const DealRead = t.Object({
   tenant_id: t.String(),
   created_at: Time,
   updated_at: Time,
-  stage_changed_at: t.String({ format: "date-time", description: "When the deal entered its current stage" }),
+  // An addition to the fixed shape: optional, so a client of the earlier service reads a Deal as before.
+  stage_changed_at: t.Optional(t.String({ format: "date-time", description: "When the deal entered its current stage (always sent)" })),
   // The default: what a deal created without the field holds.
   value: t.Optional(t.String({ description: 'Exact decimal text with two places, "1234.50"', default: "0.00" })),
   currency: t.Optional(t.String({ description: "Three upper-case letters", default: "USD" })),

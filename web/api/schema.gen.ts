@@ -1510,9 +1510,9 @@ export interface components {
             updated_at: string;
             /**
              * Format: date-time
-             * @description When the deal entered its current stage
+             * @description When the deal entered its current stage (always sent)
              */
-            stage_changed_at: string;
+            stage_changed_at?: string;
             /**
              * @description Exact decimal text with two places, "1234.50"
              * @default 0.00
