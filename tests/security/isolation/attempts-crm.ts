@@ -84,6 +84,19 @@ export const CRM_ATTEMPTS: Attempt[] = [
       expect(b.items.length).toBeGreaterThan(0);
     },
   },
+  {
+    op: "POST /api/v1/crm/deals/{id}/notes",
+    what: "add a note to B's deal naming A's tenant_id, A's deal and A's note id",
+    send: (w) => req("POST", `/crm/deals/${w.b.dealIds[0]}/notes`, { ...asB(w), body: { body: "Wombat note", tenant_id: w.a.tenantId, deal_id: w.a.dealIds[0], id: w.a.noteId } }),
+    expect: { status: 201 },
+    check: async (b, w) => {
+      expect(b.deal_id).toBe(w.b.dealIds[0]);
+      expect(b.id).not.toBe(w.a.noteId);
+      const row = await testSql(w.t.ctx).get<{ tenant_id: string }>("SELECT tenant_id FROM deal_notes WHERE id = ?", b.id);
+      expect(row?.tenant_id).toBe(w.b.tenantId);
+    },
+    tenantIdInBody: true,
+  },
   { op: "PATCH /api/v1/crm/notes/{id}", what: "change A's note", send: (w) => req("PATCH", `/crm/notes/${w.a.noteId}`, { ...asB(w), body: { body: "Hijacked" } }), expect: notFound },
   { op: "PATCH /api/v1/crm/notes/{id}", what: "B's member changes A's note", send: (w) => req("PATCH", `/crm/notes/${w.a.noteId}`, { token: w.b.member.access, body: { body: "Hijacked" } }), expect: notFound },
   { op: "DELETE /api/v1/crm/notes/{id}", what: "delete A's note", send: (w) => req("DELETE", `/crm/notes/${w.a.noteId}`, asB(w)), expect: notFound },
