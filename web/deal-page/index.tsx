@@ -21,10 +21,10 @@ import { LinkedText } from "./linked-text";
 import { Timeline } from "./timeline";
 
 const DAY = 86_400_000;
-/** Whole days since `iso`: "today", "1 day", "12 days". */
-export function daysSince(iso: string, now = Date.now()): string {
+/** Whole days in the current stage since `iso`: "In this stage since today", "1 day in this stage", "12 days in this stage". */
+export function daysInStage(iso: string, now = Date.now()): string {
   const days = Math.max(0, Math.floor((now - Date.parse(iso)) / DAY));
-  return days === 0 ? "since today" : days === 1 ? "for 1 day" : `for ${days} days`;
+  return days === 0 ? "In this stage since today" : days === 1 ? "1 day in this stage" : `${days} days in this stage`;
 }
 
 const personName = (u: Pick<User, "full_name" | "email">) => u.full_name || u.email;
@@ -91,8 +91,8 @@ export default function DealPage({ id }: { id: string }) {
         <p class="stage-line">
           <span class="dot" style={{ background: deal.pipeline_stage_color ?? "#94a3b8" }} aria-hidden="true" />
           <strong>{deal.pipeline_stage_name ?? deal.stage}</strong>{" "}
-          <span class="muted">
-            {daysSince(deal.stage_changed_at ?? deal.updated_at)} (since {formatDateTime(deal.stage_changed_at ?? deal.updated_at)})
+          <span class="muted" title={formatDateTime(deal.stage_changed_at ?? deal.updated_at)}>
+            · {daysInStage(deal.stage_changed_at ?? deal.updated_at)}
           </span>
         </p>
       </div>
