@@ -13,6 +13,7 @@ import { createTwoFactorService } from "./auth/two-factor/service";
 import { createPasskeysService } from "./auth/passkeys/service";
 import type { Config } from "./config";
 import { createDealsService } from "./crm/deals-service";
+import { createActivitiesService } from "./crm/activities-service";
 import { createCrmService } from "./crm/service";
 import { createAuditService } from "./security-log/service";
 import { createIdempotencyService } from "./idempotency/service";
@@ -113,6 +114,7 @@ export function createContext(opts: ContextOptions) {
   const crmService = createCrmService({ now, repo: crm });
   const pipeline = createPipelineService({ now, repo: crm, stages: stores.stages });
   const deals = createDealsService({ now, repo: crm, deals: crm.deals, query: stores.dealsQuery });
+  const activities = createActivitiesService({ now, repo: crm });
   const usersService = createUsersService({ users });
   const members = createMembersService({ now, members: stores.members, security, limiter, limits, requireRecentProof: auth.requireRecentProof });
   const jobs = createJobsService({ now, repo: crm, transfer: stores.transfer, jobs: stores.jobs, limiter, limits, log, ended: metrics.jobEnded });
@@ -222,6 +224,8 @@ export function createContext(opts: ContextOptions) {
     events,
     /** Deals and the deal list. */
     deals,
+    /** A deal's timeline and notes. */
+    activities,
     /** CSV export of deals, accounts and contacts. */
     transfer,
     /** Idempotency-Keys of creates: one answer per key, organization and user (src/idempotency/create-once.ts). */

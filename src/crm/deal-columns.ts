@@ -10,7 +10,7 @@ export const TENANT_SPAN = 2 ** 32;
 
 /** The columns a listed deal is read with (DealJoined without its stage's data). */
 export const DEAL_COLUMNS = `seq, id, tenant_id, title, account_id, contact_id, assigned_to, stage, value_cents, currency, close_date,
-  probability, notes, custom_data, created_at, updated_at, account_name, contact_name, assignee_name, assignee_email`;
+  probability, notes, custom_data, created_at, updated_at, account_name, contact_name, assignee_name, assignee_email, stage_changed_at`;
 
 /**
  * Sort key column of each sortable field; the nullable ones sort nulls last both ways. The CSV

@@ -21,6 +21,8 @@ export interface DealRow extends DealFields {
   tenant_id: string;
   created_at: number;
   updated_at: number;
+  /** NULL on a deal not written since stage times were kept: read as updated_at. */
+  stage_changed_at: number | null;
 }
 
 /** A deal with the names it shows (copied, kept current) and its stage's data (joined). */
@@ -56,9 +58,12 @@ export interface DealsStore {
   withStages: (tenantId: string, rows: DealJoined[]) => Promise<DealJoined[]>;
   /** The rows of one page, in the order of `seqs`. */
   bySeqs(tenantId: string, seqs: number[]): Promise<DealJoined[]>;
-  /** Each write appends its event (deal.created, deal.updated or deal.stage_changed, deal.deleted) in its transaction; `actor` defaults to the system. */
+  /** Each write appends its event (deal.created, deal.updated or deal.stage_changed, deal.deleted) and the deal's timeline entries in its transaction; `actor` defaults to the system. */
   insert(tenantId: string, id: string, f: DealFields, now: number, actor?: EventActor): Promise<WriteResult>;
-  /** `change` gets the stored fields and answers the new ones, inside the transaction. */
+  /**
+   * `change` gets the stored fields and answers the new ones, inside the transaction, which also
+   * writes the timeline's entries of what changed and, on a new stage, stage_changed_at.
+   */
   update(tenantId: string, id: string, change: (current: DealFields) => DealFields, now: number, actor?: EventActor): Promise<WriteResult>;
   remove(tenantId: string, id: string, now?: number, actor?: EventActor): Promise<boolean>;
 }

@@ -1,7 +1,7 @@
 import { doc } from "../http/openapi";
 import { QUERY_BOOLEAN, SEARCH_SCHEMA } from "../kernel/paging";
 import { listParameters } from "../http/page-schema";
-import { AccountPage, AccountRead, ContactPage, ContactRead, DealPage, DealRead, SORT_DIRS, SORT_FIELDS, StageList, StageRead } from "./model";
+import { ActivityPage, NoteRead, AccountPage, AccountRead, ContactPage, ContactRead, DealPage, DealRead, SORT_DIRS, SORT_FIELDS, StageList, StageRead } from "./model";
 
 // What the CRM's routes say about themselves in the API description. The answers' schemas are
 // declared once, in model.ts.
@@ -46,6 +46,10 @@ export const CRM_DOCS = {
   getDeal: crm("One deal", { 200: DEAL }, [404]),
   patchDeal: crm("Change any writable field of a deal", { 200: DEAL }, [404]),
   deleteDeal: crm("Delete a deal", { 204: null }, [404]),
+  dealActivities: crm("A deal's timeline, newest first: its creation, changes, stage changes, notes and imports", { 200: ["DealActivityPage", ActivityPage] }, [404], listParameters([])),
+  createNote: create("Add a note to a deal (plain text)", { 201: ["NoteRead", NoteRead] }, [404]),
+  patchNote: crm("Change a note's text (its author or an admin)", { 200: ["NoteRead", NoteRead] }, [404], undefined, { 403: ["not_note_author"] }),
+  deleteNote: crm("Delete a note and its timeline entry (its author or an admin)", { 204: null }, [404], undefined, { 403: ["not_note_author"] }),
   listAccounts: crm("The organization's accounts, newest first", { 200: ["AccountPage", AccountPage] }, [], PAGE_PARAMETERS),
   createAccount: create("Create an account", { 201: ACCOUNT }),
   getAccount: crm("One account", { 200: ACCOUNT }, [404]),

@@ -227,6 +227,8 @@ export const DealRead = t.Object({
   tenant_id: t.String(),
   created_at: Time,
   updated_at: Time,
+  // An addition to the fixed shape: optional, so a client of the earlier service reads a Deal as before.
+  stage_changed_at: t.Optional(t.String({ format: "date-time", description: "When the deal entered its current stage (always sent)" })),
   // The default: what a deal created without the field holds.
   value: t.Optional(t.String({ description: 'Exact decimal text with two places, "1234.50"', default: "0.00" })),
   currency: t.Optional(t.String({ description: "Three upper-case letters", default: "USD" })),
@@ -262,3 +264,41 @@ export const contactName = (first: string, last: string | null): string => (last
 export const sortKey = (s: string): string => s.toLowerCase();
 export const searchTextOf = (title: string, notes: string | null, account: string, contact: string | null): string =>
   [title, notes ?? "", account, contact ?? ""].join("\n").toLowerCase();
+
+// ---- a deal's timeline and notes ----
+
+/** A note: plain text (line breaks kept, no control characters), at most 10,000 characters. */
+export const MAX_NOTE = 10_000;
+export const NoteWrite = t.Object({ body: t.String({ minLength: 1, maxLength: MAX_NOTE, pattern: MULTILINE_PATTERN }) });
+export type NoteWrite = Static<typeof NoteWrite>;
+
+/** Who did it: the member's id and name (their address when they have no name; "A former member" once removed). */
+export const ActorRead = t.Object({ id: t.String(), name: t.String() }, { title: "ActorRead" });
+export type ActorRead = Static<typeof ActorRead>;
+
+export const NoteRead = t.Object({
+  id: t.String(),
+  deal_id: t.String(),
+  body: t.String(),
+  author: ActorRead,
+  created_at: Time,
+  updated_at: Time,
+}, { title: "NoteRead" });
+export type NoteRead = Static<typeof NoteRead>;
+
+export const ACTIVITY_TYPES = ["created", "updated", "stage_changed", "note", "imported"] as const;
+/**
+ * One entry of a deal's timeline. `data` by type: created {title, stage, value, currency};
+ * updated {changes: [{field, before, after, before_id?, after_id?}]}; stage_changed {from, to}
+ * (stage keys); note {note: NoteRead}; imported {job_id, action: "added" | "updated", changes?, from?, to?}.
+ */
+export const ActivityRead = t.Object({
+  id: t.String(),
+  type: t.Union(ACTIVITY_TYPES.map((k) => t.Literal(k))),
+  created_at: Time,
+  actor: t.Nullable(ActorRead),
+  data: t.Record(t.String(), t.Any()),
+}, { title: "DealActivityRead" });
+export type ActivityRead = Static<typeof ActivityRead>;
+export const ActivityPage = pageSchema(ActivityRead);
+export type ActivityPage = Static<typeof ActivityPage>;

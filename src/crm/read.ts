@@ -30,6 +30,8 @@ export const toDealRead = (d: DealJoined): DealRead => ({
   assignee_email: d.assignee_email,
   created_at: toIso(d.created_at),
   updated_at: toIso(d.updated_at),
+  // A deal last written before stage times were kept entered its stage at its last write at the latest.
+  stage_changed_at: toIso(d.stage_changed_at ?? d.updated_at),
 });
 
 export const toStageRead = (s: PipelineStageRow): StageRead => ({

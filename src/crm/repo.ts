@@ -1,4 +1,5 @@
 import type { EventActor } from "../events/repo";
+import type { DealActivityStore } from "./activities-repo";
 import type { DealsStore } from "./deals-repo";
 
 export interface PipelineStageRow {
@@ -50,6 +51,8 @@ type Listed<T> = {
  */
 export interface CrmStore {
   deals: DealsStore;
+  /** A deal's timeline and notes. */
+  activities: DealActivityStore;
   stages: (tenantId: string) => Promise<PipelineStageRow[]>;
   stage: (tenantId: string, key: string) => Promise<PipelineStageRow | null>;
   /** Each write appends its event (`pipeline_stage.created`, `account.*`, `contact.*`) in its transaction; `actor` defaults to the system. */

@@ -5,7 +5,7 @@ import { requireAdmin } from "../kernel/principal";
 import { requestInfo } from "../http/client";
 import { QueryReader, rawQuery } from "../kernel/paging";
 import type { AssigneeFilter } from "./deals-service";
-import { AccountCreate, AccountPatch, ContactCreate, ContactPatch, DealCreate, DealPatch, SORT_DIRS, SORT_FIELDS, StageCreate, StagePatch, StageReorder } from "./model";
+import { NoteWrite, AccountCreate, AccountPatch, ContactCreate, ContactPatch, DealCreate, DealPatch, SORT_DIRS, SORT_FIELDS, StageCreate, StagePatch, StageReorder } from "./model";
 import { decimalText } from "./money";
 import { createOnce } from "../idempotency/create-once";
 import { CRM_DOCS as D } from "./docs";
@@ -47,6 +47,14 @@ export function readListQuery(url: string) {
   const search = q.search("search");
   q.done();
   return { ...paging, search };
+}
+
+/** A page of a list without filters (a deal's timeline). */
+export function readPageQuery(url: string) {
+  const q = new QueryReader(rawQuery(url));
+  const paging = q.paging();
+  q.done();
+  return paging;
 }
 
 /** A JSON number for `value` is read as the decimal text it was written as (see money.ts). */
@@ -130,6 +138,24 @@ export const crmRoutes = (ctx: Context) =>
         set.status = 204;
       },
       { params: Id, ...D.deleteDeal },
+    )
+    .get("/deals/:id/activities", ({ auth, params, request }) => ctx.activities.timeline(auth, params.id, readPageQuery(request.url)), { params: Id, ...D.dealActivities })
+    .post(
+      "/deals/:id/notes",
+      async ({ auth, params, body, set, request }) => {
+        set.status = 201;
+        return createOnce(ctx.idempotency, { auth, body, set, request }, () => ctx.activities.createNote(auth, params.id, body), (id) => ctx.activities.getNote(auth, id));
+      },
+      { params: Id, body: NoteWrite, ...D.createNote },
+    )
+    .patch("/notes/:id", ({ auth, params, body }) => ctx.activities.patchNote(auth, params.id, body), { params: Id, body: NoteWrite, ...D.patchNote })
+    .delete(
+      "/notes/:id",
+      async ({ auth, params, set }) => {
+        await ctx.activities.deleteNote(auth, params.id);
+        set.status = 204;
+      },
+      { params: Id, ...D.deleteNote },
     )
     .get("/accounts", ({ auth, request }) => ctx.crm.listAccounts(auth, readListQuery(request.url)), D.listAccounts)
     .post(

@@ -19,7 +19,8 @@ import v19 from "./migrations/0019-new-device-notices.sql" with { type: "text" }
 import v20 from "./migrations/0020-passkeys.sql" with { type: "text" };
 import v21 from "./migrations/0021-sign-in-policy.sql" with { type: "text" };
 import v22 from "./migrations/0022-events.sql" with { type: "text" };
-import v26 from "./migrations/0026-deal-sorts-walked-backwards.sql" with { type: "text" };
+import v23 from "./migrations/0023-deal-activities.sql" with { type: "text" };
+import v25 from "./migrations/0025-deal-sorts-walked-backwards.sql" with { type: "text" };
 import type { Db } from "./database";
 import { recountDealGrams } from "./deal-grams";
 import { recountDealKeyGrams } from "./deal-key-grams";
@@ -62,7 +63,8 @@ export const MIGRATIONS: Migration[] = [
   { version: 20, name: "passkeys (WebAuthn credentials) and their single-use challenges", sql: v20 },
   { version: 21, name: "the organization's sign-in policy: members must use a passkey or 2FA, admins a passkey", sql: v21 },
   { version: 22, name: "the organization's event log and its counters", sql: v22 },
-  { version: 26, name: "deal list: a descending page of a nullable sort walks the ascending index backwards; the four descending indexes go", sql: v26 },
+  { version: 23, name: "deals: when the stage last changed; the activity timeline and notes", sql: v23 },
+  { version: 25, name: "deal list: a descending page of a nullable sort walks the ascending index backwards; the four descending indexes go", sql: v25 },
 ];
 
 /**

@@ -75,9 +75,10 @@ describe("create and read", () => {
       [
         "id", "tenant_id", "title", "account_id", "value", "currency", "stage", "close_date", "probability", "assigned_to", "notes",
         "custom_data", "contact_id", "pipeline_stage_id", "pipeline_stage_name", "pipeline_stage_color", "is_won", "is_lost",
-        "account_name", "contact_name", "assignee_name", "assignee_email", "created_at", "updated_at",
+        "account_name", "contact_name", "assignee_name", "assignee_email", "created_at", "updated_at", "stage_changed_at",
       ].sort(),
     );
+    expect(d.stage_changed_at).toBe(d.created_at);
     expect(await org.ok("GET", `/deals/${d.id}`)).toEqual(d);
   });
 

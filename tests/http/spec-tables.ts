@@ -74,6 +74,8 @@ export const SPEC_DEAL: SpecField[] = [
   f("contact_name", "string", false, true),
   f("assignee_name", "string", false, true),
   f("assignee_email", "string", false, true),
+  // Added with the deal page (issue 32): optional, so the earlier service's clients are unaffected.
+  f("stage_changed_at", "datetime", false, false),
 ];
 
 /** The Deal's fixed defaults. */

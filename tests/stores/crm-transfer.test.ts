@@ -146,6 +146,11 @@ for (const backend of CRM_BACKENDS) {
         item("deal", importDeal("i2", { contact_id: null, contact_name: null, notes: "Hello" })),
       ], dealColumns, 2);
       expect(outcome).toEqual({ added: 2, updated: 0, unchanged: 0 });
+      // Each deal it added has its timeline entry, written in the batch's transaction.
+      const added = await b.crm.activities.timeline("t1", "i1", 10, 0);
+      expect(added.total).toBe(1);
+      expect(added.rows[0]).toMatchObject({ type: "imported", actor_id: null, created_at: 9_000 });
+      expect(JSON.parse(added.rows[0]!.data)).toEqual({ job_id: "j1", action: "added" });
       expect(await b.crm.account("t1", "n1")).toMatchObject({ name: "New Co", created_at: 9_000, updated_at: 9_000 });
       expect(await b.crm.contact("t1", "nc1")).toMatchObject({ account_id: "n1", created_at: 9_000 });
       const [i1, i2] = [(await b.crm.deals.byId("t1", "i1"))!, (await b.crm.deals.byId("t1", "i2"))!];
@@ -185,7 +190,12 @@ for (const backend of CRM_BACKENDS) {
         item("deal", importDeal("y1", { title: "Renamed by import", stage: "won" }), { matchId: "i1" }),
       ], dealColumns, 2);
       expect(first).toEqual({ added: 1, updated: 1, unchanged: 0 });
-      expect((await b.crm.deals.byId("t1", "i1"))!).toMatchObject({ title: "Renamed by import", stage: "won" });
+      expect((await b.crm.deals.byId("t1", "i1"))!).toMatchObject({ title: "Renamed by import", stage: "won", stage_changed_at: 9_700 });
+      const changed = (await b.crm.activities.timeline("t1", "i1", 10, 0)).rows[0]!;
+      expect(changed.type).toBe("imported");
+      const data = JSON.parse(changed.data);
+      expect(data).toMatchObject({ job_id: "j2", action: "updated", from: i1.stage, to: "won" });
+      expect(data.changes).toContainEqual({ field: "title", before: i1.title, after: "Renamed by import" });
       expect(await counters()).not.toEqual(c0);
       // A later batch fails (an external id another record holds): nothing of it is written.
       await b.exec("UPDATE deals SET external_id = 'taken' WHERE tenant_id = $1 AND id = $2", ["t1", "i2"]);

@@ -1093,6 +1093,58 @@ export interface paths {
         patch: operations["patchCrmDealsById"];
         trace?: never;
     };
+    "/api/v1/crm/deals/{id}/activities": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A deal's timeline, newest first: its creation, changes, stage changes, notes and imports */
+        get: operations["getCrmDealsByIdActivities"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/crm/deals/{id}/notes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Add a note to a deal (plain text) */
+        post: operations["postCrmDealsByIdNotes"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/crm/notes/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete a note and its timeline entry (its author or an admin) */
+        delete: operations["deleteCrmNotesById"];
+        options?: never;
+        head?: never;
+        /** Change a note's text (its author or an admin) */
+        patch: operations["patchCrmNotesById"];
+        trace?: never;
+    };
     "/api/v1/crm/accounts": {
         parameters: {
             query?: never;
@@ -1404,6 +1456,11 @@ export interface components {
             /** Format: date-time */
             updated_at: string;
         };
+        /** ActorRead */
+        ActorRead: {
+            id: string;
+            name: string;
+        };
         /** AuditLogEntry */
         AuditLogEntry: {
             id: number;
@@ -1456,6 +1513,24 @@ export interface components {
             /** Format: date-time */
             updated_at: string;
         };
+        DealActivityPage: {
+            items: components["schemas"]["DealActivityRead"][];
+            total: number;
+            page: number;
+            size: number;
+            pages: number;
+        };
+        /** DealActivityRead */
+        DealActivityRead: {
+            id: string;
+            type: "created" | "updated" | "stage_changed" | "note" | "imported";
+            /** Format: date-time */
+            created_at: string;
+            actor: components["schemas"]["ActorRead"] | null;
+            data: {
+                [key: string]: unknown;
+            };
+        };
         DealPage: {
             items: components["schemas"]["DealRead"][];
             total: number;
@@ -1473,6 +1548,11 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             updated_at: string;
+            /**
+             * Format: date-time
+             * @description When the deal entered its current stage (always sent)
+             */
+            stage_changed_at?: string;
             /**
              * @description Exact decimal text with two places, "1234.50"
              * @default 0.00
@@ -1672,6 +1752,17 @@ export interface components {
             has_password: boolean;
             /** @description What the organization's sign-in policy still asks of the user before anything else answers (403 policy_setup_required); null when they comply */
             policy_setup: "passkey" | "passkey_or_2fa" | null;
+        };
+        /** NoteRead */
+        NoteRead: {
+            id: string;
+            deal_id: string;
+            body: string;
+            author: components["schemas"]["ActorRead"];
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
         };
         /** NotMeDone */
         NotMeDone: {
@@ -11494,6 +11585,613 @@ export interface operations {
                      * @example {
                      *       "detail": "You do not have permission to do this.",
                      *       "code": "forbidden"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not found.",
+                     *       "code": "not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "The request body is larger than 1 MiB.",
+                     *       "code": "payload_too_large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body is not JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Request bodies must be JSON (Content-Type: application/json).",
+                     *       "code": "unsupported_media_type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Validation error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "loc": [
+                     *             "body",
+                     *             "email"
+                     *           ],
+                     *           "msg": "Field required",
+                     *           "type": "missing"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Something went wrong on our side.",
+                     *       "code": "internal_error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Out of storage space: nothing was saved (`storage_full`); see Retry-After */
+            507: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "The server has run out of storage space, so this change was not saved. Try again in a few minutes; if it keeps happening, tell the server's operator.",
+                     *       "code": "storage_full"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getCrmDealsByIdActivities: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 */
+                page?: number;
+                /** @description Items per page */
+                size?: number;
+            };
+            header?: {
+                /**
+                 * @description The organization, by its subdomain (`acme`), for API clients that do not call `acme.<base domain>`. It must agree with the Host and with the credentials' organization (else 403 `tenant_mismatch`); where sign-in looks it up, an unknown one is 404 `tenant_not_found` and a disabled one 403 `tenant_disabled`.
+                 * @example acme
+                 */
+                "X-Tenant"?: components["parameters"]["XTenant"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DealActivityPage"];
+                };
+            };
+            /** @description Missing, expired or revoked credentials, or a failed sign-in */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not authenticated.",
+                     *       "code": "not_authenticated"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not allowed: `forbidden`, `module_disabled`, `tenant_mismatch`, `tenant_disabled` (the operator disabled the organization) or `csrf_failed` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "You do not have permission to do this.",
+                     *       "code": "forbidden"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not found.",
+                     *       "code": "not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Validation error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "loc": [
+                     *             "body",
+                     *             "email"
+                     *           ],
+                     *           "msg": "Field required",
+                     *           "type": "missing"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Something went wrong on our side.",
+                     *       "code": "internal_error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Out of storage space: nothing was saved (`storage_full`); see Retry-After */
+            507: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "The server has run out of storage space, so this change was not saved. Try again in a few minutes; if it keeps happening, tell the server's operator.",
+                     *       "code": "storage_full"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    postCrmDealsByIdNotes: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retried create safe: a client-chosen key (a UUID), one per intended record, kept 24 hours per organization and user. A retry with the same key, method, path and body gets the first answer again (same status and body, header `Idempotent-Replayed: true`) and creates nothing; the same key with another body is 409 `idempotency_key_reused`; a retry while the first is still being processed is 409 `idempotency_key_in_progress` (with Retry-After). A refused create (4xx) keeps nothing: the key can be sent again with a corrected body. Over 255 characters, empty, or with control characters: 422.
+                 * @example 3f1c2a9e-8a57-4f0e-9c39-0d7c1b5e2f64
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /**
+                 * @description The organization, by its subdomain (`acme`), for API clients that do not call `acme.<base domain>`. It must agree with the Host and with the credentials' organization (else 403 `tenant_mismatch`); where sign-in looks it up, an unknown one is 404 `tenant_not_found` and a disabled one 403 `tenant_disabled`.
+                 * @example acme
+                 */
+                "X-Tenant"?: components["parameters"]["XTenant"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    body: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NoteRead"];
+                };
+            };
+            /** @description Missing, expired or revoked credentials, or a failed sign-in */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not authenticated.",
+                     *       "code": "not_authenticated"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not allowed: `forbidden`, `module_disabled`, `tenant_mismatch`, `tenant_disabled` (the operator disabled the organization) or `csrf_failed` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "You do not have permission to do this.",
+                     *       "code": "forbidden"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not found.",
+                     *       "code": "not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict with the current state: `idempotency_key_reused`, `idempotency_key_in_progress` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Conflict with the current state.",
+                     *       "code": "idempotency_key_reused"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "The request body is larger than 1 MiB.",
+                     *       "code": "payload_too_large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body is not JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Request bodies must be JSON (Content-Type: application/json).",
+                     *       "code": "unsupported_media_type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Validation error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "loc": [
+                     *             "body",
+                     *             "email"
+                     *           ],
+                     *           "msg": "Field required",
+                     *           "type": "missing"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Something went wrong on our side.",
+                     *       "code": "internal_error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Out of storage space: nothing was saved (`storage_full`); see Retry-After */
+            507: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "The server has run out of storage space, so this change was not saved. Try again in a few minutes; if it keeps happening, tell the server's operator.",
+                     *       "code": "storage_full"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    deleteCrmNotesById: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The organization, by its subdomain (`acme`), for API clients that do not call `acme.<base domain>`. It must agree with the Host and with the credentials' organization (else 403 `tenant_mismatch`); where sign-in looks it up, an unknown one is 404 `tenant_not_found` and a disabled one 403 `tenant_disabled`.
+                 * @example acme
+                 */
+                "X-Tenant"?: components["parameters"]["XTenant"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, expired or revoked credentials, or a failed sign-in */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not authenticated.",
+                     *       "code": "not_authenticated"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not allowed: `forbidden`, `module_disabled`, `tenant_mismatch`, `tenant_disabled` (the operator disabled the organization) or `csrf_failed`: `not_note_author` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not allowed: `forbidden`, `module_disabled`, `tenant_mismatch`, `tenant_disabled` (the operator disabled the organization) or `csrf_failed`.",
+                     *       "code": "not_note_author"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not found.",
+                     *       "code": "not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Validation error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "loc": [
+                     *             "body",
+                     *             "email"
+                     *           ],
+                     *           "msg": "Field required",
+                     *           "type": "missing"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Something went wrong on our side.",
+                     *       "code": "internal_error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Out of storage space: nothing was saved (`storage_full`); see Retry-After */
+            507: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "The server has run out of storage space, so this change was not saved. Try again in a few minutes; if it keeps happening, tell the server's operator.",
+                     *       "code": "storage_full"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    patchCrmNotesById: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The organization, by its subdomain (`acme`), for API clients that do not call `acme.<base domain>`. It must agree with the Host and with the credentials' organization (else 403 `tenant_mismatch`); where sign-in looks it up, an unknown one is 404 `tenant_not_found` and a disabled one 403 `tenant_disabled`.
+                 * @example acme
+                 */
+                "X-Tenant"?: components["parameters"]["XTenant"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    body: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NoteRead"];
+                };
+            };
+            /** @description Missing, expired or revoked credentials, or a failed sign-in */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not authenticated.",
+                     *       "code": "not_authenticated"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not allowed: `forbidden`, `module_disabled`, `tenant_mismatch`, `tenant_disabled` (the operator disabled the organization) or `csrf_failed`: `not_note_author` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not allowed: `forbidden`, `module_disabled`, `tenant_mismatch`, `tenant_disabled` (the operator disabled the organization) or `csrf_failed`.",
+                     *       "code": "not_note_author"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];

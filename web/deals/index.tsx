@@ -22,6 +22,7 @@ import { DealForm } from "./deal-form";
 import { Filters } from "./filters";
 import { DealTable } from "./table";
 import { type DealView, PAGE_SIZES, effectiveSort, parseView, sortedBy, viewQuery, viewSearch } from "./view";
+import DealPage from "../deal-page";
 
 /** Admins pick assignees among the organization's people; members cannot list users (403). */
 function usePeople(me: User | undefined): User[] | null {
@@ -36,7 +37,14 @@ function usePeople(me: User | undefined): User[] | null {
 const currentView = () => parseView(new URLSearchParams(location.search));
 const go = (v: DealView, replace = false) => navigate(location.pathname + viewSearch(v), replace);
 
+/** /deals is the list; /deals/{id} one deal's page (web/deal-page/). */
 export default function DealsScreen() {
+  const { path } = useLocation();
+  const id = /^\/deals\/([^/]+)$/.exec(path)?.[1];
+  return id ? <DealPage id={decodeURIComponent(id)} /> : <DealList />;
+}
+
+function DealList() {
   const { query } = useLocation();
   const view = parseView(query);
   const apiQuery = viewQuery(view);

@@ -1,6 +1,7 @@
 /** The deal list itself: a real <table>, ten sortable headers, the stage changed in place. */
 import type { Deal, DealSort, Stage } from "../api/client";
 import { formatDate, formatDateTime, money } from "../shared/format";
+import { Link } from "../shared/router";
 
 const short = new Intl.DateTimeFormat(undefined, { month: "short", day: "numeric", year: "numeric" });
 /** A moment as its day in the viewer's time zone; the full time is in the cell's title. */
@@ -97,9 +98,10 @@ export function DealTable({ deals, stages, sort, loading, saving, onSort, onStag
           {deals.map((d) => (
             <tr key={d.id} class={rowClass?.(d.id) || undefined}>
               <td class="title">
-                <button type="button" class="link" onClick={() => onEdit(d)}>
+                {/* The title opens the deal's page (fields edited in place, the timeline); Edit keeps the quick form. */}
+                <Link class="link" href={`/deals/${encodeURIComponent(d.id)}`}>
                   {d.title}
-                </button>
+                </Link>
               </td>
               <td class="wrap">{d.account_name ?? "—"}</td>
               <td class="num">{money(d.value, d.currency)}</td>
@@ -119,6 +121,9 @@ export function DealTable({ deals, stages, sort, loading, saving, onSort, onStag
                 </time>
               </td>
               <td class="actions-cell">
+                <button type="button" class="small" onClick={() => onEdit(d)}>
+                  Edit<span class="visually-hidden"> {d.title}</span>
+                </button>{" "}
                 <button type="button" class="small" onClick={() => onDelete(d)}>
                   Delete<span class="visually-hidden"> {d.title}</span>
                 </button>

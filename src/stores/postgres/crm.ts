@@ -8,6 +8,7 @@ import { keyCreatedInTx } from "./idempotency";
 import { appendEventsInTx } from "./events";
 import { type EventActor, SYSTEM_ACTOR } from "../../events/repo";
 import { ACCOUNT_EVENT_FIELDS, CONTACT_EVENT_FIELDS, STAGE_EVENT_FIELDS, changesOf, pick } from "../../events/changes";
+import { createPostgresDealActivityStore } from "./deal-activities";
 
 type Listed<T> = { rows: T[]; total: number };
 
@@ -30,6 +31,7 @@ export function createPostgresCrmStore(pg: Pg) {
 
   const store = {
     deals,
+    activities: createPostgresDealActivityStore(pg),
     /** Run inside signup's (or tenant creation's) transaction: the default pipeline. */
     async seedDefaultStagesInTx(tx: PgTx, tenantId: string, now: number): Promise<void> {
       for (const [i, s] of DEFAULT_STAGES.entries()) {
@@ -150,7 +152,7 @@ export function createPostgresCrmStore(pg: Pg) {
     /** Moves every deal of `fromUserId` to `to` (null: unassigned), inside the caller's transaction; answers how many. */
     async dealsReassignedInTx(tx: PgTx, tenantId: string, fromUserId: string, to: { id: string; full_name: string | null; email: string } | null, now: number): Promise<number> {
       const name = to?.full_name ?? null;
-      return tx.run`UPDATE deals SET assigned_to = ${to?.id ?? null}, assignee_key = ${name === null ? null : sortKey(name)}, assignee_name = ${name},
+      return tx.run`UPDATE deals SET stage_changed_at = coalesce(stage_changed_at, updated_at), assigned_to = ${to?.id ?? null}, assignee_key = ${name === null ? null : sortKey(name)}, assignee_name = ${name},
           assignee_email = ${to?.email ?? null}, updated_at = ${now}
         WHERE tenant_id = ${tenantId} AND assigned_to = ${fromUserId}`;
     },

@@ -7,6 +7,21 @@ import { keyCreatedInTx } from "./idempotency";
 import { appendEventsInTx } from "./events";
 import { type EventActor, SYSTEM_ACTOR } from "../../events/repo";
 import { DEAL_EVENT_FIELDS, dealChangedEvent, pick } from "../../events/changes";
+import { type NewActivity, entriesOfWrite } from "../../crm/deal-activity";
+import { newId } from "../../kernel/ids";
+
+/**
+ * Appends timeline entries inside the caller's transaction, which holds the deal's row locked (a
+ * new deal's, or FOR UPDATE): `n` is the deal's next number, one index seek at its last entry.
+ */
+export async function addActivitiesInTx(tx: PgQueries, tenantId: string, dealId: string, list: NewActivity[]): Promise<void> {
+  for (const a of list) {
+    await tx.run`
+      INSERT INTO deal_activities (tenant_id, deal_id, n, id, type, actor_id, created_at, data)
+      VALUES (${tenantId}, ${dealId}, (SELECT coalesce(max(n), 0) + 1 FROM deal_activities WHERE tenant_id = ${tenantId} AND deal_id = ${dealId}),
+        ${a.id}, ${a.type}, ${a.actor_id}, ${a.created_at}, ${a.data})`;
+  }
+}
 
 /**
  * Concurrency on PostgreSQL (SQLite has one writer, so its deals repo reads then writes freely).
@@ -151,10 +166,10 @@ export function createPostgresDealsStore(pg: Pg) {
   }
 
   const insertDealInTx = (tx: PgTx, seq: number, id: string, tenantId: string, now: number, f: DealFields, k: DealCopies) => tx.run`
-    INSERT INTO deals (seq, id, tenant_id, created_at, updated_at, title, account_id, contact_id, assigned_to, stage, value_cents, currency,
+    INSERT INTO deals (seq, id, tenant_id, created_at, updated_at, stage_changed_at, title, account_id, contact_id, assigned_to, stage, value_cents, currency,
       close_date, probability, notes, custom_data, title_key, account_key, contact_key, assignee_key, search_text, account_name, contact_name,
       assignee_name, assignee_email)
-    VALUES (${seq}, ${id}, ${tenantId}, ${now}, ${now}, ${f.title}, ${f.account_id}, ${f.contact_id}, ${f.assigned_to}, ${f.stage},
+    VALUES (${seq}, ${id}, ${tenantId}, ${now}, ${now}, ${now}, ${f.title}, ${f.account_id}, ${f.contact_id}, ${f.assigned_to}, ${f.stage},
       ${f.value_cents}, ${f.currency}, ${f.close_date}, ${f.probability}, ${f.notes}, ${f.custom_data}, ${sortKey(f.title)},
       ${k[0]}, ${k[1]}, ${k[2]}, ${k[3]}, ${k[4]}, ${k[5]}, ${k[6]}, ${k[7]})`;
 
@@ -180,6 +195,7 @@ export function createPostgresDealsStore(pg: Pg) {
         if ("missing" in k) return { ok: false, missing: k.missing };
         // The number last: the counter row stays locked only for the INSERT.
         await insertDealInTx(tx, await allocateSeqsInTx(tx, tenantId, 1), id, tenantId, now, f, k.copies);
+        await addActivitiesInTx(tx, tenantId, id, entriesOfWrite(newId, actor.id, now, null, f as unknown as Record<string, unknown>));
         await keyCreatedInTx(tx, id);
         await appendEventsInTx(tx, tenantId, [{ type: "deal.created", actor, data: { id, ...pick(f, DEAL_EVENT_FIELDS) } }], now);
         return { ok: true };
@@ -197,12 +213,16 @@ export function createPostgresDealsStore(pg: Pg) {
         if ("missing" in k) return { ok: false, missing: k.missing };
         const c = k.copies;
         await tx.run`
-          UPDATE deals SET updated_at = ${now}, title = ${f.title}, account_id = ${f.account_id}, contact_id = ${f.contact_id},
+          UPDATE deals SET updated_at = ${now},
+            stage_changed_at = ${f.stage !== current.stage ? now : (current.stage_changed_at ?? current.updated_at)}, title = ${f.title}, account_id = ${f.account_id}, contact_id = ${f.contact_id},
             assigned_to = ${f.assigned_to}, stage = ${f.stage}, value_cents = ${f.value_cents}, currency = ${f.currency},
             close_date = ${f.close_date}, probability = ${f.probability}, notes = ${f.notes}, custom_data = ${f.custom_data},
             title_key = ${sortKey(f.title)}, account_key = ${c[0]}, contact_key = ${c[1]}, assignee_key = ${c[2]}, search_text = ${c[3]},
             account_name = ${c[4]}, contact_name = ${c[5]}, assignee_name = ${c[6]}, assignee_email = ${c[7]}
           WHERE tenant_id = ${tenantId} AND id = ${id}`;
+        const after = { ...f, account_name: c[4], contact_name: c[5], assignee_name: c[6], assignee_email: c[7] };
+        await addActivitiesInTx(tx, tenantId, id, entriesOfWrite(newId, actor.id, now, current as unknown as Record<string, unknown>, after));
+        // The event last: its counter row stays locked only from here to the commit.
         const event = dealChangedEvent(id, current, f, actor);
         if (event) await appendEventsInTx(tx, tenantId, [event], now);
         return { ok: true };

@@ -1,3 +1,5 @@
+import { type NewActivity, importEntry } from "../../crm/deal-activity";
+import { newId } from "../../kernel/ids";
 import { ImportRowError, type JobRow, type JobsStore } from "../../crm/export-import/jobs-repo";
 import type { ImportItem } from "../../crm/export-import/import-rows";
 import { type Entity, type Outcome, type Resolved, type Stored, TABLE, WRITTEN, resolveItem } from "../../crm/export-import/upsert";
@@ -68,6 +70,9 @@ export function createPostgresJobsStore(pg: Pg, deps: { security: PgAuditWriter 
     const actor = actorOf((await tx.one<{ user_id: string | null }>`SELECT user_id FROM crm_jobs WHERE tenant_id = ${tenantId} AND id = ${jobId}`)?.user_id);
     const events: NewEvent[] = [];
     const dealChanges: Array<{ sign: 1 | -1; v: Record<string, unknown> }> = [];
+    // The deals it adds or changes get a timeline entry each, in this batch's transaction, by the job's user.
+    const entries: NewActivity[] = [];
+    const entryDeals: string[] = [];
     // Accounts, then contacts, then deals: each refers only to records of the tables before it.
     for (const e of ENTITIES) {
       const mine = items.filter((i) => i.entity === e);
@@ -98,7 +103,11 @@ export function createPostgresJobsStore(pg: Pg, deps: { security: PgAuditWriter 
           inserts.push({ ...r.values, id: r.id, tenant_id: tenantId, created_at: now, updated_at: now });
           undo.push({ tenant_id: tenantId, job_id: jobId, n: ++n, entity: e, record_id: r.id, before: null });
           if (item.fromFile) outcome.added++;
-          if (e === "deal") dealChanges.push({ sign: 1, v: r.values });
+          if (e === "deal") {
+            dealChanges.push({ sign: 1, v: r.values });
+            entries.push(importEntry(newId, actor.id, now, jobId, null, r.values));
+            entryDeals.push(r.id);
+          }
           events.push(importedEvent(e, r.id, r.values, null, actor, jobId)!);
         } else {
           if (e !== "deal" && renames(e, r)) {
@@ -108,7 +117,11 @@ export function createPostgresJobsStore(pg: Pg, deps: { security: PgAuditWriter 
           updates.push({ ...r.values, id: r.id, tenant_id: tenantId, updated_at: now });
           undo.push({ tenant_id: tenantId, job_id: jobId, n: ++n, entity: e, record_id: r.id, before: JSON.stringify(r.before) });
           outcome.updated++;
-          if (e === "deal") dealChanges.push({ sign: -1, v: r.before }, { sign: 1, v: r.values });
+          if (e === "deal") {
+            dealChanges.push({ sign: -1, v: r.before }, { sign: 1, v: r.values });
+            entries.push(importEntry(newId, actor.id, now, jobId, r.before, r.values));
+            entryDeals.push(r.id);
+          }
           const event = importedEvent(e, r.id, r.values, r.before, actor, jobId);
           if (event) events.push(event);
         }
@@ -121,8 +134,10 @@ export function createPostgresJobsStore(pg: Pg, deps: { security: PgAuditWriter 
         await insertRows(tx, TABLE[e], inserts);
         if (updates.length > 0) {
           const cols = ["updated_at", ...WRITTEN[e]];
+          // A deal's stage_changed_at moves when the stage does (SET reads the row's old values).
+          const stageAt = e === "deal" ? "stage_changed_at = CASE WHEN t.stage = x.stage THEN coalesce(t.stage_changed_at, t.updated_at) ELSE x.updated_at END, " : "";
           await tx.unsafe(
-            `UPDATE ${TABLE[e]} t SET ${cols.map((c) => `${c} = x.${c}`).join(", ")}
+            `UPDATE ${TABLE[e]} t SET ${stageAt}${cols.map((c) => `${c} = x.${c}`).join(", ")}
              FROM json_populate_recordset(NULL::${TABLE[e]}, $1::text::json) x WHERE t.tenant_id = x.tenant_id AND t.id = x.id`,
             [JSON.stringify(updates)],
           );
@@ -131,6 +146,16 @@ export function createPostgresJobsStore(pg: Pg, deps: { security: PgAuditWriter 
         if (isPgUniqueViolation(err)) throw new ImportRowError(mine[0]!.line, "external_id", "Another record has an external_id of this batch now.");
         throw err;
       }
+    }
+    if (entries.length > 0) {
+      // One statement: each deal's next numbers after its last entry.
+      await tx.unsafe(
+        `INSERT INTO deal_activities (tenant_id, deal_id, n, id, type, actor_id, created_at, data)
+         SELECT $1, u.d, coalesce((SELECT max(a.n) FROM deal_activities a WHERE a.tenant_id = $1 AND a.deal_id = u.d), 0) + row_number() OVER (PARTITION BY u.d ORDER BY u.o),
+                u.i, 'imported', $2, $3, u.data
+           FROM unnest($4::text[], $5::text[], $6::text[]) WITH ORDINALITY AS u(d, i, data, o)`,
+        [tenantId, actor.id, now, entryDeals, entries.map((a) => a.id), entries.map((a) => a.data)],
+      );
     }
     await insertJson(tx, "crm_job_undo", undo);
     await applyDealCounters(tx, tenantId, dealChanges);

@@ -4,6 +4,7 @@ import { newId } from "../../kernel/ids";
 import { type AppendEventsInTx, createSqliteDealsStore } from "./deals";
 import { type EventActor, SYSTEM_ACTOR } from "../../events/repo";
 import { ACCOUNT_EVENT_FIELDS, CONTACT_EVENT_FIELDS, STAGE_EVENT_FIELDS, changesOf, pick } from "../../events/changes";
+import { createSqliteDealActivityStore } from "./deal-activities";
 import { withKeyMark } from "./idempotency";
 import { DEFAULT_STAGES, sortKey } from "../../crm/model";
 
@@ -64,12 +65,13 @@ export function createSqliteCrmStore(db: Db, appendEventsInTx: AppendEventsInTx)
 
   // A removed member's deals (team/members-repo.ts): to another member, or to nobody.
   const reassignDeals = db.prepare<never, [string, string, string | null, string | null, string | null, string | null, number]>(
-    `UPDATE deals SET assigned_to = ?3, assignee_key = ?4, assignee_name = ?5, assignee_email = ?6, updated_at = ?7
+    `UPDATE deals SET stage_changed_at = coalesce(stage_changed_at, updated_at), assigned_to = ?3, assignee_key = ?4, assignee_name = ?5, assignee_email = ?6, updated_at = ?7
       WHERE tenant_id = ?1 AND assigned_to = ?2`,
   );
 
   const store = {
     deals,
+    activities: createSqliteDealActivityStore(db),
     /** Run inside signup's transaction. */
     seedDefaultStagesInTx(tenantId: string, now: number) {
       DEFAULT_STAGES.forEach((s, i) => insertStage.run(newId(), tenantId, s.key, s.name, s.color, i, s.probability, s.is_won, s.is_lost, now));

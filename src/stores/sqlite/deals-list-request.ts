@@ -109,7 +109,7 @@ export function describeRequest(reads: DealsReads, tenantId: string, q: DealList
         servedArgs: nullKey ? [] : [tenantId, q.assignee],
         tested: filterSql,
         testedArgs: args,
-        // Walked backwards for a descending order (schema version 26 dropped the descending index).
+        // Walked backwards for a descending order (schema version 25 dropped the descending index).
         indexed: " INDEXED BY deals_by_assignee_asc",
         order: `d.assignee_key ${dir}, d.id ${dir}`,
         among: () => countOf(null, q.assignee!),
@@ -122,7 +122,7 @@ export function describeRequest(reads: DealsReads, tenantId: string, q: DealList
    * order, `limit` of them after `offset` (null: no OFFSET): one walk of the order's index. A
    * nullable key sorted descending keeps its deals without a key last, as ascending does; its one
    * index (key IS NULL, key, id) is walked backwards twice, over the keyed entries and then the
-   * keyless ones, which take its place in the order (schema version 26: one index fewer to write
+   * keyless ones, which take its place in the order (schema version 25: one index fewer to write
    * for each of the four nullable sorts). `bind` is a placeholder ("?" or "(SELECT ?)", see
    * deals-page-reads.ts); `selectArgs` are the placeholders of `select`.
    */

@@ -7,7 +7,7 @@ import { KEY_BUCKET } from "../../db/deal-key-grams";
 const TEXT_ORDERS: Partial<Record<SortField, { ord: KeyOrd; column: string; nullable: boolean; index: () => string }>> = {
   title: { ord: "t", column: "title_key", nullable: false, index: () => "deals_by_title" },
   account_name: { ord: "a", column: "account_key", nullable: false, index: () => "deals_by_account" },
-  // One index each way: a descending walk reads it backwards (schema version 26).
+  // One index each way: a descending walk reads it backwards (schema version 25).
   contact_name: { ord: "c", column: "contact_key", nullable: true, index: () => "deals_by_contact_asc" },
 };
 

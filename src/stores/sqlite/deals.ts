@@ -3,6 +3,9 @@ import type { Statement } from "bun:sqlite";
 import { type Db, writeTx } from "../../db/database";
 import { keyCreatedInTx } from "./idempotency";
 import { contactName, searchTextOf, sortKey } from "../../crm/model";
+import { entriesOfWrite } from "../../crm/deal-activity";
+import { newId } from "../../kernel/ids";
+import { activityWriter } from "./deal-activities";
 
 import { DEAL_COLUMNS, TENANT_SPAN, type DealCopies, dealCopies } from "../../crm/deal-columns";
 import { type EventActor, type NewEvent, SYSTEM_ACTOR } from "../../events/repo";
@@ -72,20 +75,24 @@ export function createSqliteDealsStore(db: Db, appendEventsInTx: AppendEventsInT
   const COLUMNS = `title, account_id, contact_id, assigned_to, stage, value_cents, currency, close_date, probability, notes, custom_data,
     title_key, account_key, contact_key, assignee_key, search_text, account_name, contact_name, assignee_name, assignee_email`;
   const insert = db.prepare(
-    `INSERT INTO deals (seq, id, tenant_id, created_at, updated_at, ${COLUMNS})
-     VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24)`,
+    `INSERT INTO deals (seq, id, tenant_id, created_at, updated_at, stage_changed_at, ${COLUMNS})
+     VALUES (?1, ?2, ?3, ?4, ?4, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24)`,
   );
   // An edit sets only the columns whose value changed (and updated_at): SQLite rewrites every
   // index holding a column named in SET, changed or not, so setting all of them rewrote the 19
   // deal indexes and the search index on any edit (22 pages, 88 KB of WAL for a value edit at 1M
   // deals; 4-8 pages so). One statement per set of columns, prepared once.
   const EDITED = COLUMNS.split(",").map((c) => c.trim());
+  const STAGE = EDITED.indexOf("stage");
+  const addActivity = activityWriter(db);
   const updates = new Map<number, Statement>();
   const updateOf = (mask: number): Statement => {
     let st = updates.get(mask);
     if (!st) {
       const set = EDITED.flatMap((c, i) => (mask & (1 << i) ? [`, ${c} = ?`] : []));
-      st = db.prepare(`UPDATE deals SET updated_at = ?${set.join("")} WHERE tenant_id = ? AND id = ?`);
+      // stage_changed_at: now when the stage changes; a deal from before it was kept gets its last write's time.
+      const stageAt = mask & (1 << STAGE) ? ", stage_changed_at = ?" : ", stage_changed_at = coalesce(stage_changed_at, updated_at)";
+      st = db.prepare(`UPDATE deals SET${stageAt.slice(1)}, updated_at = ?${set.join("")} WHERE tenant_id = ? AND id = ?`);
       updates.set(mask, st);
     }
     return st;
@@ -158,6 +165,7 @@ export function createSqliteDealsStore(db: Db, appendEventsInTx: AppendEventsInT
         const k = copiesInTx(tenantId, f);
         if ("missing" in k) return { ok: false, missing: k.missing };
         insert.run(nextSeqInTx(tenantId), id, tenantId, now, ...values(f), sortKey(f.title), ...k.copies);
+        for (const a of entriesOfWrite(newId, actor.id, now, null, f as unknown as Record<string, unknown>)) addActivity(tenantId, id, a);
         keyCreatedInTx(db, id);
         appendEventsInTx(tenantId, [{ type: "deal.created", actor, data: { id, ...pick(f, DEAL_EVENT_FIELDS) } }], now);
         return { ok: true };
@@ -181,7 +189,10 @@ export function createSqliteDealsStore(db: Db, appendEventsInTx: AppendEventsInT
             mask |= 1 << i;
             changed.push(next[i]!);
           }
-        updateOf(mask).run(now, ...changed, tenantId, id);
+        if (mask & (1 << STAGE)) updateOf(mask).run(now, now, ...changed, tenantId, id);
+        else updateOf(mask).run(now, ...changed, tenantId, id);
+        const after = { ...f, account_name: k.copies[4], contact_name: k.copies[5], assignee_name: k.copies[6], assignee_email: k.copies[7] };
+        for (const a of entriesOfWrite(newId, actor.id, now, stored, after)) addActivity(tenantId, id, a);
         const event = dealChangedEvent(id, current, f, actor);
         if (event) appendEventsInTx(tenantId, [event], now);
         return { ok: true };

@@ -10,6 +10,9 @@ import type { SqliteSecurityStore } from "./security";
 import type { AppendEventsInTx } from "./deals";
 import { type EventActor, type NewEvent, SYSTEM_ACTOR } from "../../events/repo";
 import { importedEvent } from "../../events/changes";
+import { importEntry } from "../../crm/deal-activity";
+import { newId } from "../../kernel/ids";
+import { activityWriter } from "./deal-activities";
 
 /** What blocks a rename by import: deals copy the record's name (see resolveBatchItem). */
 const RENAMED: Partial<Record<Entity, { columns: string[]; deals: string }>> = {
@@ -34,8 +37,13 @@ export function createSqliteJobsStore(db: Db, others: { security: SqliteSecurity
       `INSERT INTO ${TABLE[e]} (${e === "deal" ? "seq, " : ""}id, tenant_id, created_at, updated_at, ${WRITTEN[e].join(", ")})
        VALUES (${e === "deal" ? "?, " : ""}?, ?, ?, ?, ${WRITTEN[e].map(() => "?").join(", ")})`,
     );
+  // A deal's stage_changed_at moves when the stage does (first parameter: the new stage; second: the time).
   const updateOf = (e: Entity, columns: readonly string[]) =>
-    stmt(`UPDATE ${TABLE[e]} SET updated_at = ?, ${columns.map((c) => `${c} = ?`).join(", ")} WHERE tenant_id = ? AND id = ?`);
+    stmt(
+      `UPDATE ${TABLE[e]} SET ${e === "deal" ? "stage_changed_at = CASE WHEN stage = ? THEN coalesce(stage_changed_at, updated_at) ELSE ? END, " : ""}updated_at = ?, ${columns.map((c) => `${c} = ?`).join(", ")} WHERE tenant_id = ? AND id = ?`,
+    );
+  const stageArgs = (e: Entity, stage: unknown, now: number): Array<string | number> => (e === "deal" ? [String(stage), now] : []);
+  const addActivity = activityWriter(db);
   const tenantNo = db.prepare<{ tenant_no: number; next_deal: number }, [string]>("SELECT tenant_no, next_deal FROM crm_tenants WHERE tenant_id = ?1");
   const newTenantNo = db.prepare("INSERT INTO crm_tenants (tenant_id, tenant_no, next_deal) SELECT ?1, coalesce(max(tenant_no), 0) + 1, 0 FROM crm_tenants");
   const bumpNext = db.prepare("UPDATE crm_tenants SET next_deal = ?2 WHERE tenant_id = ?1");
@@ -115,6 +123,7 @@ export function createSqliteJobsStore(db: Db, others: { security: SqliteSecurity
                   dealsAdded = t.next_deal;
                 }
                 insertOf(e).run(seq++, r.id, tenantId, now, now, ...values);
+                addActivity(tenantId, r.id, importEntry(newId, actor.id, now, jobId, null, r.values));
                 dealsAdded++;
               } else insertOf(e).run(r.id, tenantId, now, now, ...values);
               addUndo.run(tenantId, jobId, ++n, e, r.id, null);
@@ -126,7 +135,8 @@ export function createSqliteJobsStore(db: Db, others: { security: SqliteSecurity
                 throw new ImportRowError(item.line, null, `This row renames a ${e} that deals refer to; rename it in the app, then import again.`);
               }
               const columns = WRITTEN[e];
-              updateOf(e, columns).run(now, ...columns.map((c) => r.values[c] as string | number | null), tenantId, r.id);
+              updateOf(e, columns).run(...stageArgs(e, r.values.stage, now), now, ...columns.map((c) => r.values[c] as string | number | null), tenantId, r.id);
+              if (e === "deal") addActivity(tenantId, r.id, importEntry(newId, actor.id, now, jobId, r.before, r.values));
               addUndo.run(tenantId, jobId, ++n, e, r.id, JSON.stringify(r.before));
               const event = importedEvent(e, r.id, r.values, r.before, actor, jobId);
               if (event) events.push(event);
@@ -155,7 +165,8 @@ export function createSqliteJobsStore(db: Db, others: { security: SqliteSecurity
             else {
               const before = JSON.parse(u.before) as Record<string, string | number | null>;
               const columns = WRITTEN[u.entity];
-              updateOf(u.entity, columns).run(Date.now(), ...columns.map((c) => before[c] ?? null), tenantId, u.record_id);
+              const at = Date.now();
+              updateOf(u.entity, columns).run(...stageArgs(u.entity, before.stage, at), at, ...columns.map((c) => before[c] ?? null), tenantId, u.record_id);
             }
           } catch (err) {
             // An account or contact the job added that a record written since refers to stays.

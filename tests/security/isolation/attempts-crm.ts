@@ -69,6 +69,37 @@ export const CRM_ATTEMPTS: Attempt[] = [
     { op: "PATCH /api/v1/crm/deals/{id}", what: `change A's deal ${i}`, send: (w) => req("PATCH", `/crm/deals/${w.a.dealIds[i]}`, { ...asB(w), body: { title: "Hijacked", account_id: w.b.accountId } }), expect: notFound },
     { op: "DELETE /api/v1/crm/deals/{id}", what: `delete A's deal ${i}`, send: (w) => req("DELETE", `/crm/deals/${w.a.dealIds[i]}`, asB(w)), expect: notFound },
   ]),
+  ...[0, 1].flatMap((i): Attempt[] => [
+    { op: "GET /api/v1/crm/deals/{id}/activities", what: `read A's deal ${i}'s timeline`, send: (w) => req("GET", `/crm/deals/${w.a.dealIds[i]}/activities`, asB(w)), expect: notFound },
+    { op: "GET /api/v1/crm/deals/{id}/activities", what: `B's member reads A's deal ${i}'s timeline`, send: (w) => req("GET", `/crm/deals/${w.a.dealIds[i]}/activities`, { token: w.b.member.access }), expect: notFound },
+    { op: "POST /api/v1/crm/deals/{id}/notes", what: `add a note to A's deal ${i}`, send: (w) => req("POST", `/crm/deals/${w.a.dealIds[i]}/notes`, { ...asB(w), body: { body: "Wombat was here" } }), expect: notFound },
+  ]),
+  {
+    op: "GET /api/v1/crm/deals/{id}/activities",
+    what: "B's own deal's timeline holds only B's entries",
+    send: (w) => req("GET", `/crm/deals/${w.b.dealIds[0]}/activities?size=100`, asB(w)),
+    expect: { status: 200 },
+    check: (b, w) => {
+      expect(JSON.stringify(b)).not.toContain(w.a.word);
+      expect(b.items.length).toBeGreaterThan(0);
+    },
+  },
+  {
+    op: "POST /api/v1/crm/deals/{id}/notes",
+    what: "add a note to B's deal naming A's tenant_id, A's deal and A's note id",
+    send: (w) => req("POST", `/crm/deals/${w.b.dealIds[0]}/notes`, { ...asB(w), body: { body: "Wombat note", tenant_id: w.a.tenantId, deal_id: w.a.dealIds[0], id: w.a.noteId } }),
+    expect: { status: 201 },
+    check: async (b, w) => {
+      expect(b.deal_id).toBe(w.b.dealIds[0]);
+      expect(b.id).not.toBe(w.a.noteId);
+      const row = await testSql(w.t.ctx).get<{ tenant_id: string }>("SELECT tenant_id FROM deal_notes WHERE id = ?", b.id);
+      expect(row?.tenant_id).toBe(w.b.tenantId);
+    },
+    tenantIdInBody: true,
+  },
+  { op: "PATCH /api/v1/crm/notes/{id}", what: "change A's note", send: (w) => req("PATCH", `/crm/notes/${w.a.noteId}`, { ...asB(w), body: { body: "Hijacked" } }), expect: notFound },
+  { op: "PATCH /api/v1/crm/notes/{id}", what: "B's member changes A's note", send: (w) => req("PATCH", `/crm/notes/${w.a.noteId}`, { token: w.b.member.access, body: { body: "Hijacked" } }), expect: notFound },
+  { op: "DELETE /api/v1/crm/notes/{id}", what: "delete A's note", send: (w) => req("DELETE", `/crm/notes/${w.a.noteId}`, asB(w)), expect: notFound },
   { op: "PATCH /api/v1/crm/deals/{id}", what: "an empty change of A's deal", send: (w) => req("PATCH", `/crm/deals/${w.a.dealIds[0]}`, { ...asB(w), body: {} }), expect: notFound },
   ...(
     [

@@ -37,6 +37,8 @@ export interface Tenant {
   accountId: string;
   contactId: string;
   dealIds: string[];
+  /** A note on the first deal, by the admin, naming the word. */
+  noteId: string;
   /** A finished import job (accounts). */
   jobId: string;
   invitations: { accepted: string; pending: { id: string; token: string }; revoked: { id: string; token: string } };
@@ -146,6 +148,8 @@ async function populate(t: TestApp, subdomain: string, word: string): Promise<Te
     deals.push((await ok(t, "POST", "/crm/deals", { ...admin, body }, 201)).id);
   }
 
+  const note = await ok(t, "POST", `/crm/deals/${deals[0]}/notes`, { ...admin, body: { body: `Met the ${word} team` } }, 201);
+
   // A finished import job, its file naming the word.
   const job = await ok(t, "POST", "/crm/accounts/import", { ...admin, raw: `name\n${W} Imports\n`, headers: { "content-type": "text/csv" } }, 202);
   await finishedJob(t, admin, job.id);
@@ -170,6 +174,7 @@ async function populate(t: TestApp, subdomain: string, word: string): Promise<Te
     accountId: account.id,
     contactId: contact.id,
     dealIds: deals,
+    noteId: note.id,
     jobId: job.id,
     invitations: { accepted: inv.id, pending: { id: pending.id, token: pendingToken }, revoked: { id: revoked.id, token: revokedToken } },
     oidc: { providerId: provider.id, identityId },

@@ -43,6 +43,7 @@ const deal = (id: string, title: string) => ({
   account_id: "a1",
   created_at: "2026-02-01T10:00:00Z",
   updated_at: "2026-02-01T10:00:00Z",
+  stage_changed_at: "2026-02-01T10:00:00Z",
   value: "1234.50",
   currency: "EUR",
   stage: "new",

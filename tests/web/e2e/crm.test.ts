@@ -184,7 +184,7 @@ test("search as you type, stage filter, sort both ways, paging and the back butt
 
 test("editing a deal shows the 422 beside its field; a fix saves", async () => {
   await page.goto(`${origin}/deals?search=rollout`);
-  await page.getByRole("button", { name: "Rollout to every plant", exact: true }).click();
+  await page.getByRole("button", { name: "Edit Rollout to every plant", exact: true }).click();
   const value = page.getByLabel("Value");
   await value.fill("12.345");
   w.expected.push(422);
@@ -256,7 +256,7 @@ test("keyboard alone: sort from a header and open a deal", async () => {
   await page.keyboard.press("Enter");
   await page.waitForURL(/sort_by=title&sort_dir=asc/);
   await settled();
-  await page.getByRole("button", { name: "Deal 01", exact: true }).focus();
+  await page.getByRole("button", { name: "Edit Deal 01", exact: true }).focus();
   await page.keyboard.press("Enter");
   await page.getByRole("dialog", { name: "Edit deal" }).waitFor();
   await page.keyboard.press("Escape");

@@ -1,4 +1,4 @@
--- ---- version 26: a nullable sort's one index serves both directions (issues 27, 28) ----
+-- ---- version 25: a nullable sort's one index serves both directions (issues 27, 28) ----
 
 -- Every deal create and delete wrote each of the deal's 20 indexes (a create 93 pages, 1.8 ms of
 -- CPU at 1M deals on a freshly seeded file, 4-5 pages for each index whose full leaf it split).
