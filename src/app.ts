@@ -21,6 +21,7 @@ import { crmRoutes } from "./crm/routes";
 import { auditRoutes } from "./security-log/routes";
 import { transferRoutes } from "./crm/export-import/routes";
 import { webRoutes } from "./web/routes";
+import { operatorRoutes } from "./operator/routes";
 import { isolateWork } from "./db/stall-monitor";
 
 /** The HTTP application: the shared core first (its hooks must precede every route), then features. */
@@ -48,6 +49,7 @@ export function createApp(ctx: Context) {
     .use(crmRoutes(ctx))
     .use(auditRoutes(ctx))
     .use(transferRoutes(ctx))
+    .use(operatorRoutes(ctx))
     // Last: its catch-all page must not shadow any API route.
     .use(webRoutes(ctx));
   self = app;

@@ -13,6 +13,9 @@ import migration21 from "../../src/db/migrations/0021-sign-in-policy.sql" with {
  * folding or recounting the data, which the search tests that go back that far do themselves.
  */
 const UNDO: Record<number, (db: Database) => void> = {
+  24: (db) => {
+    for (const table of ["operator_audit", "operator_sessions", "operator_challenges", "operators"]) db.run(`DROP TABLE ${table}`);
+  },
   21: (db) => {
     db.run("ALTER TABLE tenants DROP COLUMN require_passkey_for_admins");
     db.run("ALTER TABLE tenants DROP COLUMN require_passkey_or_2fa");
