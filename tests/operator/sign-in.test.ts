@@ -24,7 +24,7 @@ describe("operator sign-in", () => {
     clock.t += 30_000;
     const res = await app.request("POST", "/api/v1/operator/auth/2fa/verify", { body: { temp_token: first.body.temp_token, code: code() } });
     expect(res.status).toBe(200);
-    const body = await res.json();
+    const body = (await res.json()) as { token_type: string; access_token: string };
     expect(body.token_type).toBe("bearer");
     expect(body.access_token).toMatch(/^op_/);
     const cookie = setCookies(res).svc_operator!;

@@ -46,6 +46,7 @@ export const SQLITE_ONLY_REASONS: Record<string, string> = {
   "tests/cli/import-crash.test.ts": "a spawned server on a SQLite file killed mid-import (the jobs store's undo on PostgreSQL: tests/stores/crm-transfer)",
   "tests/cli/last-line.test.ts": "a spawned server on a SQLite file",
   "tests/cli/operator.test.ts": "operator commands on a SQLite file",
+  "tests/cli/operator-accounts.test.ts": "`suite operator create|list|remove` on a SQLite file",
   "tests/cli/port-in-use.test.ts": "a spawned server on a SQLite file",
   "tests/cli/restore.test.ts": "restoring a SQLite backup",
   "tests/cli/restore-keys.test.ts": "restoring a SQLite backup that holds keys in its settings table",

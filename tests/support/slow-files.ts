@@ -25,6 +25,7 @@ export const SLOW_REASONS: Record<string, string> = {
   "tests/cli/import-crash.test.ts": SERVER,
   "tests/cli/last-line.test.ts": SUITE,
   "tests/cli/operator.test.ts": SUITE,
+  "tests/cli/operator-accounts.test.ts": SUITE,
   "tests/cli/port-in-use.test.ts": SUITE,
   "tests/cli/restore-keys.test.ts": `${SUITE} (tests/cli/backup-kit.ts)`,
   "tests/cli/restore.test.ts": SERVER,
