@@ -65,6 +65,7 @@ export const SQLITE_ONLY_REASONS: Record<string, string> = {
   "tests/web/e2e/crm.test.ts": "the built binary on a SQLite file, in a browser",
   "tests/web/e2e/create-once.test.ts": "the built binary on a SQLite file, in a browser",
   "tests/web/e2e/handoff.test.ts": "the built binary on a SQLite file, in a browser",
+  "tests/web/e2e/operator.test.ts": "the built binary on a SQLite file, in a browser",
   "tests/web/e2e/step-up.test.ts": "the built binary on a SQLite file, in a browser",
   "tests/web/e2e/passkeys.test.ts": "the built binary on a SQLite file, in a browser",
   "tests/web/e2e/sign-in-policy.test.ts": "the built binary on a SQLite file, in a browser",

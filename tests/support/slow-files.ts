@@ -64,6 +64,7 @@ export const SLOW_REASONS: Record<string, string> = {
   "tests/web/e2e/handoff.test.ts": BROWSER,
   "tests/web/e2e/members.test.ts": BROWSER,
   "tests/web/e2e/new-device.test.ts": BROWSER,
+  "tests/web/e2e/operator.test.ts": BROWSER,
   "tests/web/e2e/oidc-providers.test.ts": BROWSER,
   "tests/web/e2e/passkeys.test.ts": BROWSER,
   "tests/web/e2e/sign-in-policy.test.ts": BROWSER,
