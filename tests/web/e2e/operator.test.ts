@@ -65,7 +65,7 @@ test("sign in with the TOTP step, overview, organizations with step-up, mail, jo
   await page.getByLabel("Code from your authenticator app").fill(code());
   await page.getByRole("button", { name: "Sign in", exact: true }).click();
   await page.getByRole("heading", { name: "Overview" }).waitFor();
-  expect(await page.getByText("organizations", { exact: false }).first().textContent()).toContain("2");
+  expect(await page.locator(".op-stats li").first().textContent()).toBe("2 organizations");
   await page.locator(".op-chart svg").waitFor();
   found.push(...(await look(page, "operator-overview")));
   // The cookie is the console's own, host-only, on the console's path.
@@ -74,7 +74,7 @@ test("sign in with the TOTP step, overview, organizations with step-up, mail, jo
   const op = (await context.cookies(`${suite.origin()}/api/v1/operator/overview`)).find((c) => c.name === "svc_operator")!;
   expect({ httpOnly: op.httpOnly, sameSite: op.sameSite, path: op.path, domain: op.domain }).toEqual({ httpOnly: true, sameSite: "Strict", path: "/api/v1/operator", domain: "localhost" });
 
-  await page.getByRole("link", { name: "Organizations" }).click();
+  await page.getByRole("navigation", { name: "Console" }).getByRole("link", { name: "Organizations" }).click();
   await page.getByRole("heading", { name: "Organizations" }).waitFor();
   await page.getByLabel("Search by name or subdomain").fill("rocket");
   await waitUntil(async () => (await page.locator("tbody tr").count()) === 1);
@@ -92,7 +92,7 @@ test("sign in with the TOTP step, overview, organizations with step-up, mail, jo
   await page.getByRole("button", { name: "Enable" }).waitFor();
   expect((await suite.call("POST", "/api/v1/auth/login", { body: { email: "admin@acme.test", password: ADMIN_PW }, tenant: "acme" })).status).toBe(403);
 
-  await page.getByRole("link", { name: "Mail queue" }).click();
+  await page.getByRole("navigation", { name: "Console" }).getByRole("link", { name: "Mail queue" }).click();
   await page.getByRole("heading", { name: "Mail queue" }).waitFor();
   await page.locator("tbody tr").first().waitFor();
   expect(await page.locator("tbody").textContent()).toContain("a•••@acme.test");
@@ -101,14 +101,14 @@ test("sign in with the TOTP step, overview, organizations with step-up, mail, jo
   await page.getByRole("button", { name: "Send now" }).first().click();
   await page.getByText("The mail will be sent now.").waitFor();
 
-  await page.getByRole("link", { name: "Jobs" }).click();
+  await page.getByRole("navigation", { name: "Console" }).getByRole("link", { name: "Jobs" }).click();
   await page.getByText("No imports or exports yet.").waitFor();
   found.push(...(await look(page, "operator-jobs")));
-  await page.getByRole("link", { name: "Server" }).click();
+  await page.getByRole("navigation", { name: "Console" }).getByRole("link", { name: "Server" }).click();
   await page.getByRole("heading", { name: "Settings in effect" }).waitFor();
   expect(await page.locator("main").textContent()).toContain("SUITE_BASE_DOMAIN");
   found.push(...(await look(page, "operator-server")));
-  await page.getByRole("link", { name: "Audit" }).click();
+  await page.getByRole("navigation", { name: "Console" }).getByRole("link", { name: "Audit" }).click();
   await page.getByText("organization.disabled").waitFor();
   found.push(...(await look(page, "operator-audit")));
 
@@ -119,10 +119,14 @@ test("sign in with the TOTP step, overview, organizations with step-up, mail, jo
   await context.close();
 }, STEP * 3);
 
-test("the console is not on an organization's address", async () => {
+test("the console is not on an organization's address: its page is the organization's app, its API 404", async () => {
+  expect((await suite.call("GET", "/api/v1/operator/overview", { tenant: "globex" })).status).toBe(404);
   const context = await browser.newContext();
-  const page = await context.newPage();
-  const r = await page.request.get(`${suite.origin("globex")}/api/v1/operator/overview`);
-  expect(r.status()).toBe(404);
+  const { page, watch } = await watchedPage(context, suite.port);
+  await page.goto(`${suite.origin("globex")}/operator`);
+  // An organization's host has no /operator screen: the app sends a visitor to its sign-in.
+  await page.waitForURL(/\/sign-in/);
+  expect(await page.getByRole("heading", { name: "Operator console" }).count()).toBe(0);
+  expect(watch.problems).toEqual([]);
   await context.close();
 }, STEP);
