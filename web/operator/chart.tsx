@@ -16,6 +16,7 @@ export function RequestsChart({ perMinute }: { perMinute: number[] }) {
           return <rect key={i} x={i * bw} y={h - bh} width={Math.max(0.5, bw - 0.4)} height={bh} />;
         })}
       </svg>
+      <div class="op-chart-axis" aria-hidden="true"><span>24 hours ago</span><span>Now</span></div>
       <figcaption>
         Requests to this instance, last 24 hours (10-minute bars, highest {max.toLocaleString()}): {total.toLocaleString()} in all, {lastHour.toLocaleString()} in the last hour. Counted since this instance started.
       </figcaption>

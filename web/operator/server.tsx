@@ -4,7 +4,7 @@ import { NO_RETRY, api } from "./call";
 import { Failure } from "./failure";
 
 const size = (n: number | null) => (n === null ? "Not known (the database does not say)" : n < 1024 * 1024 ? `${(n / 1024).toFixed(0)} KB` : `${(n / 1024 / 1024).toFixed(1)} MB`);
-const uptime = (s: number) => (s < 3600 ? `${Math.floor(s / 60)} minutes` : s < 86400 ? `${(s / 3600).toFixed(1)} hours` : `${(s / 86400).toFixed(1)} days`);
+const uptime = (s: number) => (s < 60 ? "less than a minute" : s < 3600 ? `${Math.floor(s / 60)} minutes` : s < 86400 ? `${(s / 3600).toFixed(1)} hours` : `${(s / 86400).toFixed(1)} days`);
 
 /** The server: version, uptime, database, key file, the settings in effect (secrets only as set or not). */
 export function Server() {
