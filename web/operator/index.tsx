@@ -15,7 +15,9 @@ import { Organizations } from "./organizations";
 import { Overview } from "./overview";
 import { Server } from "./server";
 import { OperatorSignIn } from "./sign-in";
-import "./operator.css";
+import { adoptConsoleStyles } from "./styles";
+
+adoptConsoleStyles();
 
 const SCREENS = [
   { path: "/operator", label: "Overview", screen: Overview },

@@ -1,4 +1,10 @@
-/* The operator console's own rules (its chunk loads them; app.css gives the rest). */
+/**
+ * The console's own style rules, adopted by the document when the console's chunk loads. Not an
+ * imported .css file: the bundler would copy such a file into the app's first-load CSS too, and
+ * every organization's first page would carry the console's rules. A constructed style sheet is
+ * not inline style in the sense of the page's CSP (style-src 'self').
+ */
+const RULES = `
 .op-stats { list-style: none; padding: 0; display: grid; grid-template-columns: repeat(auto-fit, minmax(12rem, 1fr)); gap: 0.75rem; }
 .op-stats li { border: 1px solid #d0d5dd; border-radius: 8px; padding: 0.75rem 1rem; }
 .op-stats strong { display: block; font-size: 1.6rem; }
@@ -25,4 +31,14 @@
   .op-table td[data-label]::before { content: attr(data-label); font-weight: 600; min-width: 7.5rem; }
   .op-facts { grid-template-columns: 1fr; }
   .op-facts dd { margin: 0 0 0.6rem; }
+}
+`;
+
+let adopted = false;
+export function adoptConsoleStyles(): void {
+  if (adopted) return;
+  adopted = true;
+  const sheet = new CSSStyleSheet();
+  sheet.replaceSync(RULES);
+  document.adoptedStyleSheets = [...document.adoptedStyleSheets, sheet];
 }
