@@ -2,6 +2,7 @@
 import { useState } from "preact/hooks";
 import { Field } from "../shared/field";
 import { errorMessage } from "../shared/states";
+import { ApiError } from "../api/client";
 import { NO_RETRY, api } from "./call";
 
 export function OperatorSignIn({ onSignedIn }: { onSignedIn: () => void }) {
@@ -28,7 +29,7 @@ export function OperatorSignIn({ onSignedIn }: { onSignedIn: () => void }) {
     } catch (err) {
       const message = errorMessage(err);
       // An expired or spent challenge: start again from the password.
-      if (temp !== null && /link is not valid|not valid: it was already used/.test(message)) {
+      if (temp !== null && err instanceof ApiError && err.code === "invalid_token") {
         setTemp(null);
         setCode("");
         setError("The sign-in took too long. Enter your password again.");
