@@ -79,7 +79,7 @@ export function createOperatorService(d: OperatorDeps) {
    * The password, under the sign-in limits the organizations' sign-in uses (per IP; per account
    * and source, locking at 10, and per account at 50). Unknown emails cost the same hash time.
    */
-  async function checkPassword(emailIn: string, password: string, req: RequestInfo, action: "login" | "reauth"): Promise<OperatorRow> {
+  async function checkPassword(emailIn: string, password: string, req: RequestInfo, action: "sign_in" | "step_up"): Promise<OperatorRow> {
     const email = normalizeEmail(emailIn);
     const perIp = await d.limiter.hit(d.limits.loginPerIp, req.ip ?? "unknown");
     if (!perIp.allowed) throw errors.rateLimited(perIp.retryAfterSeconds);
@@ -103,7 +103,7 @@ export function createOperatorService(d: OperatorDeps) {
 
   /** The first step: a right password answers a temp_token for the code (the code is always required). */
   async function login(input: { email: string; password: string }, req: RequestInfo): Promise<{ tempToken: string }> {
-    const operator = await checkPassword(input.email, input.password, req, "login");
+    const operator = await checkPassword(input.email, input.password, req, "sign_in");
     const tempToken = `${TOKEN_PREFIX}${newSecretToken()}`;
     await d.store.addChallenge(hashToken(tempToken), operator.id, d.now() + CHALLENGE_MS);
     return { tempToken };
@@ -126,7 +126,7 @@ export function createOperatorService(d: OperatorDeps) {
     const step = matchStep(d.box.open(operator.totp_secret, secretContext(operator.id)), input.code.trim(), now, operator.totp_last_step);
     if (step === null || !(await d.store.acceptStep(operator.id, step, now))) {
       await lock.failed(accountKey(operator.email), req.ip);
-      await audit({ ...byWho(operator, req), action: "login.code_failure", target: null });
+      await audit({ ...byWho(operator, req), action: "sign_in.code_failure", target: null });
       throw operatorErrors.invalidCode();
     }
     // Spent here: of two verifies racing with the same temp_token, one opens a session.
@@ -135,7 +135,7 @@ export function createOperatorService(d: OperatorDeps) {
     const expiresAt = now + OPERATOR_SESSION_MS;
     const sessionId = newId();
     await d.store.createSession({ id: sessionId, tokenHash: hashToken(token), operatorId: operator.id, createdAt: now, expiresAt, ip: req.ip, userAgent: req.userAgent });
-    await audit({ ...byWho(operator, req), action: "login.success", target: null, detail: { session_id: sessionId } });
+    await audit({ ...byWho(operator, req), action: "sign_in.success", target: null, detail: { session_id: sessionId } });
     return { token, expiresAt };
   }
 
@@ -152,14 +152,14 @@ export function createOperatorService(d: OperatorDeps) {
 
   async function logout(p: OperatorPrincipal, req: RequestInfo): Promise<void> {
     await d.store.endSession(p.sessionId, d.now());
-    await audit({ ...byWho({ id: p.operatorId, email: p.email }, req), action: "logout", target: null, detail: { session_id: p.sessionId } });
+    await audit({ ...byWho({ id: p.operatorId, email: p.email }, req), action: "sign_out", target: null, detail: { session_id: p.sessionId } });
   }
 
   /** Step-up: the password again renews the session's proof for OPERATOR_STEP_UP_MS. */
   async function reauthenticate(p: OperatorPrincipal, password: string, req: RequestInfo): Promise<void> {
-    await checkPassword(p.email, password, req, "reauth");
+    await checkPassword(p.email, password, req, "step_up");
     await d.store.proveSession(p.sessionId, d.now());
-    await audit({ ...byWho({ id: p.operatorId, email: p.email }, req), action: "reauth.success", target: null });
+    await audit({ ...byWho({ id: p.operatorId, email: p.email }, req), action: "step_up.success", target: null });
   }
 
   /** 403 reauthentication_required unless the session proved the password within OPERATOR_STEP_UP_MS. */

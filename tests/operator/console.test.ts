@@ -64,7 +64,7 @@ describe("organizations", () => {
 
     const audit = await app.json("GET", "/api/v1/operator/audit?size=100", { token: op });
     const rows = audit.body.items as { action: string; operator: string; target: string | null }[];
-    expect(rows.map((r) => r.action)).toEqual(expect.arrayContaining(["organization.disabled", "organization.enabled", "reauth.success", "reauth.failure", "login.success"]));
+    expect(rows.map((r) => r.action)).toEqual(expect.arrayContaining(["organization.disabled", "organization.enabled", "step_up.success", "step_up.failure", "sign_in.success"]));
     expect(rows.find((r) => r.action === "organization.disabled")).toMatchObject({ operator: "ops@server.test", target: "organization:acme" });
     // The organization's own log says the server's operator did it, not who.
     const log = await app.json("GET", "/api/v1/audit-log?action=tenant.disabled", { token: acme.access_token, tenant: "acme" });

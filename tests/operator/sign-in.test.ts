@@ -68,7 +68,7 @@ describe("operator sign-in", () => {
     }
     const audit = await app.json("GET", "/api/v1/operator/audit", { token: ok.body.access_token, headers: {} });
     const actions = (audit.body.items as { action: string }[]).map((a) => a.action);
-    expect(actions).toEqual(expect.arrayContaining(["login.success", "login.code_failure", "login.failure", "operator.created"]));
+    expect(actions).toEqual(expect.arrayContaining(["sign_in.success", "sign_in.code_failure", "sign_in.failure", "operator.created"]));
   });
 
   test("ten wrong passwords lock the account from that source: the right one is then 429 too", async () => {
@@ -78,7 +78,7 @@ describe("operator sign-in", () => {
     expect(locked.status).toBe(429);
     expect(Number(locked.res.headers.get("retry-after"))).toBeGreaterThan(0);
     const rows = await app.ctx.repos.operators.auditPage(50, 0);
-    expect(rows.rows.map((r) => r.action)).toContain("login.locked");
+    expect(rows.rows.map((r) => r.action)).toContain("sign_in.locked");
   });
 
   test("sessions end after 30 minutes unused and 8 hours after sign-in; logout ends one at once", async () => {
