@@ -63,9 +63,10 @@ export function createPostgresOperatorStore(pg: Pg) {
                (SELECT count(*)::int FROM users u WHERE u.tenant_id = t.id) AS members,
                coalesce((SELECT sum(c.n)::bigint FROM deal_counts c WHERE c.tenant_id = t.id AND c.assignee = '*'), 0) AS deals,
                (SELECT max(s.last_used_at) FROM sessions s WHERE s.tenant_id = t.id) AS last_activity_at
-          FROM tenants t
-         WHERE (${q} = '' OR lower(t.subdomain) LIKE ${p} OR lower(t.name) LIKE ${p})
-         ORDER BY t.created_at DESC, t.subdomain LIMIT ${limit} OFFSET ${offset}`;
+          FROM (SELECT t.id FROM tenants t WHERE (${q} = '' OR lower(t.subdomain) LIKE ${p} OR lower(t.name) LIKE ${p})
+                 ORDER BY t.created_at DESC, t.subdomain LIMIT ${limit} OFFSET ${offset}) page
+          JOIN tenants t ON t.id = page.id
+         ORDER BY t.created_at DESC, t.subdomain`;
       const total = (await pg.one<{ n: number }>`SELECT count(*)::int AS n FROM tenants t WHERE (${q} = '' OR lower(t.subdomain) LIKE ${p} OR lower(t.name) LIKE ${p})`)!.n;
       return { rows: rows.map((r) => ({ ...r, deals: Number(r.deals) })), total };
     },

@@ -46,15 +46,18 @@ export function createSqliteOperatorStore(db: Db) {
   const auditCount = db.prepare<{ n: number }, []>("SELECT count(*) AS n FROM operator_audit");
 
   const orgWhere = "(?1 = '' OR lower(t.subdomain) LIKE ?2 ESCAPE '\\' OR lower(t.name) LIKE ?2 ESCAPE '\\')";
-  // Members from users, deals from the trigger-kept deal_counts ('*' rows: one per stage), the
-  // last activity from the members' sessions: a page of 50 costs a few index walks each.
+  // The page's organizations first (a walk of tenants, sorted), then members from users, deals
+  // from the trigger-kept deal_counts ('*' rows: one per stage) and the last activity from the
+  // members' sessions for those 20 or so alone: counted for every organization before the sort,
+  // 5,000 of them took 140 ms.
   const organizations = db.prepare<ConsoleOrganizationRow, [string, string, number, number]>(
     `SELECT t.id, t.name, t.subdomain, t.created_at, t.disabled_at,
             (SELECT count(*) FROM users u WHERE u.tenant_id = t.id) AS members,
             coalesce((SELECT sum(c.n) FROM deal_counts c WHERE c.tenant_id = t.id AND c.assignee = '*'), 0) AS deals,
             (SELECT max(s.last_used_at) FROM sessions s WHERE s.tenant_id = t.id) AS last_activity_at
-       FROM tenants t WHERE ${orgWhere}
-      ORDER BY t.created_at DESC, t.subdomain LIMIT ?3 OFFSET ?4`,
+       FROM (SELECT t.id FROM tenants t WHERE ${orgWhere} ORDER BY t.created_at DESC, t.subdomain LIMIT ?3 OFFSET ?4) page
+       JOIN tenants t ON t.id = page.id
+      ORDER BY t.created_at DESC, t.subdomain`,
   );
   const organizationsCount = db.prepare<{ n: number }, [string, string]>(`SELECT count(*) AS n FROM tenants t WHERE ${orgWhere}`);
   const organizationCounts = db.prepare<{ total: number; disabled: number }, []>(
