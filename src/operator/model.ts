@@ -116,6 +116,7 @@ export const operatorErrors = {
   taken: (email: string) => new AppError(409, "operator_exists", `An operator with the email ${email} already exists.`),
 };
 
-export const OperatorDone = t.Object({ detail: t.String() });
+/** What an action answers: a sentence saying what happened, and when. */
+export const OperatorDone = t.Object({ detail: t.String(), at: t.String({ format: "date-time" }) });
 export const OrganizationPath = t.Object({ subdomain: t.String({ minLength: 1, maxLength: 63, pattern: "^[A-Za-z0-9-]+$" }) });
 export const MailPath = t.Object({ id: t.String({ minLength: 1, maxLength: 64, pattern: "^[A-Za-z0-9_-]+$" }) });

@@ -72,11 +72,11 @@ export const operatorRoutes = (ctx: Context) => {
     .post("/auth/logout", async ({ operator, request, server, cookie }) => {
       await ctx.operators.logout(operator, requestInfo(request, server, ctx.config.trustProxy));
       cookie[OPERATOR_COOKIE]!.set({ value: "", maxAge: 0, expires: new Date(0), ...cookieAttributes });
-      return { detail: "Signed out." };
+      return { detail: "Signed out.", at: toIso(ctx.now()) };
     }, doc({ summary: "End this operator session and clear its cookie", description: AUTH, tags, auth: true, ok: { 200: ["OperatorDone", OperatorDone] }, errors: [404] }))
     .post("/auth/reauthenticate", async ({ operator, body, request, server }) => {
       await ctx.operators.reauthenticate(operator, body.password, requestInfo(request, server, ctx.config.trustProxy));
-      return { detail: "Password confirmed: you can do destructive actions for the next 10 minutes." };
+      return { detail: "Password confirmed: you can do destructive actions for the next 10 minutes.", at: toIso(ctx.now()) };
     }, {
       body: OperatorReauthBody,
       ...doc({
@@ -124,7 +124,7 @@ export const operatorRoutes = (ctx: Context) => {
     }))
     .post("/mail/:id/retry", async ({ operator, params, request, server }) => {
       await ctx.operatorConsole.retryMail(operator, requestInfo(request, server, ctx.config.trustProxy), params.id);
-      return { detail: "The mail will be sent now." };
+      return { detail: "The mail will be sent now.", at: toIso(ctx.now()) };
     }, {
       params: MailPath,
       ...doc({
@@ -135,7 +135,7 @@ export const operatorRoutes = (ctx: Context) => {
     })
     .delete("/mail/:id", async ({ operator, params, request, server }) => {
       await ctx.operatorConsole.discardMail(operator, requestInfo(request, server, ctx.config.trustProxy), params.id);
-      return { detail: "The mail was discarded." };
+      return { detail: "The mail was discarded.", at: toIso(ctx.now()) };
     }, {
       params: MailPath,
       ...doc({

@@ -2023,6 +2023,8 @@ export interface components {
         };
         OperatorDone: {
             detail: string;
+            /** Format: date-time */
+            at: string;
         };
         OperatorMe: {
             email: string;
