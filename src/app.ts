@@ -22,6 +22,7 @@ import { auditRoutes } from "./security-log/routes";
 import { eventsRoutes } from "./events/routes";
 import { transferRoutes } from "./crm/export-import/routes";
 import { webRoutes } from "./web/routes";
+import { operatorRoutes } from "./operator/routes";
 import { isolateWork } from "./db/stall-monitor";
 
 /** The HTTP application: the shared core first (its hooks must precede every route), then features. */
@@ -50,6 +51,7 @@ export function createApp(ctx: Context) {
     .use(auditRoutes(ctx))
     .use(eventsRoutes(ctx))
     .use(transferRoutes(ctx))
+    .use(operatorRoutes(ctx))
     // Last: its catch-all page must not shadow any API route.
     .use(webRoutes(ctx));
   self = app;

@@ -335,6 +335,24 @@ export function settingsHelp(): string {
 /** The variables the settings read. */
 export const SETTING_VARIABLES: readonly string[] = SETTINGS.map((s) => s.env);
 
+/** Settings whose values are secrets: shown nowhere, only whether they are set. */
+const SECRET_SETTINGS = new Set<keyof Config>(["jwtSecret", "encryptionKey", "smtpUrl", "metricsToken"]);
+
+/**
+ * Every setting in effect as the operator's console shows it, by variable name: a secret's value
+ * never (only "set" or "not set"), a database URL with its password masked.
+ */
+export function settingsInEffect(config: Config): Array<{ name: string; value: string; secret: boolean }> {
+  return SETTINGS.map((s) => {
+    const v = config[s.key];
+    const secret = SECRET_SETTINGS.has(s.key);
+    const value = secret
+      ? v ? "set" : "not set"
+      : v === null || v === undefined ? "not set" : s.key === "databaseUrl" ? maskDatabaseUrl(String(v)) : Array.isArray(v) ? v.join(",") : String(v);
+    return { name: s.env, value, secret };
+  });
+}
+
 /**
  * `SUITE_*` variables that are no setting and no command's, yet expected in an environment: the
  * test suite's and the benches' knobs. They are not warned about (a developer exports them once).

@@ -49,6 +49,12 @@ import { createMembersService } from "./team/members-service";
 import { createSupportService } from "./team/support-service";
 import { createEventsService } from "./events/service";
 import { createEventsBus } from "./events/bus";
+import { existsSync } from "node:fs";
+import { settingsInEffect } from "./config";
+import { keyFileOf } from "./security/key-file";
+import { createOperatorService } from "./operator/service";
+import { createConsoleService } from "./operator/console-service";
+import { createRequestRate } from "./operator/request-rate";
 
 export interface ContextOptions extends StoresOptions {
   config: Config;
@@ -178,6 +184,22 @@ export function createContext(opts: ContextOptions) {
     // At most 20 named in a mail; the review page lists them all.
     identities: async (tenantId, userId) => stores.oidc.identitiesOfUser(tenantId, userId, 20, 0),
   });
+  // The server's operators (src/operator): accounts apart from every organization's, and their console.
+  const operators = createOperatorService({ now, store: stores.operators, hasher, limiter, limits, box: secretBox });
+  const requestRate = createRequestRate(now);
+  const operatorConsole = createConsoleService({
+    now, store: stores.operators, operators, requestRate,
+    setDisabled: (subdomain, disabled, by) => tenantsService.setDisabled(subdomain, disabled, by),
+    mailBacklog: () => mail.backlog(),
+    kickMail: () => mailer.kick(),
+    server: async () => ({
+      version: pkg.version,
+      uptime_seconds: Math.floor(process.uptime()),
+      database: stores.kind,
+      key_file_present: config.db !== ":memory:" && existsSync(keyFileOf(config.db)),
+      settings: settingsInEffect(config),
+    }),
+  });
   const newDevice = createNewDeviceService({
     config, now, log, store: stores.newDevices, security, limiter, limits, mailer,
     target: (tenantId, userId) => accountTokens.targetById(tenantId, userId),
@@ -252,6 +274,12 @@ export function createContext(opts: ContextOptions) {
     emailVerification,
     /** Sign-in with identity providers (auth/sign-in-providers/): the organization's providers, and the flow. */
     oidc: { providers, flow: oidcFlow },
+    /** The server's operators: `suite operator …`, and sign-in to their console (src/operator). */
+    operators,
+    /** The operator console's views and actions across organizations. */
+    operatorConsole,
+    /** This instance's requests per minute, the last 24 hours (http/core.ts counts each). */
+    requestRate,
     /** Caddy's on-demand TLS question: may the proxy get a certificate for this host (tls/). */
     tls: createTlsAskService({ config, tenants }),
     /** Prometheus metrics of this process (GET /api/v1/metrics). */
@@ -274,6 +302,7 @@ export function createContext(opts: ContextOptions) {
       await newDevice.purgeExpired(t);
       await events.sweep(t);
       await organizationDeletion.exports.sweep();
+      await operators.purgeExpired(t);
     },
     close: () => {
       const stopping = events.close();

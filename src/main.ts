@@ -11,6 +11,7 @@ import { restoreCommand } from "./cli/restore";
 import { tenantAdminCommand } from "./cli/tenants";
 import { tenantDeleteCommand } from "./cli/tenant-delete";
 import { type UserSub, userCommand } from "./cli/users";
+import { operatorCommand } from "./cli/operators";
 import { SEED_FLAGS, seedCommand } from "./cli/seed";
 import { PortInUse, serve } from "./cli/serve";
 import { DEFAULT_ENV_FILE, applyEnvFile } from "./cli/env-file";
@@ -106,6 +107,25 @@ const COMMANDS: Command[] = [
     run: ({ config, args, flags }) => tenantDeleteCommand(config, args[0], flags, out),
   },
   ...userCommands(),
+  {
+    name: "operator create",
+    usage: "--email E",
+    help: "an operator of this server (the console at /operator on the base domain, apart from every organization); the password from a prompt (no echo), SUITE_NEW_PASSWORD or stdin, never an option; prints the TOTP secret once",
+    // --password is accepted here only so that operators.ts can refuse it by name (it would show in ps).
+    flags: ["email", "password"],
+    needs: ["email"],
+    env: { SUITE_NEW_PASSWORD: "the operator's password for suite operator create (kept out of the process list)" },
+    run: ({ config, flags }) => operatorCommand(config, "create", flags, out),
+  },
+  { name: "operator list", help: "every operator: email, created, last sign-in", run: ({ config }) => operatorCommand(config, "list", {}, out) },
+  {
+    name: "operator remove",
+    usage: "--email E",
+    help: "remove an operator; their console sessions end",
+    flags: ["email"],
+    needs: ["email"],
+    run: ({ config, flags }) => operatorCommand(config, "remove", flags, out),
+  },
   { name: "version", help: "print the version (also --version)", config: false, run: () => out(`suite ${pkg.version}`) },
   { name: "help", usage: "[COMMAND]", help: "this text, or one command's (also --help)", anyArgs: true, config: false, run: ({ args }) => out(helpText(COMMANDS, args, `${ENV_FILE_HELP}\n${settingsHelp()}`)) },
 ];

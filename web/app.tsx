@@ -11,6 +11,7 @@ import { continueHandoff, finishHandoff } from "./sign-in/handoff";
 import { ModuleOff } from "./organization/module-off";
 import { PasskeyOffer } from "./account/passkey-offer";
 import { SIGN_IN_SETUP } from "./account/sign-in-setup";
+import type { ComponentType } from "preact";
 
 export function App() {
   const { path } = useLocation();
@@ -60,6 +61,9 @@ export function App() {
   const session = { me: me ?? null, reload, signOut };
   if (failure) return <PublicFrame title="Something went wrong"><ErrorBox error={failure} retry={() => location.reload()} /></PublicFrame>;
 
+  // The operator console: the base domain only, its own chunk (web/operator), loaded when opened.
+  if (!workspace && (path === "/operator" || path.startsWith("/operator/"))) return <OperatorChunk />;
+
   if (!workspace) {
     const r = match(PUBLIC_ROUTES, path) ?? PUBLIC_ROUTES[PUBLIC_ROUTES.length - 1]!;
     return (
@@ -105,4 +109,20 @@ export function App() {
 function Redirect({ to }: { to: string }) {
   useEffect(() => navigate(to, true), [to]);
   return null;
+}
+
+/** Loads the operator console's chunk once, on the first visit of /operator. */
+let operatorConsole: Promise<ComponentType> | undefined;
+function OperatorChunk() {
+  const [Console, setConsole] = useState<ComponentType | null>(null);
+  const [failure, setFailure] = useState<unknown>(null);
+  useEffect(() => {
+    operatorConsole ??= import("./operator").then((m) => m.default);
+    operatorConsole.then((c) => setConsole(() => c)).catch((e) => {
+      operatorConsole = undefined;
+      setFailure(e);
+    });
+  }, []);
+  if (failure) return <PublicFrame title="Operator console"><ErrorBox error={failure} retry={() => location.reload()} /></PublicFrame>;
+  return Console ? <Console /> : <PublicFrame title="Operator console"><Loading /></PublicFrame>;
 }

@@ -20,6 +20,7 @@ import v20 from "./migrations/0020-passkeys.sql" with { type: "text" };
 import v21 from "./migrations/0021-sign-in-policy.sql" with { type: "text" };
 import v22 from "./migrations/0022-events.sql" with { type: "text" };
 import v23 from "./migrations/0023-deal-activities.sql" with { type: "text" };
+import v24 from "./migrations/0024-operators.sql" with { type: "text" };
 import v25 from "./migrations/0025-deal-sorts-walked-backwards.sql" with { type: "text" };
 import type { Db } from "./database";
 import { recountDealGrams } from "./deal-grams";
@@ -64,6 +65,7 @@ export const MIGRATIONS: Migration[] = [
   { version: 21, name: "the organization's sign-in policy: members must use a passkey or 2FA, admins a passkey", sql: v21 },
   { version: 22, name: "the organization's event log and its counters", sql: v22 },
   { version: 23, name: "deals: when the stage last changed; the activity timeline and notes", sql: v23 },
+  { version: 24, name: "the server's operators: accounts, sign-in challenges, sessions and their audit log", sql: v24 },
   { version: 25, name: "deal list: a descending page of a nullable sort walks the ascending index backwards; the four descending indexes go", sql: v25 },
 ];
 

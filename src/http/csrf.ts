@@ -11,8 +11,8 @@ const JSON_TYPE = /^application\/([\w.+-]+\+)?json\s*(;|$)/i;
  * with JSON; a form cannot send it at all. The Origin checks below still apply.
  */
 const CSV_TYPE = /^text\/csv\s*(;|$)/i;
-/** Our session or refresh cookie in a Cookie header. */
-const OUR_COOKIE = /(?:^|;)\s*svc_(?:session|refresh)=/;
+/** Our session, refresh or operator cookie in a Cookie header. */
+const OUR_COOKIE = /(?:^|;)\s*svc_(?:session|refresh|operator)=/;
 
 /** The host name of an Origin or Referer, or null when it is not a URL (or is `null`). */
 const originHost = (url: string): string | null => {

@@ -39,6 +39,7 @@ export const TAGS = {
   health: "Whether the server and its database answer (/api/v1/health)",
   tls: "The reverse proxy's questions before it gets a certificate for a host name (/api/v1/tls)",
   metrics: "This instance's metrics, for the operator's Prometheus (/api/v1/metrics)",
+  operator: "The server's operators: their sign-in and console, on the base domain only (/api/v1/operator)",
 } as const;
 export type Tag = keyof typeof TAGS;
 

@@ -11,7 +11,12 @@ export const OPERATOR_AGENT = "suite-cli";
 export interface OperatorCommand {
   /** The command as typed, without secrets: `user reset-password`. */
   command: string;
+  /** Done in the operator's console (src/operator), not on the command line. */
+  console?: boolean;
 }
+
+/** The user agent of the operator console's rows in an organization's log. */
+export const CONSOLE_AGENT = "suite-operator-console";
 
 export const operatorEntry = (
   tenantId: string,
@@ -23,6 +28,7 @@ export const operatorEntry = (
   userId: null,
   action,
   ip: null,
-  userAgent: OPERATOR_AGENT,
-  detail: { actor: "cli", command: `suite ${by.command}`, ...detail },
+  userAgent: by.console ? CONSOLE_AGENT : OPERATOR_AGENT,
+  // The organization sees that the server's operator acted, not which operator.
+  detail: by.console ? { actor: "operator", ...detail } : { actor: "cli", command: `suite ${by.command}`, ...detail },
 });

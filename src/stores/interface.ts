@@ -26,6 +26,7 @@ import type { MembersStore } from "../team/members-repo";
 import type { UsersStore } from "../team/repo";
 import type { SupportStore } from "../team/support-repo";
 import type { EventsStore } from "../events/repo";
+import type { OperatorStore } from "../operator/repo";
 
 /**
  * Every store the features need, by the interfaces the features declare: what sits above this
@@ -64,6 +65,8 @@ export interface Stores {
   idempotency: IdempotencyStore;
   /** Known devices and the new-device mail's "this wasn't me" links (auth/new-device). */
   newDevices: NewDeviceStore;
+  /** The server's operators, their sessions and audit log, and the console's cross-organization reads (src/operator). */
+  operators: OperatorStore;
   /** The server's signing and sealing keys (SUITE_JWT_SECRET and SUITE_ENCRYPTION_KEY win over them). */
   keys: ServerKeys;
   /** Resolves when the database answers; rejects when it does not (GET /health). */

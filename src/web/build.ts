@@ -39,6 +39,8 @@ export async function buildWebBundle(entry = WEB_ENTRY): Promise<WebBundle> {
     entrypoints: [entry],
     target: "browser",
     minify: true,
+    // Lazily imported screens (the operator console) become chunks of their own, outside the first load.
+    splitting: true,
     define: { "process.env.NODE_ENV": '"production"' },
     naming: { entry: "[name].[ext]", chunk: "assets/[name]-[hash].[ext]", asset: "assets/[name]-[hash].[ext]" },
     publicPath: "/",

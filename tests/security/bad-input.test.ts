@@ -4,7 +4,7 @@ import { LIMITS } from "../../src/security/rate-limit";
 import { contractProblems } from "./fuzz/contract";
 import { type Answer, type FuzzApp, type Sent, fuzzApp } from "./fuzz/harness";
 import { type Operation, type RequestSpec, materialize, offDocumentArb, operationsOf, requestArb } from "./fuzz/requests";
-import { AUDITED_FAILURES, snapshotter } from "./fuzz/snapshot";
+import { AUDITED_FAILURES, OPERATOR_AUDITED_FAILURES, snapshotter } from "./fuzz/snapshot";
 import { answerShapes } from "../support/answer-shapes";
 import { type World, buildWorld } from "./fuzz/world";
 
@@ -139,6 +139,10 @@ describe("bad input (property-based)", () => {
     expect(run(`INSERT INTO audit_log (action, created_at) VALUES ('${AUDITED_FAILURES[0]}', 0)`)).toEqual([]);
     expect(run("INSERT INTO audit_log (action, created_at) VALUES ('login.success', 0)")).toEqual(["audit_log"]);
     expect(run(`DELETE FROM audit_log WHERE action = '${AUDITED_FAILURES[0]}'`)).toEqual(["audit_log (a failure row changed or vanished)"]);
+    // The operators' own audit table: failed sign-ins may be added, nothing else.
+    expect(run(`INSERT INTO operator_audit (action, created_at) VALUES ('${OPERATOR_AUDITED_FAILURES[0]}', 0)`)).toEqual([]);
+    expect(run("INSERT INTO operator_audit (action, created_at) VALUES ('organization.disabled', 0)")).toEqual(["operator_audit"]);
+    expect(run(`DELETE FROM operator_audit WHERE action = '${OPERATOR_AUDITED_FAILURES[0]}'`)).toEqual(["operator_audit (a failure row changed or vanished)"]);
     expect(run("INSERT INTO settings (key, value) VALUES ('fuzz', 'x')")).toEqual(["settings"]);
     expect(run("UPDATE settings SET value = 'y' WHERE key = 'fuzz'")).toEqual(["settings"]);
     expect(run("DELETE FROM settings WHERE key = 'fuzz'")).toEqual(["settings"]);

@@ -54,6 +54,12 @@ const ID_LIKE = /(^id$|_id$|^assigned_to$|token)/;
 // An organization's credentials (bearer or cookie); the operator's metrics token is no organization's.
 const isAuthenticated = (o: Operation) => (o.op.security ?? []).some((s: Record<string, unknown>) => "bearer" in s || "cookie" in s);
 const hasPathParam = (o: Operation) => o.path.includes("{");
+/**
+ * The operator console's operations belong to no organization: on an organization's host they are
+ * 404 and an organization's credentials are refused, so crossed subdomains (403 tenant_mismatch)
+ * do not apply. The table's attempts-operator.ts sends organizations' credentials at each of them.
+ */
+const isOperatorConsole = (o: Operation) => o.path.startsWith("/api/v1/operator/");
 const isList = (o: Operation) =>
   o.method === "GET" && o.op.answers.some((a: any) => a.schema?.type === "array" || (a.schema?.properties?.items && a.schema?.properties?.total));
 const idFields = (o: Operation): string[] => [
@@ -150,7 +156,7 @@ describe("the table covers the API", () => {
 
 describe("crossed credentials and subdomains: 403 tenant_mismatch on every authenticated operation", () => {
   test("each authenticated operation of the OpenAPI document", async () => {
-    const authenticated = operations.filter(isAuthenticated);
+    const authenticated = operations.filter((o) => isAuthenticated(o) && !isOperatorConsole(o));
     expect(authenticated.length).toBeGreaterThanOrEqual(25);
     for (const o of authenticated) for (const a of crossedCredentials(o)) await run(a);
   });

@@ -18,9 +18,13 @@ import { type EmptyDatabase, TEST_DATABASE_URL, emptyPostgresDatabase } from "..
  * directory (schema 54: distributed by email_hash, so that a lookup naming no organization reads
  * one shard; its key starts with the address's hash), and passkey_challenges (schema 60: five-minute,
  * single-use challenges found by their hash alone, like rate_limits the coordinator's; one asked on
- * the base domain names no organization yet, since the credential will).
+ * the base domain names no organization yet, since the credential will), and the server's operators
+ * (schema 64: operators, their challenges, sessions and audit log belong to no organization).
  */
-const NOT_TENANT_DATA = ["settings", "tenants", "rate_limits", "mail_outbox", "schema_version", "user_directory", "unnamed_links_until", "passkey_challenges"];
+const NOT_TENANT_DATA = [
+  "settings", "tenants", "rate_limits", "mail_outbox", "schema_version", "user_directory", "unnamed_links_until", "passkey_challenges",
+  "operators", "operator_challenges", "operator_sessions", "operator_audit",
+];
 
 const dbs: EmptyDatabase[] = [];
 const pools: Pg[] = [];

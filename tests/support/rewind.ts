@@ -17,17 +17,20 @@ const UNDO: Record<number, (db: Database) => void> = {
     db.run("DROP TABLE event_counters");
     db.run("DROP TABLE events");
   },
-  25: (db) => {
-    db.run("CREATE INDEX deals_by_close_desc ON deals (tenant_id, close_date IS NULL, close_date DESC, id DESC, stage, assigned_to)");
-    db.run("CREATE INDEX deals_by_probability_desc ON deals (tenant_id, probability IS NULL, probability DESC, id DESC, stage, assigned_to)");
-    db.run("CREATE INDEX deals_by_contact_desc ON deals (tenant_id, contact_key IS NULL, contact_key DESC, id DESC, stage, assigned_to)");
-    db.run("CREATE INDEX deals_by_assignee_desc ON deals (tenant_id, assignee_key IS NULL, assignee_key DESC, id DESC, stage, assigned_to)");
-  },
   23: (db) => {
     db.run("DROP TRIGGER deal_activities_with_deal");
     db.run("DROP TABLE deal_notes");
     db.run("DROP TABLE deal_activities");
     db.run("ALTER TABLE deals DROP COLUMN stage_changed_at");
+  },
+  24: (db) => {
+    for (const table of ["operator_audit", "operator_sessions", "operator_challenges", "operators"]) db.run(`DROP TABLE ${table}`);
+  },
+  25: (db) => {
+    db.run("CREATE INDEX deals_by_close_desc ON deals (tenant_id, close_date IS NULL, close_date DESC, id DESC, stage, assigned_to)");
+    db.run("CREATE INDEX deals_by_probability_desc ON deals (tenant_id, probability IS NULL, probability DESC, id DESC, stage, assigned_to)");
+    db.run("CREATE INDEX deals_by_contact_desc ON deals (tenant_id, contact_key IS NULL, contact_key DESC, id DESC, stage, assigned_to)");
+    db.run("CREATE INDEX deals_by_assignee_desc ON deals (tenant_id, assignee_key IS NULL, assignee_key DESC, id DESC, stage, assigned_to)");
   },
   21: (db) => {
     db.run("ALTER TABLE tenants DROP COLUMN require_passkey_for_admins");

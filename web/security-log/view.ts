@@ -91,9 +91,10 @@ export const KNOWN_ACTIONS: Array<[group: string, actions: string[]]> = [
 export function actorLabel(r: { user_id: string | null; user_email: string | null; user_name: string | null; detail: Record<string, unknown> | null }): string | null {
   // The server's operator acts through `suite user …` / `suite tenant …`, as no account (src/security-log/operator.ts).
   if (r.detail?.actor === "cli") return "Command line";
+  if (r.detail?.actor === "operator") return "Server operator";
   return r.user_name || r.user_email || (r.user_id ? "Former member" : null);
 }
 
 /** The Device column: the operator's rows came from the command line, not from a browser. */
 export const deviceLabel = (r: { user_agent: string | null; detail: Record<string, unknown> | null }, device: (ua: string | null) => string): string =>
-  r.detail?.actor === "cli" ? "Command line (suite)" : device(r.user_agent);
+  r.detail?.actor === "cli" ? "Command line (suite)" : r.detail?.actor === "operator" ? "Operator console" : device(r.user_agent);

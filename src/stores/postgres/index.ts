@@ -32,6 +32,7 @@ import { createPostgresTransferStore } from "./transfer";
 import { createPostgresJobsStore } from "./jobs";
 import { createPostgresTwoFactorStore } from "./two-factor";
 import { createPostgresUsersStore } from "./users";
+import { createPostgresOperatorStore } from "./operator";
 
 /**
  * Every PostgreSQL store on one pool, wired to each other: a write that spans features runs in one
@@ -79,6 +80,7 @@ export function createPostgresStores(pg: Pg, outboxSeal: OutboxSeal = createOutb
     seed: createPostgresSeedStore(pg),
     idempotency: createPostgresIdempotencyStore(pg),
     newDevices: createPostgresNewDeviceStore(pg, { security, mail }),
+    operators: createPostgresOperatorStore(pg),
   };
 }
 

@@ -30,6 +30,7 @@ import { createSqliteTransferStore } from "./transfer";
 import { createSqliteJobsStore } from "./jobs";
 import { createSqliteTwoFactorStore } from "./two-factor";
 import { createSqliteUsersStore } from "./users";
+import { createSqliteOperatorStore } from "./operator";
 
 /**
  * Every SQLite store on one connection, wired to each other: a write that spans features runs in
@@ -81,6 +82,7 @@ export function createSqliteStores(db: Db, outboxSeal: OutboxSeal = createOutbox
     seed: createSqliteSeedStore(db),
     idempotency: createSqliteIdempotencyStore(db),
     newDevices: createSqliteNewDeviceStore(db, { security, mail }),
+    operators: createSqliteOperatorStore(db),
   };
 }
 

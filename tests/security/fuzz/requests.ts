@@ -89,7 +89,7 @@ function queryArb(params: Param[]): fc.Arbitrary<string> {
 }
 
 const POOL_BY_RESOURCE: Record<string, Pool> = {
-  "pipeline-stages": "stageId", deals: "deal", accounts: "account", contacts: "contact", invitations: "invitation", users: "user", providers: "provider", identities: "identity",
+  "pipeline-stages": "stageId", deals: "deal", accounts: "account", contacts: "contact", invitations: "invitation", users: "user", providers: "provider", identities: "identity", mail: "mail",
 };
 const pathId = (resource: Pool): fc.Arbitrary<string> =>
   fc.oneof(
@@ -105,6 +105,8 @@ function pathArb(op: Operation): fc.Arbitrary<string> {
     const id = fc.oneof({ weight: 6, arbitrary: ref("provider") }, { weight: 2, arbitrary: ref("otherProvider") }, { weight: 3, arbitrary: pathId("deal") });
     return id.map((v) => op.path.replace("{provider_id}", v));
   }
+  // An organization by its subdomain (the operator console): one that exists, another, none, junk.
+  if (op.path.includes("{subdomain}")) return fc.constantFrom("acme", "other", "nope", "ACME", "a".repeat(70), "..").map((sub) => op.path.replace("{subdomain}", sub));
   const m = /\/([a-z-]+)\/\{id\}/.exec(op.path);
   if (!m) return fc.constant(op.path);
   return pathId(POOL_BY_RESOURCE[m[1]!] ?? "deal").map((id) => op.path.replace("{id}", id));
@@ -119,6 +121,8 @@ const authArb: fc.Arbitrary<Record<string, string>> = fc.oneof(
   { weight: 4, arbitrary: fc.constant({ ...bearer("otherToken"), "x-tenant": "acme" }) },
   // The operator's metrics token: opens GET /api/v1/metrics, nothing of an organization's.
   { weight: 3, arbitrary: fc.constant({ authorization: `Bearer ${FUZZ_METRICS_TOKEN}` }) },
+  // An operator of the console: opens /api/v1/operator/… on the base domain, nothing of an organization's.
+  { weight: 6, arbitrary: fc.constant(bearer("operatorToken")) },
   { weight: 3, arbitrary: fc.constantFrom("refreshToken", "tempToken", "algNone", "expired", "foreignKey", "tamperedToken").map((p) => bearer(p as Pool)) },
   {
     weight: 8,

@@ -1,3 +1,4 @@
+import { hashToken } from "../../../src/kernel/ids";
 import { openMail } from "../../support/outbox";
 import { sqliteRepos } from "../../helpers";
 import { SignJWT } from "jose";
@@ -12,12 +13,12 @@ export type Pool =
   | "deal" | "account" | "contact" | "user" | "invitation" | "stage" | "profile" | "session" | "stageId" | "otherStageId"
   | "otherDeal" | "otherAccount" | "otherContact" | "otherUser" | "otherInvitation" | "otherProfile"
   | "email" | "mailToken" | "tempToken" | "adminToken" | "memberToken" | "otherToken" | "refreshToken" | "tamperedToken"
-  | "algNone" | "expired" | "foreignKey" | "provider" | "otherProvider" | "identity";
+  | "algNone" | "expired" | "foreignKey" | "provider" | "otherProvider" | "identity" | "operatorToken" | "mail";
 export const POOLS: Pool[] = [
   "deal", "account", "contact", "user", "invitation", "stage", "profile", "session", "stageId", "otherStageId",
   "otherDeal", "otherAccount", "otherContact", "otherUser", "otherInvitation", "otherProfile",
   "email", "mailToken", "tempToken", "adminToken", "memberToken", "otherToken", "refreshToken", "tamperedToken", "algNone", "expired", "foreignKey",
-  "provider", "otherProvider", "identity",
+  "provider", "otherProvider", "identity", "operatorToken", "mail",
 ];
 
 /**
@@ -58,7 +59,7 @@ export async function buildWorld(f: FuzzApp) {
 
   const acme = await ok("POST", "/auth/signup", { email: "admin@acme.test", password: PASSWORD, tenant_name: "Acme", subdomain: "acme" });
   const other = await ok("POST", "/auth/signup", { email: "admin@other.test", password: PASSWORD, tenant_name: "Other", subdomain: "other" });
-  const tokens = { admin: acme.access_token as string, refresh: acme.refresh_token as string, other: other.access_token as string, member: "", temp: "" };
+  const tokens = { admin: acme.access_token as string, refresh: acme.refresh_token as string, other: other.access_token as string, member: "", temp: "", operator: "" };
 
   for (const [org, token] of [["acme", tokens.admin], ["other", tokens.other]] as const) {
     const accounts = [];
@@ -100,6 +101,17 @@ export async function buildWorld(f: FuzzApp) {
   await ok("POST", "/auth/magic-link", { email: "admin@acme.test" });
   await f.ctx.magicLinks.settled();
   await f.ctx.password.settled();
+
+  // An operator of the console (src/operator), with a session opened straight in the store (the
+  // fuzz clock stands still: a TOTP step is accepted once) and a password proof as recent as it.
+  const operator = (await f.ctx.operators.create("ops@server.test", "plum kettle orbit 4471")).operator;
+  const operatorSession = async () => {
+    const token = `op_${crypto.randomUUID().replaceAll("-", "")}${crypto.randomUUID().replaceAll("-", "")}`;
+    const now = f.ctx.now();
+    await f.ctx.repos.operators.createSession({ id: crypto.randomUUID(), tokenHash: hashToken(token), operatorId: operator.id, createdAt: now, expiresAt: now + 3600_000, ip: null, userAgent: null });
+    return token;
+  };
+  tokens.operator = await operatorSession();
 
   const tenantIds = { acme: acme.tenant.id as string, other: other.tenant.id as string };
   const claims = JSON.parse(Buffer.from(tokens.admin.split(".")[1]!, "base64url").toString());
@@ -144,6 +156,9 @@ export async function buildWorld(f: FuzzApp) {
       case "otherToken": return [tokens.other];
       case "tamperedToken": return [tokens.admin.slice(0, -2) + (tokens.admin.endsWith("AA") ? "BB" : "AA")];
       case "refreshToken": return [tokens.refresh];
+      case "operatorToken": return [tokens.operator];
+      // Waiting or failed mail, as the operator console names it.
+      case "mail": return column("SELECT id FROM mail_outbox WHERE status IN ('pending', 'failed') ORDER BY rowid LIMIT 16");
       case "algNone": return [algNone];
       case "expired": return [expired];
       case "foreignKey": return [foreignKey];
@@ -181,6 +196,7 @@ export async function buildWorld(f: FuzzApp) {
     }
     if (!(await alive(tokens.member))) tokens.member = (await fresh(tenantIds.acme, "member@acme.test")).access_token;
     if (!(await alive(tokens.other))) tokens.other = (await fresh(tenantIds.other, "admin@other.test")).access_token;
+    if (!(await f.ctx.operators.authenticate(tokens.operator).then(() => true, () => false))) tokens.operator = await operatorSession();
   }
 
   return { tokens, tenantIds, pool, keepTokensAlive };

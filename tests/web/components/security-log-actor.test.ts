@@ -8,6 +8,8 @@ const row = (o: Partial<Parameters<typeof actorLabel>[0]>) => ({ user_id: null, 
 
 test("the Who column names the command line for the operator's rows, else the member", () => {
   expect(actorLabel(row({ detail: { actor: "cli", command: "suite user unlock" } }))).toBe("Command line");
+  // The operator console (src/operator) says that the server's operator acted, not which one.
+  expect(actorLabel(row({ detail: { actor: "operator" } }))).toBe("Server operator");
   expect(actorLabel(row({ user_id: "u1", user_email: "a@acme.io", user_name: "Ann" }))).toBe("Ann");
   expect(actorLabel(row({ user_id: "u1", user_email: "a@acme.io" }))).toBe("a@acme.io");
   expect(actorLabel(row({ user_id: "gone" }))).toBe("Former member");
@@ -22,6 +24,7 @@ test("the action filter knows what the command line writes", () => {
 test("the Device column says the command line for the operator's rows", () => {
   const device = (ua: string | null) => `device of ${ua}`;
   expect(deviceLabel({ user_agent: "suite-cli", detail: { actor: "cli" } }, device)).toBe("Command line (suite)");
+  expect(deviceLabel({ user_agent: "suite-operator-console", detail: { actor: "operator" } }, device)).toBe("Operator console");
   expect(deviceLabel({ user_agent: "Mozilla/5.0", detail: null }, device)).toBe("device of Mozilla/5.0");
 });
 

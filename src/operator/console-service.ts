@@ -1,0 +1,118 @@
+import { toIso, toIsoOrNull } from "../kernel/ids";
+import { type Page, pageOf } from "../kernel/paging";
+import type { RequestInfo } from "../kernel/principal";
+import type { OperatorCommand } from "../security-log/operator";
+import type { ConsoleAuditRow, ConsoleJob, ConsoleMail, ConsoleOrganization, ConsoleServer } from "./model";
+import { operatorErrors } from "./model";
+import type { OperatorStore } from "./repo";
+import type { OperatorPrincipal, OperatorService } from "./service";
+import type { RequestRate } from "./request-rate";
+
+export interface ConsoleDeps {
+  now: () => number;
+  store: OperatorStore;
+  operators: OperatorService;
+  /** What `suite tenant disable|enable` does (organization/operator.ts). */
+  setDisabled: (subdomain: string, disabled: boolean, by: OperatorCommand) => Promise<{ tenant: { subdomain: string }; changed: boolean }>;
+  mailBacklog: () => Promise<{ pending: number; sending: number; failed: number }>;
+  /** Wakes the mail sender after a retry (a no-op without SMTP). */
+  kickMail: () => void;
+  requestRate: RequestRate;
+  server: () => Promise<Omit<ConsoleServer, "database_bytes" | "wal_bytes">>;
+}
+
+/**
+ * A recipient as the console shows it: the first character of the local part and the whole
+ * domain. The operator can tell a mail's organization and purpose without reading whole
+ * addresses of other people's members on a screen (`suite mail list`, on the machine, shows them).
+ */
+export const maskRecipient = (address: string): string => {
+  const at = address.lastIndexOf("@");
+  if (at < 1) return "•••";
+  return `${address[0]}•••${address.slice(at)}`;
+};
+
+type Paging = { page: number; size: number };
+const offsetOf = (p: Paging) => (p.page - 1) * p.size;
+
+/** The console's views and actions; every action is audited, destructive ones need a recent password. */
+export function createConsoleService(d: ConsoleDeps) {
+  async function overview() {
+    const [orgs, mail, running] = await Promise.all([d.store.organizationCounts(), d.mailBacklog(), d.store.runningJobs()]);
+    return {
+      organizations: orgs.total,
+      organizations_disabled: orgs.disabled,
+      mail_pending: mail.pending + mail.sending,
+      mail_failed: mail.failed,
+      jobs_running: running,
+      requests_per_minute: d.requestRate.series(),
+    };
+  }
+
+  async function organizations(q: string, paging: Paging): Promise<Page<ConsoleOrganization>> {
+    const r = await d.store.organizations(q, paging.size, offsetOf(paging));
+    const items = r.rows.map((o) => ({
+      id: o.id, name: o.name, subdomain: o.subdomain, members: Number(o.members), deals: Number(o.deals),
+      created_at: toIso(o.created_at), last_activity_at: toIsoOrNull(o.last_activity_at), disabled_at: toIsoOrNull(o.disabled_at),
+    }));
+    return pageOf(items, r.total, paging.page, paging.size);
+  }
+
+  /** Disable or enable: step-up first, then what `suite tenant disable|enable` does, audited in both logs. */
+  async function setDisabled(p: OperatorPrincipal, req: RequestInfo, subdomain: string, disabled: boolean) {
+    d.operators.requireRecentProof(p);
+    const r = await d.setDisabled(subdomain, disabled, { command: `operator console: ${disabled ? "disable" : "enable"}`, console: true });
+    await d.operators.audit(p, req, disabled ? "organization.disabled" : "organization.enabled", `organization:${r.tenant.subdomain}`, { changed: r.changed });
+    return { subdomain: r.tenant.subdomain, disabled, changed: r.changed };
+  }
+
+  async function mail(status: "pending" | "failed" | null, paging: Paging): Promise<Page<ConsoleMail>> {
+    const r = await d.store.mailQueue(status, paging.size, offsetOf(paging));
+    const items = r.rows.map((m) => ({
+      id: m.id, organization: m.subdomain, kind: m.kind, recipient: maskRecipient(m.recipient), subject: m.subject, status: m.status,
+      attempts: Number(m.attempts), next_attempt_at: toIso(m.next_attempt_at), last_error: m.last_error, created_at: toIso(m.created_at),
+    }));
+    return pageOf(items, r.total, paging.page, paging.size);
+  }
+
+  /** A pending mail is sent at once, skipping its backoff. A failed one has lost its body (it held a live link): it can only be discarded. */
+  async function retryMail(p: OperatorPrincipal, req: RequestInfo, id: string): Promise<void> {
+    if (!(await d.store.retryMail(id, d.now()))) throw operatorErrors.mailNotFound();
+    await d.operators.audit(p, req, "mail.retried", `mail:${id}`);
+    d.kickMail();
+  }
+
+  /** Deleting a waiting mail is destructive (its link is never delivered): step-up first. */
+  async function discardMail(p: OperatorPrincipal, req: RequestInfo, id: string): Promise<void> {
+    d.operators.requireRecentProof(p);
+    if (!(await d.store.discardMail(id))) throw operatorErrors.mailNotFound();
+    await d.operators.audit(p, req, "mail.discarded", `mail:${id}`);
+  }
+
+  async function jobs(paging: Paging): Promise<Page<ConsoleJob>> {
+    const r = await d.store.jobs(paging.size, offsetOf(paging));
+    const items = r.rows.map((j) => ({
+      id: j.id, organization: j.subdomain, kind: j.kind, status: j.status, total: Number(j.total), done: Number(j.done), error_count: Number(j.error_count),
+      created_at: toIso(j.created_at), finished_at: toIsoOrNull(j.finished_at),
+    }));
+    return pageOf(items, r.total, paging.page, paging.size);
+  }
+
+  async function server(): Promise<ConsoleServer> {
+    const [base, sizes] = await Promise.all([d.server(), d.store.sizes()]);
+    return { ...base, database_bytes: sizes.database_bytes === null ? null : Number(sizes.database_bytes), wal_bytes: sizes.wal_bytes === null ? null : Number(sizes.wal_bytes) };
+  }
+
+  async function audit(paging: Paging): Promise<Page<ConsoleAuditRow>> {
+    const r = await d.store.auditPage(paging.size, offsetOf(paging));
+    const items = r.rows.map((a) => ({
+      id: Number(a.id), operator: a.operator_email, action: a.action, target: a.target, ip: a.ip, user_agent: a.user_agent,
+      detail: JSON.parse(a.detail || "{}") as Record<string, unknown>, created_at: toIso(a.created_at),
+    }));
+    return pageOf(items, r.total, paging.page, paging.size);
+  }
+
+  return { overview, organizations, setDisabled, mail, retryMail, discardMail, jobs, server, audit };
+}
+
+export type ConsoleService = ReturnType<typeof createConsoleService>;

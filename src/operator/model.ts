@@ -1,0 +1,122 @@
+import { type Static, t } from "elysia";
+import { AppError, BEARER } from "../kernel/errors";
+import { PASSWORD_MAX, PASSWORD_MIN } from "../security/passwords";
+
+/** The operator's console's bodies and answers: the one declaration of each. */
+
+export const OperatorLoginBody = t.Object({
+  email: t.String({ minLength: 3, maxLength: 254 }),
+  password: t.String({ minLength: 1, maxLength: PASSWORD_MAX }),
+});
+export const OperatorChallenge = t.Object({ requires_2fa: t.Literal(true), temp_token: t.String() });
+export const OperatorVerifyBody = t.Object({
+  temp_token: t.String({ minLength: 1, maxLength: 200 }),
+  code: t.String({ minLength: 6, maxLength: 10 }),
+});
+export const OperatorToken = t.Object({ access_token: t.String(), token_type: t.Literal("bearer"), expires_at: t.String({ format: "date-time" }) });
+export const OperatorReauthBody = t.Object({ password: t.String({ minLength: 1, maxLength: PASSWORD_MAX }) });
+export const OperatorMe = t.Object({
+  email: t.String(),
+  session_expires_at: t.String({ format: "date-time" }),
+  /** When the last password proof stops counting for destructive actions. */
+  step_up_until: t.String({ format: "date-time" }),
+});
+
+export const ConsoleOrganization = t.Object({
+  id: t.String(),
+  name: t.String(),
+  subdomain: t.String(),
+  members: t.Integer(),
+  deals: t.Integer(),
+  created_at: t.String({ format: "date-time" }),
+  last_activity_at: t.Union([t.String({ format: "date-time" }), t.Null()]),
+  disabled_at: t.Union([t.String({ format: "date-time" }), t.Null()]),
+});
+export const ConsoleOrganizationStatus = t.Object({ subdomain: t.String(), disabled: t.Boolean(), changed: t.Boolean() });
+
+export const ConsoleMail = t.Object({
+  id: t.String(),
+  organization: t.Union([t.String(), t.Null()]),
+  kind: t.String(),
+  /** Masked: the first character of the local part and the domain (`a•••@example.com`). */
+  recipient: t.String(),
+  subject: t.String(),
+  status: t.Union([t.Literal("pending"), t.Literal("sending"), t.Literal("failed")]),
+  attempts: t.Integer(),
+  next_attempt_at: t.String({ format: "date-time" }),
+  last_error: t.Union([t.String(), t.Null()]),
+  created_at: t.String({ format: "date-time" }),
+});
+
+export const ConsoleJob = t.Object({
+  id: t.String(),
+  organization: t.String(),
+  kind: t.String(),
+  status: t.String(),
+  total: t.Integer(),
+  done: t.Integer(),
+  error_count: t.Integer(),
+  created_at: t.String({ format: "date-time" }),
+  finished_at: t.Union([t.String({ format: "date-time" }), t.Null()]),
+});
+
+export const ConsoleAuditRow = t.Object({
+  id: t.Integer(),
+  operator: t.Union([t.String(), t.Null()]),
+  action: t.String(),
+  target: t.Union([t.String(), t.Null()]),
+  ip: t.Union([t.String(), t.Null()]),
+  user_agent: t.Union([t.String(), t.Null()]),
+  detail: t.Record(t.String(), t.Unknown()),
+  created_at: t.String({ format: "date-time" }),
+});
+
+export const ConsoleOverview = t.Object({
+  organizations: t.Integer(),
+  organizations_disabled: t.Integer(),
+  mail_pending: t.Integer(),
+  mail_failed: t.Integer(),
+  jobs_running: t.Integer(),
+  /** This instance's requests in each of the last minutes, oldest first (up to 24 hours; restarts empty). */
+  requests_per_minute: t.Array(t.Integer()),
+});
+
+export const ConsoleSetting = t.Object({
+  name: t.String(),
+  /** The value in effect; a secret's is never shown: only whether it is set. */
+  value: t.String(),
+  secret: t.Boolean(),
+});
+export const ConsoleServer = t.Object({
+  version: t.String(),
+  uptime_seconds: t.Integer(),
+  database: t.Union([t.Literal("sqlite"), t.Literal("postgres")]),
+  database_bytes: t.Union([t.Integer(), t.Null()]),
+  wal_bytes: t.Union([t.Integer(), t.Null()]),
+  key_file_present: t.Boolean(),
+  settings: t.Array(ConsoleSetting),
+});
+
+export type ConsoleOrganization = Static<typeof ConsoleOrganization>;
+export type ConsoleMail = Static<typeof ConsoleMail>;
+export type ConsoleJob = Static<typeof ConsoleJob>;
+export type ConsoleAuditRow = Static<typeof ConsoleAuditRow>;
+export type ConsoleServer = Static<typeof ConsoleServer>;
+export type ConsoleSetting = Static<typeof ConsoleSetting>;
+
+export const operatorErrors = {
+  invalidCode: () => new AppError(401, "invalid_2fa_code", "The code is not valid: type the six digits your authenticator app shows now.", BEARER),
+  stepUpRequired: () =>
+    new AppError(403, "reauthentication_required", "Confirm your password first: this action needs a sign-in from the last 10 minutes."),
+  notOnOrganizationHost: () => new AppError(404, "not_found", "Not found."),
+  mailNotFound: () => new AppError(404, "mail_not_found", "No such mail is waiting or failed: it may have been sent or discarded already."),
+  badEmail: () => new AppError(422, "invalid_email", "Give the operator's email address, such as ops@example.com."),
+  passwordLength: () => new AppError(422, "invalid_password", `The password must have ${PASSWORD_MIN} to ${PASSWORD_MAX} characters.`),
+  passwordCommon: (why: string) => new AppError(422, "password_too_common", why),
+  taken: (email: string) => new AppError(409, "operator_exists", `An operator with the email ${email} already exists.`),
+};
+
+/** What an action answers: a sentence saying what happened, and when. */
+export const OperatorDone = t.Object({ detail: t.String(), at: t.String({ format: "date-time" }) });
+export const OrganizationPath = t.Object({ subdomain: t.String({ minLength: 1, maxLength: 63, pattern: "^[A-Za-z0-9-]+$" }) });
+export const MailPath = t.Object({ id: t.String({ minLength: 1, maxLength: 64, pattern: "^[A-Za-z0-9_-]+$" }) });

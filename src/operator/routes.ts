@@ -1,0 +1,158 @@
+import { Elysia } from "elysia";
+import type { Context } from "../context";
+import { requestInfo } from "../http/client";
+import { doc } from "../http/openapi";
+import { listParameters } from "../http/page-schema";
+import { toIso } from "../kernel/ids";
+import { QueryReader, rawQuery } from "../kernel/paging";
+import { pageSchema } from "../http/page-schema";
+import { OPERATOR_COOKIE, OPERATOR_COOKIE_PATH, baseDomainOnly, operatorGuard } from "./guard";
+import {
+  ConsoleAuditRow, ConsoleJob, ConsoleMail, ConsoleOrganization, ConsoleOrganizationStatus, ConsoleOverview, ConsoleServer, MailPath,
+  OperatorChallenge, OperatorDone, OperatorLoginBody, OperatorMe, OperatorReauthBody, OperatorToken, OperatorVerifyBody, OrganizationPath,
+} from "./model";
+import { OPERATOR_SESSION_MS, OPERATOR_STEP_UP_MS } from "./service";
+
+const tags = ["operator"] as const;
+const BASE = "Base domain only: on an organization's host (or with X-Tenant) it is 404.";
+const AUTH = `Needs an operator's session: \`Authorization: Bearer <access_token>\` or the \`${OPERATOR_COOKIE}\` cookie (an organization's token or cookie is refused, 401). ${BASE}`;
+const STEP_UP = "Needs the password again within 10 minutes (`POST /api/v1/operator/auth/reauthenticate`), else 403 `reauthentication_required`.";
+
+const OrganizationsPage = pageSchema(ConsoleOrganization);
+const MailPage = pageSchema(ConsoleMail);
+const JobsPage = pageSchema(ConsoleJob);
+const AuditPage = pageSchema(ConsoleAuditRow);
+
+/** Page and size of a list, plus what `extra` reads; every failing parameter is its own 422 item. */
+function readList<T>(url: string, extra: (q: QueryReader) => T) {
+  const q = new QueryReader(rawQuery(url));
+  const paging = q.paging();
+  const more = extra(q);
+  q.done();
+  return { paging, ...more };
+}
+
+/** /api/v1/operator: the server's operators' sign-in and console (src/operator). */
+export const operatorRoutes = (ctx: Context) => {
+  const cookieAttributes = { httpOnly: true, secure: ctx.config.cookieSecure, sameSite: "strict" as const, path: OPERATOR_COOKIE_PATH };
+  return new Elysia({ name: "operator-routes", prefix: "/api/v1/operator", seed: ctx.id })
+    .use(baseDomainOnly(ctx))
+    .post("/auth/login", async ({ body, request, server }) => {
+      const r = await ctx.operators.login(body, requestInfo(request, server, ctx.config.trustProxy));
+      return { requires_2fa: true as const, temp_token: r.tempToken };
+    }, {
+      body: OperatorLoginBody,
+      ...doc({
+        summary: "Operator sign-in, first step: the password answers a temp_token for the code",
+        description: `Every operator has TOTP: the answer is always the challenge. Limited and locked as the organizations' sign-in is (per IP, per account and source): 401 \`invalid_credentials\`, 429. ${BASE}`,
+        tags, ok: { 200: ["OperatorChallenge", OperatorChallenge] }, errors: [401, 404, 429],
+      }),
+    })
+    .post("/auth/2fa/verify", async ({ body, request, server, cookie }) => {
+      const r = await ctx.operators.verify(body, requestInfo(request, server, ctx.config.trustProxy));
+      cookie[OPERATOR_COOKIE]!.set({ value: r.token, maxAge: Math.floor(OPERATOR_SESSION_MS / 1000), ...cookieAttributes });
+      return { access_token: r.token, token_type: "bearer" as const, expires_at: toIso(r.expiresAt) };
+    }, {
+      body: OperatorVerifyBody,
+      ...doc({
+        summary: "Operator sign-in, second step: the code opens a session",
+        description:
+          `A session of 8 hours at most, ended after 30 minutes unused; its token also comes as the \`${OPERATOR_COOKIE}\` cookie (HttpOnly, SameSite=Strict, ` +
+          `Path=${OPERATOR_COOKIE_PATH}, this host only). A wrong code keeps the temp_token: 5 tries a minute, each counted toward the sign-in lock. ` +
+          `401 \`invalid_2fa_code\`, 401 \`invalid_token\` (an unknown, spent or expired temp_token), 429. ${BASE}`,
+        tags, ok: { 200: ["OperatorToken", OperatorToken] }, errors: [401, 404, 429],
+      }),
+    })
+    .use(operatorGuard(ctx))
+    .get("/auth/me", ({ operator }) => ({
+      email: operator.email,
+      session_expires_at: toIso(operator.sessionExpiresAt),
+      step_up_until: toIso(operator.provenAt + OPERATOR_STEP_UP_MS),
+    }), doc({ summary: "The signed-in operator and their session", description: AUTH, tags, auth: true, ok: { 200: ["OperatorMe", OperatorMe] }, errors: [404] }))
+    .post("/auth/logout", async ({ operator, request, server, cookie }) => {
+      await ctx.operators.logout(operator, requestInfo(request, server, ctx.config.trustProxy));
+      cookie[OPERATOR_COOKIE]!.set({ value: "", maxAge: 0, expires: new Date(0), ...cookieAttributes });
+      return { detail: "Signed out.", at: toIso(ctx.now()) };
+    }, doc({ summary: "End this operator session and clear its cookie", description: AUTH, tags, auth: true, ok: { 200: ["OperatorDone", OperatorDone] }, errors: [404] }))
+    .post("/auth/reauthenticate", async ({ operator, body, request, server }) => {
+      await ctx.operators.reauthenticate(operator, body.password, requestInfo(request, server, ctx.config.trustProxy));
+      return { detail: "Password confirmed: you can do destructive actions for the next 10 minutes.", at: toIso(ctx.now()) };
+    }, {
+      body: OperatorReauthBody,
+      ...doc({
+        summary: "Confirm the password again (step-up) for destructive actions",
+        description: `Limited as sign-in is; a wrong password counts toward the lock. ${AUTH}`,
+        tags, auth: true, ok: { 200: ["OperatorDone", OperatorDone] }, errors: [404, 429],
+      }),
+    })
+    .get("/overview", () => ctx.operatorConsole.overview(), doc({
+      summary: "Counts across the server: organizations, mail waiting and failed, jobs running, requests per minute",
+      description: `The requests per minute are this instance's, kept in memory for 24 hours. ${AUTH}`,
+      tags, auth: true, ok: { 200: ["ConsoleOverview", ConsoleOverview] }, errors: [404],
+    }))
+    .get("/organizations", ({ request }) => {
+      const r = readList(request.url, (q) => ({ search: q.search("q") ?? "" }));
+      return ctx.operatorConsole.organizations(r.search, r.paging);
+    }, doc({
+      summary: "Every organization, newest first, with members, deals and last activity",
+      description: AUTH, tags, auth: true, ok: { 200: ["ConsoleOrganizationsPage", OrganizationsPage] }, errors: [404],
+      parameters: listParameters([{ name: "q", description: "Part of the name or subdomain, any case", schema: { type: "string", maxLength: 200 } }]),
+    }))
+    .post("/organizations/:subdomain/disable", ({ operator, params, request, server }) =>
+      ctx.operatorConsole.setDisabled(operator, requestInfo(request, server, ctx.config.trustProxy), params.subdomain, true), {
+      params: OrganizationPath,
+      ...doc({
+        summary: "Disable an organization (as `suite tenant disable`): its data is kept, every request to it answers 403",
+        description: `${STEP_UP} ${AUTH}`, tags, auth: true, ok: { 200: ["ConsoleOrganizationStatus", ConsoleOrganizationStatus] }, errors: [404],
+      }),
+    })
+    .post("/organizations/:subdomain/enable", ({ operator, params, request, server }) =>
+      ctx.operatorConsole.setDisabled(operator, requestInfo(request, server, ctx.config.trustProxy), params.subdomain, false), {
+      params: OrganizationPath,
+      ...doc({
+        summary: "Enable a disabled organization again (as `suite tenant enable`)",
+        description: `${STEP_UP} ${AUTH}`, tags, auth: true, ok: { 200: ["ConsoleOrganizationStatus", ConsoleOrganizationStatus] }, errors: [404],
+      }),
+    })
+    .get("/mail", ({ request }) => {
+      const r = readList(request.url, (q) => ({ status: q.literal("status", ["pending", "failed"] as const) }));
+      return ctx.operatorConsole.mail(r.status, r.paging);
+    }, doc({
+      summary: "The mail queue: mail waiting, being sent or failed, newest first (recipients masked)",
+      description: AUTH, tags, auth: true, ok: { 200: ["ConsoleMailPage", MailPage] }, errors: [404],
+      parameters: listParameters([{ name: "status", description: "pending or failed; none: both (and mail being sent)", schema: { type: "string", enum: ["pending", "failed"] } }]),
+    }))
+    .post("/mail/:id/retry", async ({ operator, params, request, server }) => {
+      await ctx.operatorConsole.retryMail(operator, requestInfo(request, server, ctx.config.trustProxy), params.id);
+      return { detail: "The mail will be sent now.", at: toIso(ctx.now()) };
+    }, {
+      params: MailPath,
+      ...doc({
+        summary: "Send a waiting mail now, without waiting for its next try",
+        description: `Failed mail has lost its body (it held a live link) and cannot be sent again: discard it and ask for a new link. 404 \`mail_not_found\`. ${AUTH}`,
+        tags, auth: true, ok: { 200: ["OperatorDone", OperatorDone] }, errors: [404],
+      }),
+    })
+    .delete("/mail/:id", async ({ operator, params, request, server }) => {
+      await ctx.operatorConsole.discardMail(operator, requestInfo(request, server, ctx.config.trustProxy), params.id);
+      return { detail: "The mail was discarded.", at: toIso(ctx.now()) };
+    }, {
+      params: MailPath,
+      ...doc({
+        summary: "Discard a waiting or failed mail",
+        description: `404 \`mail_not_found\`. ${STEP_UP} ${AUTH}`, tags, auth: true, ok: { 200: ["OperatorDone", OperatorDone] }, errors: [404],
+      }),
+    })
+    .get("/jobs", ({ request }) => ctx.operatorConsole.jobs(readList(request.url, () => ({})).paging), doc({
+      summary: "CRM import and export jobs of every organization, newest first (read-only)",
+      description: AUTH, tags, auth: true, ok: { 200: ["ConsoleJobsPage", JobsPage] }, errors: [404], parameters: listParameters([]),
+    }))
+    .get("/server", () => ctx.operatorConsole.server(), doc({
+      summary: "The server: version, uptime, database and WAL size, key file, settings in effect (never a secret's value)",
+      description: AUTH, tags, auth: true, ok: { 200: ["ConsoleServer", ConsoleServer] }, errors: [404],
+    }))
+    .get("/audit", ({ request }) => ctx.operatorConsole.audit(readList(request.url, () => ({})).paging), doc({
+      summary: "The operators' audit log, newest first: sign-ins and every action",
+      description: AUTH, tags, auth: true, ok: { 200: ["ConsoleAuditPage", AuditPage] }, errors: [404], parameters: listParameters([]),
+    }));
+};

@@ -1,0 +1,135 @@
+import { statSync } from "node:fs";
+import { type Db, writeTx } from "../../db/database";
+import type {
+  ConsoleJobRow, ConsoleMailRow, ConsoleOrganizationRow, NewOperatorSession, OperatorAuditEntry, OperatorAuditRow, OperatorRow, OperatorSessionWithEmail, OperatorStore,
+} from "../../operator/repo";
+import { likePattern } from "../../operator/repo";
+
+/**
+ * SQL of the operators and their console. Every statement is prepared once. The console's reads
+ * go across organizations by design: the server's own view, never shown to an organization.
+ */
+export function createSqliteOperatorStore(db: Db) {
+  const insert = db.prepare<never, [string, string, string, string, number]>(
+    "INSERT INTO operators (id, email, password_hash, totp_secret, created_at) VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (email) DO NOTHING",
+  );
+  const byEmail = db.prepare<OperatorRow, [string]>("SELECT * FROM operators WHERE email = ?1");
+  const byId = db.prepare<OperatorRow, [string]>("SELECT * FROM operators WHERE id = ?1");
+  const list = db.prepare<OperatorRow, []>("SELECT * FROM operators ORDER BY created_at, email");
+  const remove = db.prepare<never, [string]>("DELETE FROM operators WHERE email = ?1");
+  const acceptStep = db.prepare<never, [string, number, number]>(
+    "UPDATE operators SET totp_last_step = ?2, last_sign_in_at = ?3 WHERE id = ?1 AND (totp_last_step IS NULL OR totp_last_step < ?2)",
+  );
+  const addChallenge = db.prepare<never, [string, string, number]>("INSERT INTO operator_challenges (token_hash, operator_id, expires_at) VALUES (?1, ?2, ?3)");
+  const takeChallenge = db.prepare<{ operator_id: string; expires_at: number }, [string]>("DELETE FROM operator_challenges WHERE token_hash = ?1 RETURNING operator_id, expires_at");
+  const peekChallenge = db.prepare<{ operator_id: string }, [string, number]>("SELECT operator_id FROM operator_challenges WHERE token_hash = ?1 AND expires_at > ?2");
+  const createSession = db.prepare<never, [string, string, string, number, number, string | null, string | null]>(
+    `INSERT INTO operator_sessions (id, token_hash, operator_id, created_at, last_used_at, expires_at, proven_at, ip, user_agent)
+     VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?4, ?6, ?7)`,
+  );
+  const sessionByHash = db.prepare<OperatorSessionWithEmail, [string, number, number]>(
+    `SELECT s.id, s.operator_id, s.created_at, s.last_used_at, s.expires_at, s.proven_at, s.ended_at, o.email
+       FROM operator_sessions s JOIN operators o ON o.id = s.operator_id
+      WHERE s.token_hash = ?1 AND s.ended_at IS NULL AND s.expires_at > ?2 AND s.last_used_at > ?3`,
+  );
+  const touch = db.prepare<never, [string, number]>("UPDATE operator_sessions SET last_used_at = ?2 WHERE id = ?1 AND last_used_at < ?2");
+  const prove = db.prepare<never, [string, number]>("UPDATE operator_sessions SET proven_at = ?2, last_used_at = max(last_used_at, ?2) WHERE id = ?1");
+  const end = db.prepare<never, [string, number]>("UPDATE operator_sessions SET ended_at = ?2 WHERE id = ?1 AND ended_at IS NULL");
+  const purgeChallenges = db.prepare<never, [number]>("DELETE FROM operator_challenges WHERE expires_at <= ?1");
+  const purgeSessions = db.prepare<never, [number]>("DELETE FROM operator_sessions WHERE expires_at < ?1 OR ended_at < ?1");
+  const audit = db.prepare<never, [string | null, string | null, string, string | null, string | null, string | null, string, number]>(
+    `INSERT INTO operator_audit (operator_id, operator_email, action, target, ip, user_agent, detail, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)`,
+  );
+  const auditPage = db.prepare<OperatorAuditRow, [number, number]>(
+    "SELECT id, operator_email, action, target, ip, user_agent, detail, created_at FROM operator_audit ORDER BY created_at DESC, id DESC LIMIT ?1 OFFSET ?2",
+  );
+  const auditCount = db.prepare<{ n: number }, []>("SELECT count(*) AS n FROM operator_audit");
+
+  const orgWhere = "(?1 = '' OR lower(t.subdomain) LIKE ?2 ESCAPE '\\' OR lower(t.name) LIKE ?2 ESCAPE '\\')";
+  // The page's organizations first (a walk of tenants, sorted), then members from users, deals
+  // from the trigger-kept deal_counts ('*' rows: one per stage) and the last activity from the
+  // members' sessions for those 20 or so alone: counted for every organization before the sort,
+  // 5,000 of them took 140 ms.
+  const organizations = db.prepare<ConsoleOrganizationRow, [string, string, number, number]>(
+    `SELECT t.id, t.name, t.subdomain, t.created_at, t.disabled_at,
+            (SELECT count(*) FROM users u WHERE u.tenant_id = t.id) AS members,
+            coalesce((SELECT sum(c.n) FROM deal_counts c WHERE c.tenant_id = t.id AND c.assignee = '*'), 0) AS deals,
+            (SELECT max(s.last_used_at) FROM sessions s WHERE s.tenant_id = t.id) AS last_activity_at
+       FROM (SELECT t.id FROM tenants t WHERE ${orgWhere} ORDER BY t.created_at DESC, t.subdomain LIMIT ?3 OFFSET ?4) page
+       JOIN tenants t ON t.id = page.id
+      ORDER BY t.created_at DESC, t.subdomain`,
+  );
+  const organizationsCount = db.prepare<{ n: number }, [string, string]>(`SELECT count(*) AS n FROM tenants t WHERE ${orgWhere}`);
+  const organizationCounts = db.prepare<{ total: number; disabled: number }, []>(
+    "SELECT count(*) AS total, coalesce(sum(disabled_at IS NOT NULL), 0) AS disabled FROM tenants",
+  );
+  const mailWhere = "(?1 IS NULL AND m.status IN ('pending', 'sending', 'failed') OR m.status = ?1)";
+  const mailQueue = db.prepare<ConsoleMailRow, [string | null, number, number]>(
+    `SELECT m.id, m.tenant_id, t.subdomain, m.kind, m.recipient, m.subject, m.status, m.attempts, m.next_attempt_at, m.last_error, m.created_at
+       FROM mail_outbox m LEFT JOIN tenants t ON t.id = m.tenant_id
+      WHERE ${mailWhere} ORDER BY m.created_at DESC, m.id DESC LIMIT ?2 OFFSET ?3`,
+  );
+  const mailCount = db.prepare<{ n: number }, [string | null]>(`SELECT count(*) AS n FROM mail_outbox m WHERE ${mailWhere}`);
+  const retryMail = db.prepare<never, [string, number]>("UPDATE mail_outbox SET next_attempt_at = ?2 WHERE id = ?1 AND status = 'pending'");
+  const discardMail = db.prepare<never, [string]>("DELETE FROM mail_outbox WHERE id = ?1 AND status IN ('pending', 'failed')");
+  const jobs = db.prepare<ConsoleJobRow, [number, number]>(
+    `SELECT j.id, j.tenant_id, t.subdomain, j.kind, j.status, j.total, j.done, j.error_count, j.created_at, j.finished_at
+       FROM crm_jobs j JOIN tenants t ON t.id = j.tenant_id ORDER BY j.created_at DESC, j.id DESC LIMIT ?1 OFFSET ?2`,
+  );
+  const jobsCount = db.prepare<{ n: number }, []>("SELECT count(*) AS n FROM crm_jobs");
+  const running = db.prepare<{ n: number }, []>("SELECT count(*) AS n FROM crm_jobs WHERE status = 'running'");
+  const pages = db.prepare<{ n: number }, []>("SELECT page_count * page_size AS n FROM pragma_page_count(), pragma_page_size()");
+
+  const store = {
+    create: async (r: OperatorRow) => insert.run(r.id, r.email, r.password_hash, r.totp_secret, r.created_at).changes === 1,
+    byEmail: async (email: string) => byEmail.get(email) ?? null,
+    byId: async (id: string) => byId.get(id) ?? null,
+    list: async () => list.all(),
+    remove: async (email: string) => remove.run(email).changes === 1,
+    acceptStep: async (id: string, step: number, at: number) => acceptStep.run(id, step, at).changes === 1,
+    addChallenge: async (tokenHash: string, operatorId: string, expiresAt: number) => void addChallenge.run(tokenHash, operatorId, expiresAt),
+    takeChallenge: async (tokenHash: string, now: number) => {
+      const row = writeTx(db, () => takeChallenge.get(tokenHash));
+      return row && row.expires_at > now ? row.operator_id : null;
+    },
+    peekChallenge: async (tokenHash: string, now: number) => peekChallenge.get(tokenHash, now)?.operator_id ?? null,
+    createSession: async (s: NewOperatorSession) => void createSession.run(s.id, s.tokenHash, s.operatorId, s.createdAt, s.expiresAt, s.ip, s.userAgent),
+    sessionByHash: async (tokenHash: string, now: number, idleSince: number) => sessionByHash.get(tokenHash, now, idleSince) ?? null,
+    touchSession: async (id: string, at: number) => void touch.run(id, at),
+    proveSession: async (id: string, at: number) => void prove.run(id, at),
+    endSession: async (id: string, at: number) => void end.run(id, at),
+    purgeExpired: async (now: number, before: number) => {
+      purgeChallenges.run(now);
+      purgeSessions.run(before);
+    },
+    audit: async (e: OperatorAuditEntry, at: number) =>
+      void audit.run(e.operatorId, e.operatorEmail, e.action, e.target, e.ip, e.userAgent, JSON.stringify(e.detail ?? {}), at),
+    auditPage: async (limit: number, offset: number) => ({ rows: auditPage.all(limit, offset), total: auditCount.get()!.n }),
+    organizations: async (q: string, limit: number, offset: number) => {
+      const pattern = likePattern(q);
+      return { rows: organizations.all(q, pattern, limit, offset), total: organizationsCount.get(q, pattern)!.n };
+    },
+    organizationCounts: async () => organizationCounts.get()!,
+    mailQueue: async (status: "pending" | "failed" | null, limit: number, offset: number) => ({
+      rows: mailQueue.all(status, limit, offset),
+      total: mailCount.get(status)!.n,
+    }),
+    retryMail: async (id: string, now: number) => retryMail.run(id, now).changes === 1,
+    discardMail: async (id: string) => discardMail.run(id).changes === 1,
+    jobs: async (limit: number, offset: number) => ({ rows: jobs.all(limit, offset), total: jobsCount.get()!.n }),
+    runningJobs: async () => running.get()!.n,
+    sizes: async () => {
+      const file = db.filename;
+      let wal: number | null = null;
+      if (file && file !== ":memory:") {
+        try {
+          wal = statSync(`${file}-wal`).size;
+        } catch {
+          wal = 0;
+        }
+      }
+      return { database_bytes: pages.get()!.n, wal_bytes: wal };
+    },
+  };
+  return store satisfies OperatorStore;
+}
