@@ -105,7 +105,7 @@ describe("every PostgreSQL store statement that adds, removes or readdresses acc
     const WRITES_USERS = /INSERT INTO users\b|insertJson\([^,]+, "users"\)|DELETE FROM users\b|DELETE FROM tenants\b|UPDATE users SET (?:(?!WHERE)[^`])*\bemail\s*=/;
     const dir = join(import.meta.dir, "../../src/stores/postgres");
     const writers = readdirSync(dir).filter((f) => f.endsWith(".ts") && WRITES_USERS.test(readFileSync(join(dir, f), "utf8")));
-    expect(writers.sort()).toEqual(["members.ts", "seed.ts", "users.ts"]);
+    expect(writers.sort()).toEqual(["members.ts", "seed.ts", "tenant-deletion.ts", "users.ts"]);
     for (const f of writers) expect(`${f}: ${/\bdirectory\w*InTx\(/.test(readFileSync(join(dir, f), "utf8"))}`).toBe(`${f}: true`);
   });
 });

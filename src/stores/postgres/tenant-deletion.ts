@@ -1,5 +1,6 @@
 import { type DeletionMarker, type TenantDeletionStore, deletionOrder } from "../../organization/deletion-repo";
 import type { Pg } from "./database";
+import { directoryDeleteTenantInTx } from "./user-directory";
 
 const MARKER = "tenant_deletion:";
 const q = (name: string) => `"${name.replaceAll('"', '""')}"`;
@@ -66,6 +67,9 @@ export function createPostgresTenantDeletionStore(pg: Pg): TenantDeletionStore {
     async finish(tenantId) {
       await pg.begin(async (tx) => {
         await tx.run`DELETE FROM rate_limits WHERE strpos(key, ${tenantId}) > 0`;
+        // The batches emptied user_directory with every other table; said again here, with the
+        // tenants row, so the directory's rule holds in this file too (every account's removal files it).
+        await directoryDeleteTenantInTx(tx, tenantId);
         await tx.run`DELETE FROM tenants WHERE id = ${tenantId}`;
         await tx.run`DELETE FROM settings WHERE key = ${MARKER + tenantId}`;
       });
