@@ -1,4 +1,4 @@
-import type { DealsQuery, ListedSeqs } from "../../crm/deals-query";
+import type { DealSummaryQuery, DealsQuery, ListedSeqs, SummaryRow } from "../../crm/deals-query";
 import type { Statement } from "bun:sqlite";
 import type { Db } from "../../db/database";
 import { TENANT_SPAN } from "../../crm/deal-columns";
@@ -10,6 +10,7 @@ import { type SqliteDealsPlan, costPlan } from "./deals-plan";
 import { type DealsReads, describeRequest } from "./deals-list-request";
 import { unsearchedPage } from "./deals-page-reads";
 import { shortTermPage, threeLetterPage, trigramTermPage } from "./deals-search-pages";
+import { summaryRows } from "./deals-summary";
 
 import type { DealListQuery } from "../../crm/model";
 
@@ -69,6 +70,8 @@ export function createSqliteDealsQuery(db: Db, plan: SqliteDealsPlan = costPlan(
   const read = readTx(db);
   const store = {
     list: async (tenantId: string, q: DealListQuery): Promise<ListedSeqs> => read(() => listNow(tenantId, q)),
+    summary: async (tenantId: string, q: DealSummaryQuery): Promise<SummaryRow[]> =>
+      read(() => summaryRows(stmt, (id) => reads.tenantNo.get(id)?.tenant_no ?? null, tenantId, q)),
   };
   return store satisfies DealsQuery;
 }
