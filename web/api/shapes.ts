@@ -37,6 +37,7 @@ export type Deal = Answer<"get", "/api/v1/crm/deals/{id}">;
 export type DealWrite = Body<"post", "/api/v1/crm/deals">;
 export type DealQuery = Query<"get", "/api/v1/crm/deals">;
 export type DealSort = NonNullable<DealQuery["sort_by"]>;
+export type DealSummary = Answer<"get", "/api/v1/crm/deals/summary">;
 export type AuditQuery = Query<"get", "/api/v1/audit-log">;
 
 // ---- CSV export and import ----
