@@ -122,7 +122,7 @@ export function Board({ view, stages, refresh, onOpen }: BoardProps) {
       <p class="visually-hidden" role="status" aria-live="polite">
         {said}
       </p>
-      <div class="board" aria-label="Deals by stage" role="region" tabIndex={0}>
+      <div class="board" aria-label="Deals by stage" role="region">
         {shown.map((s) => (
           <Column
             key={s.key}
