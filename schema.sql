@@ -878,3 +878,31 @@ CREATE INDEX passkey_challenges_by_expiry ON passkey_challenges (expires_at);
 -- set one up until they do (the auth guard reads both with the session).
 ALTER TABLE tenants ADD COLUMN require_passkey_or_2fa INTEGER NOT NULL DEFAULT 0 CHECK (require_passkey_or_2fa IN (0, 1));
 ALTER TABLE tenants ADD COLUMN require_passkey_for_admins INTEGER NOT NULL DEFAULT 0 CHECK (require_passkey_for_admins IN (0, 1));
+-- Deal counts and value sums by tenant, assignee ('' = unassigned), stage and currency, so that
+-- the board's column heads without a search (GET /crm/deals/summary) add up a few hundred rows
+-- instead of every deal. Kept by triggers, as deal_counts is: no write path can forget them.
+CREATE TABLE deal_sums (
+  tenant_id TEXT NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
+  assignee  TEXT NOT NULL,
+  stage     TEXT NOT NULL,
+  currency  TEXT NOT NULL,
+  n         INTEGER NOT NULL,
+  cents     INTEGER NOT NULL,
+  PRIMARY KEY (tenant_id, assignee, stage, currency)
+) STRICT, WITHOUT ROWID;
+
+CREATE TRIGGER deal_sums_insert AFTER INSERT ON deals BEGIN
+  INSERT INTO deal_sums (tenant_id, assignee, stage, currency, n, cents) VALUES (new.tenant_id, coalesce(new.assigned_to, ''), new.stage, new.currency, 1, new.value_cents)
+    ON CONFLICT (tenant_id, assignee, stage, currency) DO UPDATE SET n = n + 1, cents = cents + excluded.cents;
+END;
+CREATE TRIGGER deal_sums_delete AFTER DELETE ON deals BEGIN
+  UPDATE deal_sums SET n = n - 1, cents = cents - old.value_cents
+   WHERE tenant_id = old.tenant_id AND assignee = coalesce(old.assigned_to, '') AND stage = old.stage AND currency = old.currency;
+END;
+CREATE TRIGGER deal_sums_update AFTER UPDATE OF stage, assigned_to, value_cents, currency ON deals BEGIN
+  UPDATE deal_sums SET n = n - 1, cents = cents - old.value_cents
+   WHERE tenant_id = old.tenant_id AND assignee = coalesce(old.assigned_to, '') AND stage = old.stage AND currency = old.currency;
+  INSERT INTO deal_sums (tenant_id, assignee, stage, currency, n, cents) VALUES (new.tenant_id, coalesce(new.assigned_to, ''), new.stage, new.currency, 1, new.value_cents)
+    ON CONFLICT (tenant_id, assignee, stage, currency) DO UPDATE SET n = n + 1, cents = cents + excluded.cents;
+END;
+

@@ -18,6 +18,7 @@ import v18 from "./migrations/0018-import-jobs.sql" with { type: "text" };
 import v19 from "./migrations/0019-new-device-notices.sql" with { type: "text" };
 import v20 from "./migrations/0020-passkeys.sql" with { type: "text" };
 import v21 from "./migrations/0021-sign-in-policy.sql" with { type: "text" };
+import v27 from "./migrations/0027-deal-sums.sql" with { type: "text" };
 import type { Db } from "./database";
 import { recountDealGrams } from "./deal-grams";
 import { recountDealKeyGrams } from "./deal-key-grams";
@@ -59,6 +60,7 @@ export const MIGRATIONS: Migration[] = [
   { version: 19, name: "known devices per user, and the new-device mail's \"this wasn't me\" links", sql: v19 },
   { version: 20, name: "passkeys (WebAuthn credentials) and their single-use challenges", sql: v20 },
   { version: 21, name: "the organization's sign-in policy: members must use a passkey or 2FA, admins a passkey", sql: v21 },
+  { version: 27, name: "the deal board: deal counts and value sums per assignee, stage and currency", sql: v27 },
 ];
 
 /**

@@ -15,6 +15,7 @@ import s58 from "./schema/58-import-jobs.sql" with { type: "text" };
 import s59 from "./schema/59-new-device-notices.sql" with { type: "text" };
 import s60 from "./schema/60-passkeys.sql" with { type: "text" };
 import s61 from "./schema/61-sign-in-policy.sql" with { type: "text" };
+import s67 from "./schema/67-deal-sums.sql" with { type: "text" };
 
 /**
  * The PostgreSQL schema, one file per feature group, applied in this order (later files refer to
@@ -37,11 +38,12 @@ const FILES: Array<{ name: string; sql: string }> = [
   { name: "59-new-device-notices.sql", sql: s59 },
   { name: "60-passkeys.sql", sql: s60 },
   { name: "61-sign-in-policy.sql", sql: s61 },
+  { name: "67-deal-sums.sql", sql: s67 },
 ];
 
 /**
  * Schema files added after version 1 (the first release's files, 10 to 51): file 52 is version 2,
- * 53 version 3, 54 version 4, 55 version 5, 56 version 6, 57 version 7, 58 version 8, 59 version 9, 60 version 10, 61 version 11. A new database gets every file at once; an older one runs these as migrate.ts's
+ * 53 version 3, 54 version 4, 55 version 5, 56 version 6, 57 version 7, 58 version 8, 59 version 9, 60 version 10, 61 version 11, 67 version 17 (numbered after the files other branches add meanwhile). A new database gets every file at once; an older one runs these as migrate.ts's
  * steps. Released files are never edited: a later file changes what an earlier one made.
  */
 export const LATER_FILES: ReadonlyArray<{ version: number; name: string; sql: string }> = [
@@ -55,6 +57,7 @@ export const LATER_FILES: ReadonlyArray<{ version: number; name: string; sql: st
   { version: 9, name: "59-new-device-notices.sql", sql: s59 },
   { version: 10, name: "60-passkeys.sql", sql: s60 },
   { version: 11, name: "61-sign-in-policy.sql", sql: s61 },
+  { version: 17, name: "67-deal-sums.sql", sql: s67 },
 ];
 
 /** Creates every table and index in an empty database (or schema), in one transaction. */

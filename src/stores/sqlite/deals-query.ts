@@ -10,7 +10,7 @@ import { type SqliteDealsPlan, costPlan } from "./deals-plan";
 import { type DealsReads, describeRequest } from "./deals-list-request";
 import { unsearchedPage } from "./deals-page-reads";
 import { shortTermPage, threeLetterPage, trigramTermPage } from "./deals-search-pages";
-import { summaryRows } from "./deals-summary";
+import { SUMMARY_TUNING, type SummaryTuning, summaryRows } from "./deals-summary";
 
 import type { DealListQuery } from "../../crm/model";
 
@@ -28,7 +28,7 @@ import type { DealListQuery } from "../../crm/model";
  * index walk and the sort fallback), deals-text-walk.ts (the bucket walk), deals-search-terms.ts
  * (the index's query text and the gram-count totals).
  */
-export function createSqliteDealsQuery(db: Db, plan: SqliteDealsPlan = costPlan()) {
+export function createSqliteDealsQuery(db: Db, plan: SqliteDealsPlan = costPlan(), summaryTuning: SummaryTuning = SUMMARY_TUNING) {
   const prepared = new Map<string, Statement>();
   const stmt = (sql: string): Statement => {
     let s = prepared.get(sql);
@@ -70,8 +70,8 @@ export function createSqliteDealsQuery(db: Db, plan: SqliteDealsPlan = costPlan(
   const read = readTx(db);
   const store = {
     list: async (tenantId: string, q: DealListQuery): Promise<ListedSeqs> => read(() => listNow(tenantId, q)),
-    summary: async (tenantId: string, q: DealSummaryQuery): Promise<SummaryRow[]> =>
-      read(() => summaryRows(stmt, (id) => reads.tenantNo.get(id)?.tenant_no ?? null, tenantId, q)),
+    summary: (tenantId: string, q: DealSummaryQuery): Promise<SummaryRow[]> =>
+      summaryRows({ stmt, tenantNo: (id) => reads.tenantNo.get(id)?.tenant_no ?? null, read, tuning: summaryTuning }, tenantId, q),
   };
   return store satisfies DealsQuery;
 }

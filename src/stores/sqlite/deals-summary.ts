@@ -4,46 +4,145 @@ import { TENANT_SPAN } from "../../crm/deal-columns";
 import { MIN_FTS_TERM, ftsPhrase } from "./deals-search-terms";
 
 /**
- * The deal board's summary on SQLite: one grouped read of the deals within the list's filters
- * and search (the same matches as the list: a substring of the lower-cased text; a term of three
- * characters or more through the trigram index, limited to the tenant's rowid range). The sums
- * are read as text (exact past 2^53; SQLite's integer sum is exact to 2^63 cents).
+ * The deal board's summary on SQLite.
+ *
+ * Without a search: a sum of deal_sums rows (counters kept by triggers per assignee, stage and
+ * currency, version 27: a few hundred rows at most), each assignee's name read from one of their
+ * deals. Well under a millisecond at 1M deals.
+ *
+ * With a search (the same matches as the list: a substring of the lower-cased text): a rare term
+ * of three characters or more (under RARE matches in the trigram index, limited to the tenant's
+ * rowid range) is summed from its matches in one statement; any other term is summed over the
+ * tenant's rowid range in slices, each a bounded read with the event loop let go between them
+ * (a common term at 1M deals reads every row: seconds of work that must not hold the thread). No
+ * counter holds sums per search term, so such a summary costs a read of the tenant's deals.
+ * The sums are read as text (exact past 2^53; SQLite's integer sum is exact to 2^63 cents).
  */
-export function summaryRows(
-  stmt: (sql: string) => Statement,
-  tenantNo: (tenantId: string) => number | null,
-  tenantId: string,
-  q: DealSummaryQuery,
-): SummaryRow[] {
-  if (q.stages !== null && q.stages.length === 0) return [];
-  const where: string[] = [];
-  const args: Array<string | number> = [tenantId];
+
+/**
+ * rare: a term with fewer matches than this is summed from its matches (as the list's rare terms);
+ * firstSlice: rows the first slice reads, each next one sized to take about sliceMs. Tests shrink
+ * them to reach every path with little data.
+ */
+export interface SummaryTuning {
+  rare: number;
+  firstSlice: number;
+  sliceMs: number;
+}
+export const SUMMARY_TUNING: SummaryTuning = { rare: 10_000, firstSlice: 8_192, sliceMs: 15 };
+
+export interface SummaryReads {
+  stmt(sql: string): Statement;
+  tenantNo(tenantId: string): number | null;
+  /** Runs `fn` in one read transaction (synchronous). */
+  read<T>(fn: () => T): T;
+  tuning: SummaryTuning;
+}
+
+interface Filters {
+  sql: string;
+  args: Array<string | number>;
+}
+
+/** The stage and assignee filters over deals (d); unary + keeps them off the indexes when a rowid range is walked. */
+function filtersOf(q: DealSummaryQuery, plus: string): Filters {
+  let sql = "";
+  const args: Array<string | number> = [];
   if (q.stages !== null) {
-    where.push(`d.stage IN (${q.stages.map(() => "?").join(", ")})`);
+    sql += ` AND ${plus}d.stage IN (${q.stages.map(() => "?").join(", ")})`;
     args.push(...q.stages);
   }
-  if (q.assignee === "") where.push("d.assigned_to IS NULL");
+  if (q.assignee === "") sql += ` AND ${plus}d.assigned_to IS NULL`;
   else if (q.assignee !== null) {
-    where.push("d.assigned_to = ?");
+    sql += ` AND ${plus}d.assigned_to = ?`;
     args.push(q.assignee);
   }
-  if (q.search !== null) {
-    const term = q.search.toLowerCase();
-    if ([...term].length >= MIN_FTS_TERM) {
-      const no = tenantNo(tenantId);
-      if (no === null) return [];
-      const lo = no * TENANT_SPAN;
-      where.push("d.seq IN (SELECT rowid FROM deals_fts WHERE deals_fts MATCH ? AND rowid BETWEEN ? AND ?)");
-      args.push(`search_text : ${ftsPhrase(term)}`, lo, lo + TENANT_SPAN - 1);
-    } else {
-      where.push("instr(d.search_text, ?) > 0");
-      args.push(term);
-    }
-  }
+  return { sql, args };
+}
+
+const selectOf = (q: DealSummaryQuery): string => {
   const key = q.groupBy === "stage" ? "d.stage" : "d.assigned_to";
   const named = q.groupBy === "stage" ? "NULL AS name, NULL AS email" : "max(d.assignee_name) AS name, max(d.assignee_email) AS email";
-  const sql =
-    `SELECT ${key} AS key, d.currency AS currency, count(*) AS n, CAST(coalesce(sum(d.value_cents), 0) AS TEXT) AS cents, ${named}` +
-    ` FROM deals d WHERE d.tenant_id = ?${where.map((w) => ` AND ${w}`).join("")} GROUP BY ${key}, d.currency`;
-  return stmt(sql).all(...args) as SummaryRow[];
+  return `SELECT ${key} AS key, d.currency AS currency, count(*) AS n, CAST(coalesce(sum(d.value_cents), 0) AS TEXT) AS cents, ${named}`;
+};
+const groupOf = (q: DealSummaryQuery): string => ` GROUP BY ${q.groupBy === "stage" ? "d.stage" : "d.assigned_to"}, d.currency`;
+
+export async function summaryRows(r: SummaryReads, tenantId: string, q: DealSummaryQuery): Promise<SummaryRow[]> {
+  if (q.stages !== null && q.stages.length === 0) return [];
+  if (q.search === null) return r.read(() => countedRows(r.stmt, tenantId, q));
+  const no = r.tenantNo(tenantId);
+  if (no === null) return [];
+  const lo = no * TENANT_SPAN;
+  const hi = lo + TENANT_SPAN - 1;
+  const term = q.search.toLowerCase();
+  if ([...term].length >= MIN_FTS_TERM) {
+    const hits = r.stmt("SELECT rowid FROM deals_fts WHERE deals_fts MATCH ? AND rowid BETWEEN ? AND ? LIMIT ?").values(`search_text : ${ftsPhrase(term)}`, lo, hi, r.tuning.rare) as number[][];
+    if (hits.length < r.tuning.rare) {
+      const f = filtersOf(q, "");
+      return r
+        .stmt(`${selectOf(q)} FROM json_each(?) m CROSS JOIN deals d ON d.seq = m.value WHERE d.tenant_id = ?${f.sql}${groupOf(q)}`)
+        .all(JSON.stringify(hits.map((h) => h[0])), tenantId, ...f.args) as SummaryRow[];
+    }
+  }
+  return slicedRows(r, tenantId, q, term, lo, hi);
+}
+
+/** A search summed over the tenant's rowid range, slice after slice, the partial sums added up here (BigInt). */
+async function slicedRows(r: SummaryReads, tenantId: string, q: DealSummaryQuery, term: string, lo: number, hi: number): Promise<SummaryRow[]> {
+  const range = r.stmt("SELECT min(seq) AS first, max(seq) AS last FROM deals WHERE seq BETWEEN ? AND ?").get(lo, hi) as { first: number | null; last: number | null };
+  if (range.first === null || range.last === null) return [];
+  const f = filtersOf(q, "+");
+  const slice = r.stmt(`${selectOf(q)} FROM deals d WHERE d.seq BETWEEN ? AND ? AND +d.tenant_id = ?${f.sql} AND instr(d.search_text, ?) > 0${groupOf(q)}`);
+  const found = new Map<string, { row: SummaryRow; cents: bigint }>();
+  const { firstSlice, sliceMs } = r.tuning;
+  let size = firstSlice;
+  for (let from = range.first; from <= range.last; ) {
+    const to = Math.min(range.last, from + size - 1);
+    const started = performance.now();
+    for (const row of slice.all(from, to, tenantId, ...f.args, term) as SummaryRow[]) {
+      const k = `${row.key ?? ""}\u0000${row.currency}`;
+      const had = found.get(k);
+      if (!had) found.set(k, { row: { ...row }, cents: BigInt(row.cents) });
+      else {
+        had.row.n += row.n;
+        had.cents += BigInt(row.cents);
+        had.row.name ??= row.name;
+        had.row.email ??= row.email;
+      }
+    }
+    const took = performance.now() - started;
+    from = to + 1;
+    size = Math.max(Math.min(1024, firstSlice), Math.min(size * 4, Math.round((size * sliceMs) / Math.max(took, 0.5))));
+    await new Promise((go) => setImmediate(go));
+  }
+  return [...found.values()].map(({ row, cents }) => ({ ...row, cents: String(cents) }));
+}
+
+/** Without a search: deal_sums rows added up (zero rows left by deals that moved away are skipped). */
+function countedRows(stmt: (sql: string) => Statement, tenantId: string, q: DealSummaryQuery): SummaryRow[] {
+  const args: Array<string | number> = [tenantId];
+  let where = "";
+  if (q.stages !== null) {
+    where += ` AND stage IN (${q.stages.map(() => "?").join(", ")})`;
+    args.push(...q.stages);
+  }
+  if (q.assignee !== null) {
+    where += " AND assignee = ?";
+    args.push(q.assignee);
+  }
+  const key = q.groupBy === "stage" ? "stage" : "assignee";
+  const rows = stmt(
+    `SELECT ${key} AS key, currency, sum(n) AS n, CAST(sum(cents) AS TEXT) AS cents, NULL AS name, NULL AS email FROM deal_sums WHERE tenant_id = ?${where}` +
+      ` GROUP BY ${key}, currency HAVING sum(n) > 0`,
+  ).all(...args) as SummaryRow[];
+  if (q.groupBy === "stage") return rows;
+  // An assignee's name and address as their deals carry them (copied and kept current on every deal).
+  const named = stmt("SELECT assignee_name AS name, assignee_email AS email FROM deals INDEXED BY deals_by_assignee_created WHERE tenant_id = ? AND assigned_to = ? LIMIT 1");
+  const names = new Map<string, { name: string | null; email: string | null }>();
+  return rows.map((row) => {
+    if (row.key === "") return { ...row, key: null };
+    let who = names.get(row.key!);
+    if (!who) names.set(row.key!, (who = (named.get(tenantId, row.key!) as { name: string | null; email: string | null } | null) ?? { name: null, email: null }));
+    return { ...row, ...who };
+  });
 }
