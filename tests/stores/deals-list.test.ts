@@ -239,7 +239,7 @@ for (const backend of BACKENDS) {
         b = { kind: "sqlite", db, close: async () => db.close() };
         const query = createDealsQuery(db);
         list = (t, q) => query.list(t, q);
-        const sliced = createDealsQuery(db, undefined, { rare: 40, firstSlice: 64, sliceMs: 0.01 });
+        const sliced = createDealsQuery(db, undefined, { rare: 40, firstSlice: 64, maxSlice: 200, sliceMs: 0.01 });
         summaries = { server: (t, q) => query.summary(t, q), "small slices": (t, q) => sliced.summary(t, q) };
       } else {
         b = await freshPostgres();
