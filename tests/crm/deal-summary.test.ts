@@ -118,15 +118,24 @@ describe("exact counts and sums against a reference", () => {
     }
   });
 
-  test("sums past 2^53 cents are exact, and a deal moved changes its columns at once", async () => {
+  test("sums past 2^53 cents are exact, and every kind of deal write changes the columns at once", async () => {
     const all = await org.ok("GET", "/deals/summary");
     const lostUsd = all.groups.find((g: any) => g.key === "lost").values.find((v: any) => v.currency === "USD");
     expect(BigInt(lostUsd.sum.replace(".", ""))).toBeGreaterThan(2n ** 53n);
     const moved = deals.find((d) => d.stage === "new")!;
     const after = await org.ok("PATCH", `/deals/${moved.id}`, { stage: "won" });
     deals = deals.map((d) => (d.id === moved.id ? after : d));
+    // A value, a currency and an assignee changed, and a deal deleted: the counters follow each.
+    const [a, b, c] = deals.filter((d) => d.stage !== "lost");
+    const changed = [
+      await org.ok("PATCH", `/deals/${a!.id}`, { value: "4321.09" }),
+      await org.ok("PATCH", `/deals/${b!.id}`, { currency: "CHF", assigned_to: null }),
+    ];
+    await org.ok("DELETE", `/deals/${c!.id}`, undefined, 204);
+    deals = deals.filter((d) => d.id !== c!.id).map((d) => changed.find((x) => x.id === d.id) ?? d);
     const stageOrder = await org.ok("GET", "/pipeline-stages");
     expect(await org.ok("GET", "/deals/summary")).toEqual(reference({}, stageOrder));
+    expect(await org.ok("GET", "/deals/summary?search=re")).toEqual(reference({ search: "re" }, stageOrder));
     expect(await org.ok("GET", "/deals/summary?group_by=assigned_to")).toEqual(reference({ groupBy: "assigned_to" }, stageOrder));
   });
 });
