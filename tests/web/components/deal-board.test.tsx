@@ -67,6 +67,7 @@ describe("the board", () => {
       call.respond(200, { items: key[0] === "new" ? [deal("d1", "Globex rollout"), deal("d2", "Globex pilot")] : [], total: key[0] === "new" ? 2 : 0, page: 1, size: 20, pages: key[0] === "new" ? 1 : 0 });
     }
     await until(() => cardTitles("new").length === 2, "the cards");
+    await until(() => text(".column-count")[0] !== "Counting…", "the counts");
     expect(text(".column-head h2")).toEqual(["New", "Won"]);
     expect(text(".column-count")).toEqual(["2 deals", "0 deals"]);
 
