@@ -59,7 +59,7 @@ export default function DealsScreen() {
   // The board reads its own columns and counts (./board): the table's page is not loaded meanwhile.
   const board = view.mode === "board";
   const list = useLive(board ? "board" : queryString(apiQuery as never), (signal) =>
-    board ? new Promise<never>(() => {}) : api.get("/api/v1/crm/deals", { query: apiQuery, signal }),
+    board ? new Promise<never>((_, reject) => signal.addEventListener("abort", () => reject(signal.reason))) : api.get("/api/v1/crm/deals", { query: apiQuery, signal }),
   );
   // Deals created, edited or deleted here: the board reloads too.
   const [changed, setChanged] = useState(0);
