@@ -55,6 +55,7 @@ export function skippedBecause(table: string): string | null {
   if (table.startsWith("sqlite_")) return "SQLite's own";
   if (table === "deals_fts" || table.startsWith("deals_fts_")) return "SQLite's search index (PostgreSQL indexes the deals themselves)";
   if (table === "deal_counts") return "derived from deals (PostgreSQL rebuilds its counters after the copy)";
+  if (table === "deal_sums") return "derived from deals (PostgreSQL rebuilds the board's sums after the copy)";
   // SQLite counts 1-2 character grams (schema version 11); PostgreSQL's own triggers count 1-3 from the copied deals.
   if (table === "deal_gram_counts") return "derived from deals (PostgreSQL's counters are its own)";
   // Where along the text orders each 3-character piece occurs (schema version 13): SQLite's search alone uses it.
@@ -68,7 +69,7 @@ export function skippedBecause(table: string): string | null {
  * PostgreSQL tables derived from another table's rows (not copied; an AFTER_COPY step rebuilds
  * them): the copy fails if one is empty while its source has rows. Add a derived table here.
  */
-export const DERIVED_FROM: Record<string, string> = { deal_counts: "deals", deal_gram_counts: "deals", user_directory: "users" };
+export const DERIVED_FROM: Record<string, string> = { deal_counts: "deals", deal_gram_counts: "deals", deal_sums: "deals", user_directory: "users" };
 
 /**
  * Values SQLite keeps as NULL that PostgreSQL keeps otherwise: the audit rows of no organization

@@ -17,4 +17,24 @@ export interface ListedSeqs {
  */
 export interface DealsQuery {
   list(tenantId: string, q: DealListQuery): Promise<ListedSeqs>;
+  /**
+   * The deal board's summary: the deals within the list's filters and search, counted and their
+   * values added up exactly, per group (stage or assignee) and currency; one row per pair that
+   * has deals. `cents` is decimal text: a sum can pass 2^53.
+   */
+  summary(tenantId: string, q: DealSummaryQuery): Promise<SummaryRow[]>;
+}
+
+/** The deal list's filters and search, without paging or order, and what to group by. */
+export type DealSummaryQuery = Pick<DealListQuery, "search" | "stages" | "assignee"> & { groupBy: "stage" | "assigned_to" };
+
+export interface SummaryRow {
+  /** The stage key, or the assignee's user id (null: nobody). */
+  key: string | null;
+  currency: string;
+  n: number;
+  cents: string;
+  /** The assignee's name and address as their deals carry them (grouped by assignee). */
+  name: string | null;
+  email: string | null;
 }

@@ -4,9 +4,10 @@ import { userActor } from "../events/repo";
 import { RequestValidationError, errors } from "../kernel/errors";
 import { type Page, pageOf } from "../kernel/paging";
 import type { DealFields, DealsStore, Missing, WriteResult } from "./deals-repo";
-import type { DealsQuery } from "./deals-query";
-import { type DealCreate, type DealListQuery, type DealPatch, type DealRead, MAX_CUSTOM_DATA_BYTES } from "./model";
+import type { DealSummaryQuery, DealsQuery } from "./deals-query";
+import { type DealCreate, type DealListQuery, type DealPatch, type DealRead, type DealSummary, MAX_CUSTOM_DATA_BYTES } from "./model";
 import { centsOf } from "./money";
+import { summaryGroups } from "./deals-summary";
 import type { CrmStore } from "./repo";
 import { toDealRead } from "./read";
 import { clean } from "./service";
@@ -115,20 +116,31 @@ export function createDealsService(d: DealsDeps) {
     if (!(await d.deals.remove(auth.tenantId, id, d.now(), userActor(auth)))) throw errors.notFound("Deal not found.");
   }
 
-  /** The deal list (docs/interface.md#the-deal-list). Stage keys the tenant lacks match nothing. */
-  async function list(auth: Principal, q: Omit<DealListQuery, "assignee"> & AssigneeFilter): Promise<Page<DealRead>> {
+  /** The requested stages the tenant has (sorted, once each; others match nothing), and the assignee filter as the stores take it. */
+  async function filtersOf(auth: Principal, q: { stages: string[] | null } & AssigneeFilter) {
     let stages: string[] | null = null;
     if (q.stages !== null) {
       const known = new Set((await d.repo.stages(auth.tenantId)).map((s) => s.key));
       stages = [...new Set(q.stages)].filter((s) => known.has(s)).sort();
     }
-    const assignee = q.mine ? auth.userId : q.unassigned ? "" : q.assigned_to;
-    const { seqs, total, rows: read } = await d.query.list(auth.tenantId, { ...q, stages, assignee });
+    return { stages, assignee: q.mine ? auth.userId : q.unassigned ? "" : q.assigned_to };
+  }
+
+  /** The deal list (docs/interface.md#the-deal-list). Stage keys the tenant lacks match nothing. */
+  async function list(auth: Principal, q: Omit<DealListQuery, "assignee"> & AssigneeFilter): Promise<Page<DealRead>> {
+    const { seqs, total, rows: read } = await d.query.list(auth.tenantId, { ...q, ...(await filtersOf(auth, q)) });
     const rows = read ? await d.deals.withStages(auth.tenantId, read) : await d.deals.bySeqs(auth.tenantId, seqs);
     return pageOf(rows.map(toDealRead), total, q.page, q.size);
   }
 
-  return { create, read: (auth: Principal, id: string) => read(auth.tenantId, id), patch, remove, list };
+  /** The deal board's summary: the list's filters and search, counted and summed per group and currency. */
+  async function summary(auth: Principal, q: Pick<DealSummaryQuery, "search" | "groupBy"> & { stages: string[] | null } & AssigneeFilter): Promise<DealSummary> {
+    const filters = await filtersOf(auth, q);
+    const [rows, stages] = await Promise.all([d.query.summary(auth.tenantId, { search: q.search, groupBy: q.groupBy, ...filters }), d.repo.stages(auth.tenantId)]);
+    return summaryGroups(q.groupBy, rows, stages);
+  }
+
+  return { create, read: (auth: Principal, id: string) => read(auth.tenantId, id), patch, remove, list, summary };
 }
 
 export type DealsService = ReturnType<typeof createDealsService>;

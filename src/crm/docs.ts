@@ -1,7 +1,7 @@
 import { doc } from "../http/openapi";
 import { QUERY_BOOLEAN, SEARCH_SCHEMA } from "../kernel/paging";
 import { listParameters } from "../http/page-schema";
-import { ActivityPage, NoteRead, AccountPage, AccountRead, ContactPage, ContactRead, DealPage, DealRead, SORT_DIRS, SORT_FIELDS, StageList, StageRead } from "./model";
+import { ActivityPage, NoteRead, AccountPage, AccountRead, ContactPage, ContactRead, DealPage, DealRead, DealSummary, SORT_DIRS, SORT_FIELDS, SUMMARY_GROUPS, StageList, StageRead } from "./model";
 
 // What the CRM's routes say about themselves in the API description. The answers' schemas are
 // declared once, in model.ts.
@@ -18,6 +18,11 @@ const DEAL_LIST_PARAMETERS = listParameters([
   { name: "sort_by", description: "Default created_at (then desc); ties by id, nulls last", schema: { type: "string", enum: [...SORT_FIELDS] } },
   { name: "sort_dir", description: "asc when only sort_by is given", schema: { type: "string", enum: [...SORT_DIRS] } },
 ]);
+/** The summary's: the list's filters and search, no paging or order, and the grouping. */
+const DEAL_SUMMARY_PARAMETERS = [
+  ...DEAL_LIST_PARAMETERS.filter((p) => !["page", "size", "sort_by", "sort_dir"].includes(p.name)),
+  { name: "group_by", in: "query", required: false, description: "stage: every pipeline stage in order, empty ones too; assigned_to: each assignee with deals, and the unassigned", schema: { type: "string", enum: [...SUMMARY_GROUPS], default: "stage" } },
+];
 const PAGE_PARAMETERS = listParameters([{ name: "search", description: "Part of a name (or email), any case", schema: SEARCH_SCHEMA }]);
 
 const STAGE_DELETE_PARAMETERS = [
@@ -42,6 +47,7 @@ export const CRM_DOCS = {
   reorderStages: crm("Put the stages in a new order: every stage id once (admins)", { 200: ["StageList", StageList] }),
   deleteStage: crm("Delete a stage, moving its deals to `move_to` in the same transaction (admins)", { 204: null }, [404, 409], STAGE_DELETE_PARAMETERS, { 409: ["last_stage"] }),
   listDeals: crm("The deal list: paged, filtered, sorted and searched", { 200: ["DealPage", DealPage] }, [], DEAL_LIST_PARAMETERS),
+  dealSummary: crm("The deal board's counts and exact sums per currency, by stage or assignee, within the deal list's filters and search", { 200: ["DealSummary", DealSummary] }, [], DEAL_SUMMARY_PARAMETERS),
   createDeal: create("Create a deal", { 201: DEAL }, [404]),
   getDeal: crm("One deal", { 200: DEAL }, [404]),
   patchDeal: crm("Change any writable field of a deal", { 200: DEAL }, [404]),

@@ -156,6 +156,10 @@ export type SortField = (typeof SORT_FIELDS)[number];
 export const SORT_DIRS = ["asc", "desc"] as const;
 export type SortDir = (typeof SORT_DIRS)[number];
 
+/** What the deal board's summary groups by. */
+export const SUMMARY_GROUPS = ["stage", "assigned_to"] as const;
+export type SummaryGroup = (typeof SUMMARY_GROUPS)[number];
+
 export interface DealListQuery {
   page: number;
   size: number;
@@ -256,6 +260,27 @@ export const DealRead = t.Object({
 export type DealRead = Required<Static<typeof DealRead>>;
 export const DealPage = pageSchema(DealRead);
 export type DealPage = Static<typeof DealPage>;
+
+const CurrencySum = t.Object({
+  currency: t.String({ description: "Three upper-case letters" }),
+  sum: t.String({ description: 'The exact sum of the deals\' values in this currency, decimal text with two places ("1234.50")' }),
+}, { title: "DealCurrencySum" });
+
+/** One column of the board: a stage (in pipeline order) or an assignee (null key: nobody). */
+export const DealSummaryGroup = t.Object({
+  key: t.Nullable(t.String({ description: "The stage key, or the assignee's user id; null for the deals nobody is assigned to" })),
+  label: t.String({ description: "The stage's name, or the assignee's name (else address); \"Unassigned\" for nobody" }),
+  count: t.Integer({ minimum: 0 }),
+  values: t.Array(CurrencySum, { description: "One sum per currency its deals hold, by currency code; empty when it has no deals" }),
+}, { title: "DealSummaryGroup" });
+export type DealSummaryGroup = Static<typeof DealSummaryGroup>;
+
+/** The deal board's counts and sums: the deal list's filters and search, grouped. */
+export const DealSummary = t.Object({
+  groups: t.Array(DealSummaryGroup),
+  total: t.Integer({ minimum: 0, description: "Deals within the filters and search, all groups together" }),
+}, { title: "DealSummary" });
+export type DealSummary = Static<typeof DealSummary>;
 
 /** A contact's display name: "first last", or the first name alone. */
 export const contactName = (first: string, last: string | null): string => (last?.trim() ? `${first} ${last}` : first);

@@ -5,18 +5,14 @@ import { requireAdmin } from "../kernel/principal";
 import { requestInfo } from "../http/client";
 import { QueryReader, rawQuery } from "../kernel/paging";
 import type { AssigneeFilter } from "./deals-service";
-import { NoteWrite, AccountCreate, AccountPatch, ContactCreate, ContactPatch, DealCreate, DealPatch, SORT_DIRS, SORT_FIELDS, StageCreate, StagePatch, StageReorder } from "./model";
+import { NoteWrite, AccountCreate, AccountPatch, ContactCreate, ContactPatch, DealCreate, DealPatch, SORT_DIRS, SORT_FIELDS, SUMMARY_GROUPS, StageCreate, StagePatch, StageReorder } from "./model";
 import { decimalText } from "./money";
 import { createOnce } from "../idempotency/create-once";
 import { CRM_DOCS as D } from "./docs";
 
-/** The deal list's parameters (docs/interface.md#the-deal-list); every failing one gets its own 422 item. */
-export function readDealQuery(url: string) {
-  const q = new QueryReader(rawQuery(url));
-  const paging = q.paging();
+/** The deal list's filters and search (docs/interface.md#the-deal-list), read into `q`: the list and the board's summary share them. */
+function readDealFilters(q: QueryReader) {
   const search = q.search("search");
-  const sortBy = q.literal("sort_by", SORT_FIELDS);
-  const sortDir = q.literal("sort_dir", SORT_DIRS);
   const stageValues = q.all("stage");
   const assignedTo = q.value("assigned_to") || null;
   const unassigned = q.bool("unassigned");
@@ -29,16 +25,33 @@ export function readDealQuery(url: string) {
       type: "value_error",
     });
   }
-  q.done();
   const filter: AssigneeFilter = { assigned_to: assignedTo, unassigned, mine };
+  return { search, stages: stageValues.length > 0 ? stageValues : null, ...filter };
+}
+
+/** The deal list's parameters (docs/interface.md#the-deal-list); every failing one gets its own 422 item. */
+export function readDealQuery(url: string) {
+  const q = new QueryReader(rawQuery(url));
+  const paging = q.paging();
+  const filters = readDealFilters(q);
+  const sortBy = q.literal("sort_by", SORT_FIELDS);
+  const sortDir = q.literal("sort_dir", SORT_DIRS);
+  q.done();
   return {
     ...paging,
-    search,
-    stages: stageValues.length > 0 ? stageValues : null,
+    ...filters,
     sortBy: sortBy ?? "created_at",
     sortDir: sortDir ?? (sortBy ? "asc" : "desc"),
-    ...filter,
   } as const;
+}
+
+/** The deal board's summary: the list's filters and search, and what to group by (stage unless told). */
+export function readDealSummaryQuery(url: string) {
+  const q = new QueryReader(rawQuery(url));
+  const filters = readDealFilters(q);
+  const groupBy = q.literal("group_by", SUMMARY_GROUPS);
+  q.done();
+  return { ...filters, groupBy: groupBy ?? "stage" } as const;
 }
 
 export function readListQuery(url: string) {
@@ -121,6 +134,7 @@ export const crmRoutes = (ctx: Context) =>
       { params: Id, transform: adminFirst, ...D.deleteStage },
     )
     .get("/deals", ({ auth, request }) => ctx.deals.list(auth, readDealQuery(request.url)), D.listDeals)
+    .get("/deals/summary", ({ auth, request }) => ctx.deals.summary(auth, readDealSummaryQuery(request.url)), D.dealSummary)
     .post(
       "/deals",
       async ({ auth, body, set, request }) => {

@@ -22,6 +22,7 @@ import v22 from "./migrations/0022-events.sql" with { type: "text" };
 import v23 from "./migrations/0023-deal-activities.sql" with { type: "text" };
 import v24 from "./migrations/0024-operators.sql" with { type: "text" };
 import v25 from "./migrations/0025-deal-sorts-walked-backwards.sql" with { type: "text" };
+import v26 from "./migrations/0026-deal-sums.sql" with { type: "text" };
 import type { Db } from "./database";
 import { recountDealGrams } from "./deal-grams";
 import { recountDealKeyGrams } from "./deal-key-grams";
@@ -67,6 +68,7 @@ export const MIGRATIONS: Migration[] = [
   { version: 23, name: "deals: when the stage last changed; the activity timeline and notes", sql: v23 },
   { version: 24, name: "the server's operators: accounts, sign-in challenges, sessions and their audit log", sql: v24 },
   { version: 25, name: "deal list: a descending page of a nullable sort walks the ascending index backwards; the four descending indexes go", sql: v25 },
+  { version: 26, name: "the deal board: deal counts and value sums per assignee, stage and currency", sql: v26 },
 ];
 
 /**

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { bulkSeed as sqliteBulkSeed } from "../../src/stores/sqlite/bulk-load";
-import type { ListedSeqs } from "../../src/crm/deals-query";
+import type { DealSummaryQuery, ListedSeqs, SummaryRow } from "../../src/crm/deals-query";
 import { createSqliteDealsQuery as createDealsQuery } from "../../src/stores/sqlite/deals-query";
 import { DEFAULT_STAGES, type DealListQuery, SORT_FIELDS, type SortField, searchTextOf, sortKey } from "../../src/crm/model";
 import type { Db } from "../../src/db/database";
@@ -119,6 +119,24 @@ function reference(q: DealListQuery, tenantId: string): ListedSeqs {
   return { seqs: found.slice(from, from + q.size).map((d) => d.seq), total: found.length };
 }
 
+/** The board's summary computed here from the deals: per group and currency, count and exact cents (BigInt). */
+function summaryReference(q: DealSummaryQuery, tenantId: string): string[] {
+  const term = q.search?.toLowerCase();
+  const groups = new Map<string, { n: number; cents: bigint }>();
+  for (const d of deals) {
+    if (d.tenant_id !== tenantId || (term !== undefined && !d.search_text.includes(term)) || (q.stages !== null && !q.stages.includes(d.stage))) continue;
+    if (q.assignee !== null && (q.assignee === "" ? d.assigned_to !== null : d.assigned_to !== q.assignee)) continue;
+    const key = q.groupBy === "stage" ? d.stage : d.assigned_to;
+    const k = `${key}|${d.currency}|${q.groupBy === "stage" ? null : d.assignee_name}|${q.groupBy === "stage" ? null : d.assignee_email}`;
+    const g = groups.get(k) ?? { n: 0, cents: 0n };
+    g.n++;
+    g.cents += BigInt(d.value_cents);
+    groups.set(k, g);
+  }
+  return [...groups].map(([k, g]) => `${k}=${g.n}/${g.cents}`).sort();
+}
+const summaryLines = (rows: SummaryRow[]): string[] => rows.map((r) => `${r.key}|${r.currency}|${r.name}|${r.email}=${r.n}/${r.cents}`).sort();
+
 beforeAll(() => {
   const db = source.db;
   tenantA = sqliteTenant(db, "lista");
@@ -167,8 +185,12 @@ async function countsDrift(b: Backend): Promise<string[]> {
     UNION ALL SELECT tenant_id, '*', stage, count(*) FROM deals GROUP BY tenant_id, stage`, []);
   const kept = await sqlOn(b, "SELECT tenant_id, assignee AS a, stage, n FROM deal_counts WHERE n <> 0", []);
   const key = (r: Row) => `${r.tenant_id}/${r.a}/${r.stage}=${Number(r.n)}`;
-  const want = new Set(truth.map(key));
-  const got = new Set(kept.map(key));
+  // The board's sums (deal_sums) too: per assignee, stage and currency, count and cents.
+  const sumsTruth = await sqlOn(b, "SELECT tenant_id, coalesce(assigned_to, '') AS a, stage || '/' || currency AS stage, count(*) || '/' || sum(value_cents) AS n FROM deals GROUP BY tenant_id, coalesce(assigned_to, ''), stage, currency", []);
+  const sumsKept = await sqlOn(b, "SELECT tenant_id, assignee AS a, stage || '/' || currency AS stage, n || '/' || cents AS n FROM deal_sums WHERE n <> 0 OR cents <> 0", []);
+  const sumKey = (r: Row) => `sums ${r.tenant_id}/${r.a}/${r.stage}=${r.n}`;
+  const want = new Set([...truth.map(key), ...sumsTruth.map(sumKey)]);
+  const got = new Set([...kept.map(key), ...sumsKept.map(sumKey)]);
   return [...[...want].filter((k) => !got.has(k)).map((k) => `missing ${k}`), ...[...got].filter((k) => !want.has(k)).map((k) => `extra ${k}`)];
 }
 
@@ -208,6 +230,8 @@ for (const backend of BACKENDS) {
     let b: Backend;
     let list: (tenantId: string, q: DealListQuery) => Promise<ListedSeqs>;
     let strategies: Record<string, { list: (tenantId: string, q: DealListQuery) => Promise<ListedSeqs> }> = {};
+    /** The board's summary, as the server reads it, and (SQLite) with tiny slices and a low rare-term bound, to reach every path. */
+    let summaries: Record<string, (tenantId: string, q: DealSummaryQuery) => Promise<SummaryRow[]>> = {};
     beforeAll(async () => {
       if (backend.name === "sqlite") {
         // A copy of the seeded database: the write tests below change it.
@@ -215,12 +239,15 @@ for (const backend of BACKENDS) {
         b = { kind: "sqlite", db, close: async () => db.close() };
         const query = createDealsQuery(db);
         list = (t, q) => query.list(t, q);
+        const sliced = createDealsQuery(db, undefined, { rare: 40, firstSlice: 64, maxSlice: 200, sliceMs: 0.01 });
+        summaries = { server: (t, q) => query.summary(t, q), "small slices": (t, q) => sliced.summary(t, q) };
       } else {
         b = await freshPostgres();
         if (b.kind === "postgres") {
           await copyTo(b.pg, source.db);
           const query = createPostgresDealsQuery(b.pg);
           list = (t, q) => query.list(t, q);
+          summaries = { server: (t, q) => query.summary(t, q) };
           // The other page strategies must give the same answers as the cost-based choice.
           const pg = b.pg;
           strategies = {
@@ -248,6 +275,24 @@ for (const backend of BACKENDS) {
         }
       expect(wrong).toEqual([]);
     });
+
+    test("the board's summary: every filter, term and grouping agrees with the reference, exact to the cent", async () => {
+      const wrong: string[] = [];
+      const assignees = [null, "", users[0]!, users[3]!];
+      for (const [name, summary] of Object.entries(summaries))
+        for (const search of TERMS)
+          for (const [i, stages] of STAGES.entries())
+            for (const groupBy of ["stage", "assigned_to"] as const)
+              for (const tenantId of [tenantA, tenantB]) {
+                const known = stages?.filter((x) => x !== "nosuchstage") ?? null;
+                const q: DealSummaryQuery = { search, stages: known, assignee: assignees[i % assignees.length]!, groupBy };
+                const got = summaryLines(await summary(tenantId, q));
+                if (JSON.stringify(got) !== JSON.stringify(summaryReference(q, tenantId))) wrong.push(`${name}: ${JSON.stringify(q)}`);
+              }
+      expect(wrong).toEqual([]);
+      const nobody = await summaries.server!(newId(), { search: null, stages: null, assignee: null, groupBy: "stage" });
+      expect(nobody).toEqual([]);
+    }, 120_000);
 
     test("assignee order under an assignee filter, without a search: first, second and deep pages agree with the reference", async () => {
       const wrong: string[] = [];

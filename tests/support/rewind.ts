@@ -34,6 +34,10 @@ const UNDO: Record<number, (db: Database) => void> = {
     db.run("CREATE INDEX deals_by_contact_desc ON deals (tenant_id, contact_key IS NULL, contact_key DESC, id DESC, stage, assigned_to)");
     db.run("CREATE INDEX deals_by_assignee_desc ON deals (tenant_id, assignee_key IS NULL, assignee_key DESC, id DESC, stage, assigned_to)");
   },
+  26: (db) => {
+    for (const t of ["insert", "delete", "update"]) db.run(`DROP TRIGGER deal_sums_${t}`);
+    db.run("DROP TABLE deal_sums");
+  },
   21: (db) => {
     db.run("ALTER TABLE tenants DROP COLUMN require_passkey_for_admins");
     db.run("ALTER TABLE tenants DROP COLUMN require_passkey_or_2fa");

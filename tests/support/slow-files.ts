@@ -62,6 +62,7 @@ export const SLOW_REASONS: Record<string, string> = {
   "tests/multi-instance/refresh.test.ts": "spawned servers on one PostgreSQL database",
   "tests/multi-instance/sessions.test.ts": "spawned servers on one PostgreSQL database",
   // The web app in a browser.
+  "tests/web/e2e/board.test.ts": BROWSER,
   "tests/web/e2e/create-once.test.ts": BROWSER,
   "tests/web/e2e/crm.test.ts": BROWSER,
   "tests/web/e2e/deal-page.test.ts": BROWSER,

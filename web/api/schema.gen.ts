@@ -1074,6 +1074,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/crm/deals/summary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The deal board's counts and exact sums per currency, by stage or assignee, within the deal list's filters and search */
+        get: operations["getCrmDealsSummary"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/crm/deals/{id}": {
         parameters: {
             query?: never;
@@ -1931,6 +1948,13 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        /** DealCurrencySum */
+        DealCurrencySum: {
+            /** @description Three upper-case letters */
+            currency: string;
+            /** @description The exact sum of the deals' values in this currency, decimal text with two places ("1234.50") */
+            sum: string;
+        };
         DealPage: {
             items: components["schemas"]["DealRead"][];
             total: number;
@@ -1987,6 +2011,21 @@ export interface components {
             contact_name?: string | null;
             assignee_name?: string | null;
             assignee_email?: string | null;
+        };
+        /** DealSummary */
+        DealSummary: {
+            groups: components["schemas"]["DealSummaryGroup"][];
+            /** @description Deals within the filters and search, all groups together */
+            total: number;
+        };
+        /** DealSummaryGroup */
+        DealSummaryGroup: {
+            key: string | null;
+            /** @description The stage's name, or the assignee's name (else address); "Unassigned" for nobody */
+            label: string;
+            count: number;
+            /** @description One sum per currency its deals hold, by currency code; empty when it has no deals */
+            values: components["schemas"]["DealCurrencySum"][];
         };
         /**
          * DealValue
@@ -11625,6 +11664,130 @@ export interface operations {
                      * @example {
                      *       "detail": "Request bodies must be JSON (Content-Type: application/json).",
                      *       "code": "unsupported_media_type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Validation error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "loc": [
+                     *             "body",
+                     *             "email"
+                     *           ],
+                     *           "msg": "Field required",
+                     *           "type": "missing"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Something went wrong on our side.",
+                     *       "code": "internal_error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Out of storage space: nothing was saved (`storage_full`); see Retry-After */
+            507: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "The server has run out of storage space, so this change was not saved. Try again in a few minutes; if it keeps happening, tell the server's operator.",
+                     *       "code": "storage_full"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getCrmDealsSummary: {
+        parameters: {
+            query?: {
+                /** @description Part of a deal's title or notes, or of its account's or contact's name; any case */
+                search?: string;
+                /** @description Repeatable: deals in any of these stages */
+                stage?: string[];
+                /** @description Deals of this user (not with unassigned or mine) */
+                assigned_to?: string;
+                /** @description Only deals without an assignee; true: true, 1, yes, on; false: false, 0, no, off; any case; absent is false */
+                unassigned?: string;
+                /** @description Only the caller's deals; true: true, 1, yes, on; false: false, 0, no, off; any case; absent is false */
+                mine?: string;
+                /** @description stage: every pipeline stage in order, empty ones too; assigned_to: each assignee with deals, and the unassigned */
+                group_by?: "stage" | "assigned_to";
+            };
+            header?: {
+                /**
+                 * @description The organization, by its subdomain (`acme`), for API clients that do not call `acme.<base domain>`. It must agree with the Host and with the credentials' organization (else 403 `tenant_mismatch`); where sign-in looks it up, an unknown one is 404 `tenant_not_found` and a disabled one 403 `tenant_disabled`.
+                 * @example acme
+                 */
+                "X-Tenant"?: components["parameters"]["XTenant"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DealSummary"];
+                };
+            };
+            /** @description Missing, expired or revoked credentials, or a failed sign-in */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not authenticated.",
+                     *       "code": "not_authenticated"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not allowed: `forbidden`, `module_disabled`, `tenant_mismatch`, `tenant_disabled` (the operator disabled the organization) or `csrf_failed` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "You do not have permission to do this.",
+                     *       "code": "forbidden"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];

@@ -39,6 +39,7 @@ export type DealQuery = Query<"get", "/api/v1/crm/deals">;
 export type DealSort = NonNullable<DealQuery["sort_by"]>;
 export type DealActivity = Item<Answer<"get", "/api/v1/crm/deals/{id}/activities">>;
 export type Note = Answer<"post", "/api/v1/crm/deals/{id}/notes">;
+export type DealSummary = Answer<"get", "/api/v1/crm/deals/summary">;
 export type AuditQuery = Query<"get", "/api/v1/audit-log">;
 
 // ---- CSV export and import ----

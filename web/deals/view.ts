@@ -13,7 +13,12 @@ export type EverySortListed = Holds<[Exclude<DealSort, (typeof DEAL_SORTS)[numbe
 
 export type Assignee = { kind: "anyone" } | { kind: "mine" } | { kind: "unassigned" } | { kind: "user"; id: string };
 
+/** How the deals are shown: the paged table, or the board (a column per stage). */
+export type DealMode = "table" | "board";
+
 export interface DealView {
+  /** In the URL as view=board; the table is the default. */
+  mode: DealMode;
   search: string;
   stages: string[];
   assignee: Assignee;
@@ -47,6 +52,7 @@ export function parseView(q: URLSearchParams): DealView {
         ? { kind: "unassigned" }
         : { kind: "anyone" };
   return {
+    mode: q.get("view") === "board" ? "board" : "table",
     search: (q.get("search") ?? "").slice(0, 200),
     stages: [...new Set(q.getAll("stage").filter(Boolean))],
     assignee,
@@ -60,6 +66,7 @@ export function parseView(q: URLSearchParams): DealView {
 /** The view → URL parameters (defaults omitted; null removes a parameter). */
 export function viewParams(v: DealView): Record<string, string | string[] | null> {
   return {
+    view: v.mode === "board" ? "board" : null,
     search: v.search || null,
     stage: v.stages,
     assigned_to: v.assignee.kind === "user" ? v.assignee.id : null,
@@ -81,6 +88,12 @@ export function viewSearch(v: DealView): string {
   }
   const s = q.toString();
   return s ? `?${s}` : "";
+}
+
+/** The view's filters and search alone, as GET /crm/deals and GET /crm/deals/summary take them (the board's columns and counts). */
+export function filterQuery(v: DealView): Omit<DealQuery, "page" | "size" | "sort_by" | "sort_dir"> {
+  const { page: _p, size: _s, sort_by: _b, sort_dir: _d, ...rest } = viewQuery({ ...v, sortBy: null });
+  return rest;
 }
 
 /** The view → GET /crm/deals parameters. */

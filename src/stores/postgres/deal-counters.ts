@@ -49,6 +49,12 @@ export async function rebuildDealCountsIn(tx: PgQueries, tenantIds: string[]): P
     WHERE tenant_id = ANY(${tenantIds}::text[]) GROUP BY tenant_id, coalesce(assigned_to, ''), stage`;
   await tx.run`INSERT INTO deal_counts (tenant_id, assignee, stage, n)
     SELECT tenant_id, '*', stage, sum(n) FROM deal_counts WHERE tenant_id = ANY(${tenantIds}::text[]) GROUP BY tenant_id, stage`;
+  // The board's sums (65-deal-sums.sql) alongside, once the schema has them (a copy into an older database has not).
+  if ((await tx.one<{ t: string | null }>`SELECT to_regclass('deal_sums')::text AS t`)?.t == null) return;
+  await tx.run`DELETE FROM deal_sums WHERE tenant_id = ANY(${tenantIds}::text[])`;
+  await tx.run`INSERT INTO deal_sums (tenant_id, assignee, stage, currency, n, cents)
+    SELECT tenant_id, coalesce(assigned_to, ''), stage, currency, count(*), sum(value_cents) FROM deals
+    WHERE tenant_id = ANY(${tenantIds}::text[]) GROUP BY tenant_id, coalesce(assigned_to, ''), stage, currency`;
 }
 
 const SURROGATE = /[\uD800-\uDFFF]/;

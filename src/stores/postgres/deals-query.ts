@@ -1,11 +1,12 @@
 import type { DealJoined } from "../../crm/deals-repo";
-import type { DealsQuery, ListedSeqs } from "../../crm/deals-query";
+import type { DealSummaryQuery, DealsQuery, ListedSeqs, SummaryRow } from "../../crm/deals-query";
 import type { DealListQuery } from "../../crm/model";
 import { offsetOf } from "../../kernel/paging";
 import type { Pg } from "./database";
 import { type PostgresDealsPlan, costPlan } from "./deals-plan";
 import { type DealsReads, type ListRequest, Params, describeRequest } from "./deals-list-request";
 import { MAX_GRAM, searchPage } from "./deals-search-page";
+import { summaryRows } from "./deals-summary";
 
 /**
  * The deal list on PostgreSQL: the same answers as SQLite's (src/stores/sqlite/deals-query.ts).
@@ -81,6 +82,7 @@ export function createPostgresDealsQuery(pg: Pg, plan: PostgresDealsPlan = costP
       if (q.sortBy === "stage" && stages.length > 1 && termLength <= MAX_GRAM) return byStages(tenantId, q, stages);
       return listAt(tenantId, q, offsetOf(q.page, q.size), q.size);
     },
+    summary: (tenantId: string, q: DealSummaryQuery): Promise<SummaryRow[]> => summaryRows(pg, tenantId, q),
   };
   return store satisfies DealsQuery;
 }

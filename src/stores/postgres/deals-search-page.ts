@@ -14,7 +14,7 @@ export const MAX_GRAM = 3;
 const TRIGRAM_TENANT = "d.tenant_id = $1";
 
 /** A LIKE pattern matching `term` anywhere, its wildcards taken literally (LIKE's default escape is \). */
-const containing = (term: string): string => `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+export const containing = (term: string): string => `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 /** The term (lowercase); the row test of a walk (row by row); the collecting test, which the trigram index serves from three characters. */
 function searchOf(term: string) {

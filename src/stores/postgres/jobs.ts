@@ -31,9 +31,15 @@ export function createPostgresJobsStore(pg: Pg, deps: { security: PgAuditWriter 
     if (changes.length === 0) return;
     const counts = new Map<string, number>();
     const grams = new Map<string, number>();
+    // The board's sums (65-deal-sums.sql): count and cents per assignee, stage and currency.
+    // Cents in BigInt: a batch of large values passes 2^53.
+    const sums = new Map<string, [number, bigint]>();
     for (const { sign, v } of changes) {
       const stage = v.stage as string;
       const assignee = (v.assigned_to as string | null) ?? "";
+      const sumKey = `${assignee}\u0000${stage}\u0000${v.currency as string}`;
+      const had = sums.get(sumKey) ?? [0, 0n];
+      sums.set(sumKey, [had[0] + sign, had[1] + BigInt(sign) * BigInt(v.value_cents as number | string)]);
       for (const a of [assignee, "*"]) counts.set(`${a}\u0000${stage}`, (counts.get(`${a}\u0000${stage}`) ?? 0) + sign);
       for (const g of gramsOf(v.search_text as string)) {
         const k = `${g}\u0000${stage}\u0000${assignee}`;
@@ -44,6 +50,12 @@ export function createPostgresJobsStore(pg: Pg, deps: { security: PgAuditWriter 
     const c = [...counts].filter(([, n]) => n !== 0).map(([k, n]) => [...k.split("\u0000"), n] as [string, string, number]);
     if (c.length > 0) {
       await tx.unsafe("SELECT deal_counts_apply($1, $2::text[], $3::text[], $4::bigint[])", [tenantId, c.map((x) => x[0]), c.map((x) => x[1]), c.map((x) => x[2])]);
+    }
+    const d = [...sums].filter(([, [n, cents]]) => n !== 0 || cents !== 0n).map(([k, [n, cents]]) => [...k.split("\u0000"), n, String(cents)] as [string, string, string, number, string]);
+    if (d.length > 0) {
+      await tx.unsafe("SELECT deal_sums_apply($1, $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[])", [
+        tenantId, d.map((x) => x[0]), d.map((x) => x[1]), d.map((x) => x[2]), d.map((x) => x[3]), d.map((x) => x[4]),
+      ]);
     }
     const g = [...grams].filter(([, n]) => n !== 0).map(([k, n]) => [...k.split("\u0000"), n] as [string, string, string, number]);
     if (g.length > 0) {

@@ -1,4 +1,4 @@
-import type { DealsQuery, ListedSeqs } from "../../crm/deals-query";
+import type { DealSummaryQuery, DealsQuery, ListedSeqs, SummaryRow } from "../../crm/deals-query";
 import type { Statement } from "bun:sqlite";
 import type { Db } from "../../db/database";
 import { TENANT_SPAN } from "../../crm/deal-columns";
@@ -10,6 +10,7 @@ import { type SqliteDealsPlan, costPlan } from "./deals-plan";
 import { type DealsReads, describeRequest } from "./deals-list-request";
 import { unsearchedPage } from "./deals-page-reads";
 import { shortTermPage, threeLetterPage, trigramTermPage } from "./deals-search-pages";
+import { SUMMARY_TUNING, type SummaryTuning, summaryRows } from "./deals-summary";
 
 import type { DealListQuery } from "../../crm/model";
 
@@ -27,7 +28,7 @@ import type { DealListQuery } from "../../crm/model";
  * index walk and the sort fallback), deals-text-walk.ts (the bucket walk), deals-search-terms.ts
  * (the index's query text and the gram-count totals).
  */
-export function createSqliteDealsQuery(db: Db, plan: SqliteDealsPlan = costPlan()) {
+export function createSqliteDealsQuery(db: Db, plan: SqliteDealsPlan = costPlan(), summaryTuning: SummaryTuning = SUMMARY_TUNING) {
   const prepared = new Map<string, Statement>();
   const stmt = (sql: string): Statement => {
     let s = prepared.get(sql);
@@ -69,6 +70,8 @@ export function createSqliteDealsQuery(db: Db, plan: SqliteDealsPlan = costPlan(
   const read = readTx(db);
   const store = {
     list: async (tenantId: string, q: DealListQuery): Promise<ListedSeqs> => read(() => listNow(tenantId, q)),
+    summary: (tenantId: string, q: DealSummaryQuery): Promise<SummaryRow[]> =>
+      summaryRows({ stmt, tenantNo: (id) => reads.tenantNo.get(id)?.tenant_no ?? null, read, tuning: summaryTuning }, tenantId, q),
   };
   return store satisfies DealsQuery;
 }

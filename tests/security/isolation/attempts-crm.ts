@@ -4,6 +4,15 @@ import { type Attempt, asB, req, notFound, ownPage, emptyPage, landedInB, A_SEAR
 import { type World, finishedJob } from "./world";
 import { testSql } from "../../support/sql";
 
+/** A summary of B's deals only: its total is B's count, and no group names one of A's users. */
+async function ownSummary(body: any, w: World): Promise<void> {
+  const n = Number((await testSql(w.t.ctx).get<{ n: number }>("SELECT count(*) AS n FROM deals WHERE tenant_id = ?1", w.b.tenantId))!.n);
+  expect(body.total).toBe(n);
+  expect(body.groups.reduce((s: number, g: { count: number }) => s + g.count, 0)).toBe(n);
+  const keys = body.groups.map((g: { key: string | null }) => g.key);
+  for (const id of [w.a.admin.id, w.a.member.id, w.a.stage.key]) expect(keys).not.toContain(id);
+}
+
 /** The CRM: stages, deals, accounts and contacts across tenants. */
 export const CRM_ATTEMPTS: Attempt[] = [
   // ---- CRM: stages ----
@@ -33,6 +42,18 @@ export const CRM_ATTEMPTS: Attempt[] = [
     }),
   ),
   { op: "GET /api/v1/crm/deals", what: "stage = A's own stage key", send: (w) => req("GET", `/crm/deals?stage=${w.a.stage.key}`, asB(w)), expect: { status: 200 }, check: emptyPage },
+  // The board's summary: B's counts only, whatever names A's data.
+  { op: "GET /api/v1/crm/deals/summary", what: "summary by stage", send: (w) => req("GET", "/crm/deals/summary", asB(w)), expect: { status: 200 }, check: ownSummary },
+  { op: "GET /api/v1/crm/deals/summary", what: "summary by assignee", send: (w) => req("GET", "/crm/deals/summary?group_by=assigned_to", asB(w)), expect: { status: 200 }, check: ownSummary },
+  ...[...A_SEARCHES.map((s) => `search=${encodeURIComponent(s)}`), "stage=quokka-stage", "group_by=assigned_to&assigned_to=A"].map(
+    (query): Attempt => ({
+      op: "GET /api/v1/crm/deals/summary",
+      what: `summary with ${query}`,
+      send: (w) => req("GET", `/crm/deals/summary?${query.replace("assigned_to=A", `assigned_to=${w.a.member.id}`)}`, asB(w)),
+      expect: { status: 200 },
+      check: (body: any) => expect(body.total).toBe(0),
+    }),
+  ),
   ...SORT_FIELDS.flatMap((field) =>
     (["asc", "desc"] as const).map(
       (dir): Attempt => ({

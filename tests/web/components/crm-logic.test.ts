@@ -10,9 +10,10 @@ import { type Timers, debouncer, latestOnly } from "../../../web/shared/live-lis
 
 describe("the deal list's view lives in the URL", () => {
   test("every parameter survives a round trip, in the API's own names", () => {
-    const url = "?search=acme+rollout&stage=won&stage=lost&assigned_to=u_1&sort_by=close_date&sort_dir=desc&page=3&size=50";
+    const url = "?view=board&search=acme+rollout&stage=won&stage=lost&assigned_to=u_1&sort_by=close_date&sort_dir=desc&page=3&size=50";
     const v = parseView(new URLSearchParams(url));
     expect(v).toEqual({
+      mode: "board",
       search: "acme rollout",
       stages: ["won", "lost"],
       assignee: { kind: "user", id: "u_1" },
