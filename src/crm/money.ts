@@ -40,5 +40,5 @@ export const decimalText = (v: unknown): unknown => (typeof v === "number" && Nu
 registerFormat(
   "money",
   (v) => centsOf(v) !== null,
-  "Value error, value must be a non-negative decimal with at most 13 digits before the point and 2 after",
+  "Value error, value must be an amount such as 1234.50: no minus sign, at most 13 digits before the point and 2 after it",
 );
