@@ -19,6 +19,7 @@ import { TransferButtons } from "../import/transfer-buttons";
 import { useStages } from "../stages/store";
 import { DealForm } from "./deal-form";
 import { Filters } from "./filters";
+import { ShortcutsDialog, useDealShortcuts } from "./shortcuts";
 import { DealTable } from "./table";
 import { type DealView, PAGE_SIZES, effectiveSort, parseView, sortedBy, viewQuery, viewSearch } from "./view";
 
@@ -79,6 +80,7 @@ export default function DealsScreen() {
   };
 
   const [editing, setEditing] = useState<Deal | "new" | null>(null);
+  const shortcuts = useDealShortcuts({ newDeal: () => stages && me && setEditing("new") });
   const [deleting, setDeleting] = useState<Deal | null>(null);
   const [deleteBusy, setDeleteBusy] = useState(false);
   const [deleteError, setDeleteError] = useState<unknown>(null);
@@ -110,6 +112,9 @@ export default function DealsScreen() {
     <section class="crm deals-screen" aria-labelledby="deals-title">
       <div class="screen-head">
         <h1 id="deals-title">Deals</h1>
+        <button type="button" class="link shortcuts-hint" onClick={() => shortcuts.open()} aria-keyshortcuts="Shift+?">
+          Keyboard shortcuts
+        </button>
         <TransferButtons kind="deals" query={apiQuery} />
         <button type="button" class="primary" onClick={() => setEditing("new")} disabled={!stages || !me}>
           New deal
@@ -152,6 +157,7 @@ export default function DealsScreen() {
         </Empty>
       ) : (
         <>
+          {effectiveSort(view).by === "value" ? <ValueSortNote currencies={[...new Set(rows.map((d) => d.currency))].sort()} /> : null}
           <DealTable
             deals={rows}
             stages={stages ?? []}
@@ -192,6 +198,7 @@ export default function DealsScreen() {
           />
         )}
       </Modal>
+      <ShortcutsDialog open={shortcuts.help} onClose={shortcuts.closeHelp} />
       <ConfirmDialog
         open={deleting !== null}
         title="Delete this deal?"
@@ -211,5 +218,19 @@ export default function DealsScreen() {
         ) : null}
       </ConfirmDialog>
     </section>
+  );
+}
+
+/**
+ * Sorting by value compares amounts alone, whatever their currency (no rates are kept): said above
+ * the table, with this page's currencies when there are several, instead of mixing them silently.
+ */
+function ValueSortNote({ currencies }: { currencies: string[] }) {
+  return (
+    <p class="hint sort-note" role="note">
+      {currencies.length > 1
+        ? `Sorted by amount only: ${currencies.join(", ")} amounts are compared as numbers, not converted between currencies.`
+        : "Sorted by amount only: deals in other currencies are compared as numbers, not converted."}
+    </p>
   );
 }
