@@ -60,6 +60,7 @@ export const SLOW_REASONS: Record<string, string> = {
   // The web app in a browser.
   "tests/web/e2e/create-once.test.ts": BROWSER,
   "tests/web/e2e/crm.test.ts": BROWSER,
+  "tests/web/e2e/first-deal.test.ts": BROWSER,
   "tests/web/e2e/handoff.test.ts": BROWSER,
   "tests/web/e2e/members.test.ts": BROWSER,
   "tests/web/e2e/new-device.test.ts": BROWSER,

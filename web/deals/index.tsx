@@ -112,7 +112,7 @@ export default function DealsScreen() {
     <section class="crm deals-screen" aria-labelledby="deals-title">
       <div class="screen-head">
         <h1 id="deals-title">Deals</h1>
-        <button type="button" class="link shortcuts-hint" onClick={() => shortcuts.open()} aria-keyshortcuts="Shift+?">
+        <button type="button" class="link shortcuts-hint hide-narrow" onClick={() => shortcuts.open()} aria-keyshortcuts="Shift+?">
           Keyboard shortcuts
         </button>
         <TransferButtons kind="deals" query={apiQuery} />

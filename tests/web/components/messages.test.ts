@@ -15,8 +15,8 @@ describe("a 422 item as a sentence", () => {
     [item(["body", "title"], "string_too_long", "String should have at most 200 characters", { max_length: 200 }), "Title can have at most 200 characters."],
     [item(["body", "password"], "string_too_short", "String should have at least 8 characters", { min_length: 8 }), "Password needs at least 8 characters."],
     [
-      item(["body", "value"], "value_error", "Value error, value must be an amount such as 1234.50: no minus sign, at most 13 digits before the point and 2 after it"),
-      "Value must be an amount such as 1234.50: no minus sign, at most 13 digits before the point and 2 after it.",
+      item(["body", "value"], "value_error", "Value error, value must be an amount written like 1234.50: digits, a point (not a comma) before at most 2 decimals, never negative"),
+      "Value must be an amount written like 1234.50: digits, a point (not a comma) before at most 2 decimals, never negative.",
     ],
     [item(["body", "currency"], "string_pattern_mismatch", "String should match pattern '^[A-Z]{3}$'"), "Choose a currency from the list."],
     [item(["body", "currency"], "value_error", "Value error, currency must be an ISO 4217 currency code such as USD, EUR or GBP"), "Currency must be an ISO 4217 currency code such as USD, EUR or GBP."],
