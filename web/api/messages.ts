@@ -37,13 +37,16 @@ const LABELS: Record<string, Label> = {
   subdomain: { name: "Workspace address", the: "a workspace address" },
   key: { name: "Key", the: "a key" },
   color: { name: "Color", the: "a color", choice: true },
+  client_id: { name: "Client ID", the: "the client ID" },
+  client_secret: { name: "Client secret", the: "the client secret" },
+  issuer: { name: "Issuer URL", the: "the issuer URL" },
 };
 
 export function labelOf(field: string): Label {
   const known = LABELS[field];
   if (known) return known;
-  const words = field.replace(/_id$/, "").replace(/_/g, " ").trim() || "this field";
-  return { name: words[0]!.toUpperCase() + words.slice(1), the: `the ${words}`, choice: field.endsWith("_id") };
+  const words = field.replace(/_id$/, " ID").replace(/_/g, " ").trim() || "this field";
+  return { name: words[0]!.toUpperCase() + words.slice(1), the: `the ${words}` };
 }
 
 const sentence = (s: string) => {
