@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Page } from "playwright-core";
 import { type World, crmWorld, look } from "./crm-kit";
+import { waitUntil } from "./support";
 
 /**
  * A new organization's first ten minutes in a real browser: the first deal with an account typed
@@ -37,10 +38,7 @@ test("the first deal: a new account typed in the picker and created there; a wro
   await create.waitFor();
   await page.screenshot({ path: "test-artifacts/web/crm-first-deal-picker-create-1280.png" });
   await create.click();
-  await page.waitForFunction(`(() => {
-    const c = document.querySelector("dialog[open] input[role='combobox']");
-    return c !== null && c.getAttribute("aria-busy") === null && c.value === "Globex";
-  })()`);
+  await waitUntil(async () => (await account.getAttribute("aria-busy")) === null && (await account.inputValue()) === "Globex");
   // Probability follows the stage until typed.
   const probability = dialog.getByLabel("Probability (%)");
   expect(await probability.inputValue()).toBe("10");
@@ -51,7 +49,7 @@ test("the first deal: a new account typed in the picker and created there; a wro
   await dialog.getByLabel("Value").fill("12,50");
   w.expected.push(422);
   await dialog.getByRole("button", { name: "Create deal" }).click();
-  await page.waitForFunction(`document.querySelector("dialog[open] .field.has-error") !== null`);
+  await dialog.locator(".field.has-error").first().waitFor();
   const error = await fieldError("Value");
   expect(error).toMatch(/^Value must be an amount written like 1234\.50/);
   expect(await dialog.textContent()).not.toMatch(/Value error|String should|Input should|create_missing/);
