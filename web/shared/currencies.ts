@@ -16,8 +16,11 @@ export const ISO_4217 = (
 ).split(" ");
 
 let names: Intl.DisplayNames | null | undefined;
-/** "EUR — Euro", in the browser's language; the code alone where the browser knows no name. */
+const labels = new Map<string, string>();
+/** "EUR — Euro", in the browser's language; the code alone where the browser knows no name. Worked out once per code (the form renders per keystroke). */
 export function currencyLabel(code: string): string {
+  const known = labels.get(code);
+  if (known) return known;
   if (names === undefined) {
     try {
       names = new Intl.DisplayNames([navigator.language || "en"], { type: "currency" });
@@ -31,5 +34,7 @@ export function currencyLabel(code: string): string {
   } catch {
     name = undefined;
   }
-  return name && name !== code ? `${code} — ${name}` : code;
+  const label = name && name !== code ? `${code} — ${name}` : code;
+  labels.set(code, label);
+  return label;
 }
