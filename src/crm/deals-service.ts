@@ -82,6 +82,9 @@ export function createDealsService(d: DealsDeps) {
       notes: clean(body.notes),
       custom_data: customData(body.custom_data),
     };
+    // Omitted (not null): the stage's own probability, as the pipeline states it. An unknown
+    // stage leaves it null; the insert then refuses the stage.
+    if (body.probability === undefined) f.probability = (await d.repo.stages(auth.tenantId)).find((s) => s.key === f.stage)?.probability ?? null;
     const id = newId();
     await settle(auth.tenantId, await d.deals.insert(auth.tenantId, id, f, d.now(), userActor(auth)), () => f.stage);
     return read(auth.tenantId, id);

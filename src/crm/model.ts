@@ -3,6 +3,7 @@ import { documentedAs } from "../http/openapi";
 import { pageSchema } from "../http/page-schema";
 import { MULTILINE_PATTERN, NAME_PATTERN, SINGLE_LINE_PATTERN, registerFormat } from "../kernel/validation";
 import { MAX_MONEY, MONEY_PATTERN } from "./money";
+import "./currencies";
 
 /** The pipeline every new organization starts with (docs/interface.md#crm-records). */
 export const DEFAULT_STAGES = [
@@ -113,9 +114,11 @@ const Money = t.String({
     ],
   }),
 });
-const Currency = t.String({ pattern: "^[A-Z]{3}$" });
+/** An ISO 4217 code (currencies.ts): three upper-case letters that name a currency. */
+const Currency = t.String({ pattern: "^[A-Z]{3}$", format: "currency", description: "An ISO 4217 currency code, e.g. USD" });
 const CloseDate = t.Nullable(t.String({ format: "calendar_date" }));
-const Probability = t.Nullable(t.Integer({ minimum: 0, maximum: 100 }));
+/** Omitted on create: the stage's probability (a new deal starts where its stage says); null: none. */
+const Probability = t.Nullable(t.Integer({ minimum: 0, maximum: 100, description: "Percent; omitted on create: the stage's probability" }));
 // Checked by the service (deals-service.ts): Elysia would coerce a list or a string into an object.
 const CustomData = t.Any();
 const Stage = t.String({ minLength: 1, maxLength: 50, pattern: SINGLE_LINE_PATTERN });

@@ -40,5 +40,5 @@ export const decimalText = (v: unknown): unknown => (typeof v === "number" && Nu
 registerFormat(
   "money",
   (v) => centsOf(v) !== null,
-  "Value error, value must be a non-negative decimal with at most 13 digits before the point and 2 after",
+  "Value error, value must be an amount written like 1234.50: digits, a point (not a comma) before at most 2 decimals, never negative",
 );

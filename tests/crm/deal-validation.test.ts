@@ -134,3 +134,53 @@ describe("integers sent as text (found by the bad-input fuzz: the item had lost 
     expect((r.body as { probability: number }).probability).toBe(50);
   });
 });
+
+describe("currency: an ISO 4217 code", () => {
+  test.each(["DOL", "ABC", "XYZ", "EUO"])("%p is three letters but no currency: 422 value_error at body.currency", async (currency) => {
+    const r = await post({ title: "x", account_id: account.id, currency });
+    expect(r.status).toBe(422);
+    expect(items422(r.body)).toEqual([{ loc: ["body", "currency"], type: "value_error" }]);
+    expect(r.body.detail[0].msg).toContain("ISO 4217");
+  });
+  test("a long word is refused whole, never cut to its first three letters", async () => {
+    const r = await post({ title: "x", account_id: account.id, currency: "dollars" });
+    expect(r.status).toBe(422);
+    expect(r.body.detail.map((i: { loc: unknown[] }) => i.loc)).toEqual([["body", "currency"]]);
+  });
+  test.each(["USD", "EUR", "JPY", "CHF", "XAU"])("%p is accepted, on create and on change", async (currency) => {
+    const d = await org.deal({ title: "c", account_id: account.id, currency });
+    expect(d.currency).toBe(currency);
+    const again = await org.ok("PATCH", `/deals/${d.id}`, { currency: "GBP" });
+    expect(again.currency).toBe("GBP");
+  });
+  test("a change to a code that is no currency is refused too, and the deal keeps its own", async () => {
+    const d = await org.deal({ title: "c", account_id: account.id, currency: "EUR" });
+    const r = await org.call("PATCH", `/deals/${d.id}`, { currency: "DOL" });
+    expect(r.status).toBe(422);
+    expect((await org.ok("GET", `/deals/${d.id}`)).currency).toBe("EUR");
+  });
+});
+
+describe("probability: omitted on create, the stage's", () => {
+  test("each default stage gives its own probability", async () => {
+    for (const [stage, p] of [["new", 10], ["qualified", 25], ["proposal", 50], ["negotiation", 75], ["won", 100], ["lost", 0]] as const) {
+      const d = await org.deal({ title: "p", account_id: account.id, stage });
+      expect({ stage, probability: d.probability }).toEqual({ stage, probability: p });
+    }
+  });
+  test("null means none, and a number given is kept", async () => {
+    expect((await org.deal({ title: "p", account_id: account.id, stage: "proposal", probability: null })).probability).toBeNull();
+    expect((await org.deal({ title: "p", account_id: account.id, stage: "proposal", probability: 33 })).probability).toBe(33);
+  });
+  test("a stage the organization changed gives its current probability", async () => {
+    const stages = await org.ok("GET", "/pipeline-stages");
+    const qualified = stages.find((s: { key: string }) => s.key === "qualified");
+    await org.ok("PATCH", `/pipeline-stages/${qualified.id}`, { probability: 40 });
+    expect((await org.deal({ title: "p", account_id: account.id, stage: "qualified" })).probability).toBe(40);
+    await org.ok("PATCH", `/pipeline-stages/${qualified.id}`, { probability: 25 });
+  });
+  test("a change never resets it: a deal moved to another stage keeps its probability", async () => {
+    const d = await org.deal({ title: "p", account_id: account.id, stage: "new" });
+    expect((await org.ok("PATCH", `/deals/${d.id}`, { stage: "proposal" })).probability).toBe(10);
+  });
+});

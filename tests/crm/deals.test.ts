@@ -54,7 +54,7 @@ describe("create and read", () => {
       currency: "USD",
       stage: "new",
       close_date: null,
-      probability: null,
+      probability: 10, // the "new" stage's probability: omitted means the stage's
       assigned_to: null,
       notes: null,
       custom_data: null,

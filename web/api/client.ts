@@ -7,12 +7,13 @@
  * submission (submissionKey), so a double click or a retried timeout never makes two records.
  */
 import type { Answer, CreatePaths, Init, Method, PathsWith } from "./operations";
+import { plainMessage } from "./messages";
 import type { ValidationItem } from "./shapes";
 import { submissionDone, submissionKey } from "./submission-key";
 
 export type * from "./shapes";
 
-/** An answer other than 2xx: `status`, the contract's `code`, and the 422 items when there are some. */
+/** An answer other than 2xx: `status`, the contract's `code`, and the 422 items (their `msg` a sentence for a person) when there are some. */
 export class ApiError extends Error {
   constructor(
     readonly status: number,
@@ -99,8 +100,9 @@ async function toError(res: Response): Promise<ApiError> {
   const retry = Number(res.headers.get("retry-after"));
   const retryAfter = Number.isFinite(retry) && retry > 0 ? retry : null;
   if (Array.isArray(body.detail)) {
-    const items = body.detail as ValidationItem[];
-    return new ApiError(res.status, "validation_error", items.map((i) => i.msg).join("; "), items, retryAfter);
+    // What a person reads: each item's message as a sentence about its field (messages.ts).
+    const items = (body.detail as ValidationItem[]).map((i) => ({ ...i, msg: plainMessage(i) }));
+    return new ApiError(res.status, "validation_error", [...new Set(items.map((i) => i.msg))].join(" "), items, retryAfter);
   }
   const detail = typeof body.detail === "string" ? body.detail : `The server answered ${res.status}.`;
   return new ApiError(res.status, body.code ?? `http_${res.status}`, detail, [], retryAfter);

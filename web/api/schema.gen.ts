@@ -1367,7 +1367,7 @@ export interface paths {
         put?: never;
         /**
          * Import deals from a CSV file (admins): all rows or none, as a background job
-         * @description The body is the file itself (Content-Type: text/csv, UTF-8, at most 50 MB and 100000 rows), streamed to a temporary file and checked whole as it arrives. The first row names the columns (any case, any order, at most 64). dry_run=true answers 200 with the report and writes nothing; a file with any error is refused with a 422 whose items are loc ["body", line, column]; a valid file answers 202 with an import job (GET /api/v1/crm/jobs/{id}) whose rows are then written in short batches, and kept only if every batch succeeds. A row whose id (or external_id) names a record of the organization updates it (columns the file lacks keep their value); others add one. One import per organization at a time, a few per server (429 too_many_jobs, with Retry-After), and a rate limit per admin.
+         * @description The body is the file itself (Content-Type: text/csv, UTF-8, at most 50 MB and 100000 rows), streamed to a temporary file and checked whole as it arrives. The first row names the columns (any case, any order, at most 64); cells are separated by commas, or by the semicolons or tabs the first row uses. dry_run=true answers 200 with the report and writes nothing; a file with any error is refused with a 422 whose items are loc ["body", line, column]; a valid file answers 202 with an import job (GET /api/v1/crm/jobs/{id}) whose rows are then written in short batches, and kept only if every batch succeeds. A row whose id (or external_id) names a record of the organization updates it (columns the file lacks keep their value); others add one. One import per organization at a time, a few per server (429 too_many_jobs, with Retry-After), and a rate limit per admin.
          */
         post: operations["postCrmDealsImport"];
         delete?: never;
@@ -1387,7 +1387,7 @@ export interface paths {
         put?: never;
         /**
          * Import accounts from a CSV file (admins): all rows or none, as a background job
-         * @description The body is the file itself (Content-Type: text/csv, UTF-8, at most 50 MB and 100000 rows), streamed to a temporary file and checked whole as it arrives. The first row names the columns (any case, any order, at most 64). dry_run=true answers 200 with the report and writes nothing; a file with any error is refused with a 422 whose items are loc ["body", line, column]; a valid file answers 202 with an import job (GET /api/v1/crm/jobs/{id}) whose rows are then written in short batches, and kept only if every batch succeeds. A row whose id (or external_id) names a record of the organization updates it (columns the file lacks keep their value); others add one. One import per organization at a time, a few per server (429 too_many_jobs, with Retry-After), and a rate limit per admin.
+         * @description The body is the file itself (Content-Type: text/csv, UTF-8, at most 50 MB and 100000 rows), streamed to a temporary file and checked whole as it arrives. The first row names the columns (any case, any order, at most 64); cells are separated by commas, or by the semicolons or tabs the first row uses. dry_run=true answers 200 with the report and writes nothing; a file with any error is refused with a 422 whose items are loc ["body", line, column]; a valid file answers 202 with an import job (GET /api/v1/crm/jobs/{id}) whose rows are then written in short batches, and kept only if every batch succeeds. A row whose id (or external_id) names a record of the organization updates it (columns the file lacks keep their value); others add one. One import per organization at a time, a few per server (429 too_many_jobs, with Retry-After), and a rate limit per admin.
          */
         post: operations["postCrmAccountsImport"];
         delete?: never;
@@ -1407,7 +1407,7 @@ export interface paths {
         put?: never;
         /**
          * Import contacts from a CSV file (admins): all rows or none, as a background job
-         * @description The body is the file itself (Content-Type: text/csv, UTF-8, at most 50 MB and 100000 rows), streamed to a temporary file and checked whole as it arrives. The first row names the columns (any case, any order, at most 64). dry_run=true answers 200 with the report and writes nothing; a file with any error is refused with a 422 whose items are loc ["body", line, column]; a valid file answers 202 with an import job (GET /api/v1/crm/jobs/{id}) whose rows are then written in short batches, and kept only if every batch succeeds. A row whose id (or external_id) names a record of the organization updates it (columns the file lacks keep their value); others add one. One import per organization at a time, a few per server (429 too_many_jobs, with Retry-After), and a rate limit per admin.
+         * @description The body is the file itself (Content-Type: text/csv, UTF-8, at most 50 MB and 100000 rows), streamed to a temporary file and checked whole as it arrives. The first row names the columns (any case, any order, at most 64); cells are separated by commas, or by the semicolons or tabs the first row uses. dry_run=true answers 200 with the report and writes nothing; a file with any error is refused with a 422 whose items are loc ["body", line, column]; a valid file answers 202 with an import job (GET /api/v1/crm/jobs/{id}) whose rows are then written in short batches, and kept only if every batch succeeds. A row whose id (or external_id) names a record of the organization updates it (columns the file lacks keep their value); others add one. One import per organization at a time, a few per server (429 too_many_jobs, with Retry-After), and a rate limit per admin.
          */
         post: operations["postCrmContactsImport"];
         delete?: never;
@@ -11556,6 +11556,10 @@ export interface operations {
                     title: string;
                     account_id: string;
                     value?: components["schemas"]["DealValue"];
+                    /**
+                     * Format: currency
+                     * @description An ISO 4217 currency code, e.g. USD
+                     */
                     currency?: string;
                     stage?: string;
                     /** Format: calendar_date */
@@ -12124,6 +12128,10 @@ export interface operations {
                     title?: string;
                     account_id?: string;
                     value?: components["schemas"]["DealValue"];
+                    /**
+                     * Format: currency
+                     * @description An ISO 4217 currency code, e.g. USD
+                     */
                     currency?: string;
                     stage?: string;
                     /** Format: calendar_date */
@@ -15067,6 +15075,8 @@ export interface operations {
                 dry_run?: "true" | "false" | "1" | "0" | "yes" | "no" | "on" | "off";
                 /** @description Create accounts and contacts named in rows that the organization does not have (else such a row is an error); true/false/1/0/yes/no/on/off, default false */
                 create_missing?: "true" | "false" | "1" | "0" | "yes" | "no" | "on" | "off";
+                /** @description The field each column of the file is read as, by position, comma-separated (one of id, external_id, title, value, currency, stage, probability, close_date, account_name, contact_name, assignee_email, notes, custom_data); an empty entry ignores its column, e.g. "title,,value". Absent: the header row names the fields. */
+                columns?: string;
             };
             header?: {
                 /**
@@ -15242,6 +15252,8 @@ export interface operations {
                 dry_run?: "true" | "false" | "1" | "0" | "yes" | "no" | "on" | "off";
                 /** @description Create accounts and contacts named in rows that the organization does not have (else such a row is an error); true/false/1/0/yes/no/on/off, default false */
                 create_missing?: "true" | "false" | "1" | "0" | "yes" | "no" | "on" | "off";
+                /** @description The field each column of the file is read as, by position, comma-separated (one of id, external_id, name, domain, industry); an empty entry ignores its column, e.g. "title,,value". Absent: the header row names the fields. */
+                columns?: string;
             };
             header?: {
                 /**
@@ -15417,6 +15429,8 @@ export interface operations {
                 dry_run?: "true" | "false" | "1" | "0" | "yes" | "no" | "on" | "off";
                 /** @description Create accounts and contacts named in rows that the organization does not have (else such a row is an error); true/false/1/0/yes/no/on/off, default false */
                 create_missing?: "true" | "false" | "1" | "0" | "yes" | "no" | "on" | "off";
+                /** @description The field each column of the file is read as, by position, comma-separated (one of id, external_id, first_name, last_name, email, phone, account_name); an empty entry ignores its column, e.g. "title,,value". Absent: the header row names the fields. */
+                columns?: string;
             };
             header?: {
                 /**

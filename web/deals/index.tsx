@@ -20,6 +20,7 @@ import { stagesChanged, useStages } from "../stages/store";
 import { useLiveEvents, useLiveMarks } from "../shared/live-events";
 import { DealForm } from "./deal-form";
 import { Filters } from "./filters";
+import { ShortcutsDialog, useDealShortcuts } from "./shortcuts";
 import { DealTable } from "./table";
 import { Board } from "./board/board";
 import { type DealMode, type DealView, PAGE_SIZES, effectiveSort, parseView, sortedBy, viewQuery, viewSearch } from "./view";
@@ -125,6 +126,7 @@ function DealList() {
   };
 
   const [editing, setEditing] = useState<Deal | "new" | null>(null);
+  const shortcuts = useDealShortcuts({ newDeal: () => stages && me && setEditing("new") });
   const [deleting, setDeleting] = useState<Deal | null>(null);
   const [deleteBusy, setDeleteBusy] = useState(false);
   const [deleteError, setDeleteError] = useState<unknown>(null);
@@ -157,6 +159,9 @@ function DealList() {
       <div class="screen-head">
         <h1 id="deals-title">Deals</h1>
         <ViewSwitch mode={view.mode} onMode={(mode) => change({ ...view, mode, page: 1 })} />
+        <button type="button" class="link shortcuts-hint hide-narrow" onClick={() => shortcuts.open()} aria-keyshortcuts="Shift+?">
+          Keyboard shortcuts
+        </button>
         <TransferButtons kind="deals" query={apiQuery} />
         <button type="button" class="primary" onClick={() => setEditing("new")} disabled={!stages || !me}>
           New deal
@@ -203,6 +208,7 @@ function DealList() {
         </Empty>
       ) : (
         <>
+          {effectiveSort(view).by === "value" ? <ValueSortNote currencies={[...new Set(rows.map((d) => d.currency))].sort()} /> : null}
           <DealTable
             deals={rows}
             stages={stages ?? []}
@@ -244,6 +250,7 @@ function DealList() {
           />
         )}
       </Modal>
+      <ShortcutsDialog open={shortcuts.help} onClose={shortcuts.closeHelp} />
       <ConfirmDialog
         open={deleting !== null}
         title="Delete this deal?"
@@ -263,5 +270,19 @@ function DealList() {
         ) : null}
       </ConfirmDialog>
     </section>
+  );
+}
+
+/**
+ * Sorting by value compares amounts alone, whatever their currency (no rates are kept): said above
+ * the table, with this page's currencies when there are several, instead of mixing them silently.
+ */
+function ValueSortNote({ currencies }: { currencies: string[] }) {
+  return (
+    <p class="hint sort-note" role="note">
+      {currencies.length > 1
+        ? `Sorted by amount only: ${currencies.join(", ")} amounts are compared as numbers, not converted between currencies.`
+        : "Sorted by amount only: deals in other currencies are compared as numbers, not converted."}
+    </p>
   );
 }

@@ -1,5 +1,6 @@
 /**
- * Import (admins): choose a CSV file and what it holds, check it (a dry run that lists every row
+ * Import (admins): choose a CSV file and what it holds, match its columns to fields (./mapping.tsx;
+ * prefilled by name, comma, semicolon or tab separated), check it (a dry run that lists every row
  * error by line and column), then import it: all rows or none. The file goes up as the request
  * body itself (text/csv) and becomes a job written in the background: a progress bar follows it
  * (JobProgress), then says what its rows did. ?kind= preselects deals, accounts or contacts.
@@ -8,7 +9,9 @@ import "../deals/crm.css";
 import "./import.css";
 import { useState } from "preact/hooks";
 import { api, ApiError, type ImportJob, type ImportReport, type ImportRowError, type TransferKind } from "../api/client";
+import { plainMessage } from "../api/messages";
 import { JobProgress } from "./job-progress";
+import { ColumnMapping, guessField, mappingProblem, readHeader } from "./mapping";
 import { Link, useLocation } from "../shared/router";
 import { useSession } from "../shared/session";
 import { errorMessage } from "../shared/states";
@@ -31,6 +34,8 @@ export default function ImportScreen() {
   const given = query.get("kind");
   const [kind, setKind] = useState<TransferKind>(KINDS.some((k) => k.value === given) ? (given as TransferKind) : "deals");
   const [file, setFile] = useState<File | null>(null);
+  const [headers, setHeaders] = useState<string[] | null>(null);
+  const [mapping, setMapping] = useState<string[]>([]);
   const [createMissing, setCreateMissing] = useState(false);
   const [busy, setBusy] = useState<"check" | "import" | null>(null);
   const [report, setReport] = useState<ImportReport | null>(null);
@@ -40,13 +45,23 @@ export default function ImportScreen() {
   const info = KINDS.find((k) => k.value === kind)!;
 
   const reset = () => (setReport(null), setFailure(null), setJob(null));
+  const chooseFile = async (f: File | null, k = kind) => {
+    setFile(f);
+    reset();
+    const h = f ? await readHeader(f).catch(() => null) : null;
+    setHeaders(h && h.length ? h : null);
+    setMapping(h ? h.map((name) => guessField(name, k)) : []);
+    if (f && !h?.length) setFailure("The file's first row should name its columns; this one is empty.");
+  };
+  const problem = headers ? mappingProblem(mapping, kind) : null;
   const run = async (dryRun: boolean) => {
     if (!file) return setFailure("Choose a CSV file first.");
     if (file.size > MAX_BYTES) return setFailure("This file is larger than 50 MB: split it.");
     setBusy(dryRun ? "check" : "import");
     setFailure(null);
     try {
-      const query = { create_missing: createMissing ? ("true" as const) : undefined };
+      // The mapping as the server reads it: one field per column, by position, empty to ignore.
+      const query = { create_missing: createMissing ? ("true" as const) : undefined, columns: headers ? mapping.join(",") : undefined };
       // A dry run answers the report (200); an import, its job (202).
       if (dryRun) setReport((await api.post(`/api/v1/crm/${kind}/import`, { query: { ...query, dry_run: "true" }, csv: file })) as ImportReport);
       else {
@@ -83,7 +98,16 @@ export default function ImportScreen() {
         <div class="choices">
           <div class="field">
             <label for="import-kind">What the file holds</label>
-            <select id="import-kind" value={kind} onChange={(e) => (setKind((e.target as HTMLSelectElement).value as TransferKind), reset())}>
+            <select
+              id="import-kind"
+              value={kind}
+              onChange={(e) => {
+                const k = (e.target as HTMLSelectElement).value as TransferKind;
+                setKind(k);
+                reset();
+                setMapping(headers ? headers.map((name) => guessField(name, k)) : []);
+              }}
+            >
               {KINDS.map((k) => (
                 <option key={k.value} value={k.value}>
                   {k.label}
@@ -93,13 +117,25 @@ export default function ImportScreen() {
           </div>
           <div class="field">
             <label for="import-file">CSV file (UTF-8, up to 50 MB)</label>
-            <input id="import-file" type="file" accept=".csv,text/csv" onChange={(e) => (setFile((e.target as HTMLInputElement).files?.[0] ?? null), reset())} />
+            <input id="import-file" type="file" accept=".csv,.tsv,.txt,text/csv,text/tab-separated-values" onChange={(e) => void chooseFile((e.target as HTMLInputElement).files?.[0] ?? null)} />
           </div>
         </div>
         <p class="hint">
-          The first row names the columns, in any order: {info.columns}. An exported file can be imported as it is: a row whose id or external_id names a record updates it, other rows are added, and importing
+          The first row names the columns, in any order, separated by commas, semicolons or tabs; after choosing the file you match each column to a field
+          ({info.columns}). An exported file can be imported as it is: a row whose id or external_id names a record updates it, other rows are added, and importing
           the same file again changes nothing.
         </p>
+        {headers ? (
+          <ColumnMapping
+            kind={kind}
+            headers={headers}
+            mapping={mapping}
+            onChange={(m) => {
+              setMapping(m);
+              reset();
+            }}
+          />
+        ) : null}
         {kind !== "accounts" ? (
           <label class="check">
             <input type="checkbox" checked={createMissing} onChange={(e) => (setCreateMissing((e.target as HTMLInputElement).checked), reset())} /> Create
@@ -107,7 +143,7 @@ export default function ImportScreen() {
           </label>
         ) : null}
         <div class="actions">
-          <button type="submit" disabled={busy !== null || !file || job?.status === "running"}>
+          <button type="submit" disabled={busy !== null || !file || problem !== null || job?.status === "running"}>
             {busy === "check" ? "Checking…" : "Check file"}
           </button>
           <button type="button" class="primary" disabled={busy !== null || !checkedClean} onClick={() => void run(false)}>
@@ -161,7 +197,7 @@ function Report({ report }: { report: ImportReport }) {
               <tr key={i}>
                 <td class="line">{e.line}</td>
                 <td>{e.column ?? "—"}</td>
-                <td>{e.message}</td>
+                <td>{plainMessage({ loc: ["body", e.line, e.column ?? "row"], msg: e.message, type: "" })}</td>
               </tr>
             ))}
           </tbody>

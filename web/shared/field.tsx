@@ -34,8 +34,27 @@ type SelectProps = Omit<PartialSelectHTMLAttributes<HTMLSelectElement>, "onChang
   label: string;
   value: string;
   onValue: (v: string) => void;
-  options: { value: string; label: string }[];
+  /** An option with a `group` goes under that heading (an optgroup), in the order the groups first appear. */
+  options: { value: string; label: string; group?: string }[];
   error?: string;
+};
+
+const optionsOf = (options: SelectProps["options"]) => {
+  const plain = options.filter((o) => !o.group);
+  const groups = [...new Set(options.map((o) => o.group).filter((g): g is string => !!g))];
+  const opt = (o: SelectProps["options"][number]) => (
+    <option key={o.value} value={o.value}>
+      {o.label}
+    </option>
+  );
+  return [
+    ...plain.map(opt),
+    ...groups.map((g) => (
+      <optgroup key={g} label={g}>
+        {options.filter((o) => o.group === g).map(opt)}
+      </optgroup>
+    )),
+  ];
 };
 
 export function SelectField({ label, value, onValue, options, error, ...rest }: SelectProps) {
@@ -44,11 +63,7 @@ export function SelectField({ label, value, onValue, options, error, ...rest }: 
     <div class={`field${error ? " has-error" : ""}`}>
       <label for={id}>{label}</label>
       <select id={id} value={value} onChange={(e) => onValue((e.target as HTMLSelectElement).value)} aria-invalid={error ? true : undefined} aria-describedby={error ? `${id}-err` : undefined} {...(rest as SelectHTMLAttributes)}>
-        {options.map((o) => (
-          <option key={o.value} value={o.value}>
-            {o.label}
-          </option>
-        ))}
+        {optionsOf(options)}
       </select>
       {error && <p class="error" id={`${id}-err`}>{error}</p>}
     </div>

@@ -28,8 +28,9 @@ export function formErrors(e: unknown, fields: readonly string[], byDetail: Reco
   for (const item of e.items) {
     const where = item.loc[0] === "body" ? item.loc.slice(1) : item.loc;
     const name = String(where[0] ?? "");
-    if (fields.includes(name)) out[name] = out[name] ? `${out[name]} ${item.msg}` : item.msg;
-    else rest.push(where.length ? `${where.join(".")}: ${item.msg}` : item.msg);
+    // The messages are sentences naming their field already (api/messages.ts); one of each.
+    if (fields.includes(name)) out[name] = !out[name] ? item.msg : out[name].includes(item.msg) ? out[name] : `${out[name]} ${item.msg}`;
+    else if (!rest.includes(item.msg)) rest.push(item.msg);
   }
-  return { fields: out, general: rest.length ? rest.join("; ") : null };
+  return { fields: out, general: rest.length ? rest.join(" ") : null };
 }

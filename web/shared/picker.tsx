@@ -1,10 +1,14 @@
 /**
  * Pick one record by typing part of its name: an ARIA combobox (input + listbox) that searches
  * the server as you type (debounced, latest answer wins). Arrow keys move, Enter picks, Escape
- * closes; leaving the field without picking restores the chosen record's name.
+ * closes; leaving the field without picking restores the chosen record's name, and keeps what
+ * was typed when nothing is chosen yet (the form says what to do with it; nothing typed is lost).
+ * With `create`, the list ends with "Create "…"" for a name no record has: picking it creates
+ * the record (through the API) and chooses it.
  */
 import { useEffect, useId, useRef, useState } from "preact/hooks";
 import { debouncer, latestOnly } from "./live-list";
+import { errorMessage } from "./states";
 
 export interface Choice {
   id: string;
@@ -22,9 +26,15 @@ export interface PickerProps {
   /** Offer "none" (an optional link): clearing the text clears the choice. */
   clearable?: boolean;
   placeholder?: string;
+  /** Makes a record of the typed name and answers it (the API's create); offered as the list's last option. */
+  create?: (name: string) => Promise<Choice>;
+  /** What the created record is, for the option's hint: "new account". */
+  createHint?: string;
+  /** Told the text in the box as it changes (a form names a typed-but-unchosen name in its error). */
+  onText?: (text: string) => void;
 }
 
-export function Picker({ label, value, onChange, search, error, required, clearable, placeholder }: PickerProps) {
+export function Picker({ label, value, onChange, search, error, required, clearable, placeholder, create, createHint, onText }: PickerProps) {
   const id = useId();
   const listId = `${id}-list`;
   const [text, setText] = useState(value?.label ?? "");
@@ -32,10 +42,19 @@ export function Picker({ label, value, onChange, search, error, required, cleara
   const [items, setItems] = useState<Choice[]>([]);
   const [active, setActive] = useState(-1);
   const [busy, setBusy] = useState(false);
+  const [creating, setCreating] = useState(false);
+  const [createError, setCreateError] = useState("");
   const deb = useRef(debouncer(150));
   const runner = useRef(latestOnly());
 
-  useEffect(() => setText(value?.label ?? ""), [value?.id, value?.label]);
+  useEffect(() => {
+    if (value) setText(value.label);
+  }, [value?.id, value?.label]);
+  useEffect(() => onText?.(text), [text]);
+  // "Create …" for a typed name that no answer has exactly (any case): the list's last option.
+  const typed = text.trim();
+  const offerCreate = !!create && typed !== "" && !busy && !items.some((c) => c.label.trim().toLowerCase() === typed.toLowerCase());
+  const count = items.length + (offerCreate ? 1 : 0);
   useEffect(() => () => (deb.current.cancel(), runner.current.abort()), []);
 
   const lookup = (q: string) => {
@@ -44,7 +63,7 @@ export function Picker({ label, value, onChange, search, error, required, cleara
       if ("stale" in o) return;
       setBusy(false);
       setItems(o.ok ? o.value : []);
-      setActive(o.ok && o.value.length ? 0 : -1);
+      setActive((o.ok && o.value.length) || (create && q.trim()) ? 0 : -1);
       setOpen(true);
     });
   };
@@ -52,19 +71,34 @@ export function Picker({ label, value, onChange, search, error, required, cleara
     onChange(c);
     setText(c?.label ?? "");
     setOpen(false);
+    setCreateError("");
     deb.current.cancel();
   };
+  const makeNew = async () => {
+    if (!create || creating) return;
+    setCreating(true);
+    setCreateError("");
+    setOpen(false);
+    try {
+      pick(await create(typed));
+    } catch (e) {
+      setCreateError(errorMessage(e));
+    } finally {
+      setCreating(false);
+    }
+  };
+  const choose = (i: number) => (i === items.length && offerCreate ? void makeNew() : items[i] ? pick(items[i]!) : undefined);
   const onKeyDown = (e: KeyboardEvent) => {
     if (e.key === "ArrowDown") {
       e.preventDefault();
       if (!open) return lookup(text === value?.label ? "" : text);
-      setActive((a) => Math.min(items.length - 1, a + 1));
+      setActive((a) => Math.min(count - 1, a + 1));
     } else if (e.key === "ArrowUp") {
       e.preventDefault();
       setActive((a) => Math.max(0, a - 1));
     } else if (e.key === "Enter" && open) {
       e.preventDefault();
-      if (items[active]) pick(items[active]!);
+      choose(active);
     } else if (e.key === "Escape" && open) {
       e.preventDefault();
       e.stopPropagation();
@@ -76,9 +110,10 @@ export function Picker({ label, value, onChange, search, error, required, cleara
     deb.current.cancel();
     if (clearable && text.trim() === "") {
       if (value) onChange(null);
-    } else setText(value?.label ?? "");
+    } else if (value) setText(value.label);
   };
-  const described = [error ? `${id}-err` : "", `${id}-status`].filter(Boolean).join(" ");
+  const shown = error || createError;
+  const described = [shown ? `${id}-err` : "", `${id}-status`].filter(Boolean).join(" ");
 
   return (
     <div class={`field picker${error ? " has-error" : ""}`}>
@@ -92,7 +127,8 @@ export function Picker({ label, value, onChange, search, error, required, cleara
         aria-expanded={open}
         aria-controls={listId}
         aria-activedescendant={open && active >= 0 ? `${id}-opt-${active}` : undefined}
-        aria-invalid={error ? true : undefined}
+        aria-invalid={shown ? true : undefined}
+        aria-busy={creating ? true : undefined}
         aria-describedby={described}
         aria-required={required ? true : undefined}
         placeholder={placeholder ?? "Type to search"}
@@ -123,18 +159,30 @@ export function Picker({ label, value, onChange, search, error, required, cleara
             {c.hint && <span class="hint"> {c.hint}</span>}
           </li>
         ))}
-        {open && items.length === 0 && (
+        {offerCreate && (
+          <li
+            id={`${id}-opt-${items.length}`}
+            role="option"
+            aria-selected={active === items.length}
+            class={`create${active === items.length ? " active" : ""}`}
+            onMouseDown={(e) => e.preventDefault()}
+            onClick={() => void makeNew()}
+          >
+            Create “{typed}”{createHint && <span class="hint"> {createHint}</span>}
+          </li>
+        )}
+        {open && count === 0 && (
           <li role="option" aria-disabled="true" aria-selected={false} class="none">
             {busy ? "Searching…" : "Nothing matches."}
           </li>
         )}
       </ul>
       <span id={`${id}-status`} class="visually-hidden" aria-live="polite">
-        {open ? `${items.length} result${items.length === 1 ? "" : "s"}` : ""}
+        {creating ? `Creating ${typed}…` : open ? `${items.length} result${items.length === 1 ? "" : "s"}${offerCreate ? `, or create ${typed}` : ""}` : ""}
       </span>
-      {error && (
+      {shown && (
         <p class="error" id={`${id}-err`}>
-          {error}
+          {shown}
         </p>
       )}
     </div>

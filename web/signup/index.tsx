@@ -32,7 +32,7 @@ export default function PublicHome() {
         const byField: Record<string, string> = {};
         for (const i of err.items) byField[String(i.loc[1] ?? "")] ??= i.msg;
         setErrors(byField);
-        setError("Check the fields marked below.");
+        setError("Some fields above need a change: each one says what.");
       } else if (err instanceof ApiError && err.code === "subdomain_taken") setErrors({ subdomain: "This address is taken: choose another." });
       else setError(errorMessage(err));
       setBusy(false);

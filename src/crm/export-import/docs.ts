@@ -1,7 +1,7 @@
 import { doc } from "../../http/openapi";
 import { listParameters } from "../../http/page-schema";
 import { CRM_DOCS } from "../docs";
-import { EXPORT_COLUMNS, ImportReport, type Kind, MAX_HEADER_COLUMNS, MAX_IMPORT_ROWS } from "./model";
+import { EXPORT_COLUMNS, IMPORT_COLUMNS, ImportReport, type Kind, MAX_HEADER_COLUMNS, MAX_IMPORT_ROWS } from "./model";
 import { JobPage, JobRead } from "./jobs-model";
 
 const csvContent = (description: string) => ({ "text/csv": { schema: { type: "string", description } } });
@@ -33,7 +33,7 @@ function importDoc(kind: Kind) {
     summary: `Import ${kind} from a CSV file (admins): all rows or none, as a background job`,
     description:
       `The body is the file itself (Content-Type: text/csv, UTF-8, at most 50 MB and ${MAX_IMPORT_ROWS} rows), streamed to a temporary file ` +
-      `and checked whole as it arrives. The first row names the columns (any case, any order, at most ${MAX_HEADER_COLUMNS}). ` +
+      `and checked whole as it arrives. The first row names the columns (any case, any order, at most ${MAX_HEADER_COLUMNS}); cells are separated by commas, or by the semicolons or tabs the first row uses. ` +
       `dry_run=true answers 200 with the report and writes nothing; a file with any error is refused with a 422 whose items are ` +
       `loc ["body", line, column]; a valid file answers 202 with an import job (GET /api/v1/crm/jobs/{id}) whose rows are then written in ` +
       `short batches, and kept only if every batch succeeds. A row whose id (or external_id) names a record of the organization updates it ` +
@@ -47,6 +47,15 @@ function importDoc(kind: Kind) {
     parameters: [
       BOOL("dry_run", "Check the file and answer the report without writing"),
       BOOL("create_missing", "Create accounts and contacts named in rows that the organization does not have (else such a row is an error)"),
+      {
+        name: "columns",
+        in: "query",
+        required: false,
+        description:
+          `The field each column of the file is read as, by position, comma-separated (one of ${IMPORT_COLUMNS[kind].join(", ")}); ` +
+          `an empty entry ignores its column, e.g. "title,,value". Absent: the header row names the fields.`,
+        schema: { type: "string", maxLength: 2000, examples: ["title,account_name,,value"] },
+      },
     ],
   });
   (d.detail as Record<string, unknown>).requestBody = { required: true, content: csvContent(`The ${kind} as CSV, a header row first`) };

@@ -67,7 +67,7 @@ export type ImportSink = ((item: ImportItem) => void) | null;
  * (case-insensitive). Each accepted row goes to `sink` as it is read; the plan counts them.
  * The same checker reads the file when it is uploaded (sink null) and again when the job writes it.
  */
-export function createRowChecker(kind: Kind, known: Known, createMissing: boolean) {
+export function createRowChecker(kind: Kind, known: Known, createMissing: boolean, mapping: readonly string[] | null = null) {
   const plan: ImportPlan = { rows: 0, validRows: 0, errorCount: 0, errors: [], created: { accounts: 0, contacts: 0, deals: 0 } };
   let sink: ImportSink = null;
   /** The row being read: its line, and which record it names (id, external_id cells). */
@@ -102,6 +102,13 @@ export function createRowChecker(kind: Kind, known: Known, createMissing: boolea
   const readable = new Set(IMPORT_COLUMNS[kind]);
   const skipped = new Set(IGNORED_COLUMNS[kind]);
   const readHeader = (names: string[]) => {
+    if (mapping) {
+      // The caller named each column's field by position ("" ignores it): the file's own names do not matter.
+      if (mapping.length !== names.length) fail(1, null, `The column mapping names ${mapping.length} columns, but the file has ${names.length}.`);
+      header = names.map((_, j) => mapping[j] ?? "");
+      for (const r of REQUIRED[kind]) if (!header.includes(r)) fail(1, r, `No column is mapped to ${r}, which is required.`);
+      return;
+    }
     header = names.map((h) => h.trim().toLowerCase());
     // A set, not indexOf per column: a header of many columns costs its length, not its square.
     const seen = new Set<string>();
@@ -133,7 +140,7 @@ export function createRowChecker(kind: Kind, known: Known, createMissing: boolea
   const account = (line: number, column: string, raw: string): { id: string; name: string } | null => {
     const found = accountByName.get(lower(raw));
     if (found) return found;
-    if (!createMissing) return fail(line, column, `No account is named "${raw.trim()}" (create_missing=true creates it).`), null;
+    if (!createMissing) return fail(line, column, `No account is named "${raw.trim()}". Check the name, or import with missing accounts and contacts created.`), null;
     const body = { name: raw };
     if (!accountCheck.Check(body)) return schemaErrors(line, [...accountCheck.Errors(body)], { name: column }), null;
     const a: AccountRow = { id: newId(), name: raw.trim(), domain: null, industry: null, ...stub };
@@ -164,7 +171,7 @@ export function createRowChecker(kind: Kind, known: Known, createMissing: boolea
     for (const column of ["id", "external_id"] as const) {
       const v = cell[column]?.trim();
       if (v === undefined) continue;
-      if (v.length > MAX_EXTERNAL_ID || !ONE_LINE.test(v)) fail(line, column, `Value error, ${column} is one line of at most ${MAX_EXTERNAL_ID} characters`);
+      if (v.length > MAX_EXTERNAL_ID || !ONE_LINE.test(v)) fail(line, column, `An ${column} is one line of at most ${MAX_EXTERNAL_ID} characters.`);
       const at = seenKeys.get(`${column}:${v}`);
       if (at !== undefined) fail(line, column, `Line ${at} names the same record; a file names each record once.`);
       else seenKeys.set(`${column}:${v}`, line);
@@ -213,7 +220,7 @@ export function createRowChecker(kind: Kind, known: Known, createMissing: boolea
         }
         if (!v || typeof v !== "object" || Array.isArray(v)) fail(line, "custom_data", "Input should be a JSON object");
         else if (Buffer.byteLength((customData = JSON.stringify(v)), "utf8") > MAX_CUSTOM_DATA_BYTES) {
-          fail(line, "custom_data", `Value error, custom_data must be at most ${MAX_CUSTOM_DATA_BYTES} bytes of JSON`);
+          fail(line, "custom_data", `custom_data can be at most ${MAX_CUSTOM_DATA_BYTES} bytes of JSON.`);
         }
       }
       const stage = stageByName.get(lower((body.stage as string | undefined) ?? "new"));
@@ -228,7 +235,7 @@ export function createRowChecker(kind: Kind, known: Known, createMissing: boolea
       let contact: { id: string; name: string } | null = null;
       if (acc && cell.contact_name !== undefined) {
         contact = contactByName.get(lower(cell.contact_name)) ?? null;
-        if (!contact && !createMissing) fail(line, "contact_name", `No contact is named "${cell.contact_name.trim()}" (create_missing=true creates it).`);
+        if (!contact && !createMissing) fail(line, "contact_name", `No contact is named "${cell.contact_name.trim()}". Check the name, or import with missing accounts and contacts created.`);
         else if (!contact) {
           const [first, ...rest] = cell.contact_name.trim().split(/\s+/);
           const c: ContactRow = { id: newId(), first_name: first!, last_name: rest.join(" ") || null, email: null, phone: null, account_id: acc.id, ...stub };
@@ -281,7 +288,7 @@ export function createRowChecker(kind: Kind, known: Known, createMissing: boolea
       sink = s;
     },
     /** The header's columns (lower case), once read. */
-    columns: (): ReadonlySet<string> => new Set(header ?? []),
+    columns: (): ReadonlySet<string> => new Set((header ?? []).filter((h) => h !== "")),
     headerRead: () => header !== null,
     /** A syntax error ends the file. */
     syntaxError(line: number, message: string) {

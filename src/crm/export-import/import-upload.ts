@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { newId } from "../../kernel/ids";
 import { MAX_IMPORT_BYTES, importTooLarge } from "../../http/body";
 import { RequestValidationError } from "../../kernel/errors";
-import { CsvReader, CsvSyntaxError } from "./parse";
+import { CsvReader, CsvSyntaxError, detectDelimiter } from "./parse";
 import { MAX_HEADER_CHARS, MAX_HEADER_COLUMNS, MAX_ROW_CHARS } from "./model";
 import type { RowChecker } from "./import-rows";
 
@@ -50,7 +50,17 @@ export function csvFeeder(onRecord: (cells: string[], line: number) => void | Pr
   };
   const turn = turnTaker();
   const records: Array<[string[], number]> = [];
+  // The separator is the header line's: text is held back until that line is whole (or the
+  // header's bound is passed: the reader then refuses it).
+  let start: string | null = "";
   async function feedText(text: string, last: boolean) {
+    if (start !== null) {
+      start += text;
+      if (!last && !/[\r\n]/.test(start) && start.length <= MAX_HEADER_CHARS) return;
+      reader.delimiter = detectDelimiter(start);
+      text = start;
+      start = null;
+    }
     for (let at = 0; at < text.length || (last && at === 0); at += PIECE) {
       const piece = text.slice(at, at + PIECE);
       const end = last && at + PIECE >= text.length;

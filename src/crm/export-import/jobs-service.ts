@@ -83,14 +83,14 @@ export function createJobsService(d: JobsDeps) {
    * POST …/import: checks the whole file as it streams in. A dry run answers its report; a file
    * with errors a 422 (loc ["body", line, column]); a valid one a running job.
    */
-  async function upload(auth: Principal, kind: Kind, body: ReadableStream<Uint8Array> | null, opts: { dryRun: boolean; createMissing: boolean }, req: RequestInfo): Promise<ImportReport | JobRead> {
+  async function upload(auth: Principal, kind: Kind, body: ReadableStream<Uint8Array> | null, opts: { dryRun: boolean; createMissing: boolean; mapping?: string[] | null }, req: RequestInfo): Promise<ImportReport | JobRead> {
     requireAdmin(auth);
     const release = takeSlot(auth.tenantId, true);
     let handedOver = false;
     try {
       const limit = await d.limiter.hit(d.limits.importsPerAdmin, `${auth.tenantId}:${auth.userId}`);
       if (!limit.allowed) throw new AppError(429, "rate_limited", "Too many imports for now. Try again later.", { "Retry-After": String(limit.retryAfterSeconds) });
-      const checker = createRowChecker(kind, await known(auth.tenantId), opts.createMissing);
+      const checker = createRowChecker(kind, await known(auth.tenantId), opts.createMissing, opts.mapping ?? null);
       const path = await receiveUpload(body, checker);
       const plan = checker.finish();
       if (opts.dryRun || plan.errorCount > 0) {
@@ -112,7 +112,7 @@ export function createJobsService(d: JobsDeps) {
       }
       handedOver = true;
       mine.add(job.id);
-      const run = write(auth, job, path, opts.createMissing, req)
+      const run = write(auth, job, path, opts.createMissing, opts.mapping ?? null, req)
         .finally(() => {
           release();
           void removeUpload(path);
@@ -132,11 +132,11 @@ export function createJobsService(d: JobsDeps) {
   }
 
   /** The job's rows, read again from its file and written batch by batch; on any failure, undone. */
-  async function write(auth: Principal, job: JobRow, path: string, createMissing: boolean, req: RequestInfo): Promise<void> {
+  async function write(auth: Principal, job: JobRow, path: string, createMissing: boolean, mapping: string[] | null, req: RequestInfo): Promise<void> {
     const t = auth.tenantId;
     let checker: ReturnType<typeof createRowChecker>;
     try {
-      checker = createRowChecker(job.kind as Kind, await known(t), createMissing);
+      checker = createRowChecker(job.kind as Kind, await known(t), createMissing, mapping);
     } catch (e) {
       d.log({ level: "error", msg: "import job failed", job: job.id, error: (e as Error).name, message: (e as Error).message });
       await d.jobs.finish(t, job.id, d.now(), "failed", "The import failed on our side, so nothing of it was kept. Try again later.", "[]", 0, null);

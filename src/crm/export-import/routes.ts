@@ -8,7 +8,7 @@ import { assertDiskRoom } from "../../db/disk-room";
 import { QueryReader, rawQuery } from "../../kernel/paging";
 import { readDealQuery, readListQuery } from "../routes";
 import { TRANSFER_DOCS as D } from "./docs";
-import type { Kind } from "./model";
+import { IMPORT_COLUMNS, type Kind, MAX_HEADER_COLUMNS } from "./model";
 
 const CSV_TYPE = /^text\/csv\s*(;|$)/i;
 
@@ -21,12 +21,35 @@ function requireCsv(request: Request): void {
   if (declared !== null && Number(declared) > MAX_IMPORT_BYTES) throw importTooLarge();
 }
 
-function readImportQuery(url: string) {
+function readImportQuery(url: string, kind: Kind) {
   const q = new QueryReader(rawQuery(url));
   const dryRun = q.bool("dry_run");
   const createMissing = q.bool("create_missing");
+  const mapping = readMapping(q, kind);
   q.done();
-  return { dryRun, createMissing };
+  return { dryRun, createMissing, mapping };
+}
+
+/**
+ * `columns`: the field each column of the file is read as, by position, comma-separated; an
+ * empty entry ignores its column ("title,,value"). Absent: the header row names the fields.
+ */
+function readMapping(q: QueryReader, kind: Kind): string[] | null {
+  const text = q.value("columns");
+  if (text === undefined) return null;
+  if (text.length > 2000) return q.items.push({ loc: ["query", "columns"], msg: "String should have at most 2000 characters", type: "string_too_long", ctx: { max_length: 2000 } }), null;
+  const fields = text.split(",").map((f) => f.trim().toLowerCase());
+  const allowed = new Set(IMPORT_COLUMNS[kind]);
+  const seen = new Set<string>();
+  const refuse = (msg: string) => q.items.push({ loc: ["query", "columns"], msg, type: "value_error", input: text });
+  if (fields.length > MAX_HEADER_COLUMNS) refuse(`Value error, a mapping names at most ${MAX_HEADER_COLUMNS} columns`);
+  for (const f of fields) {
+    if (f === "") continue;
+    if (!allowed.has(f)) return refuse(`Value error, "${f.slice(0, 50)}" is not a field of an import of ${kind}; the fields are ${IMPORT_COLUMNS[kind].join(", ")}`), null;
+    if (seen.has(f)) return refuse(`Value error, two columns are mapped to ${f}; map each field once`), null;
+    seen.add(f);
+  }
+  return fields;
 }
 
 /** A download: the stream as the body, named by what it holds and the day it was taken. */
@@ -77,7 +100,7 @@ async function importOf(
   server: Parameters<typeof requestInfo>[1],
   set: { status?: number | string },
 ) {
-  const opts = readImportQuery(request.url);
+  const opts = readImportQuery(request.url, kind);
   // Admins only, before the body is read: a member learns 403 without uploading 50 MB.
   if (auth.role !== "admin") throw new AppError(403, "forbidden", "Only admins can import.");
   // Below the disk reserve an import is refused (507) before its upload is read.

@@ -248,7 +248,7 @@ describe("import", () => {
     expect(names).toEqual([expect.objectContaining({ name: "'=Sum corp", domain: "sum.test", industry: "Math" })]);
     expect((await t.json("GET", "/api/v1/crm/accounts?search=sum", { token: other.token })).body.items[0].name).toBe("=Sum corp");
     const noAcc = await upload(other, "contacts", "first_name,last_name,email,account_name\nAnn,Lee,ANN@X.TEST,Nowhere Ltd\n", "dry_run=true");
-    expect(noAcc.body.errors).toEqual([{ line: 2, column: "account_name", message: expect.stringContaining("create_missing") }]);
+    expect(noAcc.body.errors).toEqual([{ line: 2, column: "account_name", message: expect.stringContaining("import with missing accounts and contacts created") }]);
     const c2 = await imported(other, "contacts", "first_name,last_name,email,account_name\nAnn,Lee,ANN@X.TEST,Nowhere Ltd\n", "create_missing=true");
     expect(c2).toMatchObject({ status: "succeeded", added: 1 });
     expect((await download(other, "/contacts/export?search=ann")).rows[0]).toMatchObject({ email: "ann@x.test", account_name: "Nowhere Ltd" });

@@ -93,7 +93,7 @@ describe("the API client", () => {
     try {
       const e = await api.create("/api/v1/crm/deals", { body: { account_id: "x" } as never }).catch((x) => x);
       expect(e.status).toBe(422);
-      expect(e.fieldError("title")).toBe("Field required");
+      expect(e.fieldError("title")).toBe("Enter a title."); // the item as a sentence for a person (api/messages.ts)
       expect(e.fieldError("value")).toBeUndefined();
       const r = await api.post("/api/v1/auth/login", { body: { email: "a@b.co", password: "x" } }).catch((x) => x);
       expect(r.retryAfter).toBe(90);

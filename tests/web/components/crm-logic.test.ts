@@ -162,7 +162,7 @@ describe("a 422 beside its field", () => {
   test("each item goes to the field its loc names; the rest is one sentence", () => {
     const r = formErrors(e422, ["title", "value", "stage"]);
     expect(r.fields).toEqual({ value: "Value error, value must be a non-negative decimal", stage: "Input should be 'new' or 'won' second complaint" });
-    expect(r.general).toBe("custom_data.x: Input should be a valid dictionary; query.page: Input should be greater than or equal to 1");
+    expect(r.general).toBe("Input should be a valid dictionary Input should be greater than or equal to 1");
   });
 
   test("a 404 for a linked record shows beside its field; other failures above the buttons", () => {

@@ -105,7 +105,7 @@ describe("sign-in providers screen", () => {
       await choose(byLabel("Profile of people who join") as unknown as HTMLSelectElement, "prof-sales");
       button("Add provider", true).click(); // no client id yet: the 422 shows beside the field
       await until(() => expect(byLabel("Client ID").getAttribute("aria-invalid")).toBe("true"));
-      expect(text()).toContain("Field required");
+      expect(text()).toContain("Enter the client ID."); // the 422 as a sentence (api/messages.ts)
       await type(byLabel("Client ID"), "acme-client");
       button("Add provider", true).click();
       await until(() => expect(text()).toContain("Added “Acme ID”"));

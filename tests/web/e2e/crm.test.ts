@@ -87,7 +87,7 @@ test("a deal created in the form shows as money in its currency, with its stage'
   expect(await contact.inputValue()).toBe("Ada Lovelace");
   await expect(contact.getAttribute("aria-expanded")).resolves.toBe("false");
   await page.getByLabel("Value").fill("1234.50");
-  await page.getByLabel("Currency").fill("eur");
+  await page.getByLabel("Currency").selectOption("EUR");
   await page.getByLabel("Stage", { exact: true }).selectOption("proposal");
   await page.getByLabel("Close date").fill("2026-12-31");
   await shoot("deal-form");

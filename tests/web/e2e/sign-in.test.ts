@@ -47,7 +47,7 @@ describe("a new organization", () => {
     await page.getByLabel("Work email").fill("owner@acme.test");
     await page.getByLabel("Password").fill("short");
     await page.getByRole("button", { name: "Create workspace" }).click();
-    await page.getByText("Check the fields marked below.").waitFor();
+    await page.getByText("Some fields above need a change: each one says what.").waitFor();
     expect(await page.getByLabel("Password").getAttribute("aria-invalid")).toBe("true");
     found.push(...(await look(page, "signup-errors")));
 

@@ -43,7 +43,7 @@ test("an admin renames and recolours a stage in a dialog; every deal of the stag
   await dialog.getByLabel("Probability (%)").fill("lots");
   w.expected.push(422);
   await dialog.getByRole("button", { name: "Save stage" }).click();
-  await dialog.getByText(/valid integer/).waitFor();
+  await dialog.getByText("Probability must be a whole number.").waitFor();
   await look(page, "stage-edit-422");
   await dialog.getByLabel("Probability (%)").fill("65");
   await dialog.getByLabel("Colour").fill("#123456");
