@@ -10,9 +10,14 @@ import { decimalText } from "./money";
 import { createOnce } from "../idempotency/create-once";
 import { CRM_DOCS as D } from "./docs";
 
-/** The deal list's filters and search (docs/interface.md#the-deal-list), read into `q`: the list and the board's summary share them. */
-function readDealFilters(q: QueryReader) {
+/**
+ * The deal list's filters and search (docs/interface.md#the-deal-list), read into `q`: the list and
+ * the board's summary share them. `afterSearch` reads the list's own parameters in between, so the
+ * 422 items keep the documented order (search, sort, then the filters).
+ */
+function readDealFilters(q: QueryReader, afterSearch: () => void = () => {}) {
   const search = q.search("search");
+  afterSearch();
   const stageValues = q.all("stage");
   const assignedTo = q.value("assigned_to") || null;
   const unassigned = q.bool("unassigned");
@@ -33,9 +38,12 @@ function readDealFilters(q: QueryReader) {
 export function readDealQuery(url: string) {
   const q = new QueryReader(rawQuery(url));
   const paging = q.paging();
-  const filters = readDealFilters(q);
-  const sortBy = q.literal("sort_by", SORT_FIELDS);
-  const sortDir = q.literal("sort_dir", SORT_DIRS);
+  let sortBy: (typeof SORT_FIELDS)[number] | null = null;
+  let sortDir: (typeof SORT_DIRS)[number] | null = null;
+  const filters = readDealFilters(q, () => {
+    sortBy = q.literal("sort_by", SORT_FIELDS);
+    sortDir = q.literal("sort_dir", SORT_DIRS);
+  });
   q.done();
   return {
     ...paging,

@@ -53,7 +53,7 @@ describe("the timeline", () => {
     expect(list[0]!.data.changes).toEqual([
       { field: "title", before: "Timeline", after: "Timeline B" },
       { field: "value", before: "100.00", after: "250.00" },
-      { field: "probability", before: null, after: 40 },
+      { field: "probability", before: 10, after: 40 }, // a new deal takes its stage's probability
     ]);
 
     await Bun.sleep(5);

@@ -40,5 +40,8 @@ test("the action filter lists every action the server writes to the audit log", 
   const known = new Set(KNOWN_ACTIONS.flatMap(([, a]) => a));
   // The event log's types (src/events) look like actions but are not written to the audit log.
   const events = new Set<string>(EVENT_TYPES);
-  expect([...written].filter((a) => !known.has(a) && !events.has(a)).sort()).toEqual([]);
+  // The server's own audit entries (src/organization/server-audit.ts) go to the server's log and the
+  // operator console: the organization they name is being deleted, so its security log cannot hold them.
+  const serverAudit = new Set(["tenant.deletion_started", "tenant.deleted"]);
+  expect([...written].filter((a) => !known.has(a) && !events.has(a) && !serverAudit.has(a)).sort()).toEqual([]);
 });
