@@ -50,16 +50,7 @@ export const authGuard = (ctx: Context, opts: { module?: ModuleName } = {}) =>
     { as: "scoped" },
     async ({ request }): Promise<{ auth: Principal }> => {
       const headers = request.headers;
-      const header = headers.get("authorization");
-      let token: string | undefined;
-      if (header !== null) {
-        const m = BEARER.exec(header);
-        if (!m) throw errors.notAuthenticated();
-        token = m[1];
-      }
-      const viaCookie = token === undefined;
-      token ??= cookieValue(headers.get("cookie"), SESSION_COOKIE);
-      if (!token) throw errors.notAuthenticated();
+      const { token, viaCookie } = credentialOf(headers, SESSION_COOKIE);
 
       // The module's presence is read with the session (one statement), and checked below in its turn.
       const { moduleOn, ...principal } = await ctx.auth.authenticate(token, opts.module);
@@ -73,6 +64,23 @@ export const authGuard = (ctx: Context, opts: { module?: ModuleName } = {}) =>
       return { auth: principal };
     },
   );
+
+/**
+ * The credential a request presents: its bearer token (a malformed Authorization header is a 401,
+ * never a fall-back to the cookie), else the named cookie; 401 with neither. The organizations'
+ * guard and the operators' share it, each with its own cookie.
+ */
+export function credentialOf(headers: Headers, cookie: string): { token: string; viaCookie: boolean } {
+  const header = headers.get("authorization");
+  if (header !== null) {
+    const m = BEARER.exec(header);
+    if (!m) throw errors.notAuthenticated();
+    return { token: m[1]!, viaCookie: false };
+  }
+  const token = cookieValue(headers.get("cookie"), cookie);
+  if (!token) throw errors.notAuthenticated();
+  return { token, viaCookie: true };
+}
 
 /** The token a request presents: its bearer token, else its session cookie (what the guard authenticated). */
 export function presentedToken(headers: Headers): string | undefined {

@@ -1,10 +1,9 @@
 import { Elysia } from "elysia";
 import type { Context } from "../context";
-import { cookieValue } from "../http/auth-guard";
+import { credentialOf } from "../http/auth-guard";
 import { checkCsrf } from "../http/csrf";
 import { requestPath } from "../http/request-path";
 import { requestedSubdomain } from "../http/tenancy";
-import { errors } from "../kernel/errors";
 import type { OperatorPrincipal } from "./service";
 import { operatorErrors } from "./model";
 
@@ -12,8 +11,6 @@ import { operatorErrors } from "./model";
 export const OPERATOR_COOKIE = "svc_operator";
 /** Sent to the console's API only, and host-only (no Domain): an organization's subdomain never receives it. */
 export const OPERATOR_COOKIE_PATH = "/api/v1/operator";
-
-const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
 /**
  * The console lives on the base domain only: a request naming an organization (its Host, or
@@ -33,16 +30,7 @@ export const baseDomainOnly = (ctx: Context) =>
 export const operatorGuard = (ctx: Context) =>
   new Elysia({ name: "operator-guard", seed: ctx.id }).derive({ as: "scoped" }, async ({ request }): Promise<{ operator: OperatorPrincipal }> => {
     const headers = request.headers;
-    const header = headers.get("authorization");
-    let token: string | undefined;
-    if (header !== null) {
-      const m = BEARER.exec(header);
-      if (!m) throw errors.notAuthenticated();
-      token = m[1];
-    }
-    const viaCookie = token === undefined;
-    token ??= cookieValue(headers.get("cookie"), OPERATOR_COOKIE);
-    if (!token) throw errors.notAuthenticated();
+    const { token, viaCookie } = credentialOf(headers, OPERATOR_COOKIE);
     const operator = await ctx.operators.authenticate(token);
     if (viaCookie) checkCsrf(request.method, headers, ctx.config.baseDomain, requestPath(request.url));
     return { operator };

@@ -1,19 +1,12 @@
+import { ISO_4217_CODES } from "../../src/kernel/currency-codes";
+
 /**
- * The currencies a deal may be in: ISO 4217 codes, the same list as the server's
- * (src/crm/currencies.ts; tests/web/components/currencies.test.ts checks that they agree). The
+ * The currencies a deal may be in: ISO 4217 codes, the server's own list (src/kernel/currency-codes.ts). The
  * names come from the browser (Intl.DisplayNames), so the list costs a few hundred bytes.
  */
 export const COMMON_CURRENCIES = ["USD", "EUR", "GBP", "JPY", "CHF", "CAD", "AUD", "NZD", "CNY", "INR", "BRL", "MXN", "SEK", "NOK", "DKK", "PLN", "ZAR", "SGD", "HKD"];
 
-export const ISO_4217 = (
-  "AED AFN ALL AMD ANG AOA ARS AUD AWG AZN BAM BBD BDT BGN BHD BIF BMD BND BOB BOV BRL BSD BTN BWP BYN BZD " +
-  "CAD CDF CHE CHF CHW CLF CLP CNY COP COU CRC CUC CUP CVE CZK DJF DKK DOP DZD EGP ERN ETB EUR FJD FKP GBP GEL " +
-  "GHS GIP GMD GNF GTQ GYD HKD HNL HTG HUF IDR ILS INR IQD IRR ISK JMD JOD JPY KES KGS KHR KMF KPW KRW KWD KYD " +
-  "KZT LAK LBP LKR LRD LSL LYD MAD MDL MGA MKD MMK MNT MOP MRU MUR MVR MWK MXN MXV MYR MZN NAD NGN NIO NOK NPR " +
-  "NZD OMR PAB PEN PGK PHP PKR PLN PYG QAR RON RSD RUB RWF SAR SBD SCR SDG SEK SGD SHP SLE SLL SOS SRD SSP STN " +
-  "SVC SYP SZL THB TJS TMT TND TOP TRY TTD TWD TZS UAH UGX USD USN UYI UYU UYW UZS VED VES VND VUV WST XAF XAG " +
-  "XAU XBA XBB XBC XBD XCD XCG XDR XOF XPD XPF XPT XSU XTS XUA XXX YER ZAR ZMW ZWG ZWL"
-).split(" ");
+export const ISO_4217 = ISO_4217_CODES;
 
 let names: Intl.DisplayNames | null | undefined;
 const labels = new Map<string, string>();
