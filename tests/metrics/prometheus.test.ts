@@ -81,5 +81,5 @@ test("a real Prometheus scrapes /api/v1/metrics with the operator's token and re
   // The shipped alert rules loaded and evaluate (none firing on a healthy server).
   const rules = (await (await fetch(`${promUrl}/api/v1/rules`)).json()) as { data: { groups: { rules: { name: string; health: string }[] }[] } };
   const loaded = rules.data.groups.flatMap((g) => g.rules);
-  expect(loaded.map((r) => r.name).sort()).toEqual(["SuiteDiskLow", "SuiteDown", "SuiteMailBacklog", "SuiteServerErrors", "SuiteSignInFailuresSpike"]);
+  expect(loaded.map((r) => r.name).sort()).toEqual(["SuiteDiskLow", "SuiteDown", "SuiteMailBacklog", "SuitePostgresPoolSaturated", "SuiteServerErrors", "SuiteSignInFailuresSpike"]);
 }, 60_000);
