@@ -179,7 +179,7 @@ function DealList() {
         onChange={change}
       />
       {board ? (
-        <Board view={view} stages={stages ?? []} refresh={changed} onOpen={(d) => setEditing(d)} />
+        <Board view={view} stages={stages ?? []} refresh={changed} />
       ) : list.error && data ? (
         <ErrorBox error={list.error} retry={list.reload} />
       ) : null}

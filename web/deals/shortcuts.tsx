@@ -60,11 +60,13 @@ export function useDealShortcuts(actions: { newDeal: () => void }) {
           if (!rows.length) return;
           focusRow(at < 0 ? 0 : at - 1);
           break;
-        case "Enter":
-          // On a row's own control Enter already does what that control does.
-          if (at < 0 || rows[at] === document.activeElement) return;
+        case "Enter": {
+          // On a control (the title's link, Edit, Delete, the stage picker) Enter does what that control does.
+          const active = document.activeElement;
+          if (at < 0 || (active instanceof HTMLElement && active.closest("a, button, select, input, textarea, summary") !== null)) return;
           rows[at]!.click();
           break;
+        }
         case "?":
           setHelp(true);
           break;

@@ -36,7 +36,7 @@ test("the Board button shows a column per stage with exact counts and sums, and 
   await waitUntil(async () => page.url().includes("view=board"));
   expect(await page.getByRole("button", { name: "Board", exact: true }).getAttribute("aria-pressed")).toBe("true");
   expect(await page.getByRole("button", { name: "Table", exact: true }).getAttribute("aria-pressed")).toBe("false");
-  await column("New").getByRole("button", { name: "Alpha deal", exact: true }).waitFor();
+  await column("New").getByRole("link", { name: "Alpha deal", exact: true }).waitFor();
   const headings = await page.locator(".board-column h2").allTextContents();
   expect(headings).toEqual(["New", "Qualified", "Proposal", "Negotiation", "Won", "Lost"]);
   await waitUntil(async () => (await countOf("New")) === "2 deals");
@@ -47,7 +47,7 @@ test("the Board button shows a column per stage with exact counts and sums, and 
 
 test("a card moves with its Move to… list: at once, announced, saved", async () => {
   await column("New").getByLabel("Move “Alpha deal” to another stage").selectOption({ label: "Won" });
-  await column("Won").getByRole("button", { name: "Alpha deal", exact: true }).waitFor();
+  await column("Won").getByRole("link", { name: "Alpha deal", exact: true }).waitFor();
   await page.getByRole("status").filter({ hasText: "Moved “Alpha deal” from New to Won." }).waitFor({ state: "attached" });
   await waitUntil(async () => (await stageOf("Alpha deal")) === "won");
   expect([await countOf("New"), await countOf("Won")]).toEqual(["1 deal", "2 deals"]);
@@ -55,11 +55,11 @@ test("a card moves with its Move to… list: at once, announced, saved", async (
 
 test("a card moves by drag and drop, and both moves are there after a reload", async () => {
   await column("New").locator("li.board-card", { hasText: "Beta deal" }).dragTo(column("Qualified"));
-  await column("Qualified").getByRole("button", { name: "Beta deal", exact: true }).waitFor();
+  await column("Qualified").getByRole("link", { name: "Beta deal", exact: true }).waitFor();
   await waitUntil(async () => (await stageOf("Beta deal")) === "qualified");
   await page.reload();
-  await column("Qualified").getByRole("button", { name: "Beta deal", exact: true }).waitFor();
-  await column("Won").getByRole("button", { name: "Alpha deal", exact: true }).waitFor();
+  await column("Qualified").getByRole("link", { name: "Beta deal", exact: true }).waitFor();
+  await column("Won").getByRole("link", { name: "Alpha deal", exact: true }).waitFor();
   expect([await countOf("New"), await countOf("Qualified"), await countOf("Won")]).toEqual(["0 deals", "2 deals", "2 deals"]);
   expect(await column("Won").locator(".column-sums").textContent()).toContain("6,000.50");
   await look(page, "board-moved");

@@ -107,11 +107,12 @@ test("keyboard: / n j k Enter ?, never while typing or with a modifier", async (
   expect(await focusedRow()).toBe("Globex rollout");
   await page.keyboard.press("k");
   expect(await focusedRow()).toBe("Gamma deal");
+  // Enter on the row's title opens the deal's page.
   await page.keyboard.press("Enter");
-  const opened = page.getByRole("dialog", { name: "Edit deal" });
-  await opened.waitFor();
-  expect(await opened.getByLabel("Title").inputValue()).toBe("Gamma deal");
-  await page.keyboard.press("Escape");
+  await page.getByRole("heading", { level: 1, name: "Gamma deal" }).waitFor();
+  await page.waitForURL(/\/deals\/[^/?]+$/);
+  await page.goBack();
+  await page.getByRole("heading", { level: 1, name: "Deals" }).waitFor();
 }, STEP);
 
 test("import: a semicolon file's columns are matched in a mapping step, prefilled by name", async () => {

@@ -37,15 +37,15 @@ test("a deal renamed in one browser shows in the other within seconds; the other
   const b = other.page;
   await a.goto(`${w.origin}/deals`);
   await b.goto(`${w.origin}/deals`);
-  await a.getByRole("button", { name: "Shared deal", exact: true }).waitFor();
-  await b.getByRole("button", { name: "Shared deal", exact: true }).waitFor();
+  await a.getByRole("link", { name: "Shared deal", exact: true }).waitFor();
+  await b.getByRole("link", { name: "Shared deal", exact: true }).waitFor();
   // B starts a new deal and types half of it.
   await b.getByRole("button", { name: "New deal" }).click();
   const form = b.getByRole("dialog", { name: "New deal" });
   await form.getByLabel("Title").fill("Half typed");
 
   // A renames the shared deal.
-  await a.getByRole("button", { name: "Shared deal", exact: true }).click();
+  await a.getByRole("button", { name: "Edit Shared deal", exact: true }).click();
   const edit = a.getByRole("dialog", { name: "Edit deal" });
   await edit.getByLabel("Title").fill("Renamed live");
   await edit.getByRole("button", { name: "Save deal" }).click();
@@ -53,7 +53,7 @@ test("a deal renamed in one browser shows in the other within seconds; the other
 
   // B sees it without a reload, the row marked; its form is still open with its text.
   const started = Date.now();
-  await b.locator("tr.live-changed").getByRole("button", { name: "Renamed live", exact: true }).waitFor({ timeout: 10_000 });
+  await b.locator("tr.live-changed").getByRole("link", { name: "Renamed live", exact: true }).waitFor({ timeout: 10_000 });
   const took = Date.now() - started;
   expect(await form.getByLabel("Title").inputValue()).toBe("Half typed");
   expect(await form.isVisible()).toBe(true);
@@ -64,6 +64,6 @@ test("a deal renamed in one browser shows in the other within seconds; the other
   await form.getByRole("button", { name: "Cancel" }).click();
   const del = await w.server.call("DELETE", `/api/v1/crm/deals/${dealId}`, { token: w.token, tenant: TENANT });
   expect(del.status).toBe(204);
-  await b.locator("tr.live-deleted").getByRole("button", { name: "Renamed live", exact: true }).waitFor({ timeout: 10_000 });
+  await b.locator("tr.live-deleted").getByRole("link", { name: "Renamed live", exact: true }).waitFor({ timeout: 10_000 });
   expect(w.problems).toEqual([]);
 }, STEP);

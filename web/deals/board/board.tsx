@@ -23,12 +23,11 @@ export interface BoardProps {
   stages: Stage[];
   /** Changes when deals changed elsewhere on the screen (created, edited, deleted): everything reloads. */
   refresh: number;
-  onOpen: (d: Deal) => void;
 }
 
 const without = (items: Deal[], id: string) => items.filter((d) => d.id !== id);
 
-export function Board({ view, stages, refresh, onOpen }: BoardProps) {
+export function Board({ view, stages, refresh }: BoardProps) {
   const filters = filterQuery(view);
   const key = `${refresh}|${queryString(filters as never)}`;
   const shown = view.stages.length ? stages.filter((s) => view.stages.includes(s.key)) : stages;
@@ -134,7 +133,6 @@ export function Board({ view, stages, refresh, onOpen }: BoardProps) {
             dropping={over === s.key}
             onMore={() => load(s.key)}
             onMove={(d, to) => void move(d, to)}
-            onOpen={onOpen}
             onDragStart={(d) => (dragged.current = d)}
             onDragOver={(on) => setOver(on ? s.key : (o) => (o === s.key ? null : o))}
             onDrop={() => {

@@ -1,6 +1,7 @@
 /** One deal on the board: its title, account, value and assignee, dragged or moved with "Move to…". */
 import type { Deal, Stage } from "../../api/client";
 import { money } from "../../shared/format";
+import { Link } from "../../shared/router";
 
 export interface CardProps {
   deal: Deal;
@@ -8,11 +9,10 @@ export interface CardProps {
   /** Its move is on its way to the server. */
   moving: boolean;
   onMove: (d: Deal, to: string) => void;
-  onOpen: (d: Deal) => void;
   onDragStart: (d: Deal) => void;
 }
 
-export function Card({ deal, stages, moving, onMove, onOpen, onDragStart }: CardProps) {
+export function Card({ deal, stages, moving, onMove, onDragStart }: CardProps) {
   const others = stages.filter((s) => s.key !== deal.stage);
   return (
     <li
@@ -25,9 +25,10 @@ export function Card({ deal, stages, moving, onMove, onOpen, onDragStart }: Card
         onDragStart(deal);
       }}
     >
-      <button type="button" class="link strong card-title" onClick={() => onOpen(deal)}>
+      {/* The title opens the deal's page, as the table's does. */}
+      <Link class="link strong card-title" href={`/deals/${encodeURIComponent(deal.id)}`} draggable={false}>
         {deal.title}
-      </button>
+      </Link>
       <p class="card-account">{deal.account_name ?? "No account"}</p>
       <p class="card-facts">
         <span class="card-value">{money(deal.value ?? "0.00", deal.currency ?? "USD")}</span>

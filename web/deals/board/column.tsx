@@ -26,13 +26,12 @@ export interface ColumnProps {
   dropping: boolean;
   onMore: () => void;
   onMove: (d: Deal, to: string) => void;
-  onOpen: (d: Deal) => void;
   onDragStart: (d: Deal) => void;
   onDragOver: (over: boolean) => void;
   onDrop: () => void;
 }
 
-export function Column({ stage, group, cards, stages, moving, dropping, onMore, onMove, onOpen, onDragStart, onDragOver, onDrop }: ColumnProps) {
+export function Column({ stage, group, cards, stages, moving, dropping, onMore, onMove, onDragStart, onDragOver, onDrop }: ColumnProps) {
   const list = useRef<HTMLUListElement>(null);
   const end = useRef<HTMLLIElement>(null);
   const more = useRef(onMore);
@@ -76,7 +75,7 @@ export function Column({ stage, group, cards, stages, moving, dropping, onMore, 
         )}
       </header>
       <ul class="column-cards" ref={list} aria-label={`${stage.name} deals`}>
-        {cards?.items.map((d) => <Card key={d.id} deal={d} stages={stages} moving={moving.has(d.id)} onMove={onMove} onOpen={onOpen} onDragStart={onDragStart} />)}
+        {cards?.items.map((d) => <Card key={d.id} deal={d} stages={stages} moving={moving.has(d.id)} onMove={onMove} onDragStart={onDragStart} />)}
         {cards && !cards.loading && cards.items.length === 0 && !cards.error && <li class="column-empty muted">No deals in this stage.</li>}
         <li ref={end} class="column-end" aria-hidden={cards?.done ? "true" : undefined}>
           {cards?.error ? (
