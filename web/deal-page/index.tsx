@@ -19,13 +19,7 @@ import { searchAccounts, searchContacts } from "../deals/deal-form";
 import { InlineField } from "./inline-field";
 import { LinkedText } from "./linked-text";
 import { Timeline } from "./timeline";
-
-const DAY = 86_400_000;
-/** Whole days in the current stage since `iso`: "In this stage since today", "1 day in this stage", "12 days in this stage". */
-export function daysInStage(iso: string, now = Date.now()): string {
-  const days = Math.max(0, Math.floor((now - Date.parse(iso)) / DAY));
-  return days === 0 ? "In this stage since today" : days === 1 ? "1 day in this stage" : `${days} days in this stage`;
-}
+import { daysInStage } from "../shared/format";
 
 const personName = (u: Pick<User, "full_name" | "email">) => u.full_name || u.email;
 

@@ -32,3 +32,10 @@ export function device(ua: string | null): string {
   const words = describeUserAgent(ua);
   return words.charAt(0).toUpperCase() + words.slice(1);
 }
+
+const DAY = 86_400_000;
+/** Whole days in the current stage since `iso`: "In this stage since today", "1 day in this stage", "12 days in this stage". */
+export function daysInStage(iso: string, now = Date.now()): string {
+  const days = Math.max(0, Math.floor((now - Date.parse(iso)) / DAY));
+  return days === 0 ? "In this stage since today" : days === 1 ? "1 day in this stage" : `${days} days in this stage`;
+}

@@ -23,6 +23,7 @@ const deal = (id: string, title: string, stageKey = "new") => ({
   id, tenant_id: "t", title, account_id: "a1", created_at: "", updated_at: "", value: "1234.50", currency: "EUR", stage: stageKey, close_date: null, probability: null,
   assigned_to: "u_me", notes: null, custom_data: null, contact_id: null, pipeline_stage_id: "s1", pipeline_stage_name: "New", pipeline_stage_color: "#64748b",
   is_won: false, is_lost: false, account_name: "Globex", contact_name: null, assignee_name: "Mia Member", assignee_email: "me@acme.test",
+  stage_changed_at: new Date(Date.now() - 3 * 86_400_000 - 60_000).toISOString(),
 });
 const summary = {
   groups: [
@@ -70,6 +71,7 @@ describe("the board", () => {
     await until(() => text(".column-count")[0] !== "Counting…", "the counts");
     expect(text(".column-head h2")).toEqual(["New", "Won"]);
     expect(text(".column-count")).toEqual(["2 deals", "0 deals"]);
+    expect(text(".card-days")).toEqual(["3 days in this stage", "3 days in this stage"]);
 
     // Move with the list: at once on screen, then the PATCH.
     const select = column("new").querySelector<HTMLSelectElement>(".card-move")!;

@@ -1,6 +1,6 @@
 /** One deal on the board: its title, account, value and assignee, dragged or moved with "Move to…". */
 import type { Deal, Stage } from "../../api/client";
-import { money } from "../../shared/format";
+import { daysInStage, money } from "../../shared/format";
 import { Link } from "../../shared/router";
 
 export interface CardProps {
@@ -34,7 +34,7 @@ export function Card({ deal, stages, moving, onMove, onDragStart }: CardProps) {
         <span class="card-value">{money(deal.value ?? "0.00", deal.currency ?? "USD")}</span>
         <span class="card-assignee">{deal.assignee_name || deal.assignee_email || "Unassigned"}</span>
       </p>
-      {/* DAYS IN STAGE: goes here once deals carry stage_changed_at (added by another change; not read yet). */}
+      <p class="card-days muted">{daysInStage(deal.stage_changed_at ?? deal.updated_at)}</p>
       <label class="visually-hidden" for={`move-${deal.id}`}>
         Move “{deal.title}” to another stage
       </label>
