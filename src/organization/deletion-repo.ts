@@ -43,11 +43,12 @@ export interface TenantDeletionStore {
 
 /**
  * The deals first (deleting one appends to the search counters' pending rows and updates the
- * deal counts: those tables are emptied after), then every table before those it refers to.
+ * deal counts: those tables are emptied after), preceded only by the tables that refer to deals
+ * (a deal's timeline and notes); then every table before those it refers to.
  */
 export function deletionOrder(tables: string[], refersTo: Map<string, Set<string>>): string[] {
-  const out: string[] = tables.includes("deals") ? ["deals"] : [];
-  const done = new Set(out);
+  const out: string[] = [];
+  const done = new Set<string>();
   const visit = (t: string, path: Set<string>) => {
     if (done.has(t) || path.has(t)) return;
     path.add(t);
@@ -59,6 +60,7 @@ export function deletionOrder(tables: string[], refersTo: Map<string, Set<string
       out.push(t);
     }
   };
+  if (tables.includes("deals")) visit("deals", new Set());
   for (const t of [...tables].sort()) visit(t, new Set());
   return out;
 }
