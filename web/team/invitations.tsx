@@ -101,7 +101,7 @@ export function Invitations({ profiles, refresh, guard = unguarded }: { profiles
               <tbody>
                 {list.data.items.map((inv) => (
                   <tr key={inv.id}>
-                    <td>{inv.email}</td>
+                    <td class="wrap-anywhere">{inv.email}</td>
                     <td class="hide-narrow">{profileName(profiles, inv.profile_id)}</td>
                     <td class="hide-narrow">{formatDateTime(inv.created_at)}</td>
                     <td>{formatDateTime(status === "accepted" ? inv.accepted_at : status === "revoked" ? inv.revoked_at : inv.expires_at)}</td>
@@ -111,7 +111,7 @@ export function Invitations({ profiles, refresh, guard = unguarded }: { profiles
                           Resend
                         </button>
                         {status === "pending" && (
-                          <button type="button" class="small" disabled={busy} onClick={() => void copyLink(inv)} aria-label={`Copy a new invitation link for ${inv.email}`}>
+                          <button type="button" class="small" disabled={busy} onClick={() => void copyLink(inv)} aria-label={`Copy link for ${inv.email}`}>
                             Copy link
                           </button>
                         )}
