@@ -75,3 +75,10 @@ export const toInvitationRead = (r: InvitationRow): Required<InvitationRead> => 
   profile_id: r.profile_id,
   role_id: r.profile_id,
 });
+
+/** A re-issued invitation link (Copy link), answered once to the admin who asked; the server keeps only its hash. */
+export const InvitationLink = t.Object({
+  url: t.String({ description: "The link that accepts the invitation; the one mailed or copied before no longer works" }),
+  expires_at: t.String({ format: "date-time" }),
+}, { title: "InvitationLink" });
+export type InvitationLink = Static<typeof InvitationLink>;

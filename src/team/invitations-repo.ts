@@ -56,6 +56,28 @@ export type RevokeOutcome = {
   row: InvitationRow;
 };
 
+/** A re-issued link (Copy link): a fresh token and expiry on the pending invitation, no mail. */
+export interface ReissueWrite {
+  tenantId: string;
+  id: string;
+  /** The profile the caller's step-up check saw: the write is refused if a resend changed it since. */
+  seenProfileId: string | null;
+  by: string;
+  tokenHash: string;
+  expiresAt: number;
+  who: Who;
+}
+
+export type ReissueOutcome = {
+  kind: "missing";
+} | {
+  kind: "not_pending" | "changed";
+  row: InvitationRow;
+} | {
+  kind: "reissued";
+  row: InvitationRow;
+};
+
 /**
  * The store of invitations and the three transactions around them (invite or resend, accept, revoke).
  * Each check-and-write runs inside one BEGIN IMMEDIATE transaction: writers are serialized, so
@@ -75,6 +97,8 @@ export interface InvitationsStore {
   invite(w: InviteWrite, now: number): Promise<InviteOutcome>;
   /** The new member, their session and the accepted invitation: all or nothing. */
   accept(w: AcceptWrite, now: number): Promise<AcceptOutcome>;
+  /** A pending invitation's token hash and expiry replaced (the earlier link stops working), audited; no outbox row. */
+  reissue(w: ReissueWrite, now: number): Promise<ReissueOutcome>;
   /** Revoking twice answers the same revoked invitation; an accepted one cannot be revoked. */
   revoke(tenantId: string, id: string, by: string, who: Who, now: number): Promise<RevokeOutcome>;
 }

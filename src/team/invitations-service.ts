@@ -1,7 +1,7 @@
 import type { Mailer } from "../mail/sender";
 import type { AuthService, IssuedTokens, Principal, RequestInfo } from "../auth/service";
 import type { Config } from "../config";
-import { hashToken, newId, newTenantToken, tokenTenant } from "../kernel/ids";
+import { hashToken, newId, newTenantToken, toIso, tokenTenant } from "../kernel/ids";
 import { RequestValidationError, errors } from "../kernel/errors";
 import { refuseCommonPassword } from "../security/common-passwords";
 import type { PasswordHasher } from "../security/passwords";
@@ -9,7 +9,8 @@ import type { Limits, RateLimiter } from "../security/rate-limit";
 import type { TenantRead } from "../organization/model";
 import type { TenantsStore } from "../organization/repo";
 import { invitationMail } from "./invitation-mail";
-import { type AcceptInvitationBody, type InvitationRead, type InvitationStatus, type InviteUserBody, statusOf, toInvitationRead } from "./invitations-model";
+import { mailLink } from "../mail/links";
+import { type AcceptInvitationBody, type InvitationLink, type InvitationRead, type InvitationStatus, type InviteUserBody, statusOf, toInvitationRead } from "./invitations-model";
 import type { InvitationsStore } from "./invitations-repo";
 import { type UserRead, normalizeEmail, toUserRead } from "./model";
 import { type Page, offsetOf, pageOf } from "../kernel/paging";
@@ -33,6 +34,8 @@ export interface InvitationsDeps {
 }
 
 
+const notPending = () =>
+  errors.conflict("invitation_not_pending", "This invitation was already accepted, revoked or has expired. Send a new invitation instead.");
 const memberConflict = () => errors.conflict("already_member", "This address already belongs to a member of this organization.");
 
 export function createInvitationsService(d: InvitationsDeps) {
@@ -155,6 +158,36 @@ export function createInvitationsService(d: InvitationsDeps) {
     return toInvitationRead(outcome.row);
   }
 
+  /**
+   * Copy link: a pending invitation's link re-issued (fresh token and expiry, the earlier link stops
+   * working) and answered once to this admin; nothing keeps it in clear, no mail is queued.
+   */
+  async function link(p: Principal, id: string, req: RequestInfo): Promise<InvitationLink> {
+    const tenant = await d.tenants.byId(p.tenantId);
+    if (!tenant) throw errors.sessionRevoked();
+    // A resend between the step-up check and the write may change the profile: check again then.
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const row = await d.invitations.byId(p.tenantId, id);
+      if (!row) throw errors.notFound("No such invitation.");
+      if (statusOf(row, d.now()) !== "pending") throw notPending();
+      // A link to an administrator profile is a way in as an admin, as inviting with it is.
+      const profile = row.profile_id ? await d.users.profile(p.tenantId, row.profile_id) : null;
+      if (profile?.is_admin === 1) d.auth.requireRecentProof(p);
+
+      const now = d.now();
+      const token = newTenantToken(tenant.id);
+      const expiresAt = now + d.config.inviteTtl * 1000;
+      const outcome = await d.invitations.reissue(
+        { tenantId: p.tenantId, id, seenProfileId: row.profile_id, by: p.userId, tokenHash: hashToken(token), expiresAt, who: req },
+        now,
+      );
+      if (outcome.kind === "missing") throw errors.notFound("No such invitation.");
+      if (outcome.kind === "not_pending") throw notPending();
+      if (outcome.kind === "reissued") return { url: mailLink(d.config, tenant.subdomain, "/accept-invitation", token), expires_at: toIso(outcome.row.expires_at) };
+    }
+    throw errors.conflict("invitation_changed", "This invitation changed while its link was made. Try again.");
+  }
+
   /** One invitation by id (a keyed invite's answer rebuilt: src/idempotency/create-once.ts). */
   async function read(p: Principal, id: string): Promise<InvitationRead> {
     const row = await d.invitations.byId(p.tenantId, id);
@@ -162,7 +195,7 @@ export function createInvitationsService(d: InvitationsDeps) {
     return toInvitationRead(row);
   }
 
-  return { invite, accept, list, revoke, read };
+  return { invite, accept, list, revoke, link, read };
 }
 
 export type InvitationsService = ReturnType<typeof createInvitationsService>;

@@ -7,7 +7,7 @@ import { requestInfo } from "../http/client";
 import { doc } from "../http/openapi";
 import { createOnce } from "../idempotency/create-once";
 import { lowerCaseFields } from "../kernel/validation";
-import { INVITATION_STATUSES, InvitationRead, InviteUserBody } from "./invitations-model";
+import { INVITATION_STATUSES, InvitationLink, InvitationRead, InviteUserBody } from "./invitations-model";
 import { ProfileList, UpdateUserBody, UserRead } from "./model";
 import { SEARCH_SCHEMA, QueryReader, type RawQuery } from "../kernel/paging";
 import { listParameters, pageSchema } from "../http/page-schema";
@@ -82,6 +82,24 @@ export const usersRoutes = (ctx: Context) => {
       {
         transform: adminsOnly,
         ...doc({ summary: "Revoke an invitation: its link stops working (admins)", tags: ["users"], auth: true, ok: { 200: INVITATION }, errors: [404, 409], codes: { 409: ["invitation_accepted"] } }),
+      },
+    )
+    .post(
+      "/invitations/:id/link",
+      async ({ auth, params, request, server }) => ctx.invitations.link(auth, params.id, requestInfo(request, server, ctx.config.trustProxy)),
+      {
+        transform: adminsOnly,
+        ...doc({
+          summary: "Copy link: re-issue a pending invitation's link and answer it once (admins)",
+          description:
+            "Draws a fresh link and expiry; the link mailed or copied before stops working. Nothing is mailed and the server keeps no copy of the link. " +
+            "An invitation with an administrator profile needs a recent sign-in (`POST /api/v1/auth/reauthenticate`), else 403 `reauthentication_required`, as inviting with that profile does.",
+          tags: ["users"],
+          auth: true,
+          ok: { 200: ["InvitationLink", InvitationLink] },
+          errors: [404, 409],
+          codes: { 409: ["invitation_not_pending", "invitation_changed"] },
+        }),
       },
     )
     .get("/profiles", ({ auth }) => ctx.users.profiles(auth), {

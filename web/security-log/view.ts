@@ -80,7 +80,7 @@ export const KNOWN_ACTIONS: Array<[group: string, actions: string[]]> = [
   ["Email address", ["email.verification_sent", "email.verified", "email.verification_invalid"]],
   ["Sessions", ["session.revoke", "session.revoke_others", "session.logout_all", "session.refresh_reuse"]],
   ["Second factor", ["2fa.setup", "2fa.enabled", "2fa.disabled", "2fa.challenge", "2fa.failure", "2fa.locked", "2fa.backup_code_used", "2fa.backup_codes_regenerated"]],
-  ["Team", ["tenant.signup", "invitation.created", "invitation.resent", "invitation.revoked", "invitation.accepted", "user.renamed"]],
+  ["Team", ["tenant.signup", "invitation.created", "invitation.resent", "invitation.revoked", "invitation.link_copied", "invitation.accepted", "user.renamed"]],
   // Written by admins in the app and by the server's operator on the command line (`suite user …`).
   ["Members", ["user.role_changed", "user.profile_changed", "user.removed", "user.2fa_reset", "user.unlocked", "user.password_set"]],
   ["Organization", ["tenant.renamed", "tenant.modules_changed", "tenant.sign_in_policy_changed", "tenant.disabled", "tenant.enabled"]],

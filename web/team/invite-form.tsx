@@ -8,7 +8,7 @@ import { toast } from "../shared/toast";
 import { type Guard, unguarded } from "../account/reauth";
 
 export function outboxNotice(email: string): string {
-  return `Mail is not set up on this server, so the invitation for ${email} waits in the outbox. Your server's operator can show its link with "suite mail list" and pass it on.`;
+  return `Mail is not set up on this server, so the invitation for ${email} waits in the outbox. To pass the link on yourself, use Copy link in the invitations list below; or your server's operator can show it with "suite mail list".`;
 }
 
 export function InviteForm({ profiles, guard = unguarded, onInvited }: { profiles: Profile[]; guard?: Guard; onInvited: () => void }) {

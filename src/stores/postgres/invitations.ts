@@ -6,7 +6,7 @@ import type { NewSessionRow } from "../../auth/repo";
 import type { AuditEntry } from "../../security/repo";
 import type { InvitationRow, InvitationStatus } from "../../team/invitations-model";
 import { statusOf } from "../../team/invitations-model";
-import type { AcceptOutcome, AcceptWrite, InviteOutcome, InviteWrite, RevokeOutcome } from "../../team/invitations-repo";
+import type { AcceptOutcome, AcceptWrite, InviteOutcome, InviteWrite, ReissueOutcome, ReissueWrite, RevokeOutcome } from "../../team/invitations-repo";
 import type { UserRow } from "../../team/repo";
 import { type Pg, type PgQueries, type PgTx, inEveryTenant } from "./database";
 import { keyCreatedInTx } from "./idempotency";
@@ -140,6 +140,24 @@ export function createPostgresInvitationsStore(
           { type: "member.joined", actor, data: memberData(user) },
         ], now);
         return { kind: "accepted", user, invitation: accepted };
+      });
+    },
+
+    /** A pending invitation's token hash and expiry replaced (the earlier link stops working), audited; no outbox row. */
+    async reissue(w: ReissueWrite, now: number): Promise<ReissueOutcome> {
+      return pg.begin(async (tx): Promise<ReissueOutcome> => {
+        // The row lock orders this beside an accept or a revoke of the same invitation.
+        const row = await tx.one<InvitationRow>`SELECT * FROM invitations WHERE tenant_id = ${w.tenantId} AND id = ${w.id} FOR UPDATE`;
+        if (!row) return { kind: "missing" };
+        if (statusOf(row, now) !== "pending") return { kind: "not_pending", row };
+        if (row.profile_id !== w.seenProfileId) return { kind: "changed", row };
+        const reissued = (await tx.one<InvitationRow>`
+          UPDATE invitations SET token_hash = ${w.tokenHash}, expires_at = ${w.expiresAt}::bigint, updated_at = ${now}::bigint
+           WHERE tenant_id = ${w.tenantId} AND id = ${w.id} RETURNING *`)!;
+        await audit(tx, w.tenantId, w.by, "invitation.link_copied", reissued, w.who, now);
+        // A resend without its mail: live screens learn the new expiry as they do a resend's.
+        await appendEventsInTx(tx, w.tenantId, [{ type: "invitation.created", actor: userActor({ userId: w.by }), data: { ...invitationData(reissued), resent: true } }], now);
+        return { kind: "reissued", row: reissued };
       });
     },
 

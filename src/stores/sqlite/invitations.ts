@@ -1,4 +1,4 @@
-import type { InvitationsStore, InviteWrite, InviteOutcome, AcceptWrite, AcceptOutcome, RevokeOutcome } from "../../team/invitations-repo";
+import type { InvitationsStore, InviteWrite, InviteOutcome, AcceptWrite, AcceptOutcome, ReissueOutcome, ReissueWrite, RevokeOutcome } from "../../team/invitations-repo";
 import type { NewSessionRow } from "../../auth/repo";
 import { type SqliteSessionsStore } from "./sessions";
 import { type Db, writeTx } from "../../db/database";
@@ -41,6 +41,9 @@ export function createSqliteInvitationsStore(db: Db, others: { users: SqliteUser
   );
   const resend = db.prepare<never, [string, string, string, number, string | null, string, number]>(
     "UPDATE invitations SET token_hash = ?3, expires_at = ?4, profile_id = ?5, invited_by = ?6, updated_at = ?7 WHERE tenant_id = ?1 AND id = ?2",
+  );
+  const reissue = db.prepare<never, [string, string, string, number, number]>(
+    "UPDATE invitations SET token_hash = ?3, expires_at = ?4, updated_at = ?5 WHERE tenant_id = ?1 AND id = ?2",
   );
   // Guarded again in SQL: only a pending invitation is accepted.
   const markAccepted = db.prepare<never, [string, string, string, number]>(
@@ -125,6 +128,22 @@ export function createSqliteInvitationsStore(db: Db, others: { users: SqliteUser
           { type: "member.joined", actor, data: memberData(user) },
         ], now);
         return { kind: "accepted", user, invitation: accepted };
+      });
+    },
+
+    /** A pending invitation's token hash and expiry replaced (the earlier link stops working), audited; no outbox row. */
+    async reissue(w: ReissueWrite, now: number): Promise<ReissueOutcome> {
+      return writeTx(db, (): ReissueOutcome => {
+        const row = byId.get(w.tenantId, w.id);
+        if (!row) return { kind: "missing" };
+        if (statusOf(row, now) !== "pending") return { kind: "not_pending", row };
+        if (row.profile_id !== w.seenProfileId) return { kind: "changed", row };
+        reissue.run(w.tenantId, w.id, w.tokenHash, w.expiresAt, now);
+        const reissued = byId.get(w.tenantId, w.id)!;
+        audit(w.tenantId, w.by, "invitation.link_copied", reissued, w.who, now);
+        // A resend without its mail: live screens learn the new expiry as they do a resend's.
+        others.appendEventsInTx(w.tenantId, [{ type: "invitation.created", actor: userActor({ userId: w.by }), data: { ...invitationData(reissued), resent: true } }], now);
+        return { kind: "reissued", row: reissued };
       });
     },
 

@@ -66,6 +66,20 @@ export const TEAM_ATTEMPTS: Attempt[] = [
     send: (w) => req("POST", `/users/invitations/${w.a.invitations.pending.id}/revoke`, { token: w.b.member.access, tenant: "bravo" }),
     expect: { status: 403, code: "forbidden" },
   },
+  ...(["pending", "revoked", "accepted"] as const).map(
+    (kind): Attempt => ({
+      op: "POST /api/v1/users/invitations/{id}/link",
+      what: `copy the link of A's ${kind} invitation`,
+      send: (w) => req("POST", `/users/invitations/${kind === "accepted" ? w.a.invitations.accepted : w.a.invitations[kind].id}/link`, asB(w)),
+      expect: notFound,
+    }),
+  ),
+  {
+    op: "POST /api/v1/users/invitations/{id}/link",
+    what: "B's member copies the link of A's pending invitation",
+    send: (w) => req("POST", `/users/invitations/${w.a.invitations.pending.id}/link`, { token: w.b.member.access, tenant: "bravo" }),
+    expect: { status: 403, code: "forbidden" },
+  },
   {
     op: "GET /api/v1/users/profiles",
     what: "list profiles: only B's",

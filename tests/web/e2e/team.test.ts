@@ -9,7 +9,7 @@ import { type Suite, ensureBinary, waitUntil, launch, look, secretPassword, star
 
 // Team: invite by email with a profile, the invitation taken from a real SMTP server and accepted
 // in the browser, invitations resent and revoked, members searched; and, on a server without
-// SMTP, the admin told where the mail waits.
+// SMTP, the admin told where the mail waits and given a new link by Copy link.
 let dir: string;
 let suite: Suite;
 let bare: Suite;
@@ -131,7 +131,26 @@ test("without SMTP, the admin is told the invitation waits in the outbox", async
   await page.getByRole("status").filter({ hasText: "waits in the outbox" }).waitFor();
   expect(await page.getByText('"suite mail list"').count()).toBe(1);
   const found = await look(page, "team-outbox-notice");
+
+  // Copy link: the admin takes a new link and passes it on; the outbox's link stops working.
+  await page.getByRole("cell", { name: "someone@offline.test", exact: true }).waitFor();
+  await page.getByRole("button", { name: "Copy link for someone@offline.test" }).click();
+  await page.getByRole("status").filter({ hasText: "The link sent or copied before no longer works." }).waitFor();
+  const copied = await page.getByRole("textbox", { name: "Invitation link", exact: true }).inputValue();
+  noteSecret("copied link", copied);
+  expect(copied).toStartWith(`${bare.origin("offline")}/accept-invitation#token=`);
+  found.push(...(await look(page, "team-copied-link")));
+
+  const invitee = await browser.newContext();
+  const joined = await watchedPage(invitee, bare.port);
+  await joined.page.goto(copied);
+  await joined.page.getByLabel("Your name").fill("Sam Someone");
+  await joined.page.getByLabel("Password").fill(NEW_PW);
+  await joined.page.getByRole("button", { name: "Join" }).click();
+  await joined.page.waitForURL(`${bare.origin("offline")}/deals`);
   expect(found).toEqual([]);
   expect(watch.problems).toEqual([]);
+  expect(joined.watch.problems).toEqual([]);
   await context.close();
+  await invitee.close();
 }, 180_000);
