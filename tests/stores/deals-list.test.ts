@@ -474,7 +474,7 @@ describe.skipIf(!POSTGRES_URL)("PostgreSQL: counters under concurrent writes, an
       await other.close();
       await b.close();
     }
-  });
+  }, 90_000); // copying the source database and rebuilding its counters: over 20 s alone on a loaded machine
 
   test("bulk and live seeds write SQLite's demo data, with counters that match the deals", async () => {
     const sq = freshSqlite();
