@@ -42,6 +42,7 @@ test("choosing a view applies it; its default opens on a bare /deals", async () 
   await openMenu();
   await page.getByRole("button", { name: /^Won deals board/ }).click();
   await waitUntil(async () => page.url().includes("view=board") && page.url().includes("stage=won") && !page.url().includes("search="));
+  expect(await page.getByLabel("Search deals").inputValue()).toBe("");
   await openMenu();
   await page.getByRole("button", { name: "Make default" }).click();
   await page.getByText("“Won deals board” now opens when you go to Deals.").waitFor();
