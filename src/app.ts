@@ -18,6 +18,7 @@ import { organizationRoutes } from "./organization/routes";
 import { invitationAcceptRoutes } from "./auth/invitations/routes";
 import { usersRoutes } from "./team/routes";
 import { crmRoutes } from "./crm/routes";
+import { viewRoutes } from "./crm/views-routes";
 import { auditRoutes } from "./security-log/routes";
 import { eventsRoutes } from "./events/routes";
 import { transferRoutes } from "./crm/export-import/routes";
@@ -48,6 +49,7 @@ export function createApp(ctx: Context) {
     .use(invitationAcceptRoutes(ctx))
     .use(usersRoutes(ctx))
     .use(crmRoutes(ctx))
+    .use(viewRoutes(ctx))
     .use(auditRoutes(ctx))
     .use(eventsRoutes(ctx))
     .use(transferRoutes(ctx))

@@ -14,6 +14,7 @@ import { createPasskeysService } from "./auth/passkeys/service";
 import type { Config } from "./config";
 import { createDealsService } from "./crm/deals-service";
 import { createActivitiesService } from "./crm/activities-service";
+import { createViewsService } from "./crm/views-service";
 import { createCrmService } from "./crm/service";
 import { createAuditService } from "./security-log/service";
 import { createIdempotencyService } from "./idempotency/service";
@@ -121,6 +122,7 @@ export function createContext(opts: ContextOptions) {
   const pipeline = createPipelineService({ now, repo: crm, stages: stores.stages });
   const deals = createDealsService({ now, repo: crm, deals: crm.deals, query: stores.dealsQuery });
   const activities = createActivitiesService({ now, repo: crm });
+  const views = createViewsService({ now, repo: crm });
   const usersService = createUsersService({ users });
   const members = createMembersService({ now, members: stores.members, security, limiter, limits, requireRecentProof: auth.requireRecentProof });
   const jobs = createJobsService({ now, repo: crm, transfer: stores.transfer, jobs: stores.jobs, limiter, limits, log, ended: metrics.jobEnded });
@@ -248,6 +250,8 @@ export function createContext(opts: ContextOptions) {
     deals,
     /** A deal's timeline and notes. */
     activities,
+    /** Saved views of the deal list: personal and shared, and each member's default. */
+    views,
     /** CSV export of deals, accounts and contacts. */
     transfer,
     /** Idempotency-Keys of creates: one answer per key, organization and user (src/idempotency/create-once.ts). */

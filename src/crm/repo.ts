@@ -1,6 +1,7 @@
 import type { EventActor } from "../events/repo";
 import type { DealActivityStore } from "./activities-repo";
 import type { DealsStore } from "./deals-repo";
+import type { SavedViewStore } from "./views-repo";
 
 export interface PipelineStageRow {
   id: string;
@@ -53,6 +54,8 @@ export interface CrmStore {
   deals: DealsStore;
   /** A deal's timeline and notes. */
   activities: DealActivityStore;
+  /** Saved views of the deal list and each member's default. */
+  views: SavedViewStore;
   stages: (tenantId: string) => Promise<PipelineStageRow[]>;
   stage: (tenantId: string, key: string) => Promise<PipelineStageRow | null>;
   /** Each write appends its event (`pipeline_stage.created`, `account.*`, `contact.*`) in its transaction; `actor` defaults to the system. */

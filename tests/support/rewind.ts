@@ -38,6 +38,10 @@ const UNDO: Record<number, (db: Database) => void> = {
     for (const t of ["insert", "delete", "update"]) db.run(`DROP TRIGGER deal_sums_${t}`);
     db.run("DROP TABLE deal_sums");
   },
+  27: (db) => {
+    db.run("DROP TABLE saved_view_defaults");
+    db.run("DROP TABLE saved_views");
+  },
   21: (db) => {
     db.run("ALTER TABLE tenants DROP COLUMN require_passkey_for_admins");
     db.run("ALTER TABLE tenants DROP COLUMN require_passkey_or_2fa");

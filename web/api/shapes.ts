@@ -40,6 +40,8 @@ export type DealSort = NonNullable<DealQuery["sort_by"]>;
 export type DealActivity = Item<Answer<"get", "/api/v1/crm/deals/{id}/activities">>;
 export type Note = Answer<"post", "/api/v1/crm/deals/{id}/notes">;
 export type DealSummary = Answer<"get", "/api/v1/crm/deals/summary">;
+export type SavedView = Answer<"post", "/api/v1/crm/views">;
+export type SavedViewQuery = SavedView["query"];
 export type AuditQuery = Query<"get", "/api/v1/audit-log">;
 
 // ---- CSV export and import ----

@@ -22,6 +22,7 @@ import { DealForm } from "./deal-form";
 import { Filters } from "./filters";
 import { ShortcutsDialog, useDealShortcuts } from "./shortcuts";
 import { DealTable } from "./table";
+import { ViewsMenu } from "./views-menu";
 import { Board } from "./board/board";
 import { type DealMode, type DealView, PAGE_SIZES, effectiveSort, parseView, sortedBy, viewQuery, viewSearch } from "./view";
 import DealPage from "../deal-page";
@@ -159,6 +160,7 @@ function DealList() {
       <div class="screen-head">
         <h1 id="deals-title">Deals</h1>
         <ViewSwitch mode={view.mode} onMode={(mode) => change({ ...view, mode, page: 1 })} />
+        {me ? <ViewsMenu view={view} isAdmin={me.role === "admin"} meId={me.id} openedBare={query.toString() === ""} onApply={(v, replace) => go(v, replace)} /> : null}
         <button type="button" class="link shortcuts-hint hide-narrow" onClick={() => shortcuts.open()} aria-keyshortcuts="Shift+?">
           Keyboard shortcuts
         </button>

@@ -9,6 +9,7 @@ import { appendEventsInTx } from "./events";
 import { type EventActor, SYSTEM_ACTOR } from "../../events/repo";
 import { ACCOUNT_EVENT_FIELDS, CONTACT_EVENT_FIELDS, STAGE_EVENT_FIELDS, changesOf, pick } from "../../events/changes";
 import { createPostgresDealActivityStore } from "./deal-activities";
+import { createPostgresSavedViewStore } from "./saved-views";
 
 type Listed<T> = { rows: T[]; total: number };
 
@@ -32,6 +33,7 @@ export function createPostgresCrmStore(pg: Pg) {
   const store = {
     deals,
     activities: createPostgresDealActivityStore(pg),
+    views: createPostgresSavedViewStore(pg),
     /** Run inside signup's (or tenant creation's) transaction: the default pipeline. */
     async seedDefaultStagesInTx(tx: PgTx, tenantId: string, now: number): Promise<void> {
       for (const [i, s] of DEFAULT_STAGES.entries()) {

@@ -5,6 +5,7 @@ import { type AppendEventsInTx, createSqliteDealsStore } from "./deals";
 import { type EventActor, SYSTEM_ACTOR } from "../../events/repo";
 import { ACCOUNT_EVENT_FIELDS, CONTACT_EVENT_FIELDS, STAGE_EVENT_FIELDS, changesOf, pick } from "../../events/changes";
 import { createSqliteDealActivityStore } from "./deal-activities";
+import { createSqliteSavedViewStore } from "./saved-views";
 import { withKeyMark } from "./idempotency";
 import { DEFAULT_STAGES, sortKey } from "../../crm/model";
 
@@ -72,6 +73,7 @@ export function createSqliteCrmStore(db: Db, appendEventsInTx: AppendEventsInTx)
   const store = {
     deals,
     activities: createSqliteDealActivityStore(db),
+    views: createSqliteSavedViewStore(db),
     /** Run inside signup's transaction. */
     seedDefaultStagesInTx(tenantId: string, now: number) {
       DEFAULT_STAGES.forEach((s, i) => insertStage.run(newId(), tenantId, s.key, s.name, s.color, i, s.probability, s.is_won, s.is_lost, now));

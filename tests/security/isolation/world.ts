@@ -39,6 +39,8 @@ export interface Tenant {
   dealIds: string[];
   /** A note on the first deal, by the admin, naming the word. */
   noteId: string;
+  /** A shared saved view of the deal list, by the admin, naming the word. */
+  viewId: string;
   /** A finished import job (accounts). */
   jobId: string;
   invitations: { accepted: string; pending: { id: string; token: string }; revoked: { id: string; token: string } };
@@ -149,6 +151,7 @@ async function populate(t: TestApp, subdomain: string, word: string): Promise<Te
   }
 
   const note = await ok(t, "POST", `/crm/deals/${deals[0]}/notes`, { ...admin, body: { body: `Met the ${word} team` } }, 201);
+  const view = await ok(t, "POST", "/crm/views", { ...admin, body: { name: `${W} deals`, kind: "table", query: { search: word }, shared: true } }, 201);
 
   // A finished import job, its file naming the word.
   const job = await ok(t, "POST", "/crm/accounts/import", { ...admin, raw: `name\n${W} Imports\n`, headers: { "content-type": "text/csv" } }, 202);
@@ -175,6 +178,7 @@ async function populate(t: TestApp, subdomain: string, word: string): Promise<Te
     contactId: contact.id,
     dealIds: deals,
     noteId: note.id,
+    viewId: view.id,
     jobId: job.id,
     invitations: { accepted: inv.id, pending: { id: pending.id, token: pendingToken }, revoked: { id: revoked.id, token: revokedToken } },
     oidc: { providerId: provider.id, identityId },
