@@ -1043,6 +1043,8 @@ CREATE TRIGGER deal_sums_update AFTER UPDATE OF stage, assigned_to, value_cents,
     ON CONFLICT (tenant_id, assignee, stage, currency) DO UPDATE SET n = n + 1, cents = cents + excluded.cents;
 END;
 
+-- ---- version 27: saved views of the deal list (issue 32) ----
+
 -- A member's view of the deal list: the list's parameters (`query`, JSON) and how it shows them
 -- (`kind` table or board, `columns` JSON or NULL). A personal view is its owner's alone; a shared
 -- one (shared = 1) every member sees and admins write.
