@@ -23,9 +23,12 @@ import { Filters } from "./filters";
 import { ShortcutsDialog, useDealShortcuts } from "./shortcuts";
 import { DealTable } from "./table";
 import { ViewsMenu } from "./views-menu";
-import { Board } from "./board/board";
 import { type DealMode, type DealView, PAGE_SIZES, effectiveSort, parseView, sortedBy, viewQuery, viewSearch } from "./view";
-import DealPage from "../deal-page";
+import { lazyScreen } from "../shared/lazy";
+
+// The deal page and the board load as chunks of their own, on first use.
+const DealPage = lazyScreen(() => import("../deal-page").then((m) => m.default));
+const Board = lazyScreen(() => import("./board/board").then((m) => m.Board));
 
 /** Admins pick assignees among the organization's people; members cannot list users (403). */
 function usePeople(me: User | undefined): User[] | null {
