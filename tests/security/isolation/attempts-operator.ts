@@ -13,7 +13,7 @@ const OPS: Array<[method: string, path: string, sent: string]> = [
   ["POST", "/api/v1/operator/organizations/{subdomain}/disable", "/operator/organizations/alpha/disable"],
   ["POST", "/api/v1/operator/organizations/{subdomain}/enable", "/operator/organizations/alpha/enable"],
   ["DELETE", "/api/v1/operator/organizations/{id}", "/operator/organizations/{A}"],
-  ["GET", "/api/v1/operator/exports/{token}", "/operator/exports/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"],
+  ["GET", "/api/v1/operator/exports/{token}", `/operator/exports/${"no-such-export".padEnd(43, "z")}`],
   ["GET", "/api/v1/operator/mail", "/operator/mail"],
   ["POST", "/api/v1/operator/mail/{id}/retry", "/operator/mail/x/retry"],
   ["DELETE", "/api/v1/operator/mail/{id}", "/operator/mail/x"],
