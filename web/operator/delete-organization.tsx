@@ -41,7 +41,7 @@ export function DeleteOrganizationDialog({ org, askStepUp, onClose, onStarted }:
   useEffect(() => {
     if (!org || !exportUrl || done) return;
     const timer = setInterval(() => {
-      gone(org.subdomain).then((g) => { if (g) setDone(true); }).catch(() => {});
+      gone(org.subdomain).then((g) => { if (g) { setDone(true); onStarted(); } }).catch(() => {});
     }, 2000);
     return () => clearInterval(timer);
   }, [org?.subdomain, exportUrl, done]);
@@ -68,13 +68,13 @@ export function DeleteOrganizationDialog({ org, askStepUp, onClose, onStarted }:
   };
 
   return (
-    <Modal open title={exportUrl ? `Deleting ${org.name}` : `Delete ${org.name}?`} onClose={onClose}>
+    <Modal open title={done ? `${org.name} is deleted` : exportUrl ? `Deleting ${org.name}` : `Delete ${org.name}?`} onClose={onClose}>
       {exportUrl ? (
         <div>
-          <p>{org.subdomain} is being deleted. Its members can no longer sign in.</p>
+          <p>{done ? `${org.name} (${org.subdomain}) is deleted.` : `${org.name} (${org.subdomain}) is being deleted. Its members can no longer sign in.`}</p>
           {done ? (
             <p>
-              The deletion is finished. <a href={exportUrl} download>Download its final export</a> (deals, accounts and contacts as CSV files in one tar file).
+              <a href={exportUrl} download>Download its final export</a> (deals, accounts and contacts as CSV files in one tar file).
               The link works once and is not shown again: download it now.
             </p>
           ) : (

@@ -27,7 +27,7 @@ const RULES = `
 @media (max-width: 640px) {
   .op-table thead { display: none; }
   .op-table tr { display: block; border-bottom: 1px solid #d0d5dd; padding: 0.5rem 0; }
-  .op-table td { display: flex; gap: 0.75rem; border: 0; padding: 0.2rem 0; }
+  .op-table td { display: flex; gap: 0.75rem; border: 0; padding: 0.2rem 0; overflow-wrap: anywhere; min-width: 0; }
   .op-table td[data-label]::before { content: attr(data-label); font-weight: 600; min-width: 7.5rem; }
   .op-facts { grid-template-columns: 1fr; }
   .op-facts dd { margin: 0 0 0.6rem; }
