@@ -193,6 +193,7 @@ export function createContext(opts: ContextOptions) {
     now, store: stores.operators, operators, requestRate,
     setDisabled: (subdomain, disabled, by) => tenantsService.setDisabled(subdomain, disabled, by),
     mailBacklog: () => mail.backlog(),
+    enqueueMail: (m) => mail.enqueue(m, now()),
     deletion: {
       tenantById: (id) => tenants.byId(id),
       start: (subdomain, by) => organizationDeletion.start(subdomain, by),

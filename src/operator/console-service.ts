@@ -28,6 +28,8 @@ export interface ConsoleDeps {
   /** What `suite tenant disable|enable` does (organization/operator.ts). */
   setDisabled: (subdomain: string, disabled: boolean, by: OperatorCommand) => Promise<{ tenant: { subdomain: string }; changed: boolean }>;
   mailBacklog: () => Promise<{ pending: number; sending: number; failed: number }>;
+  /** A plain mail into the outbox, on its own (the test mail). */
+  enqueueMail: (m: { tenantId: null; kind: string; recipient: string; subject: string; text: string; html: string; link: null }) => Promise<string>;
   /** Wakes the mail sender after a retry (a no-op without SMTP). */
   kickMail: () => void;
   requestRate: RequestRate;
@@ -136,6 +138,19 @@ export function createConsoleService(d: ConsoleDeps) {
     await d.operators.audit(p, req, "mail.discarded", `mail:${id}`);
   }
 
+  /** A test mail through the outbox, as every mail goes: the mail queue then shows whether the server sent it. */
+  async function sendTestMail(p: OperatorPrincipal, req: RequestInfo, toIn: string): Promise<string> {
+    const to = toIn.trim();
+    if (!/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(to)) {
+      throw new RequestValidationError([{ loc: ["body", "to"], msg: "Value error, give an email address, such as you@example.com", type: "value_error" }]);
+    }
+    const text = "This is a test mail from your Workspace Suite server's operator console. If you read it, the server can send mail.";
+    const id = await d.enqueueMail({ tenantId: null, kind: "test", recipient: to, subject: "Test mail from Workspace Suite", text, html: `<p>${text}</p>`, link: null });
+    await d.operators.audit(p, req, "mail.test_sent", `mail:${id}`, { recipient: maskRecipient(to) });
+    d.kickMail();
+    return id;
+  }
+
   async function jobs(paging: Paging): Promise<Page<ConsoleJob>> {
     const r = await d.store.jobs(paging.size, offsetOf(paging));
     const items = r.rows.map((j) => ({
@@ -159,7 +174,7 @@ export function createConsoleService(d: ConsoleDeps) {
     return pageOf(items, r.total, paging.page, paging.size);
   }
 
-  return { overview, organizations, setDisabled, deleteOrganization, takeExport, mail, retryMail, discardMail, jobs, server, audit };
+  return { overview, organizations, setDisabled, deleteOrganization, takeExport, mail, retryMail, discardMail, sendTestMail, jobs, server, audit };
 }
 
 export type ConsoleService = ReturnType<typeof createConsoleService>;

@@ -109,6 +109,8 @@ export const ConsoleDeletion = t.Object({
   /** Where the final export (deals, accounts, contacts as CSV, in one tar file) is fetched, once, after the deletion ends. */
   export_url: t.String(),
 });
+/** A test mail's recipient: checked by the console (a 422 sentence), not by a format TypeBox would word. */
+export const ConsoleTestMailBody = t.Object({ to: t.String({ maxLength: 254 }) });
 export const OrganizationIdPath = t.Object({ id: t.String({ minLength: 1, maxLength: 64, pattern: "^[A-Za-z0-9_-]+$" }) });
 export const ExportPath = t.Object({ token: t.String({ minLength: 1, maxLength: 64, pattern: "^[A-Za-z0-9_-]+$" }) });
 

@@ -8,7 +8,7 @@ import { QueryReader, rawQuery } from "../kernel/paging";
 import { pageSchema } from "../http/page-schema";
 import { OPERATOR_COOKIE, OPERATOR_COOKIE_PATH, baseDomainOnly, operatorGuard } from "./guard";
 import {
-  ConsoleAuditRow, ConsoleDeleteBody, ConsoleDeletion, ConsoleJob, ExportPath, OrganizationIdPath, ConsoleMail, ConsoleOrganization, ConsoleOrganizationStatus, ConsoleOverview, ConsoleServer, MailPath,
+  ConsoleAuditRow, ConsoleDeleteBody, ConsoleDeletion, ConsoleJob, ExportPath, OrganizationIdPath, ConsoleMail, ConsoleOrganization, ConsoleOrganizationStatus, ConsoleOverview, ConsoleTestMailBody, ConsoleServer, MailPath,
   OperatorChallenge, OperatorDone, OperatorLoginBody, OperatorMe, OperatorReauthBody, OperatorToken, OperatorVerifyBody, OrganizationPath,
 } from "./model";
 import { OPERATOR_SESSION_MS, OPERATOR_STEP_UP_MS } from "./service";
@@ -165,6 +165,17 @@ export const operatorRoutes = (ctx: Context) => {
       description: AUTH, tags, auth: true, ok: { 200: ["ConsoleMailPage", MailPage] }, errors: [404],
       parameters: listParameters([{ name: "status", description: "pending or failed; none: both (and mail being sent)", schema: { type: "string", enum: ["pending", "failed"] } }]),
     }))
+    .post("/mail/test", async ({ operator, body, request, server }) => {
+      await ctx.operatorConsole.sendTestMail(operator, requestInfo(request, server, ctx.config.trustProxy), body.to);
+      return { detail: "The test mail is in the queue: the mail queue shows when it is sent, or why not.", at: toIso(ctx.now()) };
+    }, {
+      body: ConsoleTestMailBody,
+      ...doc({
+        summary: "Send a test mail: a plain mail to this address through the outbox, as every mail goes",
+        description: `422 when \`to\` is not an email address. Without SUITE_SMTP_URL it waits in the queue. ${AUTH}`,
+        tags, auth: true, ok: { 200: ["OperatorDone", OperatorDone] }, errors: [404],
+      }),
+    })
     .post("/mail/:id/retry", async ({ operator, params, request, server }) => {
       await ctx.operatorConsole.retryMail(operator, requestInfo(request, server, ctx.config.trustProxy), params.id);
       return { detail: "The mail will be sent now.", at: toIso(ctx.now()) };

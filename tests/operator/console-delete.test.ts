@@ -130,3 +130,25 @@ describe("deleting an organization from the console", () => {
     }
   });
 });
+
+describe("a test mail", () => {
+  test("goes through the outbox as a plain mail; a bad address is a 422 on `to`; audited", async () => {
+    const { app, signIn } = await setup();
+    const op = await signIn();
+    expect((await app.json("POST", "/api/v1/operator/mail/test", { token: op, tenant: "acme", body: { to: "me@example.com" } })).status).toBe(404);
+    expect((await app.json("POST", "/api/v1/operator/mail/test", { body: { to: "me@example.com" } })).status).toBe(401);
+    const bad = await app.json("POST", "/api/v1/operator/mail/test", { token: op, body: { to: "not an address" } });
+    expect(bad.status).toBe(422);
+    expect(bad.body.detail[0].loc).toEqual(["body", "to"]);
+    const ok = await app.json("POST", "/api/v1/operator/mail/test", { token: op, body: { to: " me@example.com " } });
+    expect(ok.status).toBe(200);
+    const rows = await app.ctx.repos.mail.list();
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ tenant_id: null, kind: "test", recipient: "me@example.com", subject: "Test mail from Workspace Suite", status: "pending", link: null });
+    expect(rows[0]!.text_body).toContain("the server can send mail");
+    const queue = await app.json("GET", "/api/v1/operator/mail", { token: op });
+    expect(queue.body.items[0]).toMatchObject({ organization: null, kind: "test", recipient: "m•••@example.com" });
+    const audit = (await app.json("GET", "/api/v1/operator/audit", { token: op })).body.items as AuditRow[];
+    expect(audit.find((x) => x.action === "mail.test_sent")).toMatchObject({ operator: "ops@server.test", target: `mail:${rows[0]!.id}`, detail: { recipient: "m•••@example.com" } });
+  });
+});

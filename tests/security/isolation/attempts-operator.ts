@@ -15,6 +15,7 @@ const OPS: Array<[method: string, path: string, sent: string]> = [
   ["DELETE", "/api/v1/operator/organizations/{id}", "/operator/organizations/{A}"],
   ["GET", "/api/v1/operator/exports/{token}", `/operator/exports/${"no-such-export".padEnd(43, "z")}`],
   ["GET", "/api/v1/operator/mail", "/operator/mail"],
+  ["POST", "/api/v1/operator/mail/test", "/operator/mail/test"],
   ["POST", "/api/v1/operator/mail/{id}/retry", "/operator/mail/x/retry"],
   ["DELETE", "/api/v1/operator/mail/{id}", "/operator/mail/x"],
   ["GET", "/api/v1/operator/jobs", "/operator/jobs"],
