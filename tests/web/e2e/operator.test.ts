@@ -117,6 +117,12 @@ test("sign in with the TOTP step, overview, organizations with step-up, mail, jo
   await page.locator("tbody tr").first().waitFor();
   expect(await page.locator("tbody").textContent()).toContain("a•••@acme.test");
   expect(await page.locator("tbody").textContent()).not.toContain("admin@acme.test");
+  await page.getByLabel("Send a test mail to").fill("not an address");
+  await page.getByRole("button", { name: "Send a test mail" }).click();
+  await page.getByLabel("Send a test mail to").fill("ops@server.test");
+  await page.getByRole("button", { name: "Send a test mail" }).click();
+  await page.getByText("A test mail to ops@server.test is in the queue.", { exact: false }).waitFor();
+  await waitUntil(async () => (await page.locator("tbody").textContent())!.includes("Test mail from Workspace Suite"));
   found.push(...(await look(page, "operator-mail")));
   await page.getByRole("button", { name: "Send now" }).first().click();
   await page.getByText("The mail will be sent now.").waitFor();
