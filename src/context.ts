@@ -35,7 +35,8 @@ import { LIMITS, type Limits, createRateLimiter } from "./security/rate-limit";
 import { createTenantsService } from "./organization/service";
 import { createOrganizationDeletion } from "./organization/delete";
 import { createDeletionExports } from "./organization/deletion-exports";
-import { type ServerAudit, serverAuditToLog } from "./organization/server-audit";
+import { type ServerAudit, serverAuditTo, serverAuditToLog } from "./organization/server-audit";
+import { serverAuditToOperatorAudit } from "./operator/server-audit-sink";
 import { dirname, join, resolve } from "node:path";
 import { tmpdir } from "node:os";
 import { createTlsAskService } from "./tls/service";
@@ -129,10 +130,11 @@ export function createContext(opts: ContextOptions) {
   const transfer = createTransferService({ now, repo: crm, transfer: stores.transfer, exportSlot: jobs.exportSlot });
   // The final export of a deleted organization: what its admins would download, as the operator.
   const dataDir = opts.dataDir ?? (config.db === ":memory:" ? join(tmpdir(), `suite-data-${process.pid}`) : dirname(resolve(config.db)));
-  const serverAudit = serverAuditToLog(log);
+  // Server audit entries go to the log and to the console's audit table, whoever deleted (the command line or the console).
+  const serverAudit = serverAuditTo(serverAuditToLog(log), serverAuditToOperatorAudit(stores.operators), ...(opts.serverAudit ? [opts.serverAudit] : []));
   const organizationDeletion = createOrganizationDeletion({
     now, log, tenants, store: stores.tenantDeletion, exports: createDeletionExports({ dataDir, now }),
-    serverAudit: opts.serverAudit ? async (e) => (await serverAudit(e), await opts.serverAudit!(e)) : serverAudit,
+    serverAudit,
     exportCsv: (tenantId, subdomain, kind) => {
       const operator = { userId: "", tenantId, sessionId: "", role: "admin" as const, email: "", subdomain, provenAt: now() };
       if (kind === "deals") return transfer.exportDeals(operator, { search: null, stages: null, sortBy: "created_at", sortDir: "asc", assigned_to: null, unassigned: false, mine: false });
@@ -193,6 +195,17 @@ export function createContext(opts: ContextOptions) {
     now, store: stores.operators, operators, requestRate,
     setDisabled: (subdomain, disabled, by) => tenantsService.setDisabled(subdomain, disabled, by),
     mailBacklog: () => mail.backlog(),
+    enqueueMail: (m) => mail.enqueue(m, now()),
+    deletion: {
+      tenantById: (id) => tenants.byId(id),
+      start: (subdomain, by) => organizationDeletion.start(subdomain, by),
+      // The batches outlive the request; a failure is logged and the marker stays for the next start (resumeAll).
+      runInBackground: (tenantId) => {
+        organizationDeletion.run(tenantId).catch((e: unknown) => log({ level: "error", msg: "organization deletion failed", tenant_id: tenantId, error: String(e) }));
+      },
+      pending: async () => (await stores.tenantDeletion.pending()).map((m) => ({ tenantId: m.tenantId, exportToken: (JSON.parse(m.state) as { export_token: string | null }).export_token })),
+      claimExport: (token) => organizationDeletion.exports.claim(token),
+    },
     kickMail: () => mailer.kick(),
     server: async () => ({
       version: pkg.version,

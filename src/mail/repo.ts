@@ -30,6 +30,8 @@ export interface OutboxRow {
 
 /** The store of the mail outbox. */
 export interface MailStore {
+  /** One mail on its own (no other write goes with it: the operator console's test mail); answers its id. */
+  enqueue: (m: OutgoingMail, now: number) => Promise<string>;
   list: (limit?: number) => Promise<OutboxRow[]>;
   byId: (id: string) => Promise<OutboxRow | null>;
   /** Takes up to `limit` due rows for one sender, leased until `lockedUntil`. */

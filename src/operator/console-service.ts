@@ -1,12 +1,25 @@
 import { toIso, toIsoOrNull } from "../kernel/ids";
 import { type Page, pageOf } from "../kernel/paging";
+import { RequestValidationError } from "../kernel/errors";
 import type { RequestInfo } from "../kernel/principal";
 import type { OperatorCommand } from "../security-log/operator";
-import type { ConsoleAuditRow, ConsoleJob, ConsoleMail, ConsoleOrganization, ConsoleServer } from "./model";
+import type { ConsoleAuditRow, ConsoleDeletion, ConsoleJob, ConsoleMail, ConsoleOrganization, ConsoleServer } from "./model";
 import { operatorErrors } from "./model";
 import type { OperatorStore } from "./repo";
 import type { OperatorPrincipal, OperatorService } from "./service";
 import type { RequestRate } from "./request-rate";
+import { type TarEntry, tarStream } from "./tar";
+
+/** What the console needs of the organizations' deletion (src/organization/delete.ts), as context.ts wires it. */
+export interface ConsoleDeletionDeps {
+  tenantById: (id: string) => Promise<{ id: string; subdomain: string } | null>;
+  /** Marks the organization (403 from then on) and answers the deletion's state; an unfinished one's when there is one. */
+  start: (subdomain: string, by: { actor: string; command: string }) => Promise<{ tenantId: string; state: { started_at: number; export_token: string | null } }>;
+  /** The batches, export first; runs after the answer. */
+  runInBackground: (tenantId: string) => void;
+  pending: () => Promise<Array<{ tenantId: string; exportToken: string | null }>>;
+  claimExport: (token: string) => Promise<{ manifest: { subdomain: string; created_at: number; files: Record<string, string> }; paths: Record<string, string>; done: () => Promise<void> } | null>;
+}
 
 export interface ConsoleDeps {
   now: () => number;
@@ -15,10 +28,13 @@ export interface ConsoleDeps {
   /** What `suite tenant disable|enable` does (organization/operator.ts). */
   setDisabled: (subdomain: string, disabled: boolean, by: OperatorCommand) => Promise<{ tenant: { subdomain: string }; changed: boolean }>;
   mailBacklog: () => Promise<{ pending: number; sending: number; failed: number }>;
+  /** A plain mail into the outbox, on its own (the test mail). */
+  enqueueMail: (m: { tenantId: null; kind: string; recipient: string; subject: string; text: string; html: string; link: null }) => Promise<string>;
   /** Wakes the mail sender after a retry (a no-op without SMTP). */
   kickMail: () => void;
   requestRate: RequestRate;
   server: () => Promise<Omit<ConsoleServer, "database_bytes" | "wal_bytes">>;
+  deletion: ConsoleDeletionDeps;
 }
 
 /**
@@ -50,8 +66,10 @@ export function createConsoleService(d: ConsoleDeps) {
   }
 
   async function organizations(q: string, paging: Paging): Promise<Page<ConsoleOrganization>> {
-    const r = await d.store.organizations(q, paging.size, offsetOf(paging));
+    const [r, deleting] = await Promise.all([d.store.organizations(q, paging.size, offsetOf(paging)), d.deletion.pending()]);
+    const beingDeleted = new Set(deleting.map((p) => p.tenantId));
     const items = r.rows.map((o) => ({
+      being_deleted: beingDeleted.has(o.id),
       id: o.id, name: o.name, subdomain: o.subdomain, members: Number(o.members), deals: Number(o.deals),
       created_at: toIso(o.created_at), last_activity_at: toIsoOrNull(o.last_activity_at), disabled_at: toIsoOrNull(o.disabled_at),
     }));
@@ -64,6 +82,37 @@ export function createConsoleService(d: ConsoleDeps) {
     const r = await d.setDisabled(subdomain, disabled, { command: `operator console: ${disabled ? "disable" : "enable"}`, console: true });
     await d.operators.audit(p, req, disabled ? "organization.disabled" : "organization.enabled", `organization:${r.tenant.subdomain}`, { changed: r.changed });
     return { subdomain: r.tenant.subdomain, disabled, changed: r.changed };
+  }
+
+  /**
+   * Deleting: step-up, the subdomain typed again, then the organization is marked (403 from now
+   * on) and its rows go in the background. The server audit entries (`tenant.deletion_started`,
+   * `tenant.deleted`) land in operator_audit through context.ts, as the command line's do.
+   */
+  async function deleteOrganization(p: OperatorPrincipal, id: string, typed: string): Promise<ConsoleDeletion> {
+    d.operators.requireRecentProof(p);
+    const tenant = await d.deletion.tenantById(id);
+    if (!tenant) throw operatorErrors.organizationNotFound();
+    if (typed.trim().toLowerCase() !== tenant.subdomain) {
+      throw new RequestValidationError([{ loc: ["body", "subdomain"], msg: `Value error, type the organization's subdomain, ${tenant.subdomain}, to confirm`, type: "value_error" }]);
+    }
+    const r = await d.deletion.start(tenant.subdomain, { actor: p.email, command: "operator console: delete" });
+    d.deletion.runInBackground(r.tenantId);
+    return {
+      id: r.tenantId, subdomain: tenant.subdomain, status: "deleting", started_at: toIso(r.state.started_at),
+      export_url: `/api/v1/operator/exports/${r.state.export_token ?? ""}`,
+    };
+  }
+
+  /** The final export, once: 409 while its deletion still runs (a resumed run could still rewrite it), 404 once taken. */
+  async function takeExport(p: OperatorPrincipal, req: RequestInfo, token: string): Promise<{ name: string; stream: ReadableStream<Uint8Array> }> {
+    if ((await d.deletion.pending()).some((m) => m.exportToken === token)) throw operatorErrors.exportNotReady();
+    const claimed = await d.deletion.claimExport(token);
+    if (!claimed) throw operatorErrors.exportNotFound();
+    const { manifest, paths } = claimed;
+    await d.operators.audit(p, req, "organization.export_downloaded", `organization:${manifest.subdomain}`);
+    const entries: TarEntry[] = Object.keys(paths).map((k) => ({ name: `${manifest.subdomain}/${manifest.files[k]}`, path: paths[k]! }));
+    return { name: `${manifest.subdomain}-export.tar`, stream: tarStream(entries, manifest.created_at, claimed.done) };
   }
 
   async function mail(status: "pending" | "failed" | null, paging: Paging): Promise<Page<ConsoleMail>> {
@@ -89,6 +138,19 @@ export function createConsoleService(d: ConsoleDeps) {
     await d.operators.audit(p, req, "mail.discarded", `mail:${id}`);
   }
 
+  /** A test mail through the outbox, as every mail goes: the mail queue then shows whether the server sent it. */
+  async function sendTestMail(p: OperatorPrincipal, req: RequestInfo, toIn: string): Promise<string> {
+    const to = toIn.trim();
+    if (!/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(to)) {
+      throw new RequestValidationError([{ loc: ["body", "to"], msg: "Value error, give an email address, such as you@example.com", type: "value_error" }]);
+    }
+    const text = "This is a test mail from your Workspace Suite server's operator console. If you read it, the server can send mail.";
+    const id = await d.enqueueMail({ tenantId: null, kind: "test", recipient: to, subject: "Test mail from Workspace Suite", text, html: `<p>${text}</p>`, link: null });
+    await d.operators.audit(p, req, "mail.test_sent", `mail:${id}`, { recipient: maskRecipient(to) });
+    d.kickMail();
+    return id;
+  }
+
   async function jobs(paging: Paging): Promise<Page<ConsoleJob>> {
     const r = await d.store.jobs(paging.size, offsetOf(paging));
     const items = r.rows.map((j) => ({
@@ -112,7 +174,7 @@ export function createConsoleService(d: ConsoleDeps) {
     return pageOf(items, r.total, paging.page, paging.size);
   }
 
-  return { overview, organizations, setDisabled, mail, retryMail, discardMail, jobs, server, audit };
+  return { overview, organizations, setDisabled, deleteOrganization, takeExport, mail, retryMail, discardMail, sendTestMail, jobs, server, audit };
 }
 
 export type ConsoleService = ReturnType<typeof createConsoleService>;

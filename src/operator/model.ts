@@ -31,6 +31,8 @@ export const ConsoleOrganization = t.Object({
   created_at: t.String({ format: "date-time" }),
   last_activity_at: t.Union([t.String({ format: "date-time" }), t.Null()]),
   disabled_at: t.Union([t.String({ format: "date-time" }), t.Null()]),
+  /** True while its deletion runs (it answers 403 to everyone, and goes from the list when done). */
+  being_deleted: t.Boolean(),
 });
 export const ConsoleOrganizationStatus = t.Object({ subdomain: t.String(), disabled: t.Boolean(), changed: t.Boolean() });
 
@@ -97,7 +99,23 @@ export const ConsoleServer = t.Object({
   settings: t.Array(ConsoleSetting),
 });
 
+/** Deleting an organization: its subdomain typed again, so a wrong row is never deleted. */
+export const ConsoleDeleteBody = t.Object({ subdomain: t.String({ minLength: 1, maxLength: 63 }) });
+export const ConsoleDeletion = t.Object({
+  id: t.String(),
+  subdomain: t.String(),
+  status: t.Literal("deleting"),
+  started_at: t.String({ format: "date-time" }),
+  /** Where the final export (deals, accounts, contacts as CSV, in one tar file) is fetched, once, after the deletion ends. */
+  export_url: t.String(),
+});
+/** A test mail's recipient: checked by the console (a 422 sentence), not by a format TypeBox would word. */
+export const ConsoleTestMailBody = t.Object({ to: t.String({ maxLength: 254 }) });
+export const OrganizationIdPath = t.Object({ id: t.String({ minLength: 1, maxLength: 64, pattern: "^[A-Za-z0-9_-]+$" }) });
+export const ExportPath = t.Object({ token: t.String({ minLength: 1, maxLength: 64, pattern: "^[A-Za-z0-9_-]+$" }) });
+
 export type ConsoleOrganization = Static<typeof ConsoleOrganization>;
+export type ConsoleDeletion = Static<typeof ConsoleDeletion>;
 export type ConsoleMail = Static<typeof ConsoleMail>;
 export type ConsoleJob = Static<typeof ConsoleJob>;
 export type ConsoleAuditRow = Static<typeof ConsoleAuditRow>;
@@ -113,6 +131,9 @@ export const operatorErrors = {
   badEmail: () => new AppError(422, "invalid_email", "Give the operator's email address, such as ops@example.com."),
   passwordLength: () => new AppError(422, "invalid_password", `The password must have ${PASSWORD_MIN} to ${PASSWORD_MAX} characters.`),
   passwordCommon: (why: string) => new AppError(422, "password_too_common", why),
+  organizationNotFound: () => new AppError(404, "tenant_not_found", "No organization has this id: it may have been deleted already."),
+  exportNotFound: () => new AppError(404, "export_not_found", "No export has this link: it was downloaded already, or it is older than 7 days."),
+  exportNotReady: () => new AppError(409, "export_not_ready", "The organization is still being deleted: try the link again in a minute."),
   taken: (email: string) => new AppError(409, "operator_exists", `An operator with the email ${email} already exists.`),
 };
 

@@ -8,7 +8,7 @@ import { QueryReader, rawQuery } from "../kernel/paging";
 import { pageSchema } from "../http/page-schema";
 import { OPERATOR_COOKIE, OPERATOR_COOKIE_PATH, baseDomainOnly, operatorGuard } from "./guard";
 import {
-  ConsoleAuditRow, ConsoleJob, ConsoleMail, ConsoleOrganization, ConsoleOrganizationStatus, ConsoleOverview, ConsoleServer, MailPath,
+  ConsoleAuditRow, ConsoleDeleteBody, ConsoleDeletion, ConsoleJob, ExportPath, OrganizationIdPath, ConsoleMail, ConsoleOrganization, ConsoleOrganizationStatus, ConsoleOverview, ConsoleTestMailBody, ConsoleServer, MailPath,
   OperatorChallenge, OperatorDone, OperatorLoginBody, OperatorMe, OperatorReauthBody, OperatorToken, OperatorVerifyBody, OrganizationPath,
 } from "./model";
 import { OPERATOR_SESSION_MS, OPERATOR_STEP_UP_MS } from "./service";
@@ -22,6 +22,22 @@ const OrganizationsPage = pageSchema(ConsoleOrganization);
 const MailPage = pageSchema(ConsoleMail);
 const JobsPage = pageSchema(ConsoleJob);
 const AuditPage = pageSchema(ConsoleAuditRow);
+
+/** The export's answer is a tar file, not JSON. */
+function exportDoc() {
+  const d = doc({
+    summary: "A deleted organization's final export, once: its deals, accounts and contacts as CSV files in one tar file",
+    description:
+      "The link stops working once fetched (404 `export_not_found`), and after 7 days. 409 `export_not_ready` while the deletion still runs. " +
+      `Needs no step-up: the link itself is the secret, handed only to the operator who deleted. ${AUTH}`,
+    tags, auth: true, ok: { 200: null }, errors: [404, 409],
+  });
+  (d.detail.responses as Record<string, unknown>)[200] = {
+    description: "The tar file: `<subdomain>/<subdomain>-deals.csv`, `-accounts.csv`, `-contacts.csv`",
+    content: { "application/x-tar": { schema: { type: "string", format: "binary" } } },
+  };
+  return d;
+}
 
 /** Page and size of a list, plus what `extra` reads; every failing parameter is its own 422 item. */
 function readList<T>(url: string, extra: (q: QueryReader) => T) {
@@ -114,6 +130,33 @@ export const operatorRoutes = (ctx: Context) => {
         description: `${STEP_UP} ${AUTH}`, tags, auth: true, ok: { 200: ["ConsoleOrganizationStatus", ConsoleOrganizationStatus] }, errors: [404],
       }),
     })
+    .delete("/organizations/:id", async ({ operator, params, body, set }) => {
+      const r = await ctx.operatorConsole.deleteOrganization(operator, params.id, body.subdomain);
+      set.status = 202;
+      return r;
+    }, {
+      params: OrganizationIdPath,
+      body: ConsoleDeleteBody,
+      ...doc({
+        summary: "Delete an organization (as `suite tenant delete`): every row of it, after a final export; it answers 403 from now on",
+        description:
+          "The body's `subdomain` must be the organization's own (422 otherwise): typed again, so a wrong row is never deleted. The rows go in the background, " +
+          "in short batches; the organization shows `being_deleted` in the list until it is gone. Its export is fetched once from `export_url` when the deletion ends. " +
+          `Both steps are in the audit log (\`tenant.deletion_started\`, \`tenant.deleted\`). 404 \`tenant_not_found\`. ${STEP_UP} ${AUTH}`,
+        tags, auth: true, ok: { 202: ["ConsoleDeletion", ConsoleDeletion] }, errors: [404],
+      }),
+    })
+    .get("/exports/:token", async ({ operator, params, request, server }) => {
+      const r = await ctx.operatorConsole.takeExport(operator, requestInfo(request, server, ctx.config.trustProxy), params.token);
+      return new Response(r.stream, {
+        headers: {
+          "content-type": "application/x-tar",
+          "content-disposition": `attachment; filename="${r.name}"`,
+          "cache-control": "no-store",
+          "x-content-type-options": "nosniff",
+        },
+      });
+    }, { params: ExportPath, ...exportDoc() })
     .get("/mail", ({ request }) => {
       const r = readList(request.url, (q) => ({ status: q.literal("status", ["pending", "failed"] as const) }));
       return ctx.operatorConsole.mail(r.status, r.paging);
@@ -122,6 +165,17 @@ export const operatorRoutes = (ctx: Context) => {
       description: AUTH, tags, auth: true, ok: { 200: ["ConsoleMailPage", MailPage] }, errors: [404],
       parameters: listParameters([{ name: "status", description: "pending or failed; none: both (and mail being sent)", schema: { type: "string", enum: ["pending", "failed"] } }]),
     }))
+    .post("/mail/test", async ({ operator, body, request, server }) => {
+      await ctx.operatorConsole.sendTestMail(operator, requestInfo(request, server, ctx.config.trustProxy), body.to);
+      return { detail: "The test mail is in the queue: the mail queue shows when it is sent, or why not.", at: toIso(ctx.now()) };
+    }, {
+      body: ConsoleTestMailBody,
+      ...doc({
+        summary: "Send a test mail: a plain mail to this address through the outbox, as every mail goes",
+        description: `422 when \`to\` is not an email address. Without SUITE_SMTP_URL it waits in the queue. ${AUTH}`,
+        tags, auth: true, ok: { 200: ["OperatorDone", OperatorDone] }, errors: [404],
+      }),
+    })
     .post("/mail/:id/retry", async ({ operator, params, request, server }) => {
       await ctx.operatorConsole.retryMail(operator, requestInfo(request, server, ctx.config.trustProxy), params.id);
       return { detail: "The mail will be sent now.", at: toIso(ctx.now()) };

@@ -48,7 +48,10 @@ interface DeletionState {
   actor: string;
   command?: string;
   started_at: number;
-  /** Set before the export is written; its manifest (written last) says it is complete. */
+  /**
+   * Drawn when the deletion begins (the operator console hands it over at once, before the export
+   * exists); its manifest (written last) says the export is complete.
+   */
   export_token: string | null;
 }
 
@@ -76,14 +79,21 @@ export function createOrganizationDeletion(d: DeletionDeps) {
 
   /** Marks the organization (disabled, marker written): from here on it answers 403 and a restart finishes the deletion. */
   async function begin(subdomain: string, by: DeletionActor): Promise<string> {
+    return (await start(subdomain, by)).tenantId;
+  }
+
+  /** `begin`, answering the deletion's state too (an earlier, unfinished deletion's when there is one). */
+  async function start(subdomain: string, by: DeletionActor): Promise<{ tenantId: string; state: DeletionState; begun: boolean }> {
     const tenant = await d.tenants.bySubdomain(subdomain.trim().toLowerCase());
     if (!tenant) throw errors.tenantNotFound();
     const pending = (await d.store.pending()).find((p) => p.tenantId === tenant.id);
-    if (pending) return tenant.id;
-    const state: DeletionState = { subdomain: tenant.subdomain, name: tenant.name, actor: by.actor, command: by.command, started_at: d.now(), export_token: null };
+    if (pending) return { tenantId: tenant.id, state: JSON.parse(pending.state) as DeletionState, begun: false };
+    const state: DeletionState = {
+      subdomain: tenant.subdomain, name: tenant.name, actor: by.actor, command: by.command, started_at: d.now(), export_token: d.exports.newToken(),
+    };
     if (!(await d.store.begin(tenant.id, JSON.stringify(state), d.now()))) throw errors.tenantNotFound();
     await d.serverAudit({ action: "tenant.deletion_started", actor: by.actor, command: by.command, at: d.now(), detail: { tenant_id: tenant.id, subdomain: tenant.subdomain } });
-    return tenant.id;
+    return { tenantId: tenant.id, state, begun: true };
   }
 
   /** Writes one stream to a new 0600 file, a chunk at a time. */
@@ -101,12 +111,14 @@ export function createOrganizationDeletion(d: DeletionDeps) {
     if (state.export_token) {
       const found = await d.exports.find(state.export_token);
       if (found) return found.manifest;
-      // Begun and never finished (the manifest is written last): start it again.
+      // Begun and never finished (the manifest is written last): start it again, under the same token.
       await rm(join(d.exports.root, state.export_token), { recursive: true, force: true });
     }
-    const { dir, manifest } = await d.exports.create(tenantId, state.subdomain);
-    state.export_token = manifest.token;
-    await d.store.update(tenantId, JSON.stringify(state));
+    const { dir, manifest } = await d.exports.create(tenantId, state.subdomain, state.export_token ?? undefined);
+    if (state.export_token !== manifest.token) {
+      state.export_token = manifest.token;
+      await d.store.update(tenantId, JSON.stringify(state));
+    }
     for (const kind of EXPORT_KINDS) await writeFileFrom(join(dir, manifest.files[kind]), await d.exportCsv(tenantId, state.subdomain, kind));
     await d.exports.seal(dir, manifest);
     return manifest;
@@ -193,7 +205,7 @@ export function createOrganizationDeletion(d: DeletionDeps) {
     return (await d.store.pending()).map((m) => ({ tenantId: m.tenantId, subdomain: (JSON.parse(m.state) as DeletionState).subdomain }));
   }
 
-  return { begin, run, deleteOrganization, resumeAll, pending, exports: d.exports };
+  return { begin, start, run, deleteOrganization, resumeAll, pending, exports: d.exports };
 }
 
 export type OrganizationDeletion = ReturnType<typeof createOrganizationDeletion>;

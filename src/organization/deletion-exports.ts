@@ -31,10 +31,9 @@ export function createDeletionExports(d: { dataDir: string; now: () => number })
   const folderOf = (token: string) => join(root, token);
 
   /** A new, empty export folder and its manifest; the caller writes each kind's file into it. */
-  async function create(tenantId: string, subdomain: string): Promise<{ dir: string; manifest: ExportManifest }> {
+  async function create(tenantId: string, subdomain: string, token = newSecretToken()): Promise<{ dir: string; manifest: ExportManifest }> {
     await mkdir(root, { recursive: true, mode: 0o700 });
     await chmod(root, 0o700);
-    const token = newSecretToken();
     const dir = folderOf(token);
     await mkdir(dir, { mode: 0o700 });
     const files = Object.fromEntries(EXPORT_KINDS.map((k) => [k, `${subdomain}-${k}.csv`])) as Record<ExportKind, string>;
@@ -89,7 +88,7 @@ export function createDeletionExports(d: { dataDir: string; now: () => number })
     return n;
   }
 
-  return { root, create, seal, find, claim, sweep };
+  return { root, newToken: newSecretToken, create, seal, find, claim, sweep };
 }
 
 export type DeletionExports = ReturnType<typeof createDeletionExports>;

@@ -85,6 +85,18 @@ describe("suite tenant delete", () => {
     const audit = r.stderr.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l));
     expect(audit.map((a) => a.action)).toEqual(["tenant.deletion_started", "tenant.deleted"]);
     expect(audit[1]).toMatchObject({ msg: "server audit", actor: "cli", command: "tenant delete", tenant_id: id, subdomain: "acme", export: folder });
+    // The same two entries in the operator console's audit table, as the command line's, without the export's folder (its name is the token).
+    const d = new Database(db, { readonly: true });
+    const consoleRows = d.query("SELECT operator_email, action, target, user_agent, detail FROM operator_audit WHERE action LIKE 'tenant.%' ORDER BY id").all() as {
+      operator_email: string | null; action: string; target: string; user_agent: string; detail: string;
+    }[];
+    d.close();
+    expect(consoleRows.map((x) => [x.action, x.operator_email, x.target, x.user_agent])).toEqual([
+      ["tenant.deletion_started", null, "organization:acme", "suite-cli"],
+      ["tenant.deleted", null, "organization:acme", "suite-cli"],
+    ]);
+    expect(JSON.parse(consoleRows[1]!.detail)).toMatchObject({ actor: "cli", command: "tenant delete", tenant_id: id });
+    expect(consoleRows[1]!.detail).not.toContain(folder.split("/").pop()!);
     expect(rowsOf(id)).toBe(0);
     expect(await subdomains()).toEqual(["beta", "gamma", "delta", "omega"]);
   }, SLOW);

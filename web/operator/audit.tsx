@@ -25,10 +25,10 @@ export function Audit() {
                 {data.items.map((a) => (
                   <tr key={a.id}>
                     <td data-label="When">{formatDateTime(a.created_at)}</td>
-                    <td data-label="Operator">{a.operator ?? "Unknown"}</td>
+                    <td data-label="Operator">{a.operator ?? (a.user_agent === "suite-cli" ? "Command line" : "Unknown")}</td>
                     <td data-label="Action"><code>{a.action}</code></td>
                     <td data-label="On">{a.target ?? ""}</td>
-                    <td data-label="From">{a.user_agent === "suite-cli" ? "Command line" : `${a.ip ?? "unknown address"}, ${device(a.user_agent)}`}</td>
+                    <td data-label="From">{a.user_agent === "suite-cli" ? "Command line" : a.ip === null && a.user_agent === null ? "The server (background work)" : `${a.ip ?? "unknown address"}, ${device(a.user_agent)}`}</td>
                   </tr>
                 ))}
               </tbody>

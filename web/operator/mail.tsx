@@ -1,3 +1,6 @@
+import { useState } from "preact/hooks";
+import { ApiError } from "../api/client";
+import { Field } from "../shared/field";
 import { Pager } from "../shared/pager";
 import { setQuery, useLocation } from "../shared/router";
 import { formatDateTime } from "../shared/format";
@@ -7,6 +10,35 @@ import { useLoad } from "../shared/use-load";
 import { NO_RETRY, api, needsStepUp } from "./call";
 import { Failure } from "./failure";
 import { useStepUp } from "./step-up";
+
+/** A plain mail to any address, through the queue: whether the server can send mail at all. */
+function TestMail({ sent }: { sent: () => void }) {
+  const [to, setTo] = useState("");
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | undefined>(undefined);
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(undefined);
+    try {
+      await api.post("/api/v1/operator/mail/test", { body: { to }, ...NO_RETRY });
+      toast(`A test mail to ${to.trim()} is in the queue. It shows below until it is sent.`);
+      setTo("");
+      sent();
+    } catch (err) {
+      if (err instanceof ApiError && err.items.length) setError(err.fieldError("to") ?? err.detail);
+      else toast(errorMessage(err), "error");
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <form class="op-test-mail" onSubmit={submit}>
+      <Field label="Send a test mail to" type="email" autoComplete="email" value={to} onValue={setTo} error={error} required />
+      <button type="submit" disabled={busy || to.trim() === ""}>{busy ? "Sending…" : "Send a test mail"}</button>
+    </form>
+  );
+}
 
 const STATUS: Record<string, string> = { pending: "Waiting", sending: "Being sent", failed: "Failed" };
 
@@ -50,6 +82,7 @@ export function Mail() {
         ))}
       </div>
       <p class="hint">Recipients are shortened to their first letter and domain. A failed mail has lost its text (it held a sign-in link), so it cannot be sent again: discard it and ask the person to request a new link.</p>
+      <TestMail sent={reload} />
       {error ? <Failure error={error} retry={reload} /> : !data ? <Loading /> : data.items.length === 0 ? (
         <Empty>No mail is waiting or failed. Everything has been sent.</Empty>
       ) : (

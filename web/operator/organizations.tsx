@@ -6,6 +6,7 @@ import { Empty, Loading, errorMessage } from "../shared/states";
 import { toast } from "../shared/toast";
 import { useDebounced, useLoad } from "../shared/use-load";
 import { NO_RETRY, api, needsStepUp } from "./call";
+import { DeleteOrganizationDialog, type ToDelete } from "./delete-organization";
 import { Failure } from "./failure";
 import { useStepUp } from "./step-up";
 
@@ -18,6 +19,7 @@ export function Organizations() {
   const { data, error, reload } = useLoad(() => api.get("/api/v1/operator/organizations", { query: { q: q || undefined, page, size: 20 }, ...NO_RETRY }), [q, page]);
   const stepUp = useStepUp();
   const [busy, setBusy] = useState<string | null>(null);
+  const [toDelete, setToDelete] = useState<ToDelete | null>(null);
 
   const toggle = async (subdomain: string, disable: boolean) => {
     const run = async () => {
@@ -59,11 +61,16 @@ export function Organizations() {
                     <td data-label="Deals">{o.deals.toLocaleString()}</td>
                     <td data-label="Created">{formatDateTime(o.created_at)}</td>
                     <td data-label="Last activity">{o.last_activity_at ? formatDateTime(o.last_activity_at) : "Never"}</td>
-                    <td data-label="Status">{o.disabled_at ? `Disabled ${formatDateTime(o.disabled_at)}` : "In service"}</td>
-                    <td>
-                      <button type="button" class={o.disabled_at ? "" : "danger"} disabled={busy === o.subdomain} onClick={() => void toggle(o.subdomain, !o.disabled_at)}>
-                        {o.disabled_at ? "Enable" : "Disable"}
-                      </button>
+                    <td data-label="Status">{o.being_deleted ? "Being deleted" : o.disabled_at ? `Disabled ${formatDateTime(o.disabled_at)}` : "In service"}</td>
+                    <td class="op-actions">
+                      {!o.being_deleted && (
+                        <>
+                          <button type="button" class={o.disabled_at ? "" : "danger"} disabled={busy === o.subdomain} onClick={() => void toggle(o.subdomain, !o.disabled_at)}>
+                            {o.disabled_at ? "Enable" : "Disable"}
+                          </button>{" "}
+                          <button type="button" class="danger" onClick={() => setToDelete({ id: o.id, name: o.name, subdomain: o.subdomain })}>Delete</button>
+                        </>
+                      )}
                     </td>
                   </tr>
                 ))}
@@ -73,6 +80,7 @@ export function Organizations() {
           <Pager page={data.page} pages={data.pages} total={data.total} size={data.size} noun="organizations" onPage={(p) => setQuery({ page: p })} />
         </>
       )}
+      <DeleteOrganizationDialog org={toDelete} askStepUp={stepUp.ask} onClose={() => { setToDelete(null); reload(); }} onStarted={reload} />
       {stepUp.dialog}
     </section>
   );

@@ -17,6 +17,8 @@ const RULES = `
 .op-filter { display: flex; flex-wrap: wrap; gap: 0.5rem; margin-bottom: 0.5rem; }
 .op-filter button[aria-pressed="true"] { background: #1d3f8f; color: #fff; border-color: #1d3f8f; }
 .op-table { width: 100%; border-collapse: collapse; }
+.op-test-mail { display: flex; flex-wrap: wrap; gap: 0.6rem; align-items: flex-end; margin: 1rem 0; }
+.op-test-mail .field { margin: 0; flex: 1 1 16rem; max-width: 24rem; }
 .op-table th, .op-table td { text-align: left; padding: 0.45rem 0.6rem; border-bottom: 1px solid #e4e7ec; vertical-align: top; }
 .op-table .muted, .op-layout .muted { color: #666; font-size: 0.9em; }
 .op-actions { white-space: nowrap; }
@@ -27,7 +29,7 @@ const RULES = `
 @media (max-width: 640px) {
   .op-table thead { display: none; }
   .op-table tr { display: block; border-bottom: 1px solid #d0d5dd; padding: 0.5rem 0; }
-  .op-table td { display: flex; gap: 0.75rem; border: 0; padding: 0.2rem 0; }
+  .op-table td { display: flex; gap: 0.75rem; border: 0; padding: 0.2rem 0; overflow-wrap: anywhere; min-width: 0; }
   .op-table td[data-label]::before { content: attr(data-label); font-weight: 600; min-width: 7.5rem; }
   .op-facts { grid-template-columns: 1fr; }
   .op-facts dd { margin: 0 0 0.6rem; }

@@ -26,6 +26,7 @@ export function createPostgresMailStore(pg: Pg, seal: OutboxSeal) {
                            'pending', ${now}::bigint, ${now}::bigint)`;
       return id;
     },
+    enqueue: (m: OutgoingMail, now: number) => pg.begin((tx) => store.enqueueInTx(tx, m, now)),
     list: async (limit = 100) => (await pg.all<OutboxRow>`SELECT * FROM mail_outbox ORDER BY created_at DESC, id DESC LIMIT ${limit}`).map(seal.open),
     byId: async (id: string) => {
       const row = await pg.one<OutboxRow>`SELECT * FROM mail_outbox WHERE id = ${id}`;

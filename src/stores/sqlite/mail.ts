@@ -69,6 +69,8 @@ export function createSqliteMailStore(db: Db, seal: OutboxSeal) {
       insert.run(id, m.tenantId, m.kind, m.recipient, m.subject, sealed.text, sealed.html, sealed.link, now);
       return id;
     },
+    // Looked up on the store at call time, as every store that writes mail does.
+    enqueue: async (m: OutgoingMail, now: number) => store.enqueueInTx(m, now),
     list: async (limit = 100) => list.all(limit).map(seal.open),
     byId: async (id: string) => {
       const row = byId.get(id);

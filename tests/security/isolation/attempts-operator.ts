@@ -12,7 +12,10 @@ const OPS: Array<[method: string, path: string, sent: string]> = [
   ["GET", "/api/v1/operator/organizations", "/operator/organizations?q=alpha"],
   ["POST", "/api/v1/operator/organizations/{subdomain}/disable", "/operator/organizations/alpha/disable"],
   ["POST", "/api/v1/operator/organizations/{subdomain}/enable", "/operator/organizations/alpha/enable"],
+  ["DELETE", "/api/v1/operator/organizations/{id}", "/operator/organizations/{A}"],
+  ["GET", "/api/v1/operator/exports/{token}", `/operator/exports/${"no-such-export".padEnd(43, "z")}`],
   ["GET", "/api/v1/operator/mail", "/operator/mail"],
+  ["POST", "/api/v1/operator/mail/test", "/operator/mail/test"],
   ["POST", "/api/v1/operator/mail/{id}/retry", "/operator/mail/x/retry"],
   ["DELETE", "/api/v1/operator/mail/{id}", "/operator/mail/x"],
   ["GET", "/api/v1/operator/jobs", "/operator/jobs"],
@@ -21,21 +24,26 @@ const OPS: Array<[method: string, path: string, sent: string]> = [
   ["POST", "/api/v1/operator/auth/2fa/verify", "/operator/auth/2fa/verify"],
 ];
 
-const send = (method: string, path: string, o: Sent["o"]): Sent => req(method, path, method === "GET" || method === "DELETE" ? o : { body: {}, ...o });
+/** `{A}` is organization A's id: deleting it is the attempt (with its subdomain typed, as the console sends it). */
+const send = (w: World, method: string, template: string, o: Sent["o"]): Sent => {
+  const path = template.replace("{A}", w.a.tenantId);
+  if (template.includes("{A}")) return req(method, path, { body: { subdomain: "alpha" }, ...o });
+  return req(method, path, method === "GET" || method === "DELETE" ? o : { body: {}, ...o });
+};
 const isSignIn = (path: string) => path.includes("/auth/");
 
 export const OPERATOR_ATTEMPTS: Attempt[] = OPS.flatMap(([method, op, path]): Attempt[] => [
   {
     op: `${method} ${op}`,
     what: "B's admin's token on the base domain",
-    send: (w: World) => send(method, path, { token: w.b.admin.access }),
+    send: (w: World) => send(w, method, path, { token: w.b.admin.access }),
     // The sign-in steps take no token: an empty body is a 422 before any lookup.
     expect: isSignIn(path) ? { status: 422, type: "missing" } : { status: 401, code: "not_authenticated" },
   },
   {
     op: `${method} ${op}`,
     what: "B's admin's token on B's own host",
-    send: (w: World) => send(method, path, { token: w.b.admin.access, tenant: "bravo" }),
+    send: (w: World) => send(w, method, path, { token: w.b.admin.access, tenant: "bravo" }),
     expect: { status: 404, code: "not_found" },
   },
 ]);

@@ -2,7 +2,7 @@
  * The operator console (issue 34, item 4) in Chromium against the built binary: an operator made
  * with `suite operator create` signs in at /operator on the base domain with password and TOTP
  * code, reads the overview, finds an organization, disables it through the step-up dialog,
- * and reads the mail queue, jobs, server and audit screens; each looked at at 1280 and 390 px.
+ * deletes another (the subdomain typed again, its export downloaded once), and reads the mail queue, jobs, server and audit screens; each looked at at 1280 and 390 px.
  */
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, expect, test } from "bun:test";
@@ -92,11 +92,37 @@ test("sign in with the TOTP step, overview, organizations with step-up, mail, jo
   await page.getByRole("button", { name: "Enable" }).waitFor();
   expect((await suite.call("POST", "/api/v1/auth/login", { body: { email: "admin@acme.test", password: ADMIN_PW }, tenant: "acme" })).status).toBe(403);
 
+  // Deleting globex: its subdomain typed again, then the export's link, once, when the rows are gone.
+  await page.getByLabel("Search by name or subdomain").fill("globex");
+  await waitUntil(async () => (await page.locator("tbody tr").count()) === 1 && (await page.locator("tbody").textContent())!.includes("Globex"));
+  await page.getByRole("button", { name: "Delete", exact: true }).click();
+  const dialog = page.getByRole("dialog", { name: "Delete Globex?" });
+  await dialog.waitFor();
+  expect(await dialog.getByRole("button", { name: "Delete for good" }).isDisabled()).toBe(true);
+  await dialog.getByLabel("Type globex to confirm").fill("globex");
+  found.push(...(await look(page, "operator-delete")));
+  await dialog.getByRole("button", { name: "Delete for good" }).click();
+  const link = page.getByRole("link", { name: "Download its final export" });
+  await link.waitFor({ timeout: 30_000 });
+  found.push(...(await look(page, "operator-deleted")));
+  const [download] = await Promise.all([page.waitForEvent("download"), link.click()]);
+  expect(download.suggestedFilename()).toBe("globex-export.tar");
+  const tar = await Bun.file((await download.path())!).bytes();
+  expect(new TextDecoder().decode(tar.subarray(0, 30))).toContain("globex/globex-");
+  await page.getByRole("dialog").getByRole("button", { name: "Close" }).click();
+  expect((await suite.call("POST", "/api/v1/auth/login", { body: { email: "admin@globex.test", password: ADMIN_PW }, tenant: "globex" })).status).not.toBe(200);
+
   await page.getByRole("navigation", { name: "Console" }).getByRole("link", { name: "Mail queue" }).click();
   await page.getByRole("heading", { name: "Mail queue" }).waitFor();
   await page.locator("tbody tr").first().waitFor();
   expect(await page.locator("tbody").textContent()).toContain("a•••@acme.test");
   expect(await page.locator("tbody").textContent()).not.toContain("admin@acme.test");
+  await page.getByLabel("Send a test mail to").fill("not an address");
+  await page.getByRole("button", { name: "Send a test mail" }).click();
+  await page.getByLabel("Send a test mail to").fill("ops@server.test");
+  await page.getByRole("button", { name: "Send a test mail" }).click();
+  await page.getByText("A test mail to ops@server.test is in the queue.", { exact: false }).waitFor();
+  await waitUntil(async () => (await page.locator("tbody").textContent())!.includes("Test mail from Workspace Suite"));
   found.push(...(await look(page, "operator-mail")));
   await page.getByRole("button", { name: "Send now" }).first().click();
   await page.getByText("The mail will be sent now.").waitFor();
@@ -110,6 +136,7 @@ test("sign in with the TOTP step, overview, organizations with step-up, mail, jo
   found.push(...(await look(page, "operator-server")));
   await page.getByRole("navigation", { name: "Console" }).getByRole("link", { name: "Audit" }).click();
   await page.getByText("organization.disabled").waitFor();
+  await page.getByText("tenant.deleted", { exact: true }).waitFor();
   found.push(...(await look(page, "operator-audit")));
 
   await page.getByRole("button", { name: "Sign out" }).click();
