@@ -30,7 +30,7 @@ function exportDoc() {
     description:
       "The link stops working once fetched (404 `export_not_found`), and after 7 days. 409 `export_not_ready` while the deletion still runs. " +
       `Needs no step-up: the link itself is the secret, handed only to the operator who deleted. ${AUTH}`,
-    tags, auth: true, ok: { 200: null }, errors: [404, 409],
+    tags, auth: true, ok: { 200: null }, errors: [404, 409], codes: { 409: ["export_not_ready"] },
   });
   (d.detail.responses as Record<string, unknown>)[200] = {
     description: "The tar file: `<subdomain>/<subdomain>-deals.csv`, `-accounts.csv`, `-contacts.csv`",

@@ -78,6 +78,10 @@ export function installDom(url: string) {
     restore() {
       globalThis.fetch = realFetch;
       for (const [k, v] of saved) Object.defineProperty(globalThis, k, { value: v, configurable: true, writable: true });
+      // Preact's hooks may still have a frame scheduled (and cancel it later): run them on timers
+      // instead of leaving the frame functions undefined for the next test file (as dom.ts does).
+      g.requestAnimationFrame ??= (cb: () => void) => setTimeout(cb, 0);
+      g.cancelAnimationFrame ??= (id: ReturnType<typeof setTimeout>) => clearTimeout(id);
       void win.happyDOM.close();
     },
   };
