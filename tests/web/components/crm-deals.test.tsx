@@ -281,6 +281,10 @@ describe("a first deal: pickers that create, probability from the stage", () => 
     await tick();
     const account = inputOf("Account");
     typeInto(account, "Initech");
+    // The picker's search answers first (nothing matches), so the submit never races it.
+    await until(() => dom.pending("/crm/accounts").length > 0, "the account search");
+    dom.pending("/crm/accounts").forEach((c) => c.respond(200, page([], 0)));
+    await tick();
     account.dispatchEvent(new window.FocusEvent("blur") as unknown as Event);
     await tick();
     const before = dom.calls.filter((c) => c.url.pathname === "/api/v1/crm/deals").length;
