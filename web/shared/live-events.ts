@@ -8,6 +8,7 @@
  */
 import { useEffect, useRef, useState } from "preact/hooks";
 import { type LiveEvent, refreshSession } from "../api/client";
+import { EVENT_TYPES } from "../../src/events/repo";
 
 type Listener = { prefixes: readonly string[]; on: (e: LiveEvent) => void };
 
@@ -57,16 +58,12 @@ function close(): void {
   source = null;
 }
 
-/** The event types the server sends (an EventSource hears a named event only through its own listener). */
-export const KNOWN_TYPES = [
-  "deal.created", "deal.updated", "deal.stage_changed", "deal.deleted",
-  "account.created", "account.updated", "account.deleted",
-  "contact.created", "contact.updated", "contact.deleted",
-  "pipeline_stage.created", "pipeline_stage.updated", "pipeline_stage.reordered", "pipeline_stage.deleted",
-  "import.finished",
-  "member.joined", "member.updated", "member.role_changed", "member.removed",
-  "invitation.created", "invitation.accepted", "invitation.revoked",
-];
+/**
+ * The event types a screen shows: the server's list (src/events/repo.ts) but the admins' sign-in
+ * and session events, which no screen reloads on. An EventSource hears a named event only through
+ * its own listener.
+ */
+export const KNOWN_TYPES = EVENT_TYPES.filter((t) => !t.startsWith("user.") && !t.startsWith("session."));
 
 /**
  * Calls `on` for each event whose type starts with one of `prefixes`, while the calling screen is
