@@ -1,5 +1,5 @@
-import { afterEach, describe, expect, test } from "bun:test";
-import { operatorApp, OPERATOR_PASSWORD } from "./operator-kit";
+import { describe, expect, test } from "bun:test";
+import { OPERATOR_PASSWORD, operatorAppPerTest } from "./operator-kit";
 
 /**
  * Issue 34, items 4 and 6: deleting an organization from the operator console (step-up, the
@@ -7,16 +7,7 @@ import { operatorApp, OPERATOR_PASSWORD } from "./operator-kit";
  * server audit entries in the console's audit table, from the console and the command line alike.
  */
 
-let close: (() => Promise<void>) | null = null;
-afterEach(async () => {
-  await close?.();
-  close = null;
-});
-async function setup() {
-  const o = await operatorApp();
-  close = o.app.close;
-  return o;
-}
+const setup = operatorAppPerTest();
 
 /** The tar's entries: name and content (ustar: 512-byte header, name at 0, octal size at 124). */
 function untar(bytes: Uint8Array): Map<string, string> {

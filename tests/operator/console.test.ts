@@ -1,18 +1,9 @@
-import { afterEach, describe, expect, test } from "bun:test";
-import { operatorApp, OPERATOR_PASSWORD } from "./operator-kit";
+import { describe, expect, test } from "bun:test";
+import { OPERATOR_PASSWORD, operatorAppPerTest } from "./operator-kit";
 
 /** Issue 34, item 4: the console's views and actions (organizations, mail, jobs, server, audit). */
 
-let close: (() => Promise<void>) | null = null;
-afterEach(async () => {
-  await close?.();
-  close = null;
-});
-async function setup(env?: Record<string, string>) {
-  const o = await operatorApp(env);
-  close = o.app.close;
-  return o;
-}
+const setup = operatorAppPerTest();
 
 describe("organizations", () => {
   test("search by name or subdomain, with members, deals, created and last activity", async () => {

@@ -1,3 +1,4 @@
+import { afterEach } from "bun:test";
 import { Secret, TOTP } from "otpauth";
 import { type TestApp, testApp } from "../helpers";
 
@@ -20,4 +21,21 @@ export async function operatorApp(env: Record<string, string> = {}) {
     return second.body.access_token as string;
   }
   return { app, clock, secret: made.secret, otpauthUrl: made.otpauthUrl, code, signIn };
+}
+
+/**
+ * The test file's `setup`: an operatorApp that is closed after the test that made it (one at a
+ * time), registered here once per file.
+ */
+export function operatorAppPerTest(): (env?: Record<string, string>) => ReturnType<typeof operatorApp> {
+  let close: (() => Promise<void>) | null = null;
+  afterEach(async () => {
+    await close?.();
+    close = null;
+  });
+  return async (env) => {
+    const o = await operatorApp(env);
+    close = o.app.close;
+    return o;
+  };
 }

@@ -1,19 +1,10 @@
-import { afterEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { browserHeaders, setCookies } from "../helpers";
-import { OPERATOR_EMAIL, OPERATOR_PASSWORD, operatorApp } from "./operator-kit";
+import { OPERATOR_EMAIL, OPERATOR_PASSWORD, operatorAppPerTest } from "./operator-kit";
 
 /** Issue 34, item 4: the operators' sign-in, sessions and their separation from every organization's. */
 
-let close: (() => Promise<void>) | null = null;
-afterEach(async () => {
-  await close?.();
-  close = null;
-});
-async function setup(env?: Record<string, string>) {
-  const o = await operatorApp(env);
-  close = o.app.close;
-  return o;
-}
+const setup = operatorAppPerTest();
 
 describe("operator sign-in", () => {
   test("password, then the TOTP code: a bearer token and the svc_operator cookie (HttpOnly, Strict, host-only, the console's path)", async () => {
