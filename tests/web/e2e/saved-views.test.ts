@@ -42,6 +42,8 @@ test("choosing a view applies it; its default opens on a bare /deals", async () 
   await openMenu();
   await page.getByRole("button", { name: /^Won deals board/ }).click();
   await waitUntil(async () => page.url().includes("view=board") && page.url().includes("stage=won") && !page.url().includes("search="));
+  // The search box follows the URL on its next render (the board's chunk may still be loading).
+  await waitUntil(async () => (await page.getByLabel("Search deals").inputValue()) === "");
   expect(await page.getByLabel("Search deals").inputValue()).toBe("");
   await openMenu();
   await page.getByRole("button", { name: "Make default" }).click();
