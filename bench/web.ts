@@ -1,9 +1,13 @@
 // bun run bench web: the web app in Debian's Chromium against dist/suite, on a tenant of
 // BENCH_WEB_DEALS deals (1,000,000). Measures (p50/p95): cold load of /sign-in to a usable form
 // (a new browser context each time: nothing cached), sign-in to the first row of the deal table,
-// and keystroke to updated deal table while searching: each term typed character by character
+// keystroke to updated deal table while searching: each term typed character by character
 // into the deals searchbox, from the last key's keydown to the URL holding the term and the table
-// body no longer `aria-busy` (the screen's 80 ms debounce included; its parts are printed too).
+// body no longer `aria-busy` (the screen's 80 ms debounce included; its parts are printed too);
+// the board's first paint (a load of /deals?view=board to every column's count and its first
+// cards), the deal page with its timeline (a load of /deals/{id}, each deal with a few notes, to
+// the timeline's entries shown) and a card moved with its "Move to…" list (the change to the
+// server's answer to the stage change). Loads are timed from the navigation's start, in the page.
 // Options: BENCH_WEB_DEALS, BENCH_WEB_RUNS (20), BENCH_WEB_SEARCHES (50 common and 20 rare terms),
 // BENCH_WEB_DB=<file> (seed that file once, reuse it on later runs with its `<file>.keys`: seeding a
 // million deals takes one to two minutes), BENCH_KEEP=1 (keep the temporary directory).
@@ -125,11 +129,105 @@ async function search(page: Page, terms: string[], n: number): Promise<Sample[]>
   return out;
 }
 
+/** A page load's end, in the page's own clock (0 is the navigation's start). */
+async function loaded(page: Page, url: string, done: () => unknown): Promise<number> {
+  await page.goto(url);
+  return (await (await page.waitForFunction(done)).jsonValue()) as number;
+}
+
+/** Loads the board until every column has its count and the non-empty ones their first cards. */
+async function boardPaint(page: Page, n: number): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < n; i++)
+    out.push(
+      await loaded(page, `${origin}/deals?view=board`, () => {
+        const d = (globalThis as any).document;
+        const heads = [...d.querySelectorAll(".column-count")];
+        if (heads.length === 0 || heads.some((h: any) => h.textContent.includes("Counting"))) return false;
+        const cols = [...d.querySelectorAll(".column-cards")];
+        const pending = cols.some((c: any) => !c.querySelector("[data-deal-id]") && !c.querySelector(".column-empty"));
+        return !pending && (globalThis as any).performance.now();
+      }),
+    );
+  return out;
+}
+
+/** Loads deal pages until their timeline's entries are shown. */
+async function dealPages(page: Page, ids: string[]): Promise<number[]> {
+  const out: number[] = [];
+  for (const id of ids)
+    out.push(
+      await loaded(page, `${origin}/deals/${id}`, () => {
+        const d = (globalThis as any).document;
+        return d.querySelector(".timeline ol.entries li") && (globalThis as any).performance.now();
+      }),
+    );
+  return out;
+}
+
+/** Moves the first card of the first column to the next stage: the change to the answer of its PATCH. */
+async function cardMoves(page: Page, n: number): Promise<number[]> {
+  const out: number[] = [];
+  await boardPaint(page, 1);
+  for (let i = 0; i < n; i++) {
+    const card = page.locator(".column-cards [data-deal-id]").first();
+    const id = await card.getAttribute("data-deal-id");
+    const select = card.locator("select.card-move");
+    const to = await select.locator("option:not([disabled])").first().getAttribute("value");
+    await page.evaluate(`(() => {
+      performance.clearResourceTimings();
+      window.__move = null;
+      document.addEventListener("change", () => { window.__move ??= performance.now(); }, { capture: true, once: true });
+    })()`);
+    await select.selectOption(to!);
+    const took = await page.waitForFunction((path: string) => {
+      const g = globalThis as any;
+      const r = g.performance.getEntriesByType("resource").find((e: any) => new URL(e.name).pathname === path);
+      return r && r.responseEnd > 0 && g.__move !== null && r.responseEnd - g.__move;
+    }, `/api/v1/crm/deals/${id}`);
+    out.push((await took.jsonValue()) as number);
+    // Let the live update's quiet reload settle before the next move picks its card.
+    await page.waitForTimeout(300);
+  }
+  return out;
+}
+
+/** A few notes on each deal the deal-page figures open, so their timelines have entries to show. */
+async function withNotes(ids: string[]): Promise<void> {
+  const base = `http://127.0.0.1:${port}`;
+  const login = await fetch(`${base}/api/v1/auth/login`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: EMAIL, password: PASSWORD }) });
+  const { access_token } = (await login.json()) as { access_token: string };
+  for (const id of ids)
+    for (let k = 0; k < 3; k++) {
+      const r = await fetch(`${base}/api/v1/crm/deals/${id}/notes`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${access_token}` },
+        body: JSON.stringify({ body: `Called them about the proposal, note ${k + 1}.` }),
+      });
+      if (r.status !== 201) throw new Error(`adding a note answered ${r.status}`);
+    }
+}
+
+const PAGES = Math.max(5, Math.ceil(RUNS / 2));
+const sampleIds = (() => {
+  const r = new Database(db, { readonly: true });
+  const n = DEALS;
+  const ids: string[] = [];
+  const at = r.query("SELECT id FROM deals WHERE tenant_id = ? AND rowid >= ? ORDER BY rowid LIMIT 1");
+  for (let i = 0; i < PAGES; i++) ids.push((at.get(tenantId, 1 + Math.floor(Math.random() * n)) as { id: string } | null)?.id ?? "");
+  r.close();
+  return ids.filter(Boolean);
+})();
+await withNotes(sampleIds);
+
 const load = loadavg();
 const cold: number[] = [];
 const signIn: number[] = [];
 let commonRun: Sample[] = [];
 let rareRun: Sample[] = [];
+let board: number[] = [];
+let dealPage: number[] = [];
+let moves: number[] = [];
 try {
   for (let i = 0; i < RUNS; i++) {
     const context = await browser.newContext();
@@ -146,7 +244,7 @@ try {
     await page.getByLabel("Email").fill(EMAIL);
     await page.getByLabel("Password").fill(PASSWORD);
     await page.evaluate(`(() => { window.__click = null; document.addEventListener("click", () => { window.__click ??= performance.now(); }, { capture: true, once: true }); })()`);
-    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("button", { name: "Sign in", exact: true }).click();
     const shown = await page.waitForFunction(() => {
       const g = globalThis as any;
       return g.location.pathname === "/deals" && g.__click !== null && g.document.querySelector('table tbody:not([aria-busy="true"]) tr') && g.performance.now() - g.__click;
@@ -155,6 +253,9 @@ try {
     if (i === RUNS - 1) {
       commonRun = await search(page, common, SEARCHES);
       rareRun = await search(page, rare, Math.ceil(SEARCHES / 2.5));
+      board = await boardPaint(page, PAGES);
+      dealPage = await dealPages(page, sampleIds);
+      moves = await cardMoves(page, PAGES);
     }
     await context.close();
   }
@@ -177,12 +278,15 @@ for (const [label, run] of [["common", commonRun], ["rare", rareRun]] as const) 
   line("  request to answer (server)", run.map((x) => x.request));
   line("  answer to table updated (render)", run.map((x) => x.render));
 }
+line("board first paint (load to counts and cards)", board, 400);
+line("deal page with its timeline (load to entries)", dealPage, 300);
+line("card moved to the server's answer", moves, 150);
 say(budgetLine);
 mkdirSync(join(root, "bench", "results"), { recursive: true });
 const file = join(root, "bench", "results", `web-${new Date().toISOString().replace(/[:.]/g, "-")}.json`);
 writeFileSync(
   file,
-  JSON.stringify({ deals: DEALS, load_before: load, load_after: loadAfter, cold, signIn, common: commonRun, rare: rareRun, terms: { common: common.slice(0, SEARCHES), rare }, budget: budgetLine }, null, 2),
+  JSON.stringify({ deals: DEALS, load_before: load, load_after: loadAfter, cold, signIn, common: commonRun, rare: rareRun, board, dealPage, moves, terms: { common: common.slice(0, SEARCHES), rare }, budget: budgetLine }, null, 2),
 );
 say(`wrote ${file}`);
 if (dir && !process.env.BENCH_KEEP) rmSync(dir, { recursive: true, force: true });
