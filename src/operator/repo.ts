@@ -147,7 +147,13 @@ export interface OperatorStore {
   runningJobs(): Promise<number>;
   /** The database's size and its write-ahead log's, in bytes (null where the database will not say). */
   sizes(): Promise<{ database_bytes: number | null; wal_bytes: number | null }>;
+  /** The backup schedule the console saved (JSON, in the settings table); null when none was. */
+  backupSchedule(): Promise<string | null>;
+  setBackupSchedule(json: string): Promise<void>;
 }
+
+/** The settings row holding the console's backup schedule. */
+export const BACKUP_SCHEDULE_KEY = "backup_schedule";
 
 /** A search taken literally in `LIKE … ESCAPE '\\'` (PostgreSQL's default escape is the same): `%`, `_` and `\\` escaped. */
 export const likePattern = (q: string): string => `%${q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;

@@ -8,6 +8,7 @@ import { QueryReader, rawQuery } from "../kernel/paging";
 import { pageSchema } from "../http/page-schema";
 import { OPERATOR_COOKIE, OPERATOR_COOKIE_PATH, baseDomainOnly, operatorGuard } from "./guard";
 import {
+  BackupPath, ConsoleBackupLink, ConsoleBackupScheduleBody, ConsoleBackupStarted, ConsoleBackups,
   ConsoleAuditRow, ConsoleDeleteBody, ConsoleDeletion, ConsoleJob, ExportPath, OrganizationIdPath, ConsoleMail, ConsoleOrganization, ConsoleOrganizationStatus, ConsoleOverview, ConsoleTestMailBody, ConsoleServer, MailPath,
   OperatorChallenge, OperatorDone, OperatorLoginBody, OperatorMe, OperatorReauthBody, OperatorToken, OperatorVerifyBody, OrganizationPath,
 } from "./model";
@@ -35,6 +36,22 @@ function exportDoc() {
   (d.detail.responses as Record<string, unknown>)[200] = {
     description: "The tar file: `<subdomain>/<subdomain>-deals.csv`, `-accounts.csv`, `-contacts.csv`",
     content: { "application/x-tar": { schema: { type: "string", format: "binary" } } },
+  };
+  return d;
+}
+
+/** A backup's download is the SQLite file itself, not JSON. */
+function backupDownloadDoc() {
+  const d = doc({
+    summary: "A backup file, once per link: the SQLite database as `suite backup` wrote it (integrity-checked, no key in it)",
+    description:
+      "The link comes from `POST /api/v1/operator/backups/{name}/link`, works once, for 10 minutes, for the operator it was handed to: " +
+      `else 404 \`download_not_found\`. ${AUTH}`,
+    tags, auth: true, ok: { 200: null }, errors: [404],
+  });
+  (d.detail.responses as Record<string, unknown>)[200] = {
+    description: "The backup: a SQLite database file, restored with `suite restore FILE` (the key file kept apart)",
+    content: { "application/vnd.sqlite3": { schema: { type: "string", format: "binary" } } },
   };
   return d;
 }
@@ -195,6 +212,64 @@ export const operatorRoutes = (ctx: Context) => {
       ...doc({
         summary: "Discard a waiting or failed mail",
         description: `404 \`mail_not_found\`. ${STEP_UP} ${AUTH}`, tags, auth: true, ok: { 200: ["OperatorDone", OperatorDone] }, errors: [404],
+      }),
+    })
+    .get("/backups", () => ctx.operatorBackups.view(), doc({
+      summary: "Backups: the files in the backup folder, the one being made with its progress, the last outcome and the schedule",
+      description: `SQLite only: on PostgreSQL (or an in-memory database) \`available\` is false and \`note\` says what to use instead (pg_dump, base backups). ${AUTH}`,
+      tags, auth: true, ok: { 200: ["ConsoleBackups", ConsoleBackups] }, errors: [404],
+    }))
+    .post("/backups", async ({ operator, request, server, set }) => {
+      const r = await ctx.operatorBackups.backUpNow(operator, requestInfo(request, server, ctx.config.trustProxy));
+      set.status = 202;
+      return r;
+    }, doc({
+      summary: "Back up now: `suite backup` in a child process, in the background (its progress in `GET /backups`)",
+      description:
+        "The copy and its integrity check run in a process of their own, at a lower priority: no request waits for them. Keys and secrets stay out of the file, as with `suite backup`. " +
+        `409 \`backup_running\` while one is being made; 409 \`backups_unavailable\` on PostgreSQL or an in-memory database. ${AUTH}`,
+      tags, auth: true, ok: { 202: ["ConsoleBackupStarted", ConsoleBackupStarted] }, errors: [404],
+    }))
+    .put("/backups/schedule", ({ operator, body, request, server }) =>
+      ctx.operatorBackups.saveSchedule(operator, requestInfo(request, server, ctx.config.trustProxy), body), {
+      body: ConsoleBackupScheduleBody,
+      ...doc({
+        summary: "Set the backup schedule: daily at a time (UTC), keeping the newest `keep` backups",
+        description:
+          "Saved in the database's settings; from then on it wins over SUITE_BACKUP_DIR's SUITE_BACKUP_EVERY and SUITE_BACKUP_KEEP (the folder stays SUITE_BACKUP_DIR's). " +
+          `After each backup the oldest beyond \`keep\` are removed. 422 when \`at_utc\` is not HH:MM. ${STEP_UP} ${AUTH}`,
+        tags, auth: true, ok: { 200: ["ConsoleBackups", ConsoleBackups] }, errors: [404],
+      }),
+    })
+    .post("/backups/:name/link", ({ operator, params, request, server }) =>
+      ctx.operatorBackups.link(operator, requestInfo(request, server, ctx.config.trustProxy), params.name), {
+      params: BackupPath,
+      ...doc({
+        summary: "A link to download a backup: one fetch, within 10 minutes, by this operator",
+        description: `A backup holds every organization's data. 404 \`backup_not_found\`. ${STEP_UP} ${AUTH}`,
+        tags, auth: true, ok: { 200: ["ConsoleBackupLink", ConsoleBackupLink] }, errors: [404],
+      }),
+    })
+    .get("/backup-downloads/:token", async ({ operator, params, request, server }) => {
+      const r = await ctx.operatorBackups.takeDownload(operator, requestInfo(request, server, ctx.config.trustProxy), params.token);
+      return new Response(Bun.file(r.path).stream(), {
+        headers: {
+          "content-type": "application/vnd.sqlite3",
+          "content-disposition": `attachment; filename="${r.name}"`,
+          "cache-control": "no-store",
+          "x-content-type-options": "nosniff",
+        },
+      });
+    }, { params: ExportPath, ...backupDownloadDoc() })
+    .delete("/backups/:name", async ({ operator, params, request, server }) => {
+      await ctx.operatorBackups.remove(operator, requestInfo(request, server, ctx.config.trustProxy), params.name);
+      return { detail: "The backup was deleted.", at: toIso(ctx.now()) };
+    }, {
+      params: BackupPath,
+      ...doc({
+        summary: "Delete a backup file",
+        description: `404 \`backup_not_found\` (also for the one being made). ${STEP_UP} ${AUTH}`,
+        tags, auth: true, ok: { 200: ["OperatorDone", OperatorDone] }, errors: [404],
       }),
     })
     .get("/jobs", ({ request }) => ctx.operatorConsole.jobs(readList(request.url, () => ({})).paging), doc({

@@ -62,6 +62,14 @@ for (const backend of BACKENDS) {
       expect(Number(await b.value("SELECT count(*) AS n FROM operator_sessions"))).toBe(0);
     });
 
+    test("the backup schedule: none until saved, then the saved JSON, replaced by the next save", async () => {
+      expect(await s.backupSchedule()).toBeNull();
+      await s.setBackupSchedule('{"enabled":true,"at_utc":"03:30","keep":5}');
+      expect(await s.backupSchedule()).toBe('{"enabled":true,"at_utc":"03:30","keep":5}');
+      await s.setBackupSchedule('{"enabled":false,"at_utc":"04:00","keep":2}');
+      expect(await s.backupSchedule()).toBe('{"enabled":false,"at_utc":"04:00","keep":2}');
+    });
+
     test("the audit log: newest first, paged, kept after the operator goes", async () => {
       for (let i = 0; i < 5; i++) await s.audit({ operatorId: "o1", operatorEmail: "a@ops.test", action: `act.${i}`, target: i % 2 ? `organization:t${i}` : null, ip: null, userAgent: null, detail: { i } }, T0 + i);
       const page = await s.auditPage(2, 1);

@@ -2,7 +2,7 @@ import type { Pg } from "./database";
 import type {
   ConsoleJobRow, ConsoleMailRow, ConsoleOrganizationRow, NewOperatorSession, OperatorAuditEntry, OperatorAuditRow, OperatorRow, OperatorSessionWithEmail, OperatorStore,
 } from "../../operator/repo";
-import { likePattern } from "../../operator/repo";
+import { BACKUP_SCHEDULE_KEY, likePattern } from "../../operator/repo";
 
 /**
  * The operators and their console on PostgreSQL: the same functions as SQLite's. The console's
@@ -96,6 +96,10 @@ export function createPostgresOperatorStore(pg: Pg) {
       // The WAL directory is readable by superusers and pg_monitor only: null when refused.
       const wal = await pg.one<{ n: number }>`SELECT coalesce(sum(size), 0)::bigint AS n FROM pg_ls_waldir()`.catch(() => null);
       return { database_bytes: db ? Number(db.n) : null, wal_bytes: wal ? Number(wal.n) : null };
+    },
+    backupSchedule: async () => (await pg.one<{ value: string }>`SELECT value FROM settings WHERE key = ${BACKUP_SCHEDULE_KEY}`)?.value ?? null,
+    setBackupSchedule: async (json: string) => {
+      await pg.run`INSERT INTO settings (key, value) VALUES (${BACKUP_SCHEDULE_KEY}, ${json}) ON CONFLICT (key) DO UPDATE SET value = excluded.value`;
     },
   };
   return store satisfies OperatorStore;

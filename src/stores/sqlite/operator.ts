@@ -3,13 +3,15 @@ import { type Db, writeTx } from "../../db/database";
 import type {
   ConsoleJobRow, ConsoleMailRow, ConsoleOrganizationRow, NewOperatorSession, OperatorAuditEntry, OperatorAuditRow, OperatorRow, OperatorSessionWithEmail, OperatorStore,
 } from "../../operator/repo";
-import { likePattern } from "../../operator/repo";
+import { BACKUP_SCHEDULE_KEY, likePattern } from "../../operator/repo";
 
 /**
  * SQL of the operators and their console. Every statement is prepared once. The console's reads
  * go across organizations by design: the server's own view, never shown to an organization.
  */
 export function createSqliteOperatorStore(db: Db) {
+  const getSetting = db.prepare<{ value: string }, [string]>("SELECT value FROM settings WHERE key = ?1");
+  const putSetting = db.prepare<never, [string, string]>("INSERT INTO settings (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value");
   const insert = db.prepare<never, [string, string, string, string, number]>(
     "INSERT INTO operators (id, email, password_hash, totp_secret, created_at) VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (email) DO NOTHING",
   );
@@ -130,6 +132,8 @@ export function createSqliteOperatorStore(db: Db) {
       }
       return { database_bytes: pages.get()!.n, wal_bytes: wal };
     },
+    backupSchedule: async () => getSetting.get(BACKUP_SCHEDULE_KEY)?.value ?? null,
+    setBackupSchedule: async (json: string) => void putSetting.run(BACKUP_SCHEDULE_KEY, json),
   };
   return store satisfies OperatorStore;
 }
