@@ -84,7 +84,7 @@ const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIO
  * The routes that sign someone in (POST), and the method each stands for. An identity provider's
  * callback is left out: it always answers 302, so its status says nothing of the outcome.
  */
-const SIGN_IN_ROUTES: Record<string, string> = {
+export const SIGN_IN_ROUTES: Record<string, string> = {
   "/api/v1/auth/login": "password",
   "/api/v1/auth/2fa/verify": "two_factor",
   "/api/v1/auth/magic-verify": "magic_link",
@@ -92,7 +92,7 @@ const SIGN_IN_ROUTES: Record<string, string> = {
 };
 
 /** 2xx: the step passed; 429: a limit held it back; 401 and 400: wrong proof; other 4xx: refused. */
-function signInResult(status: number): string {
+export function signInResult(status: number): string {
   if (status >= 200 && status < 300) return "success";
   if (status === 429) return "limited";
   if (status === 401 || status === 400 || status === 422) return "failure";

@@ -81,6 +81,20 @@ export const ConsoleOverview = t.Object({
   jobs_running: t.Integer(),
   /** This instance's requests in each of the last minutes, oldest first (up to 24 hours; restarts empty). */
   requests_per_minute: t.Array(t.Integer()),
+  /** This instance's last 24 hours, hour by hour, oldest first (the current hour last; restarts empty). */
+  hours: t.Array(
+    t.Object({
+      start: t.String({ format: "date-time" }),
+      requests: t.Integer(),
+      /** Answers with a 5xx status. */
+      errors: t.Integer(),
+      /** The slowest 1 % took at most this long (a bucket's bound: 1, 2, 3, 5, 7.5 … 10000 ms); null without requests. */
+      p99_ms: t.Union([t.Number(), t.Null()]),
+      sign_ins: t.Integer(),
+      /** Sign-in steps refused for a wrong password or code (limited ones are not counted here). */
+      sign_in_failures: t.Integer(),
+    }),
+  ),
 });
 
 export const ConsoleSetting = t.Object({

@@ -119,8 +119,10 @@ export const operatorRoutes = (ctx: Context) => {
       }),
     })
     .get("/overview", () => ctx.operatorConsole.overview(), doc({
-      summary: "Counts across the server: organizations, mail waiting and failed, jobs running, requests per minute",
-      description: `The requests per minute are this instance's, kept in memory for 24 hours. ${AUTH}`,
+      summary: "Counts across the server: organizations, mail waiting and failed, jobs running; this instance's requests per minute and, per hour, p99, 5xx answers, sign-ins and failures",
+      description:
+        "The requests per minute and the hourly figures are this instance's, kept in memory for 24 hours (empty after a restart; with several instances each shows its own: " +
+        `Prometheus adds them up). A sign-in step counts once: a password then a code are two. ${AUTH}`,
       tags, auth: true, ok: { 200: ["ConsoleOverview", ConsoleOverview] }, errors: [404],
     }))
     .get("/organizations", ({ request }) => {

@@ -1614,8 +1614,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Counts across the server: organizations, mail waiting and failed, jobs running, requests per minute
-         * @description The requests per minute are this instance's, kept in memory for 24 hours. Needs an operator's session: `Authorization: Bearer <access_token>` or the `svc_operator` cookie (an organization's token or cookie is refused, 401). Base domain only: on an organization's host (or with X-Tenant) it is 404.
+         * Counts across the server: organizations, mail waiting and failed, jobs running; this instance's requests per minute and, per hour, p99, 5xx answers, sign-ins and failures
+         * @description The requests per minute and the hourly figures are this instance's, kept in memory for 24 hours (empty after a restart; with several instances each shows its own: Prometheus adds them up). A sign-in step counts once: a password then a code are two. Needs an operator's session: `Authorization: Bearer <access_token>` or the `svc_operator` cookie (an organization's token or cookie is refused, 401). Base domain only: on an organization's host (or with X-Tenant) it is 404.
          */
         get: operations["getOperatorOverview"];
         put?: never;
@@ -2171,6 +2171,15 @@ export interface components {
             mail_failed: number;
             jobs_running: number;
             requests_per_minute: number[];
+            hours: {
+                /** Format: date-time */
+                start: string;
+                requests: number;
+                errors: number;
+                p99_ms: number | null;
+                sign_ins: number;
+                sign_in_failures: number;
+            }[];
         };
         ConsoleServer: {
             version: string;
