@@ -22,6 +22,21 @@ export const OperatorMe = t.Object({
   step_up_until: t.String({ format: "date-time" }),
 });
 
+/** One of the signed-in operator's own live sessions. */
+export const OperatorSession = t.Object({
+  id: t.String(),
+  created_at: t.String({ format: "date-time" }),
+  last_used_at: t.String({ format: "date-time" }),
+  expires_at: t.String({ format: "date-time" }),
+  ip: t.Union([t.String(), t.Null()]),
+  user_agent: t.Union([t.String(), t.Null()]),
+  /** The session this request was made with. */
+  current: t.Boolean(),
+});
+export const OperatorSessions = t.Object({ items: t.Array(OperatorSession) });
+export const OperatorSessionPath = t.Object({ id: t.String({ minLength: 1, maxLength: 64, pattern: "^[A-Za-z0-9_-]+$" }) });
+export const OperatorRevokedOthers = t.Object({ detail: t.String(), ended: t.Integer(), at: t.String({ format: "date-time" }) });
+
 export const ConsoleOrganization = t.Object({
   id: t.String(),
   name: t.String(),
@@ -202,6 +217,7 @@ export const operatorErrors = {
   backupRunning: () => new AppError(409, "backup_running", "A backup is being made now: wait for it to finish, then try again."),
   backupNotFound: () => new AppError(404, "backup_not_found", "No backup has this name: it may have been deleted, or removed by the schedule's keep."),
   downloadNotFound: () => new AppError(404, "download_not_found", "This download link was used already or is older than 10 minutes: ask for a new one."),
+  sessionNotFound: () => new AppError(404, "session_not_found", "You have no such session open: it may have ended already."),
   taken: (email: string) => new AppError(409, "operator_exists", `An operator with the email ${email} already exists.`),
 };
 

@@ -26,6 +26,16 @@ export interface OperatorSessionWithEmail extends OperatorSessionRow {
   email: string;
 }
 
+/** One of an operator's live sessions, as their session list shows it. */
+export interface OperatorSessionListRow {
+  id: string;
+  created_at: number;
+  last_used_at: number;
+  expires_at: number;
+  ip: string | null;
+  user_agent: string | null;
+}
+
 export interface NewOperatorSession {
   id: string;
   tokenHash: string;
@@ -130,6 +140,12 @@ export interface OperatorStore {
   touchSession(id: string, at: number): Promise<void>;
   proveSession(id: string, at: number): Promise<void>;
   endSession(id: string, at: number): Promise<void>;
+  /** The operator's live sessions (not ended, not expired, used within `idleSince`), the latest used first. */
+  sessionsOf(operatorId: string, now: number, idleSince: number): Promise<OperatorSessionListRow[]>;
+  /** Ends one of the operator's own sessions; false when they have no such live one. */
+  endSessionOf(operatorId: string, id: string, at: number): Promise<boolean>;
+  /** Ends every session of the operator but `keepId`; how many it ended. */
+  endOtherSessions(operatorId: string, keepId: string, at: number): Promise<number>;
   /** Deletes challenges past their end and sessions ended or expired before `before`. */
   purgeExpired(now: number, before: number): Promise<void>;
 

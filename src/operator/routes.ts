@@ -10,6 +10,7 @@ import { OPERATOR_COOKIE, OPERATOR_COOKIE_PATH, baseDomainOnly, operatorGuard } 
 import {
   BackupPath, ConsoleBackupLink, ConsoleBackupScheduleBody, ConsoleBackupStarted, ConsoleBackups,
   ConsoleAuditRow, ConsoleDeleteBody, ConsoleDeletion, ConsoleJob, ExportPath, OrganizationIdPath, ConsoleMail, ConsoleOrganization, ConsoleOrganizationStatus, ConsoleOverview, ConsoleTestMailBody, ConsoleServer, MailPath,
+  OperatorRevokedOthers, OperatorSessionPath, OperatorSessions,
   OperatorChallenge, OperatorDone, OperatorLoginBody, OperatorMe, OperatorReauthBody, OperatorToken, OperatorVerifyBody, OrganizationPath,
 } from "./model";
 import { OPERATOR_SESSION_MS, OPERATOR_STEP_UP_MS } from "./service";
@@ -107,6 +108,34 @@ export const operatorRoutes = (ctx: Context) => {
       cookie[OPERATOR_COOKIE]!.set({ value: "", maxAge: 0, expires: new Date(0), ...cookieAttributes });
       return { detail: "Signed out.", at: toIso(ctx.now()) };
     }, doc({ summary: "End this operator session and clear its cookie", description: AUTH, tags, auth: true, ok: { 200: ["OperatorDone", OperatorDone] }, errors: [404] }))
+    .get("/auth/sessions", async ({ operator }) => {
+      const rows = await ctx.operators.sessions(operator);
+      return { items: rows.map((r) => ({ ...r, created_at: toIso(r.created_at), last_used_at: toIso(r.last_used_at), expires_at: toIso(r.expires_at) })) };
+    }, doc({
+      summary: "Your own open operator sessions, the latest used first; `current` marks this one",
+      description: `Only the signed-in operator's own: another operator's sessions are never listed. ${AUTH}`,
+      tags, auth: true, ok: { 200: ["OperatorSessions", OperatorSessions] }, errors: [404],
+    }))
+    .post("/auth/sessions/revoke-others", async ({ operator, request, server }) => {
+      const ended = await ctx.operators.revokeOtherSessions(operator, requestInfo(request, server, ctx.config.trustProxy));
+      return { detail: ended === 0 ? "No other session was open." : `Signed out of ${ended} other ${ended === 1 ? "session" : "sessions"}.`, ended, at: toIso(ctx.now()) };
+    }, doc({
+      summary: "Sign out everywhere else: end every session of yours but this one",
+      description: `Audited (\`session.revoked_others\`). No step-up: it takes ways in away. ${AUTH}`,
+      tags, auth: true, ok: { 200: ["OperatorRevokedOthers", OperatorRevokedOthers] }, errors: [404],
+    }))
+    .delete("/auth/sessions/:id", async ({ operator, params, request, server, cookie }) => {
+      await ctx.operators.revokeSession(operator, requestInfo(request, server, ctx.config.trustProxy), params.id);
+      if (params.id === operator.sessionId) cookie[OPERATOR_COOKIE]!.set({ value: "", maxAge: 0, expires: new Date(0), ...cookieAttributes });
+      return { detail: params.id === operator.sessionId ? "This session has ended: sign in again to go on." : "The session has ended.", at: toIso(ctx.now()) };
+    }, {
+      params: OperatorSessionPath,
+      ...doc({
+        summary: "End one of your own sessions",
+        description: `404 \`session_not_found\` for a session that is not yours or has ended. Audited (\`session.revoked\`). No step-up: it takes a way in away. ${AUTH}`,
+        tags, auth: true, ok: { 200: ["OperatorDone", OperatorDone] }, errors: [404],
+      }),
+    })
     .post("/auth/reauthenticate", async ({ operator, body, request, server }) => {
       await ctx.operators.reauthenticate(operator, body.password, requestInfo(request, server, ctx.config.trustProxy));
       return { detail: "Password confirmed: you can do destructive actions for the next 10 minutes.", at: toIso(ctx.now()) };

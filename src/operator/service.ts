@@ -155,6 +155,29 @@ export function createOperatorService(d: OperatorDeps) {
     await audit({ ...byWho({ id: p.operatorId, email: p.email }, req), action: "sign_out", target: null, detail: { session_id: p.sessionId } });
   }
 
+  /** The operator's own live sessions, the one making the request marked. */
+  async function sessions(p: OperatorPrincipal) {
+    const now = d.now();
+    const rows = await d.store.sessionsOf(p.operatorId, now, now - OPERATOR_IDLE_MS);
+    return rows.map((r) => ({ ...r, current: r.id === p.sessionId }));
+  }
+
+  /**
+   * Ends one of the operator's own sessions (404 for any other, theirs ended or someone else's).
+   * No step-up: ending a session takes a way in away, it adds none. Audited.
+   */
+  async function revokeSession(p: OperatorPrincipal, req: RequestInfo, id: string): Promise<void> {
+    if (!(await d.store.endSessionOf(p.operatorId, id, d.now()))) throw operatorErrors.sessionNotFound();
+    await audit({ ...byWho({ id: p.operatorId, email: p.email }, req), action: "session.revoked", target: `operator_session:${id}`, detail: { current: id === p.sessionId } });
+  }
+
+  /** Ends every other session of the operator's ("sign out everywhere else"); how many. */
+  async function revokeOtherSessions(p: OperatorPrincipal, req: RequestInfo): Promise<number> {
+    const n = await d.store.endOtherSessions(p.operatorId, p.sessionId, d.now());
+    await audit({ ...byWho({ id: p.operatorId, email: p.email }, req), action: "session.revoked_others", target: null, detail: { ended: n } });
+    return n;
+  }
+
   /** Step-up: the password again renews the session's proof for OPERATOR_STEP_UP_MS. */
   async function reauthenticate(p: OperatorPrincipal, password: string, req: RequestInfo): Promise<void> {
     await checkPassword(p.email, password, req, "step_up");
@@ -177,6 +200,9 @@ export function createOperatorService(d: OperatorDeps) {
     logout,
     reauthenticate,
     requireRecentProof,
+    sessions,
+    revokeSession,
+    revokeOtherSessions,
     /** An audit row of the console's own (the console service writes one per action). */
     audit: (p: OperatorPrincipal, req: RequestInfo, action: string, target: string | null, detail?: Record<string, unknown>) =>
       audit({ ...byWho({ id: p.operatorId, email: p.email }, req), action, target, detail }),

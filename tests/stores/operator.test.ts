@@ -62,6 +62,29 @@ for (const backend of BACKENDS) {
       expect(Number(await b.value("SELECT count(*) AS n FROM operator_sessions"))).toBe(0);
     });
 
+    test("an operator's sessions: listed live only, latest used first; one ended, the others ended; never another operator's", async () => {
+      await s.create(operator("o1", "a@ops.test"));
+      await s.create(operator("o2", "b@ops.test"));
+      const session = (id: string, operatorId: string, at: number) => ({ id, tokenHash: `h-${id}`, operatorId, createdAt: at, expiresAt: at + 1000, ip: "203.0.113.9", userAgent: "curl/8" });
+      await s.createSession(session("s1", "o1", T0));
+      await s.createSession(session("s2", "o1", T0 + 10));
+      await s.createSession(session("s3", "o1", T0 + 20));
+      await s.createSession(session("old", "o1", T0 - 5000));
+      await s.createSession(session("theirs", "o2", T0));
+      await s.touchSession("s1", T0 + 50);
+      const live = await s.sessionsOf("o1", T0 + 100, T0 - 1);
+      expect(live.map((r) => r.id)).toEqual(["s1", "s3", "s2"]);
+      expect(live[0]).toEqual({ id: "s1", created_at: T0, last_used_at: T0 + 50, expires_at: T0 + 1000, ip: "203.0.113.9", user_agent: "curl/8" });
+      // Idle ones are not live.
+      expect((await s.sessionsOf("o1", T0 + 100, T0 + 15)).map((r) => r.id)).toEqual(["s1", "s3"]);
+      expect(await s.endSessionOf("o1", "theirs", T0 + 100)).toBe(false);
+      expect(await s.endSessionOf("o1", "s2", T0 + 100)).toBe(true);
+      expect(await s.endSessionOf("o1", "s2", T0 + 100)).toBe(false);
+      expect(await s.endOtherSessions("o1", "s1", T0 + 100)).toBe(2);
+      expect((await s.sessionsOf("o1", T0 + 100, T0 - 1)).map((r) => r.id)).toEqual(["s1"]);
+      expect((await s.sessionsOf("o2", T0 + 100, T0 - 1)).map((r) => r.id)).toEqual(["theirs"]);
+    });
+
     test("the backup schedule: none until saved, then the saved JSON, replaced by the next save", async () => {
       expect(await s.backupSchedule()).toBeNull();
       await s.setBackupSchedule('{"enabled":true,"at_utc":"03:30","keep":5}');

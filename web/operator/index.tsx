@@ -7,6 +7,7 @@ import { Link, navigate, useLocation } from "../shared/router";
 import { Loading } from "../shared/states";
 import { Toasts } from "../shared/toast";
 import { NO_RETRY, api, signedOut } from "./call";
+import { Account } from "./account";
 import { Audit } from "./audit";
 import { Backups } from "./backups";
 import { Failure, SessionOver } from "./failure";
@@ -28,6 +29,7 @@ const SCREENS = [
   { path: "/operator/backups", label: "Backups", screen: Backups },
   { path: "/operator/server", label: "Server", screen: Server },
   { path: "/operator/audit", label: "Audit", screen: Audit },
+  { path: "/operator/account", label: "Your account", screen: Account },
 ];
 
 export default function OperatorConsole() {

@@ -19,7 +19,7 @@ export function Overview() {
   const failures = sum(hours.map((x) => x.sign_in_failures));
   const worstP99 = hours.reduce<number | null>((m, x) => (x.p99_ms === null ? m : Math.max(m ?? 0, x.p99_ms)), null);
   const now = hours.at(-1)!;
-  const rate = (e: number, n: number) => (n === 0 ? "0 %" : `${((e / n) * 100).toFixed(e / n < 0.01 ? 2 : 1)} %`);
+  const rate = (e: number, n: number) => (n === 0 || e === 0 ? "0 %" : `${((e / n) * 100).toFixed(e / n < 0.01 ? 2 : 1)} %`);
   return (
     <section>
       <h1>Overview</h1>

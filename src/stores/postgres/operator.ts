@@ -1,6 +1,6 @@
 import type { Pg } from "./database";
 import type {
-  ConsoleJobRow, ConsoleMailRow, ConsoleOrganizationRow, NewOperatorSession, OperatorAuditEntry, OperatorAuditRow, OperatorRow, OperatorSessionWithEmail, OperatorStore,
+  ConsoleJobRow, ConsoleMailRow, ConsoleOrganizationRow, NewOperatorSession, OperatorAuditEntry, OperatorAuditRow, OperatorRow, OperatorSessionListRow, OperatorSessionWithEmail, OperatorStore,
 } from "../../operator/repo";
 import { BACKUP_SCHEDULE_KEY, likePattern } from "../../operator/repo";
 
@@ -42,6 +42,15 @@ export function createPostgresOperatorStore(pg: Pg) {
     proveSession: async (id: string, at: number) =>
       void (await pg.run`UPDATE operator_sessions SET proven_at = ${at}::bigint, last_used_at = greatest(last_used_at, ${at}::bigint) WHERE id = ${id}`),
     endSession: async (id: string, at: number) => void (await pg.run`UPDATE operator_sessions SET ended_at = ${at}::bigint WHERE id = ${id} AND ended_at IS NULL`),
+    sessionsOf: async (operatorId: string, now: number, idleSince: number) =>
+      (await pg.all<OperatorSessionListRow>`
+        SELECT id, created_at, last_used_at, expires_at, ip, user_agent FROM operator_sessions
+         WHERE operator_id = ${operatorId} AND ended_at IS NULL AND expires_at > ${now}::bigint AND last_used_at > ${idleSince}::bigint
+         ORDER BY last_used_at DESC, id COLLATE "C"`).map((r) => ({ ...r, created_at: Number(r.created_at), last_used_at: Number(r.last_used_at), expires_at: Number(r.expires_at) })),
+    endSessionOf: async (operatorId: string, id: string, at: number) =>
+      (await pg.run`UPDATE operator_sessions SET ended_at = ${at}::bigint WHERE operator_id = ${operatorId} AND id = ${id} AND ended_at IS NULL`) === 1,
+    endOtherSessions: async (operatorId: string, keepId: string, at: number) =>
+      pg.run`UPDATE operator_sessions SET ended_at = ${at}::bigint WHERE operator_id = ${operatorId} AND id <> ${keepId} AND ended_at IS NULL`,
     purgeExpired: async (now: number, before: number) => {
       await pg.run`DELETE FROM operator_challenges WHERE expires_at <= ${now}::bigint`;
       await pg.run`DELETE FROM operator_sessions WHERE expires_at < ${before}::bigint OR ended_at < ${before}::bigint`;

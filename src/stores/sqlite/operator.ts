@@ -1,7 +1,7 @@
 import { statSync } from "node:fs";
 import { type Db, writeTx } from "../../db/database";
 import type {
-  ConsoleJobRow, ConsoleMailRow, ConsoleOrganizationRow, NewOperatorSession, OperatorAuditEntry, OperatorAuditRow, OperatorRow, OperatorSessionWithEmail, OperatorStore,
+  ConsoleJobRow, ConsoleMailRow, ConsoleOrganizationRow, NewOperatorSession, OperatorAuditEntry, OperatorAuditRow, OperatorRow, OperatorSessionListRow, OperatorSessionWithEmail, OperatorStore,
 } from "../../operator/repo";
 import { BACKUP_SCHEDULE_KEY, likePattern } from "../../operator/repo";
 
@@ -36,6 +36,12 @@ export function createSqliteOperatorStore(db: Db) {
   );
   const touch = db.prepare<never, [string, number]>("UPDATE operator_sessions SET last_used_at = ?2 WHERE id = ?1 AND last_used_at < ?2");
   const prove = db.prepare<never, [string, number]>("UPDATE operator_sessions SET proven_at = ?2, last_used_at = max(last_used_at, ?2) WHERE id = ?1");
+  const sessionsOf = db.prepare<OperatorSessionListRow, [string, number, number]>(
+    `SELECT id, created_at, last_used_at, expires_at, ip, user_agent FROM operator_sessions
+      WHERE operator_id = ?1 AND ended_at IS NULL AND expires_at > ?2 AND last_used_at > ?3 ORDER BY last_used_at DESC, id`,
+  );
+  const endOf = db.prepare<never, [string, string, number]>("UPDATE operator_sessions SET ended_at = ?3 WHERE operator_id = ?1 AND id = ?2 AND ended_at IS NULL");
+  const endOthers = db.prepare<never, [string, string, number]>("UPDATE operator_sessions SET ended_at = ?3 WHERE operator_id = ?1 AND id <> ?2 AND ended_at IS NULL");
   const end = db.prepare<never, [string, number]>("UPDATE operator_sessions SET ended_at = ?2 WHERE id = ?1 AND ended_at IS NULL");
   const purgeChallenges = db.prepare<never, [number]>("DELETE FROM operator_challenges WHERE expires_at <= ?1");
   const purgeSessions = db.prepare<never, [number]>("DELETE FROM operator_sessions WHERE expires_at < ?1 OR ended_at < ?1");
@@ -100,6 +106,9 @@ export function createSqliteOperatorStore(db: Db) {
     touchSession: async (id: string, at: number) => void touch.run(id, at),
     proveSession: async (id: string, at: number) => void prove.run(id, at),
     endSession: async (id: string, at: number) => void end.run(id, at),
+    sessionsOf: async (operatorId: string, now: number, idleSince: number) => sessionsOf.all(operatorId, now, idleSince),
+    endSessionOf: async (operatorId: string, id: string, at: number) => endOf.run(operatorId, id, at).changes === 1,
+    endOtherSessions: async (operatorId: string, keepId: string, at: number) => endOthers.run(operatorId, keepId, at).changes,
     purgeExpired: async (now: number, before: number) => {
       purgeChallenges.run(now);
       purgeSessions.run(before);
