@@ -20,7 +20,10 @@ export const OperatorMe = t.Object({
   session_expires_at: t.String({ format: "date-time" }),
   /** When the last password proof stops counting for destructive actions. */
   step_up_until: t.String({ format: "date-time" }),
+  /** Unused backup codes left (each works once at the sign-in's code step). */
+  backup_codes_left: t.Integer(),
 });
+export const OperatorBackupCodes = t.Object({ codes: t.Array(t.String()), detail: t.String() });
 
 /** One of the signed-in operator's own live sessions. */
 export const OperatorSession = t.Object({

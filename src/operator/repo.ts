@@ -140,6 +140,11 @@ export interface OperatorStore {
   touchSession(id: string, at: number): Promise<void>;
   proveSession(id: string, at: number): Promise<void>;
   endSession(id: string, at: number): Promise<void>;
+  /** Replaces the operator's backup codes with these keyed hashes (the old ones go, used or not). */
+  replaceBackupCodes(operatorId: string, hashes: string[], at: number): Promise<void>;
+  /** Spends an unused backup code of the operator's, once; false when none matches. */
+  useBackupCode(operatorId: string, hash: string, at: number): Promise<boolean>;
+  remainingBackupCodes(operatorId: string): Promise<number>;
   /** The operator's live sessions (not ended, not expired, used within `idleSince`), the latest used first. */
   sessionsOf(operatorId: string, now: number, idleSince: number): Promise<OperatorSessionListRow[]>;
   /** Ends one of the operator's own sessions; false when they have no such live one. */

@@ -10,7 +10,7 @@ import { OPERATOR_COOKIE, OPERATOR_COOKIE_PATH, baseDomainOnly, operatorGuard } 
 import {
   BackupPath, ConsoleBackupLink, ConsoleBackupScheduleBody, ConsoleBackupStarted, ConsoleBackups,
   ConsoleAuditRow, ConsoleDeleteBody, ConsoleDeletion, ConsoleJob, ExportPath, OrganizationIdPath, ConsoleMail, ConsoleOrganization, ConsoleOrganizationStatus, ConsoleOverview, ConsoleTestMailBody, ConsoleServer, MailPath,
-  OperatorRevokedOthers, OperatorSessionPath, OperatorSessions,
+  OperatorBackupCodes, OperatorRevokedOthers, OperatorSessionPath, OperatorSessions,
   OperatorChallenge, OperatorDone, OperatorLoginBody, OperatorMe, OperatorReauthBody, OperatorToken, OperatorVerifyBody, OrganizationPath,
 } from "./model";
 import { OPERATOR_SESSION_MS, OPERATOR_STEP_UP_MS } from "./service";
@@ -89,7 +89,7 @@ export const operatorRoutes = (ctx: Context) => {
     }, {
       body: OperatorVerifyBody,
       ...doc({
-        summary: "Operator sign-in, second step: the code opens a session",
+        summary: "Operator sign-in, second step: the code (or a backup code) opens a session",
         description:
           `A session of 8 hours at most, ended after 30 minutes unused; its token also comes as the \`${OPERATOR_COOKIE}\` cookie (HttpOnly, SameSite=Strict, ` +
           `Path=${OPERATOR_COOKIE_PATH}, this host only). A wrong code keeps the temp_token: 5 tries a minute, each counted toward the sign-in lock. ` +
@@ -98,16 +98,25 @@ export const operatorRoutes = (ctx: Context) => {
       }),
     })
     .use(operatorGuard(ctx))
-    .get("/auth/me", ({ operator }) => ({
+    .get("/auth/me", async ({ operator }) => ({
       email: operator.email,
       session_expires_at: toIso(operator.sessionExpiresAt),
       step_up_until: toIso(operator.provenAt + OPERATOR_STEP_UP_MS),
+      backup_codes_left: await ctx.operators.backupCodesLeft(operator),
     }), doc({ summary: "The signed-in operator and their session", description: AUTH, tags, auth: true, ok: { 200: ["OperatorMe", OperatorMe] }, errors: [404] }))
     .post("/auth/logout", async ({ operator, request, server, cookie }) => {
       await ctx.operators.logout(operator, requestInfo(request, server, ctx.config.trustProxy));
       cookie[OPERATOR_COOKIE]!.set({ value: "", maxAge: 0, expires: new Date(0), ...cookieAttributes });
       return { detail: "Signed out.", at: toIso(ctx.now()) };
     }, doc({ summary: "End this operator session and clear its cookie", description: AUTH, tags, auth: true, ok: { 200: ["OperatorDone", OperatorDone] }, errors: [404] }))
+    .post("/auth/backup-codes", async ({ operator, request, server }) => ({
+      codes: await ctx.operators.regenerateBackupCodes(operator, requestInfo(request, server, ctx.config.trustProxy)),
+      detail: "Keep these 10 codes somewhere safe, apart from your password: each signs you in once when your authenticator app is not at hand. The earlier codes no longer work.",
+    }), doc({
+      summary: "Replace your backup codes with 10 new ones (shown once; the old ones stop working)",
+      description: `A backup code (\`xxxx-xxxx\`) is accepted once at \`POST /api/v1/operator/auth/2fa/verify\` in place of the TOTP code; only keyed hashes are kept. Audited (\`backup_codes.regenerated\`). ${STEP_UP} ${AUTH}`,
+      tags, auth: true, ok: { 200: ["OperatorBackupCodes", OperatorBackupCodes] }, errors: [404],
+    }))
     .get("/auth/sessions", async ({ operator }) => {
       const rows = await ctx.operators.sessions(operator);
       return { items: rows.map((r) => ({ ...r, created_at: toIso(r.created_at), last_used_at: toIso(r.last_used_at), expires_at: toIso(r.expires_at) })) };

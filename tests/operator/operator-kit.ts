@@ -20,7 +20,7 @@ export async function operatorApp(env: Record<string, string> = {}, opts: Pick<T
     if (second.status !== 200) throw new Error(`verify: ${second.status} ${JSON.stringify(second.body)}`);
     return second.body.access_token as string;
   }
-  return { app, clock, secret: made.secret, otpauthUrl: made.otpauthUrl, code, signIn };
+  return { app, clock, secret: made.secret, otpauthUrl: made.otpauthUrl, backupCodes: made.backupCodes, code, signIn };
 }
 
 /**

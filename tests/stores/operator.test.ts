@@ -85,6 +85,25 @@ for (const backend of BACKENDS) {
       expect((await s.sessionsOf("o2", T0 + 100, T0 - 1)).map((r) => r.id)).toEqual(["theirs"]);
     });
 
+    test("backup codes: replaced as a set, each spent once by its own operator, counted", async () => {
+      await s.create(operator("o1", "a@ops.test"));
+      await s.create(operator("o2", "b@ops.test"));
+      await s.replaceBackupCodes("o1", ["h1", "h2", "h3"], T0);
+      await s.replaceBackupCodes("o2", ["k1"], T0);
+      expect(await s.remainingBackupCodes("o1")).toBe(3);
+      expect(await s.useBackupCode("o2", "h1", T0 + 1)).toBe(false);
+      expect(await s.useBackupCode("o1", "h1", T0 + 1)).toBe(true);
+      expect(await s.useBackupCode("o1", "h1", T0 + 2)).toBe(false);
+      expect(await s.remainingBackupCodes("o1")).toBe(2);
+      await s.replaceBackupCodes("o1", ["h4"], T0 + 3);
+      expect(await s.useBackupCode("o1", "h2", T0 + 4)).toBe(false);
+      expect(await s.remainingBackupCodes("o1")).toBe(1);
+      expect(await s.remainingBackupCodes("o2")).toBe(1);
+      // Removing the operator removes their codes.
+      expect(await s.remove("a@ops.test")).toBe(true);
+      expect(await s.remainingBackupCodes("o1")).toBe(0);
+    });
+
     test("the backup schedule: none until saved, then the saved JSON, replaced by the next save", async () => {
       expect(await s.backupSchedule()).toBeNull();
       await s.setBackupSchedule('{"enabled":true,"at_utc":"03:30","keep":5}');

@@ -1536,7 +1536,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Operator sign-in, second step: the code opens a session
+         * Operator sign-in, second step: the code (or a backup code) opens a session
          * @description A session of 8 hours at most, ended after 30 minutes unused; its token also comes as the `svc_operator` cookie (HttpOnly, SameSite=Strict, Path=/api/v1/operator, this host only). A wrong code keeps the temp_token: 5 tries a minute, each counted toward the sign-in lock. 401 `invalid_2fa_code`, 401 `invalid_token` (an unknown, spent or expired temp_token), 429. Base domain only: on an organization's host (or with X-Tenant) it is 404.
          */
         post: operations["postOperatorAuth2faVerify"];
@@ -1580,6 +1580,26 @@ export interface paths {
          * @description Needs an operator's session: `Authorization: Bearer <access_token>` or the `svc_operator` cookie (an organization's token or cookie is refused, 401). Base domain only: on an organization's host (or with X-Tenant) it is 404.
          */
         post: operations["postOperatorAuthLogout"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/operator/auth/backup-codes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replace your backup codes with 10 new ones (shown once; the old ones stop working)
+         * @description A backup code (`xxxx-xxxx`) is accepted once at `POST /api/v1/operator/auth/2fa/verify` in place of the TOTP code; only keyed hashes are kept. Audited (`backup_codes.regenerated`). Needs the password again within 10 minutes (`POST /api/v1/operator/auth/reauthenticate`), else 403 `reauthentication_required`. Needs an operator's session: `Authorization: Bearer <access_token>` or the `svc_operator` cookie (an organization's token or cookie is refused, 401). Base domain only: on an organization's host (or with X-Tenant) it is 404.
+         */
+        post: operations["postOperatorAuthBackupCodes"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2587,6 +2607,10 @@ export interface components {
             /** @description How many sessions ended: the new device's and every one started after it */
             sessions_ended: number;
         };
+        OperatorBackupCodes: {
+            codes: string[];
+            detail: string;
+        };
         OperatorChallenge: {
             /** @constant */
             requires_2fa: true;
@@ -2603,6 +2627,7 @@ export interface components {
             session_expires_at: string;
             /** Format: date-time */
             step_up_until: string;
+            backup_codes_left: number;
         };
         OperatorRevokedOthers: {
             detail: string;
@@ -17461,6 +17486,132 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["OperatorDone"];
+                };
+            };
+            /** @description Missing, expired or revoked credentials, or a failed sign-in */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not authenticated.",
+                     *       "code": "not_authenticated"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not allowed: `forbidden`, `module_disabled`, `tenant_mismatch`, `tenant_disabled` (the operator disabled the organization) or `csrf_failed` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "You do not have permission to do this.",
+                     *       "code": "forbidden"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not found.",
+                     *       "code": "not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Validation error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "loc": [
+                     *             "body",
+                     *             "email"
+                     *           ],
+                     *           "msg": "Field required",
+                     *           "type": "missing"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Something went wrong on our side.",
+                     *       "code": "internal_error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Out of storage space: nothing was saved (`storage_full`); see Retry-After */
+            507: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "The server has run out of storage space, so this change was not saved. Try again in a few minutes; if it keeps happening, tell the server's operator.",
+                     *       "code": "storage_full"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    postOperatorAuthBackupCodes: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The organization, by its subdomain (`acme`), for API clients that do not call `acme.<base domain>`. It must agree with the Host and with the credentials' organization (else 403 `tenant_mismatch`); where sign-in looks it up, an unknown one is 404 `tenant_not_found` and a disabled one 403 `tenant_disabled`.
+                 * @example acme
+                 */
+                "X-Tenant"?: components["parameters"]["XTenant"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperatorBackupCodes"];
                 };
             };
             /** @description Missing, expired or revoked credentials, or a failed sign-in */

@@ -37,6 +37,8 @@ const RULES = `
 .op-schedule-fields { display: flex; flex-wrap: wrap; gap: 0 1rem; }
 .op-schedule-fields .field { flex: 1 1 10rem; }
 .op-layout code { overflow-wrap: anywhere; }
+.op-codes { margin-top: 2rem; max-width: 40rem; }
+.op-code-list { list-style: none; padding: 0; display: grid; grid-template-columns: repeat(auto-fill, minmax(8rem, 1fr)); gap: 0.4rem 1rem; font-size: 1.1rem; }
 .op-layout nav a[aria-current="page"] { font-weight: 700; text-decoration: underline; }
 @media (max-width: 640px) {
   .op-table thead { display: none; }

@@ -42,6 +42,15 @@ export function createPostgresOperatorStore(pg: Pg) {
     proveSession: async (id: string, at: number) =>
       void (await pg.run`UPDATE operator_sessions SET proven_at = ${at}::bigint, last_used_at = greatest(last_used_at, ${at}::bigint) WHERE id = ${id}`),
     endSession: async (id: string, at: number) => void (await pg.run`UPDATE operator_sessions SET ended_at = ${at}::bigint WHERE id = ${id} AND ended_at IS NULL`),
+    replaceBackupCodes: async (operatorId: string, hashes: string[], at: number) =>
+      pg.begin(async (tx) => {
+        await tx.run`DELETE FROM operator_backup_codes WHERE operator_id = ${operatorId}`;
+        for (const h of hashes) await tx.run`INSERT INTO operator_backup_codes (code_hash, operator_id, created_at) VALUES (${h}, ${operatorId}, ${at}::bigint)`;
+      }),
+    useBackupCode: async (operatorId: string, hash: string, at: number) =>
+      (await pg.run`UPDATE operator_backup_codes SET used_at = ${at}::bigint WHERE code_hash = ${hash} AND operator_id = ${operatorId} AND used_at IS NULL`) === 1,
+    remainingBackupCodes: async (operatorId: string) =>
+      (await pg.one<{ n: number }>`SELECT count(*)::int AS n FROM operator_backup_codes WHERE operator_id = ${operatorId} AND used_at IS NULL`)!.n,
     sessionsOf: async (operatorId: string, now: number, idleSince: number) =>
       (await pg.all<OperatorSessionListRow>`
         SELECT id, created_at, last_used_at, expires_at, ip, user_agent FROM operator_sessions

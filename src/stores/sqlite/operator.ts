@@ -42,6 +42,10 @@ export function createSqliteOperatorStore(db: Db) {
   );
   const endOf = db.prepare<never, [string, string, number]>("UPDATE operator_sessions SET ended_at = ?3 WHERE operator_id = ?1 AND id = ?2 AND ended_at IS NULL");
   const endOthers = db.prepare<never, [string, string, number]>("UPDATE operator_sessions SET ended_at = ?3 WHERE operator_id = ?1 AND id <> ?2 AND ended_at IS NULL");
+  const dropCodes = db.prepare<never, [string]>("DELETE FROM operator_backup_codes WHERE operator_id = ?1");
+  const addCode = db.prepare<never, [string, string, number]>("INSERT INTO operator_backup_codes (code_hash, operator_id, created_at) VALUES (?1, ?2, ?3)");
+  const useCode = db.prepare<never, [string, string, number]>("UPDATE operator_backup_codes SET used_at = ?3 WHERE code_hash = ?2 AND operator_id = ?1 AND used_at IS NULL");
+  const codesLeft = db.prepare<{ n: number }, [string]>("SELECT count(*) AS n FROM operator_backup_codes WHERE operator_id = ?1 AND used_at IS NULL");
   const end = db.prepare<never, [string, number]>("UPDATE operator_sessions SET ended_at = ?2 WHERE id = ?1 AND ended_at IS NULL");
   const purgeChallenges = db.prepare<never, [number]>("DELETE FROM operator_challenges WHERE expires_at <= ?1");
   const purgeSessions = db.prepare<never, [number]>("DELETE FROM operator_sessions WHERE expires_at < ?1 OR ended_at < ?1");
@@ -106,6 +110,13 @@ export function createSqliteOperatorStore(db: Db) {
     touchSession: async (id: string, at: number) => void touch.run(id, at),
     proveSession: async (id: string, at: number) => void prove.run(id, at),
     endSession: async (id: string, at: number) => void end.run(id, at),
+    replaceBackupCodes: async (operatorId: string, hashes: string[], at: number) =>
+      writeTx(db, () => {
+        dropCodes.run(operatorId);
+        for (const h of hashes) addCode.run(h, operatorId, at);
+      }),
+    useBackupCode: async (operatorId: string, hash: string, at: number) => useCode.run(operatorId, hash, at).changes === 1,
+    remainingBackupCodes: async (operatorId: string) => codesLeft.get(operatorId)!.n,
     sessionsOf: async (operatorId: string, now: number, idleSince: number) => sessionsOf.all(operatorId, now, idleSince),
     endSessionOf: async (operatorId: string, id: string, at: number) => endOf.run(operatorId, id, at).changes === 1,
     endOtherSessions: async (operatorId: string, keepId: string, at: number) => endOthers.run(operatorId, keepId, at).changes,

@@ -27,6 +27,7 @@ const OPS: Array<[method: string, path: string, sent: string]> = [
   ["GET", "/api/v1/operator/backup-downloads/{token}", `/operator/backup-downloads/${"no-such-link".padEnd(43, "z")}`],
   ["GET", "/api/v1/operator/audit", "/operator/audit"],
   ["GET", "/api/v1/operator/auth/sessions", "/operator/auth/sessions"],
+  ["POST", "/api/v1/operator/auth/backup-codes", "/operator/auth/backup-codes"],
   ["POST", "/api/v1/operator/auth/sessions/revoke-others", "/operator/auth/sessions/revoke-others"],
   ["DELETE", "/api/v1/operator/auth/sessions/{id}", "/operator/auth/sessions/x"],
   ["POST", "/api/v1/operator/auth/login", "/operator/auth/login"],

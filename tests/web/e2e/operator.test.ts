@@ -180,7 +180,7 @@ test("sign in with the TOTP step, overview, organizations with step-up, mail, jo
   expect(await page.getByRole("button", { name: "No other sessions" }).isDisabled()).toBe(true);
   found.push(...(await look(page, "operator-account")));
 
-  await page.getByRole("button", { name: "Sign out" }).click();
+  await page.getByRole("button", { name: "Sign out", exact: true }).click();
   await page.getByRole("heading", { name: "Operator console" }).waitFor();
   expect(found).toEqual([]);
   expect(watch.problems).toEqual([]);
