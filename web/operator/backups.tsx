@@ -90,9 +90,11 @@ export function Backups() {
     reload();
   };
 
-  // While a backup is being made, its progress every second.
+  // While a backup is being made, its progress every second; also while the schedule's next one is
+  // due (a schedule just saved starts one at once, and the page follows it).
+  const due = data?.schedule.next_at ? Date.parse(data.schedule.next_at) <= Date.now() + 2000 : false;
   useEffect(() => {
-    if (!data?.running) return;
+    if (!data?.running && !due) return;
     const timer = setTimeout(refresh, 1000);
     return () => clearTimeout(timer);
   }, [data]);
@@ -161,7 +163,7 @@ export function Backups() {
         </p>
       )}
       {data.backups.length === 0 ? (
-        <Empty>No backups yet. Press "Back up now", or set a schedule below.</Empty>
+        <Empty>No backups in the folder. Press "Back up now", or set a schedule below.</Empty>
       ) : (
         <div class="table-wrap">
           <table class="op-table">

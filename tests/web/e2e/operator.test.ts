@@ -141,7 +141,7 @@ test("sign in with the TOTP step, overview, organizations with step-up, mail, jo
 
   // Backups: made now in the background, downloaded through the step-up dialog, deleted, scheduled.
   await page.getByRole("navigation", { name: "Console" }).getByRole("link", { name: "Backups" }).click();
-  await page.getByText("No backups yet.", { exact: false }).waitFor();
+  await page.getByText("No backups in the folder.", { exact: false }).waitFor();
   found.push(...(await look(page, "operator-backups-empty")));
   await page.getByRole("button", { name: "Back up now" }).click();
   await page.getByText("The last backup,", { exact: false }).waitFor({ timeout: 60_000 });
@@ -158,13 +158,14 @@ test("sign in with the TOTP step, overview, organizations with step-up, mail, jo
   await page.getByRole("button", { name: "Delete", exact: true }).click();
   await page.getByRole("dialog", { name: "Delete this backup?" }).getByRole("button", { name: "Delete backup" }).click();
   await page.getByText("The backup was deleted.").waitFor();
-  await page.getByText("No backups yet.", { exact: false }).waitFor();
+  await page.getByText("No backups in the folder.", { exact: false }).waitFor();
   await page.getByLabel("Make a backup every day").check();
   await page.getByLabel("At (UTC)").fill("04:15");
   await page.getByLabel("Backups to keep").fill("3");
   await page.getByRole("button", { name: "Save the schedule" }).click();
   await page.getByText("Backups will be made daily at 04:15 UTC, keeping the newest 3.").waitFor();
-  // Saved with no backup since today's 04:15 (or yesterday's): the server makes one now.
+  // Saved with no backup since today's 04:15 (or yesterday's): the server makes one now, and the page follows it.
+  await waitUntil(async () => (await page.locator("tbody tr").count()) === 1, 60_000);
   await page.getByRole("button", { name: "Back up now" }).waitFor();
   found.push(...(await look(page, "operator-backups-schedule")));
   await page.getByRole("navigation", { name: "Console" }).getByRole("link", { name: "Audit" }).click();
@@ -178,7 +179,13 @@ test("sign in with the TOTP step, overview, organizations with step-up, mail, jo
   await page.getByRole("heading", { name: "Where you are signed in" }).waitFor();
   expect(await page.locator("tbody tr").count()).toBe(1);
   expect(await page.getByRole("button", { name: "No other sessions" }).isDisabled()).toBe(true);
+  expect(await page.locator(".op-codes").textContent()).toContain("You have 10 left.");
   found.push(...(await look(page, "operator-account")));
+  await page.getByRole("button", { name: "Make new backup codes" }).click();
+  await page.getByText("Your new backup codes.", { exact: false }).waitFor();
+  expect(await page.locator(".op-code-list li").count()).toBe(10);
+  found.push(...(await look(page, "operator-account-codes")));
+  await page.getByRole("button", { name: "I have saved them" }).click();
 
   await page.getByRole("button", { name: "Sign out", exact: true }).click();
   await page.getByRole("heading", { name: "Operator console" }).waitFor();
