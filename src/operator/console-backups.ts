@@ -58,7 +58,13 @@ export function createConsoleBackups(d: { now: () => number; backups: BackupsPor
 
   async function backUpNow(p: OperatorPrincipal, req: RequestInfo) {
     available();
-    const started = b.start(p.email);
+    let started: ReturnType<BackupsPort["start"]>;
+    try {
+      started = b.start(p.email);
+    } catch (e) {
+      // The folder cannot be made or written (permissions, a file in its place): said, not a 500.
+      throw operatorErrors.backupFolder(b.dir ?? "", e instanceof Error ? e.message : String(e));
+    }
     if (!started) throw operatorErrors.backupRunning();
     await d.operators.audit(p, req, "backup.started", `backup:${started.run.name}`);
     return {

@@ -217,6 +217,8 @@ export const operatorErrors = {
   exportNotFound: () => new AppError(404, "export_not_found", "No export has this link: it was downloaded already, or it is older than 7 days."),
   exportNotReady: () => new AppError(409, "export_not_ready", "The organization is still being deleted: try the link again in a minute."),
   backupsUnavailable: (why: string) => new AppError(409, "backups_unavailable", why),
+  backupFolder: (dir: string, why: string) =>
+    new AppError(409, "backup_folder_unusable", `The backup folder ${dir} cannot be used (${why}): let the server's user write there, or set SUITE_BACKUP_DIR to another folder.`),
   backupRunning: () => new AppError(409, "backup_running", "A backup is being made now: wait for it to finish, then try again."),
   backupNotFound: () => new AppError(404, "backup_not_found", "No backup has this name: it may have been deleted, or removed by the schedule's keep."),
   downloadNotFound: () => new AppError(404, "download_not_found", "This download link was used already or is older than 10 minutes: ask for a new one."),

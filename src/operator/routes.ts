@@ -267,7 +267,7 @@ export const operatorRoutes = (ctx: Context) => {
       summary: "Back up now: `suite backup` in a child process, in the background (its progress in `GET /backups`)",
       description:
         "The copy and its integrity check run in a process of their own, at a lower priority: no request waits for them. Keys and secrets stay out of the file, as with `suite backup`. " +
-        `409 \`backup_running\` while one is being made; 409 \`backups_unavailable\` on PostgreSQL or an in-memory database. ${AUTH}`,
+        `409 \`backup_running\` while one is being made; 409 \`backups_unavailable\` on PostgreSQL or an in-memory database; 409 \`backup_folder_unusable\` when the folder cannot be made or written. ${AUTH}`,
       tags, auth: true, ok: { 202: ["ConsoleBackupStarted", ConsoleBackupStarted] }, errors: [404],
     }))
     .put("/backups/schedule", ({ operator, body, request, server }) =>

@@ -1,6 +1,6 @@
 import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { KEY_NAMES } from "../../src/security/key-file";
@@ -146,4 +146,18 @@ describe("backups in the console (SQLite file)", () => {
     const rows = (await app.json("GET", "/api/v1/operator/audit?size=100", { token: op })).body.items.filter((r: { action: string }) => r.action === "backup.schedule_changed");
     expect(rows.map((r: { detail: unknown }) => r.detail)).toEqual([{ enabled: false, at_utc: "03:30", keep: 5 }, { enabled: true, at_utc: "03:30", keep: 5 }]);
   }, 30_000);
+
+  test("a backup folder that cannot be made is said, as a 409 naming it, not a server error", async () => {
+    const dir = join(root, `case-${n++}`);
+    mkdirSync(dir, { recursive: true });
+    // A file where the folder should be.
+    writeFileSync(join(dir, "backups"), "not a folder");
+    const { app, signIn } = await setup({ SUITE_BACKUP_DIR: join(dir, "backups", "inner") }, { db: join(dir, "suite.db"), backend: "sqlite" });
+    const op = await signIn();
+    const r = await app.json("POST", "/api/v1/operator/backups", { token: op });
+    expect(r.status).toBe(409);
+    expect(r.body.code).toBe("backup_folder_unusable");
+    expect(r.body.detail).toContain(join(dir, "backups", "inner"));
+    expect((await app.json("GET", "/api/v1/operator/backups", { token: op })).body.running).toBeNull();
+  });
 });

@@ -1901,7 +1901,7 @@ export interface paths {
         put?: never;
         /**
          * Back up now: `suite backup` in a child process, in the background (its progress in `GET /backups`)
-         * @description The copy and its integrity check run in a process of their own, at a lower priority: no request waits for them. Keys and secrets stay out of the file, as with `suite backup`. 409 `backup_running` while one is being made; 409 `backups_unavailable` on PostgreSQL or an in-memory database. Needs an operator's session: `Authorization: Bearer <access_token>` or the `svc_operator` cookie (an organization's token or cookie is refused, 401). Base domain only: on an organization's host (or with X-Tenant) it is 404.
+         * @description The copy and its integrity check run in a process of their own, at a lower priority: no request waits for them. Keys and secrets stay out of the file, as with `suite backup`. 409 `backup_running` while one is being made; 409 `backups_unavailable` on PostgreSQL or an in-memory database; 409 `backup_folder_unusable` when the folder cannot be made or written. Needs an operator's session: `Authorization: Bearer <access_token>` or the `svc_operator` cookie (an organization's token or cookie is refused, 401). Base domain only: on an organization's host (or with X-Tenant) it is 404.
          */
         post: operations["postOperatorBackups"];
         delete?: never;
