@@ -985,6 +985,16 @@ CREATE TABLE operator_sessions (
 ) STRICT;
 CREATE INDEX operator_sessions_by_operator ON operator_sessions (operator_id);
 
+-- Operators' backup codes: one-time codes for the sign-in's code step; only the keyed hash of
+-- each (HMAC under the server key, of operator id : code) is kept, as the users' are.
+CREATE TABLE operator_backup_codes (
+  code_hash   TEXT PRIMARY KEY,
+  operator_id TEXT NOT NULL REFERENCES operators(id) ON DELETE CASCADE,
+  used_at     INTEGER,
+  created_at  INTEGER NOT NULL
+) STRICT, WITHOUT ROWID;
+CREATE INDEX operator_backup_codes_by_operator ON operator_backup_codes (operator_id);
+
 -- Everything operators do, and every sign-in attempt: the server's own audit log (an
 -- organization's security log never shows it). Kept when the operator is removed.
 CREATE TABLE operator_audit (

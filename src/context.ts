@@ -56,6 +56,8 @@ import { settingsInEffect } from "./config";
 import { keyFileOf } from "./security/key-file";
 import { createOperatorService } from "./operator/service";
 import { createConsoleService } from "./operator/console-service";
+import { createConsoleBackups } from "./operator/console-backups";
+import { createBackups } from "./cli/backup-schedule";
 import { createRequestRate } from "./operator/request-rate";
 
 export interface ContextOptions extends StoresOptions {
@@ -215,6 +217,13 @@ export function createContext(opts: ContextOptions) {
       settings: settingsInEffect(config),
     }),
   });
+  // Backups while serving (SQLite): the schedule and the console's "Back up now", one child process at a time.
+  const backups = createBackups({
+    config, log, now, postgres: stores.kind === "postgres",
+    readSaved: () => stores.operators.backupSchedule(),
+    save: (json) => stores.operators.setBackupSchedule(json),
+  });
+  const operatorBackups = createConsoleBackups({ now, backups, operators });
   const newDevice = createNewDeviceService({
     config, now, log, store: stores.newDevices, security, limiter, limits, mailer,
     target: (tenantId, userId) => accountTokens.targetById(tenantId, userId),
@@ -295,6 +304,10 @@ export function createContext(opts: ContextOptions) {
     operators,
     /** The operator console's views and actions across organizations. */
     operatorConsole,
+    /** The server's backups: the schedule (started by serve) and a backup made now. */
+    backups,
+    /** The operator console's backups screen. */
+    operatorBackups,
     /** This instance's requests per minute, the last 24 hours (http/core.ts counts each). */
     requestRate,
     /** Caddy's on-demand TLS question: may the proxy get a certificate for this host (tls/). */
@@ -325,8 +338,11 @@ export function createContext(opts: ContextOptions) {
       const stopping = events.close();
       metrics.close();
       unwatchDisk();
+      // A backup under way is stopped (its child ended, its temp file removed) before the stores close.
+      const backingUp = backups.state().running ? backups.stop() : null;
       // The listening connection (PostgreSQL) ends before its pool closes.
-      return stopping ? stopping.then(() => stores.close()) : stores.close();
+      const first = [stopping, backingUp].filter((p): p is Promise<void> => p !== null);
+      return first.length > 0 ? Promise.all(first).then(() => stores.close()) : stores.close();
     },
   };
 }

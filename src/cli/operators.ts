@@ -35,6 +35,8 @@ export async function operatorCommand(config: Config, sub: OperatorSub, flags: R
         out("two-factor authentication is required: add this secret to an authenticator app now (it is shown only once)");
         out(`  secret: ${made.secret}`);
         out(`  uri:    ${made.otpauthUrl}`);
+        out("backup codes: each signs in once in place of the app's code; keep them apart from the password (shown only once; new ones from the console)");
+        for (const c of made.backupCodes) out(`  ${c}`);
         out(`then sign in at ${config.publicUrl.replace(/\/$/, "")}/operator (the base domain, not an organization's address)`);
         return;
       }

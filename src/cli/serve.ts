@@ -5,7 +5,6 @@ import { startCheckpointer } from "../db/checkpointer";
 import { diskRoom } from "../db/disk-room";
 import { runAs, setStallLog, stallFigures, startLoopMonitor } from "../db/stall-monitor";
 import { startSearchFold } from "../db/search-fold";
-import { startBackupSchedule } from "./backup-schedule";
 import { walDatasync } from "../db/group-commit";
 import { threadedPasswordHasher } from "../security/passwords";
 import pkg from "../../package.json";
@@ -68,7 +67,6 @@ export async function serve(config: Config): Promise<void> {
   for (const room of diskRoom().filter((r) => r.low)) {
     ctx.log({ level: "warn", msg: "storage low: imports are refused until space is freed", dir: room.dir, free_mb: Math.floor(room.freeBytes / 1048576), reserve_mb: config.diskReserveMb });
   }
-  let backups: ReturnType<typeof startBackupSchedule> | null = null;
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -81,7 +79,7 @@ export async function serve(config: Config): Promise<void> {
     }, STOP_DEADLINE_MS);
     clearInterval(timer);
     stopLoopMonitor();
-    await backups?.stop();
+    await ctx.backups.stop();
     await app.server?.stop(false);
     // Links asked for just before the stop are committed, and the send under way finishes.
     await ctx.magicLinks.settled();
@@ -120,7 +118,10 @@ export async function serve(config: Config): Promise<void> {
   if (config.databaseUrl && config.backupDir) {
     ctx.log({ level: "warn", msg: "SUITE_BACKUP_DIR is ignored on PostgreSQL: back it up with pg_dump or base backups and WAL archiving" });
   }
-  backups = config.databaseUrl ? null : startBackupSchedule(config, ctx.log);
+  // The schedule in effect: the console's saved one, else SUITE_BACKUP_DIR's (none on PostgreSQL).
+  await runAs("job backup schedule", () => ctx.backups.startSchedule()).catch((e: unknown) =>
+    ctx.log({ level: "error", msg: "backup schedule failed", error: (e as Error).message }),
+  );
 }
 
 /**

@@ -127,20 +127,54 @@ export function noteWal(f: WalFigures): void {
 }
 
 /**
- * Event-loop delay by a timer's lateness: a 20 ms timer that fires late was kept waiting by code
- * holding the thread. About 50 wake-ups a second, each a few µs; unref'd, so it keeps no process
- * alive. The answer stops it.
+ * The process's one event-loop monitor: a 20 ms timer's lateness (a timer that fires late was kept
+ * waiting by code holding the thread). It feeds both the stall warnings above and the metrics'
+ * `suite_event_loop_delay_seconds` (loopWindow). About 50 wake-ups a second, each a few µs;
+ * unref'd, so it keeps no process alive. Shared: the server and the metrics each start it, one
+ * timer runs, and it stops when the last of them stops it.
  */
+let monitor: { timer: ReturnType<typeof setInterval>; users: number } | null = null;
+/** The lateness of each tick since the last loopWindow(), in ms: a ring of the latest 4,096 (80 s of ticks). */
+const WINDOW = 4096;
+const ticks = new Float64Array(WINDOW);
+let tickCount = 0;
+let windowMax = 0;
+
 export function startLoopMonitor(everyMs = 20): () => void {
-  let expected = performance.now() + everyMs;
-  const timer = setInterval(() => {
-    const now = performance.now();
-    const late = now - expected;
-    expected = now + everyMs;
-    if (late > 0) noteLoopDelay(late);
-  }, everyMs);
-  timer.unref();
-  return () => clearInterval(timer);
+  if (!monitor) {
+    let expected = performance.now() + everyMs;
+    const timer = setInterval(() => {
+      const now = performance.now();
+      const late = Math.max(0, now - expected);
+      expected = now + everyMs;
+      ticks[tickCount++ % WINDOW] = late;
+      if (late > windowMax) windowMax = late;
+      if (late > 0) noteLoopDelay(late);
+    }, everyMs);
+    timer.unref();
+    monitor = { timer, users: 0 };
+  }
+  monitor.users++;
+  let stopped = false;
+  return () => {
+    if (stopped || !monitor) return;
+    stopped = true;
+    if (--monitor.users === 0) {
+      clearInterval(monitor.timer);
+      monitor = null;
+    }
+  };
+}
+
+/** The event-loop delay since the previous call (the metrics' scrape): p99 and max of the ticks' lateness in ms, then starts again. */
+export function loopWindow(): { p99Ms: number; maxMs: number; ticks: number } {
+  const n = Math.min(tickCount, WINDOW);
+  const sorted = ticks.slice(0, n).sort();
+  const p99Ms = n === 0 ? 0 : sorted[Math.min(n - 1, Math.ceil(n * 0.99) - 1)]!;
+  const out = { p99Ms, maxMs: windowMax, ticks: tickCount };
+  tickCount = 0;
+  windowMax = 0;
+  return out;
 }
 
 export interface StallFigures {

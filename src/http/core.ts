@@ -95,7 +95,7 @@ export const httpCore = (ctx: Context) => {
         const ms = s ? performance.now() - s.at : 0;
         // The route's template, never the path: ids and unmatched paths would make labels without end.
         ctx.metrics.request(route || "unmatched", request.method, status, ms / 1000);
-        ctx.requestRate.add();
+        ctx.requestRate.add(status, ms / 1000, route, request.method);
         log({
           level: "info",
           msg: "request",

@@ -1,6 +1,6 @@
 import { readdirSync } from "node:fs";
-import { monitorEventLoopDelay } from "node:perf_hooks";
 import { Counter, Gauge, Registry } from "prom-client";
+import { loopWindow, startLoopMonitor } from "../db/stall-monitor";
 import { createRequestMetrics } from "./request-metrics";
 
 /**
@@ -22,18 +22,18 @@ export function createMetrics(version: string) {
   const jobsEnded = new Counter({ name: "suite_jobs_finished_total", help: "Jobs that ended in this process, by kind and status (succeeded, failed)", labelNames: ["kind", "status"], registers });
   new Gauge({ name: "suite_build_info", help: "The running build; the value is always 1", labelNames: ["version"], registers }).set({ version }, 1);
 
-  // Event-loop delay: how late the loop ran a 10 ms timer at worst since the last scrape.
-  const loop = monitorEventLoopDelay({ resolution: 10 });
-  loop.enable();
+  // Event-loop delay: how late the process's one loop monitor (db/stall-monitor.ts, whose 20 ms
+  // timer also writes the stall warnings) ran its timer since the last scrape.
+  const stopLoop = startLoopMonitor();
   new Gauge({
     name: "suite_event_loop_delay_seconds",
     help: "Event-loop delay since the previous scrape: quantile 0.99 and 1 (the longest)",
     labelNames: ["quantile"],
     registers,
     collect() {
-      this.set({ quantile: "0.99" }, loop.count > 0 ? loop.percentile(99) / 1e9 : 0);
-      this.set({ quantile: "1" }, loop.count > 0 ? loop.max / 1e9 : 0);
-      loop.reset();
+      const w = loopWindow();
+      this.set({ quantile: "0.99" }, w.p99Ms / 1000);
+      this.set({ quantile: "1" }, w.maxMs / 1000);
     },
   });
   processMetrics(registers);
@@ -71,7 +71,7 @@ export function createMetrics(version: string) {
       return registry.metrics();
     },
     close(): void {
-      loop.disable();
+      stopLoop();
     },
   };
 }
@@ -84,7 +84,7 @@ const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIO
  * The routes that sign someone in (POST), and the method each stands for. An identity provider's
  * callback is left out: it always answers 302, so its status says nothing of the outcome.
  */
-const SIGN_IN_ROUTES: Record<string, string> = {
+export const SIGN_IN_ROUTES: Record<string, string> = {
   "/api/v1/auth/login": "password",
   "/api/v1/auth/2fa/verify": "two_factor",
   "/api/v1/auth/magic-verify": "magic_link",
@@ -92,7 +92,7 @@ const SIGN_IN_ROUTES: Record<string, string> = {
 };
 
 /** 2xx: the step passed; 429: a limit held it back; 401 and 400: wrong proof; other 4xx: refused. */
-function signInResult(status: number): string {
+export function signInResult(status: number): string {
   if (status >= 200 && status < 300) return "success";
   if (status === 429) return "limited";
   if (status === 401 || status === 400 || status === 422) return "failure";

@@ -62,6 +62,7 @@ export function createConsoleService(d: ConsoleDeps) {
       mail_failed: mail.failed,
       jobs_running: running,
       requests_per_minute: d.requestRate.series(),
+      hours: d.requestRate.hours().map((h) => ({ ...h, start: toIso(h.start) })),
     };
   }
 

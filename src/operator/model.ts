@@ -20,7 +20,25 @@ export const OperatorMe = t.Object({
   session_expires_at: t.String({ format: "date-time" }),
   /** When the last password proof stops counting for destructive actions. */
   step_up_until: t.String({ format: "date-time" }),
+  /** Unused backup codes left (each works once at the sign-in's code step). */
+  backup_codes_left: t.Integer(),
 });
+export const OperatorBackupCodes = t.Object({ codes: t.Array(t.String()), detail: t.String() });
+
+/** One of the signed-in operator's own live sessions. */
+export const OperatorSession = t.Object({
+  id: t.String(),
+  created_at: t.String({ format: "date-time" }),
+  last_used_at: t.String({ format: "date-time" }),
+  expires_at: t.String({ format: "date-time" }),
+  ip: t.Union([t.String(), t.Null()]),
+  user_agent: t.Union([t.String(), t.Null()]),
+  /** The session this request was made with. */
+  current: t.Boolean(),
+});
+export const OperatorSessions = t.Object({ items: t.Array(OperatorSession) });
+export const OperatorSessionPath = t.Object({ id: t.String({ minLength: 1, maxLength: 64, pattern: "^[A-Za-z0-9_-]+$" }) });
+export const OperatorRevokedOthers = t.Object({ detail: t.String(), ended: t.Integer(), at: t.String({ format: "date-time" }) });
 
 export const ConsoleOrganization = t.Object({
   id: t.String(),
@@ -81,6 +99,20 @@ export const ConsoleOverview = t.Object({
   jobs_running: t.Integer(),
   /** This instance's requests in each of the last minutes, oldest first (up to 24 hours; restarts empty). */
   requests_per_minute: t.Array(t.Integer()),
+  /** This instance's last 24 hours, hour by hour, oldest first (the current hour last; restarts empty). */
+  hours: t.Array(
+    t.Object({
+      start: t.String({ format: "date-time" }),
+      requests: t.Integer(),
+      /** Answers with a 5xx status. */
+      errors: t.Integer(),
+      /** The slowest 1 % took at most this long (a bucket's bound: 1, 2, 3, 5, 7.5 … 10000 ms); null without requests. */
+      p99_ms: t.Union([t.Number(), t.Null()]),
+      sign_ins: t.Integer(),
+      /** Sign-in steps refused for a wrong password or code (limited ones are not counted here). */
+      sign_in_failures: t.Integer(),
+    }),
+  ),
 });
 
 export const ConsoleSetting = t.Object({
@@ -114,6 +146,56 @@ export const ConsoleTestMailBody = t.Object({ to: t.String({ maxLength: 254 }) }
 export const OrganizationIdPath = t.Object({ id: t.String({ minLength: 1, maxLength: 64, pattern: "^[A-Za-z0-9_-]+$" }) });
 export const ExportPath = t.Object({ token: t.String({ minLength: 1, maxLength: 64, pattern: "^[A-Za-z0-9_-]+$" }) });
 
+/** A backup file in the backup folder (only names the suite makes). */
+export const ConsoleBackup = t.Object({ name: t.String(), bytes: t.Integer(), created_at: t.String({ format: "date-time" }) });
+export const ConsoleBackupRun = t.Object({
+  name: t.String(),
+  /** `schedule`, or the operator's email who pressed "Back up now". */
+  by: t.String(),
+  started_at: t.String({ format: "date-time" }),
+  /** The copy written so far against the database's size when it began; the integrity check follows the copy. */
+  bytes_done: t.Integer(),
+  bytes_total: t.Integer(),
+});
+export const ConsoleBackupOutcome = t.Object({
+  name: t.String(),
+  by: t.String(),
+  ok: t.Boolean(),
+  error: t.Union([t.String(), t.Null()]),
+  bytes: t.Union([t.Integer(), t.Null()]),
+  finished_at: t.String({ format: "date-time" }),
+});
+export const ConsoleBackupSchedule = t.Object({
+  /** Where the schedule comes from: the console's saved one wins over SUITE_BACKUP_DIR/_EVERY/_KEEP. */
+  source: t.Union([t.Literal("console"), t.Literal("environment"), t.Literal("none")]),
+  enabled: t.Boolean(),
+  /** Daily at this time, UTC (the console's); null: every `every_hours` (the environment's). */
+  at_utc: t.Union([t.String(), t.Null()]),
+  every_hours: t.Union([t.Number(), t.Null()]),
+  keep: t.Union([t.Integer(), t.Null()]),
+  next_at: t.Union([t.String({ format: "date-time" }), t.Null()]),
+});
+export const ConsoleBackups = t.Object({
+  /** false on PostgreSQL and for an in-memory database: `note` says what to do instead. */
+  available: t.Boolean(),
+  note: t.String(),
+  folder: t.Union([t.String(), t.Null()]),
+  backups: t.Array(ConsoleBackup),
+  running: t.Union([ConsoleBackupRun, t.Null()]),
+  last: t.Union([ConsoleBackupOutcome, t.Null()]),
+  schedule: ConsoleBackupSchedule,
+});
+export const ConsoleBackupStarted = t.Object({ name: t.String(), started_at: t.String({ format: "date-time" }), detail: t.String() });
+/** Daily at `at_utc` (HH:MM, UTC), keeping the newest `keep`; checked by the console (a 422 sentence). */
+export const ConsoleBackupScheduleBody = t.Object({
+  enabled: t.Boolean(),
+  at_utc: t.String({ maxLength: 5 }),
+  keep: t.Integer({ minimum: 1, maximum: 365 }),
+});
+export const ConsoleBackupLink = t.Object({ url: t.String(), expires_at: t.String({ format: "date-time" }) });
+export const BackupPath = t.Object({ name: t.String({ minLength: 1, maxLength: 200, pattern: "^[A-Za-z0-9._-]+$" }) });
+
+export type ConsoleBackups = Static<typeof ConsoleBackups>;
 export type ConsoleOrganization = Static<typeof ConsoleOrganization>;
 export type ConsoleDeletion = Static<typeof ConsoleDeletion>;
 export type ConsoleMail = Static<typeof ConsoleMail>;
@@ -134,6 +216,13 @@ export const operatorErrors = {
   organizationNotFound: () => new AppError(404, "tenant_not_found", "No organization has this id: it may have been deleted already."),
   exportNotFound: () => new AppError(404, "export_not_found", "No export has this link: it was downloaded already, or it is older than 7 days."),
   exportNotReady: () => new AppError(409, "export_not_ready", "The organization is still being deleted: try the link again in a minute."),
+  backupsUnavailable: (why: string) => new AppError(409, "backups_unavailable", why),
+  backupFolder: (dir: string, why: string) =>
+    new AppError(409, "backup_folder_unusable", `The backup folder ${dir} cannot be used (${why}): let the server's user write there, or set SUITE_BACKUP_DIR to another folder.`),
+  backupRunning: () => new AppError(409, "backup_running", "A backup is being made now: wait for it to finish, then try again."),
+  backupNotFound: () => new AppError(404, "backup_not_found", "No backup has this name: it may have been deleted, or removed by the schedule's keep."),
+  downloadNotFound: () => new AppError(404, "download_not_found", "This download link was used already or is older than 10 minutes: ask for a new one."),
+  sessionNotFound: () => new AppError(404, "session_not_found", "You have no such session open: it may have ended already."),
   taken: (email: string) => new AppError(409, "operator_exists", `An operator with the email ${email} already exists.`),
 };
 

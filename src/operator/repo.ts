@@ -26,6 +26,16 @@ export interface OperatorSessionWithEmail extends OperatorSessionRow {
   email: string;
 }
 
+/** One of an operator's live sessions, as their session list shows it. */
+export interface OperatorSessionListRow {
+  id: string;
+  created_at: number;
+  last_used_at: number;
+  expires_at: number;
+  ip: string | null;
+  user_agent: string | null;
+}
+
 export interface NewOperatorSession {
   id: string;
   tokenHash: string;
@@ -130,6 +140,17 @@ export interface OperatorStore {
   touchSession(id: string, at: number): Promise<void>;
   proveSession(id: string, at: number): Promise<void>;
   endSession(id: string, at: number): Promise<void>;
+  /** Replaces the operator's backup codes with these keyed hashes (the old ones go, used or not). */
+  replaceBackupCodes(operatorId: string, hashes: string[], at: number): Promise<void>;
+  /** Spends an unused backup code of the operator's, once; false when none matches. */
+  useBackupCode(operatorId: string, hash: string, at: number): Promise<boolean>;
+  remainingBackupCodes(operatorId: string): Promise<number>;
+  /** The operator's live sessions (not ended, not expired, used within `idleSince`), the latest used first. */
+  sessionsOf(operatorId: string, now: number, idleSince: number): Promise<OperatorSessionListRow[]>;
+  /** Ends one of the operator's own sessions; false when they have no such live one. */
+  endSessionOf(operatorId: string, id: string, at: number): Promise<boolean>;
+  /** Ends every session of the operator but `keepId`; how many it ended. */
+  endOtherSessions(operatorId: string, keepId: string, at: number): Promise<number>;
   /** Deletes challenges past their end and sessions ended or expired before `before`. */
   purgeExpired(now: number, before: number): Promise<void>;
 
@@ -147,7 +168,13 @@ export interface OperatorStore {
   runningJobs(): Promise<number>;
   /** The database's size and its write-ahead log's, in bytes (null where the database will not say). */
   sizes(): Promise<{ database_bytes: number | null; wal_bytes: number | null }>;
+  /** The backup schedule the console saved (JSON, in the settings table); null when none was. */
+  backupSchedule(): Promise<string | null>;
+  setBackupSchedule(json: string): Promise<void>;
 }
+
+/** The settings row holding the console's backup schedule. */
+export const BACKUP_SCHEDULE_KEY = "backup_schedule";
 
 /** A search taken literally in `LIKE … ESCAPE '\\'` (PostgreSQL's default escape is the same): `%`, `_` and `\\` escaped. */
 export const likePattern = (q: string): string => `%${q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;

@@ -3,6 +3,7 @@ import { hashToken, newId, newSecretToken } from "../kernel/ids";
 import type { RequestInfo } from "../kernel/principal";
 import { createLoginLimits } from "../auth/login-limits";
 import { TOTP_ISSUER, matchStep, newTotpSecret, otpauthUrl } from "../auth/two-factor/totp";
+import { backupCodeHash, newBackupCodes, normalizeBackupCode } from "../auth/two-factor/backup-codes";
 import { commonPasswordProblem } from "../security/common-passwords";
 import type { PasswordHasher } from "../security/passwords";
 import { PASSWORD_MAX, PASSWORD_MIN } from "../security/passwords";
@@ -43,6 +44,8 @@ export interface OperatorDeps {
 /** Every operator sign-in is counted on the sign-in lock under its own account names, apart from any organization's. */
 const accountKey = (email: string) => `operator:${email}`;
 const secretContext = (operatorId: string) => `operator-totp:${operatorId}`;
+/** An operator's backup code is bound to them as a user's is to the user, under a name no user id can take. */
+const codeOwner = (operatorId: string) => `operator:${operatorId}`;
 
 /** Operators: made from the command line, signed in with password and TOTP on the base domain, audited. */
 export function createOperatorService(d: OperatorDeps) {
@@ -50,8 +53,15 @@ export function createOperatorService(d: OperatorDeps) {
   const audit = (e: OperatorAuditEntry) => d.store.audit(e, d.now());
   const byWho = (o: { id: string; email: string } | null, req: RequestInfo) => ({ operatorId: o?.id ?? null, operatorEmail: o?.email ?? null, ip: req.ip, userAgent: req.userAgent });
 
-  /** `suite operator create`: the password is checked as every password is; answers the TOTP secret once. */
-  async function create(emailIn: string, password: string): Promise<{ operator: OperatorRow; secret: string; otpauthUrl: string }> {
+  /** Ten new backup codes for the operator (the old ones go); the codes are answered once, only their keyed hashes kept. */
+  async function freshBackupCodes(operatorId: string): Promise<string[]> {
+    const codes = newBackupCodes();
+    await d.store.replaceBackupCodes(operatorId, codes.map((c) => backupCodeHash(d.box.mac, codeOwner(operatorId), normalizeBackupCode(c)!)), d.now());
+    return codes;
+  }
+
+  /** `suite operator create`: the password is checked as every password is; answers the TOTP secret and the backup codes once. */
+  async function create(emailIn: string, password: string): Promise<{ operator: OperatorRow; secret: string; otpauthUrl: string; backupCodes: string[] }> {
     const email = normalizeEmail(emailIn);
     if (!/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(email)) throw operatorErrors.badEmail();
     if (password.length < PASSWORD_MIN || password.length > PASSWORD_MAX) throw operatorErrors.passwordLength();
@@ -63,8 +73,9 @@ export function createOperatorService(d: OperatorDeps) {
       id, email, password_hash: await d.hasher.hash(password), totp_secret: d.box.seal(secret, secretContext(id)), totp_last_step: null, created_at: d.now(), last_sign_in_at: null,
     };
     if (!(await d.store.create(row))) throw operatorErrors.taken(email);
+    const backupCodes = await freshBackupCodes(id);
     await audit({ operatorId: id, operatorEmail: email, action: "operator.created", target: `operator:${email}`, ip: null, userAgent: "suite-cli", detail: { actor: "cli" } });
-    return { operator: row, secret, otpauthUrl: otpauthUrl(secret, email, `${TOTP_ISSUER} operator`) };
+    return { operator: row, secret, otpauthUrl: otpauthUrl(secret, email, `${TOTP_ISSUER} operator`), backupCodes };
   }
 
   /** `suite operator remove`: the operator and every session of theirs; false when none has the email. */
@@ -123,8 +134,18 @@ export function createOperatorService(d: OperatorDeps) {
     const locked = await lock.lockOf(accountKey(operator.email), req.ip);
     if (locked) throw errors.rateLimited(locked.retryAfterSeconds);
     const now = d.now();
-    const step = matchStep(d.box.open(operator.totp_secret, secretContext(operator.id)), input.code.trim(), now, operator.totp_last_step);
-    if (step === null || !(await d.store.acceptStep(operator.id, step, now))) {
+    const typed = input.code.trim();
+    let proved = false;
+    if (/^\d{6}$/.test(typed)) {
+      const step = matchStep(d.box.open(operator.totp_secret, secretContext(operator.id)), typed, now, operator.totp_last_step);
+      proved = step !== null && (await d.store.acceptStep(operator.id, step, now));
+    } else {
+      // A backup code, once: `xxxx-xxxx`, dash optional, any case (as the users' are).
+      const normalized = normalizeBackupCode(typed);
+      proved = normalized !== null && (await d.store.useBackupCode(operator.id, backupCodeHash(d.box.mac, codeOwner(operator.id), normalized), now));
+      if (proved) await audit({ ...byWho(operator, req), action: "sign_in.backup_code_used", target: null, detail: { remaining: await d.store.remainingBackupCodes(operator.id) } });
+    }
+    if (!proved) {
       await lock.failed(accountKey(operator.email), req.ip);
       await audit({ ...byWho(operator, req), action: "sign_in.code_failure", target: null });
       throw operatorErrors.invalidCode();
@@ -155,6 +176,37 @@ export function createOperatorService(d: OperatorDeps) {
     await audit({ ...byWho({ id: p.operatorId, email: p.email }, req), action: "sign_out", target: null, detail: { session_id: p.sessionId } });
   }
 
+  /** New backup codes from the console: step-up first (they are a way in); the old ones stop working. Audited. */
+  async function regenerateBackupCodes(p: OperatorPrincipal, req: RequestInfo): Promise<string[]> {
+    requireRecentProof(p);
+    const codes = await freshBackupCodes(p.operatorId);
+    await audit({ ...byWho({ id: p.operatorId, email: p.email }, req), action: "backup_codes.regenerated", target: null, detail: { count: codes.length } });
+    return codes;
+  }
+
+  /** The operator's own live sessions, the one making the request marked. */
+  async function sessions(p: OperatorPrincipal) {
+    const now = d.now();
+    const rows = await d.store.sessionsOf(p.operatorId, now, now - OPERATOR_IDLE_MS);
+    return rows.map((r) => ({ ...r, current: r.id === p.sessionId }));
+  }
+
+  /**
+   * Ends one of the operator's own sessions (404 for any other, theirs ended or someone else's).
+   * No step-up: ending a session takes a way in away, it adds none. Audited.
+   */
+  async function revokeSession(p: OperatorPrincipal, req: RequestInfo, id: string): Promise<void> {
+    if (!(await d.store.endSessionOf(p.operatorId, id, d.now()))) throw operatorErrors.sessionNotFound();
+    await audit({ ...byWho({ id: p.operatorId, email: p.email }, req), action: "session.revoked", target: `operator_session:${id}`, detail: { current: id === p.sessionId } });
+  }
+
+  /** Ends every other session of the operator's ("sign out everywhere else"); how many. */
+  async function revokeOtherSessions(p: OperatorPrincipal, req: RequestInfo): Promise<number> {
+    const n = await d.store.endOtherSessions(p.operatorId, p.sessionId, d.now());
+    await audit({ ...byWho({ id: p.operatorId, email: p.email }, req), action: "session.revoked_others", target: null, detail: { ended: n } });
+    return n;
+  }
+
   /** Step-up: the password again renews the session's proof for OPERATOR_STEP_UP_MS. */
   async function reauthenticate(p: OperatorPrincipal, password: string, req: RequestInfo): Promise<void> {
     await checkPassword(p.email, password, req, "step_up");
@@ -177,6 +229,11 @@ export function createOperatorService(d: OperatorDeps) {
     logout,
     reauthenticate,
     requireRecentProof,
+    sessions,
+    regenerateBackupCodes,
+    backupCodesLeft: (p: OperatorPrincipal) => d.store.remainingBackupCodes(p.operatorId),
+    revokeSession,
+    revokeOtherSessions,
     /** An audit row of the console's own (the console service writes one per action). */
     audit: (p: OperatorPrincipal, req: RequestInfo, action: string, target: string | null, detail?: Record<string, unknown>) =>
       audit({ ...byWho({ id: p.operatorId, email: p.email }, req), action, target, detail }),

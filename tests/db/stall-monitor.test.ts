@@ -1,6 +1,6 @@
 import { afterEach, expect, test } from "bun:test";
 import { openDatabase, writeTx } from "../../src/db/database";
-import { STALL_LIMIT_MS, resetStallFigures, runAs, setStallLog, stallFigures, startLoopMonitor } from "../../src/db/stall-monitor";
+import { STALL_LIMIT_MS, loopWindow, resetStallFigures, runAs, setStallLog, stallFigures, startLoopMonitor } from "../../src/db/stall-monitor";
 import { sqliteRepos, testApp } from "../helpers";
 
 /**
@@ -69,4 +69,24 @@ test("a job's held writer and a held event loop are named after the job", async 
   expect(loop.at(-1)).toMatchObject({ work: "job mail" });
   expect(loop.at(-1)!.ms as number).toBeGreaterThanOrEqual(100);
   expect(stallFigures().maxLoopDelayMs).toBeGreaterThanOrEqual(100);
+});
+
+test("one loop monitor for the stall warnings and the metrics: shared, stopped by its last user, its window read and restarted", async () => {
+  const stopA = startLoopMonitor();
+  const stopB = startLoopMonitor();
+  await Bun.sleep(30);
+  loopWindow();
+  stopA();
+  // Still running for B: a held thread shows in the window.
+  Bun.sleepSync(90);
+  await Bun.sleep(30);
+  const w = loopWindow();
+  expect(w.maxMs).toBeGreaterThanOrEqual(60);
+  expect(w.ticks).toBeGreaterThan(0);
+  expect(loopWindow().maxMs).toBeLessThan(w.maxMs);
+  stopB();
+  stopB();
+  // Stopped: no tick reaches the window any more.
+  await Bun.sleep(60);
+  expect(loopWindow().ticks).toBe(0);
 });

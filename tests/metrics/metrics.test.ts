@@ -82,6 +82,13 @@ describe("GET /api/v1/metrics", () => {
     expect(sample(text, 'suite_mail_outbox{status="failed"}')).toBe(0);
     expect(sample(text, "suite_mail_oldest_pending_seconds")).toBeGreaterThanOrEqual(0);
     expect(sample(text, 'suite_event_loop_delay_seconds{quantile="1"}')).toBeGreaterThanOrEqual(0);
+    // A thread held 120 ms shows in the next scrape, read from the same timer as the stall warnings.
+    await Bun.sleep(50);
+    Bun.sleepSync(120);
+    await Bun.sleep(30);
+    const held = await scrape(t);
+    expect(sample(held.text, 'suite_event_loop_delay_seconds{quantile="1"}')).toBeGreaterThanOrEqual(0.09);
+    expect(sample(held.text, 'suite_event_loop_delay_seconds{quantile="0.99"}')).toBeGreaterThanOrEqual(0);
     expect(sample(text, "process_resident_memory_bytes")).toBeGreaterThan(1e6);
     expect(sample(text, 'process_cpu_seconds_total{mode="user"}')).toBeGreaterThan(0);
     expect(sample(text, "process_open_fds")).toBeGreaterThan(0);

@@ -108,6 +108,10 @@ describe("overview, jobs and server", () => {
     expect(r.body.mail_pending).toBeGreaterThan(0);
     expect(r.body.requests_per_minute).toHaveLength(24 * 60);
     expect(r.body.requests_per_minute.at(-1)).toBeGreaterThan(1);
+    // The hourly figures count the same requests (the hour holds at least this minute's).
+    expect(r.body.hours).toHaveLength(24);
+    expect(r.body.hours.at(-1).requests).toBeGreaterThanOrEqual(r.body.requests_per_minute.at(-1));
+    expect(r.body.hours.at(-1).p99_ms).not.toBeNull();
     const jobs = await app.json("GET", "/api/v1/operator/jobs", { token: op });
     expect(jobs.body).toMatchObject({ items: [], total: 0 });
   });

@@ -62,6 +62,56 @@ for (const backend of BACKENDS) {
       expect(Number(await b.value("SELECT count(*) AS n FROM operator_sessions"))).toBe(0);
     });
 
+    test("an operator's sessions: listed live only, latest used first; one ended, the others ended; never another operator's", async () => {
+      await s.create(operator("o1", "a@ops.test"));
+      await s.create(operator("o2", "b@ops.test"));
+      const session = (id: string, operatorId: string, at: number) => ({ id, tokenHash: `h-${id}`, operatorId, createdAt: at, expiresAt: at + 1000, ip: "203.0.113.9", userAgent: "curl/8" });
+      await s.createSession(session("s1", "o1", T0));
+      await s.createSession(session("s2", "o1", T0 + 10));
+      await s.createSession(session("s3", "o1", T0 + 20));
+      await s.createSession(session("old", "o1", T0 - 5000));
+      await s.createSession(session("theirs", "o2", T0));
+      await s.touchSession("s1", T0 + 50);
+      const live = await s.sessionsOf("o1", T0 + 100, T0 - 1);
+      expect(live.map((r) => r.id)).toEqual(["s1", "s3", "s2"]);
+      expect(live[0]).toEqual({ id: "s1", created_at: T0, last_used_at: T0 + 50, expires_at: T0 + 1000, ip: "203.0.113.9", user_agent: "curl/8" });
+      // Idle ones are not live.
+      expect((await s.sessionsOf("o1", T0 + 100, T0 + 15)).map((r) => r.id)).toEqual(["s1", "s3"]);
+      expect(await s.endSessionOf("o1", "theirs", T0 + 100)).toBe(false);
+      expect(await s.endSessionOf("o1", "s2", T0 + 100)).toBe(true);
+      expect(await s.endSessionOf("o1", "s2", T0 + 100)).toBe(false);
+      expect(await s.endOtherSessions("o1", "s1", T0 + 100)).toBe(2);
+      expect((await s.sessionsOf("o1", T0 + 100, T0 - 1)).map((r) => r.id)).toEqual(["s1"]);
+      expect((await s.sessionsOf("o2", T0 + 100, T0 - 1)).map((r) => r.id)).toEqual(["theirs"]);
+    });
+
+    test("backup codes: replaced as a set, each spent once by its own operator, counted", async () => {
+      await s.create(operator("o1", "a@ops.test"));
+      await s.create(operator("o2", "b@ops.test"));
+      await s.replaceBackupCodes("o1", ["h1", "h2", "h3"], T0);
+      await s.replaceBackupCodes("o2", ["k1"], T0);
+      expect(await s.remainingBackupCodes("o1")).toBe(3);
+      expect(await s.useBackupCode("o2", "h1", T0 + 1)).toBe(false);
+      expect(await s.useBackupCode("o1", "h1", T0 + 1)).toBe(true);
+      expect(await s.useBackupCode("o1", "h1", T0 + 2)).toBe(false);
+      expect(await s.remainingBackupCodes("o1")).toBe(2);
+      await s.replaceBackupCodes("o1", ["h4"], T0 + 3);
+      expect(await s.useBackupCode("o1", "h2", T0 + 4)).toBe(false);
+      expect(await s.remainingBackupCodes("o1")).toBe(1);
+      expect(await s.remainingBackupCodes("o2")).toBe(1);
+      // Removing the operator removes their codes.
+      expect(await s.remove("a@ops.test")).toBe(true);
+      expect(await s.remainingBackupCodes("o1")).toBe(0);
+    });
+
+    test("the backup schedule: none until saved, then the saved JSON, replaced by the next save", async () => {
+      expect(await s.backupSchedule()).toBeNull();
+      await s.setBackupSchedule('{"enabled":true,"at_utc":"03:30","keep":5}');
+      expect(await s.backupSchedule()).toBe('{"enabled":true,"at_utc":"03:30","keep":5}');
+      await s.setBackupSchedule('{"enabled":false,"at_utc":"04:00","keep":2}');
+      expect(await s.backupSchedule()).toBe('{"enabled":false,"at_utc":"04:00","keep":2}');
+    });
+
     test("the audit log: newest first, paged, kept after the operator goes", async () => {
       for (let i = 0; i < 5; i++) await s.audit({ operatorId: "o1", operatorEmail: "a@ops.test", action: `act.${i}`, target: i % 2 ? `organization:t${i}` : null, ip: null, userAgent: null, detail: { i } }, T0 + i);
       const page = await s.auditPage(2, 1);

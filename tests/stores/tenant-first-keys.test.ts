@@ -23,7 +23,7 @@ import { type EmptyDatabase, TEST_DATABASE_URL, emptyPostgresDatabase } from "..
  */
 const NOT_TENANT_DATA = [
   "settings", "tenants", "rate_limits", "mail_outbox", "schema_version", "user_directory", "unnamed_links_until", "passkey_challenges",
-  "operators", "operator_challenges", "operator_sessions", "operator_audit",
+  "operators", "operator_challenges", "operator_sessions", "operator_audit", "operator_backup_codes",
 ];
 
 const dbs: EmptyDatabase[] = [];

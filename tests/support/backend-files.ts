@@ -9,6 +9,7 @@
  * Paths are relative to the repository's root.
  */
 export const SQLITE_ONLY_REASONS: Record<string, string> = {
+  "tests/operator/console-backups-files.test.ts": "the console's backups of a SQLite file, made by `suite backup` (on PostgreSQL the console says to use pg_dump: tests/operator/console-backups.test.ts)",
   "tests/metrics/prometheus.test.ts": "a real Prometheus scraping a spawned `suite serve` on a SQLite file (the metrics themselves: tests/metrics/metrics.test.ts, both backends)",
   "tests/db/migrate-provider-verified.test.ts": "SQLite's migration 14 on a database of version 13 (PostgreSQL's file 55 runs in every PostgreSQL test database's migration)",
   // The SQLite database layer itself.

@@ -251,11 +251,11 @@ const OPEN = new Set<PathsWith<"get"> | PathsWith<"post">>([
 ]);
 
 const call =
-  (method: "GET" | "POST" | "PATCH" | "DELETE") =>
+  (method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE") =>
   <R>(path: string, { path: params, query, ...init }: Call = {}) =>
     request<R>(method, fill(path, params), { ...init, query: query as Query | undefined, noAuthRetry: init.noAuthRetry ?? OPEN.has(path as never) });
 
-const typed = <M extends Method>(method: "GET" | "POST" | "PATCH" | "DELETE") =>
+const typed = <M extends Method>(method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE") =>
   call(method) as <P extends PathsWith<M>>(path: P, ...init: Args<M, P>) => Promise<Answer<M, P>>;
 
 /**
@@ -267,6 +267,7 @@ const typed = <M extends Method>(method: "GET" | "POST" | "PATCH" | "DELETE") =>
 export const api = {
   get: typed<"get">("GET"),
   post: typed<"post">("POST"),
+  put: typed<"put">("PUT"),
   patch: typed<"patch">("PATCH"),
   delete: typed<"delete">("DELETE"),
   create: <P extends CreatePaths>(path: P, ...init: Args<"post", P>) =>

@@ -7,7 +7,9 @@ import { Link, navigate, useLocation } from "../shared/router";
 import { Loading } from "../shared/states";
 import { Toasts } from "../shared/toast";
 import { NO_RETRY, api, signedOut } from "./call";
+import { Account } from "./account";
 import { Audit } from "./audit";
+import { Backups } from "./backups";
 import { Failure, SessionOver } from "./failure";
 import { Jobs } from "./jobs";
 import { Mail } from "./mail";
@@ -24,8 +26,10 @@ const SCREENS = [
   { path: "/operator/organizations", label: "Organizations", screen: Organizations },
   { path: "/operator/mail", label: "Mail queue", screen: Mail },
   { path: "/operator/jobs", label: "Jobs", screen: Jobs },
+  { path: "/operator/backups", label: "Backups", screen: Backups },
   { path: "/operator/server", label: "Server", screen: Server },
   { path: "/operator/audit", label: "Audit", screen: Audit },
+  { path: "/operator/account", label: "Your account", screen: Account },
 ];
 
 export default function OperatorConsole() {

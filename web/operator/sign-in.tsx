@@ -53,8 +53,7 @@ export function OperatorSignIn({ onSignedIn }: { onSignedIn: () => void }) {
           ) : (
             <Field
               label="Code from your authenticator app"
-              hint="Open the app where you added the operator secret and type the six digits it shows now."
-              inputMode="numeric"
+              hint="Open the app where you added the operator secret and type the six digits it shows now. Without the app, type one of your backup codes (xxxx-xxxx)."
               autoComplete="one-time-code"
               value={code}
               onValue={setCode}

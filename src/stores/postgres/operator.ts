@@ -1,8 +1,8 @@
 import type { Pg } from "./database";
 import type {
-  ConsoleJobRow, ConsoleMailRow, ConsoleOrganizationRow, NewOperatorSession, OperatorAuditEntry, OperatorAuditRow, OperatorRow, OperatorSessionWithEmail, OperatorStore,
+  ConsoleJobRow, ConsoleMailRow, ConsoleOrganizationRow, NewOperatorSession, OperatorAuditEntry, OperatorAuditRow, OperatorRow, OperatorSessionListRow, OperatorSessionWithEmail, OperatorStore,
 } from "../../operator/repo";
-import { likePattern } from "../../operator/repo";
+import { BACKUP_SCHEDULE_KEY, likePattern } from "../../operator/repo";
 
 /**
  * The operators and their console on PostgreSQL: the same functions as SQLite's. The console's
@@ -42,6 +42,24 @@ export function createPostgresOperatorStore(pg: Pg) {
     proveSession: async (id: string, at: number) =>
       void (await pg.run`UPDATE operator_sessions SET proven_at = ${at}::bigint, last_used_at = greatest(last_used_at, ${at}::bigint) WHERE id = ${id}`),
     endSession: async (id: string, at: number) => void (await pg.run`UPDATE operator_sessions SET ended_at = ${at}::bigint WHERE id = ${id} AND ended_at IS NULL`),
+    replaceBackupCodes: async (operatorId: string, hashes: string[], at: number) =>
+      pg.begin(async (tx) => {
+        await tx.run`DELETE FROM operator_backup_codes WHERE operator_id = ${operatorId}`;
+        for (const h of hashes) await tx.run`INSERT INTO operator_backup_codes (code_hash, operator_id, created_at) VALUES (${h}, ${operatorId}, ${at}::bigint)`;
+      }),
+    useBackupCode: async (operatorId: string, hash: string, at: number) =>
+      (await pg.run`UPDATE operator_backup_codes SET used_at = ${at}::bigint WHERE code_hash = ${hash} AND operator_id = ${operatorId} AND used_at IS NULL`) === 1,
+    remainingBackupCodes: async (operatorId: string) =>
+      (await pg.one<{ n: number }>`SELECT count(*)::int AS n FROM operator_backup_codes WHERE operator_id = ${operatorId} AND used_at IS NULL`)!.n,
+    sessionsOf: async (operatorId: string, now: number, idleSince: number) =>
+      (await pg.all<OperatorSessionListRow>`
+        SELECT id, created_at, last_used_at, expires_at, ip, user_agent FROM operator_sessions
+         WHERE operator_id = ${operatorId} AND ended_at IS NULL AND expires_at > ${now}::bigint AND last_used_at > ${idleSince}::bigint
+         ORDER BY last_used_at DESC, id COLLATE "C"`).map((r) => ({ ...r, created_at: Number(r.created_at), last_used_at: Number(r.last_used_at), expires_at: Number(r.expires_at) })),
+    endSessionOf: async (operatorId: string, id: string, at: number) =>
+      (await pg.run`UPDATE operator_sessions SET ended_at = ${at}::bigint WHERE operator_id = ${operatorId} AND id = ${id} AND ended_at IS NULL`) === 1,
+    endOtherSessions: async (operatorId: string, keepId: string, at: number) =>
+      pg.run`UPDATE operator_sessions SET ended_at = ${at}::bigint WHERE operator_id = ${operatorId} AND id <> ${keepId} AND ended_at IS NULL`,
     purgeExpired: async (now: number, before: number) => {
       await pg.run`DELETE FROM operator_challenges WHERE expires_at <= ${now}::bigint`;
       await pg.run`DELETE FROM operator_sessions WHERE expires_at < ${before}::bigint OR ended_at < ${before}::bigint`;
@@ -96,6 +114,10 @@ export function createPostgresOperatorStore(pg: Pg) {
       // The WAL directory is readable by superusers and pg_monitor only: null when refused.
       const wal = await pg.one<{ n: number }>`SELECT coalesce(sum(size), 0)::bigint AS n FROM pg_ls_waldir()`.catch(() => null);
       return { database_bytes: db ? Number(db.n) : null, wal_bytes: wal ? Number(wal.n) : null };
+    },
+    backupSchedule: async () => (await pg.one<{ value: string }>`SELECT value FROM settings WHERE key = ${BACKUP_SCHEDULE_KEY}`)?.value ?? null,
+    setBackupSchedule: async (json: string) => {
+      await pg.run`INSERT INTO settings (key, value) VALUES (${BACKUP_SCHEDULE_KEY}, ${json}) ON CONFLICT (key) DO UPDATE SET value = excluded.value`;
     },
   };
   return store satisfies OperatorStore;

@@ -1,15 +1,17 @@
 import { statSync } from "node:fs";
 import { type Db, writeTx } from "../../db/database";
 import type {
-  ConsoleJobRow, ConsoleMailRow, ConsoleOrganizationRow, NewOperatorSession, OperatorAuditEntry, OperatorAuditRow, OperatorRow, OperatorSessionWithEmail, OperatorStore,
+  ConsoleJobRow, ConsoleMailRow, ConsoleOrganizationRow, NewOperatorSession, OperatorAuditEntry, OperatorAuditRow, OperatorRow, OperatorSessionListRow, OperatorSessionWithEmail, OperatorStore,
 } from "../../operator/repo";
-import { likePattern } from "../../operator/repo";
+import { BACKUP_SCHEDULE_KEY, likePattern } from "../../operator/repo";
 
 /**
  * SQL of the operators and their console. Every statement is prepared once. The console's reads
  * go across organizations by design: the server's own view, never shown to an organization.
  */
 export function createSqliteOperatorStore(db: Db) {
+  const getSetting = db.prepare<{ value: string }, [string]>("SELECT value FROM settings WHERE key = ?1");
+  const putSetting = db.prepare<never, [string, string]>("INSERT INTO settings (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = excluded.value");
   const insert = db.prepare<never, [string, string, string, string, number]>(
     "INSERT INTO operators (id, email, password_hash, totp_secret, created_at) VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (email) DO NOTHING",
   );
@@ -34,6 +36,16 @@ export function createSqliteOperatorStore(db: Db) {
   );
   const touch = db.prepare<never, [string, number]>("UPDATE operator_sessions SET last_used_at = ?2 WHERE id = ?1 AND last_used_at < ?2");
   const prove = db.prepare<never, [string, number]>("UPDATE operator_sessions SET proven_at = ?2, last_used_at = max(last_used_at, ?2) WHERE id = ?1");
+  const sessionsOf = db.prepare<OperatorSessionListRow, [string, number, number]>(
+    `SELECT id, created_at, last_used_at, expires_at, ip, user_agent FROM operator_sessions
+      WHERE operator_id = ?1 AND ended_at IS NULL AND expires_at > ?2 AND last_used_at > ?3 ORDER BY last_used_at DESC, id`,
+  );
+  const endOf = db.prepare<never, [string, string, number]>("UPDATE operator_sessions SET ended_at = ?3 WHERE operator_id = ?1 AND id = ?2 AND ended_at IS NULL");
+  const endOthers = db.prepare<never, [string, string, number]>("UPDATE operator_sessions SET ended_at = ?3 WHERE operator_id = ?1 AND id <> ?2 AND ended_at IS NULL");
+  const dropCodes = db.prepare<never, [string]>("DELETE FROM operator_backup_codes WHERE operator_id = ?1");
+  const addCode = db.prepare<never, [string, string, number]>("INSERT INTO operator_backup_codes (code_hash, operator_id, created_at) VALUES (?1, ?2, ?3)");
+  const useCode = db.prepare<never, [string, string, number]>("UPDATE operator_backup_codes SET used_at = ?3 WHERE code_hash = ?2 AND operator_id = ?1 AND used_at IS NULL");
+  const codesLeft = db.prepare<{ n: number }, [string]>("SELECT count(*) AS n FROM operator_backup_codes WHERE operator_id = ?1 AND used_at IS NULL");
   const end = db.prepare<never, [string, number]>("UPDATE operator_sessions SET ended_at = ?2 WHERE id = ?1 AND ended_at IS NULL");
   const purgeChallenges = db.prepare<never, [number]>("DELETE FROM operator_challenges WHERE expires_at <= ?1");
   const purgeSessions = db.prepare<never, [number]>("DELETE FROM operator_sessions WHERE expires_at < ?1 OR ended_at < ?1");
@@ -98,6 +110,16 @@ export function createSqliteOperatorStore(db: Db) {
     touchSession: async (id: string, at: number) => void touch.run(id, at),
     proveSession: async (id: string, at: number) => void prove.run(id, at),
     endSession: async (id: string, at: number) => void end.run(id, at),
+    replaceBackupCodes: async (operatorId: string, hashes: string[], at: number) =>
+      writeTx(db, () => {
+        dropCodes.run(operatorId);
+        for (const h of hashes) addCode.run(h, operatorId, at);
+      }),
+    useBackupCode: async (operatorId: string, hash: string, at: number) => useCode.run(operatorId, hash, at).changes === 1,
+    remainingBackupCodes: async (operatorId: string) => codesLeft.get(operatorId)!.n,
+    sessionsOf: async (operatorId: string, now: number, idleSince: number) => sessionsOf.all(operatorId, now, idleSince),
+    endSessionOf: async (operatorId: string, id: string, at: number) => endOf.run(operatorId, id, at).changes === 1,
+    endOtherSessions: async (operatorId: string, keepId: string, at: number) => endOthers.run(operatorId, keepId, at).changes,
     purgeExpired: async (now: number, before: number) => {
       purgeChallenges.run(now);
       purgeSessions.run(before);
@@ -130,6 +152,8 @@ export function createSqliteOperatorStore(db: Db) {
       }
       return { database_bytes: pages.get()!.n, wal_bytes: wal };
     },
+    backupSchedule: async () => getSetting.get(BACKUP_SCHEDULE_KEY)?.value ?? null,
+    setBackupSchedule: async (json: string) => void putSetting.run(BACKUP_SCHEDULE_KEY, json),
   };
   return store satisfies OperatorStore;
 }

@@ -19,7 +19,17 @@ const OPS: Array<[method: string, path: string, sent: string]> = [
   ["POST", "/api/v1/operator/mail/{id}/retry", "/operator/mail/x/retry"],
   ["DELETE", "/api/v1/operator/mail/{id}", "/operator/mail/x"],
   ["GET", "/api/v1/operator/jobs", "/operator/jobs"],
+  ["GET", "/api/v1/operator/backups", "/operator/backups"],
+  ["POST", "/api/v1/operator/backups", "/operator/backups"],
+  ["PUT", "/api/v1/operator/backups/schedule", "/operator/backups/schedule"],
+  ["POST", "/api/v1/operator/backups/{name}/link", "/operator/backups/suite-x.db/link"],
+  ["DELETE", "/api/v1/operator/backups/{name}", "/operator/backups/suite-x.db"],
+  ["GET", "/api/v1/operator/backup-downloads/{token}", `/operator/backup-downloads/${"no-such-link".padEnd(43, "z")}`],
   ["GET", "/api/v1/operator/audit", "/operator/audit"],
+  ["GET", "/api/v1/operator/auth/sessions", "/operator/auth/sessions"],
+  ["POST", "/api/v1/operator/auth/backup-codes", "/operator/auth/backup-codes"],
+  ["POST", "/api/v1/operator/auth/sessions/revoke-others", "/operator/auth/sessions/revoke-others"],
+  ["DELETE", "/api/v1/operator/auth/sessions/{id}", "/operator/auth/sessions/x"],
   ["POST", "/api/v1/operator/auth/login", "/operator/auth/login"],
   ["POST", "/api/v1/operator/auth/2fa/verify", "/operator/auth/2fa/verify"],
 ];
@@ -30,7 +40,7 @@ const send = (w: World, method: string, template: string, o: Sent["o"]): Sent =>
   if (template.includes("{A}")) return req(method, path, { body: { subdomain: "alpha" }, ...o });
   return req(method, path, method === "GET" || method === "DELETE" ? o : { body: {}, ...o });
 };
-const isSignIn = (path: string) => path.includes("/auth/");
+const isSignIn = (path: string) => path.endsWith("/auth/login") || path.endsWith("/auth/2fa/verify");
 
 export const OPERATOR_ATTEMPTS: Attempt[] = OPS.flatMap(([method, op, path]): Attempt[] => [
   {
