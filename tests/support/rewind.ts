@@ -42,6 +42,10 @@ const UNDO: Record<number, (db: Database) => void> = {
     db.run("DROP TABLE saved_view_defaults");
     db.run("DROP TABLE saved_views");
   },
+  28: (db) => {
+    db.run("DROP TABLE webhook_deliveries");
+    db.run("DROP TABLE webhook_endpoints");
+  },
   21: (db) => {
     db.run("ALTER TABLE tenants DROP COLUMN require_passkey_for_admins");
     db.run("ALTER TABLE tenants DROP COLUMN require_passkey_or_2fa");
