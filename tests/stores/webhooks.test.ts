@@ -92,7 +92,7 @@ for (const backend of BACKENDS) {
       expect(JSON.parse(first[0]!.ev_data!)).toEqual({ name: "x" });
       // Leased: not due again before the lease ends.
       expect(await store.lease(15_000, 25_000, 10, () => true)).toEqual([]);
-      const [a, c] = first as [DeliveryRow, DeliveryRow];
+      const [a, c] = first as unknown as [DeliveryRow, DeliveryRow];
       expect(await store.finish("t2", a.id, 1, { kind: "retry", next: 30_000 }, { status: 500, durationMs: 12, error: null }, 16_000)).toBe(true);
       // The lease of c ran out: another sender takes it (its attempts move on), and the first sender's late end is refused.
       const again = await store.lease(20_000, 40_000, 10, () => true);
