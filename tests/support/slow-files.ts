@@ -64,6 +64,7 @@ export const SLOW_REASONS: Record<string, string> = {
   // The web app in a browser.
   "tests/web/e2e/board.test.ts": BROWSER,
   "tests/web/e2e/saved-views.test.ts": BROWSER,
+  "tests/web/e2e/webhooks.test.ts": BROWSER,
   "tests/web/e2e/create-once.test.ts": BROWSER,
   "tests/web/e2e/crm.test.ts": BROWSER,
   "tests/web/e2e/deal-page.test.ts": BROWSER,
