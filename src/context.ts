@@ -191,7 +191,7 @@ export function createContext(opts: ContextOptions) {
   const webhookSealer = createSealer(keys.encryptionKey, "webhook-secret/v1");
   const webhookSender = createDeliverySender({
     now, store: stores.webhooks, sealer: webhookSealer, fetch: outbound.guardedFetch, log,
-    settings: { ...DEFAULT_DELIVERY_SETTINGS, ...opts.webhooks },
+    settings: { ...DEFAULT_DELIVERY_SETTINGS, timeoutMs: config.webhookTimeout * 1000, ...opts.webhooks },
     disabled: async (tenantId, endpointId, url, reason) => {
       const tenant = await tenants.byId(tenantId);
       if (!tenant) return;

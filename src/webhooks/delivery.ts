@@ -169,8 +169,9 @@ export function createDeliverySender(d: DeliveryDeps) {
         const room = s.total - inFlight;
         if (room <= 0 || timer === null) return;
         const now = d.now();
-        // A lease lasts the attempt's timeout and a margin; past it, another sender may try.
-        const leased = await d.store.lease(now, now + s.timeoutMs + 30_000, room, (c) => {
+        // A lease outlasts the attempt (which the guard ends at its timeout) and the write of its
+        // end; past it, the sender is taken for dead and another may try.
+        const leased = await d.store.lease(now, now + 2 * s.timeoutMs + 5_000, room, (c) => {
           const k = key(c);
           const n = busy.get(k) ?? 0;
           if (n >= s.perEndpoint) return false;

@@ -23,6 +23,7 @@ export const SLOW_REASONS: Record<string, string> = {
   "tests/cli/first-run.test.ts": SERVER,
   "tests/cli/graceful-stop.test.ts": SERVER,
   "tests/cli/import-crash.test.ts": SERVER,
+  "tests/cli/webhook-crash.test.ts": SERVER,
   "tests/cli/last-line.test.ts": SUITE,
   "tests/cli/operator.test.ts": SUITE,
   "tests/cli/operator-accounts.test.ts": SUITE,
