@@ -62,6 +62,7 @@ export const SLOW_REASONS: Record<string, string> = {
   "tests/multi-instance/migrations.test.ts": "spawned servers on one PostgreSQL database",
   "tests/multi-instance/refresh.test.ts": "spawned servers on one PostgreSQL database",
   "tests/multi-instance/sessions.test.ts": "spawned servers on one PostgreSQL database",
+  "tests/multi-instance/webhooks.test.ts": "spawned servers on one PostgreSQL database",
   // The web app in a browser.
   "tests/web/e2e/board.test.ts": BROWSER,
   "tests/web/e2e/saved-views.test.ts": BROWSER,
