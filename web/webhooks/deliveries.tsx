@@ -70,7 +70,7 @@ export function Deliveries({ webhook, version }: { webhook: Webhook; version: nu
                 <tr>
                   <th scope="col">Event</th>
                   <th scope="col">Status</th>
-                  <th scope="col">Answer</th>
+                  <th scope="col" class="hide-narrow">Answer</th>
                   <th scope="col" class="hide-narrow">Attempts</th>
                   <th scope="col" class="hide-narrow">Next attempt</th>
                   <th scope="col">
@@ -85,8 +85,11 @@ export function Deliveries({ webhook, version }: { webhook: Webhook; version: nu
                       <strong class="mono">{d.event_type}</strong>
                       <span class="hint">{formatDateTime(d.created_at)}</span>
                     </td>
-                    <td>{statusTag(d)}</td>
                     <td>
+                      {statusTag(d)}
+                      <span class="show-narrow">{answer(d)}</span>
+                    </td>
+                    <td class="hide-narrow">
                       {answer(d)}
                       {d.last_duration_ms !== null && <span class="hint">{d.last_duration_ms} ms</span>}
                     </td>
