@@ -75,12 +75,14 @@ export function createSqliteWebhooksStore(db: Db) {
       WHERE tenant_id = ?1 AND endpoint_id = ?2 AND created_at < ?3 AND status <> 'pending' ORDER BY created_at LIMIT ?4)`,
   );
 
-  /** Each organization's enabled endpoints (an empty list is kept too: most organizations have none). */
-  const cache = new Map<string, Subscription[]>();
-  const subscriptions = (tenantId: string): Subscription[] => {
+  /** Each organization's enabled endpoints (none is kept too, as one shared empty list: most organizations have none). */
+  const cache = new Map<string, readonly Subscription[]>();
+  const NONE: readonly Subscription[] = Object.freeze([]);
+  const subscriptions = (tenantId: string): readonly Subscription[] => {
     let subs = cache.get(tenantId);
     if (!subs) {
-      subs = subscribed.all(tenantId).map(subscriptionOf);
+      const read = subscribed.all(tenantId).map(subscriptionOf);
+      subs = read.length === 0 ? NONE : read;
       cache.set(tenantId, subs);
     }
     return subs;
