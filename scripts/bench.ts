@@ -25,6 +25,7 @@ const OTHER_BENCHES: Record<string, string> = {
   writes: "../bench/writes", // DB [N]: single deal writes' CPU and WAL bytes on a seeded file
   neighbours: "../bench/neighbours", // [postgres]: another organization's latency while one imports, exports and seeds
   web: "../bench/web", // the web app in Chromium
+  webhooks: "../bench/webhooks", // webhook deliveries a second to a local receiver, and what an endpoint adds to a deal write
 };
 const other = OTHER_BENCHES[process.argv[2] ?? ""];
 if (other) {

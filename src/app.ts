@@ -21,6 +21,7 @@ import { crmRoutes } from "./crm/routes";
 import { viewRoutes } from "./crm/views-routes";
 import { auditRoutes } from "./security-log/routes";
 import { eventsRoutes } from "./events/routes";
+import { webhookRoutes } from "./webhooks/routes";
 import { transferRoutes } from "./crm/export-import/routes";
 import { webRoutes } from "./web/routes";
 import { operatorRoutes } from "./operator/routes";
@@ -52,6 +53,7 @@ export function createApp(ctx: Context) {
     .use(viewRoutes(ctx))
     .use(auditRoutes(ctx))
     .use(eventsRoutes(ctx))
+    .use(webhookRoutes(ctx))
     .use(transferRoutes(ctx))
     .use(operatorRoutes(ctx))
     // Last: its catch-all page must not shadow any API route.

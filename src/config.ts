@@ -46,6 +46,10 @@ export interface Config {
    * reach although they are loopback, private, link-local... (src/outbound). Empty: public only.
    */
   outboundAllow: string;
+  /** SUITE_WEBHOOK_HTTP: webhooks may POST to plain http addresses (default: https only). */
+  webhookHttp: boolean;
+  /** SUITE_WEBHOOK_TIMEOUT: seconds a webhook delivery may take, answer included (default 10). */
+  webhookTimeout: number;
   /** SUITE_OIDC_ENDPOINT_HOSTS: host names an OpenID provider's token, JWKS and userinfo endpoints may be on besides its issuer's host. */
   oidcEndpointHosts: string[];
   /** Scheduled backups (cli/backup-schedule.ts): the folder (null: none), hours between them, how many to keep. */
@@ -104,6 +108,8 @@ const SETTINGS: Setting[] = [
   { key: "oidcTestLoopback", env: "SUITE_OIDC_TEST_LOOPBACK", flag: "oidc-test-loopback", kind: "bool", default: "false", help: "TESTS ONLY: allow http identity-provider issuers on loopback (refused unless the base domain is localhost)" },
   { key: "oidcTestGithubUrl", env: "SUITE_OIDC_TEST_GITHUB_URL", flag: "oidc-test-github-url", kind: "url", schemes: ["http:"], default: "none: github.com", help: "TESTS ONLY: where a GitHub stand-in answers (loopback, with --oidc-test-loopback)" },
   { key: "outboundAllow", env: "SUITE_OUTBOUND_ALLOW", flag: "outbound-allow", kind: "string", default: "none: public addresses only", help: "CIDRs and host names outbound requests (identity providers) may reach although private, loopback or link-local, e.g. 10.20.0.0/16,idp.corp.example" },
+  { key: "webhookHttp", env: "SUITE_WEBHOOK_HTTP", flag: "webhook-http", kind: "bool", default: "false", help: "webhooks may POST to plain http addresses (otherwise https only), e.g. a receiver on the same private network" },
+  { key: "webhookTimeout", env: "SUITE_WEBHOOK_TIMEOUT", flag: "webhook-timeout", kind: "seconds", default: "10", help: "seconds a webhook delivery may take, the receiver's answer included; slower counts as a failure and is retried" },
   { key: "oidcEndpointHosts", env: "SUITE_OIDC_ENDPOINT_HOSTS", flag: "oidc-endpoint-hosts", kind: "string", default: "none: the issuer's host only", help: "host names an OpenID provider's token, JWKS and userinfo endpoints may be on besides its issuer's host, comma-separated" },
   { key: "backupDir", env: "SUITE_BACKUP_DIR", flag: "backup-dir", kind: "string", default: "none: no scheduled backups", help: "folder for scheduled backups while serving (made 0700; each backup 0600, integrity-checked)" },
   { key: "backupEvery", env: "SUITE_BACKUP_EVERY", flag: "backup-every", kind: "hours", default: "24", help: "hours between scheduled backups; fractions allowed (0.5)" },
@@ -295,6 +301,8 @@ export function loadConfig(flags: Record<string, string> = {}, env: Record<strin
     oidcTestLoopback: (raw.oidcTestLoopback as boolean | undefined) ?? false,
     oidcTestGithubUrl: (raw.oidcTestGithubUrl as string | null | undefined) ?? null,
     outboundAllow: (raw.outboundAllow as string | undefined) ?? "",
+    webhookHttp: (raw.webhookHttp as boolean | undefined) ?? false,
+    webhookTimeout: (raw.webhookTimeout as number | undefined) ?? 10,
     oidcEndpointHosts: String(raw.oidcEndpointHosts ?? "")
       .split(",")
       .map((h) => h.trim().toLowerCase().replace(/\.$/, ""))

@@ -59,6 +59,10 @@ import { createConsoleService } from "./operator/console-service";
 import { createConsoleBackups } from "./operator/console-backups";
 import { createBackups } from "./cli/backup-schedule";
 import { createRequestRate } from "./operator/request-rate";
+import { createWebhooksService } from "./webhooks/service";
+import { type DeliverySettings, DEFAULT_DELIVERY_SETTINGS, createDeliverySender } from "./webhooks/delivery";
+import { webhookDisabledMail } from "./webhooks/disabled-mail";
+import { OutboundError } from "./outbound/guard";
 
 export interface ContextOptions extends StoresOptions {
   config: Config;
@@ -80,6 +84,8 @@ export interface ContextOptions extends StoresOptions {
   serverAudit?: ServerAudit;
   /** Tests: the outbound guard's resolver or certificate authority; everything else comes from the config. */
   outbound?: Pick<Partial<OutboundSettings>, "resolve" | "ca">;
+  /** Tests: shorter webhook timeouts, backoff and polling (src/webhooks/delivery.ts has the defaults). */
+  webhooks?: Partial<DeliverySettings>;
 }
 
 /** Builds every service once on the stores, wired together: the one place that knows them all. */
@@ -103,7 +109,7 @@ export function createContext(opts: ContextOptions) {
   const hasher = opts.hasher ?? createPasswordHasher(config.hashConcurrency);
   const metrics = createMetrics(pkg.version);
   const limiter = createRateLimiter(security, now, (limit) => metrics.refused(limit.name));
-  registerServerGauges(metrics, { config, mail, jobs: stores.jobs, now, pgPool: stores.pg?.pool });
+  registerServerGauges(metrics, { config, mail, jobs: stores.jobs, webhooks: stores.webhooks, now, pgPool: stores.pg?.pool });
   const audit = (e: AuditEntry) => security.audit(e, now());
 
   // Every sign-in that opens a session tells the new-device service (declared below) which device it came from.
@@ -182,6 +188,33 @@ export function createContext(opts: ContextOptions) {
     authenticate: (token) => auth.authenticate(token),
     retentionMs: config.eventsRetention * 1000,
     heartbeatMs: opts.eventsHeartbeatMs ?? 25_000,
+  });
+  // Webhooks: endpoint secrets sealed under a key of their own; every delivery through the outbound guard.
+  const webhookSealer = createSealer(keys.encryptionKey, "webhook-secret/v1");
+  const webhookSender = createDeliverySender({
+    now, store: stores.webhooks, sealer: webhookSealer, fetch: outbound.guardedFetch, log,
+    settings: { ...DEFAULT_DELIVERY_SETTINGS, timeoutMs: config.webhookTimeout * 1000, ...opts.webhooks },
+    disabled: async (tenantId, endpointId, url, reason) => {
+      const tenant = await tenants.byId(tenantId);
+      if (!tenant) return;
+      for (const recipient of await stores.webhooks.adminEmails(tenantId)) {
+        await mail.enqueue(webhookDisabledMail(config, { tenantId, tenantName: tenant.name, subdomain: tenant.subdomain, recipient, url, endpointId, reason }), now());
+      }
+      mailer.kick();
+    },
+  });
+  const webhooks = createWebhooksService({
+    now, store: stores.webhooks, sealer: webhookSealer, allowHttp: config.webhookHttp, requireRecentProof: auth.requireRecentProof,
+    addressRefused: async (url) => {
+      try {
+        await outbound.check(url, "webhook", 5_000);
+        return false;
+      } catch (e) {
+        // Only a refused address is the caller's to fix; a name that does not resolve now may later.
+        return e instanceof OutboundError && e.reason === "refused_address";
+      }
+    },
+    kick: () => webhookSender.kick(),
   });
   const support = createSupportService({ now, users, members: stores.members, passwords: stores.passwords, sessions, support: stores.support, hasher, limiter, limits });
   const password = createPasswordService({
@@ -268,6 +301,10 @@ export function createContext(opts: ContextOptions) {
     auditLog: createAuditService({ now, repo: stores.auditLog }),
     /** The organization's event log: the list, the live stream (SSE) and the retention sweep. */
     events,
+    /** The organization's signed webhooks (admins) and their delivery log. */
+    webhooks,
+    /** Sends due webhook deliveries: `suite serve` starts it. */
+    webhookSender,
     /** Deals and the deal list. */
     deals,
     /** A deal's timeline and notes. */
@@ -331,10 +368,13 @@ export function createContext(opts: ContextOptions) {
       await idempotency.purgeExpired(t);
       await newDevice.purgeExpired(t);
       await events.sweep(t);
+      // Finished deliveries are kept as long as the events they carried.
+      while ((await stores.webhooks.sweepStep(t - config.eventsRetention * 1000, 2000)) === 2000) await new Promise((r) => setImmediate(r));
       await organizationDeletion.exports.sweep();
       await operators.purgeExpired(t);
     },
     close: () => {
+      void webhookSender.stop();
       const stopping = events.close();
       metrics.close();
       unwatchDisk();

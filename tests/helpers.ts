@@ -27,6 +27,8 @@ export interface TestAppOptions {
   outbound?: ContextOptions["outbound"];
   /** How often live event streams send their heartbeat (and check their session); default 25 s. */
   eventsHeartbeatMs?: number;
+  /** Webhook sender settings (short timeouts and backoff); the sender starts only when a test starts it. */
+  webhooks?: ContextOptions["webhooks"];
   /** "production": argon2id at the shipped cost, for the tests about the hash itself (see TEST_ARGON2). */
   argon2?: "production";
 }
@@ -195,6 +197,7 @@ export function testApp(opts: TestAppOptions = {}) {
     walSync: opts.walSync,
     outbound: opts.outbound,
     eventsHeartbeatMs: opts.eventsHeartbeatMs,
+    webhooks: opts.webhooks,
     hasher: opts.argon2 === "production" ? undefined : createPasswordHasher(config.hashConcurrency, testArgon2),
   });
   const app = createApp(ctx);

@@ -22,6 +22,10 @@ import PublicHome from "./signup";
 import OrganizationScreen from "./organization";
 import PipelineScreen from "./stages";
 import TeamScreen from "./team";
+import { lazyScreen } from "./shared/lazy";
+
+// Admins only, and seldom opened: its own chunk, off the first load.
+const WebhooksScreen = lazyScreen(() => import("./webhooks").then((m) => m.default));
 
 export interface Route {
   path: string;
@@ -48,6 +52,8 @@ export const WORKSPACE_ROUTES: Route[] = [
   { path: "/contacts", module: "crm", screen: ContactsScreen, auth: true, title: "Contacts" },
   { path: "/pipeline", module: "crm", screen: PipelineScreen, auth: true, title: "Pipeline" },
   { path: "/team", module: "users", screen: TeamScreen, auth: true, admin: true, title: "Team" },
+  // Before /organization, which would match this path too.
+  { path: "/organization/webhooks", screen: WebhooksScreen, auth: true, admin: true, title: "Webhooks" },
   { path: "/organization", screen: OrganizationScreen, auth: true, admin: true, title: "Organization" },
   { path: "/sign-in-providers", screen: SignInProvidersScreen, auth: true, admin: true, title: "Sign-in providers" },
   { path: "/security-log", screen: SecurityLogScreen, auth: true, admin: true, title: "Security log" },

@@ -84,6 +84,7 @@ export async function serve(config: Config): Promise<void> {
     // Links asked for just before the stop are committed, and the send under way finishes.
     await ctx.magicLinks.settled();
     await ctx.mail.stop();
+    await ctx.webhookSender.stop();
     fold?.stop();
     await checkpointer?.stop();
     await ctx.close();
@@ -105,6 +106,8 @@ export async function serve(config: Config): Promise<void> {
   for (const line of firstRunLines(config, hasOrganization)) ctx.log(line);
   // Mail left pending by an earlier run (or leased by one that crashed) goes out now.
   runAs("job mail", () => ctx.mail.start());
+  // Webhook deliveries left pending (or leased by a run that died: their lease runs out) go out now.
+  runAs("job webhooks", () => ctx.webhookSender.start());
   // Imports an earlier run was writing when it died are undone (a file lands whole or not at
   // all). SQLite has one server, so every running job is orphaned; on PostgreSQL only those whose
   // lease ran out (their server stopped renewing it), here and at each housekeeping round.

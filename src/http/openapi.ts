@@ -40,6 +40,7 @@ export const TAGS = {
   tls: "The reverse proxy's questions before it gets a certificate for a host name (/api/v1/tls)",
   metrics: "This instance's metrics, for the operator's Prometheus (/api/v1/metrics)",
   operator: "The server's operators: their sign-in and console, on the base domain only (/api/v1/operator)",
+  webhooks: "The organization's signed webhooks (Standard Webhooks) and their delivery log, for admins (/api/v1/webhooks)",
 } as const;
 export type Tag = keyof typeof TAGS;
 

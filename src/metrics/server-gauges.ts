@@ -3,6 +3,7 @@ import { dirname } from "node:path";
 import type { Config } from "../config";
 import type { MailStore } from "../mail/repo";
 import type { JobsStore } from "../crm/export-import/jobs-repo";
+import type { WebhooksStore } from "../webhooks/repo";
 import type { Metrics } from "./recorder";
 import { stallFigures } from "../db/stall-monitor";
 
@@ -14,7 +15,7 @@ import { stallFigures } from "../db/stall-monitor";
  */
 export function registerServerGauges(
   metrics: Metrics,
-  d: { config: Config; mail: MailStore; jobs: JobsStore; now: () => number; pgPool?: () => { inFlight: number; max: number } },
+  d: { config: Config; mail: MailStore; jobs: JobsStore; webhooks: Pick<WebhooksStore, "backlog">; now: () => number; pgPool?: () => { inFlight: number; max: number } },
 ): void {
   metrics.gauge("suite_mail_outbox", "Mail in the outbox by status (pending, sending, failed; sent mail is not counted)", ["status"], async (set) => {
     const b = await d.mail.backlog();
@@ -26,6 +27,11 @@ export function registerServerGauges(
   });
   metrics.gauge("suite_jobs_running", "Jobs running now in every organization, by kind (one row an organization at most: a small index)", ["kind"], async (set) => {
     for (const r of await d.jobs.runningByKind()) set({ kind: r.kind }, r.n);
+  });
+  metrics.gauge("suite_webhook_deliveries", "Webhook deliveries waiting in every organization: pending (all), failing (pending whose last attempt failed)", ["status"], async (set) => {
+    const b = await d.webhooks.backlog();
+    set({ status: "pending" }, b.pending);
+    set({ status: "failing" }, b.failing);
   });
   const pgPool = d.pgPool;
   if (pgPool) {

@@ -26,6 +26,7 @@ import type { MembersStore } from "../team/members-repo";
 import type { UsersStore } from "../team/repo";
 import type { SupportStore } from "../team/support-repo";
 import type { EventsStore } from "../events/repo";
+import type { WebhooksStore } from "../webhooks/repo";
 import type { OperatorStore } from "../operator/repo";
 
 /**
@@ -54,6 +55,7 @@ export interface Stores {
   /** Reading the audit log (the rows are written through `security`). */
   auditLog: AuditStore;
   events: EventsStore;
+  webhooks: WebhooksStore;
   twoFactor: TwoFactorStore;
   oidc: OidcStore;
   passkeys: PasskeysStore;

@@ -33,7 +33,7 @@ export const LAYERS = ["kernel", "infrastructure", "http", "features", "stores",
 export type Layer = (typeof LAYERS)[number];
 
 const INFRASTRUCTURE = ["db", "security", "mail", "outbound"];
-const FEATURES = ["auth", "organization", "team", "crm", "security-log", "idempotency", "events", "tls", "metrics", "web", "operator"];
+const FEATURES = ["auth", "organization", "team", "crm", "security-log", "idempotency", "events", "webhooks", "tls", "metrics", "web", "operator"];
 
 /** The layer of a file under src/, or null for a file no rule names (the test fails on those). */
 export function layerOf(file: string): Layer | null {

@@ -94,6 +94,7 @@ describe("tags: one per part of the API, declared once, used consistently", () =
     [/^\/api\/v1\/tls\//, "tls"],
     [/^\/api\/v1\/operator\//, "operator"],
     [/^\/api\/v1\/events(\/stream)?$/, "events"],
+    [/^\/api\/v1\/webhooks(\/|$)/, "webhooks"],
   ];
 
   test("every operation has exactly one tag, the one of its URL", () => {

@@ -122,6 +122,25 @@ describe("jobs and the database pool", () => {
     expect(sample(text, 'suite_jobs_finished_total{kind="accounts",status="succeeded"}')).toBe(1);
   });
 
+  test("webhook deliveries waiting and failing are counted in every organization", async () => {
+    const t = app({ SUITE_METRICS_TOKEN: TOKEN, SUITE_OUTBOUND_ALLOW: "127.0.0.1", SUITE_WEBHOOK_HTTP: "true" });
+    const org = await crmOrg(t, "metricshooks");
+    const zero = (await scrape(t)).text;
+    expect([sample(zero, 'suite_webhook_deliveries{status="pending"}'), sample(zero, 'suite_webhook_deliveries{status="failing"}')]).toEqual([0, 0]);
+    // Nothing listens on port 9 of loopback: no sender runs here, so the deliveries wait.
+    const made = await t.json("POST", "/api/v1/webhooks", { token: org.token, body: { url: "http://127.0.0.1:9/", events: ["*"] } });
+    expect(made.status).toBe(201);
+    await org.account("Hooked");
+    await org.account("Hooked too");
+    const waiting = (await scrape(t)).text;
+    expect([sample(waiting, 'suite_webhook_deliveries{status="pending"}'), sample(waiting, 'suite_webhook_deliveries{status="failing"}')]).toEqual([2, 0]);
+    // One attempt fails (connection refused): still pending, now failing too.
+    const [d] = await t.ctx.repos.webhooks.lease(Date.now(), Date.now() + 60_000, 1, () => true);
+    await t.ctx.repos.webhooks.finish(d!.tenant_id, d!.id, d!.attempts, { kind: "retry", next: Date.now() + 60_000 }, { status: null, durationMs: 1, error: "unreachable" }, Date.now());
+    const failing = (await scrape(t)).text;
+    expect([sample(failing, 'suite_webhook_deliveries{status="pending"}'), sample(failing, 'suite_webhook_deliveries{status="failing"}')]).toEqual([2, 1]);
+  });
+
   test.if(ON_POSTGRES)("on PostgreSQL the pool's size and use are shown", async () => {
     const t = app();
     await t.signup();

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { searchLogs } from "./ledger";
+import { noteResponseSecrets, searchLogs, snapshotSecrets } from "./ledger";
 
 // The whole-run check (tests/preload.ts) is only as good as this search: it must find a secret
 // however it is logged, and not cry wolf over numbers that merely contain a code.
@@ -37,6 +37,19 @@ describe("the secrets ledger's search", () => {
 
   test("an organization's id, the public part of a token that names it, is no secret", () => {
     expect(found(JSON.stringify({ msg: "request", tenant_id: TENANT, status: 200 }))).toEqual([]);
+  });
+
+  test("notes a webhook signing secret from an answer, and finds it logged whole or without its whsec_ prefix", () => {
+    const secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw+fg7Nk0N/Zo=";
+    const noted = new Map<string, string>();
+    const before = snapshotSecrets();
+    noteResponseSecrets({ id: "w1", secret });
+    for (const [v, k] of snapshotSecrets()) if (!before.has(v)) noted.set(v, k);
+    expect([...noted.keys()].sort()).toEqual([secret, secret.slice(6)].sort());
+    const hits = (line: string) => searchLogs([line], noted).hits.length;
+    expect(hits(JSON.stringify({ secret }))).toBeGreaterThan(0);
+    expect(hits(`signing with ${secret.slice(6)}`)).toBeGreaterThan(0);
+    expect(hits(JSON.stringify({ msg: "webhook endpoint disabled", webhook_id: "w1" }))).toBe(0);
   });
 
   test("does not take a number or text that merely contains a secret for the secret", () => {

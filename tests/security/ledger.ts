@@ -1,6 +1,6 @@
 /**
  * The secrets ledger of the whole test run (issue 6, item 5). Every password, token, cookie,
- * TOTP secret, code, backup code and mailed link the tests send or receive is noted here, and so
+ * TOTP secret, webhook signing secret, code, backup code and mailed link the tests send or receive is noted here, and so
  * is every log line any server of the run writes (the in-process apps of tests/helpers.ts and the
  * `suite` subprocesses the CLI tests start). tests/preload.ts checks, after the last test file,
  * that no noted secret occurs in any noted log output.
@@ -41,6 +41,9 @@ export function noteSecret(kind: string, value: unknown): void {
   if (!state.secrets.has(value)) state.secrets.set(value, kind);
 }
 
+/** The secrets noted so far (value → kind), a copy. */
+export const snapshotSecrets = (): Map<string, string> => new Map(state.secrets);
+
 /** Notes the secret fields of a request body, at any depth. */
 export const noteRequestSecrets = (body: unknown) => noteFields(body, REQUEST_SECRETS, 0);
 /** Notes the secret fields of a response body, at any depth. */
@@ -54,7 +57,11 @@ function noteFields(value: unknown, fields: Set<string>, depth: number): void {
   }
   for (const [k, v] of Object.entries(value)) {
     if (fields.has(k)) {
-      if (typeof v === "string") noteSecret(k, v);
+      if (typeof v === "string") {
+        noteSecret(k, v);
+        // A webhook signing secret (whsec_…): its key part alone is the secret too.
+        if (v.startsWith("whsec_")) noteSecret(k, v.slice(6));
+      }
       else if (Array.isArray(v)) for (const item of v) noteSecret(k, item);
     } else noteFields(v, fields, depth + 1);
   }

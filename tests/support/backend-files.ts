@@ -44,6 +44,7 @@ export const SQLITE_ONLY_REASONS: Record<string, string> = {
   "tests/cli/first-run.test.ts": "the first run creating the data folder and the SQLite file",
   "tests/cli/graceful-stop.test.ts": "a spawned server on a SQLite file, stopped by signals",
   "tests/cli/storage-full.test.ts": "a spawned server on a SQLite file on a small tmpfs filled to the last byte (PostgreSQL's disk is its server's)",
+  "tests/cli/webhook-crash.test.ts": "a spawned server on a SQLite file killed with deliveries in flight (the lease on PostgreSQL: tests/stores/webhooks, tests/multi-instance)",
   "tests/cli/import-crash.test.ts": "a spawned server on a SQLite file killed mid-import (the jobs store's undo on PostgreSQL: tests/stores/crm-transfer)",
   "tests/cli/last-line.test.ts": "a spawned server on a SQLite file",
   "tests/cli/operator.test.ts": "operator commands on a SQLite file",

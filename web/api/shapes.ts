@@ -58,3 +58,8 @@ export type Identity = Item<Answer<"get", "/api/v1/auth/identities">>;
 
 // ---- the organization's event log ----
 export type LiveEvent = Item<Answer<"get", "/api/v1/events">>;
+
+// ---- webhooks ----
+export type Webhook = Item<Answer<"get", "/api/v1/webhooks">>;
+export type WebhookWithSecret = Answer<"post", "/api/v1/webhooks">;
+export type WebhookDelivery = Item<Answer<"get", "/api/v1/webhooks/{id}/deliveries">>;

@@ -95,6 +95,12 @@ export default function OrganizationScreen() {
           Let people sign in with Google, Microsoft, GitHub or your own OpenID Connect provider: <Link href="/sign-in-providers">Sign-in providers</Link>.
         </p>
       </section>
+      <section class="panel" aria-labelledby="org-webhooks-title">
+        <h2 id="org-webhooks-title">Webhooks</h2>
+        <p>
+          Send this organization’s changes (deals, accounts, contacts, members…) to another system as they happen: <Link href="/organization/webhooks">Webhooks</Link>.
+        </p>
+      </section>
       {reauth.dialog}
     </>
   );

@@ -6,7 +6,8 @@ export const EVENTS_CHANNEL = "suite_events";
 
 // One statement: the organization's counter row (locked until commit, so seq follows the order of
 // commits: a writer that comes second waits, then reads the first one's committed number), the
-// events, and the notice, which PostgreSQL delivers at commit, to every instance, or never on rollback.
+// events, their webhook deliveries (one per enabled endpoint that asks for the type: one probe of
+// the organization's endpoints, read in the transaction, so every instance sees a change at once), and the notice, which PostgreSQL delivers at commit, to every instance, or never on rollback.
 const APPEND = `
   WITH c AS (
     INSERT INTO event_counters (tenant_id, last_seq) VALUES ($1, $2)
@@ -14,7 +15,12 @@ const APPEND = `
   e AS (
     INSERT INTO events (tenant_id, seq, type, created_at, actor_type, actor_id, data)
     SELECT $1, c.last_seq - $2 + u.n, u.type, $3, u.actor_type, u.actor_id, u.data
-      FROM c, unnest($4::text[], $5::text[], $6::text[], $7::text[]) WITH ORDINALITY AS u(type, actor_type, actor_id, data, n))
+      FROM c, unnest($4::text[], $5::text[], $6::text[], $7::text[]) WITH ORDINALITY AS u(type, actor_type, actor_id, data, n)
+    RETURNING seq, type),
+  w AS (
+    INSERT INTO webhook_deliveries (tenant_id, id, endpoint_id, event_seq, event_type, status, attempts, next_attempt_at, window_start, created_at, updated_at)
+    SELECT $1, 'e' || e.seq || '_' || h.id, h.id, e.seq, e.type, 'pending', 0, $3, $3, $3, $3
+      FROM e JOIN webhook_endpoints h ON h.tenant_id = $1 AND h.enabled = 1 AND jsonb_exists_any(h.events::jsonb, ARRAY['*', e.type]))
   SELECT pg_notify('${EVENTS_CHANNEL}', $1 || ':' || c.last_seq) FROM c`;
 
 /**

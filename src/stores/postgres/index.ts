@@ -8,6 +8,7 @@ import { KEY_NAMES, type ServerKeys, generateKeys, keyFileOf, loadServerKeys, re
 import { createPostgresAccountTokensStore } from "./account-tokens";
 import { createPostgresAuditStore } from "./audit";
 import { createPostgresEventsStore } from "./events";
+import { createPostgresWebhooksStore } from "./webhooks";
 import { createPostgresCrmStore } from "./crm";
 import { createPostgresDealsQuery } from "./deals-query";
 import { type Pg, openPostgres } from "./database";
@@ -72,6 +73,7 @@ export function createPostgresStores(pg: Pg, outboxSeal: OutboxSeal = createOutb
     jobs: createPostgresJobsStore(pg, { security }),
     auditLog: createPostgresAuditStore(pg),
     events: createPostgresEventsStore(pg),
+    webhooks: createPostgresWebhooksStore(pg),
     twoFactor: createPostgresTwoFactorStore(pg, { security }),
     oidc: createPostgresOidcStore(pg, { users, security }),
     passkeys: createPostgresPasskeysStore(pg, { security }),

@@ -34,12 +34,16 @@ export function createSqliteEventsStore(db: Db) {
     for (const [t, s] of done) for (const l of listeners) l(t, s);
   };
 
+  /** What else an append writes in its transaction: the webhooks' deliveries (set by index.ts). */
+  let afterAppendInTx: ((tenantId: string, firstSeq: number, events: readonly NewEvent[], now: number) => void) | null = null;
+
   /** Appends `events` to the organization's log, inside the caller's writeTx. */
   function appendInTx(tenantId: string, events: readonly NewEvent[], now: number): void {
     if (events.length === 0) return;
     const lastSeq = bump.get(tenantId, events.length)!.last_seq;
     let seq = lastSeq - events.length;
     for (const e of events) insert.run(tenantId, ++seq, e.type, now, e.actor.type, e.actor.id, JSON.stringify(e.data));
+    afterAppendInTx?.(tenantId, lastSeq - events.length + 1, events, now);
     if (listeners.size === 0) return;
     if (pending.length === 0) queueMicrotask(flush);
     pending.push([tenantId, lastSeq]);
@@ -47,6 +51,7 @@ export function createSqliteEventsStore(db: Db) {
 
   const store = {
     appendInTx,
+    setAfterAppendInTx: (f: typeof afterAppendInTx) => void (afterAppendInTx = f),
     since: async (tenantId: string, after: number, limit: number) => since.all(tenantId, after, limit),
     page: async (tenantId: string, before: number, after: number, limit: number) => page.all(tenantId, before, after, limit),
     lastSeq: async (tenantId: string) => last.get(tenantId)?.last_seq ?? 0,

@@ -31,6 +31,7 @@ import { createSqliteJobsStore } from "./jobs";
 import { createSqliteTwoFactorStore } from "./two-factor";
 import { createSqliteUsersStore } from "./users";
 import { createSqliteOperatorStore } from "./operator";
+import { createSqliteWebhooksStore } from "./webhooks";
 
 /**
  * Every SQLite store on one connection, wired to each other: a write that spans features runs in
@@ -42,6 +43,9 @@ export function createSqliteStores(db: Db, outboxSeal: OutboxSeal = createOutbox
   const security = createSqliteSecurityStore(db);
   const events = createSqliteEventsStore(db);
   const appendEventsInTx: typeof events.appendInTx = (...a) => events.appendInTx(...a);
+  // Every event appended writes its webhook deliveries in the same transaction.
+  const webhooks = createSqliteWebhooksStore(db);
+  events.setAfterAppendInTx((...a) => webhooks.deliveriesInTx(...a));
   const sessions = createSqliteSessionsStore(db, { security, appendEventsInTx });
   const users = createSqliteUsersStore(db);
   const crm = createSqliteCrmStore(db, appendEventsInTx);
@@ -74,6 +78,7 @@ export function createSqliteStores(db: Db, outboxSeal: OutboxSeal = createOutbox
     jobs: createSqliteJobsStore(db, { security, appendEventsInTx }),
     auditLog: createSqliteAuditStore(db),
     events,
+    webhooks,
     twoFactor: createSqliteTwoFactorStore(db, { security, appendEventsInTx }),
     oidc: createSqliteOidcStore(db, { users, auditInTx }),
     passkeys: createSqlitePasskeysStore(db, { security }),

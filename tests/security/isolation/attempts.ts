@@ -4,6 +4,7 @@ import { PASSKEY_ATTEMPTS } from "./attempts-passkeys";
 import { OIDC_ATTEMPTS } from "./attempts-oidc";
 import { CRM_ATTEMPTS } from "./attempts-crm";
 import { VIEW_ATTEMPTS } from "./attempts-views";
+import { WEBHOOK_ATTEMPTS } from "./attempts-webhooks";
 import { TEAM_ATTEMPTS } from "./attempts-team";
 import { EVENT_ATTEMPTS } from "./attempts-events";
 import { OPERATOR_ATTEMPTS } from "./attempts-operator";
@@ -19,4 +20,4 @@ export type { Attempt, Sent } from "./attempt-kit";
  * no answer shows anything of A the request did not itself send, and that lists hold no A rows.
  * The order matters: the CRM's last attempt gives B a stage whose key carries A's word.
  */
-export const ATTEMPTS: Attempt[] = [...AUTH_ATTEMPTS, ...PASSKEY_ATTEMPTS, ...OIDC_ATTEMPTS, ...TEAM_ATTEMPTS, ...AUDIT_STAGE_ATTEMPTS, ...EVENT_ATTEMPTS, ...CRM_ATTEMPTS, ...VIEW_ATTEMPTS, ...OPERATOR_ATTEMPTS];
+export const ATTEMPTS: Attempt[] = [...AUTH_ATTEMPTS, ...PASSKEY_ATTEMPTS, ...OIDC_ATTEMPTS, ...TEAM_ATTEMPTS, ...AUDIT_STAGE_ATTEMPTS, ...EVENT_ATTEMPTS, ...CRM_ATTEMPTS, ...VIEW_ATTEMPTS, ...WEBHOOK_ATTEMPTS, ...OPERATOR_ATTEMPTS];

@@ -43,6 +43,8 @@ export interface Tenant {
   viewId: string;
   /** A finished import job (accounts). */
   jobId: string;
+  /** A webhook (https, never reached: no sender runs here) and a delivery of its test event. */
+  webhook: { id: string; deliveryId: string };
   invitations: { accepted: string; pending: { id: string; token: string }; revoked: { id: string; token: string } };
   /** An identity provider, and an identity of the admin linked through it. */
   oidc: { providerId: string; identityId: string };
@@ -152,6 +154,8 @@ async function populate(t: TestApp, subdomain: string, word: string): Promise<Te
 
   const note = await ok(t, "POST", `/crm/deals/${deals[0]}/notes`, { ...admin, body: { body: `Met the ${word} team` } }, 201);
   const view = await ok(t, "POST", "/crm/views", { ...admin, body: { name: `${W} deals`, kind: "table", query: { search: word }, shared: true } }, 201);
+  const webhook = await ok(t, "POST", "/webhooks", { ...admin, body: { url: `https://hooks.${word}.example/in`, events: ["*"], description: `${W} sync` } }, 201);
+  const webhookTest = await ok(t, "POST", `/webhooks/${webhook.id}/test`, admin, 202);
 
   // A finished import job, its file naming the word.
   const job = await ok(t, "POST", "/crm/accounts/import", { ...admin, raw: `name\n${W} Imports\n`, headers: { "content-type": "text/csv" } }, 202);
@@ -180,6 +184,7 @@ async function populate(t: TestApp, subdomain: string, word: string): Promise<Te
     noteId: note.id,
     viewId: view.id,
     jobId: job.id,
+    webhook: { id: webhook.id, deliveryId: webhookTest.id },
     invitations: { accepted: inv.id, pending: { id: pending.id, token: pendingToken }, revoked: { id: revoked.id, token: revokedToken } },
     oidc: { providerId: provider.id, identityId },
   };

@@ -29,10 +29,11 @@ export interface World {
   close: () => Promise<void>;
 }
 
-export async function crmWorld(): Promise<World> {
+/** `env`: the server's settings besides the defaults (the webhooks test lets it reach a loopback receiver). */
+export async function crmWorld(env: Record<string, string> = {}): Promise<World> {
   ensureBinary();
   const dir = mkdtempSync(join(tmpdir(), "suite-e2e-crm-"));
-  const server = await startSuite(dir);
+  const server = await startSuite(dir, env);
   const origin = server.origin(TENANT);
   const r = await server.call("POST", "/api/v1/auth/signup", {
     body: { email: "owner@acme.test", password: PASSWORD, tenant_name: "Acme Inc", subdomain: TENANT, full_name: "Olive Owner" },
