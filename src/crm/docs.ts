@@ -15,12 +15,14 @@ const DEAL_LIST_PARAMETERS = listParameters([
   { name: "assigned_to", description: "Deals of this user (not with unassigned or mine)", schema: { type: "string" } },
   { ...bool("Only deals without an assignee"), name: "unassigned" },
   { ...bool("Only the caller's deals"), name: "mine" },
+  { name: "account_id", description: "Deals of this account (an id the organization lacks matches nothing); list only, not the summary", schema: { type: "string" } },
+  { name: "contact_id", description: "Deals of this contact (an id the organization lacks matches nothing); list only, not the summary", schema: { type: "string" } },
   { name: "sort_by", description: "Default created_at (then desc); ties by id, nulls last", schema: { type: "string", enum: [...SORT_FIELDS] } },
   { name: "sort_dir", description: "asc when only sort_by is given", schema: { type: "string", enum: [...SORT_DIRS] } },
 ]);
 /** The summary's: the list's filters and search, no paging or order, and the grouping. */
 const DEAL_SUMMARY_PARAMETERS = [
-  ...DEAL_LIST_PARAMETERS.filter((p) => !["page", "size", "sort_by", "sort_dir"].includes(p.name)),
+  ...DEAL_LIST_PARAMETERS.filter((p) => !["page", "size", "sort_by", "sort_dir", "account_id", "contact_id"].includes(p.name)),
   { name: "group_by", in: "query", required: false, description: "stage: every pipeline stage in order, empty ones too; assigned_to: each assignee with deals, and the unassigned", schema: { type: "string", enum: [...SUMMARY_GROUPS], default: "stage" } },
 ];
 const PAGE_PARAMETERS = listParameters([{ name: "search", description: "Part of a name (or email), any case", schema: SEARCH_SCHEMA }]);

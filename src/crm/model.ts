@@ -172,6 +172,9 @@ export interface DealListQuery {
   assignee: string | null;
   sortBy: SortField;
   sortDir: SortDir;
+  /** Only the deals of this account, of this contact (an account's and a contact's pages); absent or null: any. */
+  account?: string | null;
+  contact?: string | null;
 }
 
 // ---- what the API answers ----

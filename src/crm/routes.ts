@@ -44,10 +44,15 @@ export function readDealQuery(url: string) {
     sortBy = q.literal("sort_by", SORT_FIELDS);
     sortDir = q.literal("sort_dir", SORT_DIRS);
   });
+  // The list only (an account's or a contact's page lists its deals); an id the tenant lacks matches nothing.
+  const account = q.value("account_id") || null;
+  const contact = q.value("contact_id") || null;
   q.done();
   return {
     ...paging,
     ...filters,
+    account,
+    contact,
     sortBy: sortBy ?? "created_at",
     sortDir: sortDir ?? (sortBy ? "asc" : "desc"),
   } as const;
