@@ -1,7 +1,7 @@
 import { doc } from "../http/openapi";
 import { QUERY_BOOLEAN, SEARCH_SCHEMA } from "../kernel/paging";
 import { listParameters } from "../http/page-schema";
-import { ActivityPage, NoteRead, AccountPage, AccountRead, ContactPage, ContactRead, DealPage, DealRead, DealSummary, SORT_DIRS, SORT_FIELDS, SUMMARY_GROUPS, StageList, StageRead } from "./model";
+import { ActivityPage, RecordActivityPage, NoteRead, AccountPage, AccountRead, ContactPage, ContactRead, DealPage, DealRead, DealSummary, SORT_DIRS, SORT_FIELDS, SUMMARY_GROUPS, StageList, StageRead } from "./model";
 
 // What the CRM's routes say about themselves in the API description. The answers' schemas are
 // declared once, in model.ts.
@@ -61,11 +61,13 @@ export const CRM_DOCS = {
   listAccounts: crm("The organization's accounts, newest first", { 200: ["AccountPage", AccountPage] }, [], PAGE_PARAMETERS),
   createAccount: create("Create an account", { 201: ACCOUNT }),
   getAccount: crm("One account", { 200: ACCOUNT }, [404]),
+  accountActivities: crm("An account's timeline, newest first: its creation and each change (before and after)", { 200: ["RecordActivityPage", RecordActivityPage] }, [404], listParameters([])),
   patchAccount: crm("Change an account; a new name shows at once in its deals", { 200: ACCOUNT }, [404]),
   deleteAccount: crm("Delete an account that has no deals", { 204: null }, [404, 409], undefined, { 409: ["account_has_deals"] }),
   listContacts: crm("The organization's contacts, newest first", { 200: ["ContactPage", ContactPage] }, [], PAGE_PARAMETERS),
   createContact: create("Create a contact", { 201: CONTACT }, [404]),
   getContact: crm("One contact", { 200: CONTACT }, [404]),
+  contactActivities: crm("A contact's timeline, newest first: its creation and each change (before and after)", { 200: ["RecordActivityPage", RecordActivityPage] }, [404], listParameters([])),
   patchContact: crm("Change a contact; a new name shows at once in its deals", { 200: CONTACT }, [404]),
   deleteContact: crm("Delete a contact; its deals keep going without one", { 204: null }, [404]),
 };

@@ -75,7 +75,7 @@ export function readListQuery(url: string) {
   return { ...paging, search };
 }
 
-/** A page of a list without filters (a deal's timeline). */
+/** A page of a list without filters (a deal's, an account's or a contact's timeline). */
 export function readPageQuery(url: string) {
   const q = new QueryReader(rawQuery(url));
   const paging = q.paging();
@@ -194,6 +194,10 @@ export const crmRoutes = (ctx: Context) =>
       { body: AccountCreate, ...D.createAccount },
     )
     .get("/accounts/:id", ({ auth, params }) => ctx.crm.getAccount(auth, params.id), { params: Id, ...D.getAccount })
+    .get("/accounts/:id/activities", ({ auth, params, request }) => ctx.activities.recordTimeline(auth, "account", params.id, readPageQuery(request.url)), {
+      params: Id,
+      ...D.accountActivities,
+    })
     .patch("/accounts/:id", ({ auth, params, body }) => ctx.crm.patchAccount(auth, params.id, body), { params: Id, body: AccountPatch, ...D.patchAccount })
     .delete(
       "/accounts/:id",
@@ -213,6 +217,10 @@ export const crmRoutes = (ctx: Context) =>
       { body: ContactCreate, ...D.createContact },
     )
     .get("/contacts/:id", ({ auth, params }) => ctx.crm.getContact(auth, params.id), { params: Id, ...D.getContact })
+    .get("/contacts/:id/activities", ({ auth, params, request }) => ctx.activities.recordTimeline(auth, "contact", params.id, readPageQuery(request.url)), {
+      params: Id,
+      ...D.contactActivities,
+    })
     .patch("/contacts/:id", ({ auth, params, body }) => ctx.crm.patchContact(auth, params.id, body), { params: Id, body: ContactPatch, ...D.patchContact })
     .delete(
       "/contacts/:id",

@@ -56,6 +56,11 @@ for (const backend of BACKENDS) {
         [...(refersTo.get(t) ?? [])].some((p) => p === "deals" || (!seen.has(p) && (seen.add(p), refersToDeals(p, seen))));
       expect(order).toContain("deals");
       for (const t of beforeDeals) expect({ t, refersToDeals: refersToDeals(t) }).toEqual({ t, refersToDeals: true });
+      // An account's and a contact's timeline go before their records (on SQLite a trigger also removes them with the record).
+      for (const [child, parent] of [["account_activities", "accounts"], ["contact_activities", "contacts"]]) {
+        expect(order).toContain(child);
+        expect(order.indexOf(child)).toBeLessThan(order.indexOf(parent!));
+      }
       for (const t of order) {
         for (const parent of refersTo.get(t) ?? []) if (parent !== t && order.includes(parent)) expect({ t, before: order.indexOf(t) < order.indexOf(parent) }).toEqual({ t, before: true });
       }
