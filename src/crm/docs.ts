@@ -27,6 +27,11 @@ const DEAL_SUMMARY_PARAMETERS = [
 ];
 const PAGE_PARAMETERS = listParameters([{ name: "search", description: "Part of a name (or email), any case", schema: SEARCH_SCHEMA }]);
 
+const CONTACT_LIST_PARAMETERS = listParameters([
+  { name: "search", description: "Part of a name (or email), any case", schema: SEARCH_SCHEMA },
+  { name: "account_id", description: "Only this account's contacts (an id the organization lacks matches nothing)", schema: { type: "string" } },
+]);
+
 const STAGE_DELETE_PARAMETERS = [
   { name: "move_to", in: "query", required: false, description: "The key of the stage its deals move to; required when it has deals", schema: { type: "string" } },
 ];
@@ -64,7 +69,7 @@ export const CRM_DOCS = {
   accountActivities: crm("An account's timeline, newest first: its creation and each change (before and after)", { 200: ["RecordActivityPage", RecordActivityPage] }, [404], listParameters([])),
   patchAccount: crm("Change an account; a new name shows at once in its deals", { 200: ACCOUNT }, [404]),
   deleteAccount: crm("Delete an account that has no deals", { 204: null }, [404, 409], undefined, { 409: ["account_has_deals"] }),
-  listContacts: crm("The organization's contacts, newest first", { 200: ["ContactPage", ContactPage] }, [], PAGE_PARAMETERS),
+  listContacts: crm("The organization's contacts, newest first", { 200: ["ContactPage", ContactPage] }, [], CONTACT_LIST_PARAMETERS),
   createContact: create("Create a contact", { 201: CONTACT }, [404]),
   getContact: crm("One contact", { 200: CONTACT }, [404]),
   contactActivities: crm("A contact's timeline, newest first: its creation and each change (before and after)", { 200: ["RecordActivityPage", RecordActivityPage] }, [404], listParameters([])),

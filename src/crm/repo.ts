@@ -80,5 +80,6 @@ export interface CrmStore {
   updateContact(c: ContactRow, renamed: boolean, actor?: EventActor): Promise<void>;
   /** The contact's deals keep going, without a contact. */
   deleteContact(tenantId: string, id: string, now?: number, actor?: EventActor): Promise<void>;
-  listContacts(tenantId: string, pattern: string | null, limit: number, offset: number): Promise<Listed<ContactRow>>;
+  /** `accountId`: only that account's contacts (its page). */
+  listContacts(tenantId: string, pattern: string | null, limit: number, offset: number, accountId?: string | null): Promise<Listed<ContactRow>>;
 }

@@ -75,6 +75,16 @@ export function readListQuery(url: string) {
   return { ...paging, search };
 }
 
+/** The contact list's: paging, search, and `account_id` (an account's page lists its contacts; an id the organization lacks matches nothing). */
+export function readContactListQuery(url: string) {
+  const q = new QueryReader(rawQuery(url));
+  const paging = q.paging();
+  const search = q.search("search");
+  const accountId = q.value("account_id") || null;
+  q.done();
+  return { ...paging, search, accountId };
+}
+
 /** A page of a list without filters (a deal's, an account's or a contact's timeline). */
 export function readPageQuery(url: string) {
   const q = new QueryReader(rawQuery(url));
@@ -207,7 +217,7 @@ export const crmRoutes = (ctx: Context) =>
       },
       { params: Id, ...D.deleteAccount },
     )
-    .get("/contacts", ({ auth, request }) => ctx.crm.listContacts(auth, readListQuery(request.url)), D.listContacts)
+    .get("/contacts", ({ auth, request }) => ctx.crm.listContacts(auth, readContactListQuery(request.url)), D.listContacts)
     .post(
       "/contacts",
       async ({ auth, body, set, request }) => {

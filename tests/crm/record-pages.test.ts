@@ -65,6 +65,22 @@ describe("an account's and a contact's timeline", () => {
   });
 });
 
+describe("an account's contacts (the contact list's account_id)", () => {
+  test("only its contacts, newest first, with the search; an unknown id or another organization's lists nothing", async () => {
+    const a = await org.account("Vandelay");
+    const c1 = await org.contact("Art", "Vandelay", { account_id: a.id });
+    const c2 = await org.contact("George", "Costanza", { account_id: a.id });
+    await org.contact("Cosmo", "Kramer");
+    const page = await org.ok("GET", `/contacts?account_id=${a.id}`);
+    expect(page.total).toBe(2);
+    expect(page.items.map((c: { id: string }) => c.id).sort()).toEqual([c1.id, c2.id].sort());
+    expect((await org.ok("GET", `/contacts?account_id=${a.id}&search=art`)).items.map((c: { id: string }) => c.id)).toEqual([c1.id]);
+    expect((await org.ok("GET", `/contacts?account_id=${a.id}&size=1&page=2`))).toMatchObject({ total: 2, pages: 2 });
+    expect((await org.ok("GET", "/contacts?account_id=nope")).total).toBe(0);
+    expect((await other.ok("GET", `/contacts?account_id=${a.id}`)).total).toBe(0);
+  });
+});
+
 describe("an account's and a contact's deals (the deal list's account_id and contact_id)", () => {
   test("only theirs, exact totals, with the other filters, the search and the order; an unknown id lists nothing; another organization's too", async () => {
     const a = await org.account("Massive Dynamic");

@@ -50,6 +50,16 @@ for (const backend of CRM_BACKENDS) {
       ]);
     });
 
+    test("an account's contacts: the contact list within one account, with its search and paging", async () => {
+      await b.crm.insertContact(contact("t1", "c5", "Zed", "a2", 900));
+      const all = await b.crm.listContacts("t1", null, 10, 0, "a2");
+      expect(all.rows.map((c) => c.id)).toEqual(["c5", "c1"]);
+      expect(all.total).toBe(2);
+      expect(await b.crm.listContacts("t1", "%zed%", 10, 0, "a2")).toMatchObject({ total: 1, rows: [{ id: "c5" }] });
+      expect((await b.crm.listContacts("t1", null, 1, 1, "a2")).rows.map((c) => c.id)).toEqual(["c1"]);
+      expect(await b.crm.listContacts("t2", null, 10, 0, "a2")).toEqual({ rows: [], total: 0 });
+    });
+
     test("another tenant reads nothing; deleting a record removes its entries (and only its)", async () => {
       expect(await read("account", "t2", "a1")).toEqual({ rows: [], total: 0 });
       expect(await read("contact", "t2", "c1")).toEqual({ rows: [], total: 0 });

@@ -14114,6 +14114,8 @@ export interface operations {
                 size?: number;
                 /** @description Part of a name (or email), any case */
                 search?: string;
+                /** @description Only this account's contacts (an id the organization lacks matches nothing) */
+                account_id?: string;
             };
             header?: {
                 /**

@@ -150,10 +150,12 @@ export function createPostgresCrmStore(pg: Pg) {
         if (gone) await appendEventsInTx(tx, tenantId, [{ type: "contact.deleted", actor, data: { id, ...gone } }], now);
       });
     },
-    async listContacts(tenantId: string, pattern: string | null, limit: number, offset: number): Promise<Listed<ContactRow>> {
+    async listContacts(tenantId: string, pattern: string | null, limit: number, offset: number, accountId: string | null = null): Promise<Listed<ContactRow>> {
+      // One account's contacts (its page): the contacts_by_account range.
+      const [where, args] = accountId === null ? [CONTACT_FILTER, []] : [`${CONTACT_FILTER} AND account_id = $5`, [accountId]];
       const [rows, count] = await Promise.all([
-        pg.unsafe<ContactRow>(`SELECT * FROM contacts WHERE ${CONTACT_FILTER} ORDER BY created_at DESC, id DESC LIMIT $3 OFFSET $4`, [tenantId, pattern, limit, offset]),
-        pg.unsafe<{ n: number }>(`SELECT count(*) AS n FROM contacts WHERE ${CONTACT_FILTER}`, [tenantId, pattern]),
+        pg.unsafe<ContactRow>(`SELECT * FROM contacts WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT $3 OFFSET $4`, [tenantId, pattern, limit, offset, ...args]),
+        pg.unsafe<{ n: number }>(`SELECT count(*) AS n FROM contacts WHERE ${where.replace("$5", "$3")}`, [tenantId, pattern, ...args]),
       ]);
       return { rows: [...rows], total: count[0]!.n };
     },

@@ -61,6 +61,11 @@ export function createSqliteCrmStore(db: Db, appendEventsInTx: AppendEventsInTx)
     `SELECT * FROM contacts WHERE ${contactFilter} ORDER BY created_at DESC, id DESC LIMIT ?3 OFFSET ?4`,
   );
   const countContacts = db.prepare<{ n: number }, [string, string | null]>(`SELECT count(*) AS n FROM contacts WHERE ${contactFilter}`);
+  // One account's contacts (its page): the contacts_by_account range.
+  const listAccountContacts = db.prepare<ContactRow, [string, string | null, number, number, string]>(
+    `SELECT * FROM contacts WHERE ${contactFilter} AND account_id = ?5 ORDER BY created_at DESC, id DESC LIMIT ?3 OFFSET ?4`,
+  );
+  const countAccountContacts = db.prepare<{ n: number }, [string, string | null, string]>(`SELECT count(*) AS n FROM contacts WHERE ${contactFilter} AND account_id = ?3`);
 
   const addRecordEntries = recordActivityWriter(db);
   const accountName = db.prepare<{ name: string }, [string, string]>("SELECT name FROM accounts WHERE tenant_id = ?1 AND id = ?2");
@@ -159,7 +164,10 @@ export function createSqliteCrmStore(db: Db, appendEventsInTx: AppendEventsInTx)
         if (before) appendEventsInTx(tenantId, [{ type: "contact.deleted", actor, data: { id, first_name: before.first_name, last_name: before.last_name } }], now);
       });
     },
-    async listContacts(tenantId: string, pattern: string | null, limit: number, offset: number): Promise<Listed<ContactRow>> {
+    async listContacts(tenantId: string, pattern: string | null, limit: number, offset: number, accountId: string | null = null): Promise<Listed<ContactRow>> {
+      if (accountId !== null) {
+        return { rows: listAccountContacts.all(tenantId, pattern, limit, offset, accountId), total: countAccountContacts.get(tenantId, pattern, accountId)!.n };
+      }
       return { rows: listContacts.all(tenantId, pattern, limit, offset), total: countContacts.get(tenantId, pattern)!.n };
     },
 
