@@ -336,12 +336,13 @@ export type ActivityPage = Static<typeof ActivityPage>;
 
 // ---- an account's and a contact's timeline ----
 
-export const RECORD_ACTIVITY_TYPES = ["created", "updated"] as const;
+export const RECORD_ACTIVITY_TYPES = ["created", "updated", "imported"] as const;
 /**
  * One entry of an account's or a contact's timeline, in a deal's entry shape. `data` by type:
  * created {the record's fields as shown: name, domain, industry; or first_name, last_name, email,
  * phone, account, account_id}; updated {changes: [{field, before, after, before_id?, after_id?}]}
- * (a contact's account by name, with the ids beside).
+ * (a contact's account by name, with the ids beside); imported {job_id, action: "added" |
+ * "updated", changes?} (a contact's account by its ids only).
  */
 export const RecordActivityRead = t.Object({
   id: t.String(),

@@ -57,3 +57,12 @@ export function recordEntriesOfWrite(kind: RecordKind, newId: () => string, acto
   const changes = recordChanges(kind, before, after);
   return changes.length === 0 ? [] : [{ id: newId(), type: "updated", actor_id: actor, created_at: now, data: JSON.stringify({ changes }) }];
 }
+
+/**
+ * An import's entry on an account or contact it added or changed: the job, and what it changed
+ * (a contact's account by its ids: the import matched it by name, which the entry does not repeat).
+ */
+export function recordImportEntry(kind: RecordKind, newId: () => string, actor: string | null, now: number, jobId: string, before: Snapshot | null, after: Snapshot): NewActivity {
+  const data = before === null ? { job_id: jobId, action: "added" } : { job_id: jobId, action: "updated", changes: recordChanges(kind, before, after) };
+  return { id: newId(), type: "imported", actor_id: actor, created_at: now, data: JSON.stringify(data) };
+}

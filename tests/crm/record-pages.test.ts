@@ -65,6 +65,43 @@ describe("an account's and a contact's timeline", () => {
   });
 });
 
+describe("imports write the timeline too", () => {
+  const upload = (kind: string, csv: string) =>
+    t.app.handle(new Request(`http://localhost/api/v1/crm/${kind}/import`, { method: "POST", headers: { authorization: `Bearer ${org.token}`, "content-type": "text/csv" }, body: csv }));
+  async function imported(kind: string, csv: string) {
+    const r = await upload(kind, csv);
+    expect(r.status).toBe(202);
+    const id = ((await r.json()) as { id: string }).id;
+    for (let i = 0; i < 4000; i++) {
+      const j = await t.json("GET", `/api/v1/crm/jobs/${id}`, { token: org.token });
+      if (j.body.status !== "running") return { id, ...j.body };
+      await Bun.sleep(5);
+    }
+    throw new Error("still running");
+  }
+
+  test("an account and a contact an import adds, then changes: an entry each time, by the job, with the changes", async () => {
+    const added = await imported("accounts", "name,domain,external_id\nUmbrella Imports,umbrella.test,ext-umb\n");
+    expect(added.status).toBe("succeeded");
+    const account = (await org.ok("GET", "/accounts?search=Umbrella Imports")).items[0];
+    let list = await entries("accounts", account.id);
+    expect(list).toHaveLength(1);
+    expect(list[0]).toMatchObject({ type: "imported", actor: { id: org.user.id }, data: { job_id: added.id, action: "added" } });
+    const changed = await imported("accounts", "name,domain,external_id\nUmbrella Imports,umbrella.example,ext-umb\n");
+    list = await entries("accounts", account.id);
+    expect(list.map((e) => e.type)).toEqual(["imported", "imported"]);
+    expect(list[0]!.data).toEqual({ job_id: changed.id, action: "updated", changes: [{ field: "domain", before: "umbrella.test", after: "umbrella.example" }] });
+
+    await imported("contacts", "first_name,last_name,account_name,external_id\nAlice,Imported,Umbrella Imports,ext-alice\n");
+    const contact = (await org.ok("GET", "/contacts?search=alice imported")).items[0];
+    expect(contact.account_id).toBe(account.id);
+    await imported("contacts", "first_name,last_name,account_name,external_id\nAlice,Imported,,ext-alice\n");
+    const byContact = await entries("contacts", contact.id);
+    expect(byContact.map((e) => [e.type, e.data.action])).toEqual([["imported", "updated"], ["imported", "added"]]);
+    expect(byContact[0]!.data.changes).toEqual([{ field: "account", before: null, after: null, before_id: account.id, after_id: null }]);
+  });
+});
+
 describe("an account's contacts (the contact list's account_id)", () => {
   test("only its contacts, newest first, with the search; an unknown id or another organization's lists nothing", async () => {
     const a = await org.account("Vandelay");

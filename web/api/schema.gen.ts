@@ -2602,7 +2602,7 @@ export interface components {
         /** RecordActivityRead */
         RecordActivityRead: {
             id: string;
-            type: "created" | "updated";
+            type: "created" | "updated" | "imported";
             /** Format: date-time */
             created_at: string;
             actor: components["schemas"]["ActorRead"] | null;

@@ -1,19 +1,40 @@
 /**
- * An account's or a contact's timeline, newest first: its creation and each change (who, when,
- * before → after), in the deal page's look (web/deal-page/deal-page.css).
+ * An account's or a contact's timeline, newest first: its creation, each change (who, when,
+ * before → after) and each import that added or changed it, in the deal page's look
+ * (web/deal-page/deal-page.css).
  */
 import { useEffect, useState } from "preact/hooks";
 import { api, type RecordActivity as Entry } from "../api/client";
 import { formatDateTime } from "../shared/format";
 import { ErrorBox, Loading } from "../shared/states";
 
-type Change = { field: string; before: string | null; after: string | null };
+type Change = { field: string; before: string | null; after: string | null; before_id?: string | null; after_id?: string | null };
 
 const PAGE = 50;
 const LABELS: Record<string, string> = {
   name: "Name", domain: "Web domain", industry: "Industry", first_name: "First name", last_name: "Last name", email: "Email", phone: "Phone", account: "Account",
 };
 const shown = (v: unknown) => (v === null || v === undefined || v === "" ? "none" : String(v));
+
+function ChangeList({ changes }: { changes: Change[] }) {
+  return (
+    <ul class="changes">
+      {changes.map((c) => (
+        <li key={c.field}>
+          <span class="field-name">{LABELS[c.field] ?? c.field}</span>
+          {/* An import names a contact's account by its ids only. */}
+          {c.before === null && c.after === null && (c.before_id ?? null) !== (c.after_id ?? null) ? (
+            " changed"
+          ) : (
+            <>
+              : <span class="before">{shown(c.before)}</span> → <span class="after">{shown(c.after)}</span>
+            </>
+          )}
+        </li>
+      ))}
+    </ul>
+  );
+}
 const NOUN = { account: "account", contact: "contact" } as const;
 
 function EntryText({ e, kind }: { e: Entry; kind: "account" | "contact" }) {
@@ -28,18 +49,22 @@ function EntryText({ e, kind }: { e: Entry; kind: "account" | "contact" }) {
     );
   }
   const changes: Change[] = d.changes ?? [];
+  if (e.type === "imported") {
+    return (
+      <>
+        <p>
+          <strong>{who}</strong> {d.action === "added" ? "added it with an import." : "changed it with an import:"}
+        </p>
+        {changes.length ? <ChangeList changes={changes} /> : null}
+      </>
+    );
+  }
   return (
     <>
       <p>
         <strong>{who}</strong> changed:
       </p>
-      <ul class="changes">
-        {changes.map((c) => (
-          <li key={c.field}>
-            <span class="field-name">{LABELS[c.field] ?? c.field}</span>: <span class="before">{shown(c.before)}</span> → <span class="after">{shown(c.after)}</span>
-          </li>
-        ))}
-      </ul>
+      <ChangeList changes={changes} />
     </>
   );
 }

@@ -108,12 +108,16 @@ describe("a contact's page", () => {
     expect(deals.url.searchParams.get("contact_id")).toBe("c1");
     deals.respond(200, page([deal("d1", "Globex rollout")]));
     const entry = { id: "e1", type: "created", created_at: "2030-01-01T00:00:00Z", actor, data: { first_name: "Hank", last_name: "Scorpio", email: null, phone: null, account: "Globex", account_id: "a1" } };
-    dom.pending("/crm/contacts/c1/activities")[0]!.respond(200, page([entry]));
-    await until(() => texts(".timeline .entry").length === 1 && texts(".record-list td.title").length === 1, "the lists shown");
+    const imported = { id: "e2", type: "imported", created_at: "2030-01-02T00:00:00Z", actor, data: { job_id: "j1", action: "updated", changes: [{ field: "account", before: null, after: null, before_id: "a0", after_id: "a1" }, { field: "phone", before: null, after: "555" }] } };
+    dom.pending("/crm/contacts/c1/activities")[0]!.respond(200, page([imported, entry]));
+    await until(() => texts(".timeline .entry").length === 2 && texts(".record-list td.title").length === 1, "the lists shown");
+    // An import's entry: its changes, a contact's account (named by ids only) said to have changed.
+    expect(texts(".timeline .entry.imported p")).toEqual(["Mia Member changed it with an import:"]);
+    expect(texts(".timeline .entry.imported li")).toEqual(["Account changed", "Phone: none → 555"]);
     expect(document.querySelector("h1")!.textContent).toBe("Hank Scorpio");
     expect(document.querySelector(".stage-line")!.textContent).toBe("Contact at Globex");
     expect(links().filter(([, href]) => href === "/accounts/a1").length).toBe(3);
-    expect(texts(".timeline .entry p")[0]).toBe("Mia Member created the contact at Globex.");
+    expect(texts(".timeline .entry.created p")[0]).toBe("Mia Member created the contact at Globex.");
 
     button("Edit email").click();
     await until(() => document.querySelector<HTMLInputElement>(".inline-field.editing input") !== null, "the editor");
