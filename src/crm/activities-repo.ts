@@ -39,3 +39,15 @@ export interface DealActivityStore {
   /** The note and its timeline entry. */
   removeNote(tenantId: string, id: string): Promise<void>;
 }
+
+/** An account's or a contact's timeline entry as read (its actor's name joined). */
+export type RecordActivityJoined = Omit<ActivityJoined, "note_body" | "note_updated_at">;
+
+/**
+ * An account's and a contact's timelines. Their writes add the entries (CrmStore's insert and
+ * update of accounts and contacts, in their own transaction); the record's deletion removes them.
+ */
+export interface RecordActivityStore {
+  /** Newest first. */
+  timeline(kind: "account" | "contact", tenantId: string, recordId: string, limit: number, offset: number): Promise<{ rows: RecordActivityJoined[]; total: number }>;
+}

@@ -3,7 +3,8 @@ import { RequestValidationError, errors, AppError } from "../kernel/errors";
 import { newId, toIso } from "../kernel/ids";
 import { type Page, offsetOf, pageOf } from "../kernel/paging";
 import type { ActivityJoined, NoteJoined } from "./activities-repo";
-import type { ActivityRead, ActorRead, NoteRead, NoteWrite } from "./model";
+import type { ActivityRead, ActorRead, NoteRead, NoteWrite, RecordActivityRead } from "./model";
+import type { RecordKind } from "./record-activity";
 import type { CrmStore } from "./repo";
 
 export interface ActivitiesDeps {
@@ -50,7 +51,7 @@ function bodyOf(body: NoteWrite): string {
 
 const notAuthor = () => new AppError(403, "not_note_author", "Only the note's author or an admin can change or delete this note.");
 
-/** A deal's timeline, and its notes (the deal writes add their own entries: deals-repo.ts). */
+/** A deal's timeline and its notes (the deal writes add their own entries: deals-repo.ts); an account's and a contact's timelines. */
 export function createActivitiesService(d: ActivitiesDeps) {
   const store = d.repo.activities;
 
@@ -101,7 +102,22 @@ export function createActivitiesService(d: ActivitiesDeps) {
     await store.removeNote(auth.tenantId, id);
   }
 
-  return { timeline, createNote, getNote, patchNote, deleteNote };
+  /** An account's or a contact's timeline (404 when the organization has no such record). */
+  async function recordTimeline(auth: Principal, kind: RecordKind, id: string, p: { page: number; size: number }): Promise<Page<RecordActivityRead>> {
+    const exists = kind === "account" ? await d.repo.account(auth.tenantId, id) : await d.repo.contact(auth.tenantId, id);
+    if (!exists) throw errors.notFound(kind === "account" ? "Account not found." : "Contact not found.");
+    const { rows, total } = await d.repo.recordActivities.timeline(kind, auth.tenantId, id, p.size, offsetOf(p.page, p.size));
+    const items = rows.map((a): RecordActivityRead => ({
+      id: a.id,
+      type: a.type as RecordActivityRead["type"],
+      created_at: toIso(a.created_at),
+      actor: actorOf(a.actor_id, a.actor_name),
+      data: JSON.parse(a.data) as Record<string, unknown>,
+    }));
+    return pageOf(items, total, p.page, p.size);
+  }
+
+  return { timeline, recordTimeline, createNote, getNote, patchNote, deleteNote };
 }
 
 export type ActivitiesService = ReturnType<typeof createActivitiesService>;

@@ -1,7 +1,7 @@
 import { doc } from "../http/openapi";
 import { QUERY_BOOLEAN, SEARCH_SCHEMA } from "../kernel/paging";
 import { listParameters } from "../http/page-schema";
-import { ActivityPage, NoteRead, AccountPage, AccountRead, ContactPage, ContactRead, DealPage, DealRead, DealSummary, SORT_DIRS, SORT_FIELDS, SUMMARY_GROUPS, StageList, StageRead } from "./model";
+import { ActivityPage, RecordActivityPage, NoteRead, AccountPage, AccountRead, ContactPage, ContactRead, DealPage, DealRead, DealSummary, SORT_DIRS, SORT_FIELDS, SUMMARY_GROUPS, StageList, StageRead } from "./model";
 
 // What the CRM's routes say about themselves in the API description. The answers' schemas are
 // declared once, in model.ts.
@@ -15,15 +15,22 @@ const DEAL_LIST_PARAMETERS = listParameters([
   { name: "assigned_to", description: "Deals of this user (not with unassigned or mine)", schema: { type: "string" } },
   { ...bool("Only deals without an assignee"), name: "unassigned" },
   { ...bool("Only the caller's deals"), name: "mine" },
+  { name: "account_id", description: "Deals of this account (an id the organization lacks matches nothing); list only, not the summary", schema: { type: "string" } },
+  { name: "contact_id", description: "Deals of this contact (an id the organization lacks matches nothing); list only, not the summary", schema: { type: "string" } },
   { name: "sort_by", description: "Default created_at (then desc); ties by id, nulls last", schema: { type: "string", enum: [...SORT_FIELDS] } },
   { name: "sort_dir", description: "asc when only sort_by is given", schema: { type: "string", enum: [...SORT_DIRS] } },
 ]);
 /** The summary's: the list's filters and search, no paging or order, and the grouping. */
 const DEAL_SUMMARY_PARAMETERS = [
-  ...DEAL_LIST_PARAMETERS.filter((p) => !["page", "size", "sort_by", "sort_dir"].includes(p.name)),
+  ...DEAL_LIST_PARAMETERS.filter((p) => !["page", "size", "sort_by", "sort_dir", "account_id", "contact_id"].includes(p.name)),
   { name: "group_by", in: "query", required: false, description: "stage: every pipeline stage in order, empty ones too; assigned_to: each assignee with deals, and the unassigned", schema: { type: "string", enum: [...SUMMARY_GROUPS], default: "stage" } },
 ];
 const PAGE_PARAMETERS = listParameters([{ name: "search", description: "Part of a name (or email), any case", schema: SEARCH_SCHEMA }]);
+
+const CONTACT_LIST_PARAMETERS = listParameters([
+  { name: "search", description: "Part of a name (or email), any case", schema: SEARCH_SCHEMA },
+  { name: "account_id", description: "Only this account's contacts (an id the organization lacks matches nothing)", schema: { type: "string" } },
+]);
 
 const STAGE_DELETE_PARAMETERS = [
   { name: "move_to", in: "query", required: false, description: "The key of the stage its deals move to; required when it has deals", schema: { type: "string" } },
@@ -59,11 +66,13 @@ export const CRM_DOCS = {
   listAccounts: crm("The organization's accounts, newest first", { 200: ["AccountPage", AccountPage] }, [], PAGE_PARAMETERS),
   createAccount: create("Create an account", { 201: ACCOUNT }),
   getAccount: crm("One account", { 200: ACCOUNT }, [404]),
+  accountActivities: crm("An account's timeline, newest first: its creation and each change (before and after)", { 200: ["RecordActivityPage", RecordActivityPage] }, [404], listParameters([])),
   patchAccount: crm("Change an account; a new name shows at once in its deals", { 200: ACCOUNT }, [404]),
   deleteAccount: crm("Delete an account that has no deals", { 204: null }, [404, 409], undefined, { 409: ["account_has_deals"] }),
-  listContacts: crm("The organization's contacts, newest first", { 200: ["ContactPage", ContactPage] }, [], PAGE_PARAMETERS),
+  listContacts: crm("The organization's contacts, newest first", { 200: ["ContactPage", ContactPage] }, [], CONTACT_LIST_PARAMETERS),
   createContact: create("Create a contact", { 201: CONTACT }, [404]),
   getContact: crm("One contact", { 200: CONTACT }, [404]),
+  contactActivities: crm("A contact's timeline, newest first: its creation and each change (before and after)", { 200: ["RecordActivityPage", RecordActivityPage] }, [404], listParameters([])),
   patchContact: crm("Change a contact; a new name shows at once in its deals", { 200: CONTACT }, [404]),
   deleteContact: crm("Delete a contact; its deals keep going without one", { 204: null }, [404]),
 };

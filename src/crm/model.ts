@@ -172,6 +172,9 @@ export interface DealListQuery {
   assignee: string | null;
   sortBy: SortField;
   sortDir: SortDir;
+  /** Only the deals of this account, of this contact (an account's and a contact's pages); absent or null: any. */
+  account?: string | null;
+  contact?: string | null;
 }
 
 // ---- what the API answers ----
@@ -330,3 +333,24 @@ export const ActivityRead = t.Object({
 export type ActivityRead = Static<typeof ActivityRead>;
 export const ActivityPage = pageSchema(ActivityRead);
 export type ActivityPage = Static<typeof ActivityPage>;
+
+// ---- an account's and a contact's timeline ----
+
+export const RECORD_ACTIVITY_TYPES = ["created", "updated", "imported"] as const;
+/**
+ * One entry of an account's or a contact's timeline, in a deal's entry shape. `data` by type:
+ * created {the record's fields as shown: name, domain, industry; or first_name, last_name, email,
+ * phone, account, account_id}; updated {changes: [{field, before, after, before_id?, after_id?}]}
+ * (a contact's account by name, with the ids beside); imported {job_id, action: "added" |
+ * "updated", changes?} (a contact's account by its ids only).
+ */
+export const RecordActivityRead = t.Object({
+  id: t.String(),
+  type: t.Union(RECORD_ACTIVITY_TYPES.map((k) => t.Literal(k))),
+  created_at: Time,
+  actor: t.Nullable(ActorRead),
+  data: t.Record(t.String(), t.Any()),
+}, { title: "RecordActivityRead" });
+export type RecordActivityRead = Static<typeof RecordActivityRead>;
+export const RecordActivityPage = pageSchema(RecordActivityRead);
+export type RecordActivityPage = Static<typeof RecordActivityPage>;

@@ -1,5 +1,5 @@
 import type { EventActor } from "../events/repo";
-import type { DealActivityStore } from "./activities-repo";
+import type { DealActivityStore, RecordActivityStore } from "./activities-repo";
 import type { DealsStore } from "./deals-repo";
 import type { SavedViewStore } from "./views-repo";
 
@@ -54,11 +54,17 @@ export interface CrmStore {
   deals: DealsStore;
   /** A deal's timeline and notes. */
   activities: DealActivityStore;
+  /** An account's and a contact's timelines (written by the account and contact writes below). */
+  recordActivities: RecordActivityStore;
   /** Saved views of the deal list and each member's default. */
   views: SavedViewStore;
   stages: (tenantId: string) => Promise<PipelineStageRow[]>;
   stage: (tenantId: string, key: string) => Promise<PipelineStageRow | null>;
-  /** Each write appends its event (`pipeline_stage.created`, `account.*`, `contact.*`) in its transaction; `actor` defaults to the system. */
+  /**
+   * Each write appends its event (`pipeline_stage.created`, `account.*`, `contact.*`) in its
+   * transaction, and an account's or contact's create and change its timeline entry
+   * (record-activity.ts) too; `actor` defaults to the system.
+   */
   insertStage(s: Omit<PipelineStageRow, "position"> & {
     position: number | null;
   }, actor?: EventActor): Promise<PipelineStageRow>;
@@ -74,5 +80,6 @@ export interface CrmStore {
   updateContact(c: ContactRow, renamed: boolean, actor?: EventActor): Promise<void>;
   /** The contact's deals keep going, without a contact. */
   deleteContact(tenantId: string, id: string, now?: number, actor?: EventActor): Promise<void>;
-  listContacts(tenantId: string, pattern: string | null, limit: number, offset: number): Promise<Listed<ContactRow>>;
+  /** `accountId`: only that account's contacts (its page). */
+  listContacts(tenantId: string, pattern: string | null, limit: number, offset: number, accountId?: string | null): Promise<Listed<ContactRow>>;
 }

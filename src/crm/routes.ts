@@ -44,10 +44,15 @@ export function readDealQuery(url: string) {
     sortBy = q.literal("sort_by", SORT_FIELDS);
     sortDir = q.literal("sort_dir", SORT_DIRS);
   });
+  // The list only (an account's or a contact's page lists its deals); an id the tenant lacks matches nothing.
+  const account = q.value("account_id") || null;
+  const contact = q.value("contact_id") || null;
   q.done();
   return {
     ...paging,
     ...filters,
+    account,
+    contact,
     sortBy: sortBy ?? "created_at",
     sortDir: sortDir ?? (sortBy ? "asc" : "desc"),
   } as const;
@@ -70,7 +75,17 @@ export function readListQuery(url: string) {
   return { ...paging, search };
 }
 
-/** A page of a list without filters (a deal's timeline). */
+/** The contact list's: paging, search, and `account_id` (an account's page lists its contacts; an id the organization lacks matches nothing). */
+export function readContactListQuery(url: string) {
+  const q = new QueryReader(rawQuery(url));
+  const paging = q.paging();
+  const search = q.search("search");
+  const accountId = q.value("account_id") || null;
+  q.done();
+  return { ...paging, search, accountId };
+}
+
+/** A page of a list without filters (a deal's, an account's or a contact's timeline). */
 export function readPageQuery(url: string) {
   const q = new QueryReader(rawQuery(url));
   const paging = q.paging();
@@ -189,6 +204,10 @@ export const crmRoutes = (ctx: Context) =>
       { body: AccountCreate, ...D.createAccount },
     )
     .get("/accounts/:id", ({ auth, params }) => ctx.crm.getAccount(auth, params.id), { params: Id, ...D.getAccount })
+    .get("/accounts/:id/activities", ({ auth, params, request }) => ctx.activities.recordTimeline(auth, "account", params.id, readPageQuery(request.url)), {
+      params: Id,
+      ...D.accountActivities,
+    })
     .patch("/accounts/:id", ({ auth, params, body }) => ctx.crm.patchAccount(auth, params.id, body), { params: Id, body: AccountPatch, ...D.patchAccount })
     .delete(
       "/accounts/:id",
@@ -198,7 +217,7 @@ export const crmRoutes = (ctx: Context) =>
       },
       { params: Id, ...D.deleteAccount },
     )
-    .get("/contacts", ({ auth, request }) => ctx.crm.listContacts(auth, readListQuery(request.url)), D.listContacts)
+    .get("/contacts", ({ auth, request }) => ctx.crm.listContacts(auth, readContactListQuery(request.url)), D.listContacts)
     .post(
       "/contacts",
       async ({ auth, body, set, request }) => {
@@ -208,6 +227,10 @@ export const crmRoutes = (ctx: Context) =>
       { body: ContactCreate, ...D.createContact },
     )
     .get("/contacts/:id", ({ auth, params }) => ctx.crm.getContact(auth, params.id), { params: Id, ...D.getContact })
+    .get("/contacts/:id/activities", ({ auth, params, request }) => ctx.activities.recordTimeline(auth, "contact", params.id, readPageQuery(request.url)), {
+      params: Id,
+      ...D.contactActivities,
+    })
     .patch("/contacts/:id", ({ auth, params, body }) => ctx.crm.patchContact(auth, params.id, body), { params: Id, body: ContactPatch, ...D.patchContact })
     .delete(
       "/contacts/:id",

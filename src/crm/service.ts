@@ -78,9 +78,9 @@ export function createCrmService(d: CrmDeps) {
     return c;
   };
 
-  async function listContacts(auth: Principal, p: { page: number; size: number; search: string | null }): Promise<Page<ContactRead>> {
+  async function listContacts(auth: Principal, p: { page: number; size: number; search: string | null; accountId?: string | null }): Promise<Page<ContactRead>> {
     const pattern = p.search === null ? null : containsPattern(p.search);
-    const { rows, total } = await repo.listContacts(auth.tenantId, pattern, p.size, offsetOf(p.page, p.size));
+    const { rows, total } = await repo.listContacts(auth.tenantId, pattern, p.size, offsetOf(p.page, p.size), p.accountId ?? null);
     return pageOf(rows.map(toContactRead), total, p.page, p.size);
   }
 

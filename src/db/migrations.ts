@@ -26,6 +26,7 @@ import v26 from "./migrations/0026-deal-sums.sql" with { type: "text" };
 import v27 from "./migrations/0027-saved-views.sql" with { type: "text" };
 import v28 from "./migrations/0028-webhooks.sql" with { type: "text" };
 import v30 from "./migrations/0030-operator-backup-codes.sql" with { type: "text" };
+import v31 from "./migrations/0031-record-activities.sql" with { type: "text" };
 import type { Db } from "./database";
 import { recountDealGrams } from "./deal-grams";
 import { recountDealKeyGrams } from "./deal-key-grams";
@@ -75,6 +76,7 @@ export const MIGRATIONS: Migration[] = [
   { version: 27, name: "saved views of the deal list, personal and shared, and each member's default view", sql: v27 },
   { version: 28, name: "signed webhooks: endpoints and their deliveries", sql: v28 },
   { version: 30, name: "operators' backup codes, stored as keyed hashes", sql: v30 },
+  { version: 31, name: "an account's and a contact's activity timeline", sql: v31 },
 ];
 
 /**

@@ -181,7 +181,7 @@ describe("the fixed shapes, field by field", () => {
   test("the deal list's query parameters are the fixed ones", () => {
     const params: Schema[] = operation("GET", "/api/v1/crm/deals").parameters ?? [];
     const names = params.filter((p) => p.in === "query").map((p) => p.name).sort();
-    expect(names).toEqual(["assigned_to", "mine", "page", "search", "size", "sort_by", "sort_dir", "stage", "unassigned"]);
+    expect(names).toEqual(["account_id", "assigned_to", "contact_id", "mine", "page", "search", "size", "sort_by", "sort_dir", "stage", "unassigned"]);
   });
 
   test("Invitation (POST /users/invite 201 and 200) and InviteUserRequest", () => {

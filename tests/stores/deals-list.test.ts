@@ -15,7 +15,7 @@ import { foldAll } from "../../src/db/search-fold";
 import { openPostgres, type Pg } from "../../src/stores/postgres/database";
 import { createPostgresDealsQuery } from "../../src/stores/postgres/deals-query";
 import { costPlan as postgresCostPlan } from "../../src/stores/postgres/deals-plan";
-import { forcedPostgresPlan } from "../support/deals-strategies";
+import { forcedPostgresPlan, forcedSqlitePlan } from "../support/deals-strategies";
 import { dealCountersAfterCopy, gramsOf, rebuildDealCounters } from "../../src/stores/postgres/deal-counters";
 import { bulkSeed, createPostgresSeedStore, liveSeed } from "../../src/stores/postgres/seed";
 import { migratePostgres, pgTargetVersion } from "../../src/stores/postgres/migrate";
@@ -107,7 +107,9 @@ function reference(q: DealListQuery, tenantId: string): ListedSeqs {
       d.tenant_id === tenantId &&
       (term === undefined || d.search_text.includes(term)) &&
       (q.stages === null || q.stages.includes(d.stage)) &&
-      (q.assignee === null || (q.assignee === "" ? d.assigned_to === null : d.assigned_to === q.assignee)),
+      (q.assignee === null || (q.assignee === "" ? d.assigned_to === null : d.assigned_to === q.assignee)) &&
+      ((q.account ?? null) === null || d.account_id === q.account) &&
+      ((q.contact ?? null) === null || d.contact_id === q.contact),
   );
   const k = SORT_KEY[q.sortBy];
   const sign = q.sortDir === "asc" ? 1 : -1;
@@ -317,6 +319,51 @@ for (const backend of BACKENDS) {
           if (got.total !== want.total || JSON.stringify(got.seqs) !== JSON.stringify(want.seqs)) wrong.push(`${name}: ${JSON.stringify(q)}`);
         }
       expect(wrong).toEqual([]);
+    });
+
+    test("an account's and a contact's deals (their pages): with every filter, term, sort and page, exact totals; another tenant's record lists nothing", async () => {
+      const mine = deals.filter((d) => d.tenant_id === tenantA);
+      const countBy = (key: string) => {
+        const n = new Map<string, number>();
+        for (const d of mine) if (d[key] !== null) n.set(d[key], (n.get(d[key]) ?? 0) + 1);
+        return [...n].sort((a, b) => b[1] - a[1] || cmp(a[0], b[0]));
+      };
+      const accounts = countBy("account_id");
+      const contacts = countBy("contact_id");
+      expect(contacts.length).toBeGreaterThan(0);
+      const records: Array<Pick<DealListQuery, "account" | "contact">> = [
+        { account: accounts[0]![0] },
+        { account: accounts.at(-1)![0] },
+        { contact: contacts[0]![0] },
+        { account: mine.find((d) => d.contact_id === contacts[0]![0])!.account_id, contact: contacts[0]![0] },
+        { account: "no-such-account" },
+      ];
+      const assignees = [null, "", users[0]!];
+      const wrong: string[] = [];
+      // SQLite reads a record's page by sorting its deals or by walking the order's index: both, forced, agree too.
+      const readers: Array<[string, typeof list]> = [["server", list]];
+      if (b.kind === "sqlite") {
+        const db = b.db;
+        for (const by of ["index walk", "sort"] as const) readers.push([by, (t, q) => createDealsQuery(db, forcedSqlitePlan(by)).list(t, q)]);
+      }
+      let k = 0;
+      for (const [reader, read] of readers)
+      for (const record of records)
+        for (const search of [null, "a", "er", "ion", "renewal", "xyzzy"])
+          for (const sortBy of SORT_FIELDS) {
+            k++;
+            const q: DealListQuery = {
+              ...record, search, sortBy, sortDir: k % 2 ? "asc" : "desc", stages: STAGES[k % STAGES.length]!, assignee: assignees[k % 3]!, page: [1, 2, 1, 3][k % 4]!, size: [20, 3, 100][k % 3]!,
+            };
+            const got = await read(tenantA, q);
+            const want = reference(q, tenantA);
+            if (got.total !== want.total || JSON.stringify(got.seqs) !== JSON.stringify(want.seqs)) wrong.push(`${reader}: ${JSON.stringify(q)}`);
+            if (got.rows) expect(got.rows.map((r) => r.seq)).toEqual(got.seqs);
+          }
+      expect(wrong).toEqual([]);
+      const plain: DealListQuery = { page: 1, size: 20, search: null, stages: null, assignee: null, sortBy: "created_at", sortDir: "desc", account: accounts[0]![0] };
+      expect((await list(tenantA, plain)).total).toBe(accounts[0]![1]);
+      expect(await list(tenantB, plain)).toEqual({ seqs: [], total: 0 });
     });
 
     test("totals are exact and nothing leaks between tenants", async () => {

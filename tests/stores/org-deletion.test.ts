@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { TenantDeletionStore } from "../../src/organization/deletion-repo";
 import { createPostgresTenantDeletionStore } from "../../src/stores/postgres/tenant-deletion";
-import { createSqliteTenantDeletionStore } from "../../src/stores/sqlite/tenant-deletion";
+import { createSqliteTenantDeletionStore, removedWith } from "../../src/stores/sqlite/tenant-deletion";
 import { type Backend, BACKENDS } from "./backends";
 import { T0, type OrgBackend, addMember, orgBackend, signup } from "./org-fixture";
 
@@ -14,6 +14,8 @@ async function catalog(b: Backend): Promise<{ tables: string[]; refersTo: Map<st
     const names = (b.db.query("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").all() as Array<{ name: string }>).map((r) => r.name);
     const tables = names.filter((t) => t !== "tenants" && (b.db.query(`SELECT name FROM pragma_table_info('${t}')`).all() as Array<{ name: string }>).some((c) => c.name === "tenant_id"));
     for (const t of tables) refersTo.set(t, new Set((b.db.query(`SELECT "table" AS p FROM pragma_foreign_key_list('${t}')`).all() as Array<{ p: string }>).map((r) => r.p)));
+    // Rows a trigger removes with another table's row refer to it (SQLite's timelines: no foreign key).
+    for (const [child, parent] of removedWith(b.db)) refersTo.get(child)?.add(parent);
     return { tables, refersTo };
   }
   const tables = (await b.pg.unsafe<{ t: string }>(
@@ -56,6 +58,11 @@ for (const backend of BACKENDS) {
         [...(refersTo.get(t) ?? [])].some((p) => p === "deals" || (!seen.has(p) && (seen.add(p), refersToDeals(p, seen))));
       expect(order).toContain("deals");
       for (const t of beforeDeals) expect({ t, refersToDeals: refersToDeals(t) }).toEqual({ t, refersToDeals: true });
+      // An account's and a contact's timeline go before their records (on SQLite a trigger also removes them with the record).
+      for (const [child, parent] of [["account_activities", "accounts"], ["contact_activities", "contacts"]]) {
+        expect(order).toContain(child);
+        expect(order.indexOf(child)).toBeLessThan(order.indexOf(parent!));
+      }
       for (const t of order) {
         for (const parent of refersTo.get(t) ?? []) if (parent !== t && order.includes(parent)) expect({ t, before: order.indexOf(t) < order.indexOf(parent) }).toEqual({ t, before: true });
       }

@@ -5,6 +5,7 @@ import migration21 from "../../src/db/migrations/0021-sign-in-policy.sql" with {
 import migration22 from "../../src/db/migrations/0022-events.sql" with { type: "text" };
 import migration23 from "../../src/db/migrations/0023-deal-activities.sql" with { type: "text" };
 import migration28 from "../../src/db/migrations/0028-webhooks.sql" with { type: "text" };
+import migration31 from "../../src/db/migrations/0031-record-activities.sql" with { type: "text" };
 
 /**
  * Tests that put a SQLite database back to an older schema version and migrate it forward again
@@ -49,6 +50,12 @@ const UNDO: Record<number, (db: Database) => void> = {
   },
   30: (db) => {
     db.run("DROP TABLE operator_backup_codes");
+  },
+  31: (db) => {
+    db.run("DROP TRIGGER contact_activities_with_contact");
+    db.run("DROP TRIGGER account_activities_with_account");
+    db.run("DROP TABLE contact_activities");
+    db.run("DROP TABLE account_activities");
   },
   21: (db) => {
     db.run("ALTER TABLE tenants DROP COLUMN require_passkey_for_admins");
@@ -105,15 +112,14 @@ export function missingUndos(): number[] {
 }
 
 /**
- * Today's app reads and writes what 20–23 and 28 made on every request or write (passkeys and the
- * sign-in policy in the session check; the event log, the deal timeline and the webhooks' endpoints
- * beside each CRM write): a test that writes through the app on a rewound database puts them back for those
+ * Today's app reads and writes what 20–23, 28 and 31 made on every request or write (passkeys and the
+ * sign-in policy in the session check; the event log, the deal, account and contact timelines and the
+ * webhooks' endpoints beside each CRM write): a test that writes through the app on a rewound database puts them back for those
  * writes, then takes them out again (`undoAfterRequests`) before it migrates.
  */
 export function redoForRequests(db: Database): void {
-  for (const sql of [migration20, migration21, migration22, migration23, migration28]) db.exec(sql);
+  for (const sql of [migration20, migration21, migration22, migration23, migration28, migration31]) db.exec(sql);
 }
 
 export function undoAfterRequests(db: Database): void {
-  for (const v of [28, 23, 22, 21, 20]) UNDO[v]!(db);
-}
+  for (const v of [31, 28, 23, 22, 21, 20]) UNDO[v]!(db);

@@ -71,6 +71,7 @@ export const SLOW_REASONS: Record<string, string> = {
   "tests/web/e2e/create-once.test.ts": BROWSER,
   "tests/web/e2e/crm.test.ts": BROWSER,
   "tests/web/e2e/deal-page.test.ts": BROWSER,
+  "tests/web/e2e/record-pages.test.ts": BROWSER,
   "tests/web/e2e/first-deal.test.ts": BROWSER,
   "tests/web/e2e/handoff.test.ts": BROWSER,
   "tests/web/e2e/members.test.ts": BROWSER,

@@ -5,7 +5,8 @@ import { api, ApiError, type Account } from "../api/client";
 import { ConfirmDialog, Modal } from "../shared/dialog";
 import { formatDate } from "../shared/format";
 import { Pager } from "../shared/pager";
-import { Link, navigate } from "../shared/router";
+import { Link, navigate, useLocation } from "../shared/router";
+import { lazyScreen } from "../shared/lazy";
 import { Empty, ErrorBox, Loading, errorMessage } from "../shared/states";
 import { toast } from "../shared/toast";
 import { useSession } from "../shared/session";
@@ -22,7 +23,17 @@ export function deleteProblem(e: unknown, name: string): string {
   return errorMessage(e);
 }
 
+// An account's page loads as a chunk of its own, on first use.
+const AccountPage = lazyScreen(() => import("../record-pages/account-page").then((m) => m.default));
+
+/** /accounts is the list; /accounts/{id} one account's page (web/record-pages/). */
 export default function AccountsScreen() {
+  const { path } = useLocation();
+  const id = /^\/accounts\/([^/]+)$/.exec(path)?.[1];
+  return id ? <AccountPage id={decodeURIComponent(id)} /> : <AccountList />;
+}
+
+function AccountList() {
   const { view, text, onText, list, setPage, setSize, clear } = useUrlSearchList<Account>((query, signal) => api.get("/api/v1/crm/accounts", { query, signal }));
   const [editing, setEditing] = useState<Account | "new" | null>(null);
   const [deleting, setDeleting] = useState<Account | null>(null);
@@ -109,14 +120,17 @@ export default function AccountsScreen() {
                 {data.items.map((a) => (
                   <tr key={a.id} class={marks.classOf(a.id) || undefined}>
                     <td class="title">
-                      <button type="button" class="link strong" onClick={() => setEditing(a)}>
+                      <Link class="strong" href={`/accounts/${encodeURIComponent(a.id)}`}>
                         {a.name}
-                      </button>
+                      </Link>
                     </td>
                     <td>{a.domain ?? "—"}</td>
                     <td>{a.industry ?? "—"}</td>
                     <td class="hide-narrow nowrap">{formatDate(a.created_at.slice(0, 10))}</td>
                     <td class="actions-cell nowrap">
+                      <button type="button" class="small" onClick={() => setEditing(a)}>
+                        Edit<span class="visually-hidden"> {a.name}</span>
+                      </button>
                       <Link class="button small" href={`/deals?search=${encodeURIComponent(a.name)}`}>
                         Deals<span class="visually-hidden"> of {a.name}</span>
                       </Link>

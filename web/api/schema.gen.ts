@@ -1219,6 +1219,23 @@ export interface paths {
         patch: operations["patchCrmAccountsById"];
         trace?: never;
     };
+    "/api/v1/crm/accounts/{id}/activities": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An account's timeline, newest first: its creation and each change (before and after) */
+        get: operations["getCrmAccountsByIdActivities"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/crm/contacts": {
         parameters: {
             query?: never;
@@ -1254,6 +1271,23 @@ export interface paths {
         head?: never;
         /** Change a contact; a new name shows at once in its deals */
         patch: operations["patchCrmContactsById"];
+        trace?: never;
+    };
+    "/api/v1/crm/contacts/{id}/activities": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A contact's timeline, newest first: its creation and each change (before and after) */
+        get: operations["getCrmContactsByIdActivities"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/v1/crm/views": {
@@ -2945,6 +2979,24 @@ export interface components {
             detail: string;
             /** Format: date-time */
             reauthenticated_at: string;
+        };
+        RecordActivityPage: {
+            items: components["schemas"]["RecordActivityRead"][];
+            total: number;
+            page: number;
+            size: number;
+            pages: number;
+        };
+        /** RecordActivityRead */
+        RecordActivityRead: {
+            id: string;
+            type: "created" | "updated" | "imported";
+            /** Format: date-time */
+            created_at: string;
+            actor: components["schemas"]["ActorRead"] | null;
+            data: {
+                [key: string]: unknown;
+            };
         };
         SessionList: components["schemas"]["SessionRead"][];
         /** SessionRead */
@@ -12166,6 +12218,10 @@ export interface operations {
                 unassigned?: string;
                 /** @description Only the caller's deals; true: true, 1, yes, on; false: false, 0, no, off; any case; absent is false */
                 mine?: string;
+                /** @description Deals of this account (an id the organization lacks matches nothing); list only, not the summary */
+                account_id?: string;
+                /** @description Deals of this contact (an id the organization lacks matches nothing); list only, not the summary */
+                contact_id?: string;
                 /** @description Default created_at (then desc); ties by id, nulls last */
                 sort_by?: "title" | "value" | "stage" | "probability" | "close_date" | "created_at" | "updated_at" | "account_name" | "contact_name" | "assignee_name";
                 /** @description asc when only sort_by is given */
@@ -14362,6 +14418,139 @@ export interface operations {
             };
         };
     };
+    getCrmAccountsByIdActivities: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 */
+                page?: number;
+                /** @description Items per page */
+                size?: number;
+            };
+            header?: {
+                /**
+                 * @description The organization, by its subdomain (`acme`), for API clients that do not call `acme.<base domain>`. It must agree with the Host and with the credentials' organization (else 403 `tenant_mismatch`); where sign-in looks it up, an unknown one is 404 `tenant_not_found` and a disabled one 403 `tenant_disabled`.
+                 * @example acme
+                 */
+                "X-Tenant"?: components["parameters"]["XTenant"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecordActivityPage"];
+                };
+            };
+            /** @description Missing, expired or revoked credentials, or a failed sign-in */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not authenticated.",
+                     *       "code": "not_authenticated"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not allowed: `forbidden`, `module_disabled`, `tenant_mismatch`, `tenant_disabled` (the operator disabled the organization) or `csrf_failed` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "You do not have permission to do this.",
+                     *       "code": "forbidden"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not found.",
+                     *       "code": "not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Validation error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "loc": [
+                     *             "body",
+                     *             "email"
+                     *           ],
+                     *           "msg": "Field required",
+                     *           "type": "missing"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Something went wrong on our side.",
+                     *       "code": "internal_error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Out of storage space: nothing was saved (`storage_full`); see Retry-After */
+            507: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "The server has run out of storage space, so this change was not saved. Try again in a few minutes; if it keeps happening, tell the server's operator.",
+                     *       "code": "storage_full"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     getCrmContacts: {
         parameters: {
             query?: {
@@ -14371,6 +14560,8 @@ export interface operations {
                 size?: number;
                 /** @description Part of a name (or email), any case */
                 search?: string;
+                /** @description Only this account's contacts (an id the organization lacks matches nothing) */
+                account_id?: string;
             };
             header?: {
                 /**
@@ -15027,6 +15218,139 @@ export interface operations {
                      * @example {
                      *       "detail": "Request bodies must be JSON (Content-Type: application/json).",
                      *       "code": "unsupported_media_type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Validation error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "loc": [
+                     *             "body",
+                     *             "email"
+                     *           ],
+                     *           "msg": "Field required",
+                     *           "type": "missing"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Something went wrong on our side.",
+                     *       "code": "internal_error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Out of storage space: nothing was saved (`storage_full`); see Retry-After */
+            507: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "The server has run out of storage space, so this change was not saved. Try again in a few minutes; if it keeps happening, tell the server's operator.",
+                     *       "code": "storage_full"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getCrmContactsByIdActivities: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 */
+                page?: number;
+                /** @description Items per page */
+                size?: number;
+            };
+            header?: {
+                /**
+                 * @description The organization, by its subdomain (`acme`), for API clients that do not call `acme.<base domain>`. It must agree with the Host and with the credentials' organization (else 403 `tenant_mismatch`); where sign-in looks it up, an unknown one is 404 `tenant_not_found` and a disabled one 403 `tenant_disabled`.
+                 * @example acme
+                 */
+                "X-Tenant"?: components["parameters"]["XTenant"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecordActivityPage"];
+                };
+            };
+            /** @description Missing, expired or revoked credentials, or a failed sign-in */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not authenticated.",
+                     *       "code": "not_authenticated"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not allowed: `forbidden`, `module_disabled`, `tenant_mismatch`, `tenant_disabled` (the operator disabled the organization) or `csrf_failed` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "You do not have permission to do this.",
+                     *       "code": "forbidden"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not found.",
+                     *       "code": "not_found"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -17316,6 +17640,10 @@ export interface operations {
                 unassigned?: string;
                 /** @description Only the caller's deals; true: true, 1, yes, on; false: false, 0, no, off; any case; absent is false */
                 mine?: string;
+                /** @description Deals of this account (an id the organization lacks matches nothing); list only, not the summary */
+                account_id?: string;
+                /** @description Deals of this contact (an id the organization lacks matches nothing); list only, not the summary */
+                contact_id?: string;
                 /** @description Default created_at (then desc); ties by id, nulls last */
                 sort_by?: "title" | "value" | "stage" | "probability" | "close_date" | "created_at" | "updated_at" | "account_name" | "contact_name" | "assignee_name";
                 /** @description asc when only sort_by is given */

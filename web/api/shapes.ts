@@ -38,6 +38,7 @@ export type DealWrite = Body<"post", "/api/v1/crm/deals">;
 export type DealQuery = Query<"get", "/api/v1/crm/deals">;
 export type DealSort = NonNullable<DealQuery["sort_by"]>;
 export type DealActivity = Item<Answer<"get", "/api/v1/crm/deals/{id}/activities">>;
+export type RecordActivity = Item<Answer<"get", "/api/v1/crm/accounts/{id}/activities">>;
 export type Note = Answer<"post", "/api/v1/crm/deals/{id}/notes">;
 export type DealSummary = Answer<"get", "/api/v1/crm/deals/summary">;
 export type SavedView = Answer<"post", "/api/v1/crm/views">;

@@ -4,6 +4,8 @@ import { useEffect, useState } from "preact/hooks";
 import { api, type Contact } from "../api/client";
 import { ConfirmDialog, Modal } from "../shared/dialog";
 import { Pager } from "../shared/pager";
+import { Link, useLocation } from "../shared/router";
+import { lazyScreen } from "../shared/lazy";
 import { Empty, ErrorBox, Loading, errorMessage } from "../shared/states";
 import { toast } from "../shared/toast";
 import { useSession } from "../shared/session";
@@ -44,7 +46,17 @@ function useAccountNames(contacts: Contact[] | undefined): Map<string, string> {
   return names;
 }
 
+// A contact's page loads as a chunk of its own, on first use.
+const ContactPage = lazyScreen(() => import("../record-pages/contact-page").then((m) => m.default));
+
+/** /contacts is the list; /contacts/{id} one contact's page (web/record-pages/). */
 export default function ContactsScreen() {
+  const { path } = useLocation();
+  const id = /^\/contacts\/([^/]+)$/.exec(path)?.[1];
+  return id ? <ContactPage id={decodeURIComponent(id)} /> : <ContactList />;
+}
+
+function ContactList() {
   const { view, text, onText, list, setPage, setSize, clear } = useUrlSearchList<Contact>((query, signal) => api.get("/api/v1/crm/contacts", { query, signal }));
   const data = list.data;
   // Another person's change: a quiet reload (scroll, search and an open form stay), the row marked.
@@ -132,14 +144,17 @@ export default function ContactsScreen() {
                 {data.items.map((c) => (
                   <tr key={c.id} class={marks.classOf(c.id) || undefined}>
                     <td class="title">
-                      <button type="button" class="link strong" onClick={() => setEditing(c)}>
+                      <Link class="strong" href={`/contacts/${encodeURIComponent(c.id)}`}>
                         {c.name}
-                      </button>
+                      </Link>
                     </td>
                     <td>{c.email ? <a href={`mailto:${c.email}`}>{c.email}</a> : "—"}</td>
                     <td class="nowrap">{c.phone ?? "—"}</td>
-                    <td>{c.account_id ? (names.get(c.account_id) ?? "…") : "—"}</td>
-                    <td class="actions-cell">
+                    <td>{c.account_id ? <Link href={`/accounts/${encodeURIComponent(c.account_id)}`}>{names.get(c.account_id) ?? "…"}</Link> : "—"}</td>
+                    <td class="actions-cell nowrap">
+                      <button type="button" class="small" onClick={() => setEditing(c)}>
+                        Edit<span class="visually-hidden"> {c.name}</span>
+                      </button>
                       <button type="button" class="small" onClick={() => (setProblem(null), setDeleting(c))}>
                         Delete<span class="visually-hidden"> {c.name}</span>
                       </button>

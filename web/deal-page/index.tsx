@@ -1,6 +1,6 @@
 /**
  * A deal's page (/deals/{id}): every field edited in place (the deal form's controls and its
- * error mapping), the account and contact with links to their lists, the days in the current
+ * error mapping), the account and contact with links to their pages, the days in the current
  * stage, and the timeline with notes.
  */
 import "../deals/crm.css";
@@ -112,7 +112,7 @@ export default function DealPage({ id }: { id: string }) {
             field="account_id"
             shown={
               <>
-                <Link href={`/accounts?search=${encodeURIComponent(deal.account_name ?? "")}`}>{deal.account_name}</Link>{" "}
+                <Link href={`/accounts/${encodeURIComponent(deal.account_id)}`}>{deal.account_name}</Link>{" "}
                 <Link class="muted small" href={`/deals?search=${encodeURIComponent(deal.account_name ?? "")}`}>
                   its deals
                 </Link>
@@ -129,7 +129,7 @@ export default function DealPage({ id }: { id: string }) {
             shown={
               deal.contact_id ? (
                 <>
-                  <Link href={`/contacts?search=${encodeURIComponent(deal.contact_name ?? "")}`}>{deal.contact_name}</Link>{" "}
+                  <Link href={`/contacts/${encodeURIComponent(deal.contact_id)}`}>{deal.contact_name}</Link>{" "}
                   <Link class="muted small" href={`/deals?search=${encodeURIComponent(deal.contact_name ?? "")}`}>
                     their deals
                   </Link>

@@ -10,8 +10,16 @@ import { type EventActor, SYSTEM_ACTOR } from "../../events/repo";
 import { ACCOUNT_EVENT_FIELDS, CONTACT_EVENT_FIELDS, STAGE_EVENT_FIELDS, changesOf, pick } from "../../events/changes";
 import { createPostgresDealActivityStore } from "./deal-activities";
 import { createPostgresSavedViewStore } from "./saved-views";
+import { addRecordActivitiesInTx, createPostgresRecordActivityStore } from "./record-activities";
+import { recordEntriesOfWrite } from "../../crm/record-activity";
 
 type Listed<T> = { rows: T[]; total: number };
+
+/** A contact's row as its timeline shows it: with its account's name. */
+async function contactShown(tx: PgTx, c: ContactRow): Promise<Record<string, unknown>> {
+  const account = c.account_id === null ? null : await tx.one<{ name: string }>`SELECT name FROM accounts WHERE tenant_id = ${c.tenant_id} AND id = ${c.account_id}`;
+  return { ...c, account_name: account?.name ?? null };
+}
 
 // The searches of the account and contact lists (a LIKE pattern from containsPattern, or null).
 const ACCOUNT_FILTER = `tenant_id = $1 AND ($2::text IS NULL OR lower(name) LIKE $2 ESCAPE '\\' OR lower(domain) LIKE $2 ESCAPE '\\')`;
@@ -33,6 +41,7 @@ export function createPostgresCrmStore(pg: Pg) {
   const store = {
     deals,
     activities: createPostgresDealActivityStore(pg),
+    recordActivities: createPostgresRecordActivityStore(pg),
     views: createPostgresSavedViewStore(pg),
     /** Run inside signup's (or tenant creation's) transaction: the default pipeline. */
     async seedDefaultStagesInTx(tx: PgTx, tenantId: string, now: number): Promise<void> {
@@ -66,6 +75,7 @@ export function createPostgresCrmStore(pg: Pg) {
       await pg.begin(async (tx) => {
         await tx.run`INSERT INTO accounts (id, tenant_id, name, domain, industry, created_at, updated_at)
           VALUES (${a.id}, ${a.tenant_id}, ${a.name}, ${a.domain}, ${a.industry}, ${a.created_at}, ${a.created_at})`;
+        await addRecordActivitiesInTx(tx, "account", a.tenant_id, a.id, recordEntriesOfWrite("account", newId, actor.id, a.created_at, null, { ...a }));
         await keyCreatedInTx(tx, a.id);
         await appendEventsInTx(tx, a.tenant_id, [{ type: "account.created", actor, data: { id: a.id, ...pick(a, ACCOUNT_EVENT_FIELDS) } }], a.created_at);
       });
@@ -78,6 +88,7 @@ export function createPostgresCrmStore(pg: Pg) {
         await tx.run`UPDATE accounts SET name = ${a.name}, domain = ${a.domain}, industry = ${a.industry}, updated_at = ${a.updated_at}
           WHERE tenant_id = ${a.tenant_id} AND id = ${a.id}`;
         if (renamed) await deals.refreshNamesInTx(tx, a.tenant_id, "account", a.id);
+        if (before) await addRecordActivitiesInTx(tx, "account", a.tenant_id, a.id, recordEntriesOfWrite("account", newId, actor.id, a.updated_at, { ...before }, { ...a }));
         const changes = before ? changesOf(before, a, ACCOUNT_EVENT_FIELDS) : {};
         if (Object.keys(changes).length > 0) await appendEventsInTx(tx, a.tenant_id, [{ type: "account.updated", actor, data: { id: a.id, changes } }], a.updated_at);
       });
@@ -109,6 +120,7 @@ export function createPostgresCrmStore(pg: Pg) {
       await pg.begin(async (tx) => {
         await tx.run`INSERT INTO contacts (id, tenant_id, first_name, last_name, email, phone, account_id, created_at, updated_at)
           VALUES (${c.id}, ${c.tenant_id}, ${c.first_name}, ${c.last_name}, ${c.email}, ${c.phone}, ${c.account_id}, ${c.created_at}, ${c.created_at})`;
+        await addRecordActivitiesInTx(tx, "contact", c.tenant_id, c.id, recordEntriesOfWrite("contact", newId, actor.id, c.created_at, null, await contactShown(tx, c)));
         await keyCreatedInTx(tx, c.id);
         await appendEventsInTx(tx, c.tenant_id, [{ type: "contact.created", actor, data: { id: c.id, ...pick(c, CONTACT_EVENT_FIELDS) } }], c.created_at);
       });
@@ -121,6 +133,10 @@ export function createPostgresCrmStore(pg: Pg) {
             account_id = ${c.account_id}, updated_at = ${c.updated_at}
           WHERE tenant_id = ${c.tenant_id} AND id = ${c.id}`;
         if (renamed) await deals.refreshNamesInTx(tx, c.tenant_id, "contact", c.id);
+        if (before) {
+          const entries = recordEntriesOfWrite("contact", newId, actor.id, c.updated_at, await contactShown(tx, before), await contactShown(tx, c));
+          await addRecordActivitiesInTx(tx, "contact", c.tenant_id, c.id, entries);
+        }
         const changes = before ? changesOf(before, c, CONTACT_EVENT_FIELDS) : {};
         if (Object.keys(changes).length > 0) await appendEventsInTx(tx, c.tenant_id, [{ type: "contact.updated", actor, data: { id: c.id, changes } }], c.updated_at);
       });
@@ -134,10 +150,12 @@ export function createPostgresCrmStore(pg: Pg) {
         if (gone) await appendEventsInTx(tx, tenantId, [{ type: "contact.deleted", actor, data: { id, ...gone } }], now);
       });
     },
-    async listContacts(tenantId: string, pattern: string | null, limit: number, offset: number): Promise<Listed<ContactRow>> {
+    async listContacts(tenantId: string, pattern: string | null, limit: number, offset: number, accountId: string | null = null): Promise<Listed<ContactRow>> {
+      // One account's contacts (its page): the contacts_by_account range.
+      const [where, args] = accountId === null ? [CONTACT_FILTER, []] : [`${CONTACT_FILTER} AND account_id = $5`, [accountId]];
       const [rows, count] = await Promise.all([
-        pg.unsafe<ContactRow>(`SELECT * FROM contacts WHERE ${CONTACT_FILTER} ORDER BY created_at DESC, id DESC LIMIT $3 OFFSET $4`, [tenantId, pattern, limit, offset]),
-        pg.unsafe<{ n: number }>(`SELECT count(*) AS n FROM contacts WHERE ${CONTACT_FILTER}`, [tenantId, pattern]),
+        pg.unsafe<ContactRow>(`SELECT * FROM contacts WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT $3 OFFSET $4`, [tenantId, pattern, limit, offset, ...args]),
+        pg.unsafe<{ n: number }>(`SELECT count(*) AS n FROM contacts WHERE ${where.replace("$5", "$3")}`, [tenantId, pattern, ...args]),
       ]);
       return { rows: [...rows], total: count[0]!.n };
     },

@@ -28,6 +28,7 @@ export function createPostgresDealsQuery(pg: Pg, plan: PostgresDealsPlan = costP
   async function listAt(tenantId: string, q: DealListQuery, offset: number, size: number): Promise<ListedSeqs> {
     if (q.stages !== null && q.stages.length === 0) return { seqs: [], total: 0 };
     const request = describeRequest(reads, tenantId, q, offset, size);
+    if ((q.account ?? null) !== null || (q.contact ?? null) !== null) return recordDealsPage(request);
     if (q.search === null) return unsearchedPage(request);
     return searchPage(request, q.search);
   }
@@ -79,7 +80,8 @@ export function createPostgresDealsQuery(pg: Pg, plan: PostgresDealsPlan = costP
     async list(tenantId: string, q: DealListQuery): Promise<ListedSeqs> {
       const stages = q.stages === null ? [] : [...new Set(q.stages)];
       const termLength = q.search === null ? 0 : [...q.search.toLowerCase()].length;
-      if (q.sortBy === "stage" && stages.length > 1 && termLength <= MAX_GRAM) return byStages(tenantId, q, stages);
+      const ofRecord = (q.account ?? null) !== null || (q.contact ?? null) !== null;
+      if (!ofRecord && q.sortBy === "stage" && stages.length > 1 && termLength <= MAX_GRAM) return byStages(tenantId, q, stages);
       return listAt(tenantId, q, offsetOf(q.page, q.size), q.size);
     },
     summary: (tenantId: string, q: DealSummaryQuery): Promise<SummaryRow[]> => summaryRows(pg, tenantId, q),
@@ -97,6 +99,28 @@ async function unsearchedPage(r: ListRequest): Promise<ListedSeqs> {
     `SELECT d.id FROM deals d WHERE d.tenant_id = $1${range === null ? r.filters(p) : range + r.stageFilter(p)} ORDER BY ${r.orderBy} LIMIT ${p.add(r.size)} OFFSET ${p.add(r.offset)}`,
     p,
   );
+  return { ...page, total };
+}
+
+/**
+ * The deals of one account or contact (their pages' lists): the record's range of its index
+ * (deals_by_account_id / deals_by_contact_id), the other filters and the search tested on each of
+ * its rows, counted exactly and sorted for the page. A record's deals are few next to the
+ * tenant's: no counter or walk is needed.
+ */
+async function recordDealsPage(r: ListRequest): Promise<ListedSeqs> {
+  const where = (p: Params): string => {
+    let w = "";
+    if ((r.q.account ?? null) !== null) w += ` AND d.account_id = ${p.add(r.q.account!)}`;
+    if ((r.q.contact ?? null) !== null) w += ` AND d.contact_id = ${p.add(r.q.contact!)}`;
+    if (r.q.search !== null) w += ` AND strpos(d.search_text, ${p.add(r.q.search.toLowerCase())}) > 0`;
+    return w + r.filters(p);
+  };
+  const c = r.withTenant();
+  const total = await r.number(`SELECT count(*)::bigint AS n FROM deals d WHERE d.tenant_id = $1${where(c)}`, c);
+  if (r.offset >= total) return { seqs: [], total };
+  const p = r.withTenant();
+  const page = await r.rowsOf(`SELECT d.id FROM deals d WHERE d.tenant_id = $1${where(p)} ORDER BY ${r.orderBy} LIMIT ${p.add(r.size)} OFFSET ${p.add(r.offset)}`, p);
   return { ...page, total };
 }
 

@@ -1,4 +1,5 @@
 import { type NewActivity, importEntry } from "../../crm/deal-activity";
+import { recordImportEntry } from "../../crm/record-activity";
 import { newId } from "../../kernel/ids";
 import { ImportRowError, type JobRow, type JobsStore } from "../../crm/export-import/jobs-repo";
 import type { ImportItem } from "../../crm/export-import/import-rows";
@@ -85,6 +86,8 @@ export function createPostgresJobsStore(pg: Pg, deps: { security: PgAuditWriter 
     // The deals it adds or changes get a timeline entry each, in this batch's transaction, by the job's user.
     const entries: NewActivity[] = [];
     const entryDeals: string[] = [];
+    // So do the accounts and contacts (their own timelines), by entity.
+    const recordEntries = { account: { ids: [] as string[], entries: [] as NewActivity[] }, contact: { ids: [] as string[], entries: [] as NewActivity[] } };
     // Accounts, then contacts, then deals: each refers only to records of the tables before it.
     for (const e of ENTITIES) {
       const mine = items.filter((i) => i.entity === e);
@@ -119,6 +122,9 @@ export function createPostgresJobsStore(pg: Pg, deps: { security: PgAuditWriter 
             dealChanges.push({ sign: 1, v: r.values });
             entries.push(importEntry(newId, actor.id, now, jobId, null, r.values));
             entryDeals.push(r.id);
+          } else {
+            recordEntries[e].ids.push(r.id);
+            recordEntries[e].entries.push(recordImportEntry(e, newId, actor.id, now, jobId, null, r.values));
           }
           events.push(importedEvent(e, r.id, r.values, null, actor, jobId)!);
         } else {
@@ -133,6 +139,9 @@ export function createPostgresJobsStore(pg: Pg, deps: { security: PgAuditWriter 
             dealChanges.push({ sign: -1, v: r.before }, { sign: 1, v: r.values });
             entries.push(importEntry(newId, actor.id, now, jobId, r.before, r.values));
             entryDeals.push(r.id);
+          } else {
+            recordEntries[e].ids.push(r.id);
+            recordEntries[e].entries.push(recordImportEntry(e, newId, actor.id, now, jobId, r.before, r.values));
           }
           const event = importedEvent(e, r.id, r.values, r.before, actor, jobId);
           if (event) events.push(event);
@@ -167,6 +176,17 @@ export function createPostgresJobsStore(pg: Pg, deps: { security: PgAuditWriter 
                 u.i, 'imported', $2, $3, u.data
            FROM unnest($4::text[], $5::text[], $6::text[]) WITH ORDINALITY AS u(d, i, data, o)`,
         [tenantId, actor.id, now, entryDeals, entries.map((a) => a.id), entries.map((a) => a.data)],
+      );
+    }
+    for (const [kind, r] of Object.entries(recordEntries)) {
+      if (r.ids.length === 0) continue;
+      // As the deals' entries: each record's next numbers after its last entry, in one statement (the records are locked by this batch's writes).
+      await tx.unsafe(
+        `INSERT INTO ${kind}_activities (tenant_id, ${kind}_id, n, id, type, actor_id, created_at, data)
+         SELECT $1, u.d, coalesce((SELECT max(a.n) FROM ${kind}_activities a WHERE a.tenant_id = $1 AND a.${kind}_id = u.d), 0) + row_number() OVER (PARTITION BY u.d ORDER BY u.o),
+                u.i, 'imported', $2, $3, u.data
+           FROM unnest($4::text[], $5::text[], $6::text[]) WITH ORDINALITY AS u(d, i, data, o)`,
+        [tenantId, actor.id, now, r.ids, r.entries.map((a) => a.id), r.entries.map((a) => a.data)],
       );
     }
     await insertJson(tx, "crm_job_undo", undo);

@@ -6,6 +6,8 @@ import { type EventActor, SYSTEM_ACTOR } from "../../events/repo";
 import { ACCOUNT_EVENT_FIELDS, CONTACT_EVENT_FIELDS, STAGE_EVENT_FIELDS, changesOf, pick } from "../../events/changes";
 import { createSqliteDealActivityStore } from "./deal-activities";
 import { createSqliteSavedViewStore } from "./saved-views";
+import { createSqliteRecordActivityStore, recordActivityWriter } from "./record-activities";
+import { recordEntriesOfWrite } from "../../crm/record-activity";
 import { withKeyMark } from "./idempotency";
 import { DEFAULT_STAGES, sortKey } from "../../crm/model";
 
@@ -59,6 +61,16 @@ export function createSqliteCrmStore(db: Db, appendEventsInTx: AppendEventsInTx)
     `SELECT * FROM contacts WHERE ${contactFilter} ORDER BY created_at DESC, id DESC LIMIT ?3 OFFSET ?4`,
   );
   const countContacts = db.prepare<{ n: number }, [string, string | null]>(`SELECT count(*) AS n FROM contacts WHERE ${contactFilter}`);
+  // One account's contacts (its page): the contacts_by_account range.
+  const listAccountContacts = db.prepare<ContactRow, [string, string | null, number, number, string]>(
+    `SELECT * FROM contacts WHERE ${contactFilter} AND account_id = ?5 ORDER BY created_at DESC, id DESC LIMIT ?3 OFFSET ?4`,
+  );
+  const countAccountContacts = db.prepare<{ n: number }, [string, string | null, string]>(`SELECT count(*) AS n FROM contacts WHERE ${contactFilter} AND account_id = ?3`);
+
+  const addRecordEntries = recordActivityWriter(db);
+  const accountName = db.prepare<{ name: string }, [string, string]>("SELECT name FROM accounts WHERE tenant_id = ?1 AND id = ?2");
+  /** A contact's row as its timeline shows it: with its account's name. */
+  const contactShown = (c: ContactRow) => ({ ...c, account_name: c.account_id === null ? null : (accountName.get(c.tenant_id, c.account_id)?.name ?? null) });
 
   const renameAssignee = db.prepare<never, [string, string, string | null, string | null, string]>(
     "UPDATE deals SET assignee_key = ?3, assignee_name = ?4, assignee_email = ?5 WHERE tenant_id = ?1 AND assigned_to = ?2",
@@ -73,6 +85,7 @@ export function createSqliteCrmStore(db: Db, appendEventsInTx: AppendEventsInTx)
   const store = {
     deals,
     activities: createSqliteDealActivityStore(db),
+    recordActivities: createSqliteRecordActivityStore(db),
     views: createSqliteSavedViewStore(db),
     /** Run inside signup's transaction. */
     seedDefaultStagesInTx(tenantId: string, now: number) {
@@ -95,6 +108,7 @@ export function createSqliteCrmStore(db: Db, appendEventsInTx: AppendEventsInTx)
     async insertAccount(a: AccountRow, actor: EventActor = SYSTEM_ACTOR): Promise<void> {
       writeTx(db, () => withKeyMark(db, a.id, () => {
         insertAccount.run(a.id, a.tenant_id, a.name, a.domain, a.industry, a.created_at);
+        addRecordEntries("account", a.tenant_id, a.id, recordEntriesOfWrite("account", newId, actor.id, a.created_at, null, { ...a }));
         appendEventsInTx(a.tenant_id, [{ type: "account.created", actor, data: { id: a.id, ...pick(a, ACCOUNT_EVENT_FIELDS) } }], a.created_at);
       }));
     },
@@ -104,6 +118,7 @@ export function createSqliteCrmStore(db: Db, appendEventsInTx: AppendEventsInTx)
         const before = accountById.get(a.tenant_id, a.id);
         updateAccount.run(a.tenant_id, a.id, a.name, a.domain, a.industry, a.updated_at);
         if (renamed) deals.refreshNamesInTx(a.tenant_id, "account", a.id);
+        if (before) addRecordEntries("account", a.tenant_id, a.id, recordEntriesOfWrite("account", newId, actor.id, a.updated_at, { ...before }, { ...a }));
         const changes = before ? changesOf(before, a, ACCOUNT_EVENT_FIELDS) : {};
         if (Object.keys(changes).length > 0) appendEventsInTx(a.tenant_id, [{ type: "account.updated", actor, data: { id: a.id, changes } }], a.updated_at);
       });
@@ -126,6 +141,7 @@ export function createSqliteCrmStore(db: Db, appendEventsInTx: AppendEventsInTx)
     async insertContact(c: ContactRow, actor: EventActor = SYSTEM_ACTOR): Promise<void> {
       writeTx(db, () => withKeyMark(db, c.id, () => {
         insertContact.run(c.id, c.tenant_id, c.first_name, c.last_name, c.email, c.phone, c.account_id, c.created_at);
+        addRecordEntries("contact", c.tenant_id, c.id, recordEntriesOfWrite("contact", newId, actor.id, c.created_at, null, contactShown(c)));
         appendEventsInTx(c.tenant_id, [{ type: "contact.created", actor, data: { id: c.id, ...pick(c, CONTACT_EVENT_FIELDS) } }], c.created_at);
       }));
     },
@@ -134,6 +150,7 @@ export function createSqliteCrmStore(db: Db, appendEventsInTx: AppendEventsInTx)
         const before = contactById.get(c.tenant_id, c.id);
         updateContact.run(c.tenant_id, c.id, c.first_name, c.last_name, c.email, c.phone, c.account_id, c.updated_at);
         if (renamed) deals.refreshNamesInTx(c.tenant_id, "contact", c.id);
+        if (before) addRecordEntries("contact", c.tenant_id, c.id, recordEntriesOfWrite("contact", newId, actor.id, c.updated_at, contactShown(before), contactShown(c)));
         const changes = before ? changesOf(before, c, CONTACT_EVENT_FIELDS) : {};
         if (Object.keys(changes).length > 0) appendEventsInTx(c.tenant_id, [{ type: "contact.updated", actor, data: { id: c.id, changes } }], c.updated_at);
       });
@@ -147,7 +164,10 @@ export function createSqliteCrmStore(db: Db, appendEventsInTx: AppendEventsInTx)
         if (before) appendEventsInTx(tenantId, [{ type: "contact.deleted", actor, data: { id, first_name: before.first_name, last_name: before.last_name } }], now);
       });
     },
-    async listContacts(tenantId: string, pattern: string | null, limit: number, offset: number): Promise<Listed<ContactRow>> {
+    async listContacts(tenantId: string, pattern: string | null, limit: number, offset: number, accountId: string | null = null): Promise<Listed<ContactRow>> {
+      if (accountId !== null) {
+        return { rows: listAccountContacts.all(tenantId, pattern, limit, offset, accountId), total: countAccountContacts.get(tenantId, pattern, accountId)!.n };
+      }
       return { rows: listContacts.all(tenantId, pattern, limit, offset), total: countContacts.get(tenantId, pattern)!.n };
     },
 

@@ -9,6 +9,7 @@ import { MIN_FTS_TERM, createSearchTerms } from "./deals-search-terms";
 import { type SqliteDealsPlan, costPlan } from "./deals-plan";
 import { type DealsReads, describeRequest } from "./deals-list-request";
 import { unsearchedPage } from "./deals-page-reads";
+import { recordDealsPage } from "./deals-record-page";
 import { shortTermPage, threeLetterPage, trigramTermPage } from "./deals-search-pages";
 import { SUMMARY_TUNING, type SummaryTuning, summaryRows } from "./deals-summary";
 
@@ -53,6 +54,7 @@ export function createSqliteDealsQuery(db: Db, plan: SqliteDealsPlan = costPlan(
   function listNow(tenantId: string, q: DealListQuery): ListedSeqs {
     if (q.stages !== null && q.stages.length === 0) return { seqs: [], total: 0 };
     const request = describeRequest(reads, tenantId, q);
+    if ((q.account ?? null) !== null || (q.contact ?? null) !== null) return recordDealsPage(request);
     if (q.search === null) return unsearchedPage(request);
     // A search's matches are bounded by the tenant's rowid range (read here: a list without a
     // search does not need it, and each statement is about 1.5 µs of a request in the server).

@@ -11,6 +11,8 @@ import type { AppendEventsInTx } from "./deals";
 import { type EventActor, type NewEvent, SYSTEM_ACTOR } from "../../events/repo";
 import { importedEvent } from "../../events/changes";
 import { importEntry } from "../../crm/deal-activity";
+import { recordImportEntry } from "../../crm/record-activity";
+import { recordActivityWriter } from "./record-activities";
 import { newId } from "../../kernel/ids";
 import { activityWriter } from "./deal-activities";
 
@@ -44,6 +46,8 @@ export function createSqliteJobsStore(db: Db, others: { security: SqliteSecurity
     );
   const stageArgs = (e: Entity, stage: unknown, now: number): Array<string | number> => (e === "deal" ? [String(stage), now] : []);
   const addActivity = activityWriter(db);
+  // The accounts and contacts it adds or changes get their timeline entry too, in the batch's transaction.
+  const addRecordEntries = recordActivityWriter(db);
   const tenantNo = db.prepare<{ tenant_no: number; next_deal: number }, [string]>("SELECT tenant_no, next_deal FROM crm_tenants WHERE tenant_id = ?1");
   const newTenantNo = db.prepare("INSERT INTO crm_tenants (tenant_id, tenant_no, next_deal) SELECT ?1, coalesce(max(tenant_no), 0) + 1, 0 FROM crm_tenants");
   const bumpNext = db.prepare("UPDATE crm_tenants SET next_deal = ?2 WHERE tenant_id = ?1");
@@ -125,7 +129,10 @@ export function createSqliteJobsStore(db: Db, others: { security: SqliteSecurity
                 insertOf(e).run(seq++, r.id, tenantId, now, now, ...values);
                 addActivity(tenantId, r.id, importEntry(newId, actor.id, now, jobId, null, r.values));
                 dealsAdded++;
-              } else insertOf(e).run(r.id, tenantId, now, now, ...values);
+              } else {
+                insertOf(e).run(r.id, tenantId, now, now, ...values);
+                addRecordEntries(e, tenantId, r.id, [recordImportEntry(e, newId, actor.id, now, jobId, null, r.values)]);
+              }
               addUndo.run(tenantId, jobId, ++n, e, r.id, null);
               events.push(importedEvent(e, r.id, r.values, null, actor, jobId)!);
               if (item.fromFile) outcome.added++;
@@ -137,6 +144,7 @@ export function createSqliteJobsStore(db: Db, others: { security: SqliteSecurity
               const columns = WRITTEN[e];
               updateOf(e, columns).run(...stageArgs(e, r.values.stage, now), now, ...columns.map((c) => r.values[c] as string | number | null), tenantId, r.id);
               if (e === "deal") addActivity(tenantId, r.id, importEntry(newId, actor.id, now, jobId, r.before, r.values));
+              else addRecordEntries(e, tenantId, r.id, [recordImportEntry(e, newId, actor.id, now, jobId, r.before, r.values)]);
               addUndo.run(tenantId, jobId, ++n, e, r.id, JSON.stringify(r.before));
               const event = importedEvent(e, r.id, r.values, r.before, actor, jobId);
               if (event) events.push(event);

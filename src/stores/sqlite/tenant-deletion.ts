@@ -14,6 +14,22 @@ interface TablePlan {
 const q = (name: string) => `"${name.replaceAll('"', '""')}"`;
 
 /**
+ * Tables whose rows a trigger removes with another table's row (`AFTER DELETE ON parent ...
+ * DELETE FROM child`), as [child, parent]: SQLite keeps a deal's, an account's and a contact's
+ * timeline by trigger, not by foreign key (a cascade would look the rows up outside any
+ * tenant-first index), and such a child is deleted before its parent as a referring table is.
+ */
+export function removedWith(db: Db): Array<[string, string]> {
+  const out: Array<[string, string]> = [];
+  for (const { sql } of db.query("SELECT sql FROM sqlite_schema WHERE type = 'trigger'").all() as Array<{ sql: string }>) {
+    const parent = /AFTER\s+DELETE\s+ON\s+"?(\w+)"?/i.exec(sql)?.[1];
+    if (!parent) continue;
+    for (const m of sql.matchAll(/DELETE\s+FROM\s+"?(\w+)"?/gi)) out.push([m[1]!, parent]);
+  }
+  return out;
+}
+
+/**
  * Deleting an organization on SQLite, in batches that each hold the writer a few milliseconds.
  * The tables come from sqlite_schema: every table with a tenant_id column. A table with an index
  * (or key) that starts with tenant_id is walked through it (`LIMIT n` of the organization's rows
@@ -96,6 +112,7 @@ export function createSqliteTenantDeletionStore(db: Db): TenantDeletionStore {
         t,
         new Set((db.query(`PRAGMA foreign_key_list(${q(t)})`).all() as Array<{ table: string }>).map((f) => f.table).filter((p) => p !== t && tables.includes(p))),
       ]));
+      for (const [child, parent] of removedWith(db)) if (child !== parent && tables.includes(child) && tables.includes(parent)) refersTo.get(child)!.add(parent);
       return deletionOrder(tables, refersTo);
     },
     async deleteSome(tenantId, table, from, limit) {

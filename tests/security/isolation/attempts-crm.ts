@@ -22,6 +22,13 @@ export const CRM_ATTEMPTS: Attempt[] = [
   { op: "GET /api/v1/crm/deals", what: "list deals", send: (w) => req("GET", "/crm/deals?size=100", asB(w)), expect: { status: 200 }, check: ownPage("deals") },
   { op: "GET /api/v1/crm/deals", what: "list deals, no tenant named", send: (w) => req("GET", "/crm/deals?size=100", { token: w.b.admin.access }), expect: { status: 200 }, check: ownPage("deals") },
   { op: "GET /api/v1/crm/deals", what: "B's member lists deals", send: (w) => req("GET", "/crm/deals?size=100", { token: w.b.member.access, tenant: "bravo" }), expect: { status: 200 }, check: ownPage("deals") },
+  // An account's and a contact's pages: A's record ids as filters list none of A's deals.
+  { op: "GET /api/v1/crm/deals", what: "account_id = A's account", send: (w) => req("GET", `/crm/deals?account_id=${w.a.accountId}`, asB(w)), expect: { status: 200 }, check: emptyPage },
+  { op: "GET /api/v1/crm/deals", what: "contact_id = A's contact", send: (w) => req("GET", `/crm/deals?contact_id=${w.a.contactId}&search=a`, asB(w)), expect: { status: 200 }, check: emptyPage },
+  { op: "GET /api/v1/crm/accounts/{id}/activities", what: "read A's account's timeline", send: (w) => req("GET", `/crm/accounts/${w.a.accountId}/activities`, asB(w)), expect: notFound },
+  { op: "GET /api/v1/crm/accounts/{id}/activities", what: "B's member reads A's account's timeline", send: (w) => req("GET", `/crm/accounts/${w.a.accountId}/activities`, { token: w.b.member.access }), expect: notFound },
+  { op: "GET /api/v1/crm/contacts/{id}/activities", what: "read A's contact's timeline", send: (w) => req("GET", `/crm/contacts/${w.a.contactId}/activities`, asB(w)), expect: notFound },
+  { op: "GET /api/v1/crm/contacts/{id}/activities", what: "B's member reads A's contact's timeline", send: (w) => req("GET", `/crm/contacts/${w.a.contactId}/activities`, { token: w.b.member.access }), expect: notFound },
   { op: "GET /api/v1/crm/deals", what: "mine=true", send: (w) => req("GET", "/crm/deals?mine=true", asB(w)), expect: { status: 200 }, check: ownPage("deals", (w) => `assigned_to = '${w.b.admin.id}'`) },
   ...A_SEARCHES.map(
     (search): Attempt => ({

@@ -70,7 +70,9 @@ test("an account and a contact created through their screens", async () => {
   await shoot("contact-form");
   await page.getByRole("button", { name: "Create contact" }).click();
   await page.getByRole("cell", { name: "Globex Corporation" }).waitFor();
-  await expect(page.getByRole("button", { name: "Ada Lovelace", exact: true }).isVisible()).resolves.toBe(true);
+  // The name opens the contact's page; its account cell opens the account's.
+  await expect(page.getByRole("link", { name: "Ada Lovelace", exact: true }).getAttribute("href")).resolves.toMatch(/^\/contacts\/[^/]+$/);
+  await expect(page.getByRole("link", { name: "Globex Corporation", exact: true }).getAttribute("href")).resolves.toBe(`/accounts/${accountId}`);
   await shoot("contacts");
 }, STEP);
 
