@@ -123,3 +123,4 @@ export function redoForRequests(db: Database): void {
 
 export function undoAfterRequests(db: Database): void {
   for (const v of [31, 28, 23, 22, 21, 20]) UNDO[v]!(db);
+}
