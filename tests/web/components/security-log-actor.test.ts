@@ -32,7 +32,8 @@ test("the action filter lists every action the server writes to the audit log", 
   const src = join(import.meta.dir, "..", "..", "..", "src");
   const written = new Set<string>();
   for (const file of readdirSync(src, { recursive: true }) as string[]) {
-    if (!file.endsWith(".ts")) continue;
+    // The operators' own actions (src/operator) go to the server's audit (the console's Audit screen), not an organization's.
+    if (!file.endsWith(".ts") || file.startsWith("operator/")) continue;
     const text = readFileSync(join(src, file), "utf8");
     for (const m of text.matchAll(/"((?:login|reauth|magic_link|session|2fa|tenant|invitation|user|crm|identity|oauth|password|email)\.[a-z_0-9]+)"/g)) written.add(m[1]!);
   }
