@@ -783,6 +783,7 @@ CREATE TABLE crm_jobs (
   created_at  INTEGER NOT NULL,
   finished_at INTEGER,
   lease_until INTEGER NOT NULL,
+  detail      TEXT,
   PRIMARY KEY (tenant_id, id)
 ) STRICT, WITHOUT ROWID;
 CREATE INDEX crm_jobs_by_created ON crm_jobs (tenant_id, created_at, id);

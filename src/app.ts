@@ -22,6 +22,7 @@ import { viewRoutes } from "./crm/views-routes";
 import { auditRoutes } from "./security-log/routes";
 import { eventsRoutes } from "./events/routes";
 import { transferRoutes } from "./crm/export-import/routes";
+import { bulkRoutes } from "./crm/bulk-routes";
 import { webRoutes } from "./web/routes";
 import { operatorRoutes } from "./operator/routes";
 import { isolateWork } from "./db/stall-monitor";
@@ -53,6 +54,7 @@ export function createApp(ctx: Context) {
     .use(auditRoutes(ctx))
     .use(eventsRoutes(ctx))
     .use(transferRoutes(ctx))
+    .use(bulkRoutes(ctx))
     .use(operatorRoutes(ctx))
     // Last: its catch-all page must not shadow any API route.
     .use(webRoutes(ctx));

@@ -24,6 +24,7 @@ import v24 from "./migrations/0024-operators.sql" with { type: "text" };
 import v25 from "./migrations/0025-deal-sorts-walked-backwards.sql" with { type: "text" };
 import v26 from "./migrations/0026-deal-sums.sql" with { type: "text" };
 import v27 from "./migrations/0027-saved-views.sql" with { type: "text" };
+import v29 from "./migrations/0029-bulk-deal-changes.sql" with { type: "text" };
 import type { Db } from "./database";
 import { recountDealGrams } from "./deal-grams";
 import { recountDealKeyGrams } from "./deal-key-grams";
@@ -71,6 +72,7 @@ export const MIGRATIONS: Migration[] = [
   { version: 25, name: "deal list: a descending page of a nullable sort walks the ascending index backwards; the four descending indexes go", sql: v25 },
   { version: 26, name: "the deal board: deal counts and value sums per assignee, stage and currency", sql: v26 },
   { version: 27, name: "saved views of the deal list, personal and shared, and each member's default view", sql: v27 },
+  { version: 29, name: "bulk changes of deals: a job's detail (what it was asked, its undo)", sql: v29 },
 ];
 
 /**

@@ -42,6 +42,7 @@ const UNDO: Record<number, (db: Database) => void> = {
     db.run("DROP TABLE saved_view_defaults");
     db.run("DROP TABLE saved_views");
   },
+  29: (db) => db.run("ALTER TABLE crm_jobs DROP COLUMN detail"),
   21: (db) => {
     db.run("ALTER TABLE tenants DROP COLUMN require_passkey_for_admins");
     db.run("ALTER TABLE tenants DROP COLUMN require_passkey_or_2fa");

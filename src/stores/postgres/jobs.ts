@@ -241,17 +241,17 @@ export function createPostgresJobsStore(pg: Pg, deps: { security: PgAuditWriter 
         if (audit) await deps.security.auditInTx(tx, audit, now);
         const job = await tx.one<{ user_id: string | null; kind: string; added: number; updated: number; unchanged: number }>`
           SELECT user_id, kind, added, updated, unchanged FROM crm_jobs WHERE tenant_id = ${tenantId} AND id = ${jobId}`;
-        if (job) {
+        if (job && !job.kind.startsWith("deals_bulk")) {
           const data = { job_id: jobId, kind: job.kind, status, added: job.added, updated: job.updated, unchanged: job.unchanged, error_count: errorCount };
           await appendEventsInTx(tx, tenantId, [{ type: "import.finished", actor: actorOf(job.user_id), data }], now);
         }
       });
     },
-    async orphans(t: number) {
+    async orphans(t: number, keepSince: number) {
       return pg.all<{ tenant_id: string; id: string; kind: string; status: string }>`
         SELECT tenant_id, id, kind, status FROM crm_jobs WHERE status = 'running' AND lease_until < ${t}
         UNION SELECT DISTINCT u.tenant_id, u.job_id, j.kind, j.status FROM crm_job_undo u JOIN crm_jobs j ON j.tenant_id = u.tenant_id AND j.id = u.job_id
-        WHERE j.status <> 'running'`;
+        WHERE j.status <> 'running' AND NOT (j.kind = 'deals_bulk' AND j.status = 'succeeded' AND j.finished_at >= ${keepSince})`;
     },
     async runningByKind() {
       return pg.all<{ kind: string; n: number }>`SELECT kind, count(*)::int AS n FROM crm_jobs WHERE status = 'running' GROUP BY kind`;

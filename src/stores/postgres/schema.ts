@@ -20,6 +20,7 @@ import s63 from "./schema/63-deal-activities.sql" with { type: "text" };
 import s64 from "./schema/64-operators.sql" with { type: "text" };
 import s65 from "./schema/65-deal-sums.sql" with { type: "text" };
 import s66 from "./schema/66-saved-views.sql" with { type: "text" };
+import s68 from "./schema/68-bulk-deal-changes.sql" with { type: "text" };
 
 /**
  * The PostgreSQL schema, one file per feature group, applied in this order (later files refer to
@@ -47,11 +48,12 @@ const FILES: Array<{ name: string; sql: string }> = [
   { name: "64-operators.sql", sql: s64 },
   { name: "65-deal-sums.sql", sql: s65 },
   { name: "66-saved-views.sql", sql: s66 },
+  { name: "68-bulk-deal-changes.sql", sql: s68 },
 ];
 
 /**
  * Schema files added after version 1 (the first release's files, 10 to 51): file 52 is version 2,
- * 53 version 3, 54 version 4, 55 version 5, 56 version 6, 57 version 7, 58 version 8, 59 version 9, 60 version 10, 61 version 11, 62 version 12, 63 version 13, 64 version 14, 65 version 15, 66 version 16. A new database gets every file at once; an older one runs these as migrate.ts's
+ * 53 version 3, 54 version 4, 55 version 5, 56 version 6, 57 version 7, 58 version 8, 59 version 9, 60 version 10, 61 version 11, 62 version 12, 63 version 13, 64 version 14, 65 version 15, 66 version 16, 68 version 18. A new database gets every file at once; an older one runs these as migrate.ts's
  * steps. Released files are never edited: a later file changes what an earlier one made.
  */
 export const LATER_FILES: ReadonlyArray<{ version: number; name: string; sql: string }> = [
@@ -70,6 +72,7 @@ export const LATER_FILES: ReadonlyArray<{ version: number; name: string; sql: st
   { version: 14, name: "64-operators.sql", sql: s64 },
   { version: 15, name: "65-deal-sums.sql", sql: s65 },
   { version: 16, name: "66-saved-views.sql", sql: s66 },
+  { version: 18, name: "68-bulk-deal-changes.sql", sql: s68 },
 ];
 
 /** Creates every table and index in an empty database (or schema), in one transaction. */
