@@ -63,6 +63,7 @@ export const SLOW_REASONS: Record<string, string> = {
   "tests/multi-instance/sessions.test.ts": "spawned servers on one PostgreSQL database",
   // The web app in a browser.
   "tests/web/e2e/board.test.ts": BROWSER,
+  "tests/web/e2e/bulk-changes.test.ts": BROWSER,
   "tests/web/e2e/saved-views.test.ts": BROWSER,
   "tests/web/e2e/create-once.test.ts": BROWSER,
   "tests/web/e2e/crm.test.ts": BROWSER,
