@@ -783,7 +783,6 @@ CREATE TABLE crm_jobs (
   created_at  INTEGER NOT NULL,
   finished_at INTEGER,
   lease_until INTEGER NOT NULL,
-  detail      TEXT,
   PRIMARY KEY (tenant_id, id)
 ) STRICT, WITHOUT ROWID;
 CREATE INDEX crm_jobs_by_created ON crm_jobs (tenant_id, created_at, id);
@@ -1073,3 +1072,8 @@ CREATE TABLE saved_view_defaults (
   PRIMARY KEY (tenant_id, user_id)
 ) STRICT, WITHOUT ROWID;
 CREATE INDEX saved_view_defaults_by_view ON saved_view_defaults (tenant_id, view_id);
+
+-- ---- version 29: bulk changes of deals are jobs too, and can be undone (issue 32) ----
+-- What a job was asked (JSON: a bulk change's action, its undo); NULL for imports. A bulk change
+-- keeps its crm_job_undo entries for the ten minutes it may be undone.
+ALTER TABLE crm_jobs ADD COLUMN detail TEXT;
