@@ -4,7 +4,7 @@
  * (POST /crm/deals/bulk). While it runs a progress bar (the import's polling); then what it did,
  * with an Undo button for as long as the server accepts one (the job's undo_until).
  */
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { api, type ImportJob, type Stage, type User } from "../api/client";
 import { ConfirmDialog } from "../shared/dialog";
 import { errorMessage } from "../shared/states";
@@ -62,6 +62,11 @@ export function BulkBar({ view, selection, pageCount, total, stages, people, me,
   const [confirming, setConfirming] = useState(false);
   const [busy, setBusy] = useState(false);
   const [now, setNow] = useState(Date.now());
+  // The bar goes as the change starts (its control had focus): focus moves to the job's message, so a keyboard or screen reader user follows it.
+  const result = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    if (job) result.current?.focus();
+  }, [job?.id]);
   useJobPolling(job, (next) => {
     setJob(next);
     if (next.status !== "running") onDone();
@@ -169,7 +174,7 @@ export function BulkBar({ view, selection, pageCount, total, stages, people, me,
         </div>
       ) : null}
       {job ? (
-        <div class="bulk-result" role="status">
+        <div class="bulk-result" role="status" tabIndex={-1} ref={result}>
           {running ? (
             <label>
               {job.kind === "deals_bulk_undo" ? "Undoing" : "Changing"}: {job.done.toLocaleString()} of {deals(job.total)} done.
