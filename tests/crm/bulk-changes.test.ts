@@ -91,6 +91,13 @@ describe("choosing and changing", () => {
     const back = await done(memberToken, { filter: { mine: true }, set: { assigned_to: null } });
     expect(back).toMatchObject({ total: 3, updated: 3 });
     expect((await org.list(`assigned_to=${MEMBER_ID}`)).total).toBe(0);
+    // The search index follows: unassigned again, and one assignee for another (its text left as it was).
+    expect((await org.list("search=globex%20filter&unassigned=true")).total).toBe(6);
+    await done(org.token, { filter: { search: "globex filter" }, set: { assigned_to: MEMBER_ID } });
+    await done(org.token, { filter: { search: "globex filter" }, set: { assigned_to: org.user.id } });
+    expect((await org.list(`search=globex%20filter&assigned_to=${org.user.id}`)).total).toBe(6);
+    expect((await org.list("search=globex%20filter&unassigned=true")).total).toBe(0);
+    expect((await org.list(`search=glo&assigned_to=${MEMBER_ID}`)).total).toBe(0);
     // A stage the organization lacks matches nothing, as in the list.
     expect(await done(org.token, { filter: { stage: ["nope"] }, set: { stage: "won" } })).toMatchObject({ total: 0, updated: 0 });
   });
