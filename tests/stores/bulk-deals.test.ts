@@ -41,6 +41,16 @@ for (const backend of CRM_BACKENDS) {
       return out;
     };
     const stageOf = async (id: string) => (await b.crm.deals.byId("t1", id))?.stage;
+    /** The counters the list and the board read (counts and sums per assignee and stage) agree with the deals themselves. */
+    const countersAgree = async () => {
+      const norm = (rows: Array<Record<string, unknown>>) => rows.map((r) => Object.values(r).map(String).join("|")).sort();
+      const counted = await b.rows("SELECT assignee, stage, n FROM deal_counts WHERE tenant_id = $1 AND assignee <> '*' AND n <> 0", ["t1"]);
+      const real = await b.rows("SELECT coalesce(assigned_to, '') AS assignee, stage, count(*) AS n FROM deals WHERE tenant_id = $1 GROUP BY coalesce(assigned_to, ''), stage", ["t1"]);
+      expect(norm(counted)).toEqual(norm(real));
+      const summed = await b.rows("SELECT assignee, stage, currency, n, cents FROM deal_sums WHERE tenant_id = $1 AND n <> 0", ["t1"]);
+      const sums = await b.rows("SELECT coalesce(assigned_to, '') AS assignee, stage, currency, count(*) AS n, sum(value_cents) AS cents FROM deals WHERE tenant_id = $1 GROUP BY coalesce(assigned_to, ''), stage, currency", ["t1"]);
+      expect(norm(summed)).toEqual(norm(sums));
+    };
 
     test("matching walks the tenant's number range in windows with the list's filters and search; byIds keeps to the tenant", async () => {
       expect(await choose("t1", all)).toEqual(["d1", "d2", "d3", "d4"]);
@@ -60,6 +70,7 @@ for (const backend of CRM_BACKENDS) {
       await b.bulkDeals.setTotal("t1", "j1", 3, 99_000);
       expect(await b.bulkDeals.apply("t1", "j1", 5_000, 99_000, targets, { set: { stage: "won", assigned_to: "u2" } }, USER)).toEqual({ updated: 3, unchanged: 0 });
       expect(await b.jobs.get("t1", "j1")).toMatchObject({ total: 3, done: 3, updated: 3, unchanged: 0 });
+      await countersAgree();
       expect(await b.crm.deals.byId("t1", "d1")).toMatchObject({ stage: "won", assigned_to: "u2", assignee_name: "Zed", stage_changed_at: 5_000, updated_at: 5_000 });
       // d3 was already Zed's: only its stage moved.
       const t3 = await b.crm.activities.timeline("t1", "d3", 10, 0);
@@ -83,6 +94,7 @@ for (const backend of CRM_BACKENDS) {
       expect(await b.jobs.get("t1", "u1")).toMatchObject({ done: 3, updated: 3, added: 0, unchanged: 0 });
       expect(JSON.parse((await b.crm.activities.timeline("t1", "d1", 10, 0)).rows[0]!.data)).toMatchObject({ job_id: "u1", undo_of: "j1" });
       expect(await b.bulkDeals.undoLeft("t1", "j1")).toBe(0);
+      await countersAgree();
       await b.jobs.finish("t1", "u1", 9_000, "succeeded", null, "[]", 0, null);
       expect((await b.bulkDeals.lastOf("t1", "u1"))?.id).toBe("j1");
     });
@@ -94,6 +106,7 @@ for (const backend of CRM_BACKENDS) {
       expect(await b.jobs.create(job("j2"))).toBe(true);
       expect(await b.bulkDeals.apply("t1", "j2", 10_000, 99_000, await b.bulkDeals.byIds("t1", ["d4"]), { delete: true }, USER)).toEqual({ updated: 1, unchanged: 0 });
       expect(await b.crm.deals.byId("t1", "d4")).toBeNull();
+      await countersAgree();
       const r = await b.bulkDeals.revert("t1", "j2", null, 11_000, 99_000, 10, USER);
       expect(r).toEqual({ entries: 1, reverted: 0, restored: 1, skipped: 0 });
       expect(await b.crm.deals.byId("t1", "d4")).toEqual(before);
@@ -101,6 +114,7 @@ for (const backend of CRM_BACKENDS) {
       expect(after.rows[0]).toMatchObject({ type: "restored" });
       expect(after.rows.slice(1)).toEqual(timeline.rows);
       expect(await choose("t1", { ...all, search: "three" })).toEqual(["d4"]);
+      await countersAgree();
       await b.jobs.finish("t1", "j2", 12_000, "failed", "x", "[]", 0, null);
     });
 

@@ -11,6 +11,15 @@ import { type Pg, type PgTx, insertJson } from "./database";
 import { addActivitiesInTx, lockCrmShared } from "./deals";
 import { appendEventsInTx } from "./events";
 import { Params } from "./deals-list-request";
+import { applyDealCounters } from "./jobs";
+
+type CounterChange = { sign: 1 | -1; v: Record<string, unknown> };
+/**
+ * The row triggers of the deal counters (counts, sums, search grams) are off for a batch's
+ * transaction and its changes added up once at its end, as an import's batch does: row by row,
+ * each deal rewrote its ~120 counter rows.
+ */
+const countersByBatch = (tx: PgTx) => tx.run`SELECT set_config('suite.counters_by_batch', 'on', true)`;
 
 type Row = DealRow & Record<string, unknown>;
 interface SetEntry {
@@ -30,11 +39,12 @@ const isForeignKeyViolation = (err: unknown) => (err as { errno?: string }).errn
  * Bulk changes of deals on PostgreSQL (src/crm/bulk-repo.ts), the same answers as SQLite's
  * (src/stores/sqlite/bulk-deals.ts). A batch takes the tenant's CRM lock shared, as single deal
  * writes do, locks its deals (FOR UPDATE) and the assignee (FOR SHARE, waiting for a rename in
- * flight), and writes deal by deal with the row triggers on (the counters follow each row).
+ * flight), and writes deal by deal; the counters' row triggers are off and the batch's changes
+ * added up once (as an import's batch).
  */
 export function createPostgresBulkDealsStore(pg: Pg) {
   /** Writes a deal's new stage and/or assignee with its timeline entries; answers its event. */
-  async function changeDeal(tx: PgTx, tenantId: string, cur: Row, next: { stage?: string; stageAt?: number | null; assignee?: { id: string | null; user: User | null } }, now: number, actor: EventActor, job: { job_id: string; undo_of?: string }): Promise<NewEvent | null> {
+  async function changeDeal(tx: PgTx, tenantId: string, cur: Row, next: { stage?: string; stageAt?: number | null; assignee?: { id: string | null; user: User | null } }, now: number, actor: EventActor, job: { job_id: string; undo_of?: string }, counters: CounterChange[]): Promise<NewEvent | null> {
     const stage = next.stage ?? cur.stage;
     const stageAt = next.stage !== undefined ? (next.stageAt === undefined ? now : next.stageAt) : (cur.stage_changed_at ?? cur.updated_at);
     const a = next.assignee;
@@ -45,6 +55,7 @@ export function createPostgresBulkDealsStore(pg: Pg) {
     await tx.run`UPDATE deals SET stage = ${stage}, stage_changed_at = ${stageAt}, updated_at = ${now}, assigned_to = ${assigned},
       assignee_key = ${key}, assignee_name = ${name}, assignee_email = ${email} WHERE tenant_id = ${tenantId} AND id = ${cur.id}`;
     const after: Row = { ...cur, stage, assigned_to: assigned, assignee_name: name, assignee_email: email };
+    counters.push({ sign: -1, v: cur }, { sign: 1, v: after });
     await addActivitiesInTx(tx, tenantId, cur.id, bulkEntries(newId, actor.id, now, job, cur, after));
     const event = dealChangedEvent(cur.id, cur, after, actor);
     return event ? { ...event, data: { ...event.data, ...job } } : null;
@@ -84,6 +95,8 @@ export function createPostgresBulkDealsStore(pg: Pg) {
     apply: (tenantId: string, jobId: string, now: number, leaseUntil: number, targets: BulkTarget[], change: BulkChange, actor: EventActor) =>
       pg.begin(async (tx) => {
         await lockCrmShared(tx, tenantId);
+        await countersByBatch(tx);
+        const counters: CounterChange[] = [];
         let n = (await tx.one<{ n: number | null }>`SELECT max(n) AS n FROM crm_job_undo WHERE tenant_id = ${tenantId} AND job_id = ${jobId}`)?.n ?? 0;
         const set = "set" in change ? change.set : null;
         if (set?.stage !== undefined && !(await stageExists(tx, tenantId, set.stage))) throw new BulkTargetGone("stage");
@@ -101,6 +114,7 @@ export function createPostgresBulkDealsStore(pg: Pg) {
             const entry: DeletedEntry = { row: cur, activities: [...activities], notes: [...notes] };
             undo.push({ tenant_id: tenantId, job_id: jobId, n: ++n, entity: "deal_deleted", record_id: cur.id, before: JSON.stringify(entry) });
             await tx.run`DELETE FROM deals WHERE tenant_id = ${tenantId} AND id = ${cur.id}`;
+            counters.push({ sign: -1, v: cur });
             events.push({ type: "deal.deleted", actor, data: { id: cur.id, title: cur.title, ...job } });
             updated++;
             continue;
@@ -113,11 +127,12 @@ export function createPostgresBulkDealsStore(pg: Pg) {
             set: { ...(stage !== undefined ? { stage } : {}), ...(assignee ? { assigned_to: assignee.id } : {}) },
           };
           undo.push({ tenant_id: tenantId, job_id: jobId, n: ++n, entity: "deal_set", record_id: cur.id, before: JSON.stringify(entry) });
-          const event = await changeDeal(tx, tenantId, cur, { stage, assignee }, now, actor, job);
+          const event = await changeDeal(tx, tenantId, cur, { stage, assignee }, now, actor, job, counters);
           if (event) events.push(event);
           updated++;
         }
         await insertJson(tx, "crm_job_undo", undo);
+        await applyDealCounters(tx, tenantId, counters);
         const changed = await tx.run`UPDATE crm_jobs SET done = done + ${targets.length}, updated = updated + ${updated}, unchanged = unchanged + ${targets.length - updated},
           lease_until = ${leaseUntil} WHERE tenant_id = ${tenantId} AND id = ${jobId} AND status = 'running'`;
         if (changed !== 1) throw new Error("the job is no longer running");
@@ -128,6 +143,8 @@ export function createPostgresBulkDealsStore(pg: Pg) {
     revert: (tenantId: string, jobId: string, undoJobId: string | null, now: number, leaseUntil: number, limit: number, actor: EventActor): Promise<Reverted> =>
       pg.begin(async (tx) => {
         await lockCrmShared(tx, tenantId);
+        await countersByBatch(tx);
+        const counters: CounterChange[] = [];
         const entries = await tx.all<{ n: number; entity: string; record_id: string; before: string }>`
           SELECT n, entity, record_id, before FROM crm_job_undo WHERE tenant_id = ${tenantId} AND job_id = ${jobId} ORDER BY n DESC LIMIT ${limit}`;
         const out: Reverted = { entries: entries.length, reverted: 0, restored: 0, skipped: 0 };
@@ -141,6 +158,7 @@ export function createPostgresBulkDealsStore(pg: Pg) {
               out.skipped++;
               continue;
             }
+            counters.push({ sign: 1, v: e.row });
             const entry: NewActivity = restoredEntry(newId, actor.id, now, job);
             await addActivitiesInTx(tx, tenantId, u.record_id, [entry]);
             events.push({ type: "deal.created", actor, data: { id: u.record_id, ...pick(e.row as never, DEAL_EVENT_FIELDS), ...job } });
@@ -164,10 +182,11 @@ export function createPostgresBulkDealsStore(pg: Pg) {
             out.skipped++;
             continue;
           }
-          const event = await changeDeal(tx, tenantId, cur, { stage, stageAt: e.before.stage_changed_at, assignee }, now, actor, job);
+          const event = await changeDeal(tx, tenantId, cur, { stage, stageAt: e.before.stage_changed_at, assignee }, now, actor, job, counters);
           if (event) events.push(event);
           out.reverted++;
         }
+        await applyDealCounters(tx, tenantId, counters);
         if (entries.length > 0) await tx.run`DELETE FROM crm_job_undo WHERE tenant_id = ${tenantId} AND job_id = ${jobId} AND n >= ${entries.at(-1)!.n}`;
         if (undoJobId !== null) {
           const changed = await tx.run`UPDATE crm_jobs SET done = done + ${entries.length}, updated = updated + ${out.reverted}, added = added + ${out.restored},
