@@ -15,6 +15,7 @@ import { createSqliteCrmStore } from "../src/stores/sqlite/crm";
 import { createSqliteJobsStore } from "../src/stores/sqlite/jobs";
 import { createSqliteBulkDealsStore } from "../src/stores/sqlite/bulk-deals";
 import { createSqliteSecurityStore } from "../src/stores/sqlite/security";
+import { startCheckpointer } from "../src/db/checkpointer";
 
 const args = process.argv.slice(2).filter((a) => a !== "bulk");
 const file = args[0];
@@ -24,6 +25,9 @@ const db = openDatabase(file);
 migrate(db, undefined, file);
 // As the server runs it: NORMAL on the thread, the sync off it (group commit).
 db.run("PRAGMA synchronous = NORMAL");
+// And the server's checkpointer thread beside it (src/cli/serve.ts): without it every 1,000 pages
+// of WAL a commit ran the checkpoint itself, inside the batch's hold.
+const checkpointer = startCheckpointer(file);
 const events = createSqliteEventsStore(db);
 const security = createSqliteSecurityStore(db);
 const crm = createSqliteCrmStore(db, events.appendInTx);
@@ -93,4 +97,5 @@ if (byAssignee) say(`(assigned to one member instead: BENCH_BULK_SET=assignee)`)
 const job = await phase("change", () => service.start(auth, { ids: null, filter: { search: null, stages: [from.stage], assigned_to: null, unassigned: false, mine: false }, change }, { ip: null, userAgent: null }));
 await phase("undo", () => service.undo(auth, job.id, { ip: null, userAgent: null }));
 stopLoop();
+await checkpointer.stop();
 db.close();
