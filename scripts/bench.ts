@@ -23,6 +23,7 @@ const OTHER_BENCHES: Record<string, string> = {
   metrics: "../bench/metrics-cost", // what recording a request in the metrics (and its trace id) costs
   tenants: "../bench/tenants", // tenant-less lookups at 1,000, 10,000 and 100,000 organizations, PostgreSQL and SQLite
   writes: "../bench/writes", // DB [N]: single deal writes' CPU and WAL bytes on a seeded file
+  bulk: "../bench/bulk", // DB [N]: a bulk change of N deals (default 100k) and its undo: total time, longest writer hold
   neighbours: "../bench/neighbours", // [postgres]: another organization's latency while one imports, exports and seeds
   web: "../bench/web", // the web app in Chromium
   webhooks: "../bench/webhooks", // webhook deliveries a second to a local receiver, and what an endpoint adds to a deal write

@@ -23,6 +23,7 @@ import { auditRoutes } from "./security-log/routes";
 import { eventsRoutes } from "./events/routes";
 import { webhookRoutes } from "./webhooks/routes";
 import { transferRoutes } from "./crm/export-import/routes";
+import { bulkRoutes } from "./crm/bulk-routes";
 import { webRoutes } from "./web/routes";
 import { operatorRoutes } from "./operator/routes";
 import { isolateWork } from "./db/stall-monitor";
@@ -55,6 +56,7 @@ export function createApp(ctx: Context) {
     .use(eventsRoutes(ctx))
     .use(webhookRoutes(ctx))
     .use(transferRoutes(ctx))
+    .use(bulkRoutes(ctx))
     .use(operatorRoutes(ctx))
     // Last: its catch-all page must not shadow any API route.
     .use(webRoutes(ctx));

@@ -42,6 +42,7 @@ import { tmpdir } from "node:os";
 import { createTlsAskService } from "./tls/service";
 import { createTransferService } from "./crm/export-import/export-service";
 import { createJobsService } from "./crm/export-import/jobs-service";
+import { createBulkService } from "./crm/bulk-service";
 import { createInvitationsService } from "./team/invitations-service";
 import { createUsersService } from "./team/service";
 import { createMetrics } from "./metrics/recorder";
@@ -135,6 +136,7 @@ export function createContext(opts: ContextOptions) {
   const usersService = createUsersService({ users });
   const members = createMembersService({ now, members: stores.members, security, limiter, limits, requireRecentProof: auth.requireRecentProof });
   const jobs = createJobsService({ now, repo: crm, transfer: stores.transfer, jobs: stores.jobs, limiter, limits, log, ended: metrics.jobEnded });
+  const bulk = createBulkService({ now, repo: crm, bulk: stores.bulkDeals, jobs: stores.jobs, tracker: jobs, log, ended: metrics.jobEnded });
   const transfer = createTransferService({ now, repo: crm, transfer: stores.transfer, exportSlot: jobs.exportSlot });
   // The final export of a deleted organization: what its admins would download, as the operator.
   const dataDir = opts.dataDir ?? (config.db === ":memory:" ? join(tmpdir(), `suite-data-${process.pid}`) : dirname(resolve(config.db)));
@@ -317,6 +319,8 @@ export function createContext(opts: ContextOptions) {
     idempotency,
     /** CSV imports as background jobs: upload, progress, recovery after a restart. */
     jobs,
+    /** Bulk changes of deals and their undo, as jobs beside the imports. */
+    bulk,
     /** The team: the member list and profiles. */
     users: usersService,
     /** Members changed by themselves or their admins: name, role, profile, removal, 2FA reset, unlock. */

@@ -5,7 +5,7 @@ import { formatCents } from "./money";
  * plain JavaScript, and stored as JSON text in the writing transaction) and what the API answers.
  */
 
-export type ActivityType = "created" | "updated" | "stage_changed" | "note" | "imported";
+export type ActivityType = "created" | "updated" | "stage_changed" | "note" | "imported" | "restored";
 
 /** One field's change: what a person saw before and after (names for the records a deal names; their ids beside). */
 export interface FieldChange {
@@ -97,3 +97,16 @@ export function importEntry(newId: () => string, actor: string | null, now: numb
       : { job_id: jobId, action: "updated", changes: fieldChanges(before, after), ...(before.stage !== after.stage ? { from: before.stage, to: after.stage } : {}) };
   return { id: newId(), type: "imported", actor_id: actor, created_at: now, data: JSON.stringify(data) };
 }
+
+/**
+ * A bulk change's entries on a deal: those of a single edit, each naming the job (and, for an
+ * undo, the bulk change it reverts), so the timeline says the change came in bulk.
+ */
+export function bulkEntries(newId: () => string, actor: string | null, now: number, job: { job_id: string; undo_of?: string }, before: Snapshot, after: Snapshot): NewActivity[] {
+  return entriesOfWrite(newId, actor, now, before, after).map((a) => ({ ...a, data: JSON.stringify({ ...(JSON.parse(a.data) as object), ...job }) }));
+}
+
+/** A deleted deal brought back by undoing a bulk delete (its earlier entries and notes come back with it). */
+export const restoredEntry = (newId: () => string, actor: string | null, now: number, job: { job_id: string; undo_of: string }): NewActivity => ({
+  id: newId(), type: "restored", actor_id: actor, created_at: now, data: JSON.stringify(job),
+});

@@ -317,11 +317,12 @@ export const NoteRead = t.Object({
 }, { title: "NoteRead" });
 export type NoteRead = Static<typeof NoteRead>;
 
-export const ACTIVITY_TYPES = ["created", "updated", "stage_changed", "note", "imported"] as const;
+export const ACTIVITY_TYPES = ["created", "updated", "stage_changed", "note", "imported", "restored"] as const;
 /**
  * One entry of a deal's timeline. `data` by type: created {title, stage, value, currency};
  * updated {changes: [{field, before, after, before_id?, after_id?}]}; stage_changed {from, to}
- * (stage keys); note {note: NoteRead}; imported {job_id, action: "added" | "updated", changes?, from?, to?}.
+ * (stage keys); note {note: NoteRead}; imported {job_id, action: "added" | "updated", changes?, from?, to?};
+ * restored {job_id, undo_of}: brought back by undoing a bulk delete. Entries of a bulk change carry its job_id (and undo_of when it undid one).
  */
 export const ActivityRead = t.Object({
   id: t.String(),

@@ -25,6 +25,7 @@ import v25 from "./migrations/0025-deal-sorts-walked-backwards.sql" with { type:
 import v26 from "./migrations/0026-deal-sums.sql" with { type: "text" };
 import v27 from "./migrations/0027-saved-views.sql" with { type: "text" };
 import v28 from "./migrations/0028-webhooks.sql" with { type: "text" };
+import v29 from "./migrations/0029-bulk-deal-changes.sql" with { type: "text" };
 import v30 from "./migrations/0030-operator-backup-codes.sql" with { type: "text" };
 import v31 from "./migrations/0031-record-activities.sql" with { type: "text" };
 import type { Db } from "./database";
@@ -75,6 +76,7 @@ export const MIGRATIONS: Migration[] = [
   { version: 26, name: "the deal board: deal counts and value sums per assignee, stage and currency", sql: v26 },
   { version: 27, name: "saved views of the deal list, personal and shared, and each member's default view", sql: v27 },
   { version: 28, name: "signed webhooks: endpoints and their deliveries", sql: v28 },
+  { version: 29, name: "bulk changes of deals: a job's detail (what it was asked, its undo)", sql: v29 },
   { version: 30, name: "operators' backup codes, stored as keyed hashes", sql: v30 },
   { version: 31, name: "an account's and a contact's activity timeline", sql: v31 },
 ];

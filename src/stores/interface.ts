@@ -13,6 +13,7 @@ import type { DemoSeedStore } from "../crm/seed-store";
 import type { StagesStore } from "../crm/pipeline-repo";
 import type { TransferStore } from "../crm/export-import/repo";
 import type { JobsStore } from "../crm/export-import/jobs-repo";
+import type { BulkDealsStore } from "../crm/bulk-repo";
 import type { Db } from "../db/database";
 import type { WalSync } from "../db/group-commit";
 import type { IdempotencyStore } from "../idempotency/repo";
@@ -52,6 +53,8 @@ export interface Stores {
   dealsQuery: DealsQuery;
   transfer: TransferStore;
   jobs: JobsStore;
+  /** Bulk changes of deals (jobs of their own kind, with an undo). */
+  bulkDeals: BulkDealsStore;
   /** Reading the audit log (the rows are written through `security`). */
   auditLog: AuditStore;
   events: EventsStore;

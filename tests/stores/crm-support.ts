@@ -14,6 +14,9 @@ import type { AccountRow, ContactRow } from "../../src/crm/repo";
 import type { JobsStore } from "../../src/crm/export-import/jobs-repo";
 import { createSqliteJobsStore } from "../../src/stores/sqlite/jobs";
 import { createPostgresJobsStore } from "../../src/stores/postgres/jobs";
+import type { BulkDealsStore } from "../../src/crm/bulk-repo";
+import { createSqliteBulkDealsStore } from "../../src/stores/sqlite/bulk-deals";
+import { createPostgresBulkDealsStore } from "../../src/stores/postgres/bulk-deals";
 import type { AuditEntry } from "../../src/security/repo";
 import { createSqliteCrmStore } from "../../src/stores/sqlite/crm";
 import { createSqliteSecurityStore } from "../../src/stores/sqlite/security";
@@ -43,6 +46,7 @@ export interface Stores {
   stages: Stages;
   transfer: Transfer;
   jobs: JobsStore;
+  bulkDeals: BulkDealsStore;
   /** A user's rename as the users feature does it: its row and every deal's copy, one transaction. */
   renameUser(tenantId: string, userId: string, fullName: string | null, email: string): Promise<void>;
   /** A member's removal moving their deals, in one transaction with their row's deletion. */
@@ -77,6 +81,7 @@ function pgStores(pg: Pg): Stores & { seed(tx: PgTx, tenantId: string, now: numb
     stages: createPostgresStagesStore(pg, { security: pgAudit }),
     transfer: createPostgresTransferStore(pg, { security: pgAudit }),
     jobs: createPostgresJobsStore(pg, { security: pgAudit }),
+    bulkDeals: createPostgresBulkDealsStore(pg),
     seed: (tx, tenantId, now) => crm.seedDefaultStagesInTx(tx, tenantId, now),
     renameUser: (tenantId, userId, fullName, email) =>
       pg.begin(async (tx) => {
@@ -106,6 +111,7 @@ async function wrap(b: Backend): Promise<CrmBackend> {
       stages: createSqliteStagesStore(db, { security, appendEventsInTx: events.appendInTx }),
       transfer,
       jobs: createSqliteJobsStore(db, { security, appendEventsInTx: events.appendInTx }),
+      bulkDeals: createSqliteBulkDealsStore(db, { appendEventsInTx: events.appendInTx }),
       renameUser: async (tenantId, userId, fullName, email) =>
         writeTx(db, () => {
           db.query("UPDATE users SET full_name = ?3, email = ?4 WHERE tenant_id = ?1 AND id = ?2").run(tenantId, userId, fullName, email);

@@ -48,6 +48,14 @@ const UNDO: Record<number, (db: Database) => void> = {
     db.run("DROP TABLE webhook_deliveries");
     db.run("DROP TABLE webhook_endpoints");
   },
+  29: (db) => {
+    db.run("ALTER TABLE crm_jobs DROP COLUMN detail");
+    db.run("DROP TRIGGER deals_fts_update");
+    db.run(`CREATE TRIGGER deals_fts_update AFTER UPDATE OF search_text, stage, assigned_to ON deals BEGIN
+  INSERT INTO deals_fts (deals_fts, rowid, search_text, stage_token, unassigned_token) VALUES ('delete', old.seq, old.search_text, old.stage_token, old.unassigned_token);
+  INSERT INTO deals_fts (rowid, search_text, stage_token, unassigned_token) VALUES (new.seq, new.search_text, new.stage_token, new.unassigned_token);
+END`);
+  },
   30: (db) => {
     db.run("DROP TABLE operator_backup_codes");
   },

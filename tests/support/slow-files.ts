@@ -66,6 +66,7 @@ export const SLOW_REASONS: Record<string, string> = {
   "tests/multi-instance/webhooks.test.ts": "spawned servers on one PostgreSQL database",
   // The web app in a browser.
   "tests/web/e2e/board.test.ts": BROWSER,
+  "tests/web/e2e/bulk-changes.test.ts": BROWSER,
   "tests/web/e2e/saved-views.test.ts": BROWSER,
   "tests/web/e2e/webhooks.test.ts": BROWSER,
   "tests/web/e2e/create-once.test.ts": BROWSER,

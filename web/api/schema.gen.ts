@@ -1663,6 +1663,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/crm/deals/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change the stage or assignee of many deals, or delete them, as a background job
+         * @description The deals: `ids` (at most 1000) or `filter`, the deal list's parameters as an object (search, stage, assigned_to, unassigned, mine; paging and order are ignored), which chooses exactly the deals the list shows, counted when the job starts. The change: `set` {stage?, assigned_to? (null: nobody)} or `delete: true`. Answers 202 with a job (kind deals_bulk; GET /api/v1/crm/jobs/{id} for its progress) that writes the deals in short batches, each deal with its timeline entries and events as a single edit or delete, and lands whole or not at all. Every member with the CRM may, as with single deals. One import or bulk change per organization at a time (429 too_many_jobs). Its user can undo it for 10 minutes after it ends (POST /api/v1/crm/jobs/{id}/undo).
+         */
+        post: operations["postCrmDealsBulk"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/crm/jobs/{id}/undo": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Undo a bulk change of deals: the caller's last, within 10 minutes of its end; the undo is a job too
+         * @description Answers 202 with the undo job (kind deals_bulk_undo). It puts back each deal's stage and assignee as they were before the change, unless someone changed that value since, and brings deleted deals back with their timeline and notes (unless their account, contact or assignee was removed since). 409 with a sentence when the change cannot be undone: bulk_change_running, nothing_to_undo (it failed), already_undone, not_last_bulk_change (the caller made another since), undo_expired (over 10 minutes ago). 403 for anyone but its user.
+         */
+        post: operations["postCrmJobsByIdUndo"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/operator/auth/login": {
         parameters: {
             query?: never;
@@ -2261,6 +2301,19 @@ export interface components {
         BackupCodes: {
             backup_codes: string[];
         };
+        /** BulkJobDetail */
+        BulkJobDetail: {
+            /** @description change: set stage and/or assignee; delete; undo: reverts the bulk change undo_of */
+            action: "change" | "delete" | "undo";
+            /** @description What a change sets (assigned_to null: nobody) */
+            set: {
+                stage?: string;
+                assigned_to?: string | null;
+            } | null;
+            undo_of: string | null;
+            undone_by: string | null;
+            undo_until: string | null;
+        };
         Confirmation: {
             detail: string;
             revoked: number;
@@ -2463,7 +2516,7 @@ export interface components {
         /** DealActivityRead */
         DealActivityRead: {
             id: string;
-            type: "created" | "updated" | "stage_changed" | "note" | "imported";
+            type: "created" | "updated" | "stage_changed" | "note" | "imported" | "restored";
             /** Format: date-time */
             created_at: string;
             actor: components["schemas"]["ActorRead"] | null;
@@ -2653,18 +2706,19 @@ export interface components {
         /** ImportJob */
         ImportJob: {
             id: string;
-            kind: "deals" | "accounts" | "contacts";
+            /** @description deals, accounts, contacts: an import; deals_bulk: a bulk change of deals; deals_bulk_undo: its undo */
+            kind: "deals" | "accounts" | "contacts" | "deals_bulk" | "deals_bulk_undo";
             /** @description running until the last batch commits; a failed job's rows were removed */
             status: "running" | "succeeded" | "failed";
-            /** @description Data rows in the file */
+            /** @description Data rows in the file; a bulk job: the deals it chose (0 until they are counted) */
             total: number;
-            /** @description Rows written so far */
+            /** @description Rows written so far (bulk: deals) */
             done: number;
-            /** @description Rows that added a record */
+            /** @description Rows that added a record (an undone bulk delete: deals brought back) */
             added: number;
-            /** @description Rows that changed the record they name (by id or external_id) */
+            /** @description Rows that changed the record they name (by id or external_id); bulk: deals changed or deleted (undo: put back) */
             updated: number;
-            /** @description Rows whose record already held exactly that */
+            /** @description Rows whose record already held exactly that; bulk: deals already so, or gone (undo: changed by someone since, left alone) */
             unchanged: number;
             error_count: number;
             /** @description Rows that could not be written (the first 1,000) */
@@ -2673,6 +2727,8 @@ export interface components {
             /** Format: date-time */
             created_at: string;
             finished_at: string | null;
+            /** @description A bulk job's request and undo; null for imports */
+            bulk: components["schemas"]["BulkJobDetail"] | null;
         };
         ImportJobPage: {
             items: components["schemas"]["ImportJob"][];
@@ -18733,6 +18789,348 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Something went wrong on our side.",
+                     *       "code": "internal_error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Out of storage space: nothing was saved (`storage_full`); see Retry-After */
+            507: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "The server has run out of storage space, so this change was not saved. Try again in a few minutes; if it keeps happening, tell the server's operator.",
+                     *       "code": "storage_full"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    postCrmDealsBulk: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The organization, by its subdomain (`acme`), for API clients that do not call `acme.<base domain>`. It must agree with the Host and with the credentials' organization (else 403 `tenant_mismatch`); where sign-in looks it up, an unknown one is 404 `tenant_not_found` and a disabled one 403 `tenant_disabled`.
+                 * @example acme
+                 */
+                "X-Tenant"?: components["parameters"]["XTenant"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description At most 1000 deal ids; more deals are chosen by a filter */
+                    ids?: string[];
+                    filter?: {
+                        search?: string;
+                        stage?: string[];
+                        assigned_to?: string;
+                        unassigned?: boolean;
+                        mine?: boolean;
+                        /** @enum {string} */
+                        sort_by?: "title" | "value" | "stage" | "probability" | "close_date" | "created_at" | "updated_at" | "account_name" | "contact_name" | "assignee_name";
+                        /** @enum {string} */
+                        sort_dir?: "asc" | "desc";
+                        size?: number;
+                    };
+                    set?: {
+                        stage?: string;
+                        /** @description A member's id; null: nobody */
+                        assigned_to?: string | null;
+                    };
+                    /** @constant */
+                    delete?: true;
+                };
+            };
+        };
+        responses: {
+            /** @description Accepted */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportJob"];
+                };
+            };
+            /** @description Missing, expired or revoked credentials, or a failed sign-in */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not authenticated.",
+                     *       "code": "not_authenticated"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not allowed: `forbidden`, `module_disabled`, `tenant_mismatch`, `tenant_disabled` (the operator disabled the organization) or `csrf_failed` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "You do not have permission to do this.",
+                     *       "code": "forbidden"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "The request body is larger than 1 MiB.",
+                     *       "code": "payload_too_large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Body is not JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Request bodies must be JSON (Content-Type: application/json).",
+                     *       "code": "unsupported_media_type"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Validation error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "loc": [
+                     *             "body",
+                     *             "email"
+                     *           ],
+                     *           "msg": "Field required",
+                     *           "type": "missing"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Rate limited; see Retry-After: `too_many_jobs` */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Rate limited; see Retry-After.",
+                     *       "code": "too_many_jobs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Something went wrong on our side.",
+                     *       "code": "internal_error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Out of storage space: nothing was saved (`storage_full`); see Retry-After */
+            507: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "The server has run out of storage space, so this change was not saved. Try again in a few minutes; if it keeps happening, tell the server's operator.",
+                     *       "code": "storage_full"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    postCrmJobsByIdUndo: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The organization, by its subdomain (`acme`), for API clients that do not call `acme.<base domain>`. It must agree with the Host and with the credentials' organization (else 403 `tenant_mismatch`); where sign-in looks it up, an unknown one is 404 `tenant_not_found` and a disabled one 403 `tenant_disabled`.
+                 * @example acme
+                 */
+                "X-Tenant"?: components["parameters"]["XTenant"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Accepted */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportJob"];
+                };
+            };
+            /** @description Missing, expired or revoked credentials, or a failed sign-in */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not authenticated.",
+                     *       "code": "not_authenticated"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not allowed: `forbidden`, `module_disabled`, `tenant_mismatch`, `tenant_disabled` (the operator disabled the organization) or `csrf_failed`: `forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not allowed: `forbidden`, `module_disabled`, `tenant_mismatch`, `tenant_disabled` (the operator disabled the organization) or `csrf_failed`.",
+                     *       "code": "forbidden"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not found.",
+                     *       "code": "not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict with the current state: `bulk_change_running`, `nothing_to_undo`, `already_undone`, `not_last_bulk_change`, `undo_expired` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Conflict with the current state.",
+                     *       "code": "bulk_change_running"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Validation error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "loc": [
+                     *             "body",
+                     *             "email"
+                     *           ],
+                     *           "msg": "Field required",
+                     *           "type": "missing"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+            /** @description Rate limited; see Retry-After: `too_many_jobs` */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Rate limited; see Retry-After.",
+                     *       "code": "too_many_jobs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description Unexpected failure */

@@ -46,7 +46,8 @@ export type SavedViewQuery = SavedView["query"];
 export type AuditQuery = Query<"get", "/api/v1/audit-log">;
 
 // ---- CSV export and import ----
-export type TransferKind = ImportJob["kind"];
+/** What an import reads (jobs of the bulk kinds are bulk changes of deals: web/deals/bulk-bar.tsx). */
+export type TransferKind = Exclude<ImportJob["kind"], "deals_bulk" | "deals_bulk_undo">;
 export type ImportJob = Answer<"get", "/api/v1/crm/jobs/{id}">;
 export type ImportReport = Exclude<Answer<"post", "/api/v1/crm/deals/import">, ImportJob>;
 export type ImportRowError = ImportJob["errors"][number];

@@ -168,6 +168,8 @@ function NoteComposer({ dealId, onAdded }: { dealId: string; onAdded: () => void
 function EntryText({ e, stageName }: { e: Entry; stageName: (key: string) => string }) {
   const who = e.actor?.name ?? "Someone";
   const d = e.data as Record<string, any>;
+  // Entries a bulk change wrote name its job; an undo's name the change it reverted.
+  const bulk = d.job_id && e.type !== "imported" ? (d.undo_of ? " (undoing a bulk change)" : " (bulk change)") : "";
   switch (e.type) {
     case "created":
       return (
@@ -178,14 +180,14 @@ function EntryText({ e, stageName }: { e: Entry; stageName: (key: string) => str
     case "stage_changed":
       return (
         <p>
-          <strong>{who}</strong> moved it from {stageName(d.from)} to {stageName(d.to)}.
+          <strong>{who}</strong> moved it from {stageName(d.from)} to {stageName(d.to)}{bulk}.
         </p>
       );
     case "updated":
       return (
         <>
           <p>
-            <strong>{who}</strong> changed:
+            <strong>{who}</strong> changed{bulk}:
           </p>
           <ChangeList changes={d.changes ?? []} />
         </>
@@ -199,6 +201,12 @@ function EntryText({ e, stageName }: { e: Entry; stageName: (key: string) => str
           </p>
           {d.changes?.length ? <ChangeList changes={d.changes} /> : null}
         </>
+      );
+    case "restored":
+      return (
+        <p>
+          <strong>{who}</strong> brought it back by undoing a bulk delete.
+        </p>
       );
     default:
       return (

@@ -23,7 +23,8 @@ import { Filters } from "./filters";
 import { ShortcutsDialog, useDealShortcuts } from "./shortcuts";
 import { DealTable } from "./table";
 import { ViewsMenu } from "./views-menu";
-import { type DealMode, type DealView, PAGE_SIZES, effectiveSort, parseView, sortedBy, viewQuery, viewSearch } from "./view";
+import { BulkBar, type Selection } from "./bulk-bar";
+import { type DealMode, type DealView, PAGE_SIZES, effectiveSort, filterQuery, parseView, sortedBy, viewQuery, viewSearch } from "./view";
 import { lazyScreen } from "../shared/lazy";
 
 // The deal page and the board load as chunks of their own, on first use.
@@ -129,6 +130,18 @@ function DealList() {
     }
   };
 
+  // Rows ticked for a bulk change: kept by id across pages and quiet reloads (another person's
+  // change); "all matching" holds for these filters and search only.
+  const [selection, setSelection] = useState<Selection>({ ids: new Set(), allMatching: false });
+  const filterKey = queryString(filterQuery(view) as never);
+  useEffect(() => setSelection((s) => (s.allMatching ? { ids: new Set(), allMatching: false } : s)), [filterKey]);
+  const select = (ids: string[], on: boolean) =>
+    setSelection((s) => {
+      const next = new Set(s.ids);
+      for (const id of ids) on ? next.add(id) : next.delete(id);
+      return { ids: next, allMatching: false };
+    });
+
   const [editing, setEditing] = useState<Deal | "new" | null>(null);
   const shortcuts = useDealShortcuts({ newDeal: () => stages && me && setEditing("new") });
   const [deleting, setDeleting] = useState<Deal | null>(null);
@@ -183,6 +196,19 @@ function DealList() {
         meId={me?.id ?? ""}
         onChange={change}
       />
+      {!board && me && data ? (
+        <BulkBar
+          view={view}
+          selection={selection}
+          pageCount={rows.length}
+          total={data.total}
+          stages={stages ?? []}
+          people={people}
+          me={me}
+          onSelection={setSelection}
+          onDone={reload}
+        />
+      ) : null}
       {board ? (
         <Board view={view} stages={stages ?? []} refresh={changed} />
       ) : list.error && data ? (
@@ -221,6 +247,9 @@ function DealList() {
             loading={list.loading && !quiet}
             saving={saving}
             rowClass={marks.classOf}
+            selected={selection.ids}
+            allSelected={selection.allMatching}
+            onSelect={select}
             onSort={(col: DealSort) => change(sortedBy(view, col))}
             onStage={changeStage}
             onEdit={(d) => setEditing(d)}

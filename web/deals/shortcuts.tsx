@@ -1,6 +1,6 @@
 /**
  * The deal list's keyboard shortcuts: `/` search, `n` new deal, `j`/`k` next/previous row,
- * `Enter` opens the row (its title), `?` this list. Never while typing in a field (an input, a
+ * `x` ticks the row for a bulk change, `Enter` opens the row (its title), `?` this list. Never while typing in a field (an input, a
  * select, a text area, anything editable), with Ctrl, Alt or Meta held (the browser's and the
  * screen reader's own shortcuts), or while a dialog is open.
  */
@@ -12,6 +12,7 @@ export const SHORTCUTS: Array<[string, string]> = [
   ["n", "New deal"],
   ["j", "Next deal"],
   ["k", "Previous deal"],
+  ["x", "Select or unselect the deal"],
   ["Enter", "Open the deal"],
   ["?", "Show these shortcuts"],
 ];
@@ -60,6 +61,14 @@ export function useDealShortcuts(actions: { newDeal: () => void }) {
           if (!rows.length) return;
           focusRow(at < 0 ? 0 : at - 1);
           break;
+        case "x": {
+          // The current row's box, for a bulk change; focus stays on the row.
+          const box = at < 0 ? null : rows[at]!.closest("tr")?.querySelector<HTMLInputElement>("input[type='checkbox']");
+          if (!box || box.disabled) return;
+          box.click();
+          rows[at]!.focus();
+          break;
+        }
         case "Enter": {
           // On a control (the title's link, Edit, Delete, the stage picker) Enter does what that control does.
           const active = document.activeElement;

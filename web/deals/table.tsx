@@ -1,4 +1,5 @@
 /** The deal list itself: a real <table>, ten sortable headers, the stage changed in place. */
+import { useEffect, useRef } from "preact/hooks";
 import type { Deal, DealSort, Stage } from "../api/client";
 import { formatDate, formatDateTime, money } from "../shared/format";
 import { Link } from "../shared/router";
@@ -40,6 +41,25 @@ export interface DealTableProps {
   onDelete: (d: Deal) => void;
   /** A row's mark when another person just changed or deleted it (shared/live-events.ts). */
   rowClass?: (id: string) => string;
+  /** Rows ticked for a bulk change (./bulk-bar.tsx); every row is when all matching are chosen. */
+  selected?: Set<string>;
+  allSelected?: boolean;
+  onSelect?: (ids: string[], on: boolean) => void;
+}
+
+/** The header's box: ticked when every row of the page is, mixed when some are. */
+function SelectAllTh({ deals, selected, all, onSelect }: { deals: Deal[]; selected: Set<string>; all: boolean; onSelect: (ids: string[], on: boolean) => void }) {
+  const ref = useRef<HTMLInputElement>(null);
+  const n = all ? deals.length : deals.filter((d) => selected.has(d.id)).length;
+  const every = deals.length > 0 && n === deals.length;
+  useEffect(() => {
+    if (ref.current) ref.current.indeterminate = n > 0 && !every;
+  }, [n, every]);
+  return (
+    <th scope="col" class="select">
+      <input ref={ref} type="checkbox" aria-label="Select every deal on this page" checked={every} onChange={() => onSelect(deals.map((d) => d.id), !every)} />
+    </th>
+  );
 }
 
 function SortTh({ col, sort, onSort }: { col: Column; sort: DealTableProps["sort"]; onSort: (c: DealSort) => void }) {
@@ -79,13 +99,14 @@ function StageCell({ deal, stages, saving, onStage }: { deal: Deal; stages: Stag
   );
 }
 
-export function DealTable({ deals, stages, sort, loading, saving, onSort, onStage, onEdit, onDelete, rowClass }: DealTableProps) {
+export function DealTable({ deals, stages, sort, loading, saving, onSort, onStage, onEdit, onDelete, rowClass, selected, allSelected = false, onSelect }: DealTableProps) {
   return (
     <div class="table-wrap">
       <table class="deals">
         <caption class="visually-hidden">Deals{loading ? " (updating)" : ""}</caption>
         <thead>
           <tr>
+            {onSelect && selected ? <SelectAllTh deals={deals} selected={selected} all={allSelected} onSelect={onSelect} /> : null}
             {COLUMNS.map((c) => (
               <SortTh key={c.key} col={c} sort={sort} onSort={onSort} />
             ))}
@@ -96,7 +117,12 @@ export function DealTable({ deals, stages, sort, loading, saving, onSort, onStag
         </thead>
         <tbody class={loading ? "dim" : undefined} aria-busy={loading ? "true" : "false"}>
           {deals.map((d) => (
-            <tr key={d.id} class={rowClass?.(d.id) || undefined}>
+            <tr key={d.id} class={[rowClass?.(d.id), (allSelected || selected?.has(d.id)) && "selected"].filter(Boolean).join(" ") || undefined}>
+              {onSelect && selected ? (
+                <td class="select">
+                  <input type="checkbox" aria-label={`Select ${d.title}`} checked={allSelected || selected.has(d.id)} disabled={allSelected} onChange={(e) => onSelect([d.id], (e.target as HTMLInputElement).checked)} />
+                </td>
+              ) : null}
               <td class="title">
                 {/* The title opens the deal's page (fields edited in place, the timeline); Edit keeps the quick form. */}
                 <Link class="link" href={`/deals/${encodeURIComponent(d.id)}`}>

@@ -4,17 +4,17 @@
  * that could not be written.
  */
 import { useEffect } from "preact/hooks";
-import { api, type ImportJob } from "../api/client";
+import { api, type ImportJob, type TransferKind } from "../api/client";
 import { Link } from "../shared/router";
 
 const POLL_MS = 500;
-const SINGULAR: Record<ImportJob["kind"], string> = { deals: "deal", accounts: "account", contacts: "contact" };
+const SINGULAR: Record<TransferKind, string> = { deals: "deal", accounts: "account", contacts: "contact" };
 
 /** "1 deal" / "3 deals". */
-const count = (n: number, kind: ImportJob["kind"]) => `${n.toLocaleString()} ${n === 1 ? SINGULAR[kind] : kind}`;
+const count = (n: number, kind: TransferKind) => `${n.toLocaleString()} ${n === 1 ? SINGULAR[kind] : kind}`;
 
 /** What a finished job's rows did, as one sentence. */
-export function outcome(job: ImportJob): string {
+export function outcome(job: ImportJob & { kind: TransferKind }): string {
   const parts = [
     job.added > 0 && `${count(job.added, job.kind)} added`,
     job.updated > 0 && `${count(job.updated, job.kind)} updated`,
@@ -25,8 +25,10 @@ export function outcome(job: ImportJob): string {
   return `The import is done: ${list}.`;
 }
 
-export function JobProgress({ job, onChange }: { job: ImportJob; onChange: (job: ImportJob) => void }) {
+/** While a job runs, it is read again every half second and handed to `onChange` (imports, and bulk changes of deals). */
+export function useJobPolling(job: ImportJob | null, onChange: (job: ImportJob) => void): void {
   useEffect(() => {
+    if (!job) return;
     if (job.status !== "running") return;
     let live = true;
     const timer = setTimeout(async () => {
@@ -43,7 +45,12 @@ export function JobProgress({ job, onChange }: { job: ImportJob; onChange: (job:
       clearTimeout(timer);
     };
   }, [job]);
+}
 
+export function JobProgress({ job: shown, onChange }: { job: ImportJob; onChange: (job: ImportJob) => void }) {
+  useJobPolling(shown, onChange);
+  // The import screen shows imports only.
+  const job = shown as ImportJob & { kind: TransferKind };
   if (job.status === "running") {
     const share = job.total === 0 ? 0 : Math.round((job.done / job.total) * 100);
     return (

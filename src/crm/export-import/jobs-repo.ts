@@ -21,6 +21,8 @@ export interface JobRow {
   created_at: number;
   finished_at: number | null;
   lease_until: number;
+  /** A bulk job's BulkDetail as JSON (jobs-model.ts); null for imports. */
+  detail?: string | null;
 }
 
 /** A row the store could not write (a record named by it changed since the file was checked). */
@@ -62,8 +64,11 @@ export interface JobsStore {
   dropUndo(tenantId: string, jobId: string, limit: number): Promise<number>;
   /** Ends a job: succeeded (with its audit row, same transaction) or failed. */
   finish(tenantId: string, jobId: string, now: number, status: "succeeded" | "failed", message: string | null, errors: string, errorCount: number, audit: AuditEntry | null): Promise<void>;
-  /** Running jobs whose lease ended before `t` (their server died), and finished ones with undo entries left. */
-  orphans(t: number): Promise<Array<{ tenant_id: string; id: string; kind: string; status: string }>>;
+  /**
+   * Running jobs whose lease ended before `t` (their server died), and finished ones with undo
+   * entries left, but bulk changes that ended at or after `keepSince` (they may still be undone).
+   */
+  orphans(t: number, keepSince: number): Promise<Array<{ tenant_id: string; id: string; kind: string; status: string }>>;
   /** Running jobs in every organization, by kind (the metrics; read through the running-only index). */
   runningByKind(): Promise<Array<{ kind: string; n: number }>>;
 }

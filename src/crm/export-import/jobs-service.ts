@@ -7,7 +7,7 @@ import type { Limits, RateLimiter } from "../../security/rate-limit";
 import { contactName } from "../model";
 import type { CrmStore } from "../repo";
 import { nextTurn, receiveUpload, removeStaleUploads, removeUpload, replayUpload, syntaxInto } from "./import-upload";
-import { BATCH_TARGET_MS, JOB_LEASE_MS, JOB_RETRY_AFTER_S, MAX_RUNNING_IMPORTS, type JobRead, toJobRead } from "./jobs-model";
+import { BATCH_TARGET_MS, BULK_UNDO_WINDOW_MS, JOB_LEASE_MS, JOB_RETRY_AFTER_S, MAX_RUNNING_IMPORTS, type JobRead, toJobRead } from "./jobs-model";
 import { ImportRowError, type JobRow, type JobsStore } from "./jobs-repo";
 import { type ImportItem, type Known, createRowChecker } from "./import-rows";
 import type { ImportReport, Kind, RowError } from "./model";
@@ -44,6 +44,8 @@ export function createJobsService(d: JobsDeps) {
   const mine = new Set<string>();
   /** Their promises, for settled(). */
   const writing = new Set<Promise<unknown>>();
+  /** Other features' job kinds (bulk changes): their own recovery of a job left by a dead server. */
+  const recoverers = new Map<string, (job: { tenant_id: string; id: string; kind: string; status: string }) => Promise<void>>();
 
   function takeSlot(tenantId: string, isImport: boolean): () => void {
     const key = `${isImport ? "import" : "export"}:${tenantId}`;
@@ -104,7 +106,7 @@ export function createJobsService(d: JobsDeps) {
       const now = d.now();
       const job: JobRow = {
         tenant_id: auth.tenantId, id: newId(), kind, status: "running", user_id: auth.userId, total: plan.rows, done: 0, added: 0, updated: 0, unchanged: 0,
-        error_count: 0, errors: "[]", message: null, created_at: now, finished_at: null, lease_until: now + JOB_LEASE_MS,
+        error_count: 0, errors: "[]", message: null, created_at: now, finished_at: null, lease_until: now + JOB_LEASE_MS, detail: null,
       };
       if (!(await d.jobs.create(job))) {
         await removeUpload(path);
@@ -206,6 +208,19 @@ export function createJobsService(d: JobsDeps) {
 
   return {
     upload,
+    /** Hands recovery of a job kind to its feature (bulk changes: undo or finish what a dead server left). */
+    recoverKind(kind: string, recover: (job: { tenant_id: string; id: string; kind: string; status: string }) => Promise<void>): void {
+      recoverers.set(kind, recover);
+    },
+    /** Marks a job as written by this server (recovery leaves it alone) until `done` settles; for other features' job kinds. */
+    track(jobId: string, done: Promise<unknown>): void {
+      mine.add(jobId);
+      const p = done.finally(() => {
+        mine.delete(jobId);
+        writing.delete(p);
+      });
+      writing.add(p);
+    },
     /** Resolves once every job this server is writing has finished (tests, and a clean stop). */
     async settled(): Promise<void> {
       while (writing.size > 0) await Promise.allSettled([...writing]);
@@ -228,8 +243,14 @@ export function createJobsService(d: JobsDeps) {
     async recover(t: number): Promise<number> {
       let n = 0;
       await removeStaleUploads(Date.now());
-      for (const o of await d.jobs.orphans(t)) {
+      for (const o of await d.jobs.orphans(t, d.now() - BULK_UNDO_WINDOW_MS)) {
         if (mine.has(o.id)) continue;
+        const own = recoverers.get(o.kind);
+        if (own) {
+          await own(o);
+          if (o.status === "running") n++;
+          continue;
+        }
         if (o.status === "running") {
           await undo(o.tenant_id, o.id);
           await d.jobs.finish(o.tenant_id, o.id, d.now(), "failed", RESTARTED, "[]", 0, null);

@@ -31,6 +31,7 @@ import { createPostgresTenantsStore } from "./tenants";
 import { createPostgresTenantDeletionStore } from "./tenant-deletion";
 import { createPostgresTransferStore } from "./transfer";
 import { createPostgresJobsStore } from "./jobs";
+import { createPostgresBulkDealsStore } from "./bulk-deals";
 import { createPostgresTwoFactorStore } from "./two-factor";
 import { createPostgresUsersStore } from "./users";
 import { createPostgresOperatorStore } from "./operator";
@@ -71,6 +72,7 @@ export function createPostgresStores(pg: Pg, outboxSeal: OutboxSeal = createOutb
     dealsQuery: createPostgresDealsQuery(pg),
     transfer: createPostgresTransferStore(pg, { security }),
     jobs: createPostgresJobsStore(pg, { security }),
+    bulkDeals: createPostgresBulkDealsStore(pg),
     auditLog: createPostgresAuditStore(pg),
     events: createPostgresEventsStore(pg),
     webhooks: createPostgresWebhooksStore(pg),

@@ -20,6 +20,52 @@ const JOB_COLUMNS = "tenant_id, id, kind, status, user_id, total, done, added, u
 const ENTITIES: Entity[] = ["account", "contact", "deal"];
 
 /**
+ * The deal counters' changes of a batch: +1 for each deal written as it is now, -1 as it was; for
+ * a transaction that set suite.counters_by_batch (the row triggers off): imports and bulk changes.
+ */
+export async function applyDealCounters(tx: PgTx, tenantId: string, changes: Array<{ sign: 1 | -1; v: Record<string, unknown> }>): Promise<void> {
+  if (changes.length === 0) return;
+  const counts = new Map<string, number>();
+  const grams = new Map<string, number>();
+  // The board's sums (65-deal-sums.sql): count and cents per assignee, stage and currency.
+  // Cents in BigInt: a batch of large values passes 2^53.
+  const sums = new Map<string, [number, bigint]>();
+  for (const { sign, v } of changes) {
+    const stage = v.stage as string;
+    const assignee = (v.assigned_to as string | null) ?? "";
+    const sumKey = `${assignee}\u0000${stage}\u0000${v.currency as string}`;
+    const had = sums.get(sumKey) ?? [0, 0n];
+    sums.set(sumKey, [had[0] + sign, had[1] + BigInt(sign) * BigInt(v.value_cents as number | string)]);
+    for (const a of [assignee, "*"]) counts.set(`${a}\u0000${stage}`, (counts.get(`${a}\u0000${stage}`) ?? 0) + sign);
+    for (const g of gramsOf(v.search_text as string)) {
+      const k = `${g}\u0000${stage}\u0000${assignee}`;
+      grams.set(k, (grams.get(k) ?? 0) + sign);
+    }
+  }
+  await tx.run`SELECT deal_counters_lock(${tenantId})`;
+  const c = [...counts].filter(([, n]) => n !== 0).map(([k, n]) => [...k.split("\u0000"), n] as [string, string, number]);
+  if (c.length > 0) {
+    await tx.unsafe("SELECT deal_counts_apply($1, $2::text[], $3::text[], $4::bigint[])", [tenantId, c.map((x) => x[0]), c.map((x) => x[1]), c.map((x) => x[2])]);
+  }
+  const d = [...sums].filter(([, [n, cents]]) => n !== 0 || cents !== 0n).map(([k, [n, cents]]) => [...k.split("\u0000"), n, String(cents)] as [string, string, string, number, string]);
+  if (d.length > 0) {
+    await tx.unsafe("SELECT deal_sums_apply($1, $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[])", [
+      tenantId, d.map((x) => x[0]), d.map((x) => x[1]), d.map((x) => x[2]), d.map((x) => x[3]), d.map((x) => x[4]),
+    ]);
+  }
+  const g = [...grams].filter(([, n]) => n !== 0).map(([k, n]) => [...k.split("\u0000"), n] as [string, string, string, number]);
+  if (g.length > 0) {
+    await tx.unsafe(
+      `INSERT INTO deal_gram_counts AS c (tenant_id, gram, stage, assignee, n)
+       SELECT $1, u.g, u.s, u.a, u.n FROM unnest($2::text[], $3::text[], $4::text[], $5::bigint[]) AS u(g, s, a, n)
+       ORDER BY u.g COLLATE "C", u.s COLLATE "C", u.a COLLATE "C"
+       ON CONFLICT (tenant_id, gram, stage, assignee) DO UPDATE SET n = c.n + excluded.n`,
+      [tenantId, g.map((x) => x[0]), g.map((x) => x[1]), g.map((x) => x[2]), g.map((x) => x[3])],
+    );
+  }
+}
+
+/**
  * Import jobs on PostgreSQL (src/crm/export-import/jobs-repo.ts). A batch costs a fixed number of statements
  * whatever its size: one lookup, one insert and one update a table (JSON row sets), one insert of
  * undo entries, and the deal counters added up in JS and written once (the row triggers are off
@@ -27,49 +73,6 @@ const ENTITIES: Entity[] = ["account", "contact", "deal"];
  * with its rows, not their square.
  */
 export function createPostgresJobsStore(pg: Pg, deps: { security: PgAuditWriter }) {
-  /** The deal counters' changes of a batch: +1 for each deal written as it is now, -1 as it was. */
-  async function applyDealCounters(tx: PgTx, tenantId: string, changes: Array<{ sign: 1 | -1; v: Record<string, unknown> }>): Promise<void> {
-    if (changes.length === 0) return;
-    const counts = new Map<string, number>();
-    const grams = new Map<string, number>();
-    // The board's sums (65-deal-sums.sql): count and cents per assignee, stage and currency.
-    // Cents in BigInt: a batch of large values passes 2^53.
-    const sums = new Map<string, [number, bigint]>();
-    for (const { sign, v } of changes) {
-      const stage = v.stage as string;
-      const assignee = (v.assigned_to as string | null) ?? "";
-      const sumKey = `${assignee}\u0000${stage}\u0000${v.currency as string}`;
-      const had = sums.get(sumKey) ?? [0, 0n];
-      sums.set(sumKey, [had[0] + sign, had[1] + BigInt(sign) * BigInt(v.value_cents as number | string)]);
-      for (const a of [assignee, "*"]) counts.set(`${a}\u0000${stage}`, (counts.get(`${a}\u0000${stage}`) ?? 0) + sign);
-      for (const g of gramsOf(v.search_text as string)) {
-        const k = `${g}\u0000${stage}\u0000${assignee}`;
-        grams.set(k, (grams.get(k) ?? 0) + sign);
-      }
-    }
-    await tx.run`SELECT deal_counters_lock(${tenantId})`;
-    const c = [...counts].filter(([, n]) => n !== 0).map(([k, n]) => [...k.split("\u0000"), n] as [string, string, number]);
-    if (c.length > 0) {
-      await tx.unsafe("SELECT deal_counts_apply($1, $2::text[], $3::text[], $4::bigint[])", [tenantId, c.map((x) => x[0]), c.map((x) => x[1]), c.map((x) => x[2])]);
-    }
-    const d = [...sums].filter(([, [n, cents]]) => n !== 0 || cents !== 0n).map(([k, [n, cents]]) => [...k.split("\u0000"), n, String(cents)] as [string, string, string, number, string]);
-    if (d.length > 0) {
-      await tx.unsafe("SELECT deal_sums_apply($1, $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[])", [
-        tenantId, d.map((x) => x[0]), d.map((x) => x[1]), d.map((x) => x[2]), d.map((x) => x[3]), d.map((x) => x[4]),
-      ]);
-    }
-    const g = [...grams].filter(([, n]) => n !== 0).map(([k, n]) => [...k.split("\u0000"), n] as [string, string, string, number]);
-    if (g.length > 0) {
-      await tx.unsafe(
-        `INSERT INTO deal_gram_counts AS c (tenant_id, gram, stage, assignee, n)
-         SELECT $1, u.g, u.s, u.a, u.n FROM unnest($2::text[], $3::text[], $4::text[], $5::bigint[]) AS u(g, s, a, n)
-         ORDER BY u.g COLLATE "C", u.s COLLATE "C", u.a COLLATE "C"
-         ON CONFLICT (tenant_id, gram, stage, assignee) DO UPDATE SET n = c.n + excluded.n`,
-        [tenantId, g.map((x) => x[0]), g.map((x) => x[1]), g.map((x) => x[2]), g.map((x) => x[3])],
-      );
-    }
-  }
-
   async function applyBatchInTx(tx: PgTx, tenantId: string, jobId: string, now: number, leaseUntil: number, items: ImportItem[], present: ReadonlySet<string>, rows: number) {
     await lockCrmShared(tx, tenantId);
     // The counters once per batch (below), not per row; and the batch's joins by key (an UPDATE …
@@ -261,17 +264,17 @@ export function createPostgresJobsStore(pg: Pg, deps: { security: PgAuditWriter 
         if (audit) await deps.security.auditInTx(tx, audit, now);
         const job = await tx.one<{ user_id: string | null; kind: string; added: number; updated: number; unchanged: number }>`
           SELECT user_id, kind, added, updated, unchanged FROM crm_jobs WHERE tenant_id = ${tenantId} AND id = ${jobId}`;
-        if (job) {
+        if (job && !job.kind.startsWith("deals_bulk")) {
           const data = { job_id: jobId, kind: job.kind, status, added: job.added, updated: job.updated, unchanged: job.unchanged, error_count: errorCount };
           await appendEventsInTx(tx, tenantId, [{ type: "import.finished", actor: actorOf(job.user_id), data }], now);
         }
       });
     },
-    async orphans(t: number) {
+    async orphans(t: number, keepSince: number) {
       return pg.all<{ tenant_id: string; id: string; kind: string; status: string }>`
         SELECT tenant_id, id, kind, status FROM crm_jobs WHERE status = 'running' AND lease_until < ${t}
         UNION SELECT DISTINCT u.tenant_id, u.job_id, j.kind, j.status FROM crm_job_undo u JOIN crm_jobs j ON j.tenant_id = u.tenant_id AND j.id = u.job_id
-        WHERE j.status <> 'running'`;
+        WHERE j.status <> 'running' AND NOT (j.kind = 'deals_bulk' AND j.status = 'succeeded' AND j.finished_at >= ${keepSince})`;
     },
     async runningByKind() {
       return pg.all<{ kind: string; n: number }>`SELECT kind, count(*)::int AS n FROM crm_jobs WHERE status = 'running' GROUP BY kind`;

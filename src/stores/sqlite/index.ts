@@ -28,6 +28,7 @@ import { createSqliteTenantsStore } from "./tenants";
 import { createSqliteTenantDeletionStore } from "./tenant-deletion";
 import { createSqliteTransferStore } from "./transfer";
 import { createSqliteJobsStore } from "./jobs";
+import { createSqliteBulkDealsStore } from "./bulk-deals";
 import { createSqliteTwoFactorStore } from "./two-factor";
 import { createSqliteUsersStore } from "./users";
 import { createSqliteOperatorStore } from "./operator";
@@ -76,6 +77,7 @@ export function createSqliteStores(db: Db, outboxSeal: OutboxSeal = createOutbox
     dealsQuery: createSqliteDealsQuery(db),
     transfer: createSqliteTransferStore(db, { security }),
     jobs: createSqliteJobsStore(db, { security, appendEventsInTx }),
+    bulkDeals: createSqliteBulkDealsStore(db, { appendEventsInTx }),
     auditLog: createSqliteAuditStore(db),
     events,
     webhooks,

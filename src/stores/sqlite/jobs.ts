@@ -30,7 +30,7 @@ export function createSqliteJobsStore(db: Db, others: { security: SqliteSecurity
     if (!s) prepared.set(sql, (s = db.prepare(sql)));
     return s;
   };
-  const JOB_COLUMNS = "tenant_id, id, kind, status, user_id, total, done, added, updated, unchanged, error_count, errors, message, created_at, finished_at, lease_until";
+  const JOB_COLUMNS = "tenant_id, id, kind, status, user_id, total, done, added, updated, unchanged, error_count, errors, message, created_at, finished_at, lease_until, detail";
 
   const byId = (e: Entity) => stmt(`SELECT id, ${WRITTEN[e].join(", ")} FROM ${TABLE[e]} WHERE tenant_id = ?1 AND id = ?2`);
   const byExternal = (e: Entity) => stmt(`SELECT id, ${WRITTEN[e].join(", ")} FROM ${TABLE[e]} WHERE tenant_id = ?1 AND external_id = ?2`);
@@ -79,7 +79,7 @@ export function createSqliteJobsStore(db: Db, others: { security: SqliteSecurity
     async create(job: JobRow): Promise<boolean> {
       try {
         stmt(`INSERT INTO crm_jobs (${JOB_COLUMNS}) VALUES (${JOB_COLUMNS.split(", ").map(() => "?").join(", ")})`).run(
-          ...(JOB_COLUMNS.split(", ").map((c) => (job as unknown as Record<string, string | number | null>)[c]!) as Array<string | number | null>),
+          ...(JOB_COLUMNS.split(", ").map((c) => (job as unknown as Record<string, string | number | null>)[c] ?? null) as Array<string | number | null>),
         );
         return true;
       } catch (e) {
@@ -201,7 +201,7 @@ export function createSqliteJobsStore(db: Db, others: { security: SqliteSecurity
         );
         if (audit) others.security.auditInTx(audit, now);
         const job = jobSummary.get(tenantId, jobId);
-        if (job) {
+        if (job && !job.kind.startsWith("deals_bulk")) {
           const actor: EventActor = job.user_id ? { type: "user", id: job.user_id } : SYSTEM_ACTOR;
           const data = { job_id: jobId, kind: job.kind, status, added: job.added, updated: job.updated, unchanged: job.unchanged, error_count: errorCount };
           others.appendEventsInTx(tenantId, [{ type: "import.finished", actor, data }], now);
@@ -209,11 +209,12 @@ export function createSqliteJobsStore(db: Db, others: { security: SqliteSecurity
       });
     },
 
-    async orphans(t: number) {
+    async orphans(t: number, keepSince: number) {
       return stmt(
         `SELECT tenant_id, id, kind, status FROM crm_jobs WHERE status = 'running' AND lease_until < ?1
-         UNION SELECT DISTINCT u.tenant_id, u.job_id, j.kind, j.status FROM crm_job_undo u JOIN crm_jobs j ON j.tenant_id = u.tenant_id AND j.id = u.job_id WHERE j.status <> 'running'`,
-      ).all(t) as Array<{ tenant_id: string; id: string; kind: string; status: string }>;
+         UNION SELECT DISTINCT u.tenant_id, u.job_id, j.kind, j.status FROM crm_job_undo u JOIN crm_jobs j ON j.tenant_id = u.tenant_id AND j.id = u.job_id
+          WHERE j.status <> 'running' AND NOT (j.kind = 'deals_bulk' AND j.status = 'succeeded' AND j.finished_at >= ?2)`,
+      ).all(t, keepSince) as Array<{ tenant_id: string; id: string; kind: string; status: string }>;
     },
     async runningByKind() {
       return stmt("SELECT kind, count(*) AS n FROM crm_jobs WHERE status = 'running' GROUP BY kind").all() as Array<{ kind: string; n: number }>;

@@ -310,6 +310,31 @@ export const CRM_ATTEMPTS: Attempt[] = [
     },
   },
 
+  // ---- CRM: bulk changes (issue 32) ----
+  ...([
+    ["A's deals by id, set stage", (w: World) => ({ ids: w.a.dealIds, set: { stage: "lost" } })],
+    ["A's deals by id, delete", (w: World) => ({ ids: w.a.dealIds, delete: true })],
+    ["A's word as the filter's search, delete", (w: World) => ({ filter: { search: w.a.word }, delete: true })],
+    ["A's stage and A's admin as the filter", (w: World) => ({ filter: { stage: [w.a.stage.key], assigned_to: w.a.admin.id }, set: { stage: "won" } })],
+  ] as const).map(
+    ([what, body]): Attempt => ({
+      op: "POST /api/v1/crm/deals/bulk",
+      what,
+      send: (w) => req("POST", "/crm/deals/bulk", { ...asB(w), body: body(w) }),
+      expect: { status: 202 },
+      check: async (b, w) => {
+        const job = await finishedJob(w.t, asB(w), b.id);
+        expect(job).toMatchObject({ status: "succeeded", total: 0, updated: 0 });
+        const left = await testSql(w.t.ctx).all<{ stage: string }>("SELECT stage FROM deals WHERE tenant_id = ?1 ORDER BY seq", w.a.tenantId);
+        expect(left.map((d) => d.stage)).toEqual([w.a.stage.key, "won", "new"]);
+      },
+    }),
+  ),
+  { op: "POST /api/v1/crm/deals/bulk", what: "assign to A's admin", send: (w) => req("POST", "/crm/deals/bulk", { ...asB(w), body: { ids: w.b.dealIds, set: { assigned_to: w.a.admin.id } } }), expect: { status: 422, type: "value_error" } },
+  { op: "POST /api/v1/crm/deals/bulk", what: "move to A's stage", send: (w) => req("POST", "/crm/deals/bulk", { ...asB(w), body: { ids: w.b.dealIds, set: { stage: w.a.stage.key } } }), expect: { status: 422, type: "literal_error" } },
+  { op: "POST /api/v1/crm/jobs/{id}/undo", what: "undo A's import job", send: (w) => req("POST", `/crm/jobs/${w.a.jobId}/undo`, asB(w)), expect: notFound },
+  { op: "POST /api/v1/crm/jobs/{id}/undo", what: "undo A's import job, as B's member", send: (w) => req("POST", `/crm/jobs/${w.a.jobId}/undo`, { token: w.b.member.access, tenant: "bravo" }), expect: notFound },
+
   // Last, because it gives B a stage whose key carries A's word: stage keys are per tenant, so
   // A's key is free in B, and A's tenant_id is ignored.
   {

@@ -97,7 +97,7 @@ test("keyboard: / n j k Enter ?, never while typing or with a modifier", async (
   await page.keyboard.press("Escape");
   await page.getByRole("dialog", { name: "New deal" }).waitFor({ state: "hidden" });
   await page.locator("h1").click();
-  const focusedRow = () => page.evaluate(`document.activeElement?.closest("tr")?.querySelector("td")?.textContent ?? null`);
+  const focusedRow = () => page.evaluate(`document.activeElement?.closest("tr")?.querySelector("td.title")?.textContent ?? null`);
   await page.keyboard.press("j");
   expect(await focusedRow()).toBe("Beta deal");
   await page.keyboard.press("j");
