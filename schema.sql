@@ -1147,6 +1147,7 @@ CREATE TRIGGER deals_fts_update AFTER UPDATE OF search_text, stage, assigned_to 
 BEGIN
   INSERT INTO deals_fts (deals_fts, rowid, search_text, stage_token, unassigned_token) VALUES ('delete', old.seq, old.search_text, old.stage_token, old.unassigned_token);
   INSERT INTO deals_fts (rowid, search_text, stage_token, unassigned_token) VALUES (new.seq, new.search_text, new.stage_token, new.unassigned_token);
+END;
 
 -- ---- version 31: an account's and a contact's activity timeline (issue 32) ----
 
