@@ -6,7 +6,7 @@ import { type Page, offsetOf, pageOf } from "../../kernel/paging";
 import type { Limits, RateLimiter } from "../../security/rate-limit";
 import { contactName } from "../model";
 import type { CrmStore } from "../repo";
-import { nextTurn, receiveUpload, removeStaleUploads, removeUpload, replayUpload, syntaxInto } from "./import-upload";
+import { fairTurn, nextTurn, receiveUpload, removeStaleUploads, removeUpload, replayUpload, syntaxInto } from "./import-upload";
 import { BATCH_TARGET_MS, JOB_LEASE_MS, JOB_RETRY_AFTER_S, MAX_RUNNING_IMPORTS, type JobRead, toJobRead } from "./jobs-model";
 import { ImportRowError, type JobRow, type JobsStore } from "./jobs-repo";
 import { type ImportItem, type Known, createRowChecker } from "./import-rows";
@@ -160,7 +160,8 @@ export function createJobsService(d: JobsDeps) {
       size = Math.max(4, Math.min(2_000, Math.round(size * 1.5), Math.round((size * BATCH_TARGET_MS) / took)));
       batch = [];
       rows = 0;
-      await nextTurn();
+      // Other organizations' requests waiting behind the batch run to their end first.
+      await fairTurn();
     };
     let failure: { message: string; errors: RowError[]; count: number } | null = null;
     try {
