@@ -24,6 +24,7 @@ const OTHER_BENCHES: Record<string, string> = {
   tenants: "../bench/tenants", // tenant-less lookups at 1,000, 10,000 and 100,000 organizations, PostgreSQL and SQLite
   writes: "../bench/writes", // DB [N]: single deal writes' CPU and WAL bytes on a seeded file
   neighbours: "../bench/neighbours", // [postgres]: another organization's latency while one imports, exports and seeds
+  events: "../bench/events", // 1,000 live event streams: fan-out latency, memory a stream, the append's cost a deal write
   web: "../bench/web", // the web app in Chromium
 };
 const other = OTHER_BENCHES[process.argv[2] ?? ""];

@@ -25,8 +25,8 @@ const MIN_GAP_MS = 10;
 
 /** The next batch's size after one of `size` held the writer `ms`: grows by half at most (a deal's cost varies), shrinks at once. */
 const nextSize = (size: number, ms: number) => Math.max(MIN_BATCH, Math.min(MAX_BATCH, Math.round(size * 1.5), Math.round((size * TARGET_MS) / Math.max(0.5, ms))));
-/** The pause after a transaction that held the writer `ms` (its wait for the lock included). */
-const gapAfter = (ms: number) => Math.max(MIN_GAP_MS, Math.min(ms, 100));
+/** The pause after a transaction that held the writer `ms`. */
+const gapAfter = (ms: number) => Math.max(MIN_GAP_MS, Math.min(ms, 50));
 
 /** Runs write transactions sized by their measured time, with the pause after each; keeps the longest hold. */
 function pacer(db: Db) {
@@ -41,8 +41,7 @@ function pacer(db: Db) {
     },
     /** One transaction of `fn(size)`, then the pause. */
     async step<T>(fn: (size: number) => T): Promise<T> {
-      const started = performance.now();
-      let held = started;
+      let held = performance.now();
       const out = writeTx(db, () => {
         // Timed from inside BEGIN IMMEDIATE (its wait for the server's writes is not this batch's
         // cost) to after COMMIT (its sync of the journal holds the writer too).
@@ -52,7 +51,8 @@ function pacer(db: Db) {
       const ms = performance.now() - held;
       longestMs = Math.max(longestMs, ms);
       size = nextSize(size, ms);
-      await Bun.sleep(gapAfter(performance.now() - started));
+      // A batch that waited long for the lock already let the server's writes go first: the pause follows the hold alone.
+      await Bun.sleep(gapAfter(ms));
       return out;
     },
     /** Work outside the batches (its own transaction), timed into the longest hold. */
