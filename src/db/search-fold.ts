@@ -1,4 +1,5 @@
 import { type Db, writeTx } from "./database";
+import { runAs } from "./stall-monitor";
 import { writeGramRows } from "./deal-grams";
 import { bucketOf, trigramsOf, writeKeyGramRows } from "./deal-key-grams";
 
@@ -162,7 +163,8 @@ export function startSearchFold(db: Db, idleMs = 250, log: (message: string) => 
     if (stopped) return;
     let again = false;
     try {
-      again = foldSearchCounters(db) > 0;
+      // Named in the stall monitor's warnings (a timer runs outside any request's work).
+      again = runAs("job search fold", () => foldSearchCounters(db)) > 0;
     } catch (e) {
       log(`search counters fold failed, retrying: ${e instanceof Error ? e.message : String(e)}`);
     }

@@ -1,5 +1,6 @@
 import type { Principal, RequestInfo } from "../../auth/service";
 import { newId } from "../../kernel/ids";
+import { runAs } from "../../db/stall-monitor";
 import { requireAdmin } from "../../kernel/principal";
 import { AppError, RequestValidationError } from "../../kernel/errors";
 import { type Page, offsetOf, pageOf } from "../../kernel/paging";
@@ -112,7 +113,8 @@ export function createJobsService(d: JobsDeps) {
       }
       handedOver = true;
       mine.add(job.id);
-      const run = write(auth, job, path, opts.createMissing, opts.mapping ?? null, req)
+      // Named in the stall monitor's warnings as the job, not as the request that started it.
+      const run = runAs(`job import ${kind}`, () => write(auth, job, path, opts.createMissing, opts.mapping ?? null, req))
         .finally(() => {
           release();
           void removeUpload(path);
