@@ -32,12 +32,17 @@ const gapAfter = (ms: number) => Math.max(MIN_GAP_MS, Math.min(ms, 50));
 function pacer(db: Db) {
   let size = FIRST_BATCH;
   let longestMs = 0;
+  let longestWhat = "";
+  const note = (ms: number, what: string) => {
+    if (ms > longestMs) [longestMs, longestWhat] = [ms, what];
+  };
   return {
     get size() {
       return size;
     },
-    get longestMs() {
-      return longestMs;
+    /** The longest hold, and what held it. */
+    get longest() {
+      return { ms: longestMs, what: longestWhat };
     },
     /** One transaction of `fn(size)`, then the pause. */
     async step<T>(fn: (size: number) => T): Promise<T> {
@@ -49,14 +54,14 @@ function pacer(db: Db) {
         return fn(size);
       });
       const ms = performance.now() - held;
-      longestMs = Math.max(longestMs, ms);
+      note(ms, `a batch of ${size}`);
       size = nextSize(size, ms);
       // A batch that waited long for the lock already let the server's writes go first: the pause follows the hold alone.
       await Bun.sleep(gapAfter(ms));
       return out;
     },
     /** One transaction of work outside the batches, its hold timed into the longest. */
-    once<T>(fn: () => T): T {
+    once<T>(what: string, fn: () => T): T {
       let held = performance.now();
       try {
         return writeTx(db, () => {
@@ -64,7 +69,7 @@ function pacer(db: Db) {
           return fn();
         });
       } finally {
-        longestMs = Math.max(longestMs, performance.now() - held);
+        note(performance.now() - held, what);
       }
     },
   };
@@ -76,14 +81,14 @@ function pacer(db: Db) {
  * fails, everything this seed wrote is taken out again before the error is passed on. Answers the
  * longest transaction too (the writer hold a server saw at worst).
  */
-export async function liveSeed(db: Db, t: SeedTenant, now: number, progress: (done: number, total: number) => void): Promise<SeedResult & { longestMs: number }> {
+export async function liveSeed(db: Db, t: SeedTenant, now: number, progress: (done: number, total: number) => void): Promise<SeedResult & { longest: { ms: number; what: string } }> {
   db.run("PRAGMA analysis_limit = 2000");
   const pace = pacer(db);
   // Commits are not synced one by one (WAL at NORMAL: a killed process loses nothing committed,
   // a power cut the last batches of demo data, the file stays whole): a sync inside the commit
   // held the server's writes back as long as the disk took (1.5 s seen on a busy machine).
   db.run("PRAGMA synchronous = NORMAL");
-  const plan = pace.once(() => {
+  const plan = pace.once("the accounts, contacts and users", () => {
     const p = startSeed(db, t, now);
     setDemoPassword(db, t);
     return p;
@@ -92,6 +97,10 @@ export async function liveSeed(db: Db, t: SeedTenant, now: number, progress: (do
   // Progress at every tenth (at least every 1,000 deals): a batch ends there.
   const every = Math.max(1_000, Math.ceil(t.deals / 10));
   let mark = Math.min(t.deals, every);
+  // No checkpoint inside this connection's commits (SQLite's automatic one, after 1,000 pages): the
+  // server's checkpointer thread copies the WAL meanwhile, and one PASSIVE checkpoint (never in a
+  // writer's way) runs at the end for a peer that has none.
+  db.run("PRAGMA wal_autocheckpoint = 0");
   try {
     while (done < t.deals) {
       await pace.step((size) => {
@@ -105,11 +114,14 @@ export async function liveSeed(db: Db, t: SeedTenant, now: number, progress: (do
       }
     }
   } catch (e) {
+    db.run("PRAGMA wal_autocheckpoint = 1000");
     await unseed(db, t.tenantId, plan.range[0], plan.range[0] + done, plan.added);
     throw e;
   }
-  pace.once(() => db.run("ANALYZE deals"));
-  return { ...plan.result, longestMs: pace.longestMs };
+  pace.once("ANALYZE", () => db.run("ANALYZE deals"));
+  db.run("PRAGMA wal_autocheckpoint = 1000");
+  db.query("PRAGMA wal_checkpoint(PASSIVE)").get();
+  return { ...plan.result, longest: pace.longest };
 }
 
 /** Deletes, in short transactions, the deals of [from, to) of the seed's range and the rows it added. */
