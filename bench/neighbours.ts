@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BENCH_PG_SETTINGS } from "./postgres-support";
 import { freePort, freshBinary, memoryOf, waitFor } from "./process-support";
-import { type Op, type Phase, judge, stallWarnings } from "./neighbours-report";
+import { type Op, type Phase, judge, stallWarnings, stallsByPhase } from "./neighbours-report";
 import { startCluster } from "../scripts/postgres-cluster";
 
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
@@ -128,6 +128,7 @@ try {
   const firstError = logged.find((l) => l.includes('"level":"error"'));
   if (firstError) say(`server errors: ${logged.filter((l) => l.includes('"level":"error"')).length}; the first: ${firstError.slice(0, 400)}`);
   say(stalls);
+  for (const l of stallsByPhase(logged.filter((l) => l.includes('"warn')), phases)) say(l);
   for (const [i, s] of servers.entries()) say(`server ${i + 1} peak RSS ${(memoryOf(s.proc.pid).hwmKb / 1024).toFixed(0)} MB`);
   const importSeconds = ((phases[1]!.end - phases[1]!.start) / 1000);
   const importOk = importSeconds <= 30;
