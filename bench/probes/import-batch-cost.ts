@@ -51,6 +51,8 @@ const timer = setInterval(() => {
   expected = now + 5;
 }, 5);
 
+// PROBE_SQL: a statement run first (e.g. an FTS5 setting: "INSERT INTO deals_fts (deals_fts, rank) VALUES ('crisismerge', 64)").
+if (process.env.PROBE_SQL) db.run(process.env.PROBE_SQL);
 say(`importing ${ROWS} deals (load ${load()})`);
 const lines = ["title,value,currency,account_name"];
 const tag = newId().slice(-6);
