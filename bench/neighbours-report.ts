@@ -68,3 +68,32 @@ export function stallWarnings(lines: string[]): string {
   const parts = [...longest].map(([k, v]) => `${k} ${v.ms.toFixed(1)} (${v.where})`);
   return `stall warnings: ${lines.length}; longest: ${parts.join("; ") || "no figure"}`;
 }
+
+/**
+ * The stall warnings of each phase (by the line's time): how many, and the longest event-loop
+ * delay and writer hold with the work they named, so a phase's figures say which work held the
+ * server then.
+ */
+export function stallsByPhase(lines: string[], phases: Phase[]): string[] {
+  const out: string[] = [];
+  for (const p of phases) {
+    const longest = new Map<string, { ms: number; where: string }>();
+    let n = 0;
+    for (const line of lines) {
+      let w: Record<string, unknown>;
+      try {
+        w = JSON.parse(line) as Record<string, unknown>;
+      } catch {
+        continue;
+      }
+      const at = Date.parse(String(w.time ?? ""));
+      if (typeof w.ms !== "number" || !(at >= p.start && at <= p.end)) continue;
+      n++;
+      const kind = String(w.kind ?? "warning");
+      if (w.ms > (longest.get(kind)?.ms ?? -1)) longest.set(kind, { ms: w.ms, where: String(w.work ?? "") });
+    }
+    const parts = [...longest].map(([k, v]) => `${k} ${v.ms.toFixed(1)} (${v.where})`);
+    out.push(`  ${p.name}: ${n} stall warnings${parts.length ? `; longest ${parts.join("; ")}` : ""}`);
+  }
+  return out;
+}

@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BENCH_PG_SETTINGS } from "./postgres-support";
 import { freePort, freshBinary, memoryOf, waitFor } from "./process-support";
-import { type Op, type Phase, judge, stallWarnings } from "./neighbours-report";
+import { type Op, type Phase, judge, stallWarnings, stallsByPhase } from "./neighbours-report";
 import { startCluster } from "../scripts/postgres-cluster";
 
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
@@ -34,12 +34,15 @@ const cluster = postgres ? await startCluster({ settings: BENCH_PG_SETTINGS }) :
 const backendEnv: Record<string, string> = cluster ? { SUITE_DATABASE_URL: cluster.url } : { SUITE_DB: dbFile };
 const baseEnv = { ...process.env, ...backendEnv, SUITE_SEED_PASSWORD: PASSWORD, SUITE_ACCESS_TTL: "7200", SUITE_TRUST_PROXY: "true", SUITE_JWT_SECRET: "neighbours-secret-neighbours-secret-0123456789" };
 
-/** A command of the binary, timed; its output is kept for the failure message only. */
+/** The last command's output (the seed beside the server prints its longest write transaction). */
+let cliOutput = "";
+/** A command of the binary, timed; its output is kept for the failure message and cliOutput. */
 async function cli(args: string[]): Promise<number> {
   const started = performance.now();
   const p = Bun.spawn([binary, ...args], { env: baseEnv, stdout: "pipe", stderr: "pipe" });
   const [out, err, code] = [await new Response(p.stdout).text(), await new Response(p.stderr).text(), await p.exited];
   if (code !== 0) throw new Error(`suite ${args.join(" ")} exited ${code}: ${err || out}`);
+  cliOutput = out;
   return (performance.now() - started) / 1000;
 }
 
@@ -108,7 +111,11 @@ try {
   const bulk = await fetch(`${a}/api/v1/crm/deals/bulk`, { method: "POST", headers: { ...adminA, "content-type": "application/json" }, body: "{}" });
   if (bulk.status === 404 || bulk.status === 405) say("bulk change: the server has none (skipped)");
   else await phase(`bulk change of ${IMPORT.toLocaleString("en-US")} deals`, () => bulkChange(a, adminA, IMPORT));
-  await phase(`seed ${SEED.toLocaleString("en-US")} more deals`, async () => `(command line: ${(await cli(["seed", "--tenant", "bigco", "--deals", String(SEED)])).toFixed(1)} s)`);
+  await phase(`seed ${SEED.toLocaleString("en-US")} more deals`, async () => {
+    const seconds = await cli(["seed", "--tenant", "bigco", "--deals", String(SEED)]);
+    const held = /longest write transaction: ([\d.]+) ms/.exec(cliOutput)?.[1];
+    return `(command line: ${seconds.toFixed(1)} s${held ? `, longest write transaction ${held} ms` : ""})`;
+  });
 
   client.kill("SIGTERM");
   await client.exited;
@@ -121,6 +128,7 @@ try {
   const firstError = logged.find((l) => l.includes('"level":"error"'));
   if (firstError) say(`server errors: ${logged.filter((l) => l.includes('"level":"error"')).length}; the first: ${firstError.slice(0, 400)}`);
   say(stalls);
+  for (const l of stallsByPhase(logged.filter((l) => l.includes('"warn')), phases)) say(l);
   for (const [i, s] of servers.entries()) say(`server ${i + 1} peak RSS ${(memoryOf(s.proc.pid).hwmKb / 1024).toFixed(0)} MB`);
   const importSeconds = ((phases[1]!.end - phases[1]!.start) / 1000);
   const importOk = importSeconds <= 30;

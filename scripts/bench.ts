@@ -25,6 +25,7 @@ const OTHER_BENCHES: Record<string, string> = {
   writes: "../bench/writes", // DB [N]: single deal writes' CPU and WAL bytes on a seeded file
   bulk: "../bench/bulk", // DB [N]: a bulk change of N deals (default 100k) and its undo: total time, longest writer hold
   neighbours: "../bench/neighbours", // [postgres]: another organization's latency while one imports, exports and seeds
+  events: "../bench/events", // 1,000 live event streams: fan-out latency, memory a stream, the append's cost a deal write
   web: "../bench/web", // the web app in Chromium
   webhooks: "../bench/webhooks", // webhook deliveries a second to a local receiver, and what an endpoint adds to a deal write
 };

@@ -42,6 +42,7 @@ export async function seedCommand(config: Config, flags: Record<string, string>,
     const r = await ctx.repos.seed.seed(job, ctx.now(), {
       alongside: () => out(`${config.db} is open elsewhere (a running server?): seeding alongside it, in small transactions`),
       progress: (done, total) => out(`  ${done.toLocaleString("en-US")} / ${total.toLocaleString("en-US")} deals`),
+      held: (ms, what) => out(`  longest write transaction: ${ms.toFixed(1)} ms (${what}; the server's writes waited at most about that long for one)`),
     });
     const seconds = ((performance.now() - started) / 1000).toFixed(1);
     out(`seeded ${subdomain}: ${r.deals} deals, ${r.accounts} accounts, ${r.contacts} contacts, ${r.users} users in ${seconds} s`);

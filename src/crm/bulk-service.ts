@@ -2,7 +2,7 @@ import type { Principal, RequestInfo } from "../auth/service";
 import { userActor } from "../events/repo";
 import { AppError, RequestValidationError, errors } from "../kernel/errors";
 import { newId } from "../kernel/ids";
-import { nextTurn } from "./export-import/import-upload";
+import { fairTurn, nextTurn } from "./export-import/import-upload";
 import { BATCH_TARGET_MS, BULK_KIND, BULK_UNDO_KIND, BULK_UNDO_WINDOW_MS, type BulkDetail, JOB_LEASE_MS, JOB_RETRY_AFTER_S, type JobRead, toJobRead } from "./export-import/jobs-model";
 import type { JobRow, JobsStore } from "./export-import/jobs-repo";
 import { type BulkChange, type BulkDealsStore, type BulkFilter, type BulkTarget, BulkTargetGone } from "./bulk-repo";
@@ -136,7 +136,8 @@ export function createBulkService(d: BulkDeps) {
         updated += r.updated;
         size = nextSize(size, took, 2_000);
         i += slice.length;
-        await nextTurn();
+        // As an import's batches: other organizations' requests finish their steps between ours.
+        await fairTurn();
       }
     } catch (e) {
       const gone = e instanceof BulkTargetGone;
@@ -163,7 +164,7 @@ export function createBulkService(d: BulkDeps) {
       const [r, took] = await timed(() => d.bulk.revert(tenantId, jobId, undoJobId, d.now(), d.now() + JOB_LEASE_MS, size, actor));
       if (r.entries === 0) return;
       size = nextSize(size, took, 2_000);
-      await nextTurn();
+      await fairTurn();
     }
   }
 

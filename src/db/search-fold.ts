@@ -1,4 +1,5 @@
 import { type Db, writeTx } from "./database";
+import { runAs } from "./stall-monitor";
 import { writeGramRows } from "./deal-grams";
 import { bucketOf, trigramsOf, writeKeyGramRows } from "./deal-key-grams";
 
@@ -154,6 +155,11 @@ export interface SearchFolder {
  * meanwhile run between steps) while rows are pending, else a look every `idleMs`. A step that
  * fails (the writer busy past its timeout) is retried at the next look.
  */
+/** The connection's busy timeout (database.ts), given back after each step. */
+const BUSY_TIMEOUT_MS = 5000;
+/** The next try after another process held the writer. */
+const BUSY_RETRY_MS = 20;
+
 export function startSearchFold(db: Db, idleMs = 250, log: (message: string) => void = () => {}): SearchFolder {
   let timer: ReturnType<typeof setTimeout> | null = null;
   let stopped = false;
@@ -161,12 +167,21 @@ export function startSearchFold(db: Db, idleMs = 250, log: (message: string) => 
     timer = null;
     if (stopped) return;
     let again = false;
+    let busy = false;
+    // The fold never waits for another process's writer (a `suite seed` beside the server): the
+    // wait would be SQLite's busy handler sleeping on the event loop, every request behind it (a
+    // fold step waited 541 ms for the seed's lock). Busy: the next try comes a little later.
+    db.run("PRAGMA busy_timeout = 0");
     try {
-      again = foldSearchCounters(db) > 0;
+      // Named in the stall monitor's warnings (a timer runs outside any request's work).
+      again = runAs("job search fold", () => foldSearchCounters(db)) > 0;
     } catch (e) {
-      log(`search counters fold failed, retrying: ${e instanceof Error ? e.message : String(e)}`);
+      busy = e instanceof Error && /database is locked|SQLITE_BUSY/i.test(e.message);
+      if (!busy) log(`search counters fold failed, retrying: ${e instanceof Error ? e.message : String(e)}`);
+    } finally {
+      db.run(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
     }
-    if (!stopped) timer = setTimeout(tick, again ? 1 : idleMs);
+    if (!stopped) timer = setTimeout(tick, busy ? BUSY_RETRY_MS : again ? 1 : idleMs);
     timer?.unref?.();
   };
   timer = setTimeout(tick, 0);

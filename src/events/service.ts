@@ -36,8 +36,35 @@ const LIST_MAX_READS = 10;
 /** A stream whose client reads slower than this many events behind is closed: it resumes with Last-Event-ID. */
 const MAX_QUEUED = 1000;
 
+/**
+ * An event row's text on the stream, made once for every stream it reaches: the bus hands the
+ * same row objects to all of an organization's streams (1,000 streams: one JSON.stringify, not
+ * 1,000). Weakly held: gone with the row.
+ */
+const streamTexts = new WeakMap<EventRow, string>();
+const streamText = (r: EventRow): string => {
+  let text = streamTexts.get(r);
+  if (text === undefined) streamTexts.set(r, (text = `id: ${eventId(r.seq)}\nevent: ${r.type}\ndata: ${JSON.stringify(toEventRead(r))}\n\n`));
+  return text;
+};
+
 /** The event log: the list, the live stream, and the retention sweep. */
 export function createEventsService(d: EventsDeps) {
+  /**
+   * The organization's modules, read once a turn of the event loop for all its streams: a batch
+   * of events reaches every stream in the same turn, and each of them asked the same question
+   * (two reads a stream). An answer is never older than the turn that read it.
+   */
+  const modules = new Map<string, Promise<boolean>>();
+  const hasModuleThisTurn: EventsDeps["hasModule"] = (tenantId, module) => {
+    const key = `${tenantId}\u0000${module}`;
+    let answer = modules.get(key);
+    if (!answer) {
+      if (modules.size === 0) setImmediate(() => modules.clear());
+      modules.set(key, (answer = d.hasModule(tenantId, module)));
+    }
+    return answer;
+  };
   // Started with the first stream: an instance nobody streams from holds no listening connection.
   let watching: Promise<() => Promise<void>> | null = null;
   const watch = () => (watching ??= d.store.watch(d.bus.committed, d.bus.resync).catch((e) => {
@@ -126,11 +153,11 @@ export function createEventsService(d: EventsDeps) {
         while (queue.length > 0 && !closed) {
           const p = await recheck();
           if (!p || p.tenantId !== auth.tenantId) return close();
-          const visible = await visibility(p, d.hasModule);
+          const visible = await visibility(p, hasModuleThisTurn);
           const rows = queue;
           queue = [];
           let text = "";
-          for (const r of rows) if (visible(r.type)) text += `id: ${eventId(r.seq)}\nevent: ${r.type}\ndata: ${JSON.stringify(toEventRead(r))}\n\n`;
+          for (const r of rows) if (visible(r.type)) text += streamText(r);
           if (text && !closed) controller.enqueue(encoder.encode(text));
         }
       } finally {

@@ -39,8 +39,8 @@ export const MAX_RUNNING_IMPORTS = 3;
 export const JOB_RETRY_AFTER_S = 10;
 /** How long a running job's server is believed alive after its last batch (PostgreSQL: another server rolls it back after). */
 export const JOB_LEASE_MS = 60_000;
-/** The write transaction a batch aims at (adaptive batch size), well inside the 50 ms bound: a batch's rows cost more or less than the last one's. */
-export const BATCH_TARGET_MS = 15;
+/** The write transaction a batch aims at (adaptive batch size), well inside the 50 ms bound: a batch's rows cost more or less than the last one's. A neighbour's request waits for about one batch per step it takes. */
+export const BATCH_TARGET_MS = 10;
 
 export const JobRead = t.Object(
   {

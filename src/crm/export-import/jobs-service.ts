@@ -1,12 +1,13 @@
 import type { Principal, RequestInfo } from "../../auth/service";
 import { newId } from "../../kernel/ids";
+import { runAs } from "../../db/stall-monitor";
 import { requireAdmin } from "../../kernel/principal";
 import { AppError, RequestValidationError } from "../../kernel/errors";
 import { type Page, offsetOf, pageOf } from "../../kernel/paging";
 import type { Limits, RateLimiter } from "../../security/rate-limit";
 import { contactName } from "../model";
 import type { CrmStore } from "../repo";
-import { nextTurn, receiveUpload, removeStaleUploads, removeUpload, replayUpload, syntaxInto } from "./import-upload";
+import { fairTurn, nextTurn, receiveUpload, removeStaleUploads, removeUpload, replayUpload, syntaxInto } from "./import-upload";
 import { BATCH_TARGET_MS, BULK_UNDO_WINDOW_MS, JOB_LEASE_MS, JOB_RETRY_AFTER_S, MAX_RUNNING_IMPORTS, type JobRead, toJobRead } from "./jobs-model";
 import { ImportRowError, type JobRow, type JobsStore } from "./jobs-repo";
 import { type ImportItem, type Known, createRowChecker } from "./import-rows";
@@ -114,7 +115,8 @@ export function createJobsService(d: JobsDeps) {
       }
       handedOver = true;
       mine.add(job.id);
-      const run = write(auth, job, path, opts.createMissing, opts.mapping ?? null, req)
+      // Named in the stall monitor's warnings as the job, not as the request that started it.
+      const run = runAs(`job import ${kind}`, () => write(auth, job, path, opts.createMissing, opts.mapping ?? null, req))
         .finally(() => {
           release();
           void removeUpload(path);
@@ -162,7 +164,8 @@ export function createJobsService(d: JobsDeps) {
       size = Math.max(4, Math.min(2_000, Math.round(size * 1.5), Math.round((size * BATCH_TARGET_MS) / took)));
       batch = [];
       rows = 0;
-      await nextTurn();
+      // Other organizations' requests waiting behind the batch run to their end first.
+      await fairTurn();
     };
     let failure: { message: string; errors: RowError[]; count: number } | null = null;
     try {

@@ -2,50 +2,138 @@ import { type Db, writeTx } from "../../db/database";
 import type { SeedResult, SeedTenant } from "../../crm/seed-store";
 import { setDemoPassword, startSeed } from "./bulk-load";
 
-/** Deals per transaction on the live path: short enough that a server's writes never wait long. */
-const BATCH = 1_000;
-/** Milliseconds between batches, so that a waiting writer (a server's) takes the lock in between. */
-const GAP_MS = 2;
+/** Deals in the first transaction on the live path; the next ones are sized by what it took. */
+const FIRST_BATCH = 50;
+/**
+ * The writer hold a transaction aims at (a running server's requests wait for it; the rule is 50
+ * ms). A deal costs more or less through the live indexes as the file and the machine's load go
+ * (0.3 to 3 ms), so the batch follows the measured time, as the import's batches do.
+ */
+const TARGET_MS = 15;
+/** Batches' bounds: a few deals at least (progress), a few thousand at most. */
+const MIN_BATCH = 5;
+const MAX_BATCH = 5_000;
+/**
+ * The pause between two transactions: at least as long as the last one held the writer (and 10
+ * ms). The server's writer that waits for the lock polls it with SQLite's busy handler, which
+ * sleeps 1, 2, 5, 10, 15, 20, 25 ... ms between tries: a 2 ms gap after a long batch was mostly
+ * missed, and the seed took the lock again (a neighbour's sign-in waited 977 ms). A gap as long as
+ * the hold lets a poll land in it within a few tries; the seed beside a server takes about twice
+ * its CPU time in wall time.
+ */
+const MIN_GAP_MS = 10;
+
+/** The next batch's size after one of `size` held the writer `ms`: grows by half at most (a deal's cost varies), shrinks at once. */
+const nextSize = (size: number, ms: number) => Math.max(MIN_BATCH, Math.min(MAX_BATCH, Math.round(size * 1.5), Math.round((size * TARGET_MS) / Math.max(0.5, ms))));
+/** The pause after a transaction that held the writer `ms`. */
+const gapAfter = (ms: number) => Math.max(MIN_GAP_MS, Math.min(ms, 50));
+
+/** Runs write transactions sized by their measured time, with the pause after each; keeps the longest hold. */
+function pacer(db: Db) {
+  let size = FIRST_BATCH;
+  let longestMs = 0;
+  let longestWhat = "";
+  const note = (ms: number, what: string) => {
+    if (ms > longestMs) [longestMs, longestWhat] = [ms, what];
+  };
+  return {
+    get size() {
+      return size;
+    },
+    /** The longest hold, and what held it. */
+    get longest() {
+      return { ms: longestMs, what: longestWhat };
+    },
+    /** One transaction of `fn(size)`, then the pause. */
+    async step<T>(fn: (size: number) => T): Promise<T> {
+      let held = performance.now();
+      const out = writeTx(db, () => {
+        // Timed from inside BEGIN IMMEDIATE (its wait for the server's writes is not this batch's
+        // cost) to after COMMIT (its sync of the journal holds the writer too).
+        held = performance.now();
+        return fn(size);
+      });
+      const ms = performance.now() - held;
+      note(ms, `a batch of ${size}`);
+      size = nextSize(size, ms);
+      // A batch that waited long for the lock already let the server's writes go first: the pause follows the hold alone.
+      await Bun.sleep(gapAfter(ms));
+      return out;
+    },
+    /** One transaction of work outside the batches, its hold timed into the longest. */
+    once<T>(what: string, fn: () => T): T {
+      let held = performance.now();
+      try {
+        return writeTx(db, () => {
+          held = performance.now();
+          return fn();
+        });
+      } finally {
+        note(performance.now() - held, what);
+      }
+    },
+  };
+}
 
 /**
  * Seeds a database that other connections have open (a running server): through the live indexes
  * and triggers, in short transactions with a pause between them, printing progress. When a batch
- * fails, everything this seed wrote is taken out again before the error is passed on.
+ * fails, everything this seed wrote is taken out again before the error is passed on. Answers the
+ * longest transaction too (the writer hold a server saw at worst).
  */
-export async function liveSeed(db: Db, t: SeedTenant, now: number, progress: (done: number, total: number) => void): Promise<SeedResult> {
+export async function liveSeed(db: Db, t: SeedTenant, now: number, progress: (done: number, total: number) => void): Promise<SeedResult & { longest: { ms: number; what: string } }> {
   db.run("PRAGMA analysis_limit = 2000");
-  const plan = writeTx(db, () => {
+  const pace = pacer(db);
+  // Commits are not synced one by one (WAL at NORMAL: a killed process loses nothing committed,
+  // a power cut the last batches of demo data, the file stays whole): a sync inside the commit
+  // held the server's writes back as long as the disk took (1.5 s seen on a busy machine).
+  db.run("PRAGMA synchronous = NORMAL");
+  const plan = pace.once("the accounts, contacts and users", () => {
     const p = startSeed(db, t, now);
     setDemoPassword(db, t);
     return p;
   });
   let done = 0;
-  let shown = 0;
+  // Progress at every tenth (at least every 1,000 deals): a batch ends there.
+  const every = Math.max(1_000, Math.ceil(t.deals / 10));
+  let mark = Math.min(t.deals, every);
+  // No checkpoint inside this connection's commits (SQLite's automatic one, after 1,000 pages): the
+  // server's checkpointer thread copies the WAL meanwhile, and one PASSIVE checkpoint (never in a
+  // writer's way) runs at the end for a peer that has none.
+  db.run("PRAGMA wal_autocheckpoint = 0");
   try {
     while (done < t.deals) {
-      const to = Math.min(t.deals, done + BATCH);
-      writeTx(db, () => plan.insertDeals(done, to));
-      done = to;
-      if (done - shown >= Math.max(BATCH, t.deals / 10) || done === t.deals) {
+      await pace.step((size) => {
+        const to = Math.min(mark, done + size);
+        plan.insertDeals(done, to);
+        done = to;
+      });
+      if (done === mark) {
         progress(done, t.deals);
-        shown = done;
+        mark = Math.min(t.deals, mark + every);
       }
-      await Bun.sleep(GAP_MS);
     }
   } catch (e) {
+    db.run("PRAGMA wal_autocheckpoint = 1000");
     await unseed(db, t.tenantId, plan.range[0], plan.range[0] + done, plan.added);
     throw e;
   }
-  db.run("ANALYZE deals");
-  return plan.result;
+  pace.once("ANALYZE", () => db.run("ANALYZE deals"));
+  db.run("PRAGMA wal_autocheckpoint = 1000");
+  db.query("PRAGMA wal_checkpoint(PASSIVE)").get();
+  return { ...plan.result, longest: pace.longest };
 }
 
 /** Deletes, in short transactions, the deals of [from, to) of the seed's range and the rows it added. */
 async function unseed(db: Db, tenantId: string, from: number, to: number, added: { users: string[]; accounts: string[]; contacts: string[] }): Promise<void> {
   const deals = db.prepare("DELETE FROM deals WHERE tenant_id = ?1 AND seq >= ?2 AND seq < ?3");
-  for (let lo = from; lo < to; lo += BATCH) {
-    writeTx(db, () => deals.run(tenantId, lo, Math.min(to, lo + BATCH)));
-    await Bun.sleep(GAP_MS);
+  const pace = pacer(db);
+  for (let lo = from; lo < to; ) {
+    await pace.step((size) => {
+      const hi = Math.min(to, lo + size);
+      deals.run(tenantId, lo, hi);
+      lo = hi;
+    });
   }
   const byId = (table: string, ids: string[]) => {
     const del = db.prepare(`DELETE FROM ${table} WHERE tenant_id = ?1 AND id = ?2`);
@@ -64,7 +152,8 @@ async function unseed(db: Db, tenantId: string, from: number, to: number, added:
  */
 export async function removeSeededTenant(db: Db, tenantId: string): Promise<void> {
   const del = db.prepare("DELETE FROM deals WHERE seq IN (SELECT seq FROM deals WHERE tenant_id = ?1 LIMIT ?2)");
-  while (writeTx(db, () => del.run(tenantId, BATCH).changes) > 0) await Bun.sleep(GAP_MS);
+  const pace = pacer(db);
+  while ((await pace.step((size) => del.run(tenantId, size).changes)) > 0);
   writeTx(db, () => {
     db.run("DELETE FROM audit_log WHERE tenant_id = ?1", [tenantId]);
     db.run("DELETE FROM tenants WHERE id = ?1", [tenantId]);

@@ -10,7 +10,9 @@ export function createSqliteSeedStore(db: Db): DemoSeedStore {
       // The fast path rebuilds indexes and switches the journal: only with the file to itself.
       if (claimFile(db)) return bulkSeed(db, [t], now)[0]!;
       hooks.alongside();
-      return liveSeed(db, t, now, hooks.progress);
+      const { longest, ...result } = await liveSeed(db, t, now, hooks.progress);
+      hooks.held?.(longest.ms, longest.what);
+      return result;
     },
     removeTenant: (tenantId) => removeSeededTenant(db, tenantId),
   };
