@@ -84,7 +84,7 @@ export const KNOWN_ACTIONS: Array<[group: string, actions: string[]]> = [
   // Written by admins in the app and by the server's operator on the command line (`suite user …`).
   ["Members", ["user.role_changed", "user.profile_changed", "user.removed", "user.2fa_reset", "user.unlocked", "user.password_set"]],
   ["Organization", ["tenant.renamed", "tenant.modules_changed", "tenant.sign_in_policy_changed", "tenant.disabled", "tenant.enabled"]],
-  ["CRM", ["crm.stage_updated", "crm.stages_reordered", "crm.stage_deleted", "crm.import"]],
+  ["CRM", ["crm.stage_updated", "crm.stages_reordered", "crm.stage_deleted", "crm.import", "crm.deals_bulk", "crm.deals_bulk_undone"]],
 ];
 
 /** What the "Who" column shows for a row's actor, or null for nobody known (a failed sign-in of an unknown address). */

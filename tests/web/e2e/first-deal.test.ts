@@ -161,6 +161,8 @@ test("at 390 px the navigation folds behind a Menu button: expanded on click, cl
   await menu.click();
   await nav.getByRole("link", { name: "Accounts" }).click();
   await page.waitForURL(/\/accounts$/);
+  // The menu closes in the render that follows the new address, a moment after it.
+  await page.locator('.menu-button[aria-expanded="false"]').waitFor({ timeout: 2_000 });
   expect(await menu.getAttribute("aria-expanded")).toBe("false");
   expect(await nav.getByRole("link", { name: "Deals" }).isVisible()).toBe(false);
   await page.setViewportSize({ width: 1280, height: 900 });
