@@ -6,6 +6,7 @@ import { useEffect, useState } from "preact/hooks";
 import { Link, navigate, useLocation } from "../shared/router";
 import { Loading } from "../shared/states";
 import { Toasts } from "../shared/toast";
+import { TopBar } from "../shared/top-bar";
 import { NO_RETRY, api, signedOut } from "./call";
 import { Account } from "./account";
 import { Audit } from "./audit";
@@ -63,20 +64,11 @@ export default function OperatorConsole() {
     <SessionOver.Provider value={() => setEmail(null)}>
       <div class="layout op-layout">
         <a class="skip" href="#main">Skip to content</a>
-        <header class="topbar">
-          <span class="brand">Operator console</span>
-          <nav aria-label="Console">
-            <ul>
-              {SCREENS.map((s) => (
-                <li key={s.path}><Link href={s.path} aria-current={s === screen ? "page" : undefined}>{s.label}</Link></li>
-              ))}
-            </ul>
-          </nav>
-          <div class="who">
-            <span class="email">{email}</span>
-            <button type="button" onClick={() => void signOut()}>Sign out</button>
-          </div>
-        </header>
+        <TopBar brand="Operator console" navLabel="Console" email={email} onSignOut={() => void signOut()}>
+          {SCREENS.map((s) => (
+            <li key={s.path}><Link href={s.path} aria-current={s === screen ? "page" : undefined}>{s.label}</Link></li>
+          ))}
+        </TopBar>
         <main id="main" tabIndex={-1}>
           <Screen />
         </main>

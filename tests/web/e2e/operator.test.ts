@@ -74,8 +74,17 @@ test("sign in with the TOTP step, overview, organizations with step-up, mail, jo
   const op = (await context.cookies(`${suite.origin()}/api/v1/operator/overview`)).find((c) => c.name === "svc_operator")!;
   expect({ httpOnly: op.httpOnly, sameSite: op.sameSite, path: op.path, domain: op.domain }).toEqual({ httpOnly: true, sameSite: "Strict", path: "/api/v1/operator", domain: "localhost" });
 
-  await page.getByRole("navigation", { name: "Console" }).getByRole("link", { name: "Organizations" }).click();
+  // At 390 px the console's navigation folds behind a Menu button, as the organizations' app does.
+  await page.setViewportSize({ width: 390, height: 844 });
+  const menu = page.getByRole("button", { name: "Menu" });
+  const consoleNav = page.getByRole("navigation", { name: "Console" });
+  expect(await consoleNav.getByRole("link", { name: "Organizations" }).isVisible()).toBe(false);
+  await menu.click();
+  await consoleNav.getByRole("link", { name: "Organizations" }).click();
   await page.getByRole("heading", { name: "Organizations" }).waitFor();
+  await page.locator('.menu-button[aria-expanded="false"]').waitFor({ timeout: 2_000 });
+  await page.setViewportSize({ width: 1280, height: 800 });
+  expect(await menu.isVisible()).toBe(false);
   await page.getByLabel("Search by name or subdomain").fill("rocket");
   await waitUntil(async () => (await page.locator("tbody tr").count()) === 1);
   found.push(...(await look(page, "operator-organizations")));
