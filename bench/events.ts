@@ -7,6 +7,8 @@
 //    deal creates, one every 100 ms, and the time from each create's request to its event's
 //    arrival on every stream. Targets: event to all streams p99 ≤ 1 s, ≤ 50 KB a stream, the
 //    append ≤ 0.1 ms a deal write. BENCH_KEEP=1 keeps the temporary directory.
+// 3. The webhooks' figures (bench/webhooks.ts, also `bun run bench webhooks`): deliveries a second to
+//    a local receiver and what a subscribed endpoint adds to a deal write. BENCH_EVENTS_WEBHOOKS=0 skips it.
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -180,4 +182,11 @@ try {
   server.kill();
   await server.exited;
   if (!process.env.BENCH_KEEP) rmSync(dir, { recursive: true, force: true });
+}
+
+// The event log's other consumer: webhooks, in a process of their own (an in-process app of theirs).
+if (process.env.BENCH_EVENTS_WEBHOOKS !== "0") {
+  say("\nwebhooks (as `bun run bench webhooks`):");
+  const hooks = Bun.spawnSync([process.execPath, join(import.meta.dir, "webhooks.ts")], { stdout: "inherit", stderr: "inherit" });
+  if (hooks.exitCode !== 0) process.exitCode = 1;
 }
