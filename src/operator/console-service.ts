@@ -33,7 +33,7 @@ export interface ConsoleDeps {
   /** Wakes the mail sender after a retry (a no-op without SMTP). */
   kickMail: () => void;
   requestRate: RequestRate;
-  server: () => Promise<Omit<ConsoleServer, "database_bytes" | "wal_bytes">>;
+  server: () => Promise<Omit<ConsoleServer, "database_bytes" | "wal_bytes" | "instances">>;
   deletion: ConsoleDeletionDeps;
 }
 
@@ -162,8 +162,9 @@ export function createConsoleService(d: ConsoleDeps) {
   }
 
   async function server(): Promise<ConsoleServer> {
-    const [base, sizes] = await Promise.all([d.server(), d.store.sizes()]);
-    return { ...base, database_bytes: sizes.database_bytes === null ? null : Number(sizes.database_bytes), wal_bytes: sizes.wal_bytes === null ? null : Number(sizes.wal_bytes) };
+    const [base, sizes, seen] = await Promise.all([d.server(), d.store.sizes(), d.store.instances()]);
+    const instances = seen.map((i) => ({ name: i.name, address: i.address, connections: i.connections, connected_since: toIso(i.since), this_instance: i.mine }));
+    return { ...base, database_bytes: sizes.database_bytes === null ? null : Number(sizes.database_bytes), wal_bytes: sizes.wal_bytes === null ? null : Number(sizes.wal_bytes), instances };
   }
 
   async function audit(paging: Paging): Promise<Page<ConsoleAuditRow>> {

@@ -129,6 +129,16 @@ export const ConsoleServer = t.Object({
   wal_bytes: t.Union([t.Integer(), t.Null()]),
   key_file_present: t.Boolean(),
   settings: t.Array(ConsoleSetting),
+  /** The suite's processes using the database (on PostgreSQL each instance, by its connections; on SQLite this one). */
+  instances: t.Array(
+    t.Object({
+      name: t.String(),
+      address: t.Union([t.String(), t.Null()]),
+      connections: t.Integer(),
+      connected_since: t.String({ format: "date-time" }),
+      this_instance: t.Boolean(),
+    }),
+  ),
 });
 
 /** Deleting an organization: its subdomain typed again, so a wrong row is never deleted. */

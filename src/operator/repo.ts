@@ -117,6 +117,16 @@ export interface Paged<T> {
  * The store of the operators and their console. The console's reads go across organizations by
  * design (it is the server's own view); nothing here is ever shown to an organization.
  */
+/** A server process seen by the database: its connections' name and address, how many, since when (ms). */
+export interface ConsoleInstanceRow {
+  name: string;
+  address: string | null;
+  connections: number;
+  since: number;
+  /** The process asking (its query ran on one of these connections). */
+  mine: boolean;
+}
+
 export interface OperatorStore {
   /** false when the email is taken. */
   create(row: OperatorRow): Promise<boolean>;
@@ -168,6 +178,12 @@ export interface OperatorStore {
   runningJobs(): Promise<number>;
   /** The database's size and its write-ahead log's, in bytes (null where the database will not say). */
   sizes(): Promise<{ database_bytes: number | null; wal_bytes: number | null }>;
+  /**
+   * The suite's server processes using this database, each by its pool's connections (PostgreSQL:
+   * pg_stat_activity, where each process names its connections `workspace-suite:<pid>`); SQLite has
+   * one server process, this one.
+   */
+  instances(): Promise<ConsoleInstanceRow[]>;
   /** The backup schedule the console saved (JSON, in the settings table); null when none was. */
   backupSchedule(): Promise<string | null>;
   setBackupSchedule(json: string): Promise<void>;

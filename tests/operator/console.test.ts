@@ -134,5 +134,9 @@ describe("overview, jobs and server", () => {
     expect(byName.SUITE_BASE_DOMAIN).toEqual({ name: "SUITE_BASE_DOMAIN", value: "localhost", secret: false });
     expect(r.body).toMatchObject({ database: app.ctx.repos.kind, key_file_present: false, version: expect.stringMatching(/^\d+\.\d+\.\d+/) });
     expect(r.body.database_bytes).toBeGreaterThan(0);
+    // This process among the instances the database sees, marked as the one answering.
+    const mine = (r.body.instances as { name: string; this_instance: boolean; connections: number }[]).filter((i) => i.this_instance);
+    expect(mine.map((i) => i.name)).toEqual([`workspace-suite:${process.pid}`]);
+    expect(mine[0]!.connections).toBeGreaterThanOrEqual(1);
   });
 });

@@ -151,6 +151,12 @@ for (const backend of BACKENDS) {
       expect(await s.runningJobs()).toBe(0);
       const sizes = await s.sizes();
       expect(sizes.database_bytes).toBeGreaterThan(0);
+      // This process, as the database sees it (PostgreSQL: its pool's connections by their name).
+      const seen = await s.instances();
+      const mine = seen.filter((i) => i.mine);
+      expect(mine.map((i) => i.name)).toEqual([`workspace-suite:${process.pid}`]);
+      expect(mine[0]!.connections).toBeGreaterThanOrEqual(1);
+      expect(mine[0]!.since).toBeLessThanOrEqual(Date.now());
     });
   });
 }

@@ -2483,6 +2483,14 @@ export interface components {
                 value: string;
                 secret: boolean;
             }[];
+            instances: {
+                name: string;
+                address: string | null;
+                connections: number;
+                /** Format: date-time */
+                connected_since: string;
+                this_instance: boolean;
+            }[];
         };
         ContactPage: {
             items: components["schemas"]["ContactRead"][];

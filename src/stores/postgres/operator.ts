@@ -1,6 +1,6 @@
-import type { Pg } from "./database";
+import { type Pg, ownApplicationName } from "./database";
 import type {
-  ConsoleJobRow, ConsoleMailRow, ConsoleOrganizationRow, NewOperatorSession, OperatorAuditEntry, OperatorAuditRow, OperatorRow, OperatorSessionListRow, OperatorSessionWithEmail, OperatorStore,
+  ConsoleInstanceRow, ConsoleJobRow, ConsoleMailRow, ConsoleOrganizationRow, NewOperatorSession, OperatorAuditEntry, OperatorAuditRow, OperatorRow, OperatorSessionListRow, OperatorSessionWithEmail, OperatorStore,
 } from "../../operator/repo";
 import { BACKUP_SCHEDULE_KEY, likePattern } from "../../operator/repo";
 
@@ -115,6 +115,18 @@ export function createPostgresOperatorStore(pg: Pg) {
       const wal = await pg.one<{ n: number }>`SELECT coalesce(sum(size), 0)::bigint AS n FROM pg_ls_waldir()`.catch(() => null);
       return { database_bytes: db ? Number(db.n) : null, wal_bytes: wal ? Number(wal.n) : null };
     },
+    // Every suite process names its pool's connections `workspace-suite:<pid>` (database.ts): a
+    // process is one name at one address. The seed and the command line name theirs the same way
+    // and show as well while they run, which is what an operator wants to see too.
+    instances: async () =>
+      (
+        await pg.all<{ name: string; address: string | null; connections: number; since: Date; mine: boolean }>`
+          SELECT application_name AS name, host(client_addr) AS address, count(*)::int AS connections, min(backend_start) AS since,
+                 bool_or(pid = pg_backend_pid()) AS mine
+            FROM pg_stat_activity
+           WHERE datname = current_database() AND application_name LIKE 'workspace-suite:%'
+           GROUP BY application_name, client_addr ORDER BY min(backend_start), application_name`
+      ).map((r): ConsoleInstanceRow => ({ name: r.name, address: r.address, connections: r.connections, since: new Date(r.since).getTime(), mine: r.mine })),
     backupSchedule: async () => (await pg.one<{ value: string }>`SELECT value FROM settings WHERE key = ${BACKUP_SCHEDULE_KEY}`)?.value ?? null,
     setBackupSchedule: async (json: string) => {
       await pg.run`INSERT INTO settings (key, value) VALUES (${BACKUP_SCHEDULE_KEY}, ${json}) ON CONFLICT (key) DO UPDATE SET value = excluded.value`;

@@ -140,6 +140,8 @@ export function createSqliteOperatorStore(db: Db) {
     discardMail: async (id: string) => discardMail.run(id).changes === 1,
     jobs: async (limit: number, offset: number) => ({ rows: jobs.all(limit, offset), total: jobsCount.get()!.n }),
     runningJobs: async () => running.get()!.n,
+    // One server process writes a SQLite file: this one, since it started.
+    instances: async () => [{ name: `workspace-suite:${process.pid}`, address: null, connections: 1, since: Date.now() - Math.round(process.uptime() * 1000), mine: true }],
     sizes: async () => {
       const file = db.filename;
       let wal: number | null = null;
