@@ -46,6 +46,8 @@ export const ConsoleOrganization = t.Object({
   subdomain: t.String(),
   members: t.Integer(),
   deals: t.Integer(),
+  /** Bytes the organization takes in the database, estimated from its deals and members (see STORAGE_PER_DEAL). */
+  storage_estimate_bytes: t.Integer(),
   created_at: t.String({ format: "date-time" }),
   last_activity_at: t.Union([t.String({ format: "date-time" }), t.Null()]),
   disabled_at: t.Union([t.String({ format: "date-time" }), t.Null()]),

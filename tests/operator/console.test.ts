@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { storageEstimate } from "../../src/operator/console-service";
 import { OPERATOR_PASSWORD, operatorAppPerTest } from "./operator-kit";
 
 /** Issue 34, item 4: the console's views and actions (organizations, mail, jobs, server, audit). */
@@ -21,6 +22,9 @@ describe("organizations", () => {
     const byName = await app.json("GET", "/api/v1/operator/organizations?q=ROCKET", { token: op });
     expect(byName.body.items).toHaveLength(1);
     expect(byName.body.items[0]).toMatchObject({ subdomain: "acme", name: "Acme Rockets", members: 1, deals: 1, disabled_at: null });
+    // The storage estimate follows the counts it is made from: one deal and one member here.
+    expect(byName.body.items[0].storage_estimate_bytes).toBe(storageEstimate(1, 1));
+    expect(storageEstimate(1, 1)).toBe(2_048 + 16_384);
     expect(byName.body.items[0].last_activity_at).not.toBeNull();
     expect((await app.json("GET", "/api/v1/operator/organizations?q=glob", { token: op })).body.items.map((o: { subdomain: string }) => o.subdomain)).toEqual(["globex"]);
     // % and _ are taken literally.

@@ -2438,6 +2438,7 @@ export interface components {
                 subdomain: string;
                 members: number;
                 deals: number;
+                storage_estimate_bytes: number;
                 /** Format: date-time */
                 created_at: string;
                 last_activity_at: string | null;

@@ -11,6 +11,9 @@ import { Failure } from "./failure";
 import { useStepUp } from "./step-up";
 
 /** Every organization, newest first; search by name or subdomain; disable and enable (the password again after 10 minutes). */
+/** An estimate, so rounded: KB below a megabyte, MB below a gigabyte, else GB. */
+const storage = (n: number) => (n < 1 << 20 ? `${Math.max(1, Math.round(n / 1024))} KB` : n < 1 << 30 ? `${(n / (1 << 20)).toFixed(1)} MB` : `${(n / (1 << 30)).toFixed(2)} GB`);
+
 export function Organizations() {
   const { query } = useLocation();
   const page = Math.max(1, Number(query.get("page")) || 1);
@@ -52,13 +55,14 @@ export function Organizations() {
         <>
           <div class="table-wrap">
             <table class="op-table">
-              <thead><tr><th>Organization</th><th>Members</th><th>Deals</th><th>Created</th><th>Last activity</th><th>Status</th><th><span class="visually-hidden">Actions</span></th></tr></thead>
+              <thead><tr><th>Organization</th><th>Members</th><th>Deals</th><th>Storage (estimate)</th><th>Created</th><th>Last activity</th><th>Status</th><th><span class="visually-hidden">Actions</span></th></tr></thead>
               <tbody>
                 {data.items.map((o) => (
                   <tr key={o.id}>
                     <td data-label="Organization"><strong>{o.name}</strong><br /><span class="muted">{o.subdomain}</span></td>
                     <td data-label="Members">{o.members.toLocaleString()}</td>
                     <td data-label="Deals">{o.deals.toLocaleString()}</td>
+                    <td data-label="Storage (estimate)">{storage(o.storage_estimate_bytes)}</td>
                     <td data-label="Created">{formatDateTime(o.created_at)}</td>
                     <td data-label="Last activity">{o.last_activity_at ? formatDateTime(o.last_activity_at) : "Never"}</td>
                     <td data-label="Status">{o.being_deleted ? "Being deleted" : o.disabled_at ? `Disabled ${formatDateTime(o.disabled_at)}` : "In service"}</td>
