@@ -144,6 +144,9 @@ function collectFromTrigrams(r: ListRequest, s: Search) {
 /** A deal's search text is in deals_text_by_filters whole up to this many bytes, else its first 150 characters (schema 71). */
 export const SEARCH_HEAD_BYTES = 600;
 
+/** deals.search_head as schema 71's trigger makes it, for writers that run with the triggers off (the bulk seed). */
+export const searchHeadOf = (text: string): string => (Buffer.byteLength(text) <= SEARCH_HEAD_BYTES ? text : [...text].slice(0, 150).join(""));
+
 /**
  * Collect from deals_text_by_filters alone (tenant, stage, assignee: every stage's range when no
  * stage is chosen), then a visit to each match for its sort key (none when the index holds it).
