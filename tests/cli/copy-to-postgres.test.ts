@@ -10,6 +10,7 @@ import { createPostgresStores } from "../../src/stores/postgres";
 import { openPostgres } from "../../src/stores/postgres/database";
 import { emailHash, emailHashSql } from "../../src/stores/postgres/user-directory";
 import { migratePostgres } from "../../src/stores/postgres/migrate";
+import { searchHeadOf } from "../../src/stores/postgres/deals-search-page";
 import { testApp } from "../helpers";
 import { noteSecret } from "../security/ledger";
 import { type EmptyDatabase, TEST_DATABASE_URL, emptyPostgresDatabase } from "../support/pg-database";
@@ -105,6 +106,12 @@ describe.skipIf(!TEST_DATABASE_URL)("suite copy-to-postgres (PostgreSQL only: ru
         const sqliteRows = db.query(`SELECT ${columns} FROM "${table}"`).all() as Array<Record<string, unknown>>;
         // The audit rows of no organization: NULL on SQLite, '' on PostgreSQL (schema 53).
         if (table === "audit_log") for (const r of sqliteRows) r.tenant_id ??= "";
+        // PostgreSQL's deals.search_head (schema 71) is derived by its trigger, not copied: right, then left out.
+        if (table === "deals")
+          for (const r of pgRows) {
+            expect(r.search_head).toBe(searchHeadOf(r.search_text));
+            delete r.search_head;
+          }
         expect(canonical(pgRows)).toEqual(canonical(sqliteRows));
       }
       expect(await pg.all`SELECT action FROM audit_log WHERE tenant_id = ''`).toEqual([{ action: "login.failure" }]);

@@ -11,6 +11,7 @@ import { createSqliteDealsQuery as createDealsQuery } from "../../src/stores/sql
 import { DEFAULT_STAGES, type DealListQuery, SORT_FIELDS, type SortField, searchTextOf, sortKey } from "../../src/crm/model";
 import type { Db } from "../../src/db/database";
 import { newId } from "../../src/kernel/ids";
+import { randomSource } from "../../src/crm/demo-data";
 import { foldAll } from "../../src/db/search-fold";
 import { openPostgres, type Pg } from "../../src/stores/postgres/database";
 import { createPostgresDealsQuery } from "../../src/stores/postgres/deals-query";
@@ -75,14 +76,53 @@ function edgeDeals(db: Db, tenantId: string): void {
     );
   });
   db.run("UPDATE crm_tenants SET next_deal = next_deal + ?2 WHERE tenant_id = ?1", [tenantId, titles.length]);
+  longTextDeals(db, tenantId, account);
 }
 
-/** Copies the CRM rows of `from` into a PostgreSQL database, column for column, then rebuilds the counters. */
-async function copyTo(pg: Pg, from: Db): Promise<void> {
-  for (const table of TABLES) {
+/**
+ * Deals whose text is longer than PostgreSQL's narrow index holds (schema 71: more than 600 bytes,
+ * of which it keeps 150 characters): a term in the kept head, one across its end, one only
+ * further on, in poorly compressible notes of 10,000 characters (random letters and digits, and
+ * random 3-byte characters), in two stages.
+ */
+function longTextDeals(db: Db, tenantId: string, account: { id: string; name: string }): void {
+  const r = randomSource("long text deals");
+  const pick = (alphabet: string[], n: number) => Array.from({ length: n }, () => alphabet[r.int(alphabet.length)]).join("");
+  const alnum = [..."ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"];
+  const wide = Array.from({ length: 200 }, (_, i) => String.fromCodePoint(0x4e00 + i * 97));
+  const next = db.query("SELECT tenant_no, next_deal FROM crm_tenants WHERE tenant_id = ?1").get(tenantId) as { tenant_no: number; next_deal: number };
+  const made: Array<[string, string]> = [
+    // "xyzzy" across the head's end (characters 148-152 of the text), "renewal" at the end.
+    ["Long kkk", `${pick(alnum, 148 - "long kkk\n".length)}xyzzy${pick(alnum, 9_800)} renewal`],
+    ["Long wide", `${pick(wide, 9_900)} xyzzy ü ø 100% sure`],
+    ["Long head", `renewal a_b ${pick(alnum, 9_000)}${pick(wide, 900)}`],
+  ];
+  made.forEach(([title, notes], i) => {
+    const seq = next.tenant_no * 2 ** 32 + next.next_deal + i;
+    db.run(
+      `INSERT INTO deals (seq, id, tenant_id, title, account_id, assigned_to, stage, value_cents, close_date, probability, created_at, updated_at,
+         title_key, account_key, search_text, account_name, notes) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, NULL, NULL, ?9, ?9, ?10, ?11, ?12, ?13, ?14)`,
+      [seq, newId(), tenantId, title, account.id, null, i % 2 ? "won" : "new", 77 * i, NOW + 100 + i, sortKey(title), sortKey(account.name),
+        searchTextOf(title, notes, account.name, null), account.name, notes],
+    );
+  });
+  db.run("UPDATE crm_tenants SET next_deal = next_deal + ?2 WHERE tenant_id = ?1", [tenantId, made.length]);
+}
+
+/** A deal whose search text PostgreSQL's narrow index holds only in part (longTextDeals). */
+const LONG_TEXT = "length(CAST(search_text AS BLOB)) > 600";
+
+/**
+ * Copies the CRM rows of `from` into a PostgreSQL database, column for column, then rebuilds the
+ * counters. `which`: every row, all but the long-text deals (which a database before schema 71
+ * cannot hold), or only those deals.
+ */
+async function copyTo(pg: Pg, from: Db, which: "all" | "short" | "long" = "all"): Promise<void> {
+  for (const table of which === "long" ? ["deals"] : TABLES) {
     const pgCols = new Set((await pg.all<{ c: string }>`SELECT column_name AS c FROM information_schema.columns WHERE table_name = ${table}`).map((r) => r.c));
     const cols = (from.query(`PRAGMA table_info(${table})`).all() as { name: string }[]).map((c) => c.name).filter((c) => pgCols.has(c));
-    const rows = from.query(`SELECT ${cols.join(", ")} FROM ${table}`).all() as Row[];
+    const where = table !== "deals" || which === "all" ? "" : ` WHERE ${which === "long" ? "" : "NOT "}${LONG_TEXT}`;
+    const rows = from.query(`SELECT ${cols.join(", ")} FROM ${table}${where}`).all() as Row[];
     for (let i = 0; i < rows.length; i += 2000)
       await pg.unsafe(`INSERT INTO ${table} (${cols.join(", ")}) SELECT ${cols.join(", ")} FROM json_populate_recordset(NULL::${table}, $1::text::json)`, [
         JSON.stringify(rows.slice(i, i + 2000)),
@@ -209,6 +249,13 @@ async function gramDrift(pg: Pg): Promise<string[]> {
   for (const [k, n] of want) if (got.get(k) !== n) out.push(`${k}: ${got.get(k)} instead of ${n}`);
   for (const [k, n] of got) if (!want.has(k)) out.push(`${k}: ${n} instead of none`);
   return out.slice(0, 20);
+}
+
+/** Deals whose search_head is not what schema 71 says: the whole text up to 600 bytes, else its first 150 characters. */
+async function headDrift(pg: Pg): Promise<string[]> {
+  const wrong = await pg.all<{ id: string }>`SELECT id FROM deals
+    WHERE search_head IS DISTINCT FROM (CASE WHEN octet_length(search_text) <= 600 THEN search_text ELSE left(search_text, 150) END) ORDER BY id LIMIT 20`;
+  return wrong.map((r) => r.id);
 }
 
 /** SQLite's deal_gram_counts rows that differ from the 1-3 character pieces of the deals' texts (schema version 12; none across a newline). */
@@ -366,9 +413,16 @@ for (const backend of BACKENDS) {
       expect(await list(tenantB, plain)).toEqual({ seqs: [], total: 0 });
     });
 
+    test.skipIf(backend.name !== "postgres")("PostgreSQL: every deal's search_head is its text's head, the long-text deals' too", async () => {
+      if (b.kind === "postgres") {
+        expect(await headDrift(b.pg)).toEqual([]);
+        expect((await b.pg.one<{ n: number }>`SELECT count(*)::int AS n FROM deals WHERE search_head <> search_text`)!.n).toBe(3);
+      }
+    });
+
     test("totals are exact and nothing leaks between tenants", async () => {
       const base: DealListQuery = { page: 1, size: 20, search: null, stages: null, assignee: null, sortBy: "created_at", sortDir: "desc" };
-      expect((await list(tenantA, base)).total).toBe(2508);
+      expect((await list(tenantA, base)).total).toBe(2511);
       expect((await list(tenantB, base)).total).toBe(300);
       expect((await list(newId(), base)).total).toBe(0);
       expect(await list(tenantA, { ...base, stages: [] })).toEqual({ seqs: [], total: 0 });
@@ -444,7 +498,7 @@ describe.skipIf(!POSTGRES_URL)("PostgreSQL: schema 52 on a database made before 
         for (const f of schemaFiles()) if (!later.has(f.name)) await tx.unsafe(f.sql);
         await tx.unsafe("INSERT INTO schema_version VALUES (1, 'schema', 0)");
       });
-      await copyTo(b.pg, source.db);
+      await copyTo(b.pg, source.db, "short");
       const indexes = async () => (await b.pg.all<{ n: string }>`SELECT indexname AS n FROM pg_indexes WHERE tablename = 'deals'`).map((r) => r.n);
       expect(await indexes()).toContain("deals_text_by_seq");
       expect(await migratePostgres(b.pg)).toEqual({ from: 1, to: pgTargetVersion() });
@@ -452,6 +506,8 @@ describe.skipIf(!POSTGRES_URL)("PostgreSQL: schema 52 on a database made before 
       expect(now).toEqual(expect.arrayContaining(["deals_text_by_filters", "deals_search_by_tenant"]));
       expect(now).not.toContain("deals_text_by_seq");
       expect(now).not.toContain("deals_search_trgm");
+      // The deals whose text is too long for the first release's indexes can be stored now.
+      await copyTo(b.pg, source.db, "long");
       const query = createPostgresDealsQuery(b.pg);
       const wrong: string[] = [];
       for (const q of queries().filter((x) => x.search !== null).slice(0, 120)) {
@@ -563,6 +619,8 @@ describe.skipIf(!POSTGRES_URL)("PostgreSQL: counters under concurrent writes, an
       }
       expect(await countsDrift(b)).toEqual([]);
       expect(await gramDrift(b.pg)).toEqual([]);
+      // The narrow index's head of each text (schema 71), written by the bulk seed with the triggers off too.
+      expect(await headDrift(b.pg)).toEqual([]);
       // Recounting from scratch (copy-to-postgres's hook) gives the same counters.
       await b.pg.run`DELETE FROM deal_counts`;
       await b.pg.run`DELETE FROM deal_gram_counts`;

@@ -141,17 +141,31 @@ function collectFromTrigrams(r: ListRequest, s: Search) {
   );
 }
 
+/** A deal's search text is in deals_text_by_filters whole up to this many bytes, else its first 150 characters (schema 71). */
+export const SEARCH_HEAD_BYTES = 600;
+
+/** deals.search_head as schema 71's trigger makes it, for writers that run with the triggers off (the bulk seed). */
+export const searchHeadOf = (text: string): string => (Buffer.byteLength(text) <= SEARCH_HEAD_BYTES ? text : [...text].slice(0, 150).join(""));
+
 /**
  * Collect from deals_text_by_filters alone (tenant, stage, assignee: every stage's range when no
  * stage is chosen), then a visit to each match for its sort key (none when the index holds it).
+ * The index holds each deal's search_head: a match in it is a match; the deals whose text is
+ * longer than their head (deals_long_text_by_filters, few) are tested on their whole text, unless
+ * their head matched already, so each match is collected once.
  */
 function collectFromFilters(r: ListRequest, s: Search, sortKeyInIndex: boolean) {
   const { q, column } = r;
   const p = r.withTenant();
   const stages = q.stages === null ? `ARRAY(SELECT stage FROM deal_counts WHERE tenant_id = $1 AND assignee = '*')` : `${p.add(q.stages)}::text[]`;
   const assignee = q.assignee === "" ? " AND d.assigned_to IS NULL" : q.assignee !== null ? ` AND d.assigned_to = ${p.add(q.assignee)}` : "";
+  const term = p.add(s.term);
+  const within = `FROM deals d WHERE d.tenant_id = $1 AND d.stage = ANY(${stages})${assignee}`;
+  const cols = `d.id${sortKeyInIndex ? `, d.${column}` : ""}`;
   return r.rowsOf(
-    `WITH f AS MATERIALIZED (SELECT d.id${sortKeyInIndex ? `, d.${column}` : ""} FROM deals d WHERE d.tenant_id = $1 AND d.stage = ANY(${stages})${assignee} AND ${s.test(p)}),
+    `WITH f AS MATERIALIZED (SELECT ${cols} ${within} AND strpos(d.search_head, ${term}) > 0
+              UNION ALL
+              SELECT ${cols} ${within} AND octet_length(d.search_text) > ${SEARCH_HEAD_BYTES} AND strpos(d.search_head, ${term}) = 0 AND strpos(d.search_text, ${term}) > 0),
             m AS MATERIALIZED (${sortKeyInIndex ? "SELECT * FROM f" : `SELECT d.id, d.${column} FROM f JOIN deals d ON d.tenant_id = $1 AND d.id = f.id`})
        SELECT d.id FROM m d ORDER BY ${r.orderBy} LIMIT ${p.add(r.size)} OFFSET ${p.add(r.offset)}`,
     p,
