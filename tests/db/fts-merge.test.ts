@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { migrate } from "../../src/db/migrate";
-import { ftsMergeStep, mergeAll } from "../../src/db/fts-merge";
+import { MIN_CHUNK_PAGES, ftsMergeStep, mergeAll } from "../../src/db/fts-merge";
 import { ftsLevels } from "../../src/db/fts-structure";
 import { startSearchFold } from "../../src/db/search-fold";
 import { testApp } from "../helpers";
@@ -61,8 +61,8 @@ describe("the index's segments, written one transaction at a time", () => {
     write(1_000, 40, 200);
     const before = segmentsOf(db).reduce((a, b) => a + b, 0);
     const auditBefore = matching("audit");
-    // The least a step is given (8 pages) cannot merge 60 segments of several pages each.
-    expect(ftsMergeStep(db, 0)).toBe(8);
+    // A step with no time left runs one chunk, of the fewest pages, which cannot merge 60 segments of several pages each.
+    expect(ftsMergeStep(db, 0)).toBe(MIN_CHUNK_PAGES);
     const after = ftsLevels(db, "deals_fts");
     expect(after.some((l) => l.merging > 0)).toBe(true);
     expect(matching("audit")).toBe(auditBefore);
