@@ -15,7 +15,7 @@ import { startCheckpointer } from "../../src/db/checkpointer";
 import { newId } from "../../src/kernel/ids";
 import { quantile } from "../stats";
 import { startSearchFold } from "../../src/db/search-fold";
-import { resetStallFigures, stallFigures } from "../../src/db/stall-monitor";
+import { resetStallFigures, setStallLog, stallFigures } from "../../src/db/stall-monitor";
 import { describeLevels, ftsLevels } from "../../src/db/fts-structure";
 
 const dbFile = process.argv[2];
@@ -63,6 +63,12 @@ say(`importing ${ROWS} deals (load ${load()})`);
 say(`full-text index before:\n${describeLevels(ftsLevels(db, "deals_fts"))}`);
 const upkeep = process.env.PROBE_UPKEEP === "1" ? startSearchFold(db) : null;
 resetStallFigures();
+// Every write transaction over 50 ms, by the work that held it (the stall monitor's warnings).
+const overLimit = new Map<string, number[]>();
+setStallLog((line) => {
+  const l = line as { kind?: string; ms?: number; work?: string | null };
+  if (l.kind === "write_hold") overLimit.set(l.work ?? "?", [...(overLimit.get(l.work ?? "?") ?? []), l.ms ?? 0]);
+});
 const lines = ["title,value,currency,account_name"];
 const tag = newId().slice(-6);
 for (let i = 0; i < ROWS; i++) lines.push(`Probe ${tag} deal ${i},${(i % 9000) + 100}.00,EUR,Probe account ${i % 1000}`);
@@ -86,6 +92,7 @@ const worst = [...batches].sort((a, b) => b.wall - a.wall).slice(0, 5);
 say(`longest batches (items, hold ms, CPU ms): ${worst.map((b) => `${b.items}/${f(b.wall)}/${f(b.cpu)}`).join("  ")}`);
 const stalls = stallFigures();
 say(`longest write transaction of any kind: ${f(stalls.maxWriteHoldMs)} ms (${stalls.maxWriteHoldWork}); ${stalls.writeStalls} over 50 ms`);
+for (const [work, ms] of overLimit) say(`  over 50 ms: ${work}: ${ms.length}, longest ${f(Math.max(...ms))} ms`);
 upkeep?.stop();
 say(`full-text index after:\n${describeLevels(ftsLevels(db, "deals_fts"))}`);
 say(`per item in batches: ${((batches.reduce((s, b) => s + b.cpu, 0) * 1000) / items).toFixed(0)} µs CPU; event loop's longest delay ${f(maxLate)} ms (load ${load()})`);
