@@ -4,12 +4,16 @@ import { type Db, writeTx } from "./database";
  * The deal search's full-text index (deals_fts, FTS5) is a stack of segments: every write
  * transaction adds a small one, and merges fold them into bigger ones so a search reads few.
  * FTS5's own merging runs inside the writing transaction: its incremental "automerge" (every 64
- * leaf pages written, 64 pages a level of the index, about 40 ms at a million deals) and its
- * "crisis merge" (a level that reaches `crisismerge` segments merged whole, at once: 190–307 ms
- * of CPU in one import batch of 32 deals). Schema version 32 turns the automerge off, so deal
- * writes never merge, and raises the crisis threshold to a backstop; the merging is done here
- * instead, in steps of the writer's idle time (the server's background upkeep, the live seed
- * between its batches), each a transaction of `merge` work sized to a few milliseconds.
+ * leaf pages written, 64 pages a level of the index) and its "crisis merge" (a level that reaches
+ * `crisismerge` segments merged whole, at once: up to 103 ms of CPU in one import batch at a
+ * million deals; 45 ms with the crisis merge at 64 and the automerge left on). Schema version 32
+ * turns the automerge off, so deal writes never merge, and raises the crisis threshold to a
+ * backstop; the merging is done here instead, in steps of the writer's idle time (the server's
+ * background upkeep, the live seed between its batches, the bulk seed at its end).
+ *
+ * A step's bound is FTS5's: `merge` stops only between two terms, so a common trigram's whole
+ * doclist is merged at once, however many pages it takes (at a million deals most steps take
+ * 10-15 ms; one in a few hundred took 80 ms of CPU). docs/decisions.md, "Full-text index merging".
  */
 
 /** How long one merge step may hold the writer, in ms (the rule is 50 for any write transaction). */
@@ -20,7 +24,7 @@ export const MERGE_STEP_MS = 10;
  * it ends within a chunk of its budget whatever the estimate of a page's cost says.
  */
 export const MIN_CHUNK_PAGES = 16;
-const MAX_CHUNK_PAGES = 256;
+const MAX_CHUNK_PAGES = 128;
 
 /** What a page of merge output costs, in ms, learnt from the chunks so far (one index, one process). */
 let msPerPage = 0.1;
