@@ -184,7 +184,7 @@ export function startSearchFold(db: Db, idleMs = 250, log: (message: string) => 
       again = mergeFirst ? merge() || fold() : fold() || merge();
     } catch (e) {
       busy = e instanceof Error && /database is locked|SQLITE_BUSY/i.test(e.message);
-      if (!busy) log(`search counters fold failed, retrying: ${e instanceof Error ? e.message : String(e)}`);
+      if (!busy) log(`search counters fold or search index merge failed, retrying: ${e instanceof Error ? e.message : String(e)}`);
     } finally {
       db.run(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
     }
