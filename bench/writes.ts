@@ -4,7 +4,8 @@
 // commits at synchronous=NORMAL and syncs off its thread) and the bytes it appended to the WAL
 // (the -wal file's growth: frames of page_size + 24 bytes, one per page the commit changed; the
 // automatic checkpoint is off for the run so the WAL only grows). Then the background fold of the
-// search counters (schema version 15) in its bounded steps: how long each step held the writer.
+// search counters (schema version 15) and the full-text index's merge (32) in their bounded steps:
+// how long each step held the writer.
 // Run it on a copy: it writes. BENCH_WRITES_TENANT names the organization (default bigco).
 import { statSync } from "node:fs";
 import { openDatabase } from "../src/db/database";
@@ -123,6 +124,26 @@ if (fold) {
     say(
       `fold         ${folded} changes in ${steps.length} steps, ${((performance.now() - t) / 1000).toFixed(2)} s wall, CPU ${((d.user + d.system) / 1000).toFixed(0)} ms` +
         ` (${((d.user + d.system) / 1000 / folded).toFixed(3)} ms a change); step wall ms p50 ${pct(steps, 50).toFixed(1)} max ${Math.max(...steps).toFixed(1)}`,
+    );
+}
+// The full-text index's merge (schema version 32): deal writes leave it to bounded background
+// steps; their count and each step's writer time, until the index is in shape.
+const merge = await import("../src/db/fts-merge").catch(() => null);
+if (merge) {
+  const steps: number[] = [];
+  const c = process.cpuUsage();
+  let pages = 0;
+  for (;;) {
+    const s = performance.now();
+    const n = merge.ftsMergeStep(db);
+    if (n === 0) break;
+    steps.push(performance.now() - s);
+    pages += n;
+  }
+  const d = process.cpuUsage(c);
+  if (steps.length > 0)
+    say(
+      `merge        ${steps.length} steps (about ${pages} pages), CPU ${((d.user + d.system) / 1000).toFixed(0)} ms; step wall ms p50 ${pct(steps, 50).toFixed(1)} max ${Math.max(...steps).toFixed(1)}`,
     );
 }
 db.run("PRAGMA wal_checkpoint(TRUNCATE)");

@@ -2,6 +2,8 @@
 // (the job's own batches, timed one by one: writer hold and CPU), then each per-row write alone
 // (the deal, its timeline entry, its undo entry, its event) in rolled-back transactions.
 //   bun bench/probes/import-batch-cost.ts DB [ROWS] > /dev/null   (DB: a seeded file with `bigco`; it is changed)
+// PROBE_TENANT names another organization; PROBE_UPKEEP=1 runs the server's background upkeep beside
+// the import (the search counters' fold and the full-text index's merge steps), as `suite serve` does.
 // The server's log goes to stdout; the figures to stderr.
 import { readFileSync } from "node:fs";
 import { createApp } from "../../src/app";
@@ -12,10 +14,14 @@ import { walDatasync } from "../../src/db/group-commit";
 import { startCheckpointer } from "../../src/db/checkpointer";
 import { newId } from "../../src/kernel/ids";
 import { quantile } from "../stats";
+import { startSearchFold } from "../../src/db/search-fold";
+import { resetStallFigures, setStallLog, stallFigures } from "../../src/db/stall-monitor";
+import { describeLevels, ftsLevels } from "../../src/db/fts-structure";
 
 const dbFile = process.argv[2];
 if (!dbFile) throw new Error("usage: bun bench/probes/import-batch-cost.ts DB [ROWS]");
 const ROWS = Number(process.argv[3] ?? 20_000);
+const TENANT = process.env.PROBE_TENANT ?? "bigco";
 const say = (s: string) => process.stderr.write(`${s}\n`);
 const load = () => readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
 
@@ -36,11 +42,11 @@ stores.jobs.applyBatch = async (...args: Parameters<typeof apply>) => {
 const ctx = createContext({ config, stores });
 const app = createApp(ctx);
 const db = (stores as unknown as { db: import("bun:sqlite").Database }).db;
-const admin = db.query("SELECT u.email, u.tenant_id FROM users u JOIN tenants t ON t.id = u.tenant_id WHERE t.subdomain = 'bigco' AND u.role = 'admin' ORDER BY u.email LIMIT 1").get() as { email: string; tenant_id: string };
+const admin = db.query("SELECT u.email, u.tenant_id FROM users u JOIN tenants t ON t.id = u.tenant_id WHERE t.subdomain = ?1 AND u.role = 'admin' ORDER BY u.email LIMIT 1").get(TENANT) as { email: string; tenant_id: string };
 const PASSWORD = process.env.SUITE_SEED_PASSWORD ?? "neighbours password 1";
-const login = await app.handle(new Request("http://localhost/api/v1/auth/login", { method: "POST", headers: { "content-type": "application/json", "x-tenant": "bigco" }, body: JSON.stringify({ email: admin.email, password: PASSWORD }) }));
+const login = await app.handle(new Request("http://localhost/api/v1/auth/login", { method: "POST", headers: { "content-type": "application/json", "x-tenant": TENANT }, body: JSON.stringify({ email: admin.email, password: PASSWORD }) }));
 if (login.status !== 200) throw new Error(`login ${login.status} ${await login.text()}`);
-const headers = { authorization: `Bearer ${((await login.json()) as { access_token: string }).access_token}`, "x-tenant": "bigco" };
+const headers = { authorization: `Bearer ${((await login.json()) as { access_token: string }).access_token}`, "x-tenant": TENANT };
 
 // The event loop's longest delay during the import (a 5 ms timer's lateness).
 let maxLate = 0;
@@ -54,6 +60,15 @@ const timer = setInterval(() => {
 // PROBE_SQL: a statement run first (e.g. an FTS5 setting: "INSERT INTO deals_fts (deals_fts, rank) VALUES ('crisismerge', 64)").
 if (process.env.PROBE_SQL) db.run(process.env.PROBE_SQL);
 say(`importing ${ROWS} deals (load ${load()})`);
+say(`full-text index before:\n${describeLevels(ftsLevels(db, "deals_fts"))}`);
+const upkeep = process.env.PROBE_UPKEEP === "1" ? startSearchFold(db) : null;
+resetStallFigures();
+// Every write transaction over 50 ms, by the work that held it (the stall monitor's warnings).
+const overLimit = new Map<string, number[]>();
+setStallLog((line) => {
+  const l = line as { kind?: string; ms?: number; work?: string | null };
+  if (l.kind === "write_hold") overLimit.set(l.work ?? "?", [...(overLimit.get(l.work ?? "?") ?? []), l.ms ?? 0]);
+});
 const lines = ["title,value,currency,account_name"];
 const tag = newId().slice(-6);
 for (let i = 0; i < ROWS; i++) lines.push(`Probe ${tag} deal ${i},${(i % 9000) + 100}.00,EUR,Probe account ${i % 1000}`);
@@ -75,6 +90,11 @@ say(`import: ${f(wall)} s wall, ${f((cpuAll.user + cpuAll.system) / 1e6)} s CPU;
 say(`batch writer hold ms: p50 ${f(quantile(walls, 0.5))} p99 ${f(quantile(walls, 0.99))} max ${f(walls.at(-1)!)}; CPU ms p50 ${f(quantile(cpus, 0.5))} max ${f(cpus.at(-1)!)}`);
 const worst = [...batches].sort((a, b) => b.wall - a.wall).slice(0, 5);
 say(`longest batches (items, hold ms, CPU ms): ${worst.map((b) => `${b.items}/${f(b.wall)}/${f(b.cpu)}`).join("  ")}`);
+const stalls = stallFigures();
+say(`longest write transaction of any kind: ${f(stalls.maxWriteHoldMs)} ms (${stalls.maxWriteHoldWork}); ${stalls.writeStalls} over 50 ms`);
+for (const [work, ms] of overLimit) say(`  over 50 ms: ${work}: ${ms.length}, longest ${f(Math.max(...ms))} ms`);
+upkeep?.stop();
+say(`full-text index after:\n${describeLevels(ftsLevels(db, "deals_fts"))}`);
 say(`per item in batches: ${((batches.reduce((s, b) => s + b.cpu, 0) * 1000) / items).toFixed(0)} µs CPU; event loop's longest delay ${f(maxLate)} ms (load ${load()})`);
 
 // Each per-row write alone, N rows in a transaction rolled back.

@@ -28,6 +28,7 @@ import v28 from "./migrations/0028-webhooks.sql" with { type: "text" };
 import v29 from "./migrations/0029-bulk-deal-changes.sql" with { type: "text" };
 import v30 from "./migrations/0030-operator-backup-codes.sql" with { type: "text" };
 import v31 from "./migrations/0031-record-activities.sql" with { type: "text" };
+import v32 from "./migrations/0032-search-index-merged-in-background.sql" with { type: "text" };
 import type { Db } from "./database";
 import { recountDealGrams } from "./deal-grams";
 import { recountDealKeyGrams } from "./deal-key-grams";
@@ -79,6 +80,7 @@ export const MIGRATIONS: Migration[] = [
   { version: 29, name: "bulk changes of deals: a job's detail (what it was asked, its undo)", sql: v29 },
   { version: 30, name: "operators' backup codes, stored as keyed hashes", sql: v30 },
   { version: 31, name: "an account's and a contact's activity timeline", sql: v31 },
+  { version: 32, name: "deal search: the full-text index is merged in background steps, never inside a deal write", sql: v32 },
 ];
 
 /**

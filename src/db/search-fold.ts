@@ -2,6 +2,7 @@ import { type Db, writeTx } from "./database";
 import { runAs } from "./stall-monitor";
 import { writeGramRows } from "./deal-grams";
 import { bucketOf, trigramsOf, writeKeyGramRows } from "./deal-key-grams";
+import { ftsMergeStep } from "./fts-merge";
 
 /**
  * The deal search counters' fold (schema version 15). A deal write appends its counted state to
@@ -151,9 +152,9 @@ export interface SearchFolder {
 }
 
 /**
- * The server's background fold: one step, then the next after a macrotask (requests queued
- * meanwhile run between steps) while rows are pending, else a look every `idleMs`. A step that
- * fails (the writer busy past its timeout) is retried at the next look.
+ * The server's background fold, and the full-text index's merge (fts-merge.ts): one step, then the
+ * next after a macrotask (requests queued meanwhile run between steps) while either has work, else
+ * a look every `idleMs`. A step that fails (the writer busy past its timeout) is retried at the next look.
  */
 /** The connection's busy timeout (database.ts), given back after each step. */
 const BUSY_TIMEOUT_MS = 5000;
@@ -163,6 +164,7 @@ const BUSY_RETRY_MS = 20;
 export function startSearchFold(db: Db, idleMs = 250, log: (message: string) => void = () => {}): SearchFolder {
   let timer: ReturnType<typeof setTimeout> | null = null;
   let stopped = false;
+  let mergeFirst = false;
   const tick = () => {
     timer = null;
     if (stopped) return;
@@ -173,11 +175,16 @@ export function startSearchFold(db: Db, idleMs = 250, log: (message: string) => 
     // fold step waited 541 ms for the seed's lock). Busy: the next try comes a little later.
     db.run("PRAGMA busy_timeout = 0");
     try {
-      // Named in the stall monitor's warnings (a timer runs outside any request's work).
-      again = runAs("job search fold", () => foldSearchCounters(db)) > 0;
+      // Named in the stall monitor's warnings (a timer runs outside any request's work). The fold
+      // and the full-text index's merge (fts-merge.ts) take turns, a step each tick, the one whose
+      // turn it is first: an import keeps the fold busy, and its segments need merging meanwhile.
+      const fold = () => runAs("job search fold", () => foldSearchCounters(db)) > 0;
+      const merge = () => runAs("job search index merge", () => ftsMergeStep(db)) > 0;
+      mergeFirst = !mergeFirst;
+      again = mergeFirst ? merge() || fold() : fold() || merge();
     } catch (e) {
       busy = e instanceof Error && /database is locked|SQLITE_BUSY/i.test(e.message);
-      if (!busy) log(`search counters fold failed, retrying: ${e instanceof Error ? e.message : String(e)}`);
+      if (!busy) log(`search counters fold or search index merge failed, retrying: ${e instanceof Error ? e.message : String(e)}`);
     } finally {
       db.run(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
     }

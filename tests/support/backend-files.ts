@@ -33,6 +33,7 @@ export const SQLITE_ONLY_REASONS: Record<string, string> = {
   "tests/crm/search-grams.test.ts": "SQLite's deal_gram_counts (migration 11): its triggers, the bulk seed's tally and the 1-2 letter strategies (PostgreSQL's counters: tests/stores/deals-list)",
   "tests/crm/search-buckets.test.ts": "SQLite's deal_key_grams (migration 13): its triggers, tally and recount, and the bucket walk of text orders compared with sorting",
   "tests/db/search-fold.test.ts": "SQLite's pending search counter rows (migration 15) and their fold, killed mid-way in a second process on the file",
+  "tests/db/fts-merge.test.ts": "SQLite's FTS5 merge settings (migration 32), the shape of deals_fts's segments and the merge steps that keep it",
   "tests/db/seed-tally.test.ts": "SQLite's bulk seed counting its gram tables on a thread of its own, into SQLite tables",
   "tests/crm/seed.test.ts": "bulkSeed into SQLite, deals_fts integrity, sqlite_schema unchanged, `suite seed` on a file",
   "tests/crm/csv.test.ts": "the CSV cell functions written in SQLite's SQL",

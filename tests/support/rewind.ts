@@ -65,6 +65,11 @@ END`);
     db.run("DROP TABLE contact_activities");
     db.run("DROP TABLE account_activities");
   },
+  // FTS5's defaults again (its commands, so the connection's cached settings follow).
+  32: (db) => {
+    db.run("INSERT INTO deals_fts (deals_fts, rank) VALUES ('automerge', 4)");
+    db.run("INSERT INTO deals_fts (deals_fts, rank) VALUES ('crisismerge', 16)");
+  },
   21: (db) => {
     db.run("ALTER TABLE tenants DROP COLUMN require_passkey_for_admins");
     db.run("ALTER TABLE tenants DROP COLUMN require_passkey_or_2fa");

@@ -1,5 +1,6 @@
 import type { SeedResult, SeedTenant } from "../../crm/seed-store";
 import { type Db, writeTx } from "../../db/database";
+import { mergeAllInside } from "../../db/fts-merge";
 import { newId } from "../../kernel/ids";
 import { TENANT_SPAN } from "../../crm/deal-columns";
 import { type SeedTally, openSeedTally } from "../../db/seed-tally";
@@ -122,6 +123,9 @@ function loadAllCounted(db: Db, tenants: SeedTenant[], now: number, bulk: boolea
     // The counting thread sorted its rows while the indexes were built.
     tally?.write(db);
     for (const s of saved) if (s.type === "trigger") db.run(s.sql);
+    // Deal writes leave the full-text index's merging to the server's steps (schema version 32):
+    // the seed's own writes are merged here, so its index is in shape when it ends.
+    mergeAllInside(db);
     return out;
   });
   // Statistics of the deals only: the other tables grow later from their few seeded rows, and

@@ -1,4 +1,5 @@
 import { type Db, writeTx } from "../../db/database";
+import { ftsMergeStep } from "../../db/fts-merge";
 import type { SeedResult, SeedTenant } from "../../crm/seed-store";
 import { setDemoPassword, startSeed } from "./bulk-load";
 
@@ -60,6 +61,18 @@ function pacer(db: Db) {
       await Bun.sleep(gapAfter(ms));
       return out;
     },
+    /**
+     * One step of the search index's merge (src/db/fts-merge.ts) when it has work, then the pause:
+     * a batch's deal writes leave their full-text segments for such steps, which a server beside
+     * the seed runs too, but a seed alone would otherwise leave to FTS5's crisis merges.
+     */
+    async merge(): Promise<void> {
+      const started = performance.now();
+      if (ftsMergeStep(db) === 0) return;
+      const ms = performance.now() - started;
+      note(ms, "a merge step of the search index");
+      await Bun.sleep(gapAfter(ms));
+    },
     /** One transaction of work outside the batches, its hold timed into the longest. */
     once<T>(what: string, fn: () => T): T {
       let held = performance.now();
@@ -108,6 +121,7 @@ export async function liveSeed(db: Db, t: SeedTenant, now: number, progress: (do
         plan.insertDeals(done, to);
         done = to;
       });
+      await pace.merge();
       if (done === mark) {
         progress(done, t.deals);
         mark = Math.min(t.deals, mark + every);

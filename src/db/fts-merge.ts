@@ -1,0 +1,87 @@
+import { type Db, writeTx } from "./database";
+
+/**
+ * The deal search's full-text index (deals_fts, FTS5) is a stack of segments: every write
+ * transaction adds a small one, and merges fold them into bigger ones so a search reads few.
+ * FTS5's own merging runs inside the writing transaction: its incremental "automerge" (every 64
+ * leaf pages written, 64 pages a level of the index) and its "crisis merge" (a level that reaches
+ * `crisismerge` segments merged whole, at once: up to 103 ms of CPU in one import batch at a
+ * million deals; 45 ms with the crisis merge at 64 and the automerge left on). Schema version 32
+ * turns the automerge off, so deal writes never merge, and raises the crisis threshold to a
+ * backstop; the merging is done here instead, in steps of the writer's idle time (the server's
+ * background upkeep, the live seed between its batches, the bulk seed at its end).
+ *
+ * A step's bound is FTS5's: `merge` stops only between two terms, so a common trigram's whole
+ * doclist is merged at once, however many pages it takes (at a million deals most steps take
+ * 10-15 ms; one in a few hundred took 80 ms of CPU). docs/decisions.md, "Full-text index merging".
+ */
+
+/** How long one merge step may hold the writer, in ms (the rule is 50 for any write transaction). */
+export const MERGE_STEP_MS = 10;
+/**
+ * Pages a chunk of a step is given, at least and at most (a page is about 4 KB of index, 50-60 µs
+ * of merging at a million deals on an idle core). A step runs chunks until its time is spent, so
+ * it ends within a chunk of its budget whatever the estimate of a page's cost says.
+ */
+export const MIN_CHUNK_PAGES = 16;
+const MAX_CHUNK_PAGES = 128;
+
+/** What a page of merge output costs, in ms, learnt from the chunks so far (one index, one process). */
+let msPerPage = 0.1;
+
+/**
+ * One bounded step of FTS5's incremental merge on deals_fts, in its own write transaction: chunks
+ * of `merge` work, each sized from the pace of those before, until `budgetMs` is spent (one chunk
+ * at least). Answers the pages its chunks were given, or 0 when there was nothing to merge: no
+ * level holds `usermerge` segments and no merge is under way, so the index is in shape until the
+ * next writes.
+ */
+export function ftsMergeStep(db: Db, budgetMs = MERGE_STEP_MS): number {
+  return writeTx(db, () => {
+    const started = performance.now();
+    let given = 0;
+    for (;;) {
+      const left = budgetMs - (performance.now() - started);
+      if (given > 0 && left <= 0) break;
+      const pages = Math.max(MIN_CHUNK_PAGES, Math.min(MAX_CHUNK_PAGES, Math.floor(left / msPerPage)));
+      const t = performance.now();
+      const changed = mergePages(db, pages);
+      // FTS5 documents this test: a merge that found nothing to do changed fewer than two rows.
+      if (changed < 2) break;
+      given += pages;
+      // A page merged is about two rows changed (written to the new segment, trimmed from an
+      // input): the pace is learnt per page done, so a chunk that ran out of work early (a small
+      // level merged) does not make pages look cheap (steps of 294 ms followed from that).
+      const done = Math.max(1, Math.min(pages, changed / 2));
+      msPerPage = Math.min(5, Math.max(0.005, 0.7 * msPerPage + (0.3 * (performance.now() - t)) / done));
+    }
+    return given;
+  });
+}
+
+/** About `pages` pages of merge work in the caller's transaction; the rows it changed (under 2: nothing to merge). */
+function mergePages(db: Db, pages: number): number {
+  const before = totalChanges(db);
+  db.run("INSERT INTO deals_fts (deals_fts, rank) VALUES ('merge', ?1)", [pages]);
+  return totalChanges(db) - before;
+}
+
+function totalChanges(db: Db): number {
+  return (db.query("SELECT total_changes() AS n").get() as { n: number }).n;
+}
+
+/** Merges until the index is in shape, every step its own transaction (tests). Answers the steps taken. */
+export function mergeAll(db: Db, budgetMs = MERGE_STEP_MS): number {
+  let steps = 0;
+  while (ftsMergeStep(db, budgetMs) > 0) steps++;
+  return steps;
+}
+
+/**
+ * Merges until the index is in shape inside the caller's transaction: the bulk seed's end, which
+ * holds the file for its whole load anyway (its search index is otherwise left in as many
+ * segments as its writes made, up to `crisismerge` a level, for the server's steps to merge).
+ */
+export function mergeAllInside(db: Db): void {
+  while (mergePages(db, 2_000) >= 2);
+}

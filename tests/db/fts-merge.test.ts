@@ -1,0 +1,128 @@
+// The deal search's full-text index merged in the background (schema version 32, src/db/fts-merge.ts):
+// FTS5's automerge is off and its crisis merge a backstop, so a deal write adds its segment and
+// merges nothing; bounded `merge` steps (the server's upkeep, beside the search counters' fold)
+// bring the index back to at most 3 segments a level; the bulk seed leaves it in that shape; and
+// search finds the same deals at every stage of it.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { migrate } from "../../src/db/migrate";
+import { MIN_CHUNK_PAGES, ftsMergeStep, mergeAll } from "../../src/db/fts-merge";
+import { ftsLevels } from "../../src/db/fts-structure";
+import { startSearchFold } from "../../src/db/search-fold";
+import { testApp } from "../helpers";
+import { undoMigrationsAfter } from "../support/rewind";
+import { type CrmOrg, crmOrg } from "../crm/support";
+
+const settings = (db: Database) => Object.fromEntries((db.query("SELECT k, v FROM deals_fts_config WHERE k <> 'version'").all() as { k: string; v: number }[]).map((r) => [r.k, r.v]));
+const segmentsOf = (db: Database) => ftsLevels(db, "deals_fts").map((l) => l.segments.length);
+/** In shape: no level holds `usermerge` (4) segments, no merge is left half done. */
+const inShape = (db: Database) => ftsLevels(db, "deals_fts").every((l) => l.segments.length < 4 && l.merging === 0);
+
+test("a new database and a migrated one turn FTS5's automerge off and keep the crisis merge as a backstop", () => {
+  const db = new Database(":memory:");
+  migrate(db);
+  expect(settings(db)).toEqual({ automerge: 0, crisismerge: 64, usermerge: 4 });
+  undoMigrationsAfter(db, 31);
+  db.run("PRAGMA user_version = 31");
+  expect(settings(db)).toEqual({ automerge: 4, crisismerge: 16, usermerge: 4 });
+  migrate(db);
+  expect(settings(db)).toEqual({ automerge: 0, crisismerge: 64, usermerge: 4 });
+});
+
+describe("the index's segments, written one transaction at a time", () => {
+  let db: Database;
+  const words = ["renewal", "expansion", "pilot", "migration", "upgrade", "onboarding", "licence", "audit"];
+  /** `n` transactions of `rows` index entries each, the way deal writes add them (the index alone: deals_fts keeps its content in deals). */
+  const write = (from: number, n: number, rows: number) => {
+    const add = db.prepare("INSERT INTO deals_fts (rowid, search_text, stage_token, unassigned_token) VALUES (?1, ?2, 'snew', 'u1')");
+    for (let tx = 0; tx < n; tx++)
+      db.transaction(() => {
+        for (let r = 0; r < rows; r++) {
+          const id = from + tx * rows + r;
+          add.run(id, `${words[id % words.length]} deal ${id} account ${(id * 7919) % 100_003} contact ${(id * 104_729) % 99_991}`);
+        }
+      })();
+  };
+  const matching = (term: string) => (db.query("SELECT count(*) AS n FROM deals_fts WHERE deals_fts MATCH ?1").get(`search_text:"${term}"`) as { n: number }).n;
+  beforeAll(() => {
+    db = new Database(":memory:");
+    migrate(db);
+  });
+
+  test("each write transaction adds a segment and merges nothing (FTS5's automerge would have merged at 4)", () => {
+    write(1, 20, 1);
+    expect(segmentsOf(db)).toEqual([20]);
+  });
+
+  test("a merge step is bounded: with a small budget a big level takes many steps, and each leaves the rest for the next", () => {
+    write(1_000, 40, 200);
+    const before = segmentsOf(db).reduce((a, b) => a + b, 0);
+    const auditBefore = matching("audit");
+    // A step with no time left runs one chunk, of the fewest pages, which cannot merge 60 segments of several pages each.
+    expect(ftsMergeStep(db, 0)).toBe(MIN_CHUNK_PAGES);
+    const after = ftsLevels(db, "deals_fts");
+    expect(after.some((l) => l.merging > 0)).toBe(true);
+    expect(matching("audit")).toBe(auditBefore);
+    const steps = mergeAll(db, 0);
+    expect(steps).toBeGreaterThan(10);
+    expect(inShape(db)).toBe(true);
+    expect(segmentsOf(db).reduce((a, b) => a + b, 0)).toBeLessThan(before);
+    expect(matching("audit")).toBe(auditBefore);
+    // Every eighth id: 2, 10 and 18 of the first 20, and 1,000 of the 8,000 from 1,000.
+    expect(matching("pilot")).toBe(3 + 1_000);
+    // Nothing left: a step merges nothing and says so.
+    expect(ftsMergeStep(db)).toBe(0);
+    db.run("INSERT INTO deals_fts (deals_fts, rank) VALUES ('integrity-check', 0)");
+  });
+
+  test("without steps, a level is merged whole only once it reaches 64 segments (the backstop)", () => {
+    write(100_000, 63, 1);
+    expect(segmentsOf(db)[0]).toBe(63);
+    write(200_000, 1, 1);
+    expect(segmentsOf(db)[0]).toBe(0);
+  });
+});
+
+describe("the server's upkeep and the bulk seed", () => {
+  const dir = mkdtempSync(join(tmpdir(), "fts-merge-"));
+  const t = testApp({ db: join(dir, "merge.db"), backend: "sqlite" });
+  let org: CrmOrg;
+  beforeAll(async () => {
+    org = await crmOrg(t, "mergeco");
+  });
+  afterAll(async () => {
+    await t.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test("deal creates through the API leave their segments; the upkeep's steps (search-fold.ts) merge them", async () => {
+    mergeAll(t.ctx.db);
+    const start = segmentsOf(t.ctx.db)[0] ?? 0;
+    const account = (await org.account("Upkeep account")) as { id: string };
+    for (let i = 0; i < 12; i++) await org.deal({ title: `Upkeep deal ${i}`, account_id: account.id, value_cents: 100 });
+    expect(segmentsOf(t.ctx.db)[0]).toBeGreaterThanOrEqual(start + 12);
+    const upkeep = startSearchFold(t.ctx.db, 5);
+    try {
+      for (let i = 0; i < 400 && !inShape(t.ctx.db); i++) await Bun.sleep(5);
+    } finally {
+      upkeep.stop();
+    }
+    expect(inShape(t.ctx.db)).toBe(true);
+    const found = (await org.list("search=upkeep%20deal&limit=50")) as { items: unknown[] };
+    expect(found.items).toHaveLength(12);
+  });
+
+  test("a bulk seed leaves the index in shape", async () => {
+    const { bulkSeed } = await import("../../src/stores/sqlite/bulk-load");
+    const tenant = t.ctx.db.query("SELECT id FROM tenants WHERE subdomain = 'mergeco'").get() as { id: string };
+    // FTS5 writes a segment each time its buffer of new entries passes `hashsize`: at 64 KiB the
+    // seed's 3,000 deals make dozens (at the default 1 MiB, a million deals make hundreds).
+    t.ctx.db.run("INSERT INTO deals_fts (deals_fts, rank) VALUES ('hashsize', 65536)");
+    bulkSeed(t.ctx.db, [{ tenantId: tenant.id, subdomain: "mergeco", deals: 3_000, passwordHash: "not a real hash" }], Date.now());
+    expect(inShape(t.ctx.db)).toBe(true);
+    t.ctx.db.run("INSERT INTO deals_fts (deals_fts, rank) VALUES ('integrity-check', 1)");
+  });
+});
