@@ -109,7 +109,7 @@ describe.skipIf(!TEST_DATABASE_URL)("suite copy-to-postgres (PostgreSQL only: ru
         // PostgreSQL's deals.search_head (schema 71) is derived by its trigger, not copied: right, then left out.
         if (table === "deals")
           for (const r of pgRows) {
-            expect(r.search_head).toBe(searchHeadOf(r.search_text));
+            expect(r.search_head).toBe(searchHeadOf(r.search_text as string));
             delete r.search_head;
           }
         expect(canonical(pgRows)).toEqual(canonical(sqliteRows));
