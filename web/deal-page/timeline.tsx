@@ -2,12 +2,13 @@
  * A deal's timeline, newest first: its creation, changes, stage moves, imports and notes. Notes
  * are added here; their author (or an admin) edits or deletes them in place.
  */
-import { useEffect, useId, useState } from "preact/hooks";
+import { useId, useState } from "preact/hooks";
 import { api, type DealActivity as Entry, type Note, type Stage, type User } from "../api/client";
 import { formErrors } from "../shared/form-errors";
 import { formatDateTime, money } from "../shared/format";
 import { ErrorBox, Loading, errorMessage } from "../shared/states";
 import { toast } from "../shared/toast";
+import { usePagedTimeline } from "../shared/use-paged-timeline";
 import { LinkedText } from "./linked-text";
 
 type Change = { field: string; before: string | number | null; after: string | number | null };
@@ -218,31 +219,11 @@ function EntryText({ e, stageName }: { e: Entry; stageName: (key: string) => str
 }
 
 export function Timeline({ dealId, stages, me, version }: { dealId: string; stages: Stage[]; me: User; version: number }) {
-  const [items, setItems] = useState<Entry[] | null>(null);
-  const [total, setTotal] = useState(0);
-  const [error, setError] = useState<unknown>(null);
-  const [pages, setPages] = useState(1);
-  const [tick, setTick] = useState(0);
-  const reload = () => setTick((n) => n + 1);
-
   // The first pages again after any change (a field saved, a note added): newest first.
-  useEffect(() => {
-    const ctl = new AbortController();
-    (async () => {
-      const all: Entry[] = [];
-      let t = 0;
-      for (let page = 1; page <= pages; page++) {
-        const p = await api.get("/api/v1/crm/deals/{id}/activities", { path: { id: dealId }, query: { page, size: PAGE }, signal: ctl.signal });
-        all.push(...p.items);
-        t = p.total;
-        if (page >= p.pages) break;
-      }
-      setItems(all);
-      setTotal(t);
-      setError(null);
-    })().catch((e) => !ctl.signal.aborted && setError(e));
-    return () => ctl.abort();
-  }, [dealId, version, tick, pages]);
+  const { items, setItems, total, error, reload, more } = usePagedTimeline<Entry>(
+    (page, signal) => api.get("/api/v1/crm/deals/{id}/activities", { path: { id: dealId }, query: { page, size: PAGE }, signal }),
+    [dealId, version],
+  );
 
   const stageName = (key: string) => stages.find((s) => s.key === key)?.name ?? key;
   return (
@@ -271,7 +252,7 @@ export function Timeline({ dealId, stages, me, version }: { dealId: string; stag
         </ol>
       )}
       {items && items.length < total ? (
-        <button type="button" onClick={() => setPages((p) => p + 1)}>
+        <button type="button" onClick={more}>
           Show older entries
         </button>
       ) : null}

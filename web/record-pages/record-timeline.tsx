@@ -3,10 +3,10 @@
  * before → after) and each import that added or changed it, in the deal page's look
  * (web/deal-page/deal-page.css).
  */
-import { useEffect, useState } from "preact/hooks";
 import { api, type RecordActivity as Entry } from "../api/client";
 import { formatDateTime } from "../shared/format";
 import { ErrorBox, Loading } from "../shared/states";
+import { usePagedTimeline } from "../shared/use-paged-timeline";
 
 type Change = { field: string; before: string | null; after: string | null; before_id?: string | null; after_id?: string | null };
 
@@ -70,36 +70,15 @@ function EntryText({ e, kind }: { e: Entry; kind: "account" | "contact" }) {
 }
 
 export function RecordTimeline({ kind, id, version }: { kind: "account" | "contact"; id: string; version: number }) {
-  const [items, setItems] = useState<Entry[] | null>(null);
-  const [total, setTotal] = useState(0);
-  const [error, setError] = useState<unknown>(null);
-  const [pages, setPages] = useState(1);
-  const [tick, setTick] = useState(0);
-
-  // The first pages again after any change (a field saved): newest first.
-  useEffect(() => {
-    const ctl = new AbortController();
-    (async () => {
-      const all: Entry[] = [];
-      let t = 0;
-      for (let page = 1; page <= pages; page++) {
-        const options = { path: { id }, query: { page, size: PAGE }, signal: ctl.signal };
-        const p = kind === "account" ? await api.get("/api/v1/crm/accounts/{id}/activities", options) : await api.get("/api/v1/crm/contacts/{id}/activities", options);
-        all.push(...p.items);
-        t = p.total;
-        if (page >= p.pages) break;
-      }
-      setItems(all);
-      setTotal(t);
-      setError(null);
-    })().catch((e) => !ctl.signal.aborted && setError(e));
-    return () => ctl.abort();
-  }, [kind, id, version, tick, pages]);
+  const { items, total, error, reload, more } = usePagedTimeline<Entry>((page, signal) => {
+    const options = { path: { id }, query: { page, size: PAGE }, signal };
+    return kind === "account" ? api.get("/api/v1/crm/accounts/{id}/activities", options) : api.get("/api/v1/crm/contacts/{id}/activities", options);
+  }, [kind, id, version]);
 
   return (
     <section class="timeline" aria-labelledby="timeline-title">
       <h2 id="timeline-title">Timeline</h2>
-      {error ? <ErrorBox error={error} retry={() => setTick((n) => n + 1)} /> : null}
+      {error ? <ErrorBox error={error} retry={reload} /> : null}
       {!items ? (
         error ? null : <Loading label="Loading the timeline…" />
       ) : (
@@ -113,7 +92,7 @@ export function RecordTimeline({ kind, id, version }: { kind: "account" | "conta
         </ol>
       )}
       {items && items.length < total ? (
-        <button type="button" onClick={() => setPages((p) => p + 1)}>
+        <button type="button" onClick={more}>
           Show older entries
         </button>
       ) : null}
