@@ -1,6 +1,6 @@
 // bun run bench neighbours [postgres]: can one organization's heavy work slow another down?
 // Organization A ("bigco", NEIGHBOURS_DEALS deals, 1,000,000) imports NEIGHBOURS_IMPORT rows
-// (100,000), exports all its deals, runs a bulk change of as many deals when the server has one,
+// (100,000), exports all its deals, runs a bulk change (every deal of its "new" stage) when the server has one,
 // and is seeded with NEIGHBOURS_SEED (100,000) more, one after the other; meanwhile organization B
 // (small) signs in, reads /auth/me, lists and creates deals every 100 ms from its own process
 // (bench/neighbours-client.ts). Prints B's p50/p99/max for each operation quiet and during each of
@@ -110,7 +110,7 @@ try {
   });
   const bulk = await fetch(`${a}/api/v1/crm/deals/bulk`, { method: "POST", headers: { ...adminA, "content-type": "application/json" }, body: "{}" });
   if (bulk.status === 404 || bulk.status === 405) say("bulk change: the server has none (skipped)");
-  else await phase(`bulk change of ${IMPORT.toLocaleString("en-US")} deals`, () => bulkChange(a, adminA, IMPORT));
+  else await phase("bulk change of the new stage's deals", () => bulkChange(a, adminA));
   await phase(`seed ${SEED.toLocaleString("en-US")} more deals`, async () => {
     const seconds = await cli(["seed", "--tenant", "bigco", "--deals", String(SEED)]);
     const held = /longest write transaction: ([\d.]+) ms/.exec(cliOutput)?.[1];
@@ -160,9 +160,12 @@ async function followJob(base: string, headers: Record<string, string>, id: stri
   }
 }
 
-/** A's bulk change: the stage of `count` deals (the newest) moved, as a job. */
-async function bulkChange(base: string, headers: Record<string, string>, count: number): Promise<string> {
-  const res = await fetch(`${base}/api/v1/crm/deals/bulk`, { method: "POST", headers: { ...headers, "content-type": "application/json" }, body: JSON.stringify({ filter: { stage: ["new"] }, set: { stage: "qualified" }, limit: count }) });
+/**
+ * A's bulk change, as a job: every deal of the "new" stage moved to "qualified" (the API takes ids or
+ * the list's filter, no count: about a sixth of A's deals, the job's total says how many).
+ */
+async function bulkChange(base: string, headers: Record<string, string>): Promise<string> {
+  const res = await fetch(`${base}/api/v1/crm/deals/bulk`, { method: "POST", headers: { ...headers, "content-type": "application/json" }, body: JSON.stringify({ filter: { stage: ["new"] }, set: { stage: "qualified" } }) });
   const body = (await res.json()) as Record<string, unknown>;
   return res.status === 202 ? followJob(base, headers, body.id as string) : `${res.status} ${JSON.stringify(body).slice(0, 200)}`;
 }
