@@ -2,7 +2,7 @@ import schemaSql from "../../schema.sql" with { type: "text" };
 import { closeSync, existsSync, openSync, readSync, renameSync } from "node:fs";
 import pkg from "../../package.json";
 import type { Db } from "./database";
-import { backupTo, writeTx } from "./database";
+import { backupTo, withTempFiles, writeTx } from "./database";
 import { MIGRATIONS, type Migration } from "./migrations";
 
 export interface MigrationPlan {
@@ -91,15 +91,18 @@ export function migrate(db: Db, plan: MigrationPlan = CURRENT_PLAN, file?: strin
     beforeCopy?.();
     backupTo(db, backup);
   }
-  for (const step of plan.migrations) {
-    if (step.version <= from) continue;
-    writeTx(db, () => {
-      // Another process may have run this step meanwhile; each step runs once.
-      if (userVersion(db) >= step.version) return;
-      db.run(step.sql);
-      step.after?.(db);
-      db.run(`PRAGMA user_version = ${step.version}`);
-    });
-  }
+  // A step may build an index over every deal: its sort spills to files, not memory.
+  withTempFiles(db, () => {
+    for (const step of plan.migrations) {
+      if (step.version <= from) continue;
+      writeTx(db, () => {
+        // Another process may have run this step meanwhile; each step runs once.
+        if (userVersion(db) >= step.version) return;
+        db.run(step.sql);
+        step.after?.(db);
+        db.run(`PRAGMA user_version = ${step.version}`);
+      });
+    }
+  });
   return { from, to: target, backup };
 }

@@ -3,7 +3,8 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { backupTo, openDatabase, retryWhileBusy, writeTx } from "../../src/db/database";
+import { backupTo, openDatabase, retryWhileBusy, withTempFiles, writeTx } from "../../src/db/database";
+import { migrate } from "../../src/db/migrate";
 
 const dir = mkdtempSync(join(tmpdir(), "suite-db-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -34,6 +35,24 @@ describe("openDatabase", () => {
     const other = new Database(file);
     expect(pragma(other, "journal_mode")).toBe("wal");
     other.close();
+  });
+
+  test("temporary files are kept in memory (a deal write's statement journal), and on disk inside withTempFiles (big sorts), then in memory again", () => {
+    const db = openDatabase(freshFile());
+    try {
+      expect(pragma(db, "temp_store")).toBe(2);
+      const inside = withTempFiles(db, () => pragma(db, "temp_store"));
+      expect(inside).toBe(1);
+      expect(pragma(db, "temp_store")).toBe(2);
+      // Given back when the work throws too.
+      expect(() => withTempFiles(db, () => { throw new Error("boom"); })).toThrow("boom");
+      expect(pragma(db, "temp_store")).toBe(2);
+      // A migration's index builds run on files, and the connection is back in memory after it.
+      migrate(db);
+      expect(pragma(db, "temp_store")).toBe(2);
+    } finally {
+      db.close();
+    }
   });
 
   test("creates missing parent directories", () => {

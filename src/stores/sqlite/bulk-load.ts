@@ -1,5 +1,5 @@
 import type { SeedResult, SeedTenant } from "../../crm/seed-store";
-import { type Db, writeTx } from "../../db/database";
+import { type Db, withTempFiles, writeTx } from "../../db/database";
 import { mergeAllInside } from "../../db/fts-merge";
 import { newId } from "../../kernel/ids";
 import { TENANT_SPAN } from "../../crm/deal-columns";
@@ -36,7 +36,8 @@ export function bulkSeed(db: Db, tenants: SeedTenant[], now: number): SeedResult
   // would write the whole load twice. Only possible while no other connection is open; else WAL stays.
   if (bulk) claimFile(db);
   try {
-    return loadAll(db, tenants, now, bulk);
+    // The index builds' sorted pieces go to temporary files (database.ts keeps them in memory).
+    return withTempFiles(db, () => loadAll(db, tenants, now, bulk));
   } finally {
     // Back to WAL (if it was switched, here or by the caller) even when the load failed and rolled back.
     db.run("PRAGMA journal_mode = WAL");
