@@ -1,5 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { MAX_NOTE_TEXT } from "../../src/crm/model";
+import type { Db } from "../../src/db/database";
+import { recountDealGrams } from "../../src/db/deal-grams";
+import { foldAll } from "../../src/db/search-fold";
+import type { Pg } from "../../src/stores/postgres/database";
+import { rebuildDealCounters } from "../../src/stores/postgres/deal-counters";
 import { testApp } from "../helpers";
 import { testSql } from "../support/sql";
 import { type CrmOrg, crmOrg } from "./support";
@@ -186,5 +191,21 @@ describe("a deal's notes in the deal search", () => {
     // Their note's words are theirs: this organization finds none of them.
     for (const term of ["wombatnote", "platypusnote"]) expect((await found(other, term)).total).toBe(1);
     expect((await found(org, "Ж wombatnote")).total).toBe(0);
+  });
+
+  // Last: after every note write above (the PostgreSQL note writes count their grams in JS).
+  test("the search's gram counters equal a recount from the deals after all these note writes", async () => {
+    const ctx = t.ctx as { db?: Db; pg?: Pg };
+    const sql = testSql(t.ctx);
+    if (ctx.db) foldAll(ctx.db);
+    const read = async () =>
+      (await sql.all<{ gram: string; stage: string; assignee: string; n: number }>(
+        "SELECT gram, stage, assignee, n FROM deal_gram_counts WHERE tenant_id = ? AND n <> 0 ORDER BY gram, stage, assignee", org.tenant.id,
+      )).map((r) => `${r.gram}|${r.stage}|${r.assignee}|${Number(r.n)}`);
+    const live = await read();
+    expect(live.length).toBeGreaterThan(200);
+    if (ctx.pg) await rebuildDealCounters(ctx.pg, [org.tenant.id]);
+    else ctx.db!.transaction(() => recountDealGrams(ctx.db!))();
+    expect(await read()).toEqual(live);
   });
 });
