@@ -193,6 +193,27 @@ describe("a deal's notes in the deal search", () => {
     expect((await found(org, "Ж wombatnote")).total).toBe(0);
   });
 
+  test("an import that changes the deal keeps its notes found; the same file again changes nothing", async () => {
+    const d = await org.deal({ title: "Importable", account_id: account.id });
+    await note(org, d.id, "dingonote on file");
+    const csv = `id,title,account_name,value\n${d.id},Reimported title,Acme Holdings,7.00\n`;
+    const run = async () => {
+      const r = await t.json("POST", "/api/v1/crm/deals/import", { token: org.token, raw: csv, headers: { "content-type": "text/csv" } });
+      expect(r.status).toBe(202);
+      for (let i = 0; i < 2000; i++) {
+        const j = await org.ok("GET", `/jobs/${r.body.id}`);
+        if (j.status !== "running") return j;
+        await Bun.sleep(5);
+      }
+      throw new Error("still running");
+    };
+    expect(await run()).toMatchObject({ status: "succeeded", updated: 1, added: 0 });
+    await expectFound(org, "dingonote", [d.id]);
+    await expectFound(org, "reimported", [d.id]);
+    expect(await run()).toMatchObject({ status: "succeeded", updated: 0, unchanged: 1 });
+    await expectFound(org, "dingonote", [d.id]);
+  });
+
   // Last: after every note write above (the PostgreSQL note writes count their grams in JS).
   test("the search's gram counters equal a recount from the deals after all these note writes", async () => {
     const ctx = t.ctx as { db?: Db; pg?: Pg };
