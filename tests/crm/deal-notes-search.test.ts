@@ -114,6 +114,20 @@ describe("a deal's notes in the deal search", () => {
     await expectFound(org, "secondmarker", []);
   });
 
+  test("many short notes: the newest that fit in the bound are found, read past the first few", async () => {
+    const d = await org.deal({ title: "Many notes", account_id: account.id });
+    // 30 notes of 1,000 characters: newest first, note k starts at k × 1,001, so the 20 newest are in.
+    const ids: string[] = [];
+    for (let i = 0; i < 30; i++) ids.push((await note(org, d.id, `zq${i}zq ${"dolor sit ".repeat(100)}`.slice(0, 1_000))).id);
+    for (const i of [29, 20, 13, 10]) await expectFound(org, `zq${i}zq`, [d.id]);
+    for (const i of [9, 0]) await expectFound(org, `zq${i}zq`, []);
+    // The newest gone: one more older note is in.
+    expect((await org.call("DELETE", `/notes/${ids[29]}`)).status).toBe(204);
+    await expectFound(org, "zq29zq", []);
+    await expectFound(org, "zq9zq", [d.id]);
+    await expectFound(org, "zq8zq", []);
+  });
+
   test("the bound follows the notes' writes: deleting a newer note brings an older one back, lengthening one pushes it out", async () => {
     const d = await org.deal({ title: "Layered", account_id: account.id });
     const body = (marker: string) => `${marker} ${"sit amet consectetur ".repeat(500)}`.slice(0, 9_000);

@@ -49,6 +49,8 @@ async function refreshNoteTextInTx(tx: PgTx, tenantId: string, dealId: string): 
   await tx.run`SELECT set_config('suite.counters_by_batch', 'on', true)`;
   await tx.run`UPDATE deals SET note_text = ${text}, search_text = ${searchText} WHERE tenant_id = ${tenantId} AND id = ${dealId}`;
   await applyDealCounters(tx, tenantId, [{ sign: -1, v: d }, { sign: 1, v: { ...d, search_text: searchText } }]);
+  // The row triggers on again for what the transaction writes next (the migration's later steps).
+  await tx.run`SELECT set_config('suite.counters_by_batch', 'off', true)`;
 }
 
 /** Schema 72's data step: each deal with notes gets its notes' text, and its search text with it. */
