@@ -1,4 +1,4 @@
-import { type SortField, searchTextOf, sortKey } from "./model";
+import { type SortField, noteTextOf, searchTextOf, sortKey } from "./model";
 
 /**
  * What both storage backends agree on about the deals table, so that neither imports the other:
@@ -32,22 +32,38 @@ export const SORT_COLUMN: Record<SortField, { column: string; nullable: boolean 
 /** The names a deal copies (see DEAL_COLUMNS), in its columns' order from account_key to assignee_email. */
 export type DealCopies = [string, string | null, string | null, string, string, string | null, string | null, string | null];
 
-/** A deal's copied names and their sort keys and search text, from the rows it names: the same on both backends. */
+/**
+ * A deal's copied names and their sort keys and search text, from the rows it names: the same on
+ * both backends. `noteText`: the deal's notes' text as stored (deals.note_text; "" for a new deal).
+ */
 export function dealCopies(
   f: { title: string; notes: string | null },
   accountName: string,
   contact: string | null,
   user: { full_name: string | null; email: string } | null,
+  noteText: string,
 ): DealCopies {
   const assignee = user?.full_name ?? null;
   return [
     sortKey(accountName),
     contact === null ? null : sortKey(contact),
     assignee === null ? null : sortKey(assignee),
-    searchTextOf(f.title, f.notes, accountName, contact),
+    searchTextOf(f.title, f.notes, accountName, contact, noteText),
     accountName,
     contact,
     assignee,
     user?.email ?? null,
   ];
+}
+
+/**
+ * A deal's row with its notes' text and search text from `notes` (rows of deal_notes): a deleted
+ * deal put back with its notes (a bulk change's undo) is found by them again, whatever release
+ * kept the row.
+ */
+export function withNoteText<R extends Record<string, unknown>>(row: R, notes: ReadonlyArray<Record<string, unknown>>): R {
+  const newestFirst = [...notes].sort((a, b) => Number(b.created_at) - Number(a.created_at) || (String(b.id) < String(a.id) ? -1 : String(b.id) > String(a.id) ? 1 : 0));
+  const noteText = noteTextOf(newestFirst.map((n) => n.body as string));
+  const search = searchTextOf(row.title as string, row.notes as string | null, row.account_name as string, row.contact_name as string | null, noteText);
+  return { ...row, note_text: noteText, search_text: search };
 }

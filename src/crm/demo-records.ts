@@ -143,7 +143,7 @@ export function demoDealDrawer(
       account_key: sortKey(account.name),
       contact_key: cName === null ? null : sortKey(cName),
       assignee_key: assignee ? sortKey(assignee.name) : null,
-      search_text: searchTextOf(title, notes, account.name, cName),
+      search_text: searchTextOf(title, notes, account.name, cName, ""),
       account_name: account.name,
       contact_name: cName,
       assignee_name: assignee ? assignee.name : null,

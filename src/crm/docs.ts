@@ -10,7 +10,7 @@ const bool = (description: string) => ({ name: "", description: `${description};
 
 /** The deal list's query parameters, with their bounds and vocabularies (docs/interface.md#the-deal-list). */
 const DEAL_LIST_PARAMETERS = listParameters([
-  { name: "search", description: "Part of a deal's title or notes, or of its account's or contact's name; any case", schema: SEARCH_SCHEMA },
+  { name: "search", description: "Part of a deal's title or notes field, of its account's or contact's name, or of its notes (the newest 20,000 characters of their text); any case", schema: SEARCH_SCHEMA },
   { name: "stage", description: "Repeatable: deals in any of these stages", schema: { type: "array", items: { type: "string" } } },
   { name: "assigned_to", description: "Deals of this user (not with unassigned or mine)", schema: { type: "string" } },
   { ...bool("Only deals without an assignee"), name: "unassigned" },
@@ -60,7 +60,7 @@ export const CRM_DOCS = {
   patchDeal: crm("Change any writable field of a deal", { 200: DEAL }, [404]),
   deleteDeal: crm("Delete a deal", { 204: null }, [404]),
   dealActivities: crm("A deal's timeline, newest first: its creation, changes, stage changes, notes and imports", { 200: ["DealActivityPage", ActivityPage] }, [404], listParameters([])),
-  createNote: create("Add a note to a deal (plain text)", { 201: ["NoteRead", NoteRead] }, [404]),
+  createNote: create("Add a note to a deal (plain text; the deal search finds the deal by its notes' newest 20,000 characters)", { 201: ["NoteRead", NoteRead] }, [404]),
   patchNote: crm("Change a note's text (its author or an admin)", { 200: ["NoteRead", NoteRead] }, [404], undefined, { 403: ["not_note_author"] }),
   deleteNote: crm("Delete a note and its timeline entry (its author or an admin)", { 204: null }, [404], undefined, { 403: ["not_note_author"] }),
   listAccounts: crm("The organization's accounts, newest first", { 200: ["AccountPage", AccountPage] }, [], PAGE_PARAMETERS),

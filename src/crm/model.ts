@@ -293,8 +293,16 @@ export const contactName = (first: string, last: string | null): string => (last
 
 /** Sort keys and search text are lower-cased the same way everywhere (JS, Unicode-aware). */
 export const sortKey = (s: string): string => s.toLowerCase();
-export const searchTextOf = (title: string, notes: string | null, account: string, contact: string | null): string =>
-  [title, notes ?? "", account, contact ?? ""].join("\n").toLowerCase();
+/**
+ * What the deal search reads (deals.search_text): the title, notes field, account and contact,
+ * then the deal's notes' text (noteTextOf) when it has notes. A deal without notes has the text it
+ * had before notes were searched, so no stored text changed with it (an import of the same file
+ * still finds every row unchanged).
+ */
+export const searchTextOf = (title: string, notes: string | null, account: string, contact: string | null, noteText: string): string =>
+  [title, notes ?? "", account, contact ?? "", ...(noteText === "" ? [] : [noteText])].join("\n").toLowerCase();
+
+export { MAX_NOTE_TEXT, noteTextOf } from "../db/deal-note-text";
 
 // ---- a deal's timeline and notes ----
 

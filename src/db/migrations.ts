@@ -29,9 +29,11 @@ import v29 from "./migrations/0029-bulk-deal-changes.sql" with { type: "text" };
 import v30 from "./migrations/0030-operator-backup-codes.sql" with { type: "text" };
 import v31 from "./migrations/0031-record-activities.sql" with { type: "text" };
 import v32 from "./migrations/0032-search-index-merged-in-background.sql" with { type: "text" };
+import v33 from "./migrations/0033-deal-notes-searched.sql" with { type: "text" };
 import type { Db } from "./database";
 import { recountDealGrams } from "./deal-grams";
 import { recountDealKeyGrams } from "./deal-key-grams";
+import { backfillNoteText } from "./deal-note-text";
 
 /**
  * Upgrades for databases made by an older release. schema.sql is always the whole current
@@ -81,6 +83,7 @@ export const MIGRATIONS: Migration[] = [
   { version: 30, name: "operators' backup codes, stored as keyed hashes", sql: v30 },
   { version: 31, name: "an account's and a contact's activity timeline", sql: v31 },
   { version: 32, name: "deal search: the full-text index is merged in background steps, never inside a deal write", sql: v32 },
+  { version: 33, name: "deal search: a deal's notes (their newest 20,000 characters) are part of its search text", sql: v33, after: backfillNoteText },
 ];
 
 /**

@@ -40,13 +40,13 @@ beforeAll(async () => {
       notes: i % 5 === 0 ? "Call about the quota" : null,
     });
     deals.push(d);
-    texts.set(d.id, searchTextOf(d.title, d.notes, account.name, null));
+    texts.set(d.id, searchTextOf(d.title, d.notes, account.name, null, ""));
   }
   // Ten of the largest value in one stage and currency: 10^16 cents, past 2^53.
   for (let i = 0; i < 10; i++) {
     const d = await org.deal({ title: `Whale ${i}`, account_id: accounts[0]!.id, value: "9999999999999.99", currency: "USD", stage: "lost", assigned_to: zoe });
     deals.push(d);
-    texts.set(d.id, searchTextOf(d.title, null, accounts[0]!.name, null));
+    texts.set(d.id, searchTextOf(d.title, null, accounts[0]!.name, null, ""));
   }
   await other.deal({ title: "Renewal elsewhere", account_id: (await other.account("Acme Holdings")).id, value: "5", stage: "new" });
 });

@@ -36,7 +36,7 @@ for (const backend of CRM_BACKENDS) {
         const want = {
           id: d.id, account_name: d.a_name, account_key: sortKey(d.a_name!), contact_name: contact, contact_key: contact === null ? null : sortKey(contact),
           assignee_name: d.full_name, assignee_key: d.full_name === null ? null : sortKey(d.full_name!), assignee_email: d.email,
-          search_text: searchTextOf(d.title!, d.notes, d.a_name!, contact),
+          search_text: searchTextOf(d.title!, d.notes, d.a_name!, contact, ""),
         };
         const got = Object.fromEntries(Object.keys(want).map((k) => [k, d[k]]));
         expect(got).toEqual(want);

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { toIso } from "../../src/kernel/ids";
 import { csvLine } from "../../src/kernel/csv";
 import { formatCents } from "../../src/crm/money";
-import type { SortDir, SortField } from "../../src/crm/model";
+import { type SortDir, type SortField, searchTextOf } from "../../src/crm/model";
 import type { DealCursor, ExportFilter, ImportDeal } from "../../src/crm/export-import/repo";
 import type { JobRow } from "../../src/crm/export-import/jobs-repo";
 import type { ImportItem } from "../../src/crm/export-import/import-rows";
@@ -210,6 +210,26 @@ for (const backend of CRM_BACKENDS) {
       expect(await b.jobs.get("t1", "j2")).toMatchObject({ status: "failed", message: "why", done: 2 });
       expect((await b.jobs.list("t1", 0, 10)).rows.map((j) => j.id)).toEqual(["j2", "j1"]);
       expect((await b.jobs.list("t2", 0, 10)).total).toBe(0);
+    });
+
+    test("a job's undo keeps the notes written since found: the deal's text is its fields as they were and its notes as they are", async () => {
+      const i2 = (await b.crm.deals.byId("t1", "i2"))!;
+      const text = async () =>
+        (await b.rows<{ title: string; note_text: string; search_text: string }>("SELECT title, note_text, search_text FROM deals WHERE tenant_id = $1 AND id = $2", ["t1", "i2"]))[0]!;
+      expect(await b.jobs.create(job("j3"))).toBe(true);
+      const titleOnly = new Set(["title"]);
+      expect(await b.jobs.applyBatch("t1", "j3", 9_950, 99_000, [item("deal", importDeal("y2", { title: "Imported over" }), { matchId: "i2" })], titleOnly, 1))
+        .toEqual({ added: 0, updated: 1, unchanged: 0 });
+      expect(await b.crm.activities.insertNote({ tenant_id: "t1", id: "n-undo", deal_id: "i2", author_id: "u1", body: "Dingo UNDO", created_at: 9_960, updated_at: 9_960 })).toBe(true);
+      expect((await text()).search_text).toBe(searchTextOf("Imported over", i2.notes, i2.account_name, i2.contact_name, "Dingo UNDO"));
+      while ((await b.jobs.undoStep("t1", "j3", 1)) > 0);
+      await b.jobs.finish("t1", "j3", 9_990, "failed", "why", "[]", 0, null);
+      expect(await text()).toEqual({ title: i2.title, note_text: "Dingo UNDO", search_text: searchTextOf(i2.title, i2.notes, i2.account_name, i2.contact_name, "Dingo UNDO") });
+      // The same file again finds the deal as it is: its notes' text read with it, nothing to write.
+      expect(await b.jobs.create(job("j4"))).toBe(true);
+      expect(await b.jobs.applyBatch("t1", "j4", 9_995, 99_000, [item("deal", importDeal("y3", { title: i2.title }), { matchId: "i2" })], titleOnly, 1))
+        .toEqual({ added: 0, updated: 0, unchanged: 1 });
+      await b.jobs.finish("t1", "j4", 9_999, "succeeded", null, "[]", 0, null);
     });
   });
 }

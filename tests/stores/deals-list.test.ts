@@ -72,7 +72,7 @@ function edgeDeals(db: Db, tenantId: string): void {
     db.run(
       `INSERT INTO deals (seq, id, tenant_id, title, account_id, stage, value_cents, close_date, probability, created_at, updated_at,
          title_key, account_key, search_text, account_name) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, NULL, NULL, ?8, ?8, ?9, ?10, ?11, ?12)`,
-      [seq, newId(), tenantId, title, account.id, i % 2 ? "won" : "new", 1000 * i, NOW + i, sortKey(title), sortKey(account.name), searchTextOf(title, null, account.name, null), account.name],
+      [seq, newId(), tenantId, title, account.id, i % 2 ? "won" : "new", 1000 * i, NOW + i, sortKey(title), sortKey(account.name), searchTextOf(title, null, account.name, null, ""), account.name],
     );
   });
   db.run("UPDATE crm_tenants SET next_deal = next_deal + ?2 WHERE tenant_id = ?1", [tenantId, titles.length]);
@@ -103,7 +103,7 @@ function longTextDeals(db: Db, tenantId: string, account: { id: string; name: st
       `INSERT INTO deals (seq, id, tenant_id, title, account_id, assigned_to, stage, value_cents, close_date, probability, created_at, updated_at,
          title_key, account_key, search_text, account_name, notes) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, NULL, NULL, ?9, ?9, ?10, ?11, ?12, ?13, ?14)`,
       [seq, newId(), tenantId, title, account.id, null, i % 2 ? "won" : "new", 77 * i, NOW + 100 + i, sortKey(title), sortKey(account.name),
-        searchTextOf(title, notes, account.name, null), account.name, notes],
+        searchTextOf(title, notes, account.name, null, ""), account.name, notes],
     );
   });
   db.run("UPDATE crm_tenants SET next_deal = next_deal + ?2 WHERE tenant_id = ?1", [tenantId, made.length]);

@@ -26,6 +26,8 @@ const NAMES_SQLITE_BUT_RUNS_ON_BOTH: Record<string, string> = {
   "tests/http/storage-full-errors.test.ts": "reaches ctx.db only in its SQLite branch (PostgreSQL raises 53100 in its own)",
   "tests/http/csv-delimiters.test.ts": "compares SQLite's SQL cell guard with csvCell on an in-memory SQLite; its downloads run on either backend",
   "tests/http/health.test.ts": "its key-file and disk-space test on a database file is skipped on PostgreSQL",
+  "tests/crm/deal-notes-search.test.ts": "reaches ctx.db only in its SQLite branch (folds and recounts the gram counters; ctx.pg on PostgreSQL)",
+  "tests/crm/deal-notes-migration.test.ts": "takes ctx.db back to version 32 in its SQLite branch, ctx.pg to version 21 in its PostgreSQL one, and migrates",
   "tests/organization/delete.test.ts": "reaches ctx.db only in its SQLite branch (the full-text index's integrity check); its walk of every table reads PostgreSQL's catalog there",
 };
 

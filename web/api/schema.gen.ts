@@ -1156,7 +1156,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Add a note to a deal (plain text) */
+        /** Add a note to a deal (plain text; the deal search finds the deal by its notes' newest 20,000 characters) */
         post: operations["postCrmDealsByIdNotes"];
         delete?: never;
         options?: never;
@@ -12273,7 +12273,7 @@ export interface operations {
                 page?: number;
                 /** @description Items per page */
                 size?: number;
-                /** @description Part of a deal's title or notes, or of its account's or contact's name; any case */
+                /** @description Part of a deal's title or notes field, of its account's or contact's name, or of its notes (the newest 20,000 characters of their text); any case */
                 search?: string;
                 /** @description Repeatable: deals in any of these stages */
                 stage?: string[];
@@ -12600,7 +12600,7 @@ export interface operations {
     getCrmDealsSummary: {
         parameters: {
             query?: {
-                /** @description Part of a deal's title or notes, or of its account's or contact's name; any case */
+                /** @description Part of a deal's title or notes field, of its account's or contact's name, or of its notes (the newest 20,000 characters of their text); any case */
                 search?: string;
                 /** @description Repeatable: deals in any of these stages */
                 stage?: string[];
@@ -17695,7 +17695,7 @@ export interface operations {
                 page?: number;
                 /** @description Items per page */
                 size?: number;
-                /** @description Part of a deal's title or notes, or of its account's or contact's name; any case */
+                /** @description Part of a deal's title or notes field, of its account's or contact's name, or of its notes (the newest 20,000 characters of their text); any case */
                 search?: string;
                 /** @description Repeatable: deals in any of these stages */
                 stage?: string[];

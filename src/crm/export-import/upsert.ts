@@ -20,6 +20,12 @@ export const WRITTEN: Record<Entity, readonly string[]> = {
   ],
 };
 
+/**
+ * The columns an import reads of the record a row names: the written ones, and a deal's notes'
+ * text (kept by its notes, never written by an import nor put back by its undo), which its search text holds.
+ */
+export const READ: Record<Entity, readonly string[]> = { ...WRITTEN, deal: [...WRITTEN.deal, "note_text"] };
+
 /** Which written columns each column of the file sets; a column the file lacks leaves them as they are. */
 const SET_BY: Record<Entity, Record<string, readonly string[]>> = {
   account: { name: ["name"], domain: ["domain"], industry: ["industry"] },
@@ -47,7 +53,7 @@ function valuesOf(item: ImportItem): Record<string, unknown> {
   return v;
 }
 
-/** A deal's copies, again from its merged fields (title, notes and the names it copies). */
+/** A deal's copies, again from its merged fields (title, notes, the names it copies and its notes' text: none on a new deal). */
 function withDealKeys(v: Record<string, unknown>): Record<string, unknown> {
   const contact = v.contact_name as string | null;
   const assignee = v.assignee_name as string | null;
@@ -55,7 +61,7 @@ function withDealKeys(v: Record<string, unknown>): Record<string, unknown> {
   v.account_key = sortKey(v.account_name as string);
   v.contact_key = contact === null ? null : sortKey(contact);
   v.assignee_key = assignee === null ? null : sortKey(assignee);
-  v.search_text = searchTextOf(v.title as string, v.notes as string | null, v.account_name as string, contact);
+  v.search_text = searchTextOf(v.title as string, v.notes as string | null, v.account_name as string, contact, (v.note_text as string | undefined) ?? "");
   return v;
 }
 
@@ -73,7 +79,11 @@ export function resolveItem(item: ImportItem, existing: Stored | undefined, pres
     if (present.has(column)) for (const c of targets) merged[c] = fresh[c];
   }
   if (item.externalId !== null) merged.external_id = item.externalId;
-  if (item.entity === "deal") withDealKeys(merged);
+  if (item.entity === "deal") {
+    merged.note_text = existing.note_text ?? "";
+    withDealKeys(merged);
+    delete merged.note_text;
+  }
   const before: Record<string, unknown> = {};
   let changed = false;
   for (const c of WRITTEN[item.entity]) {
@@ -81,6 +91,17 @@ export function resolveItem(item: ImportItem, existing: Stored | undefined, pres
     if (!same(existing[c], merged[c])) changed = true;
   }
   return changed ? { op: "update", id: existing.id, values: merged, before } : { op: "same", id: existing.id };
+}
+
+/**
+ * What a job's undo puts back of a deal it changed: its written columns as they were, with its
+ * search text again from them and the deal's notes' text now (notes written since stay found).
+ */
+export function undoneDeal(before: Record<string, unknown>, noteText: string): Record<string, unknown> {
+  const v: Record<string, unknown> = { ...before, note_text: noteText };
+  withDealKeys(v);
+  delete v.note_text;
+  return v;
 }
 
 /** A stored contact's name as deals copy it (for a contact the import renames). */

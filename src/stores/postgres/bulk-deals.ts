@@ -1,6 +1,6 @@
 import { type BulkChange, type BulkDealsStore, type BulkFilter, type BulkTarget, BulkTargetGone, type Reverted } from "../../crm/bulk-repo";
 import { type NewActivity, bulkEntries, restoredEntry } from "../../crm/deal-activity";
-import { TENANT_SPAN } from "../../crm/deal-columns";
+import { TENANT_SPAN, withNoteText } from "../../crm/deal-columns";
 import type { DealRow } from "../../crm/deals-repo";
 import type { JobRow } from "../../crm/export-import/jobs-repo";
 import { sortKey } from "../../crm/model";
@@ -154,6 +154,7 @@ export function createPostgresBulkDealsStore(pg: Pg) {
           const cur = await tx.one<Row>`SELECT * FROM deals WHERE tenant_id = ${tenantId} AND id = ${u.record_id} FOR UPDATE`;
           if (u.entity === "deal_deleted") {
             const e = JSON.parse(u.before) as DeletedEntry;
+            e.row = withNoteText(e.row, e.notes);
             if (cur || !(await restore(tx, e))) {
               out.skipped++;
               continue;

@@ -87,7 +87,7 @@ export const numberingAfterCopy = {
 };
 
 type StageData = { key: string; stage_id: string; stage_name: string; stage_color: string; is_won: number; is_lost: number };
-type Named = { seq: number; title: string; notes: string | null; account_name: string; first_name: string | null; last_name: string | null };
+type Named = { seq: number; title: string; notes: string | null; note_text: string; account_name: string; first_name: string | null; last_name: string | null };
 
 /** PostgreSQL twin of src/crm/deals-repo.ts (same functions; `…InTx` helpers take the transaction first). */
 export function createPostgresDealsStore(pg: Pg) {
@@ -112,7 +112,7 @@ export function createPostgresDealsStore(pg: Pg) {
    * contact are locked FOR KEY SHARE (a deletion waits for us, or we see it gone); the assignee is
    * locked FOR SHARE when `assigneeChanged` (a rename in flight finishes first; see above).
    */
-  async function copiesInTx(tx: PgTx, tenantId: string, f: DealFields, assigneeChanged: boolean): Promise<{ missing: Missing } | { copies: DealCopies }> {
+  async function copiesInTx(tx: PgTx, tenantId: string, f: DealFields, assigneeChanged: boolean, noteText: string): Promise<{ missing: Missing } | { copies: DealCopies }> {
     const account = await tx.one<{ name: string }>`SELECT name FROM accounts WHERE tenant_id = ${tenantId} AND id = ${f.account_id} FOR KEY SHARE`;
     if (!account) return { missing: "account_id" };
     let contact: string | null = null;
@@ -131,10 +131,10 @@ export function createPostgresDealsStore(pg: Pg) {
     }
     const stage = await tx.one`SELECT 1 AS one FROM pipeline_stages WHERE tenant_id = ${tenantId} AND key = ${f.stage}`;
     if (!stage) return { missing: "stage" };
-    return { copies: dealCopies(f, account.name, contact, user) };
+    return { copies: dealCopies(f, account.name, contact, user, noteText) };
   }
 
-  const namedSql = (by: "account" | "contact") => `SELECT d.seq, d.title, d.notes, a.name AS account_name, c.first_name, c.last_name
+  const namedSql = (by: "account" | "contact") => `SELECT d.seq, d.title, d.notes, d.note_text, a.name AS account_name, c.first_name, c.last_name
     FROM deals d JOIN accounts a ON a.tenant_id = d.tenant_id AND a.id = d.account_id
     LEFT JOIN contacts c ON c.tenant_id = d.tenant_id AND c.id = d.contact_id
     WHERE d.tenant_id = $1 AND d.${by}_id = $2`;
@@ -153,7 +153,7 @@ export function createPostgresDealsStore(pg: Pg) {
       seqs.push(r.seq);
       accountKeys.push(sortKey(r.account_name));
       contactKeys.push(contact === null ? null : sortKey(contact));
-      texts.push(searchTextOf(r.title, r.notes, r.account_name, contact));
+      texts.push(searchTextOf(r.title, r.notes, r.account_name, contact, r.note_text));
       accounts.push(r.account_name);
       contacts.push(contact);
     }
@@ -191,7 +191,7 @@ export function createPostgresDealsStore(pg: Pg) {
     async insert(tenantId: string, id: string, f: DealFields, now: number, actor: EventActor = SYSTEM_ACTOR): Promise<WriteResult> {
       return pg.begin(async (tx) => {
         await lockCrmShared(tx, tenantId);
-        const k = await copiesInTx(tx, tenantId, f, true);
+        const k = await copiesInTx(tx, tenantId, f, true, "");
         if ("missing" in k) return { ok: false, missing: k.missing };
         // The number last: the counter row stays locked only for the INSERT.
         await insertDealInTx(tx, await allocateSeqsInTx(tx, tenantId, 1), id, tenantId, now, f, k.copies);
@@ -206,10 +206,11 @@ export function createPostgresDealsStore(pg: Pg) {
     async update(tenantId: string, id: string, change: (current: DealFields) => DealFields, now: number, actor: EventActor = SYSTEM_ACTOR): Promise<WriteResult> {
       return pg.begin(async (tx) => {
         await lockCrmShared(tx, tenantId);
-        const current = await tx.one<DealRow>`SELECT * FROM deals WHERE tenant_id = ${tenantId} AND id = ${id} FOR UPDATE`;
+        const current = await tx.one<DealRow & { note_text: string }>`SELECT * FROM deals WHERE tenant_id = ${tenantId} AND id = ${id} FOR UPDATE`;
         if (!current) return { ok: false, notFound: true };
         const f = change(current);
-        const k = await copiesInTx(tx, tenantId, f, f.assigned_to !== current.assigned_to);
+        // The deal's notes' text stays as its notes left it (deal-activities.ts keeps it).
+        const k = await copiesInTx(tx, tenantId, f, f.assigned_to !== current.assigned_to, current.note_text);
         if ("missing" in k) return { ok: false, missing: k.missing };
         const c = k.copies;
         await tx.run`

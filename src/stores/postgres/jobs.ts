@@ -3,7 +3,7 @@ import { recordImportEntry } from "../../crm/record-activity";
 import { newId } from "../../kernel/ids";
 import { ImportRowError, type JobRow, type JobsStore } from "../../crm/export-import/jobs-repo";
 import type { ImportItem } from "../../crm/export-import/import-rows";
-import { type Entity, type Outcome, type Resolved, type Stored, TABLE, WRITTEN, resolveItem } from "../../crm/export-import/upsert";
+import { type Entity, type Outcome, READ, type Resolved, type Stored, TABLE, WRITTEN, resolveItem, undoneDeal } from "../../crm/export-import/upsert";
 import type { AuditEntry } from "../../security/repo";
 import { type Pg, type PgTx, insertJson } from "./database";
 import { isPgUniqueViolation } from "../../kernel/unique-violation";
@@ -102,7 +102,7 @@ export function createPostgresJobsStore(pg: Pg, deps: { security: PgAuditWriter 
       // for each batch (quadratic in the file).
       const probe = (column: string, n: number) =>
         `SELECT r.* FROM unnest($${n}::text[]) AS k(v) CROSS JOIN LATERAL (
-           SELECT id, ${WRITTEN[e].join(", ")} FROM ${TABLE[e]} WHERE tenant_id = $1 AND ${column} = k.v LIMIT 1 FOR UPDATE) r`;
+           SELECT id, ${READ[e].join(", ")} FROM ${TABLE[e]} WHERE tenant_id = $1 AND ${column} = k.v LIMIT 1 FOR UPDATE) r`;
       const found = ids.length + externals.length === 0 ? [] : await tx.unsafe<Stored>(`${probe("id", 2)} UNION ALL ${probe("external_id", 3)}`, [tenantId, ids, externals]);
       const byId = new Map(found.map((r) => [r.id, r]));
       const byExternal = new Map(found.filter((r) => r.external_id !== null).map((r) => [r.external_id as string, r]));
@@ -236,10 +236,15 @@ export function createPostgresJobsStore(pg: Pg, deps: { security: PgAuditWriter 
             if (u.before === null) await tx.unsafe(`DELETE FROM ${table} WHERE tenant_id = $1 AND id = $2`, [tenantId, u.record_id]);
             else {
               const cols = WRITTEN[u.entity];
+              let before = u.before;
+              if (u.entity === "deal") {
+                const now = await tx.one<{ note_text: string }>`SELECT note_text FROM deals WHERE tenant_id = ${tenantId} AND id = ${u.record_id} FOR UPDATE`;
+                if (now) before = JSON.stringify(undoneDeal(JSON.parse(u.before) as Record<string, unknown>, now.note_text));
+              }
               await tx.unsafe(
                 `UPDATE ${table} t SET ${cols.map((c) => `${c} = x.${c}`).join(", ")}
                  FROM json_populate_record(NULL::${table}, $1::text::json) x WHERE t.tenant_id = $2 AND t.id = $3`,
-                [u.before, tenantId, u.record_id],
+                [before, tenantId, u.record_id],
               );
             }
             await tx.run`RELEASE SAVEPOINT undo_entry`;

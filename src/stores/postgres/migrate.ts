@@ -2,6 +2,7 @@ import { NewerDatabase } from "../../db/migrate";
 import { maskDatabaseUrl } from "../../config";
 import type { Pg, PgTx } from "./database";
 import { LATER_FILES, schemaFiles } from "./schema";
+import { backfillNoteTextInTx } from "./deal-activities";
 
 /**
  * Versioned migrations for PostgreSQL, the counterpart of src/db/migrate.ts. Version 1 is the
@@ -21,14 +22,19 @@ export interface PgMigration {
   version: number;
   name: string;
   sql: string;
+  /** Data work after the SQL, in the same transaction (as SQLite's Migration.after). */
+  after?: (tx: PgTx) => Promise<void>;
 }
+
+/** The later files' data steps, by file name. */
+const AFTER: Record<string, PgMigration["after"]> = { "72-deal-notes-searched.sql": backfillNoteTextInTx };
 
 /**
  * Upgrades for PostgreSQL databases made by an older release, from version 2 on. To change the
  * PostgreSQL schema: edit the schema file (what a new database gets) AND add the same change here
  * with the next version (a database already at version N has the old file applied).
  */
-export const PG_MIGRATIONS: PgMigration[] = [...LATER_FILES];
+export const PG_MIGRATIONS: PgMigration[] = LATER_FILES.map((f) => ({ ...f, after: AFTER[f.name] }));
 
 /**
  * The advisory lock's key: one 64-bit constant of this suite's own ("suite-migrate" in hex, cut
@@ -93,6 +99,7 @@ export async function migratePostgres(pg: Pg, migrations: readonly PgMigration[]
         continue;
       }
       await tx.unsafe(step.sql);
+      if (step.after) await step.after(tx);
       await tx.run`INSERT INTO schema_version (version, name, applied_at) VALUES (${step.version}, ${step.name}, ${now})`;
     }
     return { from, to: target };

@@ -137,7 +137,7 @@ export interface SeedPlan {
 type DealSeedRow = Record<string, string | number | null>;
 
 /** With the head: the bulk seed runs with the deals' triggers off, schema 71's among them. */
-const insertDeals = (tx: PgQueries, rows: DealSeedRow[]) => insertJson(tx, "deals", rows.map((r) => ({ ...r, search_head: searchHeadOf(r.search_text as string) })));
+const insertDeals = (tx: PgQueries, rows: DealSeedRow[]) => insertJson(tx, "deals", rows.map((r) => ({ ...r, note_text: "", search_head: searchHeadOf(r.search_text as string) })));
 
 /** Writes the tenant's demo users, accounts and contacts and reserves its deals' seq range. */
 export async function startSeed(tx: PgQueries, t: SeedTenant, now: number): Promise<SeedPlan> {

@@ -2,7 +2,7 @@ import type { Statement } from "bun:sqlite";
 import { type Db, writeTx } from "../../db/database";
 import { type BulkChange, type BulkDealsStore, type BulkFilter, type BulkTarget, BulkTargetGone, type Reverted } from "../../crm/bulk-repo";
 import { bulkEntries, restoredEntry } from "../../crm/deal-activity";
-import { TENANT_SPAN } from "../../crm/deal-columns";
+import { TENANT_SPAN, withNoteText } from "../../crm/deal-columns";
 import type { DealRow } from "../../crm/deals-repo";
 import type { JobRow } from "../../crm/export-import/jobs-repo";
 import { sortKey } from "../../crm/model";
@@ -175,6 +175,7 @@ export function createSqliteBulkDealsStore(db: Db, others: { appendEventsInTx: A
         for (const u of entries) {
           if (u.entity === "deal_deleted") {
             const e = JSON.parse(u.before) as DeletedEntry;
+            e.row = withNoteText(e.row, e.notes);
             if (rowById.get(tenantId, u.record_id) || !restoreRow(e)) {
               out.skipped++;
               continue;

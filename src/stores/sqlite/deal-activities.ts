@@ -2,6 +2,7 @@ import type { ActivityJoined, DealActivityStore, NoteJoined, NoteRow } from "../
 import type { NewActivity } from "../../crm/deal-activity";
 import { type Db, writeTx } from "../../db/database";
 import { keyCreatedInTx } from "./idempotency";
+import { noteTextOf, searchTextOf } from "../../crm/model";
 
 /**
  * Appends timeline entries inside the caller's transaction: `n` is the deal's next number (one
@@ -40,6 +41,29 @@ export function createSqliteDealActivityStore(db: Db) {
   const deleteNote = db.prepare<never, [string, string]>("DELETE FROM deal_notes WHERE tenant_id = ?1 AND id = ?2");
   // Within the deal's entries (its own key range): a note's entry has the note's id.
   const deleteEntry = db.prepare<never, [string, string, string]>("DELETE FROM deal_activities WHERE tenant_id = ?1 AND deal_id = ?2 AND id = ?3 AND type = 'note'");
+  // The deal's notes newest first, read one at a time until the search's bound is reached: a
+  // deal's hundreds of notes are never all read (deal_notes_newest holds the order).
+  const newestBodies = db.prepare<{ body: string }, [string, string]>(
+    "SELECT body FROM deal_notes INDEXED BY deal_notes_newest WHERE tenant_id = ?1 AND deal_id = ?2 ORDER BY created_at DESC, id DESC",
+  );
+  const dealText = db.prepare<{ title: string; notes: string | null; account_name: string; contact_name: string | null; note_text: string }, [string, string]>(
+    "SELECT title, notes, account_name, contact_name, note_text FROM deals WHERE tenant_id = ?1 AND id = ?2",
+  );
+  const setNoteText = db.prepare<never, [string, string, string, string]>("UPDATE deals SET note_text = ?3, search_text = ?4 WHERE tenant_id = ?1 AND id = ?2");
+
+  /**
+   * The deal's notes' text and search text again from its notes, in the note write's transaction.
+   * Only those two columns: the deal's updated_at, timeline and events are the note's own business.
+   */
+  function refreshNoteTextInTx(tenantId: string, dealId: string): void {
+    const d = dealText.get(tenantId, dealId);
+    if (!d) return;
+    function* bodies() {
+      for (const r of newestBodies.iterate(tenantId, dealId)) yield r.body;
+    }
+    const text = noteTextOf(bodies());
+    if (text !== d.note_text) setNoteText.run(tenantId, dealId, text, searchTextOf(d.title, d.notes, d.account_name, d.contact_name, text));
+  }
 
   const store = {
     async timeline(tenantId: string, dealId: string, limit: number, offset: number) {
@@ -51,12 +75,18 @@ export function createSqliteDealActivityStore(db: Db) {
         if (!dealExists.get(n.tenant_id, n.deal_id)) return false;
         insertNote.run(n.tenant_id, n.id, n.deal_id, n.author_id, n.body, n.created_at);
         write(n.tenant_id, n.deal_id, { id: n.id, type: "note", actor_id: n.author_id, created_at: n.created_at, data: "{}" });
+        refreshNoteTextInTx(n.tenant_id, n.deal_id);
         keyCreatedInTx(db, n.id);
         return true;
       });
     },
     async updateNote(tenantId: string, id: string, body: string, now: number): Promise<void> {
-      updateNote.run(tenantId, id, body, now);
+      writeTx(db, () => {
+        const n = noteDeal.get(tenantId, id);
+        if (!n) return;
+        updateNote.run(tenantId, id, body, now);
+        refreshNoteTextInTx(tenantId, n.deal_id);
+      });
     },
     async removeNote(tenantId: string, id: string): Promise<void> {
       writeTx(db, () => {
@@ -64,6 +94,7 @@ export function createSqliteDealActivityStore(db: Db) {
         if (!n) return;
         deleteEntry.run(tenantId, n.deal_id, id);
         deleteNote.run(tenantId, id);
+        refreshNoteTextInTx(tenantId, n.deal_id);
       });
     },
   };

@@ -55,7 +55,7 @@ export function createSqliteDealsStore(db: Db, appendEventsInTx: AppendEventsInT
     return st;
   };
   const withStages = stagesJoiner(db);
-  const rowById = db.prepare<DealRow, [string, string]>("SELECT * FROM deals WHERE tenant_id = ?1 AND id = ?2");
+  const rowById = db.prepare<DealRow & { note_text: string }, [string, string]>("SELECT * FROM deals WHERE tenant_id = ?1 AND id = ?2");
 
   const tenantNo = db.prepare<{ tenant_no: number; next_deal: number }, [string]>("SELECT tenant_no, next_deal FROM crm_tenants WHERE tenant_id = ?1");
   const newTenantNo = db.prepare<never, [string]>(
@@ -99,8 +99,8 @@ export function createSqliteDealsStore(db: Db, appendEventsInTx: AppendEventsInT
   };
   const remove = db.prepare<never, [string, string]>("DELETE FROM deals WHERE tenant_id = ?1 AND id = ?2");
 
-  type Named = { seq: number; title: string; notes: string | null; account_name: string; first_name: string | null; last_name: string | null };
-  const NAMED = `SELECT d.seq, d.title, d.notes, a.name AS account_name, c.first_name, c.last_name
+  type Named = { seq: number; title: string; notes: string | null; note_text: string; account_name: string; first_name: string | null; last_name: string | null };
+  const NAMED = `SELECT d.seq, d.title, d.notes, d.note_text, a.name AS account_name, c.first_name, c.last_name
     FROM deals d JOIN accounts a ON a.id = d.account_id LEFT JOIN contacts c ON c.id = d.contact_id`;
   const namedByAccount = db.prepare<Named, [string, string]>(`${NAMED} WHERE d.tenant_id = ?1 AND d.account_id = ?2`);
   const namedByContact = db.prepare<Named, [string, string]>(`${NAMED} WHERE d.tenant_id = ?1 AND d.contact_id = ?2`);
@@ -110,7 +110,7 @@ export function createSqliteDealsStore(db: Db, appendEventsInTx: AppendEventsInT
   const detachContact = db.prepare<never, [string, string]>("UPDATE deals SET contact_id = NULL WHERE tenant_id = ?1 AND contact_id = ?2");
 
   /** The copied names and keys of a deal, from what it references; or what is missing. */
-  function copiesInTx(tenantId: string, f: DealFields): { missing: Missing } | { copies: DealCopies } {
+  function copiesInTx(tenantId: string, f: DealFields, noteText: string): { missing: Missing } | { copies: DealCopies } {
     const account = accountName.get(tenantId, f.account_id);
     if (!account) return { missing: "account_id" };
     let contact: string | null = null;
@@ -125,7 +125,7 @@ export function createSqliteDealsStore(db: Db, appendEventsInTx: AppendEventsInT
       if (!user) return { missing: "assigned_to" };
     }
     if (!stageExists.get(tenantId, f.stage)) return { missing: "stage" };
-    return { copies: dealCopies(f, account.name, contact, user) };
+    return { copies: dealCopies(f, account.name, contact, user, noteText) };
   }
 
   /** The next rowid of the tenant's range (see TENANT_SPAN). */
@@ -162,7 +162,7 @@ export function createSqliteDealsStore(db: Db, appendEventsInTx: AppendEventsInT
 
     async insert(tenantId: string, id: string, f: DealFields, now: number, actor: EventActor = SYSTEM_ACTOR): Promise<WriteResult> {
       return writeTx(db, () => {
-        const k = copiesInTx(tenantId, f);
+        const k = copiesInTx(tenantId, f, "");
         if ("missing" in k) return { ok: false, missing: k.missing };
         insert.run(nextSeqInTx(tenantId), id, tenantId, now, ...values(f), sortKey(f.title), ...k.copies);
         for (const a of entriesOfWrite(newId, actor.id, now, null, f as unknown as Record<string, unknown>)) addActivity(tenantId, id, a);
@@ -178,7 +178,8 @@ export function createSqliteDealsStore(db: Db, appendEventsInTx: AppendEventsInT
         const current = rowById.get(tenantId, id);
         if (!current) return { ok: false, notFound: true };
         const f = change(current);
-        const k = copiesInTx(tenantId, f);
+        // The deal's notes' text stays as its notes left it (deal-activities.ts keeps it).
+        const k = copiesInTx(tenantId, f, current.note_text);
         if ("missing" in k) return { ok: false, missing: k.missing };
         const next = [...values(f), sortKey(f.title), ...k.copies];
         const stored = current as unknown as Record<string, unknown>;
@@ -214,7 +215,7 @@ export function createSqliteDealsStore(db: Db, appendEventsInTx: AppendEventsInT
       const rows = (by === "account" ? namedByAccount : namedByContact).all(tenantId, id);
       for (const r of rows) {
         const contact = r.first_name === null ? null : contactName(r.first_name, r.last_name);
-        const text = searchTextOf(r.title, r.notes, r.account_name, contact);
+        const text = searchTextOf(r.title, r.notes, r.account_name, contact, r.note_text);
         setNames.run(r.seq, sortKey(r.account_name), contact === null ? null : sortKey(contact), text, r.account_name, contact);
       }
     },
@@ -223,7 +224,7 @@ export function createSqliteDealsStore(db: Db, appendEventsInTx: AppendEventsInT
     detachContactInTx(tenantId: string, contactId: string): void {
       const rows = namedByContact.all(tenantId, contactId);
       detachContact.run(tenantId, contactId);
-      for (const r of rows) setNames.run(r.seq, sortKey(r.account_name), null, searchTextOf(r.title, r.notes, r.account_name, null), r.account_name, null);
+      for (const r of rows) setNames.run(r.seq, sortKey(r.account_name), null, searchTextOf(r.title, r.notes, r.account_name, null, r.note_text), r.account_name, null);
     },
   };
   return store satisfies DealsStore;

@@ -4,7 +4,7 @@ import { isSqliteUniqueViolation as isUniqueViolation } from "../../kernel/uniqu
 import { TENANT_SPAN } from "../../crm/deal-columns";
 import { ImportRowError, type JobRow, type JobsStore } from "../../crm/export-import/jobs-repo";
 import type { ImportItem } from "../../crm/export-import/import-rows";
-import { type Entity, type Outcome, type Stored, TABLE, WRITTEN, resolveItem } from "../../crm/export-import/upsert";
+import { type Entity, type Outcome, READ, type Stored, TABLE, WRITTEN, resolveItem, undoneDeal } from "../../crm/export-import/upsert";
 import type { AuditEntry } from "../../security/repo";
 import type { SqliteSecurityStore } from "./security";
 import type { AppendEventsInTx } from "./deals";
@@ -32,8 +32,8 @@ export function createSqliteJobsStore(db: Db, others: { security: SqliteSecurity
   };
   const JOB_COLUMNS = "tenant_id, id, kind, status, user_id, total, done, added, updated, unchanged, error_count, errors, message, created_at, finished_at, lease_until, detail";
 
-  const byId = (e: Entity) => stmt(`SELECT id, ${WRITTEN[e].join(", ")} FROM ${TABLE[e]} WHERE tenant_id = ?1 AND id = ?2`);
-  const byExternal = (e: Entity) => stmt(`SELECT id, ${WRITTEN[e].join(", ")} FROM ${TABLE[e]} WHERE tenant_id = ?1 AND external_id = ?2`);
+  const byId = (e: Entity) => stmt(`SELECT id, ${READ[e].join(", ")} FROM ${TABLE[e]} WHERE tenant_id = ?1 AND id = ?2`);
+  const byExternal = (e: Entity) => stmt(`SELECT id, ${READ[e].join(", ")} FROM ${TABLE[e]} WHERE tenant_id = ?1 AND external_id = ?2`);
   const insertOf = (e: Entity) =>
     stmt(
       `INSERT INTO ${TABLE[e]} (${e === "deal" ? "seq, " : ""}id, tenant_id, created_at, updated_at, ${WRITTEN[e].join(", ")})
@@ -171,7 +171,12 @@ export function createSqliteJobsStore(db: Db, others: { security: SqliteSecurity
           try {
             if (u.before === null) stmt(`DELETE FROM ${TABLE[u.entity]} WHERE tenant_id = ?1 AND id = ?2`).run(tenantId, u.record_id);
             else {
-              const before = JSON.parse(u.before) as Record<string, string | number | null>;
+              let before = JSON.parse(u.before) as Record<string, string | number | null>;
+              if (u.entity === "deal") {
+                const now = stmt("SELECT note_text FROM deals WHERE tenant_id = ?1 AND id = ?2").get(tenantId, u.record_id) as { note_text: string } | null;
+                if (!now) continue;
+                before = undoneDeal(before, now.note_text) as typeof before;
+              }
               const columns = WRITTEN[u.entity];
               const at = Date.now();
               updateOf(u.entity, columns).run(...stageArgs(u.entity, before.stage, at), at, ...columns.map((c) => before[c] ?? null), tenantId, u.record_id);
