@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { bulkSeed } from "../../src/stores/sqlite/bulk-load";
 import { recountDealGrams } from "../../src/db/deal-grams";
 import { recountDealKeyGrams } from "../../src/db/deal-key-grams";
-import { foldAll, foldSearchCounters, gramsOf, pendingSearchRows } from "../../src/db/search-fold";
+import { foldAll, foldSearchCounters, gramsOf, nextChunkRows, pendingSearchRows } from "../../src/db/search-fold";
 import { createSqliteDealsQuery } from "../../src/stores/sqlite/deals-query";
 import type { DealListQuery, SortField } from "../../src/crm/model";
 import { testApp } from "../helpers";
@@ -156,5 +156,18 @@ describe("pending search counter rows", () => {
 
   test("gramsOf cuts what the seed's tally counts: 1-3 characters, code points, none across a newline", () => {
     expect([...gramsOf("ab\nc🦊")].sort()).toEqual(["a", "ab", "b", "c", "c🦊", "🦊"].sort());
+  });
+});
+
+describe("a fold step's chunk sizes", () => {
+  test("grow at most by doubling, whatever pace the first rows promise (their pages may have been cached)", () => {
+    // One row in 0.1 ms of a 10 ms budget promises 99 more; the next chunk takes 1.
+    expect(nextChunkRows(1, 0.1, 10)).toBe(1);
+    expect(nextChunkRows(2, 0.2, 10)).toBe(2);
+    expect(nextChunkRows(32, 1, 10)).toBe(32);
+    expect(nextChunkRows(100, 1, 10)).toBe(64);
+    // The pace still cuts a chunk short, and a spent budget stops the step.
+    expect(nextChunkRows(8, 8, 10)).toBe(2);
+    expect(nextChunkRows(8, 10, 10)).toBeLessThan(1);
   });
 });
