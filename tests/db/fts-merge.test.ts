@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { migrate } from "../../src/db/migrate";
-import { MIN_CHUNK_PAGES, ftsMergeStep, mergeAll } from "../../src/db/fts-merge";
+import { MIN_CHUNK_PAGES, chunkPages, ftsMergeStep, mergeAll } from "../../src/db/fts-merge";
 import { ftsLevels } from "../../src/db/fts-structure";
 import { startSearchFold } from "../../src/db/search-fold";
 import { testApp } from "../helpers";
@@ -124,5 +124,19 @@ describe("the server's upkeep and the bulk seed", () => {
     bulkSeed(t.ctx.db, [{ tenantId: tenant.id, subdomain: "mergeco", deals: 3_000, passwordHash: "not a real hash" }], Date.now());
     expect(inShape(t.ctx.db)).toBe(true);
     t.ctx.db.run("INSERT INTO deals_fts (deals_fts, rank) VALUES ('integrity-check', 1)");
+  });
+});
+
+describe("a merge step's chunks", () => {
+  test("start at the least and grow at most by doubling, whatever pace cached pages taught", () => {
+    // A learnt pace of 0.01 ms a page would give 128 pages for 10 ms; the first chunk takes 16.
+    expect(chunkPages(0, 10, 0.01)).toBe(MIN_CHUNK_PAGES);
+    expect(chunkPages(16, 9, 0.01)).toBe(16);
+    expect(chunkPages(32, 8, 0.01)).toBe(32);
+    expect(chunkPages(64, 8, 0.01)).toBe(64);
+    expect(chunkPages(200, 8, 0.01)).toBe(128);
+    // The pace still cuts a chunk short, never under the least.
+    expect(chunkPages(64, 2, 0.1)).toBe(20);
+    expect(chunkPages(64, 0.5, 0.1)).toBe(MIN_CHUNK_PAGES);
   });
 });
