@@ -27,10 +27,12 @@ export default function PipelineScreen() {
   const [deleting, setDeleting] = useState<Stage | null>(null);
   const [moving, setMoving] = useState(false);
   // The button to focus once the reordered list is on screen (the moved stage's, in its new row).
-  const [focusNext, setFocusNext] = useState<string | null>(null);
+  // Only once the list read again has the stage at its new place: focused in the old list, the
+  // button lost its focus when the new order moved its row (a keyboard user's next Enter went nowhere).
+  const [focusNext, setFocusNext] = useState<{ selector: string; id: string; at: number } | null>(null);
   useEffect(() => {
-    if (!focusNext || !stages) return;
-    const b = document.querySelector<HTMLButtonElement>(focusNext);
+    if (!focusNext || !stages || stages[focusNext.at]?.id !== focusNext.id) return;
+    const b = document.querySelector<HTMLButtonElement>(focusNext.selector);
     if (b && !b.disabled) {
       b.focus();
       setFocusNext(null);
@@ -50,7 +52,7 @@ export default function PipelineScreen() {
       const at = i + by;
       // The button itself may now be disabled (first or last row): its neighbour takes the focus.
       const pick = (at === 0 && dir === "up") || (at === ids.length - 1 && dir === "down") ? (dir === "up" ? "down" : "up") : dir;
-      setFocusNext(`button[data-move="${pick}"][data-stage="${id}"]`);
+      setFocusNext({ selector: `button[data-move="${pick}"][data-stage="${id}"]`, id, at });
       stagesChanged();
       toast(`Moved “${stages[i]!.name}” ${dir}.`);
     } catch (e) {
