@@ -31,7 +31,9 @@ const binary = freshBinary(root, say);
 const load = () => readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
 
 const cluster = postgres ? await startCluster({ settings: BENCH_PG_SETTINGS }) : null;
-const backendEnv: Record<string, string> = cluster ? { SUITE_DATABASE_URL: cluster.url } : { SUITE_DB: dbFile };
+// On PostgreSQL SUITE_DB still names where the generated keys live (<db>.keys): the three servers
+// and the command line share that file (its default, ./data, need not exist here).
+const backendEnv: Record<string, string> = cluster ? { SUITE_DATABASE_URL: cluster.url, SUITE_DB: dbFile } : { SUITE_DB: dbFile };
 const baseEnv = { ...process.env, ...backendEnv, SUITE_SEED_PASSWORD: PASSWORD, SUITE_ACCESS_TTL: "7200", SUITE_TRUST_PROXY: "true", SUITE_JWT_SECRET: "neighbours-secret-neighbours-secret-0123456789" };
 
 /** The last command's output (the seed beside the server prints its longest write transaction). */
