@@ -115,8 +115,8 @@ try {
   else await phase("bulk change of the new stage's deals", () => bulkChange(a, adminA));
   await phase(`seed ${SEED.toLocaleString("en-US")} more deals`, async () => {
     const seconds = await cli(["seed", "--tenant", "bigco", "--deals", String(SEED)]);
-    const held = /longest write transaction: ([\d.]+) ms/.exec(cliOutput)?.[1];
-    return `(command line: ${seconds.toFixed(1)} s${held ? `, longest write transaction ${held} ms` : ""})`;
+    const held = /longest write transaction: ([\d.]+) ms \(([^;]*)/.exec(cliOutput);
+    return `(command line: ${seconds.toFixed(1)} s${held ? `, longest write transaction ${held[1]} ms: ${held[2]}` : ""})`;
   });
 
   client.kill("SIGTERM");
