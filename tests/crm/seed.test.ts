@@ -198,6 +198,11 @@ describe("suite seed beside a running server", () => {
       expect(first.stdout).toMatch(/seeded live: 2000 deals/);
       expect(failed).toBe(0);
       expect(answered).toBeGreaterThan(0);
+      // The planner's statistics: every index of the deals analyzed (one index a transaction).
+      const indexes = sql<{ name: string }>(db, "SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'deals'").map((r) => r.name).sort();
+      const analyzed = sql<{ idx: string }>(db, "SELECT DISTINCT idx FROM sqlite_stat1 WHERE tbl = 'deals'").map((r) => r.idx).sort();
+      expect(indexes.length).toBeGreaterThan(10);
+      expect(analyzed).toEqual(indexes);
 
       const signIn = async (email: string, password: string) =>
         server.call("POST", "/api/v1/auth/login", { tenant: "live", body: { email, password } });
