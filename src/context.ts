@@ -135,10 +135,8 @@ export function createContext(opts: ContextOptions) {
   const views = createViewsService({ now, repo: crm });
   const usersService = createUsersService({ users });
   const members = createMembersService({ now, members: stores.members, security, limiter, limits, requireRecentProof: auth.requireRecentProof });
-  // A job's batches start their sync at once (the answer of a neighbour's write then waits for little).
-  const flushSoon = () => void stores.durable().catch(() => {});
-  const jobs = createJobsService({ now, repo: crm, transfer: stores.transfer, jobs: stores.jobs, limiter, limits, log, ended: metrics.jobEnded, flushSoon });
-  const bulk = createBulkService({ now, repo: crm, bulk: stores.bulkDeals, jobs: stores.jobs, tracker: jobs, log, ended: metrics.jobEnded, flushSoon });
+  const jobs = createJobsService({ now, repo: crm, transfer: stores.transfer, jobs: stores.jobs, limiter, limits, log, ended: metrics.jobEnded });
+  const bulk = createBulkService({ now, repo: crm, bulk: stores.bulkDeals, jobs: stores.jobs, tracker: jobs, log, ended: metrics.jobEnded });
   const transfer = createTransferService({ now, repo: crm, transfer: stores.transfer, exportSlot: jobs.exportSlot });
   // The final export of a deleted organization: what its admins would download, as the operator.
   const dataDir = opts.dataDir ?? (config.db === ":memory:" ? join(tmpdir(), `suite-data-${process.pid}`) : dirname(resolve(config.db)));

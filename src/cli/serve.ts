@@ -55,9 +55,7 @@ export async function serve(config: Config): Promise<void> {
   // SQLite's WAL checkpoints and file backups; PostgreSQL has its own (pg_dump, base backups).
   const checkpointer = config.databaseUrl ? null : startCheckpointer(config.db);
   // SQLite's deal search counters follow deal writes through a pending table, folded here in short steps.
-  const fold = config.databaseUrl
-    ? null
-    : startSearchFold(ctx.db, undefined, (message) => ctx.log({ level: "warn", msg: message }), () => void ctx.durable().catch(() => {}));
+  const fold = config.databaseUrl ? null : startSearchFold(ctx.db, undefined, (message) => ctx.log({ level: "warn", msg: message }));
   lastLineOfDefence(ctx.log);
   // Always on: a held event loop or SQLite writer over 50 ms is one warning line naming its work.
   setStallLog(ctx.log);

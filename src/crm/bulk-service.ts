@@ -21,8 +21,6 @@ export interface BulkDeps {
   };
   log: (line: Record<string, unknown>) => void;
   ended?: (kind: string, status: "succeeded" | "failed") => void;
-  /** Starts the sync of what the batches committed, without waiting (the imports' JobsDeps.flushSoon). */
-  flushSoon?: () => void;
 }
 
 /** The deal list's filters and search, as the list's own reader read them from the body's `filter`. */
@@ -139,7 +137,6 @@ export function createBulkService(d: BulkDeps) {
         size = nextSize(size, took, 2_000);
         i += slice.length;
         // As an import's batches: other organizations' requests finish their steps between ours.
-        d.flushSoon?.();
         await fairTurn();
       }
     } catch (e) {
@@ -167,7 +164,6 @@ export function createBulkService(d: BulkDeps) {
       const [r, took] = await timed(() => d.bulk.revert(tenantId, jobId, undoJobId, d.now(), d.now() + JOB_LEASE_MS, size, actor));
       if (r.entries === 0) return;
       size = nextSize(size, took, 2_000);
-      d.flushSoon?.();
       await fairTurn();
     }
   }

@@ -170,7 +170,7 @@ const BUSY_TIMEOUT_MS = 5000;
 /** The next try after another process held the writer. */
 const BUSY_RETRY_MS = 20;
 
-export function startSearchFold(db: Db, idleMs = 250, log: (message: string) => void = () => {}, afterStep: () => void = () => {}): SearchFolder {
+export function startSearchFold(db: Db, idleMs = 250, log: (message: string) => void = () => {}): SearchFolder {
   let timer: ReturnType<typeof setTimeout> | null = null;
   let stopped = false;
   let mergeFirst = false;
@@ -191,8 +191,6 @@ export function startSearchFold(db: Db, idleMs = 250, log: (message: string) => 
       const merge = () => runAs("job search index merge", () => ftsMergeStep(db)) > 0;
       mergeFirst = !mergeFirst;
       again = mergeFirst ? merge() || fold() : fold() || merge();
-      // A step commits hundreds of pages: their sync starts now, not in a neighbour's write's wait.
-      if (again) afterStep();
     } catch (e) {
       busy = e instanceof Error && /database is locked|SQLITE_BUSY/i.test(e.message);
       if (!busy) log(`search counters fold or search index merge failed, retrying: ${e instanceof Error ? e.message : String(e)}`);

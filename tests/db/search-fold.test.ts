@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { bulkSeed } from "../../src/stores/sqlite/bulk-load";
 import { recountDealGrams } from "../../src/db/deal-grams";
 import { recountDealKeyGrams } from "../../src/db/deal-key-grams";
-import { foldAll, foldSearchCounters, gramsOf, nextChunkRows, pendingSearchRows, startSearchFold } from "../../src/db/search-fold";
+import { foldAll, foldSearchCounters, gramsOf, nextChunkRows, pendingSearchRows } from "../../src/db/search-fold";
 import { createSqliteDealsQuery } from "../../src/stores/sqlite/deals-query";
 import type { DealListQuery, SortField } from "../../src/crm/model";
 import { testApp } from "../helpers";
@@ -170,26 +170,4 @@ describe("a fold step's chunk sizes", () => {
     expect(nextChunkRows(8, 8, 10)).toBe(2);
     expect(nextChunkRows(8, 10, 10)).toBeLessThan(1);
   });
-});
-
-describe("the server's background fold", () => {
-  test("tells after each step that did work (its commit's sync starts there), and not while idle", async () => {
-    t.ctx.db.run("UPDATE deals SET title = title || ' zw', title_key = title_key || ' zw', search_text = search_text || ' zw' WHERE tenant_id = ?1 AND seq % 5 = 0", [tenantId]);
-    expect(pendingSearchRows(t.ctx.db)).toBeGreaterThan(100);
-    let steps = 0;
-    const folder = startSearchFold(t.ctx.db, 20, () => {}, () => steps++);
-    try {
-      const deadline = Date.now() + 30_000;
-      while (pendingSearchRows(t.ctx.db) > 0 && Date.now() < deadline) await Bun.sleep(10);
-      expect(pendingSearchRows(t.ctx.db)).toBe(0);
-      await Bun.sleep(100);
-      const done = steps;
-      expect(done).toBeGreaterThan(0);
-      // Idle looks every 20 ms find nothing to fold or merge: no more calls.
-      await Bun.sleep(200);
-      expect(steps).toBe(done);
-    } finally {
-      folder.stop();
-    }
-  }, 60_000);
 });

@@ -24,13 +24,6 @@ export interface JobsDeps {
   log: (line: Record<string, unknown>) => void;
   /** Told each time a job ends here (the metrics' finished-jobs counter). */
   ended?: (kind: string, status: "succeeded" | "failed") => void;
-  /**
-   * Starts writing what has been committed so far to disk, without waiting (SQLite's group commit;
-   * nothing on PostgreSQL). Called after each batch: a neighbour's write then waits for its own
-   * commit's sync, not for every batch the job committed since the last one (its create's p50 was
-   * 20-34 ms during an import, 1.6 quiet: the sync of the job's pages).
-   */
-  flushSoon?: () => void;
 }
 
 const tooManyJobs = (detail: string) => new AppError(429, "too_many_jobs", detail, { "Retry-After": String(JOB_RETRY_AFTER_S) });
@@ -171,7 +164,6 @@ export function createJobsService(d: JobsDeps) {
       size = Math.max(4, Math.min(2_000, Math.round(size * 1.5), Math.round((size * BATCH_TARGET_MS) / took)));
       batch = [];
       rows = 0;
-      d.flushSoon?.();
       // Other organizations' requests waiting behind the batch run to their end first.
       await fairTurn();
     };
