@@ -85,7 +85,6 @@ function loadAllCounted(db: Db, tenants: SeedTenant[], now: number, bulk: boolea
       .all() as { type: string; name: string; sql: string }[];
     for (const s of saved) db.run(`DROP ${s.type === "index" ? "INDEX" : "TRIGGER"} ${s.name}`);
     const ranges: Array<[number, number]> = [];
-    const counted: Array<SeedPlan["counted"]> = [];
     const summed: Array<SeedPlan["summed"]> = [];
     const out = tenants.map((t) => {
       const plan = startSeed(db, t, now, tally);
@@ -93,7 +92,6 @@ function loadAllCounted(db: Db, tenants: SeedTenant[], now: number, bulk: boolea
       tally?.end(t.tenantId);
       setDemoPassword(db, t);
       ranges.push(plan.range);
-      counted.push(plan.counted);
       summed.push(plan.summed);
       return plan.result;
     });
@@ -106,28 +104,24 @@ function loadAllCounted(db: Db, tenants: SeedTenant[], now: number, bulk: boolea
       db.run(`PRAGMA cache_size = ${SEED_CACHE_KIB}`);
       const fts = db.prepare("INSERT INTO deals_fts (rowid, search_text, stage_token, unassigned_token) SELECT seq, search_text, stage_token, unassigned_token FROM deals WHERE seq BETWEEN ?1 AND ?2");
       for (const [lo, hi] of ranges) fts.run(lo, hi);
-      // The new deals' counts, added to what the triggers counted before they were dropped (a
-      // tenant's deals from before the seed): a regrouping of the tenant's rows took 1.3 s a million.
+      // The new deals' counts (deal_counts) and the board's sums (deal_sums, version 26), from the
+      // sums added up as the deals were drawn, added to what the triggers counted before they were
+      // dropped (a tenant's deals from before the seed): regrouping the tenant's deals in SQL took
+      // 1.3 s (counts) and 5 s (sums: a sort of every deal) a million.
       const addCount = db.prepare<never, [string, string, string, number]>(
         "INSERT INTO deal_counts (tenant_id, assignee, stage, n) VALUES (?1, ?2, ?3, ?4) ON CONFLICT (tenant_id, assignee, stage) DO UPDATE SET n = n + excluded.n",
       );
-      for (const [i, t] of tenants.entries()) {
-        const byStage = new Map<string, number>();
-        for (const [assignee, stages] of counted[i]!)
-          for (const [stage, n] of stages) {
-            addCount.run(t.tenantId, assignee, stage, n);
-            byStage.set(stage, (byStage.get(stage) ?? 0) + n);
-          }
-        for (const [stage, n] of byStage) addCount.run(t.tenantId, "*", stage, n);
-      }
-      // The board's sums (deal_sums, version 26) of the new deals, added up as they were drawn and
-      // added to the tenant's rows as the counts are: regrouping the tenant's deals in SQL took 5 s
-      // a million (a sort of every deal), a ninth of a million-deal seed.
       const addSum = db.prepare<never, [string, string, string, string, number, bigint]>(
         `INSERT INTO deal_sums (tenant_id, assignee, stage, currency, n, cents) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
          ON CONFLICT (tenant_id, assignee, stage, currency) DO UPDATE SET n = n + excluded.n, cents = cents + excluded.cents`,
       );
-      for (const [i, t] of tenants.entries()) for (const x of summed[i]!.values()) addSum.run(t.tenantId, x.assignee, x.stage, x.currency, x.n, x.cents);
+      for (const [i, t] of tenants.entries())
+        for (const x of summed[i]!.values()) {
+          addSum.run(t.tenantId, x.assignee, x.stage, x.currency, x.n, x.cents);
+          // One row a currency: the upserts add them up, under the assignee and under '*' (all).
+          addCount.run(t.tenantId, x.assignee, x.stage, x.n);
+          addCount.run(t.tenantId, "*", x.stage, x.n);
+        }
     }
     // The counting thread sorted its rows while the indexes were built.
     tally?.write(db);
@@ -164,9 +158,7 @@ export interface SeedPlan {
   range: [number, number];
   /** Ids of the users, accounts and contacts this seed added (not those already there). */
   added: { users: string[]; accounts: string[]; contacts: string[] };
-  /** Deals inserted so far by assignee ('' for none), then stage: deal_counts' rows, for a seed without its triggers. */
-  counted: Map<string, Map<string, number>>;
-  /** Their count and value by assignee, stage and currency: deal_sums' rows, for a seed without its triggers. */
+  /** Deals inserted so far, their count and value by assignee ('' for none), stage and currency: deal_sums' rows and deal_counts' by adding currencies up, for a seed without its triggers. */
   summed: Map<string, SeedSum>;
   insertDeals(from: number, to: number): void;
 }
@@ -200,15 +192,11 @@ export function startSeed(db: Db, t: SeedTenant, now: number, tally?: SeedTally)
      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, NULL, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24)`,
   );
   const draw = demoDealDrawer(r, { count: t.deals, now, accounts, contacts, users, stages });
-  const counted = new Map<string, Map<string, number>>();
   const summed = new Map<string, SeedSum>();
   const insertDeals = (from: number, to: number) => {
     for (let i = from; i < to; i++) {
       const d = draw(i);
       const assignee = d.assigned_to ?? "";
-      let byStage = counted.get(assignee);
-      if (!byStage) counted.set(assignee, (byStage = new Map()));
-      byStage.set(d.stage, (byStage.get(d.stage) ?? 0) + 1);
       const key = `${assignee}\u0000${d.stage}\u0000${d.currency}`;
       const sum = summed.get(key);
       if (sum) {
@@ -249,7 +237,6 @@ export function startSeed(db: Db, t: SeedTenant, now: number, tally?: SeedTally)
     range: [first, first + t.deals - 1],
     summed,
     added: { users: users.map((u) => u.id).filter((id) => !before.has(id)), accounts: accounts.map((a) => a.id), contacts: contacts.map((c) => c.id) },
-    counted,
     insertDeals,
   };
 }
