@@ -53,15 +53,18 @@ function valuesOf(item: ImportItem): Record<string, unknown> {
   return v;
 }
 
-/** A deal's copies, again from its merged fields (title, notes, the names it copies and its notes' text: none on a new deal). */
-function withDealKeys(v: Record<string, unknown>): Record<string, unknown> {
+/**
+ * A deal's copies, again from its merged fields (title, notes, the names it copies) and its notes'
+ * text (deals.note_text: kept by its notes, never written by an import; "" on a new deal).
+ */
+function withDealKeys(v: Record<string, unknown>, noteText: string): Record<string, unknown> {
   const contact = v.contact_name as string | null;
   const assignee = v.assignee_name as string | null;
   v.title_key = sortKey(v.title as string);
   v.account_key = sortKey(v.account_name as string);
   v.contact_key = contact === null ? null : sortKey(contact);
   v.assignee_key = assignee === null ? null : sortKey(assignee);
-  v.search_text = searchTextOf(v.title as string, v.notes as string | null, v.account_name as string, contact, (v.note_text as string | undefined) ?? "");
+  v.search_text = searchTextOf(v.title as string, v.notes as string | null, v.account_name as string, contact, noteText);
   return v;
 }
 
@@ -71,7 +74,7 @@ const same = (a: unknown, b: unknown): boolean =>
 /** What `item` does, given the record it names (undefined: none). `present`: the file's columns. */
 export function resolveItem(item: ImportItem, existing: Stored | undefined, present: ReadonlySet<string>): Resolved {
   const fresh = valuesOf(item);
-  if (item.entity === "deal") withDealKeys(fresh);
+  if (item.entity === "deal") withDealKeys(fresh, "");
   if (!existing) return { op: "insert", id: item.row.id, values: fresh };
   const merged: Record<string, unknown> = {};
   for (const c of WRITTEN[item.entity]) merged[c] = existing[c] ?? null;
@@ -79,11 +82,7 @@ export function resolveItem(item: ImportItem, existing: Stored | undefined, pres
     if (present.has(column)) for (const c of targets) merged[c] = fresh[c];
   }
   if (item.externalId !== null) merged.external_id = item.externalId;
-  if (item.entity === "deal") {
-    merged.note_text = existing.note_text ?? "";
-    withDealKeys(merged);
-    delete merged.note_text;
-  }
+  if (item.entity === "deal") withDealKeys(merged, (existing.note_text as string | undefined) ?? "");
   const before: Record<string, unknown> = {};
   let changed = false;
   for (const c of WRITTEN[item.entity]) {
@@ -98,10 +97,7 @@ export function resolveItem(item: ImportItem, existing: Stored | undefined, pres
  * search text again from them and the deal's notes' text now (notes written since stay found).
  */
 export function undoneDeal(before: Record<string, unknown>, noteText: string): Record<string, unknown> {
-  const v: Record<string, unknown> = { ...before, note_text: noteText };
-  withDealKeys(v);
-  delete v.note_text;
-  return v;
+  return withDealKeys({ ...before }, noteText);
 }
 
 /** A stored contact's name as deals copy it (for a contact the import renames). */
