@@ -2,7 +2,8 @@ import type { ActivityJoined, DealActivityStore, NoteJoined, NoteRow } from "../
 import type { NewActivity } from "../../crm/deal-activity";
 import { type Db, writeTx } from "../../db/database";
 import { keyCreatedInTx } from "./idempotency";
-import { noteTextOf, searchTextOf } from "../../crm/model";
+import { searchTextOf } from "../../crm/model";
+import { noteTextOfDeal } from "../../db/deal-note-text";
 
 /**
  * Appends timeline entries inside the caller's transaction: `n` is the deal's next number (one
@@ -41,11 +42,6 @@ export function createSqliteDealActivityStore(db: Db) {
   const deleteNote = db.prepare<never, [string, string]>("DELETE FROM deal_notes WHERE tenant_id = ?1 AND id = ?2");
   // Within the deal's entries (its own key range): a note's entry has the note's id.
   const deleteEntry = db.prepare<never, [string, string, string]>("DELETE FROM deal_activities WHERE tenant_id = ?1 AND deal_id = ?2 AND id = ?3 AND type = 'note'");
-  // The deal's notes newest first, read one at a time until the search's bound is reached: a
-  // deal's hundreds of notes are never all read (deal_notes_newest holds the order).
-  const newestBodies = db.prepare<{ body: string }, [string, string]>(
-    "SELECT body FROM deal_notes INDEXED BY deal_notes_newest WHERE tenant_id = ?1 AND deal_id = ?2 ORDER BY created_at DESC, id DESC",
-  );
   const dealText = db.prepare<{ title: string; notes: string | null; account_name: string; contact_name: string | null; note_text: string }, [string, string]>(
     "SELECT title, notes, account_name, contact_name, note_text FROM deals WHERE tenant_id = ?1 AND id = ?2",
   );
@@ -58,10 +54,7 @@ export function createSqliteDealActivityStore(db: Db) {
   function refreshNoteTextInTx(tenantId: string, dealId: string): void {
     const d = dealText.get(tenantId, dealId);
     if (!d) return;
-    function* bodies() {
-      for (const r of newestBodies.iterate(tenantId, dealId)) yield r.body;
-    }
-    const text = noteTextOf(bodies());
+    const text = noteTextOfDeal(db, tenantId, dealId);
     if (text !== d.note_text) setNoteText.run(tenantId, dealId, text, searchTextOf(d.title, d.notes, d.account_name, d.contact_name, text));
   }
 
