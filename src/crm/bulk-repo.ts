@@ -42,6 +42,8 @@ export interface Reverted {
 export interface BulkDealsStore {
   /** Whether a batch's transaction runs on this thread (SQLite): then its wall time sizes the batches; otherwise this thread's CPU does. */
   readonly writesOnThisThread: boolean;
+  /** Between batches: lets the database catch up with what the batches wrote (SQLite: the WAL copied, db/checkpointer.ts). */
+  catchUp?(): Promise<void>;
   /** The tenant's deal numbers lie in [lo, hi): the snapshot walks that range in windows. */
   seqRange(tenantId: string): Promise<{ lo: number; hi: number }>;
   /** The deals within the filter numbered in [from, to), in number order. */

@@ -138,6 +138,7 @@ export function createBulkService(d: BulkDeps) {
         i += slice.length;
         // As an import's batches: other organizations' requests finish their steps between ours.
         await fairTurn();
+        await d.bulk.catchUp?.();
       }
     } catch (e) {
       const gone = e instanceof BulkTargetGone;
@@ -165,6 +166,7 @@ export function createBulkService(d: BulkDeps) {
       if (r.entries === 0) return;
       size = nextSize(size, took, 2_000);
       await fairTurn();
+      await d.bulk.catchUp?.();
     }
   }
 

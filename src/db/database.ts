@@ -12,6 +12,9 @@ export type Db = Database;
  * other connection makes this one drop its whole page cache before its next read (rate-limit
  * counters on a second connection cost about 2,400 page reads a second under a login flood).
  */
+/** Pages of WAL after which a commit runs a checkpoint itself: the fallback should the checkpointer's thread fall behind. */
+export const WAL_AUTOCHECKPOINT = 8192;
+
 const PRAGMAS: Array<[name: string, value: string | number, expect: string | number]> = [
   // First, so that the others (switching a new file to WAL takes a lock) wait for a busy peer
   // instead of failing at once with "database is locked".
@@ -25,6 +28,9 @@ const PRAGMAS: Array<[name: string, value: string | number, expect: string | num
   // 32 MiB of page cache (the default is 2 MiB): a search over a million deals looks rows up at
   // random, and each miss is a read; measured in the bench, and well inside the 200 MB budget.
   ["cache_size", -32768, -32768],
+  // The automatic checkpoint inside a commit (the default is every 1,000 pages) only past 32 MiB:
+  // the checkpointer's thread copies the WAL, and jobs wait for it between batches (checkpointer.ts).
+  ["wal_autocheckpoint", WAL_AUTOCHECKPOINT, WAL_AUTOCHECKPOINT],
   // Temporary files in memory: a write of several statements in one transaction (a deal create:
   // its insert with triggers, its event, its timeline entry) needs a statement journal, which
   // SQLite otherwise opens as a temporary file each time (an open, a directory fsync and a close

@@ -1,3 +1,4 @@
+import { walCatchUp } from "./checkpointer";
 import { type Db, writeTx } from "./database";
 import { runAs } from "./stall-monitor";
 import { writeGramRows } from "./deal-grams";
@@ -197,8 +198,14 @@ export function startSearchFold(db: Db, idleMs = 250, log: (message: string) => 
     } finally {
       db.run(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
     }
-    if (!stopped) timer = setTimeout(tick, busy ? BUSY_RETRY_MS : again ? 1 : idleMs);
-    timer?.unref?.();
+    const schedule = () => {
+      if (stopped) return;
+      timer = setTimeout(tick, busy ? BUSY_RETRY_MS : again ? 1 : idleMs);
+      timer.unref?.();
+    };
+    // Steps back to back write the WAL as a job's batches do: the checkpointer copies it between them.
+    if (again) void walCatchUp(db.filename).then(schedule, schedule);
+    else schedule();
   };
   timer = setTimeout(tick, 0);
   timer.unref?.();

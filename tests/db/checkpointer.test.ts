@@ -3,8 +3,8 @@ import { afterAll, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startCheckpointer } from "../../src/db/checkpointer";
-import { openDatabase } from "../../src/db/database";
+import { CATCH_UP_FRAMES, startCheckpointer, walCatchUp } from "../../src/db/checkpointer";
+import { openDatabase, writeTx } from "../../src/db/database";
 
 const dir = mkdtempSync(join(tmpdir(), "suite-checkpoint-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -33,5 +33,49 @@ test("the server's checkpoint thread copies the WAL into the file while the writ
   const check = new Database(file, { readonly: true });
   expect(check.query("SELECT count(*) AS n FROM t").get()).toEqual({ n: 2000 });
   expect(check.query("PRAGMA integrity_check").get()).toEqual({ integrity_check: "ok" });
+  check.close();
+});
+
+test("a job that waits for walCatchUp between its batches keeps the WAL near CATCH_UP_FRAMES; without it the WAL grows", async () => {
+  const file = join(dir, "batches.db");
+  const db = openDatabase(file);
+  // Neither the writer's automatic checkpoint nor the thread's ticks (one a minute): only the catch-ups.
+  db.run("PRAGMA wal_autocheckpoint = 0");
+  db.run("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)");
+  const insert = db.prepare("INSERT INTO t (v) VALUES (?1)");
+  const walBytes = () => (existsSync(`${file}-wal`) ? statSync(`${file}-wal`).size : 0);
+  // 80 batches of 250 rows of a page each: about 80 MB of WAL in all.
+  const batches = async (between: () => Promise<void>) => {
+    let largest = 0;
+    for (let b = 0; b < 80; b++) {
+      writeTx(db, () => {
+        for (let i = 0; i < 250; i++) insert.run(`${b} ${i} ${"x".repeat(3900)}`);
+      });
+      largest = Math.max(largest, walBytes());
+      await between();
+    }
+    return largest;
+  };
+  // No checkpointer for this file: nothing to wait for, at once.
+  const started = performance.now();
+  await walCatchUp(file);
+  expect(performance.now() - started).toBeLessThan(50);
+
+  const checkpointer = startCheckpointer(file, 60_000);
+  try {
+    const paced = await batches(() => walCatchUp(file));
+    const page = 4096 + 24;
+    // The frames waited for, plus a batch written before the wait and the one after the restart.
+    expect(paced).toBeLessThan((CATCH_UP_FRAMES + 2 * 300) * page);
+    expect(paced).toBeGreaterThan(CATCH_UP_FRAMES * page * 0.5);
+    const unpaced = await batches(async () => {});
+    expect(unpaced).toBeGreaterThan(70 * 1024 * 1024);
+  } finally {
+    await checkpointer.stop();
+    insert.finalize();
+    db.close();
+  }
+  const check = new Database(file, { readonly: true });
+  expect(check.query("SELECT count(*) AS n FROM t").get()).toEqual({ n: 40_000 });
   check.close();
 });

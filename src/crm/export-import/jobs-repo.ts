@@ -47,6 +47,8 @@ export interface JobsStore {
    * the writer, and sizes the batches; otherwise (PostgreSQL) the thread's CPU time does.
    */
   readonly writesOnThisThread: boolean;
+  /** Between batches: lets the database catch up with what the batches wrote (SQLite: the WAL copied, db/checkpointer.ts). */
+  catchUp?(): Promise<void>;
   /** Inserts a running job; false when the organization already has one running. */
   create(job: JobRow): Promise<boolean>;
   get(tenantId: string, id: string): Promise<JobRow | null>;

@@ -166,6 +166,7 @@ export function createJobsService(d: JobsDeps) {
       rows = 0;
       // Other organizations' requests waiting behind the batch run to their end first.
       await fairTurn();
+      await d.jobs.catchUp?.();
     };
     let failure: { message: string; errors: RowError[]; count: number } | null = null;
     try {

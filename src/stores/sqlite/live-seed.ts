@@ -1,4 +1,4 @@
-import { type Db, writeTx } from "../../db/database";
+import { type Db, WAL_AUTOCHECKPOINT, writeTx } from "../../db/database";
 import { ftsMergeStep } from "../../db/fts-merge";
 import type { SeedResult, SeedTenant } from "../../crm/seed-store";
 import { setDemoPassword, startSeed } from "./bulk-load";
@@ -110,7 +110,7 @@ export async function liveSeed(db: Db, t: SeedTenant, now: number, progress: (do
   // Progress at every tenth (at least every 1,000 deals): a batch ends there.
   const every = Math.max(1_000, Math.ceil(t.deals / 10));
   let mark = Math.min(t.deals, every);
-  // No checkpoint inside this connection's commits (SQLite's automatic one, after 1,000 pages): the
+  // No checkpoint inside this connection's commits (SQLite's automatic one): the
   // server's checkpointer thread copies the WAL meanwhile, and one PASSIVE checkpoint (never in a
   // writer's way) runs at the end for a peer that has none.
   db.run("PRAGMA wal_autocheckpoint = 0");
@@ -128,7 +128,7 @@ export async function liveSeed(db: Db, t: SeedTenant, now: number, progress: (do
       }
     }
   } catch (e) {
-    db.run("PRAGMA wal_autocheckpoint = 1000");
+    db.run(`PRAGMA wal_autocheckpoint = ${WAL_AUTOCHECKPOINT}`);
     await unseed(db, t.tenantId, plan.range[0], plan.range[0] + done, plan.added);
     throw e;
   }
@@ -140,7 +140,7 @@ export async function liveSeed(db: Db, t: SeedTenant, now: number, progress: (do
     // A gap between them, as between batches: the server's waiting writer polls for the lock.
     await Bun.sleep(10);
   }
-  db.run("PRAGMA wal_autocheckpoint = 1000");
+  db.run(`PRAGMA wal_autocheckpoint = ${WAL_AUTOCHECKPOINT}`);
   db.query("PRAGMA wal_checkpoint(PASSIVE)").get();
   return { ...plan.result, longest: pace.longest };
 }
