@@ -84,7 +84,7 @@ export default function PipelineScreen() {
         </Empty>
       ) : (
         <div class="table-wrap" tabIndex={0} role="region" aria-label="Pipeline stages">
-          <table>
+          <table class="stages-table">
             <caption class="visually-hidden">Pipeline stages</caption>
             <thead>
               <tr>

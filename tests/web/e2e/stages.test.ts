@@ -36,6 +36,12 @@ test("an admin renames and recolours a stage in a dialog; every deal of the stag
   await page.goto(`${w.origin}/pipeline`);
   await page.getByRole("cell", { name: "proposal", exact: true }).waitFor();
   await look(page, "stages");
+  // On a phone every row's actions are on the screen, not past the table's right edge.
+  await page.setViewportSize({ width: 390, height: 844 });
+  const rights = await page.getByRole("button", { name: /^Delete / }).evaluateAll((els) => els.map((e) => Math.round(e.getBoundingClientRect().right)));
+  await page.setViewportSize({ width: 1280, height: 800 });
+  expect(rights.length).toBe(6);
+  expect(rights.filter((r) => r > 390)).toEqual([]);
   await page.getByRole("button", { name: "Edit Proposal" }).click();
   const dialog = page.getByRole("dialog", { name: "Edit the stage “Proposal”" });
   await dialog.waitFor();
