@@ -14,6 +14,7 @@
 // how long each step held the writer.
 // Run it on a copy: it writes. BENCH_WRITES_TENANT names the organization (default bigco).
 import { statSync } from "node:fs";
+import { CATCH_UP_FRAMES } from "../src/db/checkpointer";
 import { openDatabase } from "../src/db/database";
 import { migrate } from "../src/db/migrate";
 import { newId } from "../src/kernel/ids";
@@ -135,9 +136,9 @@ if (fold) {
     if (n === 0) break;
     steps.push(performance.now() - s);
     folded += n;
-    // As the server's fold waits for the checkpointer past 16 MiB (walCatchUp), outside the step:
+    // As the server's fold waits for the checkpointer past CATCH_UP_FRAMES (walCatchUp), outside the step:
     // steps reading through a WAL of gigabytes (each page looked up in every segment's hash) cost 4 ms a row.
-    if (walBytes() > 16 * 1024 * 1024) db.run("PRAGMA wal_checkpoint(TRUNCATE)");
+    if (walBytes() > CATCH_UP_FRAMES * (pageSize + 24)) db.run("PRAGMA wal_checkpoint(TRUNCATE)");
   }
   const d = process.cpuUsage(c);
   if (steps.length > 0)

@@ -129,9 +129,10 @@ function walFrames(r: Running): { frames: number; copied: number } | null {
  * Nothing to wait for without a checkpointer (tests, the command line).
  */
 export async function walCatchUp(file: string): Promise<void> {
-  const r = running.get(absolute(file));
+  const key = absolute(file);
+  const r = running.get(key);
   if (!r) return;
-  for (let i = 0; i < CATCH_UP_TRIES && running.get(absolute(file)) === r; i++) {
+  for (let i = 0; i < CATCH_UP_TRIES && running.get(key) === r; i++) {
     const f = walFrames(r);
     if (!f || f.frames < CATCH_UP_FRAMES || f.copied >= f.frames) return;
     if (await r.catchUp()) return;
@@ -165,12 +166,13 @@ export function startCheckpointer(file: string, everyMs = 200, idleTicks = IDLE_
         worker.postMessage({ catchUp: id });
       }),
   };
-  running.set(absolute(file), entry);
+  const key = absolute(file);
+  running.set(key, entry);
   return {
     stop: () =>
       new Promise<void>((resolve) => {
         const done = () => {
-          if (running.get(absolute(file)) === entry) running.delete(absolute(file));
+          if (running.get(key) === entry) running.delete(key);
           if (entry.fd !== null) closeSync(entry.fd);
           entry.fd = null;
           for (const w of waiting.values()) w(false);
