@@ -1,9 +1,11 @@
 import { walCatchUp } from "./checkpointer";
 import { type Db, writeTx } from "./database";
 import { runAs } from "./stall-monitor";
-import { writeGramRows } from "./deal-grams";
-import { bucketOf, trigramsOf, writeKeyGramRows } from "./deal-key-grams";
+import { FoldTally, type Pending, nextChunkRows } from "./fold-tally";
 import { ftsMergeStep } from "./fts-merge";
+import { sweepStep, sweeping } from "./search-sweep";
+
+export { gramsOf, nextChunkRows } from "./fold-tally";
 
 /**
  * The deal search counters' fold (schema version 15). A deal write appends its counted state to
@@ -23,105 +25,32 @@ import { ftsMergeStep } from "./fts-merge";
  * millions of rows), so a step stays well under the 50 ms any writer may hold.
  */
 export const FOLD_STEP_MS = 10;
-/** Rows a chunk holds at most: its tallies' rows are written sorted, so shared grams are written once. */
-const CHUNK = 64;
-
-type Pending = {
-  id: number;
-  sign: number;
-  stage: string;
-  assigned_to: string | null;
-  search_text: string;
-  title_key: string;
-  account_key: string;
-  contact_key: string | null;
-};
-
-/** The distinct 1-, 2- and 3-character pieces of a search text, none holding the newline between its parts (what GramTally counts). */
-export function gramsOf(text: string): Set<string> {
-  const out = new Set<string>();
-  const cps = [...text];
-  for (let i = 0; i < cps.length; i++) {
-    if (cps[i] === "\n") continue;
-    out.add(cps[i]!);
-    if (i + 1 < cps.length && cps[i + 1] !== "\n") {
-      out.add(cps[i]! + cps[i + 1]!);
-      if (i + 2 < cps.length && cps[i + 2] !== "\n") out.add(cps[i]! + cps[i + 1]! + cps[i + 2]!);
-    }
-  }
-  return out;
-}
-
-/**
- * Signed counter changes of a few pending rows, by counter row: a Map is cheap at this size (the
- * seed's tallies set up a megabyte of tables each, which costs more than a chunk's rows).
- */
-class FoldTally {
-  private readonly grams = new Map<string, [string, string, string, number]>();
-  private readonly keys = new Map<string, [string, string, string, number]>();
-
-  /** Adds `sign` to a counter row, keyed by its three values (lengths first: no text can make two keys one). */
-  private static bump(m: Map<string, [string, string, string, number]>, a: string, b: string, c: string, sign: number): void {
-    const k = `${a.length},${b.length},${a}${b}${c}`;
-    const row = m.get(k);
-    if (row) row[3] += sign;
-    else m.set(k, [a, b, c, sign]);
-  }
-
-  add(p: Pending): void {
-    const assignee = p.assigned_to ?? "";
-    for (const g of gramsOf(p.search_text)) FoldTally.bump(this.grams, g, p.stage, assignee, p.sign);
-    const trigrams = [...trigramsOf(p.search_text), ""];
-    for (const [ord, key] of [["t", p.title_key], ["a", p.account_key], ["c", p.contact_key]] as const) {
-      if (key === null) continue;
-      const bucket = bucketOf(key);
-      for (const g of trigrams) FoldTally.bump(this.keys, ord, g, bucket, p.sign);
-    }
-  }
-
-  /** addCounterRows' flat rows of one map, changes of 0 left out, sorted by their values (near the table's key order). */
-  private static rows(m: Map<string, [string, string, string, number]>): Array<string | number> {
-    const rows = [...m.values()].filter((r) => r[3] !== 0);
-    rows.sort((x, y) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : x[1] < y[1] ? -1 : x[1] > y[1] ? 1 : x[2] < y[2] ? -1 : x[2] > y[2] ? 1 : 0));
-    return rows.flat();
-  }
-
-  write(db: Db, tenantId: string): void {
-    writeGramRows(db, tenantId, FoldTally.rows(this.grams));
-    writeKeyGramRows(db, tenantId, FoldTally.rows(this.keys));
-  }
-}
-
-/**
- * A fold step's next chunk: as many rows as fit in what is left of the budget at the step's pace,
- * and at most as many as it folded so far. A pace learnt from one row whose pages were cached
- * promised 64 rows whose pages were not (another process had committed meanwhile, so SQLite
- * dropped this connection's cache): a 347 ms step beside `suite seed`. Doubling keeps a step
- * within about twice its budget when rows turn slower (a row's text is bounded). Under 1: stop.
- */
-export function nextChunkRows(folded: number, spentMs: number, budgetMs: number): number {
-  return Math.min(CHUNK, folded, Math.floor(((budgetMs - spentMs) * folded) / Math.max(spentMs, 0.001)));
-}
-
 /** Where the next step starts: organizations take turns, so one that writes without pause cannot starve the others. */
 let lastTenant = "";
 
 /**
- * One fold step: the pending rows of one organization, oldest first, folded into the counters in
- * chunks for up to `budgetMs` (at least one row), then deleted, in one write transaction. Answers
- * how many rows it folded (0: nothing was pending).
+ * One fold step for the next organization with pending rows (they take turns): a step of its
+ * sweep when it has a burst of them (search-sweep.ts), else its oldest rows folded into the
+ * counters in chunks for up to `budgetMs` (at least one row), then deleted, in one write
+ * transaction. Answers how many rows it folded or swept through (0: nothing was pending).
  */
 export function foldSearchCounters(db: Db, budgetMs = FOLD_STEP_MS): number {
+  const next =
+    (db.query("SELECT tenant_id FROM deal_search_pending WHERE tenant_id > ?1 LIMIT 1").get(lastTenant) as { tenant_id: string } | null) ??
+    (db.query("SELECT tenant_id FROM deal_search_pending LIMIT 1").get() as { tenant_id: string } | null);
+  if (!next) return 0;
+  const tenantId = next.tenant_id;
+  lastTenant = tenantId;
+  // A deleted organization's deals append rows as they cascade away; its counters (and sweep) went with it.
+  if (!db.query("SELECT 1 AS x FROM tenants WHERE id = ?1").get(tenantId)) return writeTx(db, () => db.run("DELETE FROM deal_search_pending WHERE tenant_id = ?1", [tenantId]).changes);
+  if (sweeping(db, tenantId)) return sweepStep(db, tenantId, budgetMs);
+  return foldOldest(db, tenantId, budgetMs);
+}
+
+/** The organization's oldest pending rows folded and deleted in one write transaction of about `budgetMs`. */
+function foldOldest(db: Db, tenantId: string, budgetMs: number): number {
   return writeTx(db, () => {
     const started = performance.now();
-    const next =
-      (db.query("SELECT tenant_id FROM deal_search_pending WHERE tenant_id > ?1 LIMIT 1").get(lastTenant) as { tenant_id: string } | null) ??
-      (db.query("SELECT tenant_id FROM deal_search_pending LIMIT 1").get() as { tenant_id: string } | null);
-    if (!next) return 0;
-    const tenantId = next.tenant_id;
-    lastTenant = tenantId;
-    // A deleted organization's deals append rows as they cascade away; its counters went with it.
-    if (!db.query("SELECT 1 AS x FROM tenants WHERE id = ?1").get(tenantId)) return db.run("DELETE FROM deal_search_pending WHERE tenant_id = ?1", [tenantId]).changes;
     const chunkOf = db.query("SELECT id, sign, stage, assigned_to, search_text, title_key, account_key, contact_key FROM deal_search_pending WHERE tenant_id = ?1 AND id > ?2 ORDER BY id LIMIT ?3");
     let last = 0;
     let folded = 0;

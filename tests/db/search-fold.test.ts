@@ -1,7 +1,7 @@
-// The search counters' pending rows and their fold (schema version 15): totals and pages stay exact
-// while deal changes wait to be folded, a fold step is one transaction (a process killed with
-// SIGKILL in the middle of folding leaves the counters exact), and the folded counters equal a
-// recount from the deals.
+// The search counters' pending rows, their fold (schema version 15) and a burst's sweep (version
+// 34): totals and pages stay exact while deal changes wait to be folded and at every phase of a
+// sweep, a step is one transaction (a process killed with SIGKILL in the middle of a sweep leaves
+// the counters exact, and another connection finishes it), and the folded counters equal a recount.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -10,6 +10,8 @@ import { bulkSeed } from "../../src/stores/sqlite/bulk-load";
 import { recountDealGrams } from "../../src/db/deal-grams";
 import { recountDealKeyGrams } from "../../src/db/deal-key-grams";
 import { foldAll, foldSearchCounters, gramsOf, nextChunkRows, pendingSearchRows } from "../../src/db/search-fold";
+import { SWEEP_FROM_ROWS, TALLY } from "../../src/db/search-sweep";
+import { gramKeysOf, gramOfKey } from "../../src/db/fold-tally";
 import { createSqliteDealsQuery } from "../../src/stores/sqlite/deals-query";
 import type { DealListQuery, SortField } from "../../src/crm/model";
 import { testApp } from "../helpers";
@@ -121,13 +123,17 @@ describe("pending search counter rows", () => {
       ],
       { stdout: "ignore", stderr: "ignore" },
     );
-    // Killed once it has folded some of the rows, not all of them.
+    // So many rows make a sweep (search-sweep.ts): killed once it has written some of the
+    // counters, not all of them (its cursor moved; the tally in the killed process's memory is lost).
     const deadline = Date.now() + 30_000;
-    while (pendingSearchRows(t.ctx.db) > pending * 0.8 && Date.now() < deadline) await Bun.sleep(5);
+    const writing = () => t.ctx.db.query("SELECT 1 AS x FROM deal_search_sweeps WHERE (gram <> '' AND grams_done = 0) OR (key_ord <> '' AND keys_done = 0)").get() !== null;
+    while (!writing() && Date.now() < deadline) await Bun.sleep(1);
     child.kill("SIGKILL");
     await child.exited;
+    // Killed within the sweep (its rows are deleted only once every counter is written).
+    expect(t.ctx.db.query("SELECT count(*) AS n FROM deal_search_sweeps").get()).toEqual({ n: 1 });
     const left = pendingSearchRows(t.ctx.db);
-    expect(left).toBeLessThan(pending);
+    expect(left).toBeLessThanOrEqual(pending);
     expect(left).toBeGreaterThan(0);
     await pagesAgree("after SIGKILL");
     foldAll(t.ctx.db);
@@ -138,6 +144,50 @@ describe("pending search counter rows", () => {
       recountDealKeyGrams(t.ctx.db);
     })();
     expect(folded).toEqual(counters());
+  }, 90_000);
+
+  test("a sweep: totals and pages exact at each of its phases, with writes coming in meanwhile; it ends with a recount's counters", async () => {
+    const run = (sql: string) => t.ctx.db.run(sql, [tenantId]);
+    // A bulk change's shape: many deals to another stage, and some renamed.
+    run("UPDATE deals SET stage = 'lost' WHERE tenant_id = ?1 AND stage = 'new'");
+    run("UPDATE deals SET title = title || ' kqz', title_key = title_key || ' kqz', search_text = search_text || ' kqz' WHERE tenant_id = ?1 AND seq % 4 = 1");
+    const pending = pendingSearchRows(t.ctx.db, tenantId);
+    expect(pending).toBeGreaterThanOrEqual(SWEEP_FROM_ROWS);
+    const phase = () => {
+      const s = t.ctx.db.query("SELECT * FROM deal_search_sweeps WHERE tenant_id = ?1").get(tenantId) as Record<string, string | number> | null;
+      if (!s) return "none";
+      if (s.grams_done && s.keys_done) return "deleting";
+      if (s.grams_done) return s.key_ord === "" ? "grams written" : "keys partly written";
+      return s.gram === "" ? "tallying" : "grams partly written";
+    };
+    const seen: string[] = [];
+    const acc = await org.account("Kqz Meanwhile");
+    // The tally handed to the temporary tables many times (each part added up in memory first).
+    const keys = TALLY.keys;
+    TALLY.keys = 2_000;
+    for (let steps = 0; steps < 100_000; steps++) {
+      const now = phase();
+      if (!seen.includes(now)) {
+        seen.push(now);
+        await pagesAgree(`sweep ${now}`);
+        // A write meanwhile: its rows come after those the sweep covers, counted whole until folded.
+        await org.deal({ title: `Kqz during ${now}`, account_id: acc.id, stage: "won" });
+        await pagesAgree(`sweep ${now}, a deal written meanwhile`);
+      }
+      if (foldSearchCounters(t.ctx.db, 0.2) === 0) break;
+    }
+    TALLY.keys = keys;
+    expect(seen).toEqual(["none", "tallying", "grams partly written", "grams written", "keys partly written", "deleting"]);
+    expect(pendingSearchRows(t.ctx.db)).toBe(0);
+    await pagesAgree("swept");
+    const swept = counters();
+    t.ctx.db.transaction(() => {
+      recountDealGrams(t.ctx.db);
+      recountDealKeyGrams(t.ctx.db);
+    })();
+    expect(swept).toEqual(counters());
+    // Nothing of its tally is left in the connection's temporary tables.
+    expect(t.ctx.db.query("SELECT (SELECT count(*) FROM temp.sweep_grams) + (SELECT count(*) FROM temp.sweep_keys) AS n").get()).toEqual({ n: 0 });
   }, 90_000);
 
   test("a deleted organization's pending rows (its deals cascade away) are dropped by the fold", async () => {
@@ -156,6 +206,18 @@ describe("pending search counter rows", () => {
 
   test("gramsOf cuts what the seed's tally counts: 1-3 characters, code points, none across a newline", () => {
     expect([...gramsOf("ab\nc🦊")].sort()).toEqual(["a", "ab", "b", "c", "c🦊", "🦊"].sort());
+  });
+
+  test("gramKeysOf's keys stand for gramsOf's pieces one to one (astral characters, lone surrogates, NUL, newlines)", () => {
+    const letters = ["a", "b", "\n", "c", "🦊", "😀", "é", "\u{10FFFF}", "\u0000", "\ud800", "\udc00", "\uffff"];
+    const set = new Set<number | string>();
+    let seed = 7;
+    const next = (n: number) => (seed = (seed * 1103515245 + 12345) % 2147483648) % n;
+    for (let i = 0; i < 5_000; i++) {
+      const text = Array.from({ length: next(12) }, () => letters[next(letters.length)]).join("");
+      const keys = [...gramKeysOf(text, set)];
+      expect({ text, grams: keys.map(gramOfKey).sort() }).toEqual({ text, grams: [...gramsOf(text)].sort() });
+    }
   });
 });
 

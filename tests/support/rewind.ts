@@ -7,6 +7,7 @@ import migration23 from "../../src/db/migrations/0023-deal-activities.sql" with 
 import migration28 from "../../src/db/migrations/0028-webhooks.sql" with { type: "text" };
 import migration31 from "../../src/db/migrations/0031-record-activities.sql" with { type: "text" };
 import migration33 from "../../src/db/migrations/0033-deal-notes-searched.sql" with { type: "text" };
+import migration34 from "../../src/db/migrations/0034-deal-search-sweeps.sql" with { type: "text" };
 
 /**
  * Tests that put a SQLite database back to an older schema version and migrate it forward again
@@ -78,6 +79,9 @@ END`);
     db.run("UPDATE deals SET search_text = substr(search_text, 1, length(search_text) - length(note_text) - 1) WHERE note_text <> ''");
     db.run("ALTER TABLE deals DROP COLUMN note_text");
   },
+  34: (db) => {
+    db.run("DROP TABLE deal_search_sweeps");
+  },
   21: (db) => {
     db.run("ALTER TABLE tenants DROP COLUMN require_passkey_for_admins");
     db.run("ALTER TABLE tenants DROP COLUMN require_passkey_or_2fa");
@@ -133,15 +137,15 @@ export function missingUndos(): number[] {
 }
 
 /**
- * Today's app reads and writes what 20–23, 28, 31 and 33 made on every request or write (passkeys and the
+ * Today's app reads and writes what 20–23, 28, 31, 33 and 34 made on every request or write (passkeys and the
  * sign-in policy in the session check; the event log, the deal, account and contact timelines and the
- * webhooks' endpoints beside each CRM write, a deal's notes' text beside a rename or a note's write): a test that writes through the app on a rewound database puts them back for those
+ * webhooks' endpoints beside each CRM write, a deal's notes' text beside a rename or a note's write, the search counters' sweep in every search): a test that writes through the app on a rewound database puts them back for those
  * writes, then takes them out again (`undoAfterRequests`) before it migrates.
  */
 export function redoForRequests(db: Database): void {
-  for (const sql of [migration20, migration21, migration22, migration23, migration28, migration31, migration33]) db.exec(sql);
+  for (const sql of [migration20, migration21, migration22, migration23, migration28, migration31, migration33, migration34]) db.exec(sql);
 }
 
 export function undoAfterRequests(db: Database): void {
-  for (const v of [33, 31, 28, 23, 22, 21, 20]) UNDO[v]!(db);
+  for (const v of [34, 33, 31, 28, 23, 22, 21, 20]) UNDO[v]!(db);
 }

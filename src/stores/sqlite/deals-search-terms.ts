@@ -21,6 +21,19 @@ const stageTrigrams = (stage: string): string[] => {
   return c.slice(2).map((_, i) => c[i]! + c[i + 1]! + c[i + 2]!);
 };
 
+/**
+ * The organization's sweep of deal_gram_counts as one row (upto: -1 without a sweep; done; the
+ * last key written, '' three times for none, which every key is past): the first parameter is the
+ * tenant. A pending row counts where `p.id > w.upto OR (w.done = 0 AND key > (w.k1, w.k2, w.k3))`.
+ */
+export const SWEPT_GRAMS =
+  "SELECT coalesce(max(upto_id), -1) AS upto, coalesce(max(grams_done), 0) AS done, coalesce(max(gram), '') AS k1, coalesce(max(gram_stage), '') AS k2," +
+  " coalesce(max(gram_assignee), '') AS k3 FROM deal_search_sweeps WHERE tenant_id = ?";
+/** The same for deal_key_grams. */
+export const SWEPT_KEYS =
+  "SELECT coalesce(max(upto_id), -1) AS upto, coalesce(max(keys_done), 0) AS done, coalesce(max(key_ord), '') AS k1, coalesce(max(key_gram), '') AS k2," +
+  " coalesce(max(key_bucket), '') AS k3 FROM deal_search_sweeps WHERE tenant_id = ?";
+
 /** An FTS5 query matching `term` as one literal phrase: quotes doubled, operators inert. */
 export const ftsPhrase = (term: string): string => `"${term.replace(/"/g, '""')}"`;
 
@@ -44,15 +57,18 @@ export function createSearchTerms(db: Db, stmt: (sql: string) => Statement) {
   /**
    * How many of the tenant's deals within the filters hold a 1-3 character term: deal_gram_counts
    * rows added up (3 characters since version 12), plus the deal changes not folded into them yet
-   * (deal_search_pending, version 15: a few rows, each tested for the term as the grams count it).
+   * (deal_search_pending, version 15: each row tested for the term as the grams count it). A row
+   * that a sweep under way covers (version 34, search-sweep.ts) counts only while its counter's key
+   * is past the sweep's cursor; read in the same statement, so the cursor and the counters agree.
    */
   function shortTermTotal(tenantId: string, term: string, q: DealListQuery): number {
     const stages = q.stages !== null ? ` AND stage IN (${q.stages.map(() => "?").join(", ")})` : "";
     const args = [...(q.stages ?? []), ...(q.assignee !== null ? [q.assignee] : [])];
     const sql =
       `SELECT (SELECT coalesce(sum(n), 0) FROM deal_gram_counts WHERE tenant_id = ? AND gram = ?${stages}${q.assignee !== null ? " AND assignee = ?" : ""})` +
-      ` + (SELECT coalesce(sum(sign), 0) FROM deal_search_pending WHERE tenant_id = ? AND instr(search_text, ?) > 0${stages}${q.assignee !== null ? " AND coalesce(assigned_to, '') = ?" : ""}) AS n`;
-    return (stmt(sql).get(tenantId, term, ...args, tenantId, term, ...args) as { n: number }).n;
+      ` + (SELECT coalesce(sum(p.sign), 0) FROM deal_search_pending p, (${SWEPT_GRAMS}) w WHERE p.tenant_id = ? AND instr(p.search_text, ?) > 0${stages}` +
+      `${q.assignee !== null ? " AND coalesce(p.assigned_to, '') = ?" : ""} AND (p.id > w.upto OR (w.done = 0 AND (?, p.stage, coalesce(p.assigned_to, '')) > (w.k1, w.k2, w.k3)))) AS n`;
+    return (stmt(sql).get(tenantId, term, ...args, tenantId, tenantId, term, ...args, term) as { n: number }).n;
   }
 
   return { stageMatch, shortTermTotal };

@@ -2,6 +2,7 @@ import type { Statement } from "bun:sqlite";
 import type { SortField } from "../../crm/model";
 import type { KeyOrd } from "../../db/deal-key-grams";
 import { KEY_BUCKET } from "../../db/deal-key-grams";
+import { SWEPT_KEYS } from "./deals-search-terms";
 
 /** The text sorts deal_key_grams counts (schema version 13): their ord, key column and index for each direction. */
 const TEXT_ORDERS: Partial<Record<SortField, { ord: KeyOrd; column: string; nullable: boolean; index: () => string }>> = {
@@ -68,11 +69,16 @@ export function createTextWalk(stmt: (sql: string) => Statement) {
     const dir = w.desc ? "DESC" : "ASC";
     // Deal changes not folded into the counters yet (schema version 15) are added to their buckets:
     // one more statement, merged in SQL so the buckets keep SQLite's order, only while there are any.
+    // A row a sweep under way covers (version 34) counts where its counter's key is past the cursor:
+    // the term's (ord, term, bucket) for its hits, the bucket's (ord, '', bucket) for its deals.
     const pending = stmt("SELECT 1 AS x FROM deal_search_pending WHERE tenant_id = ? LIMIT 1").get(w.tenantId) !== null;
+    const bucketOfRow = `substr(${o.column}, 1, ${KEY_BUCKET})`;
+    const unswept = (gram: string) => `(r.id > w.upto OR (w.done = 0 AND (?2, ${gram}, ${bucketOfRow}) > (w.k1, w.k2, w.k3)))`;
     const buckets = stmt(
       pending
-        ? `WITH p AS (SELECT substr(${o.column}, 1, ${KEY_BUCKET}) AS bucket, sum(sign * (instr(search_text, ?3) > 0)) AS hits, sum(sign) AS deals
-              FROM deal_search_pending WHERE tenant_id = ?1 AND ${o.column} IS NOT NULL GROUP BY 1),
+        ? `WITH w AS (${SWEPT_KEYS.replace("tenant_id = ?", "tenant_id = ?1")}),
+            p AS (SELECT ${bucketOfRow} AS bucket, sum(sign * (instr(search_text, ?3) > 0) * ${unswept("?3")}) AS hits, sum(sign * ${unswept("''")}) AS deals
+              FROM deal_search_pending r, w WHERE tenant_id = ?1 AND ${o.column} IS NOT NULL GROUP BY 1),
             b AS (SELECT bucket FROM deal_key_grams WHERE tenant_id = ?1 AND ord = ?2 AND gram = ?3 AND n > 0 UNION SELECT bucket FROM p)
           SELECT bucket, sum(hits) AS hits, sum(deals) AS deals FROM (
             SELECT bucket, n AS hits, 0 AS deals FROM deal_key_grams WHERE tenant_id = ?1 AND ord = ?2 AND gram = ?3
