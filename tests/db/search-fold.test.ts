@@ -34,6 +34,16 @@ const counters = () =>
     ...(t.ctx.db.query("SELECT tenant_id, ord, gram, bucket, n FROM deal_key_grams WHERE n <> 0 ORDER BY 1, 2, 3, 4").values() as unknown[][]),
   ].map((r) => r.join("|"));
 
+/** The counters as folded equal a recount from the deals (which then replaces them). */
+function countersEqualRecount() {
+  const folded = counters();
+  t.ctx.db.transaction(() => {
+    recountDealGrams(t.ctx.db);
+    recountDealKeyGrams(t.ctx.db);
+  })();
+  expect(folded).toEqual(counters());
+}
+
 /** Totals and pages of short terms, with filters and the text sorts (the bucket walk), against a reference over the deals. */
 async function pagesAgree(label: string) {
   const deals = dealsOf(t.ctx.db, tenantId);
@@ -99,12 +109,7 @@ describe("pending search counter rows", () => {
     await pagesAgree("half folded");
     foldAll(t.ctx.db);
     await pagesAgree("folded");
-    const folded = counters();
-    t.ctx.db.transaction(() => {
-      recountDealGrams(t.ctx.db);
-      recountDealKeyGrams(t.ctx.db);
-    })();
-    expect(folded).toEqual(counters());
+    countersEqualRecount();
   }, 60_000);
 
   test("a process killed with SIGKILL while folding leaves exact totals, and the rest folds to a recount's rows", async () => {
@@ -138,12 +143,7 @@ describe("pending search counter rows", () => {
     await pagesAgree("after SIGKILL");
     foldAll(t.ctx.db);
     await pagesAgree("folded after SIGKILL");
-    const folded = counters();
-    t.ctx.db.transaction(() => {
-      recountDealGrams(t.ctx.db);
-      recountDealKeyGrams(t.ctx.db);
-    })();
-    expect(folded).toEqual(counters());
+    countersEqualRecount();
   }, 90_000);
 
   test("a sweep: totals and pages exact at each of its phases, with writes coming in meanwhile; it ends with a recount's counters", async () => {
@@ -180,12 +180,7 @@ describe("pending search counter rows", () => {
     expect(seen).toEqual(["none", "tallying", "grams partly written", "grams written", "keys partly written", "deleting"]);
     expect(pendingSearchRows(t.ctx.db)).toBe(0);
     await pagesAgree("swept");
-    const swept = counters();
-    t.ctx.db.transaction(() => {
-      recountDealGrams(t.ctx.db);
-      recountDealKeyGrams(t.ctx.db);
-    })();
-    expect(swept).toEqual(counters());
+    countersEqualRecount();
     // Nothing of its tally is left in the connection's temporary tables.
     expect(t.ctx.db.query("SELECT (SELECT count(*) FROM temp.sweep_grams) + (SELECT count(*) FROM temp.sweep_keys) AS n").get()).toEqual({ n: 0 });
   }, 90_000);
