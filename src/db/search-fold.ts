@@ -3,7 +3,7 @@ import { type Db, writeTx } from "./database";
 import { runAs } from "./stall-monitor";
 import { FoldTally, type Pending, nextChunkRows } from "./fold-tally";
 import { ftsMergeStep } from "./fts-merge";
-import { sweepStep, sweeping } from "./search-sweep";
+import { forgetSweep, sweepStep, sweeping } from "./search-sweep";
 
 export { gramsOf, nextChunkRows } from "./fold-tally";
 
@@ -42,7 +42,10 @@ export function foldSearchCounters(db: Db, budgetMs = FOLD_STEP_MS): number {
   const tenantId = next.tenant_id;
   lastTenant = tenantId;
   // A deleted organization's deals append rows as they cascade away; its counters (and sweep) went with it.
-  if (!db.query("SELECT 1 AS x FROM tenants WHERE id = ?1").get(tenantId)) return writeTx(db, () => db.run("DELETE FROM deal_search_pending WHERE tenant_id = ?1", [tenantId]).changes);
+  if (!db.query("SELECT 1 AS x FROM tenants WHERE id = ?1").get(tenantId)) {
+    forgetSweep(db, tenantId);
+    return writeTx(db, () => db.run("DELETE FROM deal_search_pending WHERE tenant_id = ?1", [tenantId]).changes);
+  }
   if (sweeping(db, tenantId)) return sweepStep(db, tenantId, budgetMs);
   return foldOldest(db, tenantId, budgetMs);
 }

@@ -52,7 +52,7 @@ type Sweep = {
 /**
  * Where this connection's tally of an organization's sweep stands: rows are added up in memory
  * (a Map: 40-70 µs a row) and handed to the temporary tables a bounded slice at a time once the
- * Map holds TALLY_KEYS rows or every covered row is read. Each covered row's ~100 keys upserted
+ * Map holds TALLY.keys rows or every covered row is read. Each covered row's ~100 keys upserted
  * into the tables one row at a time cost 150-170 µs a row; added up over thousands of rows first,
  * most keys are shared (a stage's grams): 50,000 deals' rows came to 230,000 keys.
  */
@@ -241,6 +241,13 @@ function deleteStep(db: Db, tenantId: string, upto: number, budgetMs: number): n
     }
     return Math.max(1, done);
   });
+}
+
+/** Drops what this connection added up for a deleted organization's sweep (its row went with it). */
+export function forgetSweep(db: Db, tenantId: string): void {
+  if (!talliesOf.get(db)?.delete(tenantId)) return;
+  tallyTables(db);
+  forget(db, tenantId);
 }
 
 /** Drops this connection's tally of the organization (a sweep it no longer matches). */

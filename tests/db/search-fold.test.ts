@@ -199,6 +199,24 @@ describe("pending search counter rows", () => {
     expect(counters()).toEqual(before);
   });
 
+  test("an organization deleted in the middle of its sweep: its rows, sweep and tally go, the others' counters stay", async () => {
+    const other = await crmOrg(t, "sweptaway");
+    const acc = await other.account("Swept Ltd");
+    for (let i = 0; i < 3; i++) await other.deal({ title: `Swept ${i}`, account_id: acc.id, stage: "new" });
+    foldAll(t.ctx.db);
+    const before = counters().filter((r) => !r.startsWith(other.tenant.id));
+    t.ctx.db.run("UPDATE deals SET title = title || ' x', search_text = search_text || ' x' WHERE tenant_id = ?1", [other.tenant.id]);
+    for (let i = 0; i < SWEEP_FROM_ROWS; i++) await other.deal({ title: `Swept more ${i}`, account_id: acc.id, stage: "won" });
+    const tallied = () => t.ctx.db.query("SELECT (SELECT count(*) FROM temp.sweep_grams WHERE tenant_id = ?1) AS n").get(other.tenant.id) as { n: number };
+    while (tallied().n === 0) expect(foldSearchCounters(t.ctx.db, 0.2)).toBeGreaterThan(0);
+    t.ctx.db.run("DELETE FROM tenants WHERE id = ?1", [other.tenant.id]);
+    expect(t.ctx.db.query("SELECT count(*) AS n FROM deal_search_sweeps").get()).toEqual({ n: 0 });
+    foldAll(t.ctx.db);
+    expect(pendingSearchRows(t.ctx.db)).toBe(0);
+    expect(tallied()).toEqual({ n: 0 });
+    expect(counters()).toEqual(before);
+  });
+
   test("gramsOf cuts what the seed's tally counts: 1-3 characters, code points, none across a newline", () => {
     expect([...gramsOf("ab\nc🦊")].sort()).toEqual(["a", "ab", "b", "c", "c🦊", "🦊"].sort());
   });
