@@ -1,6 +1,7 @@
 import { afterAll, expect, test } from "bun:test";
 import type { Database } from "bun:sqlite";
 import { migrate } from "../../src/db/migrate";
+import { MIGRATIONS } from "../../src/db/migrations";
 import type { Pg } from "../../src/stores/postgres/database";
 import { migratePostgres, pgTargetVersion } from "../../src/stores/postgres/migrate";
 import { testApp } from "../helpers";
@@ -53,7 +54,7 @@ test("deals with notes before the upgrade are found by them after it, with the t
     ctx.db.run("PRAGMA user_version = 32");
     const before = ctx.db.query("SELECT search_text FROM deals WHERE id = ?1").get(noted.id) as { search_text: string };
     expect(before.search_text).toBe("had notes\nits own field\nmigrated co\n");
-    expect(migrate(ctx.db)).toMatchObject({ from: 32, to: 33 });
+    expect(migrate(ctx.db)).toMatchObject({ from: 32, to: MIGRATIONS.at(-1)!.version });
   } else {
     await rewindPostgres(ctx.pg!);
     expect(await migratePostgres(ctx.pg!)).toEqual({ from: 21, to: pgTargetVersion() });
