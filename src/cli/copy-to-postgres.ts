@@ -62,6 +62,8 @@ export function skippedBecause(table: string): string | null {
   if (table === "deal_key_grams") return "derived from deals (SQLite's search plan only)";
   // Deal changes not yet folded into those two (schema version 15): derived from deals like them.
   if (table === "deal_search_pending") return "derived from deals (SQLite's search counters' pending changes)";
+  // Where a sweep of those pending changes stands (schema version 34): SQLite's fold's own bookkeeping.
+  if (table === "deal_search_sweeps") return "derived from deals (SQLite's search counters' sweep under way)";
   return null;
 }
 
