@@ -24,7 +24,7 @@ import { FoldTally, type Pending } from "./fold-tally";
  * A reader adds a covered row only where its counter's key is past the cursor (deals-search-terms.ts,
  * deals-text-walk.ts), so every total is exact between any two steps. A killed process loses the
  * tally only: the covered rows are still there, added up again, and the writes go on from the
- * cursor. The same 200k rows: 10.5 s, steps of 10 ms (30 ms at most).
+ * cursor. The same 200k rows: 19 s, steps of 10 ms (32 ms at most).
  */
 
 /** Pending rows of an organization from which its fold sweeps (under: a step or two of folding; 300 rows took three of 80 ms). */
@@ -58,8 +58,8 @@ type Sweep = {
  */
 type Tallied = { upto: number; readThrough: number; read: boolean; tally: FoldTally; handing: { grams: Array<string | number>; keys: Array<string | number>; at: number } | null; complete: boolean };
 const talliesOf = new WeakMap<Db, Map<string, Tallied>>();
-/** Keys the Map holds at most before they go to the tables (about 20 MB of memory; tests lower it to hand over often). */
-export const TALLY = { keys: 131_072 };
+/** Keys the Map holds at most before they go to the tables (a bound on its memory and the garbage it leaves: docs/decisions.md; tests lower it to hand over often). */
+export const TALLY = { keys: 65_536 };
 /** Keys a statement hands over (addCounterRows' batch), the slice of a step's handing. */
 const HAND_KEYS = 200;
 /**
