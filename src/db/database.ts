@@ -5,6 +5,9 @@ import { noteWriteHold } from "./stall-monitor";
 
 export type Db = Database;
 
+/** Pages of WAL after which a commit runs a checkpoint itself: the fallback should the checkpointer's thread fall behind. */
+export const WAL_AUTOCHECKPOINT = 8192;
+
 /**
  * The pragmas every connection runs with. synchronous=FULL: with WAL, NORMAL already survives
  * a killed process, FULL also survives a power cut. The server keeps FULL's promise another way,
@@ -12,9 +15,6 @@ export type Db = Database;
  * other connection makes this one drop its whole page cache before its next read (rate-limit
  * counters on a second connection cost about 2,400 page reads a second under a login flood).
  */
-/** Pages of WAL after which a commit runs a checkpoint itself: the fallback should the checkpointer's thread fall behind. */
-export const WAL_AUTOCHECKPOINT = 8192;
-
 const PRAGMAS: Array<[name: string, value: string | number, expect: string | number]> = [
   // First, so that the others (switching a new file to WAL takes a lock) wait for a busy peer
   // instead of failing at once with "database is locked".

@@ -8,7 +8,7 @@ import { bucketOf, trigramsOf, writeKeyGramRows } from "./deal-key-grams";
  */
 
 /** Rows a chunk holds at most: its tallies' rows are written sorted, so shared grams are written once. */
-export const CHUNK = 64;
+const CHUNK = 64;
 
 export type Pending = {
   id: number;
@@ -69,7 +69,7 @@ export function gramOfKey(key: number | string): string {
   return gram;
 }
 
-/** The distinct 1-, 2- and 3-character pieces of a search text, none holding the newline between its parts (what GramTally counts). */
+/** The distinct 1-, 2- and 3-character pieces of a search text, none holding the newline between its parts (what GramTally counts): the definition gramKeysOf keeps to (its test compares the two). */
 export function gramsOf(text: string): Set<string> {
   const out = new Set<string>();
   const cps = [...text];

@@ -77,9 +77,13 @@ function learnCap(kind: "write" | "delete", ms: number, budgetMs: number): void 
   else if (ms <= budgetMs) stepCap[kind] = Math.min(MAX_STEP_ROWS, Math.ceil(stepCap[kind] * 1.25));
 }
 
+/** Connections whose temporary tally tables exist (made once per connection, not per step). */
+const withTables = new WeakSet<Db>();
 function tallyTables(db: Db): void {
+  if (withTables.has(db)) return;
   db.run("CREATE TEMP TABLE IF NOT EXISTS sweep_grams (tenant_id TEXT NOT NULL, gram TEXT NOT NULL, stage TEXT NOT NULL, assignee TEXT NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (tenant_id, gram, stage, assignee)) WITHOUT ROWID");
   db.run("CREATE TEMP TABLE IF NOT EXISTS sweep_keys (tenant_id TEXT NOT NULL, ord TEXT NOT NULL, gram TEXT NOT NULL, bucket TEXT NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (tenant_id, ord, gram, bucket)) WITHOUT ROWID");
+  withTables.add(db);
 }
 
 const sweepOf = (db: Db, tenantId: string) => db.query("SELECT * FROM deal_search_sweeps WHERE tenant_id = ?1").get(tenantId) as Sweep | null;

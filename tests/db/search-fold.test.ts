@@ -9,9 +9,9 @@ import { join } from "node:path";
 import { bulkSeed } from "../../src/stores/sqlite/bulk-load";
 import { recountDealGrams } from "../../src/db/deal-grams";
 import { recountDealKeyGrams } from "../../src/db/deal-key-grams";
-import { foldAll, foldSearchCounters, gramsOf, nextChunkRows, pendingSearchRows } from "../../src/db/search-fold";
+import { foldAll, foldSearchCounters, pendingSearchRows } from "../../src/db/search-fold";
 import { SWEEP_FROM_ROWS, TALLY } from "../../src/db/search-sweep";
-import { gramKeysOf, gramOfKey } from "../../src/db/fold-tally";
+import { gramKeysOf, gramOfKey, gramsOf, nextChunkRows } from "../../src/db/fold-tally";
 import { createSqliteDealsQuery } from "../../src/stores/sqlite/deals-query";
 import type { DealListQuery, SortField } from "../../src/crm/model";
 import { testApp } from "../helpers";
@@ -42,6 +42,15 @@ function countersEqualRecount() {
     recountDealKeyGrams(t.ctx.db);
   })();
   expect(folded).toEqual(counters());
+}
+
+/** Another organization with a few deals, all folded; the counters of everyone else as they stand. */
+async function anotherOrgFolded(subdomain: string, name: string) {
+  const other = await crmOrg(t, subdomain);
+  const acc = await other.account(`${name} Ltd`);
+  for (let i = 0; i < 3; i++) await other.deal({ title: `${name} ${i}`, account_id: acc.id, stage: "new" });
+  foldAll(t.ctx.db);
+  return { other, acc, before: counters().filter((r) => !r.startsWith(other.tenant.id)) };
 }
 
 /** Totals and pages of short terms, with filters and the text sorts (the bucket walk), against a reference over the deals. */
@@ -186,11 +195,7 @@ describe("pending search counter rows", () => {
   }, 90_000);
 
   test("a deleted organization's pending rows (its deals cascade away) are dropped by the fold", async () => {
-    const other = await crmOrg(t, "goneco");
-    const acc = await other.account("Gone Ltd");
-    for (let i = 0; i < 3; i++) await other.deal({ title: `Gone ${i}`, account_id: acc.id, stage: "new" });
-    foldAll(t.ctx.db);
-    const before = counters().filter((r) => !r.startsWith(other.tenant.id));
+    const { other, acc, before } = await anotherOrgFolded("goneco", "Gone");
     await other.deal({ title: "Gone late", account_id: acc.id, stage: "new" });
     t.ctx.db.run("DELETE FROM tenants WHERE id = ?1", [other.tenant.id]);
     expect(pendingSearchRows(t.ctx.db, other.tenant.id)).toBeGreaterThan(0);
@@ -200,11 +205,7 @@ describe("pending search counter rows", () => {
   });
 
   test("an organization deleted in the middle of its sweep: its rows, sweep and tally go, the others' counters stay", async () => {
-    const other = await crmOrg(t, "sweptaway");
-    const acc = await other.account("Swept Ltd");
-    for (let i = 0; i < 3; i++) await other.deal({ title: `Swept ${i}`, account_id: acc.id, stage: "new" });
-    foldAll(t.ctx.db);
-    const before = counters().filter((r) => !r.startsWith(other.tenant.id));
+    const { other, acc, before } = await anotherOrgFolded("sweptaway", "Swept");
     t.ctx.db.run("UPDATE deals SET title = title || ' x', search_text = search_text || ' x' WHERE tenant_id = ?1", [other.tenant.id]);
     for (let i = 0; i < SWEEP_FROM_ROWS; i++) await other.deal({ title: `Swept more ${i}`, account_id: acc.id, stage: "won" });
     const tallied = () => t.ctx.db.query("SELECT (SELECT count(*) FROM temp.sweep_grams WHERE tenant_id = ?1) AS n").get(other.tenant.id) as { n: number };

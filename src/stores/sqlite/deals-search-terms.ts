@@ -22,17 +22,17 @@ const stageTrigrams = (stage: string): string[] => {
 };
 
 /**
- * The organization's sweep of deal_gram_counts as one row (upto: -1 without a sweep; done; the
- * last key written, '' three times for none, which every key is past): the first parameter is the
- * tenant. A pending row counts where `p.id > w.upto OR (w.done = 0 AND key > (w.k1, w.k2, w.k3))`.
+ * The organization's sweep of a counter table as one row (upto: -1 without a sweep; done; the
+ * last key written, '' three times for none, which every key is past), `tenant` the statement's
+ * parameter for the tenant. A pending row counts where `p.id > w.upto OR (w.done = 0 AND key > (w.k1, w.k2, w.k3))`.
  */
-export const SWEPT_GRAMS =
-  "SELECT coalesce(max(upto_id), -1) AS upto, coalesce(max(grams_done), 0) AS done, coalesce(max(gram), '') AS k1, coalesce(max(gram_stage), '') AS k2," +
-  " coalesce(max(gram_assignee), '') AS k3 FROM deal_search_sweeps WHERE tenant_id = ?";
-/** The same for deal_key_grams. */
-export const SWEPT_KEYS =
-  "SELECT coalesce(max(upto_id), -1) AS upto, coalesce(max(keys_done), 0) AS done, coalesce(max(key_ord), '') AS k1, coalesce(max(key_gram), '') AS k2," +
-  " coalesce(max(key_bucket), '') AS k3 FROM deal_search_sweeps WHERE tenant_id = ?";
+const swept = (done: string, k1: string, k2: string, k3: string) => (tenant: string) =>
+  `SELECT coalesce(max(upto_id), -1) AS upto, coalesce(max(${done}), 0) AS done, coalesce(max(${k1}), '') AS k1, coalesce(max(${k2}), '') AS k2,` +
+  ` coalesce(max(${k3}), '') AS k3 FROM deal_search_sweeps WHERE tenant_id = ${tenant}`;
+/** deal_gram_counts' sweep. */
+export const sweptGrams = swept("grams_done", "gram", "gram_stage", "gram_assignee");
+/** deal_key_grams' sweep. */
+export const sweptKeys = swept("keys_done", "key_ord", "key_gram", "key_bucket");
 
 /** An FTS5 query matching `term` as one literal phrase: quotes doubled, operators inert. */
 export const ftsPhrase = (term: string): string => `"${term.replace(/"/g, '""')}"`;
@@ -66,7 +66,7 @@ export function createSearchTerms(db: Db, stmt: (sql: string) => Statement) {
     const args = [...(q.stages ?? []), ...(q.assignee !== null ? [q.assignee] : [])];
     const sql =
       `SELECT (SELECT coalesce(sum(n), 0) FROM deal_gram_counts WHERE tenant_id = ? AND gram = ?${stages}${q.assignee !== null ? " AND assignee = ?" : ""})` +
-      ` + (SELECT coalesce(sum(p.sign), 0) FROM deal_search_pending p, (${SWEPT_GRAMS}) w WHERE p.tenant_id = ? AND instr(p.search_text, ?) > 0${stages}` +
+      ` + (SELECT coalesce(sum(p.sign), 0) FROM deal_search_pending p, (${sweptGrams("?")}) w WHERE p.tenant_id = ? AND instr(p.search_text, ?) > 0${stages}` +
       `${q.assignee !== null ? " AND coalesce(p.assigned_to, '') = ?" : ""} AND (p.id > w.upto OR (w.done = 0 AND (?, p.stage, coalesce(p.assigned_to, '')) > (w.k1, w.k2, w.k3)))) AS n`;
     return (stmt(sql).get(tenantId, term, ...args, tenantId, tenantId, term, ...args, term) as { n: number }).n;
   }

@@ -2,7 +2,7 @@ import type { Statement } from "bun:sqlite";
 import type { SortField } from "../../crm/model";
 import type { KeyOrd } from "../../db/deal-key-grams";
 import { KEY_BUCKET } from "../../db/deal-key-grams";
-import { SWEPT_KEYS } from "./deals-search-terms";
+import { sweptKeys } from "./deals-search-terms";
 
 /** The text sorts deal_key_grams counts (schema version 13): their ord, key column and index for each direction. */
 const TEXT_ORDERS: Partial<Record<SortField, { ord: KeyOrd; column: string; nullable: boolean; index: () => string }>> = {
@@ -76,7 +76,7 @@ export function createTextWalk(stmt: (sql: string) => Statement) {
     const unswept = (gram: string) => `(r.id > w.upto OR (w.done = 0 AND (?2, ${gram}, ${bucketOfRow}) > (w.k1, w.k2, w.k3)))`;
     const buckets = stmt(
       pending
-        ? `WITH w AS (${SWEPT_KEYS.replace("tenant_id = ?", "tenant_id = ?1")}),
+        ? `WITH w AS (${sweptKeys("?1")}),
             p AS (SELECT ${bucketOfRow} AS bucket, sum(sign * (instr(search_text, ?3) > 0) * ${unswept("?3")}) AS hits, sum(sign * ${unswept("''")}) AS deals
               FROM deal_search_pending r, w WHERE tenant_id = ?1 AND ${o.column} IS NOT NULL GROUP BY 1),
             b AS (SELECT bucket FROM deal_key_grams WHERE tenant_id = ?1 AND ord = ?2 AND gram = ?3 AND n > 0 UNION SELECT bucket FROM p)
