@@ -34,12 +34,27 @@ export interface Answer {
 }
 
 /** `command`: what to run instead of the source (the e2e tests run the built binary, dist/suite). */
-export async function startServer(db: string, env: Record<string, string> = {}, command: string[] = [BUN, MAIN]) {
-  const port = freePort();
-  const url = `http://127.0.0.1:${port}`;
+/** `suite serve`'s exit code for a port already taken (`suite help` lists it; src/cli/serve.ts). */
+const EXIT_PORT_IN_USE = 69;
+
+export async function startServer(db: string, env: Record<string, string> = {}, command: string[] = [BUN, MAIN], choosePort = freePort) {
   // The server runs in its database's folder, which may not exist yet (the server would make it).
   mkdirSync(dirname(db), { recursive: true });
-  const p = Bun.spawn([...command, "serve"], {
+  // freePort's port is free when chosen, not when the server binds it: another process's outgoing
+  // connection (an instance's PostgreSQL pool takes ephemeral ports) can take it meanwhile, and the
+  // server then exits 69. That is the test's race, not the server's fault, so a new port is tried.
+  for (let attempt = 1; ; attempt++) {
+    const port = choosePort();
+    const p = spawnServer(db, env, command, port);
+    const stdout = new Response(p.stdout).text().then((t) => (noteLog(t), t));
+    const stderr = new Response(p.stderr).text().then((t) => (noteLog(t), t));
+    const url = `http://127.0.0.1:${port}`;
+    if (await answersHealth(p, url, stderr, attempt < 5)) return serverAt(url, p, stdout, stderr);
+  }
+}
+
+function spawnServer(db: string, env: Record<string, string>, command: string[], port: number) {
+  return Bun.spawn([...command, "serve"], {
     cwd: dirname(db),
     env: {
       PATH: process.env.PATH ?? "/usr/bin:/bin",
@@ -53,20 +68,27 @@ export async function startServer(db: string, env: Record<string, string> = {}, 
     stdout: "pipe",
     stderr: "pipe",
   });
-  const stdout = new Response(p.stdout).text().then((t) => (noteLog(t), t));
-  const stderr = new Response(p.stderr).text().then((t) => (noteLog(t), t));
+}
+
+/** True once /api/v1/health answers; false if the port was taken (and `retry`); throws otherwise. */
+async function answersHealth(p: Bun.Subprocess, url: string, stderr: Promise<string>, retry: boolean): Promise<boolean> {
   // Up to a minute (a loaded 2-core machine starts slowly), and never go on with a server that is not up.
   const deadline = Date.now() + 60_000;
   for (;;) {
-    if (p.exitCode !== null) throw new Error(`suite serve exited ${p.exitCode}: ${await stderr}`);
-    if ((await fetch(`${url}/api/v1/health`).catch(() => null))?.ok) break;
+    if (p.exitCode !== null) {
+      if (p.exitCode === EXIT_PORT_IN_USE && retry) return false;
+      throw new Error(`suite serve exited ${p.exitCode}: ${await stderr}`);
+    }
+    if ((await fetch(`${url}/api/v1/health`).catch(() => null))?.ok) return true;
     if (Date.now() > deadline) {
       p.kill("SIGKILL");
       throw new Error(`suite serve did not answer /api/v1/health within 60 s: ${await stderr}`);
     }
     await Bun.sleep(50);
   }
+}
 
+function serverAt(url: string, p: Bun.Subprocess<"ignore", "pipe", "pipe">, stdout: Promise<string>, stderr: Promise<string>) {
   async function call(method: string, path: string, o: CallOptions = {}): Promise<Answer> {
     const headers: Record<string, string> = { ...o.headers };
     if (o.body !== undefined) headers["content-type"] = "application/json";

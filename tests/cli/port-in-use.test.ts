@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { noteLog } from "../security/ledger";
-import { startServer } from "../server";
+import { freePort, startServer } from "../server";
 
 const dir = mkdtempSync(join(tmpdir(), "suite-port-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -38,5 +38,31 @@ test("a second suite serve on a port already served exits 69 with one line namin
     expect(answered).toBeGreaterThanOrEqual(20);
   } finally {
     first.kill();
+  }
+});
+
+/**
+ * The tests' own harness (tests/server.ts): a port chosen free can be taken before the server binds
+ * it (three instances' PostgreSQL pools open outgoing connections on ephemeral ports meanwhile; a CI
+ * run lost a start that way). startServer then tries a new port instead of failing the test.
+ */
+test("the harness starts its server on a new port when the port it chose was taken meanwhile", async () => {
+  const holder = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response("not a suite", { status: 503 }) });
+  const taken = holder.port!;
+  const chosen: number[] = [];
+  const choose = () => {
+    const port = chosen.length === 0 ? taken : freePort();
+    chosen.push(port);
+    return port;
+  };
+  const server = await startServer(join(dir, "retry.db"), {}, undefined, choose);
+  try {
+    expect(chosen[0]).toBe(taken);
+    expect(chosen.length).toBe(2);
+    expect(server.url).toBe(`http://127.0.0.1:${chosen[1]}`);
+    expect((await server.call("GET", "/api/v1/health")).status).toBe(200);
+  } finally {
+    server.kill();
+    holder.stop(true);
   }
 });
