@@ -25,6 +25,9 @@ import { forgetSweep, sweepStep, sweeping } from "./search-sweep";
  * rows or more is swept instead (search-sweep.ts), so a step here folds fewer than that.
  */
 export const FOLD_STEP_MS = 10;
+/** A deleted organization's pending rows dropped a step (5,000 took 6 ms on a file, commit included). */
+export const DROPPED_ROWS_STEP = 5_000;
+const DROP_ROWS = "DELETE FROM deal_search_pending WHERE tenant_id = ?1 AND id IN (SELECT id FROM deal_search_pending WHERE tenant_id = ?1 ORDER BY id LIMIT ?2)";
 /** Where the next step starts: organizations take turns, so one that writes without pause cannot starve the others. */
 let lastTenant = "";
 
@@ -41,10 +44,12 @@ export function foldSearchCounters(db: Db, budgetMs = FOLD_STEP_MS): number {
   if (!next) return 0;
   const tenantId = next.tenant_id;
   lastTenant = tenantId;
-  // A deleted organization's deals append rows as they cascade away; its counters (and sweep) went with it.
+  // A deleted organization's deals append rows as they cascade away; its counters (and sweep) went
+  // with it. Its rows go DROPPED_ROWS_STEP a step: one statement for all of them held the writer
+  // for as long as the organization had rows pending (20,000 took 39 ms; a bulk change leaves 200,000).
   if (!db.query("SELECT 1 AS x FROM tenants WHERE id = ?1").get(tenantId)) {
     forgetSweep(db, tenantId);
-    return writeTx(db, () => db.run("DELETE FROM deal_search_pending WHERE tenant_id = ?1", [tenantId]).changes);
+    return writeTx(db, () => db.run(DROP_ROWS, [tenantId, DROPPED_ROWS_STEP]).changes);
   }
   if (sweeping(db, tenantId)) return sweepStep(db, tenantId, budgetMs);
   return foldOldest(db, tenantId, budgetMs);
