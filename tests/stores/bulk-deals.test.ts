@@ -72,6 +72,9 @@ for (const backend of CRM_BACKENDS) {
       expect(await b.jobs.get("t1", "j1")).toMatchObject({ total: 3, done: 3, updated: 3, unchanged: 0 });
       await countersAgree();
       expect(await b.crm.deals.byId("t1", "d1")).toMatchObject({ stage: "won", assigned_to: "u2", assignee_name: "Zed", stage_changed_at: 5_000, updated_at: 5_000 });
+      // d1's stage and assignee both moved: two entries numbered after its first (newest first: the stage, then the assignee).
+      const t1 = await b.crm.activities.timeline("t1", "d1", 10, 0);
+      expect(t1.rows.map((r) => [r.type, JSON.parse(r.data).job_id ?? null])).toEqual([["stage_changed", "j1"], ["updated", "j1"], ["created", null]]);
       // d3 was already Zed's: only its stage moved.
       const t3 = await b.crm.activities.timeline("t1", "d3", 10, 0);
       expect(t3.rows.map((r) => r.type)).toEqual(["stage_changed", "created"]);

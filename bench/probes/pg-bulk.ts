@@ -1,0 +1,98 @@
+// bun bench/probes/pg-bulk.ts [DEALS] [STAGE]: a bulk change on PostgreSQL (issue 32's 20 s), by
+// HTTP against one `suite serve` from the source on a throwaway cluster seeded with DEALS (200,000)
+// deals by `suite seed`: the deals of STAGE (new) move to another stage, then the change is undone.
+// Prints each job's time, the server's and the cluster's CPU seconds. PROBE_PG_DIR keeps the seeded
+// cluster in that folder for the next run.
+import { existsSync, mkdtempSync, readFileSync, readdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startCluster } from "../../scripts/postgres-cluster";
+import { BENCH_PG_SETTINGS } from "../postgres-support";
+import { cpuOf, freePort, waitFor } from "../process-support";
+
+const DEALS = Number(process.argv[2] ?? 200_000);
+const STAGE = process.argv[3] ?? "new";
+const PASSWORD = "pg bulk probe password";
+const say = (s: string) => process.stdout.write(`${s}\n`);
+const keep = process.env.PROBE_PG_DIR;
+const reuse = keep !== undefined && existsSync(join(keep, "data"));
+// PROBE_PG_STATEMENTS=1: pg_stat_statements loaded, the costliest statements printed after each job.
+const statements = process.env.PROBE_PG_STATEMENTS === "1";
+const settings = [...BENCH_PG_SETTINGS, ...(statements ? ["shared_preload_libraries=pg_stat_statements", "pg_stat_statements.track=all"] : [])];
+const cluster = await startCluster({ settings, ...(keep ? { dir: keep } : {}) });
+const dir = mkdtempSync(join(tmpdir(), "suite-pg-bulk-"));
+const env = { ...process.env, SUITE_DATABASE_URL: cluster.url, SUITE_DB: join(keep ?? dir, "suite.db"), SUITE_SEED_PASSWORD: PASSWORD, SUITE_ACCESS_TTL: "7200" };
+const main = join(import.meta.dir, "..", "..", "src", "main.ts");
+
+function clusterCpu(): number {
+  const postmaster = Number(readFileSync(join(cluster.dir, "data", "postmaster.pid"), "utf8").split("\n")[0]);
+  const fields = (pid: number | string) => readFileSync(`/proc/${pid}/stat`, "utf8").replace(/^.*\) /, "").split(" ");
+  const own = fields(postmaster);
+  let ticks = Number(own[11]) + Number(own[12]) + Number(own[13]) + Number(own[14]);
+  for (const pid of readdirSync("/proc")) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const f = fields(pid);
+      if (Number(f[1]) === postmaster) ticks += Number(f[11]) + Number(f[12]);
+    } catch {}
+  }
+  return ticks / 100;
+}
+
+async function topStatements(): Promise<void> {
+  const { SQL } = await import("bun");
+  const sql = new SQL(cluster.url);
+  try {
+    await sql.unsafe("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
+    const rows = (await sql.unsafe(`SELECT calls, round(total_exec_time)::int AS ms, rows, left(regexp_replace(query, '\\s+', ' ', 'g'), 150) AS q
+      FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 15`)) as Array<{ calls: number; ms: number; rows: number; q: string }>;
+    for (const r of rows) say(`  ${String(r.ms).padStart(7)} ms ${String(r.calls).padStart(7)} calls ${String(r.rows).padStart(8)} rows  ${r.q}`);
+    await sql.unsafe("SELECT pg_stat_statements_reset()");
+  } finally {
+    await sql.close();
+  }
+}
+
+try {
+  if (statements) await topStatements();
+  if (!reuse) {
+    const started = performance.now();
+    const p = Bun.spawn([process.execPath, main, "seed", "--tenant", "bigco", "--deals", String(DEALS)], { env, stdout: "ignore", stderr: "inherit" });
+    if ((await p.exited) !== 0) throw new Error("seed failed");
+    say(`seeded ${DEALS.toLocaleString("en-US")} deals in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  }
+  const port = await freePort();
+  const server = Bun.spawn([process.execPath, main, "serve", "--port", String(port), "--host", "127.0.0.1"], { env, stdout: "ignore", stderr: "inherit" });
+  const base = `http://127.0.0.1:${port}`;
+  try {
+    await waitFor(`${base}/api/v1/health`, 120_000);
+    const r = await fetch(`${base}/api/v1/auth/login`, { method: "POST", headers: { "content-type": "application/json", "x-tenant": "bigco" }, body: JSON.stringify({ email: "admin@bigco.example", password: PASSWORD }) });
+    if (!r.ok) throw new Error(`sign-in: ${r.status} ${await r.text()}`);
+    const headers = { authorization: `Bearer ${((await r.json()) as { access_token: string }).access_token}`, "x-tenant": "bigco", "content-type": "application/json" };
+    const job = async (name: string, path: string, body: unknown) => {
+      const cpu0 = cpuOf(server.pid).total;
+      const pg0 = clusterCpu();
+      const started = performance.now();
+      const res = await fetch(`${base}${path}`, { method: "POST", headers, body: JSON.stringify(body) });
+      const j = (await res.json()) as { id: string };
+      if (res.status !== 202) throw new Error(`${name}: ${res.status} ${JSON.stringify(j)}`);
+      for (;;) {
+        await Bun.sleep(100);
+        const s = (await (await fetch(`${base}/api/v1/crm/jobs/${j.id}`, { headers })).json()) as { status: string; done: number; updated: number };
+        if (s.status !== "running") {
+          const took = (performance.now() - started) / 1000;
+          say(`${name}: ${s.status}, ${s.done} deals (${s.updated} changed) in ${took.toFixed(1)} s (${((took * 1e6) / Math.max(1, s.done)).toFixed(0)} µs a deal); server CPU ${(cpuOf(server.pid).total - cpu0).toFixed(1)} s, cluster CPU ${(clusterCpu() - pg0).toFixed(1)} s`);
+          if (statements) await topStatements();
+          return j.id;
+        }
+      }
+    };
+    const id = await job("change", "/api/v1/crm/deals/bulk", { filter: { stage: [STAGE] }, set: { stage: STAGE === "won" ? "lost" : "won" } });
+    await job("undo", `/api/v1/crm/jobs/${id}/undo`, {});
+  } finally {
+    server.kill("SIGTERM");
+    await server.exited;
+  }
+} finally {
+  await cluster.stop();
+}
