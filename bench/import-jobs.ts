@@ -7,11 +7,11 @@
 // parallel 32 MB dry-run uploads (six organizations), with the server's RSS before and at peak.
 // On SQLite, the WAL's size after the imports and after a `suite backup` taken beside the server
 // (issue 28: back under 4 MiB within 2 s of idleness; the bench exits 1 when not).
-import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startCluster } from "../scripts/postgres-cluster";
-import { cpuOf, freePort, waitFor } from "./process-support";
+import { clusterCpu, cpuOf, freePort, waitFor } from "./process-support";
 import { summarize } from "./stats";
 
 const POSTGRES = process.env.BENCH_IMPORT_BACKEND === "postgres";
@@ -37,22 +37,8 @@ const server = Bun.spawn([process.execPath, join(import.meta.dir, "..", "src", "
 });
 const base = `http://127.0.0.1:${port}`;
 const rssMb = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${server.pid}/status`, "utf8"))?.[1] ?? 0) / 1024;
-/** CPU seconds of the PostgreSQL cluster's processes (its postmaster's children, live and ended), or 0 on SQLite. */
-function pgCpu(): number {
-  if (!cluster) return 0;
-  const postmaster = Number(readFileSync(join(cluster.dir, "data", "postmaster.pid"), "utf8").split("\n")[0]);
-  const fields = (pid: number | string) => readFileSync(`/proc/${pid}/stat`, "utf8").replace(/^.*\) /, "").split(" ");
-  const own = fields(postmaster);
-  let ticks = Number(own[11]) + Number(own[12]) + Number(own[13]) + Number(own[14]);
-  for (const pid of readdirSync("/proc")) {
-    if (!/^\d+$/.test(pid)) continue;
-    try {
-      const f = fields(pid);
-      if (Number(f[1]) === postmaster) ticks += Number(f[11]) + Number(f[12]);
-    } catch {}
-  }
-  return ticks / 100;
-}
+/** CPU seconds of the PostgreSQL cluster's processes, or 0 on SQLite. */
+const pgCpu = () => (cluster ? clusterCpu(cluster.dir) : 0);
 const load = () => readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
 
 /** /health asked every 20 ms while `run` runs: the slowest answer and the 99th percentile. */

@@ -85,3 +85,19 @@ export function eventLoopTurns(): () => Promise<void> | undefined {
   let calls = 0;
   return () => (++calls % 64 === 0 ? new Promise<void>((r) => setImmediate(r)) : undefined);
 }
+
+/** CPU seconds of a PostgreSQL cluster's processes (its postmaster and its children, live and ended): `dir` is the cluster's folder. */
+export function clusterCpu(dir: string): number {
+  const postmaster = Number(readFileSync(join(dir, "data", "postmaster.pid"), "utf8").split("\n")[0]);
+  const fields = (pid: number | string) => readFileSync(`/proc/${pid}/stat`, "utf8").replace(/^.*\) /, "").split(" ");
+  const own = fields(postmaster);
+  let ticks = Number(own[11]) + Number(own[12]) + Number(own[13]) + Number(own[14]);
+  for (const pid of readdirSync("/proc")) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const f = fields(pid);
+      if (Number(f[1]) === postmaster) ticks += Number(f[11]) + Number(f[12]);
+    } catch {}
+  }
+  return ticks / 100;
+}

@@ -3,12 +3,12 @@
 // deals by `suite seed`: the deals of STAGE (new) move to another stage, then the change is undone.
 // Prints each job's time, the server's and the cluster's CPU seconds. PROBE_PG_DIR keeps the seeded
 // cluster in that folder for the next run.
-import { existsSync, mkdtempSync, readFileSync, readdirSync } from "node:fs";
+import { existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startCluster } from "../../scripts/postgres-cluster";
 import { BENCH_PG_SETTINGS } from "../postgres-support";
-import { cpuOf, freePort, waitFor } from "../process-support";
+import { clusterCpu, cpuOf, freePort, waitFor } from "../process-support";
 
 const DEALS = Number(process.argv[2] ?? 200_000);
 const STAGE = process.argv[3] ?? "new";
@@ -23,21 +23,6 @@ const cluster = await startCluster({ settings, ...(keep ? { dir: keep } : {}) })
 const dir = mkdtempSync(join(tmpdir(), "suite-pg-bulk-"));
 const env = { ...process.env, SUITE_DATABASE_URL: cluster.url, SUITE_DB: join(keep ?? dir, "suite.db"), SUITE_SEED_PASSWORD: PASSWORD, SUITE_ACCESS_TTL: "7200" };
 const main = join(import.meta.dir, "..", "..", "src", "main.ts");
-
-function clusterCpu(): number {
-  const postmaster = Number(readFileSync(join(cluster.dir, "data", "postmaster.pid"), "utf8").split("\n")[0]);
-  const fields = (pid: number | string) => readFileSync(`/proc/${pid}/stat`, "utf8").replace(/^.*\) /, "").split(" ");
-  const own = fields(postmaster);
-  let ticks = Number(own[11]) + Number(own[12]) + Number(own[13]) + Number(own[14]);
-  for (const pid of readdirSync("/proc")) {
-    if (!/^\d+$/.test(pid)) continue;
-    try {
-      const f = fields(pid);
-      if (Number(f[1]) === postmaster) ticks += Number(f[11]) + Number(f[12]);
-    } catch {}
-  }
-  return ticks / 100;
-}
 
 async function topStatements(): Promise<void> {
   const { SQL } = await import("bun");
@@ -71,7 +56,7 @@ try {
     const headers = { authorization: `Bearer ${((await r.json()) as { access_token: string }).access_token}`, "x-tenant": "bigco", "content-type": "application/json" };
     const job = async (name: string, path: string, body: unknown) => {
       const cpu0 = cpuOf(server.pid).total;
-      const pg0 = clusterCpu();
+      const pg0 = clusterCpu(cluster.dir);
       const started = performance.now();
       const res = await fetch(`${base}${path}`, { method: "POST", headers, body: JSON.stringify(body) });
       const j = (await res.json()) as { id: string };
@@ -81,7 +66,7 @@ try {
         const s = (await (await fetch(`${base}/api/v1/crm/jobs/${j.id}`, { headers })).json()) as { status: string; done: number; updated: number };
         if (s.status !== "running") {
           const took = (performance.now() - started) / 1000;
-          say(`${name}: ${s.status}, ${s.done} deals (${s.updated} changed) in ${took.toFixed(1)} s (${((took * 1e6) / Math.max(1, s.done)).toFixed(0)} µs a deal); server CPU ${(cpuOf(server.pid).total - cpu0).toFixed(1)} s, cluster CPU ${(clusterCpu() - pg0).toFixed(1)} s`);
+          say(`${name}: ${s.status}, ${s.done} deals (${s.updated} changed) in ${took.toFixed(1)} s (${((took * 1e6) / Math.max(1, s.done)).toFixed(0)} µs a deal); server CPU ${(cpuOf(server.pid).total - cpu0).toFixed(1)} s, cluster CPU ${(clusterCpu(cluster.dir) - pg0).toFixed(1)} s`);
           if (statements) await topStatements();
           return j.id;
         }
