@@ -1,6 +1,6 @@
 // bun run bench neighbours [postgres]: can one organization's heavy work slow another down?
 // Organization A ("bigco", NEIGHBOURS_DEALS deals, 1,000,000) imports NEIGHBOURS_IMPORT rows
-// (100,000), exports all its deals, runs a bulk change (every deal of its "new" stage) when the server has one,
+// (100,000), exports all its deals, runs a bulk change (the deals of the stage whose count is nearest NEIGHBOURS_BULK, 100,000) when the server has one,
 // and is seeded with NEIGHBOURS_SEED (100,000) more, one after the other; meanwhile organization B
 // (small) signs in, reads /auth/me, lists and creates deals every 100 ms from its own process
 // (bench/neighbours-client.ts). Prints B's p50/p99/max for each operation quiet and during each of
@@ -20,6 +20,8 @@ const env = (name: string, fallback: number) => Number(process.env[name] ?? fall
 const DEALS = env("NEIGHBOURS_DEALS", 1_000_000);
 const IMPORT = env("NEIGHBOURS_IMPORT", 100_000);
 const SEED = env("NEIGHBOURS_SEED", 100_000);
+/** The bulk change moves the deals of the stage whose count is nearest this. */
+const BULK = env("NEIGHBOURS_BULK", 100_000);
 const QUIET_S = env("NEIGHBOURS_QUIET_S", 15);
 const PASSWORD = "neighbours password 1";
 const postgres = process.argv.includes("postgres");
@@ -112,7 +114,7 @@ try {
   });
   const bulk = await fetch(`${a}/api/v1/crm/deals/bulk`, { method: "POST", headers: { ...adminA, "content-type": "application/json" }, body: "{}" });
   if (bulk.status === 404 || bulk.status === 405) say("bulk change: the server has none (skipped)");
-  else await phase("bulk change of the new stage's deals", () => bulkChange(a, adminA));
+  else await phase(`bulk change of the stage nearest ${BULK.toLocaleString("en-US")} deals`, () => bulkChange(a, adminA));
   await phase(`seed ${SEED.toLocaleString("en-US")} more deals`, async () => {
     const seconds = await cli(["seed", "--tenant", "bigco", "--deals", String(SEED)]);
     const held = /longest write transaction: ([\d.]+) ms \(([^;]*)/.exec(cliOutput);
@@ -163,11 +165,15 @@ async function followJob(base: string, headers: Record<string, string>, id: stri
 }
 
 /**
- * A's bulk change, as a job: every deal of the "new" stage moved to "qualified" (the API takes ids or
- * the list's filter, no count: about a sixth of A's deals, the job's total says how many).
+ * A's bulk change, as a job: every deal of the stage whose count is nearest BULK (the issue's
+ * 100,000) moved to another stage, chosen by the list's filter (the API takes ids or a filter, no
+ * count; the board's summary says the stages' counts, the job's total how many it moved).
  */
 async function bulkChange(base: string, headers: Record<string, string>): Promise<string> {
-  const res = await fetch(`${base}/api/v1/crm/deals/bulk`, { method: "POST", headers: { ...headers, "content-type": "application/json" }, body: JSON.stringify({ filter: { stage: ["new"] }, set: { stage: "qualified" } }) });
+  const summary = (await (await fetch(`${base}/api/v1/crm/deals/summary?group_by=stage`, { headers })).json()) as { groups: Array<{ key: string; count: number }> };
+  const from = summary.groups.reduce((best, g) => (Math.abs(g.count - BULK) < Math.abs(best.count - BULK) ? g : best));
+  const to = summary.groups.find((g) => g.key !== from.key)!.key;
+  const res = await fetch(`${base}/api/v1/crm/deals/bulk`, { method: "POST", headers: { ...headers, "content-type": "application/json" }, body: JSON.stringify({ filter: { stage: [from.key] }, set: { stage: to } }) });
   const body = (await res.json()) as Record<string, unknown>;
-  return res.status === 202 ? followJob(base, headers, body.id as string) : `${res.status} ${JSON.stringify(body).slice(0, 200)}`;
+  return res.status === 202 ? `${from.key} → ${to}: ${await followJob(base, headers, body.id as string)}` : `${res.status} ${JSON.stringify(body).slice(0, 200)}`;
 }
