@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { bulkSeed } from "../../src/stores/sqlite/bulk-load";
+import { staleIndexes } from "../../src/stores/sqlite/live-seed";
 import { createSqliteDealsQuery as createDealsQuery } from "../../src/stores/sqlite/deals-query";
 import { costPlan } from "../../src/stores/sqlite/deals-plan";
 import { forcedSqlitePlan } from "../support/deals-strategies";
@@ -237,8 +238,12 @@ describe("suite seed beside a running server", () => {
       expect(counts()).toEqual(before);
       expect((await server.call("GET", "/api/v1/crm/deals?size=1", { token: admin.body.access_token })).body.total).toBe(2000);
 
-      // A re-seed prints a new password, and every demo user, the admin included, has it.
+      // A re-seed prints a new password, and every demo user, the admin included, has it. Its 100
+      // deals beside 2,000 leave the statistics as they were (no index analyzed again).
+      const stats = () => sql<{ idx: string; stat: string }>(db, "SELECT idx, stat FROM sqlite_stat1 WHERE tbl = 'deals' ORDER BY idx");
+      const statsBefore = stats();
       const again = await seed(db, "live", 100);
+      expect(stats()).toEqual(statsBefore);
       expect(again.code).toBe(0);
       expect(again.password).not.toBe(first.password);
       expect(again.stdout).toContain("admin@live.example included");
@@ -279,4 +284,19 @@ describe("suite seed beside a running server", () => {
     }
     expect(sql<{ integrity_check: string }>(db, "PRAGMA integrity_check")).toEqual([{ integrity_check: "ok" }]);
   }, 60_000);
+});
+
+describe("the live seed's statistics", () => {
+  test("an index is analyzed again when it has none, or they were taken on fewer rows than the seed adds", () => {
+    const db = new Database(":memory:");
+    db.run("CREATE TABLE t (a INTEGER, b INTEGER)");
+    db.run("CREATE INDEX t_a ON t (a)");
+    db.run("CREATE INDEX t_b ON t (b)");
+    expect(staleIndexes(db, "t", 1).sort()).toEqual(["t_a", "t_b"]);
+    db.run("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100) INSERT INTO t SELECT i, i FROM n");
+    db.run("ANALYZE t_a");
+    expect(staleIndexes(db, "t", 100)).toEqual(["t_b"]);
+    expect(staleIndexes(db, "t", 101).sort()).toEqual(["t_a", "t_b"]);
+    db.close();
+  });
 });
