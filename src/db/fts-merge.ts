@@ -34,11 +34,13 @@ let msPerPage = 0.1;
  * of `merge` work, each sized from the pace of those before, until `budgetMs` is spent (one chunk
  * at least). Answers the pages its chunks were given, or 0 when there was nothing to merge: no
  * level holds `usermerge` segments and no merge is under way, so the index is in shape until the
- * next writes.
+ * next writes. `held.ms` gets the writer's hold, the wait for the lock left out.
  */
-export function ftsMergeStep(db: Db, budgetMs = MERGE_STEP_MS): number {
-  return writeTx(db, () => {
+export function ftsMergeStep(db: Db, budgetMs = MERGE_STEP_MS, held?: { ms: number }): number {
+  let inside = performance.now();
+  const given = writeTx(db, () => {
     const started = performance.now();
+    inside = started;
     let given = 0;
     for (;;) {
       const left = budgetMs - (performance.now() - started);
@@ -57,6 +59,10 @@ export function ftsMergeStep(db: Db, budgetMs = MERGE_STEP_MS): number {
     }
     return given;
   });
+  // How long the step held the writer: from inside BEGIN IMMEDIATE (its wait for another
+  // process's transaction is not its hold) to after COMMIT.
+  if (held) held.ms = performance.now() - inside;
+  return given;
 }
 
 /**
