@@ -1,16 +1,14 @@
 /** Accounts: the companies deals are with. Search, paging (both in the URL), create, edit, delete. */
 import "../deals/crm.css";
-import { useEffect, useState } from "preact/hooks";
+import { useState } from "preact/hooks";
 import { api, ApiError, type Account } from "../api/client";
 import { ConfirmDialog, Modal } from "../shared/dialog";
 import { formatDate } from "../shared/format";
-import { Pager } from "../shared/pager";
 import { Link, navigate, useLocation } from "../shared/router";
 import { lazyScreen } from "../shared/lazy";
-import { Empty, ErrorBox, Loading, errorMessage } from "../shared/states";
+import { errorMessage } from "../shared/states";
 import { toast } from "../shared/toast";
-import { useSession } from "../shared/session";
-import { useLiveEvents, useLiveMarks } from "../shared/live-events";
+import { RecordList, useQuietReload } from "../shared/record-list";
 import { TransferButtons } from "../import/transfer-buttons";
 import { useUrlSearchList } from "../shared/url-search";
 import { AccountForm } from "./account-form";
@@ -34,22 +32,13 @@ export default function AccountsScreen() {
 }
 
 function AccountList() {
-  const { view, text, onText, list, setPage, setSize, clear } = useUrlSearchList<Account>((query, signal) => api.get("/api/v1/crm/accounts", { query, signal }));
+  const s = useUrlSearchList<Account>((query, signal) => api.get("/api/v1/crm/accounts", { query, signal }));
+  const { view, text, onText, list } = s;
   const [editing, setEditing] = useState<Account | "new" | null>(null);
   const [deleting, setDeleting] = useState<Account | null>(null);
   const [problem, setProblem] = useState<{ text: string; conflict: boolean } | null>(null);
   const [busy, setBusy] = useState(false);
-  const data = list.data;
-  // Another person's change: a quiet reload (scroll, search and an open form stay), the row marked.
-  const marks = useLiveMarks();
-  const [quiet, setQuiet] = useState(false);
-  useEffect(() => setQuiet(false), [data]);
-  useLiveEvents(["account."], useSession().me?.user.id, (e) => {
-    if (e.type === "account.deleted") return marks.mark(String(e.data.id), "deleted");
-    marks.mark(String(e.data.id), "changed");
-    setQuiet(true);
-    list.reload();
-  });
+  const { marks, quiet } = useQuietReload("account", s);
 
   const confirmDelete = async () => {
     if (!deleting) return;
@@ -81,71 +70,47 @@ function AccountList() {
           <input id="account-search" type="search" value={text} placeholder="Name" maxLength={200} autocomplete="off" onInput={(e) => onText((e.target as HTMLInputElement).value)} />
         </div>
       </div>
-      {list.error && data ? <ErrorBox error={list.error} retry={list.reload} /> : null}
-      {!data ? (
-        list.error ? <ErrorBox error={list.error} retry={list.reload} /> : <Loading label="Loading accounts…" />
-      ) : data.total === 0 ? (
-        view.search.trim() ? (
-          <Empty>
-            <p role="status">No account matches “{view.search.trim()}”.</p>
-            <button type="button" onClick={clear}>
-              Clear search
-            </button>
-          </Empty>
-        ) : (
-          <Empty>
-            <p>No accounts yet. An account is a company you sell to; every deal belongs to one.</p>
-            <button type="button" class="primary" onClick={() => setEditing("new")}>
-              Create your first account
-            </button>
-          </Empty>
-        )
-      ) : (
-        <>
-          <div class="table-wrap">
-            <table>
-              <caption class="visually-hidden">Accounts</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Domain</th>
-                  <th scope="col">Industry</th>
-                  <th scope="col" class="hide-narrow">Created</th>
-                  <th scope="col">
-                    <span class="visually-hidden">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody class={list.loading && !quiet ? "dim" : undefined} aria-busy={list.loading ? "true" : "false"}>
-                {data.items.map((a) => (
-                  <tr key={a.id} class={marks.classOf(a.id) || undefined}>
-                    <td class="title">
-                      <Link class="strong" href={`/accounts/${encodeURIComponent(a.id)}`}>
-                        {a.name}
-                      </Link>
-                    </td>
-                    <td>{a.domain ?? "—"}</td>
-                    <td>{a.industry ?? "—"}</td>
-                    <td class="hide-narrow nowrap">{formatDate(a.created_at.slice(0, 10))}</td>
-                    <td class="actions-cell nowrap">
-                      <button type="button" class="small" onClick={() => setEditing(a)}>
-                        Edit<span class="visually-hidden"> {a.name}</span>
-                      </button>
-                      <Link class="button small" href={`/deals?search=${encodeURIComponent(a.name)}`}>
-                        Deals<span class="visually-hidden"> of {a.name}</span>
-                      </Link>
-                      <button type="button" class="small" onClick={() => (setProblem(null), setDeleting(a))}>
-                        Delete<span class="visually-hidden"> {a.name}</span>
-                      </button>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-          <Pager page={view.page} pages={data.pages} total={data.total} size={view.size} noun={data.total === 1 ? "account" : "accounts"} onPage={setPage} onSize={setSize} />
-        </>
-      )}
+      <RecordList
+        s={s}
+        noun={["account", "accounts"]}
+        emptyText="No accounts yet. An account is a company you sell to; every deal belongs to one."
+        onCreate={() => setEditing("new")}
+        quiet={quiet}
+        marks={marks}
+        head={
+          <>
+            <th scope="col">Name</th>
+            <th scope="col">Domain</th>
+            <th scope="col">Industry</th>
+            <th scope="col" class="hide-narrow">
+              Created
+            </th>
+          </>
+        }
+        row={(a) => (
+          <>
+            <td class="title">
+              <Link class="strong" href={`/accounts/${encodeURIComponent(a.id)}`}>
+                {a.name}
+              </Link>
+            </td>
+            <td>{a.domain ?? "—"}</td>
+            <td>{a.industry ?? "—"}</td>
+            <td class="hide-narrow nowrap">{formatDate(a.created_at.slice(0, 10))}</td>
+            <td class="actions-cell nowrap">
+              <button type="button" class="small" onClick={() => setEditing(a)}>
+                Edit<span class="visually-hidden"> {a.name}</span>
+              </button>
+              <Link class="button small" href={`/deals?search=${encodeURIComponent(a.name)}`}>
+                Deals<span class="visually-hidden"> of {a.name}</span>
+              </Link>
+              <button type="button" class="small" onClick={() => (setProblem(null), setDeleting(a))}>
+                Delete<span class="visually-hidden"> {a.name}</span>
+              </button>
+            </td>
+          </>
+        )}
+      />
       <Modal open={editing !== null} title={editing === "new" ? "New account" : "Edit account"} onClose={() => setEditing(null)}>
         {editing !== null && (
           <AccountForm

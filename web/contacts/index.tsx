@@ -3,13 +3,11 @@ import "../deals/crm.css";
 import { useEffect, useState } from "preact/hooks";
 import { api, type Contact } from "../api/client";
 import { ConfirmDialog, Modal } from "../shared/dialog";
-import { Pager } from "../shared/pager";
 import { Link, useLocation } from "../shared/router";
 import { lazyScreen } from "../shared/lazy";
-import { Empty, ErrorBox, Loading, errorMessage } from "../shared/states";
+import { errorMessage } from "../shared/states";
 import { toast } from "../shared/toast";
-import { useSession } from "../shared/session";
-import { useLiveEvents, useLiveMarks } from "../shared/live-events";
+import { RecordList, useQuietReload } from "../shared/record-list";
 import { TransferButtons } from "../import/transfer-buttons";
 import { useUrlSearchList } from "../shared/url-search";
 import { ContactForm } from "./contact-form";
@@ -57,19 +55,10 @@ export default function ContactsScreen() {
 }
 
 function ContactList() {
-  const { view, text, onText, list, setPage, setSize, clear } = useUrlSearchList<Contact>((query, signal) => api.get("/api/v1/crm/contacts", { query, signal }));
-  const data = list.data;
-  // Another person's change: a quiet reload (scroll, search and an open form stay), the row marked.
-  const marks = useLiveMarks();
-  const [quiet, setQuiet] = useState(false);
-  useEffect(() => setQuiet(false), [data]);
-  useLiveEvents(["contact."], useSession().me?.user.id, (e) => {
-    if (e.type === "contact.deleted") return marks.mark(String(e.data.id), "deleted");
-    marks.mark(String(e.data.id), "changed");
-    setQuiet(true);
-    list.reload();
-  });
-  const names = useAccountNames(data?.items);
+  const s = useUrlSearchList<Contact>((query, signal) => api.get("/api/v1/crm/contacts", { query, signal }));
+  const { view, text, onText, list } = s;
+  const { marks, quiet } = useQuietReload("contact", s);
+  const names = useAccountNames(list.data?.items);
   const [editing, setEditing] = useState<Contact | "new" | null>(null);
   const [deleting, setDeleting] = useState<Contact | null>(null);
   const [problem, setProblem] = useState<unknown>(null);
@@ -105,68 +94,42 @@ function ContactList() {
           <input id="contact-search" type="search" value={text} placeholder="Name or email" maxLength={200} autocomplete="off" onInput={(e) => onText((e.target as HTMLInputElement).value)} />
         </div>
       </div>
-      {list.error && data ? <ErrorBox error={list.error} retry={list.reload} /> : null}
-      {!data ? (
-        list.error ? <ErrorBox error={list.error} retry={list.reload} /> : <Loading label="Loading contacts…" />
-      ) : data.total === 0 ? (
-        view.search.trim() ? (
-          <Empty>
-            <p role="status">No contact matches “{view.search.trim()}”.</p>
-            <button type="button" onClick={clear}>
-              Clear search
-            </button>
-          </Empty>
-        ) : (
-          <Empty>
-            <p>No contacts yet. A contact is a person you talk to at one of your accounts.</p>
-            <button type="button" class="primary" onClick={() => setEditing("new")}>
-              Create your first contact
-            </button>
-          </Empty>
-        )
-      ) : (
-        <>
-          <div class="table-wrap">
-            <table>
-              <caption class="visually-hidden">Contacts</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Email</th>
-                  <th scope="col">Phone</th>
-                  <th scope="col">Account</th>
-                  <th scope="col">
-                    <span class="visually-hidden">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody class={list.loading && !quiet ? "dim" : undefined} aria-busy={list.loading ? "true" : "false"}>
-                {data.items.map((c) => (
-                  <tr key={c.id} class={marks.classOf(c.id) || undefined}>
-                    <td class="title">
-                      <Link class="strong" href={`/contacts/${encodeURIComponent(c.id)}`}>
-                        {c.name}
-                      </Link>
-                    </td>
-                    <td>{c.email ? <a href={`mailto:${c.email}`}>{c.email}</a> : "—"}</td>
-                    <td class="nowrap">{c.phone ?? "—"}</td>
-                    <td>{c.account_id ? <Link href={`/accounts/${encodeURIComponent(c.account_id)}`}>{names.get(c.account_id) ?? "…"}</Link> : "—"}</td>
-                    <td class="actions-cell nowrap">
-                      <button type="button" class="small" onClick={() => setEditing(c)}>
-                        Edit<span class="visually-hidden"> {c.name}</span>
-                      </button>
-                      <button type="button" class="small" onClick={() => (setProblem(null), setDeleting(c))}>
-                        Delete<span class="visually-hidden"> {c.name}</span>
-                      </button>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-          <Pager page={view.page} pages={data.pages} total={data.total} size={view.size} noun={data.total === 1 ? "contact" : "contacts"} onPage={setPage} onSize={setSize} />
-        </>
-      )}
+      <RecordList
+        s={s}
+        noun={["contact", "contacts"]}
+        emptyText="No contacts yet. A contact is a person you talk to at one of your accounts."
+        onCreate={() => setEditing("new")}
+        quiet={quiet}
+        marks={marks}
+        head={
+          <>
+            <th scope="col">Name</th>
+            <th scope="col">Email</th>
+            <th scope="col">Phone</th>
+            <th scope="col">Account</th>
+          </>
+        }
+        row={(c) => (
+          <>
+            <td class="title">
+              <Link class="strong" href={`/contacts/${encodeURIComponent(c.id)}`}>
+                {c.name}
+              </Link>
+            </td>
+            <td>{c.email ? <a href={`mailto:${c.email}`}>{c.email}</a> : "—"}</td>
+            <td class="nowrap">{c.phone ?? "—"}</td>
+            <td>{c.account_id ? <Link href={`/accounts/${encodeURIComponent(c.account_id)}`}>{names.get(c.account_id) ?? "…"}</Link> : "—"}</td>
+            <td class="actions-cell nowrap">
+              <button type="button" class="small" onClick={() => setEditing(c)}>
+                Edit<span class="visually-hidden"> {c.name}</span>
+              </button>
+              <button type="button" class="small" onClick={() => (setProblem(null), setDeleting(c))}>
+                Delete<span class="visually-hidden"> {c.name}</span>
+              </button>
+            </td>
+          </>
+        )}
+      />
       <Modal open={editing !== null} title={editing === "new" ? "New contact" : "Edit contact"} onClose={() => setEditing(null)}>
         {editing !== null && (
           <ContactForm

@@ -1,0 +1,101 @@
+/**
+ * The searchable, paged table of the accounts and contacts screens: their states (loading, an
+ * error with a retry, nothing yet with a first-create button, nothing matching with a way to
+ * clear the search), the table that dims while the next page loads, and the pager; and the quiet
+ * reload when another person changes a record of its kind (the row marked, the rows not dimmed).
+ * Each screen keeps its own columns, forms and dialogs.
+ */
+import type { ComponentChildren } from "preact";
+import { useEffect, useState } from "preact/hooks";
+import type { SearchList } from "./url-search";
+import { Pager } from "./pager";
+import { Empty, ErrorBox, Loading } from "./states";
+import { useSession } from "./session";
+import { useLiveEvents, useLiveMarks } from "./live-events";
+
+type Marks = ReturnType<typeof useLiveMarks>;
+
+/** Another person's change to a record of `kind` ("account", "contact"): its row marked and the page reloaded quietly. */
+export function useQuietReload<T>(kind: string, s: SearchList<T>): { marks: Marks; quiet: boolean } {
+  const marks = useLiveMarks();
+  const [quiet, setQuiet] = useState(false);
+  useEffect(() => setQuiet(false), [s.list.data]);
+  useLiveEvents([`${kind}.`], useSession().me?.user.id, (e) => {
+    if (e.type === `${kind}.deleted`) return marks.mark(String(e.data.id), "deleted");
+    marks.mark(String(e.data.id), "changed");
+    setQuiet(true);
+    s.list.reload();
+  });
+  return { marks, quiet };
+}
+
+export interface RecordListProps<T extends { id: string }> {
+  s: SearchList<T>;
+  /** The record's noun, singular and plural ("account", "accounts"). */
+  noun: [one: string, many: string];
+  /** What the kind is, said when there is none yet. */
+  emptyText: string;
+  onCreate: () => void;
+  /** The column headers but the actions' (added last). */
+  head: ComponentChildren;
+  row: (item: T) => ComponentChildren;
+  quiet: boolean;
+  marks: Marks;
+}
+
+export function RecordList<T extends { id: string }>({ s, noun: [one, many], emptyText, onCreate, head, row, quiet, marks }: RecordListProps<T>) {
+  const { list, view } = s;
+  const data = list.data;
+  const search = view.search.trim();
+  const title = many.charAt(0).toUpperCase() + many.slice(1);
+  return (
+    <>
+      {list.error && data ? <ErrorBox error={list.error} retry={list.reload} /> : null}
+      {!data ? (
+        list.error ? <ErrorBox error={list.error} retry={list.reload} /> : <Loading label={`Loading ${many}…`} />
+      ) : data.total === 0 ? (
+        search ? (
+          <Empty>
+            <p role="status">
+              No {one} matches “{search}”.
+            </p>
+            <button type="button" onClick={s.clear}>
+              Clear search
+            </button>
+          </Empty>
+        ) : (
+          <Empty>
+            <p>{emptyText}</p>
+            <button type="button" class="primary" onClick={onCreate}>
+              Create your first {one}
+            </button>
+          </Empty>
+        )
+      ) : (
+        <>
+          <div class="table-wrap">
+            <table>
+              <caption class="visually-hidden">{title}</caption>
+              <thead>
+                <tr>
+                  {head}
+                  <th scope="col">
+                    <span class="visually-hidden">Actions</span>
+                  </th>
+                </tr>
+              </thead>
+              <tbody class={list.loading && !quiet ? "dim" : undefined} aria-busy={list.loading ? "true" : "false"}>
+                {data.items.map((item) => (
+                  <tr key={item.id} class={marks.classOf(item.id) || undefined}>
+                    {row(item)}
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+          <Pager page={view.page} pages={data.pages} total={data.total} size={view.size} noun={data.total === 1 ? one : many} onPage={s.setPage} onSize={s.setSize} />
+        </>
+      )}
+    </>
+  );
+}
