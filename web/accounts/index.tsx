@@ -77,37 +77,31 @@ function AccountList() {
         onCreate={() => setEditing("new")}
         quiet={quiet}
         marks={marks}
-        head={
-          <>
-            <th scope="col">Name</th>
-            <th scope="col">Domain</th>
-            <th scope="col">Industry</th>
-            <th scope="col" class="hide-narrow">
-              Created
-            </th>
-          </>
-        }
-        row={(a) => (
-          <>
-            <td class="title">
+        columns={[
+          {
+            label: "Name",
+            class: "title",
+            cell: (a) => (
               <Link class="strong" href={`/accounts/${encodeURIComponent(a.id)}`}>
                 {a.name}
               </Link>
-            </td>
-            <td>{a.domain ?? "—"}</td>
-            <td>{a.industry ?? "—"}</td>
-            <td class="hide-narrow nowrap">{formatDate(a.created_at.slice(0, 10))}</td>
-            <td class="actions-cell nowrap">
-              <button type="button" class="small" onClick={() => setEditing(a)}>
-                Edit<span class="visually-hidden"> {a.name}</span>
-              </button>
-              <Link class="button small" href={`/deals?search=${encodeURIComponent(a.name)}`}>
-                Deals<span class="visually-hidden"> of {a.name}</span>
-              </Link>
-              <button type="button" class="small" onClick={() => (setProblem(null), setDeleting(a))}>
-                Delete<span class="visually-hidden"> {a.name}</span>
-              </button>
-            </td>
+            ),
+          },
+          { label: "Domain", cell: (a) => a.domain ?? "—" },
+          { label: "Industry", cell: (a) => a.industry ?? "—" },
+          { label: "Created", class: "hide-narrow nowrap", cell: (a) => formatDate(a.created_at.slice(0, 10)) },
+        ]}
+        actions={(a) => (
+          <>
+            <button type="button" class="small" onClick={() => setEditing(a)}>
+              Edit<span class="visually-hidden"> {a.name}</span>
+            </button>
+            <Link class="button small" href={`/deals?search=${encodeURIComponent(a.name)}`}>
+              Deals<span class="visually-hidden"> of {a.name}</span>
+            </Link>
+            <button type="button" class="small" onClick={() => (setProblem(null), setDeleting(a))}>
+              Delete<span class="visually-hidden"> {a.name}</span>
+            </button>
           </>
         )}
       />

@@ -101,32 +101,28 @@ function ContactList() {
         onCreate={() => setEditing("new")}
         quiet={quiet}
         marks={marks}
-        head={
-          <>
-            <th scope="col">Name</th>
-            <th scope="col">Email</th>
-            <th scope="col">Phone</th>
-            <th scope="col">Account</th>
-          </>
-        }
-        row={(c) => (
-          <>
-            <td class="title">
+        columns={[
+          {
+            label: "Name",
+            class: "title",
+            cell: (c) => (
               <Link class="strong" href={`/contacts/${encodeURIComponent(c.id)}`}>
                 {c.name}
               </Link>
-            </td>
-            <td>{c.email ? <a href={`mailto:${c.email}`}>{c.email}</a> : "—"}</td>
-            <td class="nowrap">{c.phone ?? "—"}</td>
-            <td>{c.account_id ? <Link href={`/accounts/${encodeURIComponent(c.account_id)}`}>{names.get(c.account_id) ?? "…"}</Link> : "—"}</td>
-            <td class="actions-cell nowrap">
-              <button type="button" class="small" onClick={() => setEditing(c)}>
-                Edit<span class="visually-hidden"> {c.name}</span>
-              </button>
-              <button type="button" class="small" onClick={() => (setProblem(null), setDeleting(c))}>
-                Delete<span class="visually-hidden"> {c.name}</span>
-              </button>
-            </td>
+            ),
+          },
+          { label: "Email", cell: (c) => (c.email ? <a href={`mailto:${c.email}`}>{c.email}</a> : "—") },
+          { label: "Phone", class: "nowrap", cell: (c) => c.phone ?? "—" },
+          { label: "Account", cell: (c) => (c.account_id ? <Link href={`/accounts/${encodeURIComponent(c.account_id)}`}>{names.get(c.account_id) ?? "…"}</Link> : "—") },
+        ]}
+        actions={(c) => (
+          <>
+            <button type="button" class="small" onClick={() => setEditing(c)}>
+              Edit<span class="visually-hidden"> {c.name}</span>
+            </button>
+            <button type="button" class="small" onClick={() => (setProblem(null), setDeleting(c))}>
+              Delete<span class="visually-hidden"> {c.name}</span>
+            </button>
           </>
         )}
       />

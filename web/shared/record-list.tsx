@@ -3,7 +3,9 @@
  * error with a retry, nothing yet with a first-create button, nothing matching with a way to
  * clear the search), the table that dims while the next page loads, and the pager; and the quiet
  * reload when another person changes a record of its kind (the row marked, the rows not dimmed).
- * Each screen keeps its own columns, forms and dialogs.
+ * Each screen keeps its own columns, forms and dialogs. On a phone each row is a card (crm.css,
+ * `table.records`): the first column as its heading, the others labelled from `data-label`, the
+ * actions on a line of their own, where a table wider than the screen hid them past its edge.
  */
 import type { ComponentChildren } from "preact";
 import { useEffect, useState } from "preact/hooks";
@@ -29,6 +31,13 @@ export function useQuietReload<T>(kind: string, s: SearchList<T>): { marks: Mark
   return { marks, quiet };
 }
 
+/** A column: its header, its cell, and the cell's classes ("title" for the first, "hide-narrow", "nowrap"). */
+export interface RecordColumn<T> {
+  label: string;
+  class?: string;
+  cell: (item: T) => ComponentChildren;
+}
+
 export interface RecordListProps<T extends { id: string }> {
   s: SearchList<T>;
   /** The record's noun, singular and plural ("account", "accounts"). */
@@ -36,14 +45,14 @@ export interface RecordListProps<T extends { id: string }> {
   /** What the kind is, said when there is none yet. */
   emptyText: string;
   onCreate: () => void;
-  /** The column headers but the actions' (added last). */
-  head: ComponentChildren;
-  row: (item: T) => ComponentChildren;
+  columns: RecordColumn<T>[];
+  /** The row's buttons and links (the last cell, its header hidden). */
+  actions: (item: T) => ComponentChildren;
   quiet: boolean;
   marks: Marks;
 }
 
-export function RecordList<T extends { id: string }>({ s, noun: [one, many], emptyText, onCreate, head, row, quiet, marks }: RecordListProps<T>) {
+export function RecordList<T extends { id: string }>({ s, noun: [one, many], emptyText, onCreate, columns, actions, quiet, marks }: RecordListProps<T>) {
   const { list, view } = s;
   const data = list.data;
   const search = view.search.trim();
@@ -74,11 +83,15 @@ export function RecordList<T extends { id: string }>({ s, noun: [one, many], emp
       ) : (
         <>
           <div class="table-wrap">
-            <table>
+            <table class="records">
               <caption class="visually-hidden">{title}</caption>
               <thead>
                 <tr>
-                  {head}
+                  {columns.map((c) => (
+                    <th key={c.label} scope="col" class={c.class?.replace(/\b(title|nowrap)\b/g, "").trim() || undefined}>
+                      {c.label}
+                    </th>
+                  ))}
                   <th scope="col">
                     <span class="visually-hidden">Actions</span>
                   </th>
@@ -87,7 +100,12 @@ export function RecordList<T extends { id: string }>({ s, noun: [one, many], emp
               <tbody class={list.loading && !quiet ? "dim" : undefined} aria-busy={list.loading ? "true" : "false"}>
                 {data.items.map((item) => (
                   <tr key={item.id} class={marks.classOf(item.id) || undefined}>
-                    {row(item)}
+                    {columns.map((c) => (
+                      <td key={c.label} class={c.class} data-label={c.label}>
+                        {c.cell(item)}
+                      </td>
+                    ))}
+                    <td class="actions-cell nowrap">{actions(item)}</td>
                   </tr>
                 ))}
               </tbody>

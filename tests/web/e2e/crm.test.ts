@@ -74,6 +74,15 @@ test("an account and a contact created through their screens", async () => {
   await expect(page.getByRole("link", { name: "Ada Lovelace", exact: true }).getAttribute("href")).resolves.toMatch(/^\/contacts\/[^/]+$/);
   await expect(page.getByRole("link", { name: "Globex Corporation", exact: true }).getAttribute("href")).resolves.toBe(`/accounts/${accountId}`);
   await shoot("contacts");
+  // On a phone each row is a card: its actions on the screen, not past the table's right edge,
+  // and each value labelled (the header row is out of sight there).
+  await page.setViewportSize({ width: 390, height: 844 });
+  const rights = await page.getByRole("button", { name: /^(Edit|Delete) / }).evaluateAll((els) => els.map((e) => Math.round(e.getBoundingClientRect().right)));
+  const label = await page.getByRole("cell", { name: "ada@globex.example" }).evaluate((td) => getComputedStyle(td, "::before").content);
+  await page.setViewportSize({ width: 1280, height: 800 });
+  expect(rights.length).toBe(2);
+  expect(rights.filter((r) => r > 390)).toEqual([]);
+  expect(label).toBe('"Email: "');
 }, STEP);
 
 test("a deal created in the form shows as money in its currency, with its stage's colour", async () => {
