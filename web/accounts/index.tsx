@@ -8,7 +8,7 @@ import { Link, navigate, useLocation } from "../shared/router";
 import { lazyScreen } from "../shared/lazy";
 import { errorMessage } from "../shared/states";
 import { toast } from "../shared/toast";
-import { RecordList, useQuietReload } from "../shared/record-list";
+import { RecordList } from "../shared/record-list";
 import { TransferButtons } from "../import/transfer-buttons";
 import { useUrlSearchList } from "../shared/url-search";
 import { AccountForm } from "./account-form";
@@ -33,12 +33,11 @@ export default function AccountsScreen() {
 
 function AccountList() {
   const s = useUrlSearchList<Account>((query, signal) => api.get("/api/v1/crm/accounts", { query, signal }));
-  const { view, text, onText, list } = s;
+  const { view, list } = s;
   const [editing, setEditing] = useState<Account | "new" | null>(null);
   const [deleting, setDeleting] = useState<Account | null>(null);
   const [problem, setProblem] = useState<{ text: string; conflict: boolean } | null>(null);
   const [busy, setBusy] = useState(false);
-  const { marks, quiet } = useQuietReload("account", s);
 
   const confirmDelete = async () => {
     if (!deleting) return;
@@ -57,26 +56,13 @@ function AccountList() {
 
   return (
     <section class="crm" aria-labelledby="accounts-title">
-      <div class="screen-head">
-        <h1 id="accounts-title">Accounts</h1>
-        <TransferButtons kind="accounts" query={{ search: view.search.trim() }} />
-        <button type="button" class="primary" onClick={() => setEditing("new")}>
-          New account
-        </button>
-      </div>
-      <div class="toolbar">
-        <div class="field search">
-          <label for="account-search">Search accounts</label>
-          <input id="account-search" type="search" value={text} placeholder="Name" maxLength={200} autocomplete="off" onInput={(e) => onText((e.target as HTMLInputElement).value)} />
-        </div>
-      </div>
       <RecordList
         s={s}
         noun={["account", "accounts"]}
-        emptyText="No accounts yet. An account is a company you sell to; every deal belongs to one."
+        searchPlaceholder="Name"
+        tools={<TransferButtons kind="accounts" query={{ search: view.search.trim() }} />}
         onCreate={() => setEditing("new")}
-        quiet={quiet}
-        marks={marks}
+        emptyText="No accounts yet. An account is a company you sell to; every deal belongs to one."
         columns={[
           {
             label: "Name",

@@ -7,7 +7,7 @@ import { Link, useLocation } from "../shared/router";
 import { lazyScreen } from "../shared/lazy";
 import { errorMessage } from "../shared/states";
 import { toast } from "../shared/toast";
-import { RecordList, useQuietReload } from "../shared/record-list";
+import { RecordList } from "../shared/record-list";
 import { TransferButtons } from "../import/transfer-buttons";
 import { useUrlSearchList } from "../shared/url-search";
 import { ContactForm } from "./contact-form";
@@ -56,8 +56,7 @@ export default function ContactsScreen() {
 
 function ContactList() {
   const s = useUrlSearchList<Contact>((query, signal) => api.get("/api/v1/crm/contacts", { query, signal }));
-  const { view, text, onText, list } = s;
-  const { marks, quiet } = useQuietReload("contact", s);
+  const { view, list } = s;
   const names = useAccountNames(list.data?.items);
   const [editing, setEditing] = useState<Contact | "new" | null>(null);
   const [deleting, setDeleting] = useState<Contact | null>(null);
@@ -81,26 +80,13 @@ function ContactList() {
 
   return (
     <section class="crm" aria-labelledby="contacts-title">
-      <div class="screen-head">
-        <h1 id="contacts-title">Contacts</h1>
-        <TransferButtons kind="contacts" query={{ search: view.search.trim() }} />
-        <button type="button" class="primary" onClick={() => setEditing("new")}>
-          New contact
-        </button>
-      </div>
-      <div class="toolbar">
-        <div class="field search">
-          <label for="contact-search">Search contacts</label>
-          <input id="contact-search" type="search" value={text} placeholder="Name or email" maxLength={200} autocomplete="off" onInput={(e) => onText((e.target as HTMLInputElement).value)} />
-        </div>
-      </div>
       <RecordList
         s={s}
         noun={["contact", "contacts"]}
-        emptyText="No contacts yet. A contact is a person you talk to at one of your accounts."
+        searchPlaceholder="Name or email"
+        tools={<TransferButtons kind="contacts" query={{ search: view.search.trim() }} />}
         onCreate={() => setEditing("new")}
-        quiet={quiet}
-        marks={marks}
+        emptyText="No contacts yet. A contact is a person you talk to at one of your accounts."
         columns={[
           {
             label: "Name",

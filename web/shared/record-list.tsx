@@ -15,10 +15,8 @@ import { Empty, ErrorBox, Loading } from "./states";
 import { useSession } from "./session";
 import { useLiveEvents, useLiveMarks } from "./live-events";
 
-type Marks = ReturnType<typeof useLiveMarks>;
-
 /** Another person's change to a record of `kind` ("account", "contact"): its row marked and the page reloaded quietly. */
-export function useQuietReload<T>(kind: string, s: SearchList<T>): { marks: Marks; quiet: boolean } {
+function useQuietReload<T>(kind: string, s: SearchList<T>): { marks: ReturnType<typeof useLiveMarks>; quiet: boolean } {
   const marks = useLiveMarks();
   const [quiet, setQuiet] = useState(false);
   useEffect(() => setQuiet(false), [s.list.data]);
@@ -45,20 +43,37 @@ export interface RecordListProps<T extends { id: string }> {
   /** What the kind is, said when there is none yet. */
   emptyText: string;
   onCreate: () => void;
+  /** Beside the "New …" button in the screen's head (export and import). */
+  tools: ComponentChildren;
+  /** What the search box searches, said in its placeholder ("Name", "Name or email"). */
+  searchPlaceholder: string;
   columns: RecordColumn<T>[];
   /** The row's buttons and links (the last cell, its header hidden). */
   actions: (item: T) => ComponentChildren;
-  quiet: boolean;
-  marks: Marks;
 }
 
-export function RecordList<T extends { id: string }>({ s, noun: [one, many], emptyText, onCreate, columns, actions, quiet, marks }: RecordListProps<T>) {
+/** The screen's head (title, tools, New …), its search box and the list; the screen adds its dialogs. */
+export function RecordList<T extends { id: string }>({ s, noun: [one, many], emptyText, onCreate, tools, searchPlaceholder, columns, actions }: RecordListProps<T>) {
   const { list, view } = s;
+  const { marks, quiet } = useQuietReload(one, s);
   const data = list.data;
   const search = view.search.trim();
   const title = many.charAt(0).toUpperCase() + many.slice(1);
   return (
     <>
+      <div class="screen-head">
+        <h1 id={`${many}-title`}>{title}</h1>
+        {tools}
+        <button type="button" class="primary" onClick={onCreate}>
+          New {one}
+        </button>
+      </div>
+      <div class="toolbar">
+        <div class="field search">
+          <label for={`${one}-search`}>Search {many}</label>
+          <input id={`${one}-search`} type="search" value={s.text} placeholder={searchPlaceholder} maxLength={200} autocomplete="off" onInput={(e) => s.onText((e.target as HTMLInputElement).value)} />
+        </div>
+      </div>
       {list.error && data ? <ErrorBox error={list.error} retry={list.reload} /> : null}
       {!data ? (
         list.error ? <ErrorBox error={list.error} retry={list.reload} /> : <Loading label={`Loading ${many}…`} />
