@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { bulkSeed } from "../../src/stores/sqlite/bulk-load";
 import { recountDealGrams } from "../../src/db/deal-grams";
 import { recountDealKeyGrams } from "../../src/db/deal-key-grams";
-import { DROPPED_ROWS_STEP, foldAll, foldSearchCounters, pendingSearchRows } from "../../src/db/search-fold";
+import { DROPPED_ROWS_STEP, FOLD_STEP_MS, foldAll, foldSearchCounters, pendingSearchRows } from "../../src/db/search-fold";
 import { SWEEP_FROM_ROWS, TALLY } from "../../src/db/search-sweep";
 import { gramKeysOf, gramOfKey, gramsOf, nextChunkRows } from "../../src/db/fold-tally";
 import { createSqliteDealsQuery } from "../../src/stores/sqlite/deals-query";
@@ -202,6 +202,33 @@ describe("pending search counter rows", () => {
     foldAll(t.ctx.db);
     expect(pendingSearchRows(t.ctx.db)).toBe(0);
     expect(counters()).toEqual(before);
+  });
+
+  test("an organization's rows wait while it has a job running (an import, a bulk change), others' go on; a job whose lease ran out holds nothing", async () => {
+    const { other, acc } = await anotherOrgFolded("busyco", "Busy");
+    await other.deal({ title: "Busy late", account_id: acc.id, stage: "new" });
+    const now = Date.now();
+    const job = (lease: number) =>
+      t.ctx.db.run("INSERT INTO crm_jobs (tenant_id, id, kind, status, total, created_at, lease_until) VALUES (?1, 'j_busy', 'deals', 'running', 1, ?2, ?3)", [other.tenant.id, now, lease]);
+    job(now + 60_000);
+    const before = pendingSearchRows(t.ctx.db, other.tenant.id);
+    expect(before).toBeGreaterThan(0);
+    // Only the busy organization has rows pending: nothing to fold now.
+    expect(pendingSearchRows(t.ctx.db)).toBe(before);
+    expect(foldSearchCounters(t.ctx.db, FOLD_STEP_MS, now)).toBe(0);
+    // Another organization's row is folded, the busy one's still waits.
+    const third = await anotherOrgFolded("calmco", "Calm");
+    await third.other.deal({ title: "Calm late", account_id: third.acc.id, stage: "new" });
+    expect(pendingSearchRows(t.ctx.db, third.other.tenant.id)).toBeGreaterThan(0);
+    while (foldSearchCounters(t.ctx.db, FOLD_STEP_MS, now) > 0);
+    expect(pendingSearchRows(t.ctx.db)).toBe(before);
+    // A lease that ran out (its server died) holds nothing; neither does a finished job.
+    expect(foldSearchCounters(t.ctx.db, FOLD_STEP_MS, now + 61_000)).toBe(before);
+    await other.deal({ title: "Busy later", account_id: acc.id, stage: "new" });
+    t.ctx.db.run("UPDATE crm_jobs SET status = 'succeeded', finished_at = ?2 WHERE tenant_id = ?1 AND id = 'j_busy'", [other.tenant.id, now]);
+    foldAll(t.ctx.db);
+    expect(pendingSearchRows(t.ctx.db)).toBe(0);
+    countersEqualRecount();
   });
 
   test("a deleted organization's many pending rows go a bounded step at a time, oldest first", () => {

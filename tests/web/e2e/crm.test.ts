@@ -78,7 +78,7 @@ test("an account and a contact created through their screens", async () => {
   // and each value labelled (the header row is out of sight there).
   await page.setViewportSize({ width: 390, height: 844 });
   const rights = await page.getByRole("button", { name: /^(Edit|Delete) / }).evaluateAll((els) => els.map((e) => Math.round(e.getBoundingClientRect().right)));
-  const label = await page.getByRole("cell", { name: "ada@globex.example" }).evaluate((td) => getComputedStyle(td, "::before").content);
+  const label = await page.getByRole("cell", { name: "ada@globex.example" }).evaluate((td) => td.ownerDocument.defaultView!.getComputedStyle(td, "::before").content);
   await page.setViewportSize({ width: 1280, height: 800 });
   expect(rights.length).toBe(2);
   expect(rights.filter((r) => r > 390)).toEqual([]);
