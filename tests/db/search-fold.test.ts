@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { bulkSeed } from "../../src/stores/sqlite/bulk-load";
 import { recountDealGrams } from "../../src/db/deal-grams";
 import { recountDealKeyGrams } from "../../src/db/deal-key-grams";
-import { DROPPED_ROWS_STEP, FOLD_STEP_MS, foldAll, foldSearchCounters, pendingSearchRows } from "../../src/db/search-fold";
+import { DEFER_ROWS_MAX, DROPPED_ROWS_STEP, FOLD_STEP_MS, foldAll, foldSearchCounters, pendingSearchRows } from "../../src/db/search-fold";
 import { SWEEP_FROM_ROWS, TALLY } from "../../src/db/search-sweep";
 import { gramKeysOf, gramOfKey, gramsOf, nextChunkRows } from "../../src/db/fold-tally";
 import { createSqliteDealsQuery } from "../../src/stores/sqlite/deals-query";
@@ -228,6 +228,24 @@ describe("pending search counter rows", () => {
     t.ctx.db.run("UPDATE crm_jobs SET status = 'succeeded', finished_at = ?2 WHERE tenant_id = ?1 AND id = 'j_busy'", [other.tenant.id, now]);
     foldAll(t.ctx.db);
     expect(pendingSearchRows(t.ctx.db)).toBe(0);
+    countersEqualRecount();
+  });
+
+  test("past DEFER_ROWS_MAX pending rows an organization is folded though its job runs", async () => {
+    const { other, acc } = await anotherOrgFolded("pileco", "Pile");
+    await other.deal({ title: "Pile late", account_id: acc.id, stage: "new" });
+    const now = Date.now();
+    t.ctx.db.run("INSERT INTO crm_jobs (tenant_id, id, kind, status, total, created_at, lease_until) VALUES (?1, 'j_pile', 'deals', 'running', 1, ?2, ?3)", [other.tenant.id, now, now + 60_000]);
+    expect(foldSearchCounters(t.ctx.db, FOLD_STEP_MS, now)).toBe(0);
+    // A -1 and a +1 of one text far along the ids: they cancel in the counters, and the rows now span the bound.
+    const first = (t.ctx.db.query("SELECT min(id) AS id FROM deal_search_pending WHERE tenant_id = ?1").get(other.tenant.id) as { id: number }).id;
+    const add = t.ctx.db.query("INSERT INTO deal_search_pending (tenant_id, id, sign, stage, assigned_to, search_text, title_key, account_key, contact_key) VALUES (?1, ?2, ?3, 'new', NULL, 'pile', 'pile', 'pile', NULL)");
+    add.run(other.tenant.id, first + DEFER_ROWS_MAX - 1, -1);
+    add.run(other.tenant.id, first + DEFER_ROWS_MAX, 1);
+    expect(foldSearchCounters(t.ctx.db, FOLD_STEP_MS, now)).toBeGreaterThan(0);
+    while (foldSearchCounters(t.ctx.db, FOLD_STEP_MS, now) > 0);
+    expect(pendingSearchRows(t.ctx.db)).toBe(0);
+    t.ctx.db.run("UPDATE crm_jobs SET status = 'succeeded', finished_at = ?2 WHERE tenant_id = ?1 AND id = 'j_pile'", [other.tenant.id, now]);
     countersEqualRecount();
   });
 
