@@ -34,34 +34,31 @@ let msPerPage = 0.1;
  * of `merge` work, each sized from the pace of those before, until `budgetMs` is spent (one chunk
  * at least). Answers the pages its chunks were given, or 0 when there was nothing to merge: no
  * level holds `usermerge` segments and no merge is under way, so the index is in shape until the
- * next writes. `held.ms` gets the writer's hold, the wait for the lock left out.
+ * next writes.
  */
-export function ftsMergeStep(db: Db, budgetMs = MERGE_STEP_MS, held?: { ms: number }): number {
-  let inside = performance.now();
-  const given = writeTx(db, () => {
-    const started = performance.now();
-    inside = started;
-    let given = 0;
-    for (;;) {
-      const left = budgetMs - (performance.now() - started);
-      if (given > 0 && left <= 0) break;
-      const pages = chunkPages(given, left, msPerPage);
-      const t = performance.now();
-      const changed = mergePages(db, pages);
-      // FTS5 documents this test: a merge that found nothing to do changed fewer than two rows.
-      if (changed < 2) break;
-      given += pages;
-      // A page merged is about two rows changed (written to the new segment, trimmed from an
-      // input): the pace is learnt per page done, so a chunk that ran out of work early (a small
-      // level merged) does not make pages look cheap (steps of 294 ms followed from that).
-      const done = Math.max(1, Math.min(pages, changed / 2));
-      msPerPage = Math.min(5, Math.max(0.005, 0.7 * msPerPage + (0.3 * (performance.now() - t)) / done));
-    }
-    return given;
-  });
-  // How long the step held the writer: from inside BEGIN IMMEDIATE (its wait for another
-  // process's transaction is not its hold) to after COMMIT.
-  if (held) held.ms = performance.now() - inside;
+export function ftsMergeStep(db: Db, budgetMs = MERGE_STEP_MS): number {
+  return writeTx(db, () => mergeStepInside(db, budgetMs));
+}
+
+/** ftsMergeStep's work inside the caller's write transaction (the live seed times its transactions itself). */
+export function mergeStepInside(db: Db, budgetMs = MERGE_STEP_MS): number {
+  const started = performance.now();
+  let given = 0;
+  for (;;) {
+    const left = budgetMs - (performance.now() - started);
+    if (given > 0 && left <= 0) break;
+    const pages = chunkPages(given, left, msPerPage);
+    const t = performance.now();
+    const changed = mergePages(db, pages);
+    // FTS5 documents this test: a merge that found nothing to do changed fewer than two rows.
+    if (changed < 2) break;
+    given += pages;
+    // A page merged is about two rows changed (written to the new segment, trimmed from an
+    // input): the pace is learnt per page done, so a chunk that ran out of work early (a small
+    // level merged) does not make pages look cheap (steps of 294 ms followed from that).
+    const done = Math.max(1, Math.min(pages, changed / 2));
+    msPerPage = Math.min(5, Math.max(0.005, 0.7 * msPerPage + (0.3 * (performance.now() - t)) / done));
+  }
   return given;
 }
 

@@ -1,10 +1,11 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { bulkSeed } from "../../src/stores/sqlite/bulk-load";
-import { staleIndexes } from "../../src/stores/sqlite/live-seed";
+import { pacer, staleIndexes } from "../../src/stores/sqlite/live-seed";
+import { migrate } from "../../src/db/migrate";
 import { createSqliteDealsQuery as createDealsQuery } from "../../src/stores/sqlite/deals-query";
 import { costPlan } from "../../src/stores/sqlite/deals-plan";
 import { forcedSqlitePlan } from "../support/deals-strategies";
@@ -297,6 +298,42 @@ describe("the live seed's statistics", () => {
     db.run("ANALYZE t_a");
     expect(staleIndexes(db, "t", 100)).toEqual(["t_b"]);
     expect(staleIndexes(db, "t", 101).sort()).toEqual(["t_a", "t_b"]);
+    db.close();
+  });
+});
+
+describe("the live seed's report of its longest transaction", () => {
+  test("leaves out the wait for another process's transaction (a merge step timed from outside once 'held' 541 ms that were mostly that)", async () => {
+    const file = join(dir, "hold", "hold.db");
+    mkdirSync(dirname(file), { recursive: true });
+    const db = new Database(file);
+    db.run("PRAGMA journal_mode = WAL");
+    db.run("PRAGMA busy_timeout = 5000");
+    migrate(db);
+    // Segments for the merge step to merge: one a transaction, as deal writes add them.
+    const add = db.prepare("INSERT INTO deals_fts (rowid, search_text, stage_token, unassigned_token) VALUES (?1, ?2, 'snew', 'u1')");
+    for (let tx = 0; tx < 8; tx++)
+      db.transaction(() => {
+        for (let r = 0; r < 50; r++) add.run(tx * 50 + r + 1, `pilot deal ${tx * 50 + r}`);
+      })();
+    // Another process takes the writer for 400 ms, then lets go.
+    const holder = Bun.spawn([process.execPath, "-e", `
+      const { Database } = require("bun:sqlite");
+      const db = new Database(${JSON.stringify(file)});
+      db.run("BEGIN IMMEDIATE");
+      console.log("holding");
+      setTimeout(() => { db.run("COMMIT"); db.close(); }, 400);
+    `], { stdout: "pipe", stderr: "inherit" });
+    expect(new TextDecoder().decode((await holder.stdout.getReader().read()).value)).toContain("holding");
+    const pace = pacer(db);
+    const started = performance.now();
+    await pace.merge();
+    const wall = performance.now() - started;
+    await holder.exited;
+    expect(wall).toBeGreaterThan(300);
+    expect(pace.longest.what).toBe("a merge step of the search index");
+    expect(pace.longest.ms).toBeGreaterThan(0);
+    expect(pace.longest.ms).toBeLessThan(wall - 250);
     db.close();
   });
 });

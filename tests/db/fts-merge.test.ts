@@ -140,37 +140,3 @@ describe("a merge step's chunks", () => {
     expect(chunkPages(64, 0.5, 0.1)).toBe(MIN_CHUNK_PAGES);
   });
 });
-
-describe("a merge step's hold, as the live seed reports it", () => {
-  const dir = mkdtempSync(join(tmpdir(), "suite-fts-hold-"));
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-  test("leaves out the wait for another process's transaction (the seed once reported 541 ms that were mostly that)", async () => {
-    const file = join(dir, "hold.db");
-    const db = new Database(file);
-    db.run("PRAGMA journal_mode = WAL");
-    db.run("PRAGMA busy_timeout = 5000");
-    migrate(db);
-    const add = db.prepare("INSERT INTO deals_fts (rowid, search_text, stage_token, unassigned_token) VALUES (?1, ?2, 'snew', 'u1')");
-    for (let tx = 0; tx < 8; tx++) db.transaction(() => { for (let r = 0; r < 50; r++) add.run(tx * 50 + r + 1, `pilot deal ${tx * 50 + r}`); })();
-    // Another process takes the writer for 400 ms, then lets go.
-    const holder = Bun.spawn([process.execPath, "-e", `
-      const { Database } = require("bun:sqlite");
-      const db = new Database(${JSON.stringify(file)});
-      db.run("BEGIN IMMEDIATE");
-      console.log("holding");
-      setTimeout(() => { db.run("COMMIT"); db.close(); }, 400);
-    `], { stdout: "pipe", stderr: "inherit" });
-    const reader = holder.stdout.getReader();
-    expect(new TextDecoder().decode((await reader.read()).value)).toContain("holding");
-    const held = { ms: -1 };
-    const started = performance.now();
-    expect(ftsMergeStep(db, 10, held)).toBeGreaterThan(0);
-    const wall = performance.now() - started;
-    await holder.exited;
-    expect(wall).toBeGreaterThan(300);
-    expect(held.ms).toBeGreaterThan(0);
-    expect(held.ms).toBeLessThan(wall - 250);
-    db.close();
-  });
-});

@@ -1,5 +1,5 @@
 import { type Db, WAL_AUTOCHECKPOINT, writeTx } from "../../db/database";
-import { ftsMergeStep } from "../../db/fts-merge";
+import { mergeStepInside } from "../../db/fts-merge";
 import type { SeedResult, SeedTenant } from "../../crm/seed-store";
 import { setDemoPassword, startSeed } from "./bulk-load";
 
@@ -30,12 +30,32 @@ const nextSize = (size: number, ms: number) => Math.max(MIN_BATCH, Math.min(MAX_
 const gapAfter = (ms: number) => Math.max(MIN_GAP_MS, Math.min(ms, 50));
 
 /** Runs write transactions sized by their measured time, with the pause after each; keeps the longest hold. */
-function pacer(db: Db) {
+export function pacer(db: Db) {
   let size = FIRST_BATCH;
   let longestMs = 0;
   let longestWhat = "";
-  const note = (ms: number, what: string) => {
-    if (ms > longestMs) [longestMs, longestWhat] = [ms, what];
+  /**
+   * One write transaction of `fn`, its hold timed from inside BEGIN IMMEDIATE (its wait for the
+   * server's writes is not its cost: a merge step timed from outside once "held" 541 ms that were
+   * mostly that wait) to after COMMIT (its sync of the journal holds the writer too), kept if longest.
+   */
+  const timed = <T>(what: string, fn: () => T): { out: T; ms: number } => {
+    let held = performance.now();
+    const keep = () => {
+      const ms = performance.now() - held;
+      if (ms > longestMs) [longestMs, longestWhat] = [ms, what];
+      return ms;
+    };
+    try {
+      const out = writeTx(db, () => {
+        held = performance.now();
+        return fn();
+      });
+      return { out, ms: keep() };
+    } catch (e) {
+      keep();
+      throw e;
+    }
   };
   return {
     get size() {
@@ -47,15 +67,7 @@ function pacer(db: Db) {
     },
     /** One transaction of `fn(size)`, then the pause. */
     async step<T>(fn: (size: number) => T): Promise<T> {
-      let held = performance.now();
-      const out = writeTx(db, () => {
-        // Timed from inside BEGIN IMMEDIATE (its wait for the server's writes is not this batch's
-        // cost) to after COMMIT (its sync of the journal holds the writer too).
-        held = performance.now();
-        return fn(size);
-      });
-      const ms = performance.now() - held;
-      note(ms, `a batch of ${size}`);
+      const { out, ms } = timed(`a batch of ${size}`, () => fn(size));
       size = nextSize(size, ms);
       // A batch that waited long for the lock already let the server's writes go first: the pause follows the hold alone.
       await Bun.sleep(gapAfter(ms));
@@ -67,25 +79,12 @@ function pacer(db: Db) {
      * the seed runs too, but a seed alone would otherwise leave to FTS5's crisis merges.
      */
     async merge(): Promise<void> {
-      // Timed from inside its transaction, as a batch: a merge step once "held" 541 ms that were
-      // mostly its wait for the server's writes.
-      const held = { ms: 0 };
-      if (ftsMergeStep(db, undefined, held) === 0) return;
-      const ms = held.ms;
-      note(ms, "a merge step of the search index");
-      await Bun.sleep(gapAfter(ms));
+      const { out: pages, ms } = timed("a merge step of the search index", () => mergeStepInside(db));
+      if (pages > 0) await Bun.sleep(gapAfter(ms));
     },
     /** One transaction of work outside the batches, its hold timed into the longest. */
     once<T>(what: string, fn: () => T): T {
-      let held = performance.now();
-      try {
-        return writeTx(db, () => {
-          held = performance.now();
-          return fn();
-        });
-      } finally {
-        note(performance.now() - held, what);
-      }
+      return timed(what, fn).out;
     },
   };
 }
