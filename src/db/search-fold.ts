@@ -3,7 +3,7 @@ import { type Db, writeTx } from "./database";
 import { runAs } from "./stall-monitor";
 import { FoldTally, type Pending, nextChunkRows } from "./fold-tally";
 import { ftsMergeStep } from "./fts-merge";
-import { forgetSweep, sweepStep, sweeping } from "./search-sweep";
+import { dropOldestPending, forgetSweep, sweepStep, sweeping } from "./search-sweep";
 
 /**
  * The deal search counters' fold (schema version 15). A deal write appends its counted state to
@@ -27,7 +27,6 @@ import { forgetSweep, sweepStep, sweeping } from "./search-sweep";
 export const FOLD_STEP_MS = 10;
 /** A deleted organization's pending rows dropped a step (5,000 took 6 ms on a file, commit included). */
 export const DROPPED_ROWS_STEP = 5_000;
-const DROP_ROWS = "DELETE FROM deal_search_pending WHERE tenant_id = ?1 AND id IN (SELECT id FROM deal_search_pending WHERE tenant_id = ?1 ORDER BY id LIMIT ?2)";
 /**
  * The most rows an organization's job may leave pending: each 1-3 letter search of it adds them up
  * (38 ms at 200,000 on a 1M-deal file; the target is 100), and a bulk change leaves two a deal.
@@ -51,7 +50,7 @@ export function foldSearchCounters(db: Db, budgetMs = FOLD_STEP_MS, now = Date.n
   // for as long as the organization had rows pending (20,000 took 39 ms; a bulk change leaves 200,000).
   if (!db.query("SELECT 1 AS x FROM tenants WHERE id = ?1").get(tenantId)) {
     forgetSweep(db, tenantId);
-    return writeTx(db, () => db.run(DROP_ROWS, [tenantId, DROPPED_ROWS_STEP]).changes);
+    return writeTx(db, () => dropOldestPending(db, tenantId, Number.MAX_SAFE_INTEGER, DROPPED_ROWS_STEP).dropped);
   }
   if (sweeping(db, tenantId)) return sweepStep(db, tenantId, budgetMs);
   return foldOldest(db, tenantId, budgetMs);

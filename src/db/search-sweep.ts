@@ -232,19 +232,28 @@ function writeStep(db: Db, tenantId: string, upto: number, budgetMs: number): nu
 function deleteStep(db: Db, tenantId: string, upto: number, budgetMs: number): number {
   return writeTx(db, () => {
     const started = performance.now();
-    const boundary = db.query("SELECT id FROM deal_search_pending WHERE tenant_id = ?1 AND id <= ?2 ORDER BY id LIMIT 1 OFFSET ?3");
-    const drop = db.query("DELETE FROM deal_search_pending WHERE tenant_id = ?1 AND id <= ?2");
     let done = 0;
     for (let size = Math.min(FIRST_SLICE, stepCap.delete); size > 0; size = Math.min(stepCap.delete - done, nextSlice(done, performance.now() - started, budgetMs))) {
-      const last = boundary.get(tenantId, upto, size - 1) as { id: number } | null;
-      done += drop.run(tenantId, last?.id ?? upto).changes;
-      if (!last) {
+      const { dropped, more } = dropOldestPending(db, tenantId, upto, size);
+      done += dropped;
+      if (!more) {
         db.run("DELETE FROM deal_search_sweeps WHERE tenant_id = ?1", [tenantId]);
         break;
       }
     }
     return Math.max(1, done);
   });
+}
+
+/**
+ * The organization's oldest pending rows up to id `upto`, `rows` of them at most, deleted in the
+ * caller's transaction (a sweep's last phase, and a deleted organization's rows). `more`: rows up
+ * to `upto` may be left (the slice was full).
+ */
+export function dropOldestPending(db: Db, tenantId: string, upto: number, rows: number): { dropped: number; more: boolean } {
+  const last = db.query("SELECT id FROM deal_search_pending WHERE tenant_id = ?1 AND id <= ?2 ORDER BY id LIMIT 1 OFFSET ?3").get(tenantId, upto, rows - 1) as { id: number } | null;
+  const dropped = db.query("DELETE FROM deal_search_pending WHERE tenant_id = ?1 AND id <= ?2").run(tenantId, last?.id ?? upto).changes;
+  return { dropped, more: last !== null };
 }
 
 /** Drops what this connection added up for a deleted organization's sweep (its row went with it). */
