@@ -8,7 +8,7 @@ import { DEAL_EVENT_FIELDS, dealChangedEvent, pick } from "../../events/changes"
 import type { EventActor, NewEvent } from "../../events/repo";
 import { newId } from "../../kernel/ids";
 import { type Pg, type PgTx, insertJson } from "./database";
-import { lockCrmShared } from "./deals";
+import { addDealsActivitiesInTx, lockCrmShared } from "./deals";
 import { appendEventsInTx } from "./events";
 import { Params } from "./deals-list-request";
 import { applyDealCounters } from "./jobs";
@@ -94,7 +94,7 @@ export function createPostgresBulkDealsStore(pg: Pg) {
     if (event) out.events.push({ ...event, data: { ...event.data, ...job } });
   }
 
-  /** The batch's deal changes and timeline entries, a statement each, then its counters. */
+  /** The batch's deal changes and timeline entries (each deal's numbered after its last), a statement each, then its counters. */
   async function writeBatch(tx: PgTx, tenantId: string, now: number, out: BatchWrites): Promise<void> {
     if (out.deals.length > 0) {
       await tx.unsafe(
@@ -105,18 +105,7 @@ export function createPostgresBulkDealsStore(pg: Pg) {
         [tenantId, now, JSON.stringify(out.deals)],
       );
     }
-    if (out.activities.length > 0) {
-      // Numbered after each deal's last entry, in the order given (the deals are locked, as a single write's).
-      await tx.unsafe(
-        `INSERT INTO deal_activities (tenant_id, deal_id, n, id, type, actor_id, created_at, data)
-         SELECT $1, u.deal_id,
-           coalesce((SELECT max(a.n) FROM deal_activities a WHERE a.tenant_id = $1 AND a.deal_id = u.deal_id COLLATE "C"), 0)
-             + row_number() OVER (PARTITION BY u.deal_id ORDER BY u.ord),
-           u.id, u.type, u.actor_id, u.created_at, u.data
-         FROM json_to_recordset($2::text::json) AS u(ord int, deal_id text, id text, type text, actor_id text, created_at bigint, data text)`,
-        [tenantId, JSON.stringify(out.activities.map((a, ord) => ({ ord, ...a })))],
-      );
-    }
+    await addDealsActivitiesInTx(tx, tenantId, out.activities);
     await applyDealCounters(tx, tenantId, out.counters);
   }
 

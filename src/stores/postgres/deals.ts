@@ -15,12 +15,24 @@ import { newId } from "../../kernel/ids";
  * new deal's, or FOR UPDATE): `n` is the deal's next number, one index seek at its last entry.
  */
 export async function addActivitiesInTx(tx: PgQueries, tenantId: string, dealId: string, list: NewActivity[]): Promise<void> {
-  for (const a of list) {
-    await tx.run`
-      INSERT INTO deal_activities (tenant_id, deal_id, n, id, type, actor_id, created_at, data)
-      VALUES (${tenantId}, ${dealId}, (SELECT coalesce(max(n), 0) + 1 FROM deal_activities WHERE tenant_id = ${tenantId} AND deal_id = ${dealId}),
-        ${a.id}, ${a.type}, ${a.actor_id}, ${a.created_at}, ${a.data})`;
-  }
+  await addDealsActivitiesInTx(tx, tenantId, list.map((a) => ({ ...a, deal_id: dealId })));
+}
+
+/**
+ * The same for entries of many deals (a bulk change's batch), in one statement: each deal's are
+ * numbered after its last entry, in the order given.
+ */
+export async function addDealsActivitiesInTx(tx: PgQueries, tenantId: string, list: Array<NewActivity & { deal_id: string }>): Promise<void> {
+  if (list.length === 0) return;
+  await tx.unsafe(
+    `INSERT INTO deal_activities (tenant_id, deal_id, n, id, type, actor_id, created_at, data)
+     SELECT $1, u.deal_id,
+       coalesce((SELECT max(a.n) FROM deal_activities a WHERE a.tenant_id = $1 AND a.deal_id = u.deal_id COLLATE "C"), 0)
+         + row_number() OVER (PARTITION BY u.deal_id ORDER BY u.ord),
+       u.id, u.type, u.actor_id, u.created_at, u.data
+     FROM json_to_recordset($2::text::json) AS u(ord int, deal_id text, id text, type text, actor_id text, created_at bigint, data text)`,
+    [tenantId, JSON.stringify(list.map((a, ord) => ({ ord, ...a })))],
+  );
 }
 
 /**
