@@ -17,7 +17,7 @@ import { Empty, ErrorBox, Loading, errorMessage } from "../shared/states";
 import { toast } from "../shared/toast";
 import { TransferButtons } from "../import/transfer-buttons";
 import { stagesChanged, useStages } from "../stages/store";
-import { useLiveEvents, useLiveMarks } from "../shared/live-events";
+import { useQuietReload } from "../shared/live-events";
 import { DealForm } from "./deal-form";
 import { Filters } from "./filters";
 import { ShortcutsDialog, useDealShortcuts } from "./shortcuts";
@@ -54,6 +54,8 @@ function ViewSwitch({ mode, onMode }: { mode: DealMode; onMode: (m: DealMode) =>
   );
 }
 
+/** What the deal list reloads on (it shows accounts', contacts', stages' and members' names). */
+const LIVE_PREFIXES = ["deal.", "account.", "contact.", "pipeline_stage.", "member.", "import."];
 const currentView = () => parseView(new URLSearchParams(location.search));
 const go = (v: DealView, replace = false) => navigate(location.pathname + viewSearch(v), replace);
 
@@ -98,15 +100,8 @@ function DealList() {
 
   // Another person's change: the page reloads quietly (no dimming; scroll, filters and an open
   // form stay), the changed row is marked for a moment, a deleted one greyed until it goes.
-  const marks = useLiveMarks();
-  const [quiet, setQuiet] = useState(false);
-  useEffect(() => setQuiet(false), [list.data]);
-  useLiveEvents(["deal.", "account.", "contact.", "pipeline_stage.", "member.", "import."], me?.id, (e) => {
+  const { marks, quiet } = useQuietReload("deal", LIVE_PREFIXES, me?.id, list, (e) => {
     if (e.type.startsWith("pipeline_stage.")) stagesChanged();
-    if (e.type === "deal.deleted") return marks.mark(String(e.data.id), "deleted");
-    if (e.type.startsWith("deal.")) marks.mark(String(e.data.id), "changed");
-    setQuiet(true);
-    list.reload();
   });
 
   // Stage changed in place: the row shows the saved deal until the next answer replaces the page.

@@ -108,3 +108,28 @@ export function useLiveMarks(): { mark: (id: string, kind: "changed" | "deleted"
     classOf: (id) => (marks.has(id) ? `live-${marks.get(id)}` : ""),
   };
 }
+
+/**
+ * Another person's change to what a list shows: the list reloads quietly (`quiet` until its next
+ * answer: no dimming; scroll, filters and an open form stay), a changed record of `kind` ("deal",
+ * "account") marked for a moment, a deleted one greyed until it goes. `also` sees each event first.
+ */
+export function useQuietReload(
+  kind: string,
+  prefixes: readonly string[],
+  userId: string | null | undefined,
+  list: { data: unknown; reload: () => void },
+  also?: (e: LiveEvent) => void,
+): { marks: ReturnType<typeof useLiveMarks>; quiet: boolean } {
+  const marks = useLiveMarks();
+  const [quiet, setQuiet] = useState(false);
+  useEffect(() => setQuiet(false), [list.data]);
+  useLiveEvents(prefixes, userId, (e) => {
+    also?.(e);
+    if (e.type === `${kind}.deleted`) return marks.mark(String(e.data.id), "deleted");
+    if (e.type.startsWith(`${kind}.`)) marks.mark(String(e.data.id), "changed");
+    setQuiet(true);
+    list.reload();
+  });
+  return { marks, quiet };
+}

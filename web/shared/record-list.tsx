@@ -8,26 +8,11 @@
  * actions on a line of their own, where a table wider than the screen hid them past its edge.
  */
 import type { ComponentChildren } from "preact";
-import { useEffect, useState } from "preact/hooks";
 import type { SearchList } from "./url-search";
 import { Pager } from "./pager";
 import { Empty, ErrorBox, Loading } from "./states";
 import { useSession } from "./session";
-import { useLiveEvents, useLiveMarks } from "./live-events";
-
-/** Another person's change to a record of `kind` ("account", "contact"): its row marked and the page reloaded quietly. */
-function useQuietReload<T>(kind: string, s: SearchList<T>): { marks: ReturnType<typeof useLiveMarks>; quiet: boolean } {
-  const marks = useLiveMarks();
-  const [quiet, setQuiet] = useState(false);
-  useEffect(() => setQuiet(false), [s.list.data]);
-  useLiveEvents([`${kind}.`], useSession().me?.user.id, (e) => {
-    if (e.type === `${kind}.deleted`) return marks.mark(String(e.data.id), "deleted");
-    marks.mark(String(e.data.id), "changed");
-    setQuiet(true);
-    s.list.reload();
-  });
-  return { marks, quiet };
-}
+import { useQuietReload } from "./live-events";
 
 /** A column: its header, its cell, and the cell's classes ("title" for the first, "hide-narrow", "nowrap"). */
 export interface RecordColumn<T> {
@@ -55,7 +40,8 @@ export interface RecordListProps<T extends { id: string }> {
 /** The screen's head (title, tools, New …), its search box and the list; the screen adds its dialogs. */
 export function RecordList<T extends { id: string }>({ s, noun: [one, many], emptyText, onCreate, tools, searchPlaceholder, columns, actions }: RecordListProps<T>) {
   const { list, view } = s;
-  const { marks, quiet } = useQuietReload(one, s);
+  // Another person's change: a quiet reload, the record's row marked.
+  const { marks, quiet } = useQuietReload(one, [`${one}.`], useSession().me?.user.id, list);
   const data = list.data;
   const search = view.search.trim();
   const title = many.charAt(0).toUpperCase() + many.slice(1);
@@ -103,7 +89,7 @@ export function RecordList<T extends { id: string }>({ s, noun: [one, many], emp
               <thead>
                 <tr>
                   {columns.map((c) => (
-                    <th key={c.label} scope="col" class={c.class?.replace(/\b(title|nowrap)\b/g, "").trim() || undefined}>
+                    <th key={c.label} scope="col" class={c.class?.includes("hide-narrow") ? "hide-narrow" : undefined}>
                       {c.label}
                     </th>
                   ))}
