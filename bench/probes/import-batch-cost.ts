@@ -14,6 +14,7 @@ import { walDatasync } from "../../src/db/group-commit";
 import { startCheckpointer } from "../../src/db/checkpointer";
 import { newId } from "../../src/kernel/ids";
 import { quantile } from "../stats";
+import { cpuOf } from "../process-support";
 import { startSearchFold } from "../../src/db/search-fold";
 import { resetStallFigures, setStallLog, stallFigures } from "../../src/db/stall-monitor";
 import { describeLevels, ftsLevels } from "../../src/db/fts-structure";
@@ -39,6 +40,18 @@ stores.jobs.applyBatch = async (...args: Parameters<typeof apply>) => {
   batches.push({ items: args[4].length, wall: performance.now() - started, cpu: (spent.user + spent.system) / 1000 });
   return out;
 };
+// The time the job waits for the checkpointer between its batches (walCatchUp).
+let catchUps = 0;
+let catchUpMs = 0;
+const catchUp = stores.jobs.catchUp?.bind(stores.jobs);
+if (catchUp) {
+  stores.jobs.catchUp = async () => {
+    const t = performance.now();
+    await catchUp();
+    const ms = performance.now() - t;
+    if (ms > 1) (catchUps++, (catchUpMs += ms));
+  };
+}
 const ctx = createContext({ config, stores });
 const app = createApp(ctx);
 const db = (stores as unknown as { db: import("bun:sqlite").Database }).db;
@@ -74,12 +87,14 @@ const tag = newId().slice(-6);
 for (let i = 0; i < ROWS; i++) lines.push(`Probe ${tag} deal ${i},${(i % 9000) + 100}.00,EUR,Probe account ${i % 1000}`);
 const started = performance.now();
 const cpu0 = process.cpuUsage();
+const threads0 = cpuOf(process.pid);
 const answered = app.handle(new Request("http://localhost/api/v1/crm/deals/import?create_missing=true", { method: "POST", headers: { ...headers, "content-type": "text/csv" }, body: `${lines.join("\r\n")}\r\n` }));
 const res = await answered;
 say(`upload checked and answered in ${((performance.now() - started) / 1000).toFixed(1)} s`);
 if (res.status !== 202) throw new Error(`import ${res.status} ${await res.text()}`);
 await ctx.jobs.settled();
 const cpuAll = process.cpuUsage(cpu0);
+const threads1 = cpuOf(process.pid);
 clearInterval(timer);
 const wall = (performance.now() - started) / 1000;
 const f = (n: number) => n.toFixed(1);
@@ -87,6 +102,8 @@ const walls = batches.map((b) => b.wall).sort((a, b) => a - b);
 const cpus = batches.map((b) => b.cpu).sort((a, b) => a - b);
 const items = batches.reduce((s, b) => s + b.items, 0);
 say(`import: ${f(wall)} s wall, ${f((cpuAll.user + cpuAll.system) / 1e6)} s CPU; ${batches.length} batches of ${f(items / batches.length)} items on average`);
+say(`CPU by thread (s): main ${f(threads1.main - threads0.main)}, workers ${f(threads1.workers - threads0.workers)}, other (the checkpointer, commits' syncs) ${f(threads1.other - threads0.other)}`);
+say(`waits for the checkpointer: ${catchUps}, ${f(catchUpMs / 1000)} s`);
 say(`batch writer hold ms: p50 ${f(quantile(walls, 0.5))} p99 ${f(quantile(walls, 0.99))} max ${f(walls.at(-1)!)}; CPU ms p50 ${f(quantile(cpus, 0.5))} max ${f(cpus.at(-1)!)}`);
 const worst = [...batches].sort((a, b) => b.wall - a.wall).slice(0, 5);
 say(`longest batches (items, hold ms, CPU ms): ${worst.map((b) => `${b.items}/${f(b.wall)}/${f(b.cpu)}`).join("  ")}`);

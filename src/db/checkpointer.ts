@@ -88,20 +88,31 @@ export const IDLE_TICKS = 2;
  * A job's batches write the WAL faster than this thread's ticks copy it, and SQLite starts the WAL
  * over only when a write begins with every frame copied, which never happens while batches run
  * back to back: the WAL grew until the writer's own automatic checkpoint copied and fsynced it
- * inside a batch, on the event loop. So between its batches a job calls walCatchUp: past
- * CATCH_UP_FRAMES (16 MiB of 4 KiB pages) it waits, off the event loop, for this thread to copy
- * the WAL, and its next batch starts the WAL over. A bulk stage change of 100,158 deals at a
- * million (bench/bulk.ts, quiet machine): 64-67 s with batches held up to 203-228 ms (13-22 over
- * 50 ms) → 50 s, p99 hold 19.5 ms, 1 over 50 ms. Catching up every 768 frames instead: 61 s (each
- * wait is two fsyncs). The writer's own automatic checkpoint (WAL_AUTOCHECKPOINT, database.ts)
- * stays above this, the fallback only.
+ * inside a batch, on the event loop. So between its batches a job calls walCatchUp. Past
+ * CATCH_UP_FRAMES (4 MiB of 4 KiB pages) not copied, it asks this thread to copy them and goes
+ * on writing meanwhile (the copy and its fsyncs run beside the job's next batches, on the other
+ * core and the disk); once the WAL is RESTART_FRAMES long it waits, off the event loop, for the
+ * rest to be copied, and its next batch starts the WAL over. A bulk stage change of 100,158 deals
+ * at a million (bench/bulk.ts, quiet machine): 64-67 s with batches held up to 203-228 ms → 50 s
+ * waiting for a copy at every 4,096 frames. An import of 30,000 deals into 1.1M (bench/probes/
+ * import-batch-cost.ts) waited that way 102 times, 6.9 s of its 14.3 (68 ms a copy of 16 MiB,
+ * half of it the fsyncs); copying ahead, 71 times, 3.1 s of 11.0. The writer's own automatic
+ * checkpoint (WAL_AUTOCHECKPOINT, database.ts) stays above RESTART_FRAMES, the fallback only.
  */
-export const CATCH_UP_FRAMES = 4096;
+export const CATCH_UP_FRAMES = 1024;
+/**
+ * The WAL's length (24 MiB of 4 KiB pages) at which a job waits for the copy to end, so that the
+ * WAL starts over: under WAL_AUTOCHECKPOINT by a few batches' frames, so that no commit of the
+ * job's runs the automatic checkpoint on the event loop.
+ */
+export const RESTART_FRAMES = 6144;
 /** Tries of a catch-up before the job goes on anyway (a reader can keep frames from being copied). */
 const CATCH_UP_TRIES = 20;
 
 interface Running {
   catchUp(): Promise<boolean>;
+  /** The copy asked for ahead of need, while it runs. */
+  ahead: Promise<boolean> | null;
   shm: string;
   fd: number | null;
 }
@@ -125,8 +136,9 @@ function walFrames(r: Running): { frames: number; copied: number } | null {
 
 /**
  * Between a job's batches (SQLite): when the WAL holds CATCH_UP_FRAMES or more frames not copied
- * yet, waits for the checkpointer's thread to copy them (the event loop serves others meanwhile).
- * Nothing to wait for without a checkpointer (tests, the command line).
+ * yet, has the checkpointer's thread copy them while the job goes on; when it is RESTART_FRAMES
+ * long, waits for every frame to be copied (the event loop serves others meanwhile). Nothing to
+ * wait for without a checkpointer (tests, the command line).
  */
 export async function walCatchUp(file: string): Promise<void> {
   const key = absolute(file);
@@ -134,9 +146,14 @@ export async function walCatchUp(file: string): Promise<void> {
   if (!r) return;
   for (let i = 0; i < CATCH_UP_TRIES && running.get(key) === r; i++) {
     const f = walFrames(r);
-    if (!f || f.frames < CATCH_UP_FRAMES || f.copied >= f.frames) return;
-    if (await r.catchUp()) return;
-    await Bun.sleep(5);
+    if (!f || f.copied >= f.frames) return;
+    if (f.frames < RESTART_FRAMES) {
+      if (f.frames - f.copied >= CATCH_UP_FRAMES && !r.ahead) r.ahead = r.catchUp().finally(() => (r.ahead = null));
+      return;
+    }
+    if (r.ahead) await r.ahead;
+    else if (await r.catchUp()) return;
+    else await Bun.sleep(5);
   }
 }
 
@@ -159,6 +176,7 @@ export function startCheckpointer(file: string, everyMs = 200, idleTicks = IDLE_
   const entry: Running = {
     shm: `${file}-shm`,
     fd: null,
+    ahead: null,
     catchUp: () =>
       new Promise<boolean>((resolve) => {
         const id = ++asked;

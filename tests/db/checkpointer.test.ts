@@ -1,9 +1,9 @@
 import { Database } from "bun:sqlite";
 import { afterAll, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { CATCH_UP_FRAMES, startCheckpointer, walCatchUp } from "../../src/db/checkpointer";
+import { CATCH_UP_FRAMES, RESTART_FRAMES, startCheckpointer, walCatchUp } from "../../src/db/checkpointer";
 import { openDatabase, writeTx } from "../../src/db/database";
 
 const dir = mkdtempSync(join(tmpdir(), "suite-checkpoint-"));
@@ -36,7 +36,7 @@ test("the server's checkpoint thread copies the WAL into the file while the writ
   check.close();
 });
 
-test("a job that waits for walCatchUp between its batches keeps the WAL near CATCH_UP_FRAMES; without it the WAL grows", async () => {
+test("a job that calls walCatchUp between its batches keeps the WAL under RESTART_FRAMES and a few batches; without it the WAL grows", async () => {
   const file = join(dir, "batches.db");
   const db = openDatabase(file);
   // Neither the writer's automatic checkpoint nor the thread's ticks (one a minute): only the catch-ups.
@@ -65,9 +65,9 @@ test("a job that waits for walCatchUp between its batches keeps the WAL near CAT
   try {
     const paced = await batches(() => walCatchUp(file));
     const page = 4096 + 24;
-    // The frames waited for, plus a batch written before the wait and the one after the restart.
-    expect(paced).toBeLessThan((CATCH_UP_FRAMES + 2 * 300) * page);
-    expect(paced).toBeGreaterThan(CATCH_UP_FRAMES * page * 0.5);
+    // The WAL's length at which the job waits, plus a batch written before the wait and the one after the restart.
+    expect(paced).toBeLessThan((RESTART_FRAMES + 2 * 300) * page);
+    expect(paced).toBeGreaterThan(RESTART_FRAMES * page * 0.5);
     const unpaced = await batches(async () => {});
     expect(unpaced).toBeGreaterThan(70 * 1024 * 1024);
   } finally {
@@ -78,4 +78,46 @@ test("a job that waits for walCatchUp between its batches keeps the WAL near CAT
   const check = new Database(file, { readonly: true });
   expect(check.query("SELECT count(*) AS n FROM t").get()).toEqual({ n: 40_000 });
   check.close();
+});
+
+test("past CATCH_UP_FRAMES walCatchUp has the WAL copied while the job goes on; it waits only once the WAL is RESTART_FRAMES long", async () => {
+  const file = join(dir, "ahead.db");
+  const db = openDatabase(file);
+  db.run("PRAGMA wal_autocheckpoint = 0");
+  db.run("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)");
+  const insert = db.prepare("INSERT INTO t (v) VALUES (?1)");
+  // The wal-index header (-shm): the WAL's frames at 16, those copied into the database at 96.
+  const frames = () => {
+    const h = readFileSync(`${file}-shm`).subarray(0, 100);
+    return { frames: h.readUInt32LE(16), copied: h.readUInt32LE(96) };
+  };
+  const batch = () =>
+    writeTx(db, () => {
+      for (let i = 0; i < 200; i++) insert.run(`${i} ${"x".repeat(3900)}`);
+    });
+  const checkpointer = startCheckpointer(file, 60_000);
+  try {
+    // (The thread's first tick, at its start, may have copied some.)
+    for (let f = frames(); f.frames - f.copied < CATCH_UP_FRAMES; f = frames()) batch();
+    await walCatchUp(file);
+    // It returned with the copy under way, not done (a copy of 4 MiB and its fsyncs take milliseconds).
+    const asked = frames();
+    expect(asked.copied).toBeLessThan(asked.frames);
+    // The job writes on meanwhile (the WAL grows: it starts over only once every frame is copied).
+    batch();
+    expect(frames().frames).toBeGreaterThan(asked.frames);
+    for (let i = 0; i < 200 && frames().copied < asked.frames; i++) await Bun.sleep(10);
+    expect(frames().copied).toBeGreaterThanOrEqual(asked.frames);
+    // Once it is RESTART_FRAMES long the call waits for every frame, and the next batch starts the WAL over.
+    while (frames().frames < RESTART_FRAMES) batch();
+    await walCatchUp(file);
+    const waited = frames();
+    expect(waited.copied).toBe(waited.frames);
+    batch();
+    expect(frames().frames).toBeLessThan(CATCH_UP_FRAMES);
+  } finally {
+    await checkpointer.stop();
+    insert.finalize();
+    db.close();
+  }
 });
