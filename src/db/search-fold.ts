@@ -68,8 +68,13 @@ export function foldSearchCounters(db: Db, budgetMs = FOLD_STEP_MS, now = Date.n
 function nextTenant(db: Db, now: number): string | null {
   const after = db.query("SELECT tenant_id FROM deal_search_pending WHERE tenant_id > ?1 LIMIT 1");
   const busy = db.query("SELECT 1 AS x FROM crm_jobs WHERE tenant_id = ?1 AND status = 'running' AND lease_until > ?2");
-  // The organization's pending rows, counted by two seeks: their ids are 1, 2, ... per organization, removed oldest first.
-  const pendingSpan = db.query("SELECT coalesce(max(id) - min(id) + 1, 0) AS n FROM deal_search_pending WHERE tenant_id = ?1");
+  // The organization's pending rows, counted by two seeks: their ids are 1, 2, ... per organization,
+  // removed oldest first. Two subqueries: SQLite seeks for a lone min() or max() only; both in one
+  // SELECT read every pending row (10-25 ms at 100,000, on every tick of the upkeep during an import).
+  const pendingSpan = db.query(
+    `SELECT coalesce((SELECT max(id) FROM deal_search_pending WHERE tenant_id = ?1)
+                   - (SELECT min(id) FROM deal_search_pending WHERE tenant_id = ?1) + 1, 0) AS n`,
+  );
   let from = lastTenant;
   let wrapped = false;
   for (;;) {

@@ -137,7 +137,10 @@ export function sweepStep(db: Db, tenantId: string, budgetMs: number): number {
 /** Phase 1: the sweep covers the organization's oldest pending rows, SWEEP_ROWS at most (ids are distinct integers). */
 function begin(db: Db, tenantId: string): number {
   return writeTx(db, () => {
-    const r = db.query("SELECT min(id) AS lo, max(id) AS hi FROM deal_search_pending WHERE tenant_id = ?1").get(tenantId) as { lo: number | null; hi: number | null };
+    // A seek each (one SELECT of both reads every pending row: search-fold.ts, pendingSpan).
+    const r = db
+      .query("SELECT (SELECT min(id) FROM deal_search_pending WHERE tenant_id = ?1) AS lo, (SELECT max(id) FROM deal_search_pending WHERE tenant_id = ?1) AS hi")
+      .get(tenantId) as { lo: number | null; hi: number | null };
     if (r.lo === null || r.hi === null) return 0;
     db.run("INSERT INTO deal_search_sweeps (tenant_id, upto_id) VALUES (?1, ?2)", [tenantId, Math.min(r.hi, r.lo + SWEEP_ROWS - 1)]);
     stepCap.write = FIRST_WRITE_CAP;
