@@ -3,7 +3,7 @@
  * its random source in one fixed order. Both backends' seeds write what these return, so a tenant
  * seeded on either holds the same data (ids aside); each keeps only its own way of writing rows.
  */
-import { newId } from "../kernel/ids";
+import { newId, orderedId } from "../kernel/ids";
 import { FIRST_NAMES, INDUSTRIES, LAST_NAMES, type RandomSource, STAGE_WEIGHTS, companyName, companyWord, dealNotes, dealTitle, dealValueCents } from "./demo-data";
 import type { DealFields } from "./deals-repo";
 import { contactName, searchTextOf, sortKey } from "./model";
@@ -134,7 +134,7 @@ export function demoDealDrawer(
     const probability = r.next() < 0.7 ? r.int(21) * 5 : null;
     const cName = contact ? contact.name : null;
     return {
-      id: newId(),
+      id: orderedId(i),
       title,
       account_id: account.id,
       contact_id: contact ? contact.id : null,
