@@ -39,6 +39,8 @@ const RESTARTED = "The server stopped during this bulk change, so nothing of it 
 const RESTARTED_UNDO_LEFT = "The server stopped during this undo and finished it when it started again.";
 /** The first window of deal numbers a snapshot page reads; then sized by its time, like the batches. */
 const FIRST_WINDOW = 8_192;
+/** The smallest window: it reads at most this many deals, and a slow moment cannot shrink it to a crawl. */
+const MIN_WINDOW = 1_024;
 const MAX_WINDOW = 1 << 20;
 
 /** Grows by half at most a step (a row's cost varies), shrinks at once: the imports' rule. */
@@ -82,7 +84,7 @@ export function createBulkService(d: BulkDeps) {
       const to = Math.min(hi, from + window);
       const started = performance.now();
       for (const t of await d.bulk.matching(tenantId, f, from, to)) out.push(t);
-      window = nextSize(window, performance.now() - started, MAX_WINDOW);
+      window = Math.max(MIN_WINDOW, nextSize(window, performance.now() - started, MAX_WINDOW));
       from = to;
       await nextTurn();
     }

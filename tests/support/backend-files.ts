@@ -36,6 +36,7 @@ export const SQLITE_ONLY_REASONS: Record<string, string> = {
   "tests/db/fts-merge.test.ts": "SQLite's FTS5 merge settings (migration 32), the shape of deals_fts's segments and the merge steps that keep it",
   "tests/db/seed-tally.test.ts": "SQLite's bulk seed counting its gram tables on a thread of its own, into SQLite tables",
   "tests/crm/seed.test.ts": "bulkSeed into SQLite, deals_fts integrity, sqlite_schema unchanged, `suite seed` on a file",
+  "tests/crm/bulk-choice-plan.test.ts": "SQLite's plan of a bulk change's choice of deals under a million-deal file's statistics (the choice itself: tests/stores/bulk-deals.test.ts, both backends)",
   "tests/crm/csv.test.ts": "the CSV cell functions written in SQLite's SQL",
   "tests/security/bad-input.test.ts": "its fuzz harness opens SQLite and snapshots the whole database through sqlite_master",
   // `suite …` (the CLI, or a spawned server) on a SQLite file.

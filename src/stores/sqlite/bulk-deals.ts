@@ -14,6 +14,34 @@ import { activityWriter } from "./deal-activities";
 import type { AppendEventsInTx } from "./deals";
 
 type Row = DealRow & Record<string, unknown>;
+
+/**
+ * The deals of one window of deal numbers (rowids) that match a bulk change's filter. The rowid
+ * range bounds the read; the filters are the deal list's, tested row by row (the search as the
+ * list's own row test: the lowercased term anywhere in search_text). NOT INDEXED keeps it so: the
+ * statement is prepared without its values, and SQLite chose the stage's index instead, reading
+ * every deal of the stage for each window (7 ms at 100,000 at a million deals, whatever the
+ * window's size), so the job's windows shrank to 4 deal numbers and choosing the deals of a bulk
+ * change took more than 10 minutes.
+ */
+export function matchingQuery(tenantId: string, f: BulkFilter, from: number, to: number): { sql: string; args: Array<string | number> } {
+  let sql = "SELECT seq, id FROM deals NOT INDEXED WHERE seq >= ? AND seq < ? AND tenant_id = ?";
+  const args: Array<string | number> = [from, to, tenantId];
+  if (f.stages !== null) {
+    sql += ` AND stage IN (${f.stages.map(() => "?").join(", ")})`;
+    args.push(...f.stages);
+  }
+  if (f.assignee === "") sql += " AND assigned_to IS NULL";
+  else if (f.assignee !== null) {
+    sql += " AND assigned_to = ?";
+    args.push(f.assignee);
+  }
+  if (f.search !== null) {
+    sql += " AND instr(search_text, ?) > 0";
+    args.push(f.search.toLowerCase());
+  }
+  return { sql: `${sql} ORDER BY seq`, args };
+}
 /** A "deal_set" undo entry: the deal's values before, and what the change set. */
 interface SetEntry {
   before: { stage: string; stage_changed_at: number | null; assigned_to: string | null };
@@ -102,24 +130,8 @@ export function createSqliteBulkDealsStore(db: Db, others: { appendEventsInTx: A
       return { lo: t.tenant_no * TENANT_SPAN, hi: t.tenant_no * TENANT_SPAN + t.next_deal };
     },
     async matching(tenantId: string, f: BulkFilter, from: number, to: number): Promise<BulkTarget[]> {
-      // The rowid range bounds the read; the filters are the deal list's, tested row by row
-      // (the search as the list's own row test: the lowercased term anywhere in search_text).
-      let sql = "SELECT seq, id FROM deals WHERE seq >= ? AND seq < ? AND tenant_id = ?";
-      const args: Array<string | number> = [from, to, tenantId];
-      if (f.stages !== null) {
-        sql += ` AND stage IN (${f.stages.map(() => "?").join(", ")})`;
-        args.push(...f.stages);
-      }
-      if (f.assignee === "") sql += " AND assigned_to IS NULL";
-      else if (f.assignee !== null) {
-        sql += " AND assigned_to = ?";
-        args.push(f.assignee);
-      }
-      if (f.search !== null) {
-        sql += " AND instr(search_text, ?) > 0";
-        args.push(f.search.toLowerCase());
-      }
-      return stmt(`${sql} ORDER BY seq`).all(...args) as BulkTarget[];
+      const { sql, args } = matchingQuery(tenantId, f, from, to);
+      return stmt(sql).all(...args) as BulkTarget[];
     },
     async byIds(tenantId: string, ids: string[]): Promise<BulkTarget[]> {
       return stmt("SELECT seq, id FROM deals WHERE tenant_id = ?1 AND id IN (SELECT value FROM json_each(?2)) ORDER BY seq").all(tenantId, JSON.stringify(ids)) as BulkTarget[];
