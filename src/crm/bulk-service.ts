@@ -3,7 +3,7 @@ import { userActor } from "../events/repo";
 import { AppError, RequestValidationError, errors } from "../kernel/errors";
 import { newId } from "../kernel/ids";
 import { fairTurn, nextTurn } from "./export-import/import-upload";
-import { BATCH_TARGET_MS, BULK_KIND, BULK_UNDO_KIND, BULK_UNDO_WINDOW_MS, type BulkDetail, JOB_LEASE_MS, JOB_RETRY_AFTER_S, type JobRead, toJobRead } from "./export-import/jobs-model";
+import { BULK_KIND, BULK_UNDO_KIND, BULK_UNDO_WINDOW_MS, type BulkDetail, JOB_LEASE_MS, JOB_RETRY_AFTER_S, type JobRead, batchTargetMs, toJobRead } from "./export-import/jobs-model";
 import type { JobRow, JobsStore } from "./export-import/jobs-repo";
 import { type BulkChange, type BulkDealsStore, type BulkFilter, type BulkTarget, BulkTargetGone } from "./bulk-repo";
 import type { AssigneeFilter } from "./deals-service";
@@ -44,7 +44,7 @@ const MIN_WINDOW = 1_024;
 const MAX_WINDOW = 1 << 20;
 
 /** Grows by half at most a step (a row's cost varies), shrinks at once: the imports' rule. */
-const nextSize = (size: number, took: number, max: number) => Math.max(4, Math.min(max, Math.round(size * 1.5), Math.round((size * BATCH_TARGET_MS) / Math.max(1, took))));
+const nextSize = (size: number, took: number, max: number, target: number) => Math.max(4, Math.min(max, Math.round(size * 1.5), Math.round((size * target) / Math.max(1, took))));
 
 /**
  * Bulk changes of deals (issue 32): change the stage or assignee of, or delete, up to every deal
@@ -55,6 +55,7 @@ const nextSize = (size: number, took: number, max: number) => Math.max(4, Math.m
  * its user can undo it for ten minutes after it ends while it stays their last bulk change.
  */
 export function createBulkService(d: BulkDeps) {
+  const target = batchTargetMs(d.bulk.writesOnThisThread);
   /** Times a step for sizing: SQLite holds the writer for its wall time, PostgreSQL this thread for its CPU. */
   async function timed<T>(step: () => Promise<T>): Promise<[T, number]> {
     const started = performance.now();
@@ -84,7 +85,7 @@ export function createBulkService(d: BulkDeps) {
       const to = Math.min(hi, from + window);
       const started = performance.now();
       for (const t of await d.bulk.matching(tenantId, f, from, to)) out.push(t);
-      window = Math.max(MIN_WINDOW, nextSize(window, performance.now() - started, MAX_WINDOW));
+      window = Math.max(MIN_WINDOW, nextSize(window, performance.now() - started, MAX_WINDOW, target));
       from = to;
       await nextTurn();
     }
@@ -136,7 +137,7 @@ export function createBulkService(d: BulkDeps) {
         const slice = targets.slice(i, i + size);
         const [r, took] = await timed(() => d.bulk.apply(t, job.id, d.now(), d.now() + JOB_LEASE_MS, slice, order.change, actor));
         updated += r.updated;
-        size = nextSize(size, took, 2_000);
+        size = nextSize(size, took, 2_000, target);
         i += slice.length;
         // As an import's batches: other organizations' requests finish their steps between ours.
         await fairTurn();
@@ -166,7 +167,7 @@ export function createBulkService(d: BulkDeps) {
     for (;;) {
       const [r, took] = await timed(() => d.bulk.revert(tenantId, jobId, undoJobId, d.now(), d.now() + JOB_LEASE_MS, size, actor));
       if (r.entries === 0) return;
-      size = nextSize(size, took, 2_000);
+      size = nextSize(size, took, 2_000, target);
       await fairTurn();
       await d.bulk.catchUp?.();
     }

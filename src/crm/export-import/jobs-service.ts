@@ -8,7 +8,7 @@ import type { Limits, RateLimiter } from "../../security/rate-limit";
 import { contactName } from "../model";
 import type { CrmStore } from "../repo";
 import { fairTurn, nextTurn, receiveUpload, removeStaleUploads, removeUpload, replayUpload, syntaxInto } from "./import-upload";
-import { BATCH_TARGET_MS, BULK_UNDO_WINDOW_MS, JOB_LEASE_MS, JOB_RETRY_AFTER_S, MAX_RUNNING_IMPORTS, type JobRead, toJobRead } from "./jobs-model";
+import { BULK_UNDO_WINDOW_MS, JOB_LEASE_MS, JOB_RETRY_AFTER_S, MAX_RUNNING_IMPORTS, type JobRead, batchTargetMs, toJobRead } from "./jobs-model";
 import { ImportRowError, type JobRow, type JobsStore } from "./jobs-repo";
 import { type ImportItem, type Known, createRowChecker } from "./import-rows";
 import type { ImportReport, Kind, RowError } from "./model";
@@ -161,7 +161,7 @@ export function createJobsService(d: JobsDeps) {
       const spent = process.cpuUsage(cpu);
       const took = Math.max(1, d.jobs.writesOnThisThread ? performance.now() - started : (spent.user + spent.system) / 1000);
       // Grows by half at most a batch (a row's cost varies: new counter rows, page splits), shrinks at once.
-      size = Math.max(4, Math.min(2_000, Math.round(size * 1.5), Math.round((size * BATCH_TARGET_MS) / took)));
+      size = Math.max(4, Math.min(2_000, Math.round(size * 1.5), Math.round((size * batchTargetMs(d.jobs.writesOnThisThread)) / took)));
       batch = [];
       rows = 0;
       // Other organizations' requests waiting behind the batch run to their end first.
