@@ -359,6 +359,8 @@ export function createContext(opts: ContextOptions) {
     ping: () => stores.ping(),
     /** Resolves once every commit so far is on disk: an answer after a write awaits it (http/core.ts). */
     durable: () => stores.durable(),
+    /** PostgreSQL: folds the deal search's pending counter rows while the server runs (SQLite's fold is started on ctx.db). */
+    startSearchFold: stores.startSearchFold,
     /** Periodic clean-up: finished rate-limit windows, sessions a day past their end, expired Idempotency-Keys. */
     async housekeep(): Promise<void> {
       const t = now();

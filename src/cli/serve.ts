@@ -55,7 +55,10 @@ export async function serve(config: Config): Promise<void> {
   // SQLite's WAL checkpoints and file backups; PostgreSQL has its own (pg_dump, base backups).
   const checkpointer = config.databaseUrl ? null : startCheckpointer(config.db);
   // SQLite's deal search counters follow deal writes through a pending table, folded here in short steps.
-  const fold = config.databaseUrl ? null : startSearchFold(ctx.db, undefined, (message) => ctx.log({ level: "warn", msg: message }));
+  // PostgreSQL's gram counters too, one organization's fold after another (stores/postgres/search-fold.ts).
+  const warn = (message: string) => ctx.log({ level: "warn", msg: message });
+  const fold = config.databaseUrl ? null : startSearchFold(ctx.db, undefined, warn);
+  const pgFold = ctx.startSearchFold?.(warn) ?? null;
   lastLineOfDefence(ctx.log);
   // Always on: a held event loop or SQLite writer over 50 ms is one warning line naming its work.
   setStallLog(ctx.log);
@@ -86,6 +89,7 @@ export async function serve(config: Config): Promise<void> {
     await ctx.mail.stop();
     await ctx.webhookSender.stop();
     fold?.stop();
+    await pgFold?.stop();
     await checkpointer?.stop();
     await ctx.close();
     // The run's stall figures, for whoever reads the log (the bench, until a metrics endpoint does).

@@ -80,6 +80,8 @@ export interface Stores {
   schemaVersion(): Promise<{ current: number; target: number }>;
   /** Resolves once every commit so far is durable: an answer after a write awaits it (http/core.ts). */
   durable(): Promise<void>;
+  /** PostgreSQL only: folds the deal search's pending counter rows while the server runs (postgres/search-fold.ts). */
+  startSearchFold?(log: (message: string) => void): { stop(): Promise<void> };
   close(): void | Promise<void>;
 }
 

@@ -4,6 +4,8 @@ import { migrate } from "../../src/db/migrate";
 import { MIGRATIONS } from "../../src/db/migrations";
 import type { Pg } from "../../src/stores/postgres/database";
 import { migratePostgres, pgTargetVersion } from "../../src/stores/postgres/migrate";
+import { schemaFiles } from "../../src/stores/postgres/schema";
+import { foldAll } from "../../src/stores/postgres/search-fold";
 import { testApp } from "../helpers";
 import { undoMigrationsAfter } from "../support/rewind";
 import { testSql } from "../support/sql";
@@ -16,9 +18,19 @@ let clock = Date.now();
 const t = testApp({ now: () => (clock += 3) });
 afterAll(() => t.close());
 
-/** PostgreSQL back at version 21 (what schema 72 made undone; the search text without the notes). */
+/**
+ * PostgreSQL back at version 21: what schema 73 made undone (its pending rows folded first, the
+ * gram counters' trigger as 51 made it), then what 72 made (the search text without the notes).
+ */
 async function rewindPostgres(pg: Pg): Promise<void> {
+  await foldAll(pg);
+  const s51 = schemaFiles().find((f) => f.name === "51-deal-search.sql")!.sql;
+  const trigger = /CREATE FUNCTION deal_gram_counts_trigger\(\)[\s\S]*?\n\$\$;/.exec(s51)![0];
   await pg.begin(async (tx) => {
+    await tx.unsafe(trigger.replace("CREATE FUNCTION", "CREATE OR REPLACE FUNCTION"));
+    await tx.unsafe("DROP TABLE deal_search_pending");
+    await tx.unsafe("DROP FUNCTION deal_search_fold_lock(text)");
+    await tx.unsafe("DELETE FROM schema_version WHERE version = 23");
     await tx.unsafe(`CREATE OR REPLACE FUNCTION deal_search_head_trigger() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   NEW.search_head := CASE WHEN octet_length(NEW.search_text) <= 600 THEN NEW.search_text ELSE left(NEW.search_text, 150) END;

@@ -3,6 +3,7 @@ import { MAX_NOTE_TEXT } from "../../src/crm/model";
 import type { Db } from "../../src/db/database";
 import { recountDealGrams } from "../../src/db/deal-grams";
 import { foldAll } from "../../src/db/search-fold";
+import { foldAll as pgFoldAll } from "../../src/stores/postgres/search-fold";
 import type { Pg } from "../../src/stores/postgres/database";
 import { rebuildDealCounters } from "../../src/stores/postgres/deal-counters";
 import { testApp } from "../helpers";
@@ -233,6 +234,7 @@ describe("a deal's notes in the deal search", () => {
     const ctx = t.ctx as { db?: Db; pg?: Pg };
     const sql = testSql(t.ctx);
     if (ctx.db) foldAll(ctx.db);
+    else await pgFoldAll(ctx.pg!);
     const read = async () =>
       (await sql.all<{ gram: string; stage: string; assignee: string; n: number }>(
         "SELECT gram, stage, assignee, n FROM deal_gram_counts WHERE tenant_id = ? AND n <> 0 ORDER BY gram, stage, assignee", org.tenant.id,

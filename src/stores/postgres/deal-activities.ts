@@ -3,7 +3,6 @@ import { MAX_NOTE_TEXT, noteTextOf, searchTextOf } from "../../crm/model";
 import type { Pg, PgTx } from "./database";
 import { addActivitiesInTx, lockCrmShared } from "./deals";
 import { keyCreatedInTx } from "./idempotency";
-import { applyDealCounters } from "./jobs";
 
 /** A deal's notes' bodies newest first, read a few at a time until the search's bound is reached. */
 async function* newestBodies(tx: PgTx, tenantId: string, dealId: string): AsyncGenerator<string> {
@@ -25,16 +24,13 @@ async function* newestBodies(tx: PgTx, tenantId: string, dealId: string): AsyncG
  * which holds the deal's row locked (two note writes of one deal take turns, each reading the
  * other's note). Only those two columns: the deal's updated_at, timeline and events stay as they were.
  *
- * The gram counters follow from JS, as an import batch's (jobs.ts), not from the row trigger: its
- * PL/pgSQL took 76-83 ms (EXPLAIN ANALYZE) to list and compare the grams of a 20,000-character text
- * before and after, under the organization's counters lock, against a few ms here.
+ * The gram counters follow from the row trigger, which appends the text before and after to
+ * deal_search_pending (schema 73) for the fold to count: when it listed and compared the grams of
+ * a 20,000-character text itself, in PL/pgSQL, it took 76-83 ms (EXPLAIN ANALYZE).
  */
 async function refreshNoteTextInTx(tx: PgTx, tenantId: string, dealId: string): Promise<void> {
-  type Current = { title: string; notes: string | null; account_name: string; contact_name: string | null; note_text: string; search_text: string;
-    stage: string; assigned_to: string | null; currency: string; value_cents: number };
-  const d = await tx.one<Current>`
-    SELECT title, notes, account_name, contact_name, note_text, search_text, stage, assigned_to, currency, value_cents
-      FROM deals WHERE tenant_id = ${tenantId} AND id = ${dealId}`;
+  type Current = { title: string; notes: string | null; account_name: string; contact_name: string | null; note_text: string };
+  const d = await tx.one<Current>`SELECT title, notes, account_name, contact_name, note_text FROM deals WHERE tenant_id = ${tenantId} AND id = ${dealId}`;
   if (!d) return;
   const bodies: string[] = [];
   let length = 0;
@@ -46,14 +42,14 @@ async function refreshNoteTextInTx(tx: PgTx, tenantId: string, dealId: string): 
   const text = noteTextOf(bodies);
   if (text === d.note_text) return;
   const searchText = searchTextOf(d.title, d.notes, d.account_name, d.contact_name, text);
-  await tx.run`SELECT set_config('suite.counters_by_batch', 'on', true)`;
   await tx.run`UPDATE deals SET note_text = ${text}, search_text = ${searchText} WHERE tenant_id = ${tenantId} AND id = ${dealId}`;
-  await applyDealCounters(tx, tenantId, [{ sign: -1, v: d }, { sign: 1, v: { ...d, search_text: searchText } }]);
-  // The row triggers on again for what the transaction writes next (the migration's later steps).
-  await tx.run`SELECT set_config('suite.counters_by_batch', 'off', true)`;
 }
 
-/** Schema 72's data step: each deal with notes gets its notes' text, and its search text with it. */
+/**
+ * Schema 72's data step: each deal with notes gets its notes' text, and its search text with it.
+ * Run after schema 73 (migrate.ts), whose trigger counts the new texts through pending rows; a
+ * database already at 72 finds every text as it is (one read a deal with notes, no write).
+ */
 export async function backfillNoteTextInTx(tx: PgTx): Promise<void> {
   const deals = await tx.all<{ tenant_id: string; deal_id: string }>`SELECT DISTINCT tenant_id, deal_id FROM deal_notes`;
   for (const d of deals) await refreshNoteTextInTx(tx, d.tenant_id, d.deal_id);

@@ -1,8 +1,9 @@
 /**
  * The deal list's counters on PostgreSQL, recounted from the deals themselves: deal_counts (per
  * assignee and stage) and deal_gram_counts (per 1-3 character piece of the search text). Live
- * writes keep them with the triggers of 51-deal-search.sql; these functions rebuild them after a
- * bulk seed and a copy-to-postgres, which write deals with the triggers off.
+ * writes keep them with the triggers of 51-deal-search.sql (the grams through the pending rows of
+ * 73-deal-search-pending.sql and search-fold.ts); these functions rebuild them after a bulk seed
+ * and a copy-to-postgres, which write deals with the triggers off.
  */
 import { type Pg, type PgQueries, insertJson } from "./database";
 
@@ -23,6 +24,13 @@ export async function rebuildDealCountersInTx(tx: PgQueries, tenantIds?: string[
   const ids = tenantIds ?? (await tx.all<{ id: string }>`SELECT id FROM tenants ORDER BY id`).map((t) => t.id);
   for (const tenantId of ids) {
     await rebuildDealCountsIn(tx, [tenantId]);
+    // The recount replaces the gram counters and what was pending for them (search-fold.ts), once
+    // a fold under way has committed. A copy into an older schema has no pending table.
+    const pending = (await tx.one<{ t: string | null }>`SELECT to_regclass('deal_search_pending')::text AS t`)?.t != null;
+    if (pending) {
+      await tx.run`SELECT deal_search_fold_lock(${tenantId})`;
+      await tx.run`DELETE FROM deal_search_pending WHERE tenant_id = ${tenantId}`;
+    }
     const grams = new GramCounts(tenantId);
     let after = -1;
     for (;;) {
@@ -101,12 +109,13 @@ export class GramCounts {
   private readonly lastSeen = new Map<number, number>();
   private deal = 0;
   constructor(private readonly tenantId: string) {}
-  add(stage: string, assignee: string | null, text: string): void {
+  /** Counts a deal's text once per gram; `sign` -1 takes a state away (a fold's pending rows). */
+  add(stage: string, assignee: string | null, text: string, sign = 1): void {
     const key = `${stage}\u0000${assignee ?? ""}`;
     let m = this.counts.get(key);
     if (!m) this.counts.set(key, (m = new Map()));
     if (SURROGATE.test(text)) {
-      for (const g of gramsOf(text)) m.set(g, (m.get(g) ?? 0) + 1);
+      for (const g of gramsOf(text)) m.set(g, (m.get(g) ?? 0) + sign);
       return;
     }
     const deal = ++this.deal;
@@ -114,7 +123,7 @@ export class GramCounts {
     const count = (g: number) => {
       if (seen.get(g) === deal) return;
       seen.set(g, deal);
-      m.set(g, (m.get(g) ?? 0) + 1);
+      m.set(g, (m.get(g) ?? 0) + sign);
     };
     const n = text.length;
     for (let i = 0; i < n; i++) {
@@ -127,25 +136,29 @@ export class GramCounts {
       }
     }
   }
-  async write(tx: PgQueries): Promise<void> {
-    await tx.run`DELETE FROM deal_gram_counts WHERE tenant_id = ${this.tenantId}`;
-    // Merged by gram text: a surrogate-free gram may have been counted both ways.
-    let rows: Array<{ tenant_id: string; gram: string; stage: string; assignee: string; n: number }> = [];
-    const flush = async () => {
-      await insertJson(tx, "deal_gram_counts", rows);
-      rows = [];
-    };
+  /** The counts by gram text, stage and assignee, those that added up to zero left out. */
+  *rows(): Generator<{ gram: string; stage: string; assignee: string; n: number }> {
     for (const [key, m] of this.counts) {
       const [stage, assignee] = key.split("\u0000") as [string, string];
+      // Merged by gram text: a surrogate-free gram may have been counted both ways.
       const merged = new Map<string, number>();
       for (const [g, n] of m) {
         const text = typeof g === "number" ? gramText(g) : g;
         merged.set(text, (merged.get(text) ?? 0) + n);
       }
-      for (const [gram, n] of merged) {
-        rows.push({ tenant_id: this.tenantId, gram, stage, assignee, n });
-        if (rows.length >= 20_000) await flush();
-      }
+      for (const [gram, n] of merged) if (n !== 0) yield { gram, stage, assignee, n };
+    }
+  }
+  async write(tx: PgQueries): Promise<void> {
+    await tx.run`DELETE FROM deal_gram_counts WHERE tenant_id = ${this.tenantId}`;
+    let rows: Array<{ tenant_id: string; gram: string; stage: string; assignee: string; n: number }> = [];
+    const flush = async () => {
+      await insertJson(tx, "deal_gram_counts", rows);
+      rows = [];
+    };
+    for (const r of this.rows()) {
+      rows.push({ tenant_id: this.tenantId, ...r });
+      if (rows.length >= 20_000) await flush();
     }
     await flush();
   }

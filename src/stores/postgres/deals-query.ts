@@ -11,12 +11,13 @@ import { summaryRows } from "./deals-summary";
 /**
  * The deal list on PostgreSQL: the same answers as SQLite's (src/stores/sqlite/deals-query.ts).
  * Totals are sums of counters kept by triggers (51-deal-search.sql): deal_counts without a search,
- * deal_gram_counts for a term of one to three characters; a longer term is counted and paged from
- * one read of the trigram index's matches. The page is walked along its order's index (testing
- * each row) when the matches look dense enough, within a budget, else the matches are collected
- * (trigram index, or the rows within the filters from the narrow deals_text_by_filters, schema
- * 52) and sorted: `plan`'s choice (deals-plan.ts: the server's cost rules, or a test's forced
- * strategy). Stage order within several stages goes stage by stage. Each answer carries its rows.
+ * deal_gram_counts and its pending rows not folded yet (search-fold.ts) for a term of one to three
+ * characters; a longer term is counted and paged from one read of the trigram index's matches.
+ * The page is walked along its order's index (testing each row) when the matches look dense
+ * enough, within a budget, else the matches are collected (trigram index, or the rows within the
+ * filters from the narrow deals_text_by_filters, schema 52) and sorted: `plan`'s choice
+ * (deals-plan.ts: the server's cost rules, or a test's forced strategy). Stage order within
+ * several stages goes stage by stage. Each answer carries its rows.
  *
  * The parts: deals-list-request.ts (one request's filters, order, counters and rows),
  * deals-search-page.ts (a search: one read, the index walk, collecting and sorting).
@@ -49,7 +50,7 @@ export function createPostgresDealsQuery(pg: Pg, plan: PostgresDealsPlan = costP
     const perStage = await pg.unsafe<{ stage: string; n: number }>(
       q.search === null
         ? `SELECT stage, sum(n)::bigint AS n FROM deal_counts WHERE ${where} AND assignee = ${p.add(q.assignee ?? "*")} GROUP BY stage`
-        : `SELECT stage, sum(n)::bigint AS n FROM deal_gram_counts WHERE ${where} AND gram = ${p.add(q.search.toLowerCase())}${q.assignee === null ? "" : ` AND assignee = ${p.add(q.assignee)}`} GROUP BY stage`,
+        : gramsByStage(where, p.add(q.search.toLowerCase()), q.assignee === null ? "" : ` AND assignee = ${p.add(q.assignee)}`),
       p.list,
     );
     const totals = new Map(perStage.map((r) => [r.stage, Number(r.n)]));
@@ -88,6 +89,13 @@ export function createPostgresDealsQuery(pg: Pg, plan: PostgresDealsPlan = costP
   };
   return store satisfies DealsQuery;
 }
+
+/** A gram's matches by stage: its counters and its pending rows not folded yet (search-fold.ts), in one statement. */
+const gramsByStage = (where: string, gram: string, assignee: string): string =>
+  `SELECT stage, sum(n)::bigint AS n FROM (
+     SELECT stage, n FROM deal_gram_counts WHERE ${where} AND gram = ${gram}${assignee}
+     UNION ALL
+     SELECT stage, sign AS n FROM deal_search_pending WHERE ${where} AND strpos(search_text, ${gram}) > 0${assignee}) x GROUP BY stage`;
 
 /** A list without a search: its total a sum of deal_counts rows, its page one walk of the order's index (an assignee's key range sought). */
 async function unsearchedPage(r: ListRequest): Promise<ListedSeqs> {

@@ -67,10 +67,22 @@ async function oneReadPage(r: ListRequest, s: Search): Promise<ListedSeqs> {
   return { seqs: found.map((x) => x.seq), rows: found, total };
 }
 
-/** The matches within the filters: a sum of deal_gram_counts rows for a gram, else a count of the trigram index's matches. */
+/**
+ * The matches within the filters: for a gram, a sum of deal_gram_counts rows and of the pending
+ * rows not folded into them yet (search-fold.ts), in one statement (one snapshot); else a count of
+ * the trigram index's matches.
+ */
 function totalOf(r: ListRequest, s: Search): Promise<number> {
   const p = r.withTenant();
-  if (s.length <= MAX_GRAM) return r.number(`SELECT coalesce(sum(n), 0)::bigint AS n FROM deal_gram_counts WHERE tenant_id = $1 AND gram = ${p.add(s.term)}${r.counterFilters(p, null)}`, p);
+  if (s.length <= MAX_GRAM) {
+    const gram = p.add(s.term);
+    const filters = r.counterFilters(p, null);
+    return r.number(
+      `SELECT ((SELECT coalesce(sum(n), 0) FROM deal_gram_counts WHERE tenant_id = $1 AND gram = ${gram}${filters})
+             + (SELECT coalesce(sum(sign), 0) FROM deal_search_pending WHERE tenant_id = $1 AND strpos(search_text, ${gram}) > 0${filters}))::bigint AS n`,
+      p,
+    );
+  }
   return r.number(`SELECT count(*)::bigint AS n FROM deals d WHERE ${TRIGRAM_TENANT}${r.filters(p)} AND ${s.collectTest(p)}`, p);
 }
 

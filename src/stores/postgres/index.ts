@@ -35,6 +35,7 @@ import { createPostgresBulkDealsStore } from "./bulk-deals";
 import { createPostgresTwoFactorStore } from "./two-factor";
 import { createPostgresUsersStore } from "./users";
 import { createPostgresOperatorStore } from "./operator";
+import { startPostgresSearchFold } from "./search-fold";
 
 /**
  * Every PostgreSQL store on one pool, wired to each other: a write that spans features runs in one
@@ -172,6 +173,7 @@ export function openPostgresStores(config: Config, url: string, opts: { max?: nu
     },
     // A committed PostgreSQL transaction is durable (synchronous_commit): nothing left to wait for.
     durable: async () => {},
+    startSearchFold: (log) => startPostgresSearchFold(pg, log),
     close: () => pg.close(),
   };
   return { stores, pg };

@@ -8,7 +8,6 @@ import type { AuditEntry } from "../../security/repo";
 import { type Pg, type PgTx, insertJson } from "./database";
 import { isPgUniqueViolation } from "../../kernel/unique-violation";
 import { allocateSeqsInTx, lockCrmShared } from "./deals";
-import { gramsOf } from "./deal-counters";
 import type { PgAuditWriter } from "./stages";
 import { appendEventsInTx } from "./events";
 import { type EventActor, type NewEvent, SYSTEM_ACTOR } from "../../events/repo";
@@ -22,11 +21,14 @@ const ENTITIES: Entity[] = ["account", "contact", "deal"];
 /**
  * The deal counters' changes of a batch: +1 for each deal written as it is now, -1 as it was; for
  * a transaction that set suite.counters_by_batch (the row triggers off): imports and bulk changes.
+ * Counts and sums are added up here; the search grams' states are appended to deal_search_pending,
+ * one statement for the batch, for the fold (search-fold.ts) to count.
  */
 export async function applyDealCounters(tx: PgTx, tenantId: string, changes: Array<{ sign: 1 | -1; v: Record<string, unknown> }>): Promise<void> {
   if (changes.length === 0) return;
   const counts = new Map<string, number>();
-  const grams = new Map<string, number>();
+  // A state left and entered by the batch (an edit of other columns) cancels out: not appended.
+  const states = new Map<string, { stage: string; assignee: string; text: string; n: number }>();
   // The board's sums (65-deal-sums.sql): count and cents per assignee, stage and currency.
   // Cents in BigInt: a batch of large values passes 2^53.
   const sums = new Map<string, [number, bigint]>();
@@ -37,10 +39,11 @@ export async function applyDealCounters(tx: PgTx, tenantId: string, changes: Arr
     const had = sums.get(sumKey) ?? [0, 0n];
     sums.set(sumKey, [had[0] + sign, had[1] + BigInt(sign) * BigInt(v.value_cents as number | string)]);
     for (const a of [assignee, "*"]) counts.set(`${a}\u0000${stage}`, (counts.get(`${a}\u0000${stage}`) ?? 0) + sign);
-    for (const g of gramsOf(v.search_text as string)) {
-      const k = `${g}\u0000${stage}\u0000${assignee}`;
-      grams.set(k, (grams.get(k) ?? 0) + sign);
-    }
+    const text = v.search_text as string;
+    const state = `${stage}\u0000${assignee}\u0000${text}`;
+    const known = states.get(state);
+    if (known) known.n += sign;
+    else states.set(state, { stage, assignee, text, n: sign });
   }
   await tx.run`SELECT deal_counters_lock(${tenantId})`;
   const c = [...counts].filter(([, n]) => n !== 0).map(([k, n]) => [...k.split("\u0000"), n] as [string, string, number]);
@@ -53,14 +56,12 @@ export async function applyDealCounters(tx: PgTx, tenantId: string, changes: Arr
       tenantId, d.map((x) => x[0]), d.map((x) => x[1]), d.map((x) => x[2]), d.map((x) => x[3]), d.map((x) => x[4]),
     ]);
   }
-  const g = [...grams].filter(([, n]) => n !== 0).map(([k, n]) => [...k.split("\u0000"), n] as [string, string, string, number]);
-  if (g.length > 0) {
+  const p = [...states.values()].filter((x) => x.n !== 0);
+  if (p.length > 0) {
     await tx.unsafe(
-      `INSERT INTO deal_gram_counts AS c (tenant_id, gram, stage, assignee, n)
-       SELECT $1, u.g, u.s, u.a, u.n FROM unnest($2::text[], $3::text[], $4::text[], $5::bigint[]) AS u(g, s, a, n)
-       ORDER BY u.g COLLATE "C", u.s COLLATE "C", u.a COLLATE "C"
-       ON CONFLICT (tenant_id, gram, stage, assignee) DO UPDATE SET n = c.n + excluded.n`,
-      [tenantId, g.map((x) => x[0]), g.map((x) => x[1]), g.map((x) => x[2]), g.map((x) => x[3])],
+      `INSERT INTO deal_search_pending (tenant_id, stage, assignee, search_text, sign)
+       SELECT $1, u.s, u.a, u.t, u.n FROM unnest($2::text[], $3::text[], $4::text[], $5::smallint[]) AS u(s, a, t, n)`,
+      [tenantId, p.map((x) => x.stage), p.map((x) => x.assignee), p.map((x) => x.text), p.map((x) => x.n)],
     );
   }
 }

@@ -26,8 +26,11 @@ export interface PgMigration {
   after?: (tx: PgTx) => Promise<void>;
 }
 
-/** The later files' data steps, by file name. */
-const AFTER: Record<string, PgMigration["after"]> = { "72-deal-notes-searched.sql": backfillNoteTextInTx };
+/**
+ * The later files' data steps, by file name. Schema 72's runs after 73: the note writes it makes
+ * count their grams through 73's pending rows (deal-activities.ts).
+ */
+const AFTER: Record<string, PgMigration["after"]> = { "73-deal-search-pending.sql": backfillNoteTextInTx };
 
 /**
  * Upgrades for PostgreSQL databases made by an older release, from version 2 on. To change the

@@ -26,6 +26,7 @@ import s69 from "./schema/69-operator-backup-codes.sql" with { type: "text" };
 import s70 from "./schema/70-record-activities.sql" with { type: "text" };
 import s71 from "./schema/71-deal-search-head.sql" with { type: "text" };
 import s72 from "./schema/72-deal-notes-searched.sql" with { type: "text" };
+import s73 from "./schema/73-deal-search-pending.sql" with { type: "text" };
 
 /**
  * The PostgreSQL schema, one file per feature group, applied in this order (later files refer to
@@ -59,11 +60,12 @@ const FILES: Array<{ name: string; sql: string }> = [
   { name: "70-record-activities.sql", sql: s70 },
   { name: "71-deal-search-head.sql", sql: s71 },
   { name: "72-deal-notes-searched.sql", sql: s72 },
+  { name: "73-deal-search-pending.sql", sql: s73 },
 ];
 
 /**
  * Schema files added after version 1 (the first release's files, 10 to 51): file 52 is version 2,
- * 53 version 3, 54 version 4, 55 version 5, 56 version 6, 57 version 7, 58 version 8, 59 version 9, 60 version 10, 61 version 11, 62 version 12, 63 version 13, 64 version 14, 65 version 15, 66 version 16, 67 version 17, 68 version 18, 69 version 19, 70 version 20, 71 version 21, 72 version 22. A new database gets every file at once; an older one runs these as migrate.ts's
+ * 53 version 3, 54 version 4, 55 version 5, 56 version 6, 57 version 7, 58 version 8, 59 version 9, 60 version 10, 61 version 11, 62 version 12, 63 version 13, 64 version 14, 65 version 15, 66 version 16, 67 version 17, 68 version 18, 69 version 19, 70 version 20, 71 version 21, 72 version 22, 73 version 23. A new database gets every file at once; an older one runs these as migrate.ts's
  * steps. Released files are never edited: a later file changes what an earlier one made.
  */
 export const LATER_FILES: ReadonlyArray<{ version: number; name: string; sql: string }> = [
@@ -88,6 +90,7 @@ export const LATER_FILES: ReadonlyArray<{ version: number; name: string; sql: st
   { version: 20, name: "70-record-activities.sql", sql: s70 },
   { version: 21, name: "71-deal-search-head.sql", sql: s71 },
   { version: 22, name: "72-deal-notes-searched.sql", sql: s72 },
+  { version: 23, name: "73-deal-search-pending.sql", sql: s73 },
 ];
 
 /** Creates every table and index in an empty database (or schema), in one transaction. */

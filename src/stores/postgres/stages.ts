@@ -66,9 +66,13 @@ export function createPostgresStagesStore(pg: Pg, deps: { security: PgAuditWrite
         const moved = any && moveTo !== null ? await tx.run`UPDATE deals SET stage = ${moveTo}, updated_at = ${now} WHERE tenant_id = ${s.tenant_id} AND stage = ${s.key}` : 0;
         await tx.run`DELETE FROM pipeline_stages WHERE tenant_id = ${s.tenant_id} AND id = ${s.id}`;
         // Its counters are all zero now that its deals moved: they go with it, as on SQLite, so a
-        // stage made again with the key starts from no rows.
+        // stage made again with the key starts from no rows. Its search grams' counters add up to
+        // zero with its pending rows (the moves' -1s among them): both go, once a fold under way
+        // has committed (search-fold.ts).
         await tx.run`DELETE FROM deal_counts WHERE tenant_id = ${s.tenant_id} AND stage = ${s.key}`;
+        await tx.run`SELECT deal_search_fold_lock(${s.tenant_id})`;
         await tx.run`DELETE FROM deal_gram_counts WHERE tenant_id = ${s.tenant_id} AND stage = ${s.key}`;
+        await tx.run`DELETE FROM deal_search_pending WHERE tenant_id = ${s.tenant_id} AND stage = ${s.key}`;
         await deps.security.auditInTx(tx, audit(moved), now);
         await appendEventsInTx(tx, s.tenant_id, [{ type: "pipeline_stage.deleted", actor: actorOfAudit(audit(moved)), data: { id: s.id, key: s.key, moved_to: moved > 0 ? moveTo : null, moved } }], now);
         return moved;
