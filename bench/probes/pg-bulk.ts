@@ -1,7 +1,7 @@
 // bun bench/probes/pg-bulk.ts [DEALS] [STAGE]: a bulk change on PostgreSQL (issue 32's 20 s), by
 // HTTP against one `suite serve` from the source on a throwaway cluster seeded with DEALS (200,000)
 // deals by `suite seed`: the deals of STAGE (new) move to another stage, then the change is undone.
-// Prints each job's time, the server's and the cluster's CPU seconds. PROBE_PG_DIR keeps the seeded
+// Prints each job's time, the server's and the cluster's CPU seconds, then the search counters' fold after it. PROBE_PG_DIR keeps the seeded
 // cluster in that folder for the next run.
 import { existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -48,13 +48,32 @@ try {
   // After the seed: the extension's view in an empty database would make it "not a Workspace Suite database".
   if (statements) await topStatements();
   const port = await freePort();
-  const server = Bun.spawn([process.execPath, main, "serve", "--port", String(port), "--host", "127.0.0.1"], { env, stdout: "ignore", stderr: "inherit" });
+  // PROBE_SERVER_LOG=FILE: the server's log lines (its stall warnings among them) kept there.
+  const log = process.env.PROBE_SERVER_LOG;
+  const server = Bun.spawn([process.execPath, main, "serve", "--port", String(port), "--host", "127.0.0.1"], { env, stdout: log ? Bun.file(log) : "ignore", stderr: "inherit" });
   const base = `http://127.0.0.1:${port}`;
   try {
     await waitFor(`${base}/api/v1/health`, 120_000);
     const r = await fetch(`${base}/api/v1/auth/login`, { method: "POST", headers: { "content-type": "application/json", "x-tenant": "bigco" }, body: JSON.stringify({ email: "admin@bigco.example", password: PASSWORD }) });
     if (!r.ok) throw new Error(`sign-in: ${r.status} ${await r.text()}`);
     const headers = { authorization: `Bearer ${((await r.json()) as { access_token: string }).access_token}`, "x-tenant": "bigco", "content-type": "application/json" };
+    // The search counters' fold after the job (src/stores/postgres/search-fold.ts): until no row is pending.
+    const folded = async (name: string) => {
+      const { SQL } = await import("bun");
+      const sql = new SQL(cluster.url);
+      const cpu0 = cpuOf(server.pid).total;
+      const pg0 = clusterCpu(cluster.dir);
+      const started = performance.now();
+      try {
+        const rows = Number(((await sql.unsafe("SELECT count(*) AS n FROM deal_search_pending")) as Array<{ n: string }>)[0]!.n);
+        const left = async () => ((await sql.unsafe("SELECT 1 AS x FROM deal_search_pending LIMIT 1")) as unknown[]).length > 0;
+        while (await left()) await Bun.sleep(100);
+        const took = (performance.now() - started) / 1000;
+        say(`  ${name}'s ${rows.toLocaleString("en-US")} pending search rows folded in ${took.toFixed(1)} s; server CPU ${(cpuOf(server.pid).total - cpu0).toFixed(1)} s, cluster CPU ${(clusterCpu(cluster.dir) - pg0).toFixed(1)} s`);
+      } finally {
+        await sql.close();
+      }
+    };
     const job = async (name: string, path: string, body: unknown) => {
       const cpu0 = cpuOf(server.pid).total;
       const pg0 = clusterCpu(cluster.dir);
@@ -68,6 +87,7 @@ try {
         if (s.status !== "running") {
           const took = (performance.now() - started) / 1000;
           say(`${name}: ${s.status}, ${s.done} deals (${s.updated} changed) in ${took.toFixed(1)} s (${((took * 1e6) / Math.max(1, s.done)).toFixed(0)} µs a deal); server CPU ${(cpuOf(server.pid).total - cpu0).toFixed(1)} s, cluster CPU ${(clusterCpu(cluster.dir) - pg0).toFixed(1)} s`);
+          await folded(name);
           if (statements) await topStatements();
           return j.id;
         }

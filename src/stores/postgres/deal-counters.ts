@@ -140,6 +140,14 @@ export class GramCounts {
   *rows(): Generator<{ gram: string; stage: string; assignee: string; n: number }> {
     for (const [key, m] of this.counts) {
       const [stage, assignee] = key.split("\u0000") as [string, string];
+      // Counted by number only (no text with surrogate pairs): one row a key, yielded as it is
+      // read (a merged copy of a big group took this thread for tens of ms at once).
+      let mixed = false;
+      for (const g of m.keys()) if (typeof g === "string") mixed = true;
+      if (!mixed) {
+        for (const [g, n] of m) if (n !== 0) yield { gram: gramText(g as number), stage, assignee, n };
+        continue;
+      }
       // Merged by gram text: a surrogate-free gram may have been counted both ways.
       const merged = new Map<string, number>();
       for (const [g, n] of m) {
