@@ -8,6 +8,7 @@ import { Link, navigate, useLocation } from "../shared/router";
 import { lazyScreen } from "../shared/lazy";
 import { errorMessage } from "../shared/states";
 import { toast } from "../shared/toast";
+import { useConfirmDelete } from "../shared/use-confirm-delete";
 import { RecordList } from "../shared/record-list";
 import { TransferButtons } from "../import/transfer-buttons";
 import { useUrlSearchList } from "../shared/url-search";
@@ -35,24 +36,13 @@ function AccountList() {
   const s = useUrlSearchList<Account>((query, signal) => api.get("/api/v1/crm/accounts", { query, signal }));
   const { view, list } = s;
   const [editing, setEditing] = useState<Account | "new" | null>(null);
-  const [deleting, setDeleting] = useState<Account | null>(null);
-  const [problem, setProblem] = useState<{ text: string; conflict: boolean } | null>(null);
-  const [busy, setBusy] = useState(false);
-
-  const confirmDelete = async () => {
-    if (!deleting) return;
-    setBusy(true);
-    try {
-      await api.delete("/api/v1/crm/accounts/{id}", { path: { id: deleting.id } });
-      toast(`Deleted “${deleting.name}”.`);
-      setDeleting(null);
-      list.reload();
-    } catch (e) {
-      setProblem({ text: deleteProblem(e, deleting.name), conflict: e instanceof ApiError && e.code === "account_has_deals" });
-    } finally {
-      setBusy(false);
-    }
-  };
+  const del = useConfirmDelete<Account>(
+    (a) => api.delete("/api/v1/crm/accounts/{id}", { path: { id: a.id } }),
+    (a) => (toast(`Deleted “${a.name}”.`), list.reload()),
+  );
+  const deleting = del.record;
+  // An account with deals is refused (409 account_has_deals): the dialog links to them instead.
+  const problem = del.error && deleting ? { text: deleteProblem(del.error, deleting.name), conflict: del.error instanceof ApiError && del.error.code === "account_has_deals" } : null;
 
   return (
     <section class="crm" aria-labelledby="accounts-title">
@@ -85,7 +75,7 @@ function AccountList() {
             <Link class="button small" href={`/deals?search=${encodeURIComponent(a.name)}`}>
               Deals<span class="visually-hidden"> of {a.name}</span>
             </Link>
-            <button type="button" class="small" onClick={() => (setProblem(null), setDeleting(a))}>
+            <button type="button" class="small" onClick={() => del.ask(a)}>
               Delete<span class="visually-hidden"> {a.name}</span>
             </button>
           </>
@@ -110,16 +100,16 @@ function AccountList() {
         title="Delete this account?"
         confirmLabel="Delete account"
         danger
-        busy={busy || problem?.conflict === true}
-        onConfirm={() => void confirmDelete()}
-        onCancel={() => setDeleting(null)}
+        busy={del.busy || problem?.conflict === true}
+        onConfirm={() => void del.confirm()}
+        onCancel={del.cancel}
       >
         <p>“{deleting?.name}” will be deleted, and its contacts will no longer name it. This cannot be undone.</p>
         {problem && (
           <div class="error" role="alert">
             <p>{problem.text}</p>
             {problem.conflict && deleting && (
-              <button type="button" class="link" onClick={() => (setDeleting(null), navigate(`/deals?search=${encodeURIComponent(deleting.name)}`))}>
+              <button type="button" class="link" onClick={() => (del.cancel(), navigate(`/deals?search=${encodeURIComponent(deleting.name)}`))}>
                 See the deals of “{deleting.name}”
               </button>
             )}

@@ -7,6 +7,7 @@ import { Link, useLocation } from "../shared/router";
 import { lazyScreen } from "../shared/lazy";
 import { errorMessage } from "../shared/states";
 import { toast } from "../shared/toast";
+import { useConfirmDelete } from "../shared/use-confirm-delete";
 import { RecordList } from "../shared/record-list";
 import { TransferButtons } from "../import/transfer-buttons";
 import { useUrlSearchList } from "../shared/url-search";
@@ -59,24 +60,10 @@ function ContactList() {
   const { view, list } = s;
   const names = useAccountNames(list.data?.items);
   const [editing, setEditing] = useState<Contact | "new" | null>(null);
-  const [deleting, setDeleting] = useState<Contact | null>(null);
-  const [problem, setProblem] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-
-  const confirmDelete = async () => {
-    if (!deleting) return;
-    setBusy(true);
-    try {
-      await api.delete("/api/v1/crm/contacts/{id}", { path: { id: deleting.id } });
-      toast(`Deleted “${deleting.name}”.`);
-      setDeleting(null);
-      list.reload();
-    } catch (e) {
-      setProblem(e);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const del = useConfirmDelete<Contact>(
+    (c) => api.delete("/api/v1/crm/contacts/{id}", { path: { id: c.id } }),
+    (c) => (toast(`Deleted “${c.name}”.`), list.reload()),
+  );
 
   return (
     <section class="crm" aria-labelledby="contacts-title">
@@ -106,7 +93,7 @@ function ContactList() {
             <button type="button" class="small" onClick={() => setEditing(c)}>
               Edit<span class="visually-hidden"> {c.name}</span>
             </button>
-            <button type="button" class="small" onClick={() => (setProblem(null), setDeleting(c))}>
+            <button type="button" class="small" onClick={() => del.ask(c)}>
               Delete<span class="visually-hidden"> {c.name}</span>
             </button>
           </>
@@ -128,18 +115,18 @@ function ContactList() {
         )}
       </Modal>
       <ConfirmDialog
-        open={deleting !== null}
+        open={del.record !== null}
         title="Delete this contact?"
         confirmLabel="Delete contact"
         danger
-        busy={busy}
-        onConfirm={() => void confirmDelete()}
-        onCancel={() => setDeleting(null)}
+        busy={del.busy}
+        onConfirm={() => void del.confirm()}
+        onCancel={del.cancel}
       >
-        <p>“{deleting?.name}” will be deleted; their deals stay, without a contact. This cannot be undone.</p>
-        {problem ? (
+        <p>“{del.record?.name}” will be deleted; their deals stay, without a contact. This cannot be undone.</p>
+        {del.error ? (
           <p class="error" role="alert">
-            {errorMessage(problem)}
+            {errorMessage(del.error)}
           </p>
         ) : null}
       </ConfirmDialog>

@@ -15,6 +15,7 @@ import { navigate, useLocation } from "../shared/router";
 import { useSession } from "../shared/session";
 import { Empty, ErrorBox, Loading, errorMessage } from "../shared/states";
 import { toast } from "../shared/toast";
+import { useConfirmDelete } from "../shared/use-confirm-delete";
 import { TransferButtons } from "../import/transfer-buttons";
 import { stagesChanged, useStages } from "../stages/store";
 import { useQuietReload } from "../shared/live-events";
@@ -139,23 +140,10 @@ function DealList() {
 
   const [editing, setEditing] = useState<Deal | "new" | null>(null);
   const shortcuts = useDealShortcuts({ newDeal: () => stages && me && setEditing("new") });
-  const [deleting, setDeleting] = useState<Deal | null>(null);
-  const [deleteBusy, setDeleteBusy] = useState(false);
-  const [deleteError, setDeleteError] = useState<unknown>(null);
-  const confirmDelete = async () => {
-    if (!deleting) return;
-    setDeleteBusy(true);
-    try {
-      await api.delete("/api/v1/crm/deals/{id}", { path: { id: deleting.id } });
-      toast(`Deleted “${deleting.title}”.`);
-      setDeleting(null);
-      reload();
-    } catch (e) {
-      setDeleteError(e);
-    } finally {
-      setDeleteBusy(false);
-    }
-  };
+  const del = useConfirmDelete<Deal>(
+    (d) => api.delete("/api/v1/crm/deals/{id}", { path: { id: d.id } }),
+    (d) => (toast(`Deleted “${d.title}”.`), reload()),
+  );
 
   // A page past the end (after deleting the last row of the last page): go to the last page.
   const data = list.data;
@@ -248,7 +236,7 @@ function DealList() {
             onSort={(col: DealSort) => change(sortedBy(view, col))}
             onStage={changeStage}
             onEdit={(d) => setEditing(d)}
-            onDelete={(d) => (setDeleteError(null), setDeleting(d))}
+            onDelete={del.ask}
           />
           <Pager
             page={view.page}
@@ -281,20 +269,20 @@ function DealList() {
       </Modal>
       <ShortcutsDialog open={shortcuts.help} onClose={shortcuts.closeHelp} />
       <ConfirmDialog
-        open={deleting !== null}
+        open={del.record !== null}
         title="Delete this deal?"
         confirmLabel="Delete deal"
         danger
-        busy={deleteBusy}
-        onConfirm={() => void confirmDelete()}
-        onCancel={() => setDeleting(null)}
+        busy={del.busy}
+        onConfirm={() => void del.confirm()}
+        onCancel={del.cancel}
       >
         <p>
-          “{deleting?.title}” will be deleted for everyone in your organization. This cannot be undone.
+          “{del.record?.title}” will be deleted for everyone in your organization. This cannot be undone.
         </p>
-        {deleteError ? (
+        {del.error ? (
           <p class="error" role="alert">
-            {errorMessage(deleteError)}
+            {errorMessage(del.error)}
           </p>
         ) : null}
       </ConfirmDialog>
