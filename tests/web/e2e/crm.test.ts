@@ -313,6 +313,18 @@ test("a member sees the pipeline without the add form and picks assignees withou
   await member.close();
 }, STEP);
 
+test("a contact is deleted after confirmation; the deal that named it stays", async () => {
+  await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Contacts" }).click();
+  await page.getByRole("button", { name: "Delete Ada Lovelace" }).click();
+  const dialog = page.getByRole("dialog", { name: "Delete this contact?" });
+  await dialog.getByText("“Ada Lovelace” will be deleted; their deals stay, without a contact.", { exact: false }).waitFor();
+  await dialog.getByRole("button", { name: "Delete contact" }).click();
+  await page.getByText("No contacts yet").waitFor();
+  await page.getByText("Deleted “Ada Lovelace”.").waitFor();
+  expect((await server().call("GET", "/api/v1/crm/contacts", { token, tenant })).body.total).toBe(0);
+  expect((await server().call("GET", "/api/v1/crm/deals", { token, tenant })).body.total).toBe(24);
+}, STEP);
+
 test("no console error, no failed request, no request to another host", () => {
   expect(w.problems).toEqual([]);
   expect(w.expected).toEqual([]);
