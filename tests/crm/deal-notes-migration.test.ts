@@ -30,6 +30,7 @@ async function rewindPostgres(pg: Pg): Promise<void> {
     await tx.unsafe(trigger.replace("CREATE FUNCTION", "CREATE OR REPLACE FUNCTION"));
     await tx.unsafe("DROP TABLE deal_search_pending");
     await tx.unsafe("DROP FUNCTION deal_search_fold_lock(text)");
+    await tx.unsafe("DROP FUNCTION deal_search_fold_try_lock(text)");
     await tx.unsafe("DELETE FROM schema_version WHERE version = 23");
     await tx.unsafe(`CREATE OR REPLACE FUNCTION deal_search_head_trigger() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN

@@ -39,7 +39,7 @@ async function tenantAfter(pg: PgQueries, after: string): Promise<string | null>
  */
 export async function foldTenant(pg: Pg, tenantId: string, maxRows = FOLD_ROWS): Promise<number> {
   return pg.begin(async (tx) => {
-    const lock = await tx.one<{ ok: boolean }>`SELECT pg_try_advisory_xact_lock(hashtextextended('deal_search_fold/' || ${tenantId}::text, 0)) AS ok`;
+    const lock = await tx.one<{ ok: boolean }>`SELECT deal_search_fold_try_lock(${tenantId}) AS ok`;
     if (!lock?.ok) return 0;
     const tally = new GramCounts(tenantId);
     let after = 0;

@@ -22,6 +22,10 @@ CREATE TABLE deal_search_pending (
 CREATE FUNCTION deal_search_fold_lock(t text) RETURNS void LANGUAGE sql AS $$
   SELECT pg_advisory_xact_lock(hashtextextended('deal_search_fold/' || t, 0))
 $$;
+-- The same lock tried (the fold itself): false while another holds it.
+CREATE FUNCTION deal_search_fold_try_lock(t text) RETURNS boolean LANGUAGE sql AS $$
+  SELECT pg_try_advisory_xact_lock(hashtextextended('deal_search_fold/' || t, 0))
+$$;
 
 CREATE OR REPLACE FUNCTION deal_gram_counts_trigger() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
