@@ -318,6 +318,7 @@ test("a contact is deleted after confirmation; the deal that named it stays", as
   await page.getByRole("button", { name: "Delete Ada Lovelace" }).click();
   const dialog = page.getByRole("dialog", { name: "Delete this contact?" });
   await dialog.getByText("“Ada Lovelace” will be deleted; their deals stay, without a contact.", { exact: false }).waitFor();
+  await shoot("contact-delete");
   await dialog.getByRole("button", { name: "Delete contact" }).click();
   await page.getByText("No contacts yet").waitFor();
   await page.getByText("Deleted “Ada Lovelace”.").waitFor();
