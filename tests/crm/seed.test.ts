@@ -55,6 +55,8 @@ describe("bulk seed", () => {
     expect(rb!.deals).toBe(400);
     expect(one<{ ok: number }>("SELECT count(*) AS ok FROM pragma_integrity_check WHERE integrity_check = 'ok'").ok).toBe(1);
     t.ctx.db.run("INSERT INTO deals_fts (deals_fts, rank) VALUES ('integrity-check', 1)");
+    // The seed fills the search index with a 64 MB buffer and puts FTS5's default back for the server's writes.
+    expect(one<{ v: number }>("SELECT v FROM deals_fts_config WHERE k = 'hashsize'").v).toBe(1024 * 1024);
 
     for (const [tenant, n] of [[a.tenant.id, 3002], [b.tenant.id, 400]] as const) {
       expect(one<{ n: number }>("SELECT count(*) AS n FROM deals WHERE tenant_id = ?", tenant).n).toBe(n);
