@@ -196,14 +196,9 @@ export function createContext(opts: ContextOptions) {
   const webhookSender = createDeliverySender({
     now, store: stores.webhooks, sealer: webhookSealer, fetch: outbound.guardedFetch, log,
     settings: { ...DEFAULT_DELIVERY_SETTINGS, timeoutMs: config.webhookTimeout * 1000, ...opts.webhooks },
-    disabled: async (tenantId, endpointId, url, reason) => {
-      const tenant = await tenants.byId(tenantId);
-      if (!tenant) return;
-      for (const recipient of await stores.webhooks.adminEmails(tenantId)) {
-        await mail.enqueue(webhookDisabledMail(config, { tenantId, tenantName: tenant.name, subdomain: tenant.subdomain, recipient, url, endpointId, reason }), now());
-      }
-      mailer.kick();
-    },
+    disabledMails: (e, notice) =>
+      notice.recipients.map((recipient) => webhookDisabledMail(config, { ...e, tenantName: notice.tenantName, subdomain: notice.subdomain, recipient })),
+    mailed: () => mailer.kick(),
   });
   const webhooks = createWebhooksService({
     now, store: stores.webhooks, sealer: webhookSealer, allowHttp: config.webhookHttp, requireRecentProof: auth.requireRecentProof,

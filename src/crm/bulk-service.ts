@@ -59,9 +59,9 @@ export function createBulkService(d: BulkDeps) {
   /** Times a step for sizing: SQLite holds the writer for its wall time, PostgreSQL this thread for its CPU. */
   async function timed<T>(step: () => Promise<T>): Promise<[T, number]> {
     const started = performance.now();
-    const cpu = process.cpuUsage();
+    const cpu = process.threadCpuUsage();
     const out = await step();
-    const spent = process.cpuUsage(cpu);
+    const spent = process.threadCpuUsage(cpu);
     return [out, d.bulk.writesOnThisThread ? performance.now() - started : (spent.user + spent.system) / 1000];
   }
 

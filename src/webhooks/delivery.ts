@@ -4,7 +4,8 @@ import { toIso } from "../kernel/ids";
 import { eventId } from "../events/repo";
 import { type GuardedFetch, OutboundError } from "../outbound/guard";
 import type { Sealer } from "../security/secret-box";
-import type { AttemptEnd, AttemptResult, DeliveryRow, LeasedDelivery, WebhooksStore } from "./repo";
+import type { AttemptEnd, AttemptResult, DeliveryRow, DisabledNotice, LeasedDelivery, WebhooksStore } from "./repo";
+import type { OutgoingMail } from "../mail/repo";
 
 /** What the sender may change (tests shorten every time; the defaults are the documented ones). */
 export interface DeliverySettings {
@@ -44,8 +45,10 @@ export interface DeliveryDeps {
   fetch: GuardedFetch;
   log: Logger;
   settings: DeliverySettings;
-  /** An endpoint was disabled by the server: `gone` (410) or `failing` (three days): the admins get a mail. */
-  disabled: (tenantId: string, endpointId: string, url: string, reason: "gone" | "failing") => Promise<void>;
+  /** The mails to the admins when the server disables an endpoint: `gone` (410) or `failing` (three days). */
+  disabledMails: (endpoint: { tenantId: string; endpointId: string; url: string; reason: "gone" | "failing" }, notice: DisabledNotice) => OutgoingMail[];
+  /** Mail was queued (with a disable): the mailer need not wait for its next poll. */
+  mailed: () => void;
 }
 
 /** The event as GET /api/v1/events shows it, as JSON text; null when the event is gone from the log. */
@@ -136,9 +139,12 @@ export function createDeliverySender(d: DeliveryDeps) {
     const givingUp = !ok && !gone && finished - Number(job.window_start) >= s.retryWindowMs;
     end = ok ? { kind: "delivered" } : gone || givingUp ? { kind: "failed" } : { kind: "retry", next: finished + backoff(job.attempts, s) };
     const recorded = await d.store.finish(job.tenant_id, job.id, job.attempts, end, result, finished);
-    if (recorded && (gone || givingUp) && (await d.store.disable(job.tenant_id, job.endpoint_id, gone ? "gone" : "failing", finished))) {
-      d.log({ level: "warn", msg: "webhook endpoint disabled", tenant_id: job.tenant_id, webhook_id: job.endpoint_id, reason: gone ? "gone" : "failing" });
-      await d.disabled(job.tenant_id, job.endpoint_id, job.url, gone ? "gone" : "failing");
+    if (!recorded || !(gone || givingUp)) return;
+    const reason = gone ? "gone" : "failing";
+    const endpoint = { tenantId: job.tenant_id, endpointId: job.endpoint_id, url: job.url, reason } as const;
+    if (await d.store.disable(job.tenant_id, job.endpoint_id, reason, finished, (notice) => d.disabledMails(endpoint, notice))) {
+      d.log({ level: "warn", msg: "webhook endpoint disabled", tenant_id: job.tenant_id, webhook_id: job.endpoint_id, reason });
+      d.mailed();
     }
   }
 

@@ -3,6 +3,14 @@
  * endpoint) written by the event's own append, in the change's transaction, so that a committed
  * event always has its deliveries and a rolled-back one has none.
  */
+import type { OutgoingMail } from "../mail/repo";
+
+/** Who hears that the server disabled an endpoint: its organization, and the admins' addresses. */
+export interface DisabledNotice {
+  tenantName: string;
+  subdomain: string;
+  recipients: string[];
+}
 
 /** An endpoint as stored. `events` is JSON text: event types, or ["*"]. */
 export interface EndpointRow {
@@ -83,8 +91,11 @@ export interface WebhooksStore {
   update(tenantId: string, id: string, change: EndpointChange): Promise<void>;
   /** A new secret; the current one becomes the previous one until `previousUntil`. */
   rotate(tenantId: string, id: string, sealed: string, previousSealed: string, previousUntil: number, now: number): Promise<void>;
-  /** Disables an enabled endpoint for `reason`; false when it was disabled already (or is gone). */
-  disable(tenantId: string, id: string, reason: string, now: number): Promise<boolean>;
+  /**
+   * Disables an enabled endpoint for `reason` and queues `mails(notice)` in the same transaction, so
+   * that no crash leaves it disabled with its admins untold; false when it was disabled already (or is gone).
+   */
+  disable(tenantId: string, id: string, reason: string, now: number, mails: (notice: DisabledNotice) => OutgoingMail[]): Promise<boolean>;
   /** Deletes up to `max` of the endpoint's deliveries (one short transaction); answers how many. */
   removeDeliveries(tenantId: string, id: string, max: number): Promise<number>;
   /** Deletes the endpoint (and whatever deliveries are left). */
@@ -107,8 +118,6 @@ export interface WebhooksStore {
   lease(now: number, leaseUntil: number, limit: number, accept: (d: DeliveryRow) => boolean): Promise<LeasedDelivery[]>;
   /** Records an attempt's end, unless the delivery was leased again since (its attempts moved on): false then. */
   finish(tenantId: string, id: string, attempts: number, end: AttemptEnd, result: AttemptResult, now: number): Promise<boolean>;
-  /** The admins' addresses, for the mail that an endpoint was disabled. */
-  adminEmails(tenantId: string): Promise<string[]>;
   /** Pending deliveries, and those of them whose last attempt failed (the metrics). */
   backlog(): Promise<{ pending: number; failing: number }>;
   /** Deletes up to `max` finished deliveries created before `before`; answers how many. */

@@ -8,9 +8,10 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { writeTx } from "../../src/db/database";
 import type { NewEvent } from "../../src/events/repo";
 import { appendEventsInTx } from "../../src/stores/postgres/events";
-import { createPostgresWebhooksStore } from "../../src/stores/postgres/webhooks";
+import { createPostgresStores } from "../../src/stores/postgres";
 import { createSqliteStores } from "../../src/stores/sqlite";
-import type { DeliveryRow, EndpointRow, WebhooksStore } from "../../src/webhooks/repo";
+import type { DeliveryRow, DisabledNotice, EndpointRow, WebhooksStore } from "../../src/webhooks/repo";
+import type { MailStore, OutgoingMail } from "../../src/mail/repo";
 import { BACKENDS, type Backend } from "./backends";
 
 const ev = (type: string): NewEvent => ({ type, actor: { type: "user", id: "u1" }, data: { name: "x" } });
@@ -24,6 +25,7 @@ for (const backend of BACKENDS) {
   describe(`webhooks store (${backend.name})`, () => {
     let b: Backend;
     let store: WebhooksStore;
+    let mail: MailStore;
     let append: (tenantId: string, events: NewEvent[], now: number, fail?: boolean) => Promise<void>;
     let exec: (sql: string) => Promise<void>;
 
@@ -33,6 +35,7 @@ for (const backend of BACKENDS) {
         const db = b.db;
         const stores = createSqliteStores(db);
         store = stores.webhooks;
+        mail = stores.mail;
         append = async (t, events, now, fail) =>
           writeTx(db, () => {
             stores.events.appendInTx(t, events, now);
@@ -41,7 +44,9 @@ for (const backend of BACKENDS) {
         exec = async (sql) => void db.run(sql);
       } else {
         const pg = b.pg;
-        store = createPostgresWebhooksStore(pg);
+        const stores = createPostgresStores(pg);
+        store = stores.webhooks;
+        mail = stores.mail;
         append = (t, events, now, fail) =>
           pg.begin(async (tx) => {
             await appendEventsInTx(tx, t, events, now);
@@ -75,8 +80,16 @@ for (const backend of BACKENDS) {
       await append("t1", [ev("deal.created"), ev("account.created")], 3000);
       expect(await ids("t1", "deals")).toEqual([["account.created", 5], ["deal.created", 2]]);
       expect(await ids("t1", "off")).toEqual([["account.created", 5], ["deal.created", 4]]);
-      expect(await store.disable("t1", "off", "gone", 3500)).toBe(true);
-      expect(await store.disable("t1", "off", "gone", 3500)).toBe(false);
+      await exec("INSERT INTO users (id, tenant_id, email, role, password_hash, created_at, updated_at) VALUES ('a1', 't1', 'boss@t1.test', 'admin', 'x', 1, 1), ('m1', 't1', 'm@t1.test', 'member', 'x', 1, 1)");
+      // The disable and its mails commit together: one mail per admin, none when it was disabled already; a failing mail undoes the disable.
+      const notices: DisabledNotice[] = [];
+      const mails = (n: DisabledNotice): OutgoingMail[] => (notices.push(n), n.recipients.map((r) => ({ tenantId: "t1", kind: "webhook_disabled", recipient: r, subject: "s", text: "t", html: "h", link: null })));
+      await expect(store.disable("t1", "off", "gone", 3500, () => { throw new Error("no mail"); })).rejects.toThrow("no mail");
+      expect((await store.byId("t1", "off"))).toMatchObject({ enabled: 1, disabled_reason: null });
+      expect(await store.disable("t1", "off", "gone", 3500, mails)).toBe(true);
+      expect(await store.disable("t1", "off", "gone", 3500, mails)).toBe(false);
+      expect(notices).toEqual([{ tenantName: "t1", subdomain: "t1", recipients: ["boss@t1.test"] }]);
+      expect((await mail.list(10)).filter((m) => m.kind === "webhook_disabled").map((m) => m.recipient)).toEqual(["boss@t1.test"]);
       expect((await store.byId("t1", "off"))).toMatchObject({ enabled: 0, disabled_reason: "gone" });
       await append("t1", [ev("deal.created")], 3600);
       expect(await store.deliveryCount("t1", "off")).toBe(2);
@@ -128,8 +141,6 @@ for (const backend of BACKENDS) {
       await store.remove("t1", "all");
       expect(await store.byId("t1", "all")).toBeNull();
       expect(await store.deliveryCount("t1", "all")).toBe(0);
-      await exec("INSERT INTO users (id, tenant_id, email, role, password_hash, created_at, updated_at) VALUES ('a1', 't1', 'boss@t1.test', 'admin', 'x', 1, 1), ('m1', 't1', 'm@t1.test', 'member', 'x', 1, 1)");
-      expect(await store.adminEmails("t1")).toEqual(["boss@t1.test"]);
     });
   });
 }

@@ -156,9 +156,9 @@ export function createJobsService(d: JobsDeps) {
       // SQLite: the wall time the writer is held; PostgreSQL: this thread's CPU (the transaction's
       // own time is the database server's, and small batches there rewrite the counters more often).
       const started = performance.now();
-      const cpu = process.cpuUsage();
+      const cpu = process.threadCpuUsage();
       await d.jobs.applyBatch(t, job.id, d.now(), d.now() + JOB_LEASE_MS, batch, checker.columns(), rows);
-      const spent = process.cpuUsage(cpu);
+      const spent = process.threadCpuUsage(cpu);
       const took = Math.max(1, d.jobs.writesOnThisThread ? performance.now() - started : (spent.user + spent.system) / 1000);
       // Grows by half at most a batch (a row's cost varies: new counter rows, page splits), shrinks at once.
       size = Math.max(4, Math.min(2_000, Math.round(size * 1.5), Math.round((size * batchTargetMs(d.jobs.writesOnThisThread)) / took)));

@@ -76,7 +76,7 @@ export function createPostgresStores(pg: Pg, outboxSeal: OutboxSeal = createOutb
     bulkDeals: createPostgresBulkDealsStore(pg),
     auditLog: createPostgresAuditStore(pg),
     events: createPostgresEventsStore(pg),
-    webhooks: createPostgresWebhooksStore(pg),
+    webhooks: createPostgresWebhooksStore(pg, { mail }),
     twoFactor: createPostgresTwoFactorStore(pg, { security }),
     oidc: createPostgresOidcStore(pg, { users, security }),
     passkeys: createPostgresPasskeysStore(pg, { security }),

@@ -1,12 +1,14 @@
 import type { Pg } from "./database";
-import type { AttemptEnd, AttemptResult, DeliveryRow, EndpointChange, EndpointRow, LeasedDelivery, WebhooksStore } from "../../webhooks/repo";
+import type { AttemptEnd, AttemptResult, DeliveryRow, DisabledNotice, EndpointChange, EndpointRow, LeasedDelivery, WebhooksStore } from "../../webhooks/repo";
+import type { OutgoingMail } from "../../mail/repo";
+import type { PgEnqueueInTx } from "./mail";
 
 /**
  * PostgreSQL twin of src/stores/sqlite/webhooks.ts. Deliveries are written by the event append
  * statement itself (events.ts), which reads the organization's endpoints in the transaction: no
  * cache to keep true across instances.
  */
-export function createPostgresWebhooksStore(pg: Pg) {
+export function createPostgresWebhooksStore(pg: Pg, others: { mail: PgEnqueueInTx }) {
   const store = {
     list: (tenantId: string) => pg.all<EndpointRow>`SELECT * FROM webhook_endpoints WHERE tenant_id = ${tenantId} ORDER BY created_at, id`,
     byId: (tenantId: string, id: string) => pg.one<EndpointRow>`SELECT * FROM webhook_endpoints WHERE tenant_id = ${tenantId} AND id = ${id}`,
@@ -27,9 +29,17 @@ export function createPostgresWebhooksStore(pg: Pg) {
         UPDATE webhook_endpoints SET secret_sealed = ${sealed}, previous_secret_sealed = ${previousSealed}, previous_secret_until = ${previousUntil}, updated_at = ${now}
          WHERE tenant_id = ${tenantId} AND id = ${id}`;
     },
-    async disable(tenantId: string, id: string, reason: string, now: number): Promise<boolean> {
-      return (await pg.run`UPDATE webhook_endpoints SET enabled = 0, disabled_reason = ${reason}, updated_at = ${now} WHERE tenant_id = ${tenantId} AND id = ${id} AND enabled = 1`) > 0;
-    },
+    disable: (tenantId: string, id: string, reason: string, now: number, mails: (notice: DisabledNotice) => OutgoingMail[]): Promise<boolean> =>
+      pg.begin(async (tx) => {
+        const n = await tx.run`UPDATE webhook_endpoints SET enabled = 0, disabled_reason = ${reason}, updated_at = ${now}
+                                WHERE tenant_id = ${tenantId} AND id = ${id} AND enabled = 1`;
+        if (n === 0) return false;
+        const t = await tx.one<{ name: string; subdomain: string }>`SELECT name, subdomain FROM tenants WHERE id = ${tenantId}`;
+        if (!t) return true;
+        const recipients = (await tx.all<{ email: string }>`SELECT email FROM users WHERE tenant_id = ${tenantId} AND role = 'admin' ORDER BY email`).map((a) => a.email);
+        for (const m of mails({ tenantName: t.name, subdomain: t.subdomain, recipients })) await others.mail.enqueueInTx(tx, m, now);
+        return true;
+      }),
     removeDeliveries: (tenantId: string, id: string, max: number) =>
       pg.run`DELETE FROM webhook_deliveries WHERE tenant_id = ${tenantId} AND id IN (
                SELECT id FROM webhook_deliveries WHERE tenant_id = ${tenantId} AND endpoint_id = ${id} LIMIT ${max})`,
@@ -92,8 +102,6 @@ export function createPostgresWebhooksStore(pg: Pg) {
                last_error = ${r.error}, updated_at = ${now}::bigint
          WHERE tenant_id = ${tenantId} AND id = ${id} AND attempts = ${attempts} AND status = 'pending'`) > 0;
     },
-    adminEmails: async (tenantId: string) =>
-      (await pg.all<{ email: string }>`SELECT email FROM users WHERE tenant_id = ${tenantId} AND role = 'admin' ORDER BY email`).map((a) => a.email),
     backlog: async () =>
       (await pg.one<{ pending: number; failing: number }>`
         SELECT count(*)::int AS pending, count(*) FILTER (WHERE attempts > 0)::int AS failing FROM webhook_deliveries WHERE status = 'pending'`)!,

@@ -45,12 +45,13 @@ export function createSqliteStores(db: Db, outboxSeal: OutboxSeal = createOutbox
   const events = createSqliteEventsStore(db);
   const appendEventsInTx: typeof events.appendInTx = (...a) => events.appendInTx(...a);
   // Every event appended writes its webhook deliveries in the same transaction.
-  const webhooks = createSqliteWebhooksStore(db);
-  events.setAfterAppendInTx((...a) => webhooks.deliveriesInTx(...a));
   const sessions = createSqliteSessionsStore(db, { security, appendEventsInTx });
   const users = createSqliteUsersStore(db);
   const crm = createSqliteCrmStore(db, appendEventsInTx);
   const mail = createSqliteMailStore(db, outboxSeal);
+  // Every event appended writes its webhook deliveries in the same transaction.
+  const webhooks = createSqliteWebhooksStore(db, { mail });
+  events.setAfterAppendInTx((...a) => webhooks.deliveriesInTx(...a));
   const tenants = createSqliteTenantsStore(db, { users, crm, sessions, security });
   const accountTokens = createSqliteAccountTokensStore(db, { security, mail });
   const auditInTx: typeof security.auditInTx = (...a) => security.auditInTx(...a);

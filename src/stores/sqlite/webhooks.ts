@@ -2,8 +2,10 @@ import type { NewEvent } from "../../events/repo";
 import { type Db, writeTx } from "../../db/database";
 import {
   type AttemptEnd, type AttemptResult, type DeliveryRow, type EndpointChange, type EndpointRow, type LeasedDelivery, type Subscription,
-  type WebhooksStore, eventDeliveryId, subscriptionOf,
+  type DisabledNotice, type WebhooksStore, eventDeliveryId, subscriptionOf,
 } from "../../webhooks/repo";
+import type { OutgoingMail } from "../../mail/repo";
+import type { SqliteMailStore } from "./mail";
 
 const LEASED = `SELECT d.*, w.url, w.secret_sealed, w.previous_secret_sealed, w.previous_secret_until,
     e.created_at AS ev_created_at, e.actor_type AS ev_actor_type, e.actor_id AS ev_actor_id, e.data AS ev_data
@@ -18,7 +20,7 @@ const LEASED = `SELECT d.*, w.url, w.secret_sealed, w.previous_secret_sealed, w.
  * pays one map lookup per deal write. SQLite has one server process; the command line writes no
  * endpoints.
  */
-export function createSqliteWebhooksStore(db: Db) {
+export function createSqliteWebhooksStore(db: Db, others: { mail: SqliteMailStore }) {
   const subscribed = db.prepare<Pick<EndpointRow, "id" | "events">, [string]>("SELECT id, events FROM webhook_endpoints WHERE tenant_id = ?1 AND enabled = 1");
   const insertDelivery = db.prepare<never, [string, string, string, number | null, string, string | null, number]>(
     `INSERT INTO webhook_deliveries (tenant_id, id, endpoint_id, event_seq, event_type, payload, status, attempts, next_attempt_at, window_start, created_at, updated_at)
@@ -66,6 +68,7 @@ export function createSqliteWebhooksStore(db: Db) {
       WHERE tenant_id = ?1 AND id = ?2 AND attempts = ?3 AND status = 'pending'`,
   );
   const admins = db.prepare<{ email: string }, [string]>("SELECT email FROM users WHERE tenant_id = ?1 AND role = 'admin' ORDER BY email");
+  const tenant = db.prepare<{ name: string; subdomain: string }, [string]>("SELECT name, subdomain FROM tenants WHERE id = ?1");
   const backlog = db.prepare<{ pending: number; failing: number }, []>(
     "SELECT count(*) AS pending, coalesce(sum(attempts > 0), 0) AS failing FROM webhook_deliveries WHERE status = 'pending'",
   );
@@ -115,10 +118,18 @@ export function createSqliteWebhooksStore(db: Db) {
     async rotate(tenantId: string, id: string, sealed: string, previousSealed: string, previousUntil: number, now: number): Promise<void> {
       rotate.run(tenantId, id, sealed, previousSealed, previousUntil, now);
     },
-    async disable(tenantId: string, id: string, reason: string, now: number): Promise<boolean> {
-      const n = disable.run(tenantId, id, reason, now).changes;
+    async disable(tenantId: string, id: string, reason: string, now: number, mails: (notice: DisabledNotice) => OutgoingMail[]): Promise<boolean> {
+      const done = writeTx(db, () => {
+        if (disable.run(tenantId, id, reason, now).changes === 0) return false;
+        const t = tenant.get(tenantId);
+        if (!t) return true;
+        const recipients = admins.all(tenantId).map((a) => a.email);
+        // Looked up on each call, not kept: tests wrap enqueueInTx to see every mail.
+        for (const m of mails({ tenantName: t.name, subdomain: t.subdomain, recipients })) others.mail.enqueueInTx(m, now);
+        return true;
+      });
       changed(tenantId);
-      return n > 0;
+      return done;
     },
     async removeDeliveries(tenantId: string, id: string, max: number): Promise<number> {
       return writeTx(db, () => removeSome.run(tenantId, id, max).changes);
@@ -152,7 +163,6 @@ export function createSqliteWebhooksStore(db: Db) {
       const status = end.kind === "retry" ? "pending" : end.kind;
       return finish.run(tenantId, id, attempts, status, end.kind === "retry" ? end.next : now, r.status, r.durationMs, r.error, now).changes > 0;
     },
-    adminEmails: async (tenantId: string) => admins.all(tenantId).map((a) => a.email),
     backlog: async () => backlog.get()!,
     async sweepStep(before: number, max: number): Promise<number> {
       let deleted = 0;
