@@ -4,7 +4,7 @@ import { toIso } from "../kernel/ids";
 import { eventId } from "../events/repo";
 import { type GuardedFetch, OutboundError } from "../outbound/guard";
 import type { Sealer } from "../security/secret-box";
-import type { AttemptEnd, AttemptResult, DeliveryRow, DisabledNotice, LeasedDelivery, WebhooksStore } from "./repo";
+import type { AttemptEnd, AttemptResult, DeliveryRow, DisabledNotice, EndpointDisable, LeasedDelivery, WebhooksStore } from "./repo";
 import type { OutgoingMail } from "../mail/repo";
 
 /** What the sender may change (tests shorten every time; the defaults are the documented ones). */
@@ -138,11 +138,10 @@ export function createDeliverySender(d: DeliveryDeps) {
     const gone = result.status === 410;
     const givingUp = !ok && !gone && finished - Number(job.window_start) >= s.retryWindowMs;
     end = ok ? { kind: "delivered" } : gone || givingUp ? { kind: "failed" } : { kind: "retry", next: finished + backoff(job.attempts, s) };
-    const recorded = await d.store.finish(job.tenant_id, job.id, job.attempts, end, result, finished);
-    if (!recorded || !(gone || givingUp)) return;
-    const reason = gone ? "gone" : "failing";
-    const endpoint = { tenantId: job.tenant_id, endpointId: job.endpoint_id, url: job.url, reason } as const;
-    if (await d.store.disable(job.tenant_id, job.endpoint_id, reason, finished, (notice) => d.disabledMails(endpoint, notice))) {
+    const reason: EndpointDisable["reason"] = gone ? "gone" : "failing";
+    const endpoint = { tenantId: job.tenant_id, endpointId: job.endpoint_id, url: job.url, reason };
+    const off: EndpointDisable | undefined = gone || givingUp ? { endpointId: job.endpoint_id, reason, mails: (notice: DisabledNotice) => d.disabledMails(endpoint, notice) } : undefined;
+    if ((await d.store.finish(job.tenant_id, job.id, job.attempts, end, result, finished, off)) === "disabled") {
       d.log({ level: "warn", msg: "webhook endpoint disabled", tenant_id: job.tenant_id, webhook_id: job.endpoint_id, reason });
       d.mailed();
     }

@@ -12,6 +12,16 @@ export interface DisabledNotice {
   recipients: string[];
 }
 
+/** The endpoint's disable that an attempt's end brings, and the mails that tell its admins. */
+export interface EndpointDisable {
+  endpointId: string;
+  reason: "gone" | "failing";
+  mails: (notice: DisabledNotice) => OutgoingMail[];
+}
+
+/** What recording an attempt's end did (WebhooksStore.finish). */
+export type FinishOutcome = "stale" | "recorded" | "disabled";
+
 /** An endpoint as stored. `events` is JSON text: event types, or ["*"]. */
 export interface EndpointRow {
   tenant_id: string;
@@ -91,11 +101,6 @@ export interface WebhooksStore {
   update(tenantId: string, id: string, change: EndpointChange): Promise<void>;
   /** A new secret; the current one becomes the previous one until `previousUntil`. */
   rotate(tenantId: string, id: string, sealed: string, previousSealed: string, previousUntil: number, now: number): Promise<void>;
-  /**
-   * Disables an enabled endpoint for `reason` and queues `mails(notice)` in the same transaction, so
-   * that no crash leaves it disabled with its admins untold; false when it was disabled already (or is gone).
-   */
-  disable(tenantId: string, id: string, reason: string, now: number, mails: (notice: DisabledNotice) => OutgoingMail[]): Promise<boolean>;
   /** Deletes up to `max` of the endpoint's deliveries (one short transaction); answers how many. */
   removeDeliveries(tenantId: string, id: string, max: number): Promise<number>;
   /** Deletes the endpoint (and whatever deliveries are left). */
@@ -116,8 +121,13 @@ export interface WebhooksStore {
    * attempts count one more. On PostgreSQL, rows another instance is leasing are skipped (SKIP LOCKED).
    */
   lease(now: number, leaseUntil: number, limit: number, accept: (d: DeliveryRow) => boolean): Promise<LeasedDelivery[]>;
-  /** Records an attempt's end, unless the delivery was leased again since (its attempts moved on): false then. */
-  finish(tenantId: string, id: string, attempts: number, end: AttemptEnd, result: AttemptResult, now: number): Promise<boolean>;
+  /**
+   * Records an attempt's end, unless the delivery was leased again since (its attempts moved on):
+   * "stale" then. With `disable` (a 410, or three days of failures), the same transaction disables
+   * the endpoint if it is still enabled and queues the mails to its admins ("disabled"): no crash
+   * leaves the delivery ended with its endpoint enabled, or the endpoint disabled with nobody told.
+   */
+  finish(tenantId: string, id: string, attempts: number, end: AttemptEnd, result: AttemptResult, now: number, disable?: EndpointDisable): Promise<FinishOutcome>;
   /** Pending deliveries, and those of them whose last attempt failed (the metrics). */
   backlog(): Promise<{ pending: number; failing: number }>;
   /** Deletes up to `max` finished deliveries created before `before`; answers how many. */

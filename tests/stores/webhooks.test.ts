@@ -2,7 +2,8 @@
  * Contract of the webhooks store on every backend: an event append writes one delivery per enabled
  * endpoint that asks for its type, in the append's transaction (none when it rolls back); endpoint
  * changes are seen by the next append; leasing hands a due delivery to one sender until its lease
- * runs out; an attempt's end is recorded only by the lease that made it.
+ * runs out; an attempt's end is recorded only by the lease that made it, and one that gives up
+ * disables its endpoint and queues the admins' mails in the same transaction.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { writeTx } from "../../src/db/database";
@@ -10,7 +11,7 @@ import type { NewEvent } from "../../src/events/repo";
 import { appendEventsInTx } from "../../src/stores/postgres/events";
 import { createPostgresStores } from "../../src/stores/postgres";
 import { createSqliteStores } from "../../src/stores/sqlite";
-import type { DeliveryRow, DisabledNotice, EndpointRow, WebhooksStore } from "../../src/webhooks/repo";
+import type { DeliveryRow, DisabledNotice, EndpointDisable, EndpointRow, WebhooksStore } from "../../src/webhooks/repo";
 import type { MailStore, OutgoingMail } from "../../src/mail/repo";
 import { BACKENDS, type Backend } from "./backends";
 
@@ -81,13 +82,20 @@ for (const backend of BACKENDS) {
       expect(await ids("t1", "deals")).toEqual([["account.created", 5], ["deal.created", 2]]);
       expect(await ids("t1", "off")).toEqual([["account.created", 5], ["deal.created", 4]]);
       await exec("INSERT INTO users (id, tenant_id, email, role, password_hash, created_at, updated_at) VALUES ('a1', 't1', 'boss@t1.test', 'admin', 'x', 1, 1), ('m1', 't1', 'm@t1.test', 'member', 'x', 1, 1)");
-      // The disable and its mails commit together: one mail per admin, none when it was disabled already; a failing mail undoes the disable.
+      // An end that gives up disables the endpoint and queues a mail per admin in its own transaction: a
+      // failing mail undoes all three; a late end of the same attempt is stale; another end finds it disabled.
       const notices: DisabledNotice[] = [];
       const mails = (n: DisabledNotice): OutgoingMail[] => (notices.push(n), n.recipients.map((r) => ({ tenantId: "t1", kind: "webhook_disabled", recipient: r, subject: "s", text: "t", html: "h", link: null })));
-      await expect(store.disable("t1", "off", "gone", 3500, () => { throw new Error("no mail"); })).rejects.toThrow("no mail");
+      const off = (m: EndpointDisable["mails"]): EndpointDisable => ({ endpointId: "off", reason: "gone", mails: m });
+      const gone = { status: 410, durationMs: 3, error: null };
+      const [first, second] = await store.deliveries("t1", "off", 10, 0);
+      await expect(store.finish("t1", first!.id, 0, { kind: "failed" }, gone, 3500, off(() => { throw new Error("no mail"); }))).rejects.toThrow("no mail");
+      expect(await store.delivery("t1", "off", first!.id)).toMatchObject({ status: "pending", last_status: null });
       expect((await store.byId("t1", "off"))).toMatchObject({ enabled: 1, disabled_reason: null });
-      expect(await store.disable("t1", "off", "gone", 3500, mails)).toBe(true);
-      expect(await store.disable("t1", "off", "gone", 3500, mails)).toBe(false);
+      expect(await store.finish("t1", first!.id, 0, { kind: "failed" }, gone, 3500, off(mails))).toBe("disabled");
+      expect(await store.finish("t1", first!.id, 0, { kind: "failed" }, gone, 3500, off(mails))).toBe("stale");
+      expect(await store.finish("t1", second!.id, 0, { kind: "failed" }, gone, 3500, off(mails))).toBe("recorded");
+      expect(await store.delivery("t1", "off", first!.id)).toMatchObject({ status: "failed", last_status: 410 });
       expect(notices).toEqual([{ tenantName: "t1", subdomain: "t1", recipients: ["boss@t1.test"] }]);
       expect((await mail.list(10)).filter((m) => m.kind === "webhook_disabled").map((m) => m.recipient)).toEqual(["boss@t1.test"]);
       expect((await store.byId("t1", "off"))).toMatchObject({ enabled: 0, disabled_reason: "gone" });
@@ -106,12 +114,12 @@ for (const backend of BACKENDS) {
       // Leased: not due again before the lease ends.
       expect(await store.lease(15_000, 25_000, 10, () => true)).toEqual([]);
       const [a, c] = first as unknown as [DeliveryRow, DeliveryRow];
-      expect(await store.finish("t2", a.id, 1, { kind: "retry", next: 30_000 }, { status: 500, durationMs: 12, error: null }, 16_000)).toBe(true);
+      expect(await store.finish("t2", a.id, 1, { kind: "retry", next: 30_000 }, { status: 500, durationMs: 12, error: null }, 16_000)).toBe("recorded");
       // The lease of c ran out: another sender takes it (its attempts move on), and the first sender's late end is refused.
       const again = await store.lease(20_000, 40_000, 10, () => true);
       expect(again.map((d) => [d.id, Number(d.attempts)])).toEqual([[c.id, 2]]);
-      expect(await store.finish("t2", c.id, 1, { kind: "delivered" }, { status: 200, durationMs: 5, error: null }, 21_000)).toBe(false);
-      expect(await store.finish("t2", c.id, 2, { kind: "delivered" }, { status: 204, durationMs: 5, error: null }, 21_000)).toBe(true);
+      expect(await store.finish("t2", c.id, 1, { kind: "delivered" }, { status: 200, durationMs: 5, error: null }, 21_000)).toBe("stale");
+      expect(await store.finish("t2", c.id, 2, { kind: "delivered" }, { status: 204, durationMs: 5, error: null }, 21_000)).toBe("recorded");
       const done = await store.delivery("t2", "other", c.id);
       expect(done).toMatchObject({ status: "delivered", last_status: 204, last_duration_ms: 5 });
       expect(await store.backlog()).toEqual({ pending: 1, failing: 1 });
@@ -131,7 +139,7 @@ for (const backend of BACKENDS) {
       });
       const [leased] = (await store.lease(100_000, 200_000, 50, (d) => d.id === "tX"));
       expect(leased).toMatchObject({ id: "tX", payload: '{"type":"webhook.test"}', ev_data: null });
-      expect(await store.finish("t1", "tX", 1, { kind: "failed" }, { status: 410, durationMs: 3, error: null }, 100_001)).toBe(true);
+      expect(await store.finish("t1", "tX", 1, { kind: "failed" }, { status: 410, durationMs: 3, error: null }, 100_001)).toBe("recorded");
       expect(await store.sweepStep(100_002, 1000)).toBeGreaterThanOrEqual(1);
       expect(await store.delivery("t1", "all", "tX")).toBeNull();
       const before = await store.deliveryCount("t1", "all");

@@ -1,6 +1,5 @@
-import type { Pg } from "./database";
-import type { AttemptEnd, AttemptResult, DeliveryRow, DisabledNotice, EndpointChange, EndpointRow, LeasedDelivery, WebhooksStore } from "../../webhooks/repo";
-import type { OutgoingMail } from "../../mail/repo";
+import type { Pg, PgQueries } from "./database";
+import type { AttemptEnd, AttemptResult, DeliveryRow, EndpointChange, EndpointDisable, EndpointRow, FinishOutcome, LeasedDelivery, WebhooksStore } from "../../webhooks/repo";
 import type { PgEnqueueInTx } from "./mail";
 
 /**
@@ -29,17 +28,6 @@ export function createPostgresWebhooksStore(pg: Pg, others: { mail: PgEnqueueInT
         UPDATE webhook_endpoints SET secret_sealed = ${sealed}, previous_secret_sealed = ${previousSealed}, previous_secret_until = ${previousUntil}, updated_at = ${now}
          WHERE tenant_id = ${tenantId} AND id = ${id}`;
     },
-    disable: (tenantId: string, id: string, reason: string, now: number, mails: (notice: DisabledNotice) => OutgoingMail[]): Promise<boolean> =>
-      pg.begin(async (tx) => {
-        const n = await tx.run`UPDATE webhook_endpoints SET enabled = 0, disabled_reason = ${reason}, updated_at = ${now}
-                                WHERE tenant_id = ${tenantId} AND id = ${id} AND enabled = 1`;
-        if (n === 0) return false;
-        const t = await tx.one<{ name: string; subdomain: string }>`SELECT name, subdomain FROM tenants WHERE id = ${tenantId}`;
-        if (!t) return true;
-        const recipients = (await tx.all<{ email: string }>`SELECT email FROM users WHERE tenant_id = ${tenantId} AND role = 'admin' ORDER BY email`).map((a) => a.email);
-        for (const m of mails({ tenantName: t.name, subdomain: t.subdomain, recipients })) await others.mail.enqueueInTx(tx, m, now);
-        return true;
-      }),
     removeDeliveries: (tenantId: string, id: string, max: number) =>
       pg.run`DELETE FROM webhook_deliveries WHERE tenant_id = ${tenantId} AND id IN (
                SELECT id FROM webhook_deliveries WHERE tenant_id = ${tenantId} AND endpoint_id = ${id} LIMIT ${max})`,
@@ -94,13 +82,25 @@ export function createPostgresWebhooksStore(pg: Pg, others: { mail: PgEnqueueInT
         [chosen.map((d) => d.tenant_id), chosen.map((d) => d.id)],
       );
     },
-    async finish(tenantId: string, id: string, attempts: number, end: AttemptEnd, r: AttemptResult, now: number): Promise<boolean> {
+    async finish(tenantId: string, id: string, attempts: number, end: AttemptEnd, r: AttemptResult, now: number, disabling?: EndpointDisable): Promise<FinishOutcome> {
       const status = end.kind === "retry" ? "pending" : end.kind;
       const next = end.kind === "retry" ? end.next : now;
-      return (await pg.run`
+      const ended = (q: PgQueries) => q.run`
         UPDATE webhook_deliveries SET status = ${status}, next_attempt_at = ${next}::bigint, last_status = ${r.status}, last_duration_ms = ${r.durationMs},
                last_error = ${r.error}, updated_at = ${now}::bigint
-         WHERE tenant_id = ${tenantId} AND id = ${id} AND attempts = ${attempts} AND status = 'pending'`) > 0;
+         WHERE tenant_id = ${tenantId} AND id = ${id} AND attempts = ${attempts} AND status = 'pending'`;
+      // Most ends disable nothing: one statement, no transaction around it.
+      if (!disabling) return (await ended(pg)) > 0 ? "recorded" : "stale";
+      return pg.begin(async (tx) => {
+        if ((await ended(tx)) === 0) return "stale";
+        const n = await tx.run`UPDATE webhook_endpoints SET enabled = 0, disabled_reason = ${disabling.reason}, updated_at = ${now}
+                                WHERE tenant_id = ${tenantId} AND id = ${disabling.endpointId} AND enabled = 1`;
+        if (n === 0) return "recorded";
+        const t = await tx.one<{ name: string; subdomain: string }>`SELECT name, subdomain FROM tenants WHERE id = ${tenantId}`;
+        const recipients = (await tx.all<{ email: string }>`SELECT email FROM users WHERE tenant_id = ${tenantId} AND role = 'admin' ORDER BY email`).map((a) => a.email);
+        if (t) for (const m of disabling.mails({ tenantName: t.name, subdomain: t.subdomain, recipients })) await others.mail.enqueueInTx(tx, m, now);
+        return "disabled";
+      });
     },
     backlog: async () =>
       (await pg.one<{ pending: number; failing: number }>`

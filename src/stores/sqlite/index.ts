@@ -44,7 +44,6 @@ export function createSqliteStores(db: Db, outboxSeal: OutboxSeal = createOutbox
   const security = createSqliteSecurityStore(db);
   const events = createSqliteEventsStore(db);
   const appendEventsInTx: typeof events.appendInTx = (...a) => events.appendInTx(...a);
-  // Every event appended writes its webhook deliveries in the same transaction.
   const sessions = createSqliteSessionsStore(db, { security, appendEventsInTx });
   const users = createSqliteUsersStore(db);
   const crm = createSqliteCrmStore(db, appendEventsInTx);

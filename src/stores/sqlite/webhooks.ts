@@ -2,9 +2,8 @@ import type { NewEvent } from "../../events/repo";
 import { type Db, writeTx } from "../../db/database";
 import {
   type AttemptEnd, type AttemptResult, type DeliveryRow, type EndpointChange, type EndpointRow, type LeasedDelivery, type Subscription,
-  type DisabledNotice, type WebhooksStore, eventDeliveryId, subscriptionOf,
+  type EndpointDisable, type FinishOutcome, type WebhooksStore, eventDeliveryId, subscriptionOf,
 } from "../../webhooks/repo";
-import type { OutgoingMail } from "../../mail/repo";
 import type { SqliteMailStore } from "./mail";
 
 const LEASED = `SELECT d.*, w.url, w.secret_sealed, w.previous_secret_sealed, w.previous_secret_until,
@@ -118,19 +117,6 @@ export function createSqliteWebhooksStore(db: Db, others: { mail: SqliteMailStor
     async rotate(tenantId: string, id: string, sealed: string, previousSealed: string, previousUntil: number, now: number): Promise<void> {
       rotate.run(tenantId, id, sealed, previousSealed, previousUntil, now);
     },
-    async disable(tenantId: string, id: string, reason: string, now: number, mails: (notice: DisabledNotice) => OutgoingMail[]): Promise<boolean> {
-      const done = writeTx(db, () => {
-        if (disable.run(tenantId, id, reason, now).changes === 0) return false;
-        const t = tenant.get(tenantId);
-        if (!t) return true;
-        const recipients = admins.all(tenantId).map((a) => a.email);
-        // Looked up on each call, not kept: tests wrap enqueueInTx to see every mail.
-        for (const m of mails({ tenantName: t.name, subdomain: t.subdomain, recipients })) others.mail.enqueueInTx(m, now);
-        return true;
-      });
-      changed(tenantId);
-      return done;
-    },
     async removeDeliveries(tenantId: string, id: string, max: number): Promise<number> {
       return writeTx(db, () => removeSome.run(tenantId, id, max).changes);
     },
@@ -159,9 +145,22 @@ export function createSqliteWebhooksStore(db: Db, others: { mail: SqliteMailStor
       });
       return chosen.map((d) => leased.get(d.tenant_id, d.id)!);
     },
-    async finish(tenantId: string, id: string, attempts: number, end: AttemptEnd, r: AttemptResult, now: number): Promise<boolean> {
+    async finish(tenantId: string, id: string, attempts: number, end: AttemptEnd, r: AttemptResult, now: number, disabling?: EndpointDisable): Promise<FinishOutcome> {
       const status = end.kind === "retry" ? "pending" : end.kind;
-      return finish.run(tenantId, id, attempts, status, end.kind === "retry" ? end.next : now, r.status, r.durationMs, r.error, now).changes > 0;
+      const ended = () => finish.run(tenantId, id, attempts, status, end.kind === "retry" ? end.next : now, r.status, r.durationMs, r.error, now).changes > 0;
+      // Most ends disable nothing: one statement, its own transaction.
+      if (!disabling) return ended() ? "recorded" : "stale";
+      const outcome = writeTx(db, (): FinishOutcome => {
+        if (!ended()) return "stale";
+        if (disable.run(tenantId, disabling.endpointId, disabling.reason, now).changes === 0) return "recorded";
+        const t = tenant.get(tenantId);
+        const recipients = admins.all(tenantId).map((a) => a.email);
+        // Looked up on each call, not kept: tests wrap enqueueInTx to see every mail.
+        if (t) for (const m of disabling.mails({ tenantName: t.name, subdomain: t.subdomain, recipients })) others.mail.enqueueInTx(m, now);
+        return "disabled";
+      });
+      if (outcome === "disabled") changed(tenantId);
+      return outcome;
     },
     backlog: async () => backlog.get()!,
     async sweepStep(before: number, max: number): Promise<number> {
