@@ -17,7 +17,7 @@ import { statSync } from "node:fs";
 import { CATCH_UP_FRAMES } from "../src/db/checkpointer";
 import { openDatabase } from "../src/db/database";
 import { migrate } from "../src/db/migrate";
-import { newId } from "../src/kernel/ids";
+import { timeOrderedId } from "../src/kernel/ids";
 import { createSqliteDealsStore } from "../src/stores/sqlite/deals";
 import { createSqliteEventsStore } from "../src/stores/sqlite/events";
 import type { DealFields } from "../src/crm/deals-repo";
@@ -100,7 +100,7 @@ for (let i = 0; i < 20; i++) await store.update(tenant, pick().id, (c) => ({ ...
 async function measureEach(): Promise<void> {
 await measure("create", () => {
   const f = { ...fields(pick()), title: title() };
-  return () => store.insert(tenant, newId(), f, now());
+  return () => store.insert(tenant, timeOrderedId(), f, now());
 });
 await measure("title edit", () => {
   const [id, t] = [pick().id, title()];
@@ -174,7 +174,7 @@ if (WARM > 0) {
   const { ftsMergeStep } = await import("../src/db/fts-merge");
   const started = performance.now();
   for (let i = 0; i < WARM; i++) {
-    await store.insert(tenant, newId(), { ...fields(pick()), title: title() }, now());
+    await store.insert(tenant, timeOrderedId(), { ...fields(pick()), title: title() }, now());
     if (i % 200 === 199) {
       while (foldSearchCounters(db) > 0);
       while (ftsMergeStep(db) > 0);

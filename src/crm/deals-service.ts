@@ -1,5 +1,5 @@
 import type { Principal } from "../auth/service";
-import { newId } from "../kernel/ids";
+import { timeOrderedId } from "../kernel/ids";
 import { userActor } from "../events/repo";
 import { RequestValidationError, errors } from "../kernel/errors";
 import { type Page, pageOf } from "../kernel/paging";
@@ -85,7 +85,7 @@ export function createDealsService(d: DealsDeps) {
     // Omitted (not null): the stage's own probability, as the pipeline states it. An unknown
     // stage leaves it null; the insert then refuses the stage.
     if (body.probability === undefined) f.probability = (await d.repo.stages(auth.tenantId)).find((s) => s.key === f.stage)?.probability ?? null;
-    const id = newId();
+    const id = timeOrderedId(d.now());
     await settle(auth.tenantId, await d.deals.insert(auth.tenantId, id, f, d.now(), userActor(auth)), () => f.stage);
     return read(auth.tenantId, id);
   }

@@ -1,5 +1,5 @@
 import type { Principal } from "../auth/service";
-import { newId } from "../kernel/ids";
+import { timeOrderedId } from "../kernel/ids";
 import { userActor } from "../events/repo";
 import { errors } from "../kernel/errors";
 import { type Page, containsPattern, offsetOf, pageOf } from "../kernel/paging";
@@ -36,7 +36,7 @@ export function createCrmService(d: CrmDeps) {
   async function createAccount(auth: Principal, body: AccountCreate): Promise<AccountRead> {
     const now = d.now();
     const row: AccountRow = {
-      id: newId(),
+      id: timeOrderedId(now),
       tenant_id: auth.tenantId,
       name: body.name.trim(),
       domain: clean(body.domain),
@@ -89,7 +89,7 @@ export function createCrmService(d: CrmDeps) {
     if (accountId !== null) await accountOr404(auth.tenantId, accountId);
     const now = d.now();
     const row: ContactRow = {
-      id: newId(),
+      id: timeOrderedId(now),
       tenant_id: auth.tenantId,
       first_name: body.first_name.trim(),
       last_name: clean(body.last_name),

@@ -30,6 +30,14 @@ export function orderedId(n: number): string {
   return head + nanoid(21 - ORDERED_WIDTH);
 }
 
+/**
+ * A new record id whose first six characters are the second it was made in (orderedId of the
+ * seconds since 1970; 62^6 seconds last until the year 3770): records made one after the other
+ * land at one end of every index keyed by their id (the id's own, and a timeline's keyed by
+ * record), where a random id took a random page of each from a table of millions.
+ */
+export const timeOrderedId = (now = Date.now()): string => orderedId(Math.floor(now / 1000));
+
 /** A secret token for a link or a session: 43 URL-safe characters, 256 random bits. */
 export const newSecretToken = (): string => nanoid(43);
 

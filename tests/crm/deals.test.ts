@@ -114,6 +114,22 @@ describe("create and read", () => {
     });
   });
 
+  test("new deals, accounts and contacts get ids led by the second they were made in (their id indexes grow at one end)", async () => {
+    const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+    const secondOf = (id: string) => [...id.slice(0, 6)].reduce((n, c) => n * 62 + base62.indexOf(c), 0);
+    const before = Math.floor(Date.now() / 1000);
+    const acc = await org.account("Ordered Ltd");
+    const contact = await org.contact("Ada", "Ordered", { account_id: acc.id });
+    const first = await org.deal({ title: "Ordered 1", account_id: acc.id, contact_id: contact.id });
+    const second = await org.deal({ title: "Ordered 2", account_id: acc.id });
+    const after = Math.floor(Date.now() / 1000);
+    for (const id of [acc.id, contact.id, first.id, second.id]) {
+      expect(secondOf(id)).toBeGreaterThanOrEqual(before);
+      expect(secondOf(id)).toBeLessThanOrEqual(after);
+    }
+    expect(first.id.slice(0, 6) <= second.id.slice(0, 6)).toBe(true);
+  });
+
   test("tenant_id, id and created_at in a body are ignored", async () => {
     const d = await org.deal({ title: "Mine", account_id: account.id, tenant_id: other.tenant.id, id: "chosen", created_at: "2000-01-01T00:00:00Z" });
     expect(d.tenant_id).toBe(org.tenant.id);

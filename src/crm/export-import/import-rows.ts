@@ -1,5 +1,5 @@
 import { TypeCompiler } from "@sinclair/typebox/compiler";
-import { newId } from "../../kernel/ids";
+import { timeOrderedId } from "../../kernel/ids";
 import { toValidationItems } from "../../kernel/validation";
 import { MAX_CUSTOM_DATA_BYTES } from "../model";
 import { centsOf } from "../money";
@@ -143,7 +143,7 @@ export function createRowChecker(kind: Kind, known: Known, createMissing: boolea
     if (!createMissing) return fail(line, column, `No account is named "${raw.trim()}". Check the name, or import with missing accounts and contacts created.`), null;
     const body = { name: raw };
     if (!accountCheck.Check(body)) return schemaErrors(line, [...accountCheck.Errors(body)], { name: column }), null;
-    const a: AccountRow = { id: newId(), name: raw.trim(), domain: null, industry: null, ...stub };
+    const a: AccountRow = { id: timeOrderedId(), name: raw.trim(), domain: null, industry: null, ...stub };
     emit.account(a);
     accountByName.set(lower(raw), a);
     return a;
@@ -181,14 +181,14 @@ export function createRowChecker(kind: Kind, known: Known, createMissing: boolea
     if (kind === "accounts") {
       const body = { name: cell.name ?? "", domain: cell.domain, industry: cell.industry };
       if (!accountCheck.Check(body)) schemaErrors(line, [...accountCheck.Errors(body)]);
-      else if (plan.errorCount === before) emit.account({ id: newId(), name: body.name.trim(), domain: clean(body.domain), industry: clean(body.industry), ...stub }, true);
+      else if (plan.errorCount === before) emit.account({ id: timeOrderedId(), name: body.name.trim(), domain: clean(body.domain), industry: clean(body.industry), ...stub }, true);
     } else if (kind === "contacts") {
       const body = { first_name: cell.first_name ?? "", last_name: cell.last_name, email: cell.email, phone: cell.phone };
       if (!contactCheck.Check(body)) schemaErrors(line, [...contactCheck.Errors(body)]);
       const acc = cell.account_name === undefined ? null : account(line, "account_name", cell.account_name);
       if (plan.errorCount === before) {
         emit.contact({
-          id: newId(),
+          id: timeOrderedId(),
           first_name: body.first_name.trim(),
           last_name: clean(body.last_name),
           email: clean(body.email)?.toLowerCase() ?? null,
@@ -238,7 +238,7 @@ export function createRowChecker(kind: Kind, known: Known, createMissing: boolea
         if (!contact && !createMissing) fail(line, "contact_name", `No contact is named "${cell.contact_name.trim()}". Check the name, or import with missing accounts and contacts created.`);
         else if (!contact) {
           const [first, ...rest] = cell.contact_name.trim().split(/\s+/);
-          const c: ContactRow = { id: newId(), first_name: first!, last_name: rest.join(" ") || null, email: null, phone: null, account_id: acc.id, ...stub };
+          const c: ContactRow = { id: timeOrderedId(), first_name: first!, last_name: rest.join(" ") || null, email: null, phone: null, account_id: acc.id, ...stub };
           const check = { first_name: c.first_name, last_name: c.last_name };
           if (!contactCheck.Check(check)) schemaErrors(line, [...contactCheck.Errors(check)], { first_name: "contact_name", last_name: "contact_name" });
           else {
@@ -250,7 +250,7 @@ export function createRowChecker(kind: Kind, known: Known, createMissing: boolea
       }
       if (!acc || plan.errorCount !== before) return;
       emit.deal({
-        id: newId(),
+        id: timeOrderedId(),
         title: (body.title as string).trim(),
         account_id: acc.id,
         account_name: acc.name,

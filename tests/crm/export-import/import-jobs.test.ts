@@ -4,6 +4,7 @@ import { testApp } from "../../helpers";
 import { type CrmOrg, crmOrg } from "../support";
 import { MAX_RUNNING_IMPORTS } from "../../../src/crm/export-import/jobs-model";
 import { ON_POSTGRES } from "../../support/backend";
+import { orderedId } from "../../../src/kernel/ids";
 
 /** Issue 27: imports as jobs: the hostile header, upsert, the limits, and the jobs API per organization. */
 const t = testApp();
@@ -109,7 +110,13 @@ describe("upsert", () => {
 
   test("deals: upserted by external_id, the deal list's counts stay right", async () => {
     const file = `title,account_name,stage,external_id\n${Array.from({ length: 300 }, (_, i) => `Deal ${i},Acme,${i % 2 ? "won" : "new"},D-${i}`).join("\n")}\n`;
+    const before = orderedId(Math.floor(Date.now() / 1000)).slice(0, 6);
     expect(await imported(org, "deals", file)).toMatchObject({ added: 300 });
+    // Added deals' ids are led by the second they were written in (their id indexes grow at one end).
+    const added = (await t.json("GET", "/api/v1/crm/deals?search=deal&size=100", { token: org.token })).body.items as Array<{ id: string }>;
+    const after = orderedId(Math.floor(Date.now() / 1000)).slice(0, 6);
+    expect(added.length).toBe(100);
+    for (const d of added) expect(d.id.slice(0, 6) >= before && d.id.slice(0, 6) <= after).toBe(true);
     expect(await imported(org, "deals", file)).toMatchObject({ added: 0, unchanged: 300 });
     const moved = file.replace(/,new,/g, ",lost,");
     expect(await imported(org, "deals", moved)).toMatchObject({ added: 0, updated: 150, unchanged: 150 });
