@@ -140,8 +140,9 @@ export function createDeliverySender(d: DeliveryDeps) {
     end = ok ? { kind: "delivered" } : gone || givingUp ? { kind: "failed" } : { kind: "retry", next: finished + backoff(job.attempts, s) };
     const reason: EndpointDisable["reason"] = gone ? "gone" : "failing";
     const endpoint = { tenantId: job.tenant_id, endpointId: job.endpoint_id, url: job.url, reason };
-    const off: EndpointDisable | undefined = gone || givingUp ? { endpointId: job.endpoint_id, reason, mails: (notice: DisabledNotice) => d.disabledMails(endpoint, notice) } : undefined;
-    if ((await d.store.finish(job.tenant_id, job.id, job.attempts, end, result, finished, off)) === "disabled") {
+    const disabling: EndpointDisable | undefined =
+      gone || givingUp ? { endpointId: job.endpoint_id, reason, mails: (notice: DisabledNotice) => d.disabledMails(endpoint, notice) } : undefined;
+    if ((await d.store.finish(job.tenant_id, job.id, job.attempts, end, result, finished, disabling)) === "disabled") {
       d.log({ level: "warn", msg: "webhook endpoint disabled", tenant_id: job.tenant_id, webhook_id: job.endpoint_id, reason });
       d.mailed();
     }
