@@ -27,8 +27,12 @@ function varint(buf: Uint8Array, at: number): [number, number] {
 /** The levels of `table`'s index, lowest first; [] when it holds nothing yet. */
 export function ftsLevels(db: Db, table: string): FtsLevel[] {
   const row = db.query(`SELECT block FROM "${table}_data" WHERE id = 10`).get() as { block: Uint8Array } | null;
-  if (!row || row.block.length <= 4) return [];
-  const buf = row.block;
+  return row ? levelsOf(row.block) : [];
+}
+
+/** The levels a structure record (the `_data` row of id 10) describes, lowest first. */
+export function levelsOf(buf: Uint8Array): FtsLevel[] {
+  if (buf.length <= 4) return [];
   let at = 4;
   // FTS5_STRUCTURE_V2 ("\xff\x00\x00\x01"): each segment carries five more values.
   const v2 = buf[4] === 0xff && buf[5] === 0 && buf[6] === 0 && buf[7] === 1;

@@ -212,6 +212,18 @@ for (const backend of CRM_BACKENDS) {
       expect((await b.jobs.list("t2", 0, 10)).total).toBe(0);
     });
 
+    test("new deals of one batch that collide on a unique key fail the batch naming the row's line, and leave nothing written", async () => {
+      expect(await b.jobs.create(job("j5"))).toBe(true);
+      const n = (await b.rows<{ n: number }>("SELECT count(*) AS n FROM deals WHERE tenant_id = $1", ["t1"]))[0]!.n;
+      const twin = (id: string, line: number) => item("deal", importDeal(id), { fromFile: false, line, externalId: "twin" });
+      const failed = b.jobs.applyBatch("t1", "j5", 9_960, 99_000, [twin("tw1", 7), twin("tw2", 8)], dealColumns, 2);
+      // SQLite names the row (its batch tries the rows one by one once the batch's statement failed); PostgreSQL the batch's first line.
+      await expect(failed).rejects.toMatchObject({ line: backend.name === "sqlite" ? 8 : 7, column: "external_id" });
+      expect((await b.rows<{ n: number }>("SELECT count(*) AS n FROM deals WHERE tenant_id = $1", ["t1"]))[0]!.n).toBe(n);
+      expect((await b.rows<{ n: number }>("SELECT count(*) AS n FROM crm_job_undo WHERE tenant_id = $1 AND job_id = $2", ["t1", "j5"]))[0]!.n).toBe(0);
+      await b.jobs.finish("t1", "j5", 9_970, "failed", "why", "[]", 0, null);
+    });
+
     test("a job's undo keeps the notes written since found: the deal's text is its fields as they were and its notes as they are", async () => {
       const i2 = (await b.crm.deals.byId("t1", "i2"))!;
       const text = async () =>

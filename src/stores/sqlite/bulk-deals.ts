@@ -79,7 +79,7 @@ export function createSqliteBulkDealsStore(db: Db, others: { appendEventsInTx: A
     storedColumns ??= (db.query("PRAGMA table_xinfo(deals)").all() as Array<{ name: string; hidden: number }>).filter((c) => c.hidden === 0).map((c) => c.name).join(", ");
     return stmt(`SELECT ${storedColumns} FROM deals WHERE seq = ?1`).get(seq) as Record<string, unknown>;
   };
-  const removeDeal = db.prepare<never, [number]>("DELETE FROM deals WHERE seq = ?1");
+  const removeDeals = db.prepare<never, [string]>("DELETE FROM deals NOT INDEXED WHERE seq IN (SELECT value FROM json_each(?1))");
   const lastUndo = db.prepare<{ n: number | null }, [string, string]>("SELECT max(n) AS n FROM crm_job_undo WHERE tenant_id = ?1 AND job_id = ?2");
   const addUndo = db.prepare("INSERT INTO crm_job_undo (tenant_id, job_id, n, entity, record_id, before) VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
   const newestUndo = db.prepare<{ n: number; entity: string; record_id: string; before: string }, [string, string, number]>(
@@ -92,24 +92,47 @@ export function createSqliteBulkDealsStore(db: Db, others: { appendEventsInTx: A
   );
 
   /**
-   * One UPDATE per shape: only the columns that change are named, since SQLite rewrites every
-   * index holding a column named in SET (deals-store's reason). stage_changed_at: the given time
-   * when the stage changes; else a deal from before it was kept gets its last write's time.
+   * A batch's stage and assignee writes, one UPDATE statement per shape for all its deals. Only the
+   * columns that change are named, since SQLite rewrites every index holding a column named in SET
+   * (deals-store's reason). stage_changed_at: the given time when the stage changes; else a deal
+   * from before it was kept gets its last write's time. One statement, not one a deal: FTS5 writes
+   * what its triggers gave it as a new segment of the full-text index at every statement of the
+   * transaction that opens a statement savepoint (any deal write with triggers does), so a
+   * statement a deal made a segment a deal, each then merged again (a whole level at once, inside
+   * a batch, when a level reached `crisismerge` segments).
    */
-  const update = (stage: boolean, assignee: boolean): Statement =>
-    stmt(
-      `UPDATE deals SET ${stage ? "stage = ?, stage_changed_at = ?" : "stage_changed_at = coalesce(stage_changed_at, updated_at)"}, updated_at = ?` +
-        `${assignee ? ", assigned_to = ?, assignee_key = ?, assignee_name = ?, assignee_email = ?" : ""} WHERE seq = ?`,
-    );
+  function batchUpdates() {
+    const rows = new Map<string, Array<Array<string | number | null>>>();
+    return {
+      add(seq: number, next: { stage?: string; stageAt?: number | null; assignee?: { id: string | null; user: User | null } }, now: number): void {
+        const key = `${next.stage !== undefined ? "s" : ""}${next.assignee ? "a" : ""}`;
+        const row: Array<string | number | null> = [seq, now];
+        if (next.stage !== undefined) row.push(next.stage, next.stageAt === undefined ? now : next.stageAt);
+        if (next.assignee) row.push(...assigneeArgs(next.assignee.id, next.assignee.user));
+        const list = rows.get(key);
+        if (list) list.push(row);
+        else rows.set(key, [row]);
+      },
+      write(): void {
+        for (const [key, list] of rows) {
+          const stage = key.includes("s");
+          const at = stage ? 4 : 2;
+          const sets = [
+            stage ? "stage = u.value ->> 2, stage_changed_at = u.value ->> 3" : "stage_changed_at = coalesce(stage_changed_at, updated_at)",
+            "updated_at = u.value ->> 1",
+            ...(key.includes("a") ? [`assigned_to = u.value ->> ${at}, assignee_key = u.value ->> ${at + 1}, assignee_name = u.value ->> ${at + 2}, assignee_email = u.value ->> ${at + 3}`] : []),
+          ];
+          stmt(`UPDATE deals NOT INDEXED SET ${sets.join(", ")} FROM json_each(?1) AS u WHERE deals.seq = u.value ->> 0`).run(JSON.stringify(list));
+        }
+        rows.clear();
+      },
+    };
+  }
   const assigneeArgs = (userId: string | null, u: User | null) => [userId, u?.full_name ? sortKey(u.full_name) : null, u?.full_name ?? null, u?.email ?? null];
 
-  /** Writes a deal's new stage and/or assignee with its timeline entries; answers its event. */
-  function changeDeal(tenantId: string, cur: Row, next: { stage?: string; stageAt?: number | null; assignee?: { id: string | null; user: User | null } }, now: number, actor: EventActor, job: { job_id: string; undo_of?: string }): NewEvent | null {
-    const args: Array<string | number | null> = [];
-    if (next.stage !== undefined) args.push(next.stage, next.stageAt === undefined ? now : next.stageAt);
-    args.push(now);
-    if (next.assignee) args.push(...assigneeArgs(next.assignee.id, next.assignee.user));
-    update(next.stage !== undefined, next.assignee !== undefined).run(...args, cur.seq);
+  /** A deal's new stage and/or assignee (written by `updates`) with its timeline entries; answers its event. */
+  function changeDeal(updates: ReturnType<typeof batchUpdates>, tenantId: string, cur: Row, next: { stage?: string; stageAt?: number | null; assignee?: { id: string | null; user: User | null } }, now: number, actor: EventActor, job: { job_id: string; undo_of?: string }): NewEvent | null {
+    updates.add(cur.seq, next, now);
     const after: Row = { ...cur, stage: next.stage ?? cur.stage };
     if (next.assignee) {
       after.assigned_to = next.assignee.id;
@@ -145,6 +168,9 @@ export function createSqliteBulkDealsStore(db: Db, others: { appendEventsInTx: A
       return writeTx(db, () => {
         let n = lastUndo.get(tenantId, jobId)?.n ?? 0;
         let updated = 0;
+        const updates = batchUpdates();
+        // The deleted deals go in one statement too (after their undo entries read what they held).
+        const deleted: number[] = [];
         const events: NewEvent[] = [];
         const job = { job_id: jobId };
         const set = "set" in change ? change.set : null;
@@ -157,7 +183,7 @@ export function createSqliteBulkDealsStore(db: Db, others: { appendEventsInTx: A
           if (!set) {
             const entry: DeletedEntry = { row: storedRow(cur.seq), activities: activitiesOf.all(tenantId, cur.id), notes: notesOf.all(tenantId, cur.id) };
             addUndo.run(tenantId, jobId, ++n, "deal_deleted", cur.id, JSON.stringify(entry));
-            removeDeal.run(cur.seq);
+            deleted.push(cur.seq);
             events.push({ type: "deal.deleted", actor, data: { id: cur.id, title: cur.title, ...job } });
             updated++;
             continue;
@@ -170,10 +196,12 @@ export function createSqliteBulkDealsStore(db: Db, others: { appendEventsInTx: A
             set: { ...(stage !== undefined ? { stage } : {}), ...(assignee ? { assigned_to: assignee.id } : {}) },
           };
           addUndo.run(tenantId, jobId, ++n, "deal_set", cur.id, JSON.stringify(entry));
-          const event = changeDeal(tenantId, cur, { stage, assignee }, now, actor, job);
+          const event = changeDeal(updates, tenantId, cur, { stage, assignee }, now, actor, job);
           if (event) events.push(event);
           updated++;
         }
+        updates.write();
+        if (deleted.length > 0) removeDeals.run(JSON.stringify(deleted));
         if (progress.run(tenantId, jobId, targets.length, updated, targets.length - updated, leaseUntil).changes !== 1) throw new Error("the job is no longer running");
         others.appendEventsInTx(tenantId, events, now);
         return { updated, unchanged: targets.length - updated };
@@ -183,6 +211,7 @@ export function createSqliteBulkDealsStore(db: Db, others: { appendEventsInTx: A
     async revert(tenantId: string, jobId: string, undoJobId: string | null, now: number, leaseUntil: number, limit: number, actor: EventActor): Promise<Reverted> {
       return writeTx(db, () => {
         const entries = newestUndo.all(tenantId, jobId, limit);
+        const updates = batchUpdates();
         const out: Reverted = { entries: entries.length, reverted: 0, restored: 0, skipped: 0 };
         const job = { job_id: undoJobId ?? jobId, undo_of: jobId };
         const events: NewEvent[] = [];
@@ -219,10 +248,11 @@ export function createSqliteBulkDealsStore(db: Db, others: { appendEventsInTx: A
             out.skipped++;
             continue;
           }
-          const event = changeDeal(tenantId, cur, { stage, stageAt: e.before.stage_changed_at, assignee }, now, actor, job);
+          const event = changeDeal(updates, tenantId, cur, { stage, stageAt: e.before.stage_changed_at, assignee }, now, actor, job);
           if (event) events.push(event);
           out.reverted++;
         }
+        updates.write();
         if (entries.length > 0) dropUndoFrom.run(tenantId, jobId, entries[entries.length - 1]!.n);
         if (undoJobId !== null) {
           if (undoProgress.run(tenantId, undoJobId, entries.length, out.reverted, out.restored, out.skipped, leaseUntil).changes !== 1) throw new Error("the undo job is no longer running");

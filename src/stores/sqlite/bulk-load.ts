@@ -180,8 +180,14 @@ export interface SeedPlan {
   insertDeals(from: number, to: number): void;
 }
 
-/** Writes the tenant's demo users, accounts and contacts and reserves its deals' rowid range. */
-export function startSeed(db: Db, t: SeedTenant, now: number, tally?: SeedTally): SeedPlan {
+/**
+ * Writes the tenant's demo users, accounts and contacts and reserves its deals' rowid range.
+ * `oneStatement`: each insertDeals call writes its deals in one statement (the live path, with the
+ * deals' triggers on: FTS5 makes a segment of the full-text index at each statement of a
+ * transaction, so a statement a deal made a segment a deal). The bulk path, whose triggers are off,
+ * inserts a deal a statement.
+ */
+export function startSeed(db: Db, t: SeedTenant, now: number, tally?: SeedTally, oneStatement = false): SeedPlan {
   const r = randomSource(t.subdomain);
   const before = new Set((db.query("SELECT id FROM users WHERE tenant_id = ?1").values(t.tenantId) as string[][]).map((v) => v[0]!));
   const users = seedUsers(db, t, r, now);
@@ -202,15 +208,17 @@ export function startSeed(db: Db, t: SeedTenant, now: number, tally?: SeedTally)
   const first = numbering.tenant_no * TENANT_SPAN + numbering.next_deal;
   db.run("UPDATE crm_tenants SET next_deal = next_deal + ?2 WHERE tenant_id = ?1", [t.tenantId, t.deals]);
 
-  const insert = db.prepare(
-    `INSERT INTO deals (seq, id, tenant_id, title, account_id, contact_id, assigned_to, stage, value_cents, currency, close_date, probability,
-       notes, custom_data, created_at, updated_at, title_key, account_key, contact_key, assignee_key, search_text,
-       account_name, contact_name, assignee_name, assignee_email)
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, NULL, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24)`,
-  );
+  const columns = [
+    "seq", "id", "tenant_id", "title", "account_id", "contact_id", "assigned_to", "stage", "value_cents", "currency", "close_date", "probability",
+    "notes", "created_at", "updated_at", "title_key", "account_key", "contact_key", "assignee_key", "search_text",
+    "account_name", "contact_name", "assignee_name", "assignee_email",
+  ];
+  const insert = db.prepare(`INSERT INTO deals (${columns.join(", ")}) VALUES (${columns.map((_, i) => `?${i + 1}`).join(", ")})`);
+  const insertAll = db.prepare(`INSERT INTO deals (${columns.join(", ")}) SELECT ${columns.map((_, i) => `value ->> ${i}`).join(", ")} FROM json_each(?1) ORDER BY key`);
   const draw = demoDealDrawer(r, { count: t.deals, now, accounts, contacts, users, stages });
   const summed = new Map<string, SeedSum>();
   const insertDeals = (from: number, to: number) => {
+    const rows: Array<Array<string | number | null>> = [];
     for (let i = from; i < to; i++) {
       const d = draw(i);
       const assignee = d.assigned_to ?? "";
@@ -221,33 +229,15 @@ export function startSeed(db: Db, t: SeedTenant, now: number, tally?: SeedTally)
         sum.cents += BigInt(d.value_cents);
       } else summed.set(key, { assignee, stage: d.stage, currency: d.currency, n: 1, cents: BigInt(d.value_cents) });
       tally?.add(d.stage, d.assigned_to, d.search_text, d.title_key, d.account_key, d.contact_key);
-      insert.run(
-        first + i,
-        d.id,
-        t.tenantId,
-        d.title,
-        d.account_id,
-        d.contact_id,
-        d.assigned_to,
-        d.stage,
-        d.value_cents,
-        d.currency,
-        d.close_date,
-        d.probability,
-        d.notes,
-        d.created_at,
-        d.updated_at,
-        d.title_key,
-        d.account_key,
-        d.contact_key,
-        d.assignee_key,
-        d.search_text,
-        d.account_name,
-        d.contact_name,
-        d.assignee_name,
-        d.assignee_email,
-      );
+      const args = [
+        first + i, d.id, t.tenantId, d.title, d.account_id, d.contact_id, d.assigned_to, d.stage, d.value_cents, d.currency, d.close_date, d.probability,
+        d.notes, d.created_at, d.updated_at, d.title_key, d.account_key, d.contact_key, d.assignee_key, d.search_text,
+        d.account_name, d.contact_name, d.assignee_name, d.assignee_email,
+      ];
+      if (oneStatement) rows.push(args);
+      else insert.run(...args);
     }
+    if (rows.length > 0) insertAll.run(JSON.stringify(rows));
   };
   return {
     result: { subdomain: t.subdomain, users: users.length, accounts: accounts.length, contacts: contacts.length, deals: t.deals },

@@ -45,6 +45,13 @@ export function createSqliteJobsStore(db: Db, others: { security: SqliteSecurity
     stmt(
       `UPDATE ${TABLE[e]} SET ${e === "deal" ? "stage_changed_at = CASE WHEN stage = ? THEN coalesce(stage_changed_at, updated_at) ELSE ? END, " : ""}updated_at = ?, ${columns.map((c) => `${c} = ?`).join(", ")} WHERE tenant_id = ? AND id = ?`,
     );
+  // A batch's new deals in one statement: FTS5 writes what the statement's triggers gave it as a
+  // segment of the full-text index at the next statement that opens a savepoint (every deal write
+  // with triggers does), so a statement a deal made a segment a deal, each merged again later.
+  const dealColumns = ["seq", "id", "tenant_id", "created_at", "updated_at", ...WRITTEN.deal];
+  const insertDeals = stmt(
+    `INSERT INTO deals (${dealColumns.join(", ")}) SELECT ${dealColumns.map((_, i) => `value ->> ${i}`).join(", ")} FROM json_each(?1) ORDER BY key`,
+  );
   const stageArgs = (e: Entity, stage: unknown, now: number): Array<string | number> => (e === "deal" ? [String(stage), now] : []);
   const addActivity = activityWriter(db);
   // The accounts and contacts it adds or changes get their timeline entry too, in the batch's transaction.
@@ -74,6 +81,43 @@ export function createSqliteJobsStore(db: Db, others: { security: SqliteSecurity
     const userId = jobSummary.get(tenantId, jobId)?.user_id;
     return userId ? { type: "user", id: userId } : SYSTEM_ACTOR;
   };
+
+  /**
+   * The new deals of a batch, written together by write(). A unique key taken (an external_id
+   * written meanwhile) fails the statement whole; the rows are then tried one by one to name the
+   * line, as the batch fails anyway.
+   */
+  function pendingDeals() {
+    const rows: Array<{ line: number; args: Array<string | number | null> }> = [];
+    const keys = new Set<unknown>();
+    return {
+      add(line: number, args: Array<string | number | null>, externalId: unknown): void {
+        rows.push({ line, args });
+        keys.add(args[1]);
+        if (externalId !== null && externalId !== undefined) keys.add(externalId);
+      },
+      holds: (id: string | null, externalId: string | null): boolean => (id !== null && keys.has(id)) || (externalId !== null && keys.has(externalId)),
+      write(): void {
+        if (rows.length === 0) return;
+        try {
+          insertDeals.run(JSON.stringify(rows.map((r) => r.args)));
+        } catch (err) {
+          if (!isUniqueViolation(err)) throw err;
+          for (const r of rows) {
+            try {
+              insertOf("deal").run(...r.args);
+            } catch (one) {
+              if (isUniqueViolation(one)) throw new ImportRowError(r.line, "external_id", "Another record has this external_id now.");
+              throw one;
+            }
+          }
+          throw err;
+        }
+        rows.length = 0;
+        keys.clear();
+      },
+    };
+  }
 
   const store = {
     writesOnThisThread: true,
@@ -105,8 +149,11 @@ export function createSqliteJobsStore(db: Db, others: { security: SqliteSecurity
         // One event per record written, in the batch's own transaction (as the API's writes).
         const actor = jobActor(tenantId, jobId);
         const events: NewEvent[] = [];
+        const newDeals = pendingDeals();
         for (const item of items) {
           const e = item.entity;
+          // A row matching a deal this batch adds, or renaming what such a deal names, finds it written.
+          if (e === "deal" ? newDeals.holds(item.matchId, item.externalId) : item.fromFile && e in RENAMED) newDeals.write();
           let existing: Stored | undefined;
           if (item.fromFile && item.matchId !== null) existing = (byId(e).get(tenantId, item.matchId) as Stored | null) ?? undefined;
           if (item.fromFile && !existing && item.externalId !== null) existing = (byExternal(e).get(tenantId, item.externalId) as Stored | null) ?? undefined;
@@ -128,7 +175,7 @@ export function createSqliteJobsStore(db: Db, others: { security: SqliteSecurity
                   seq = t.tenant_no * TENANT_SPAN + t.next_deal;
                   dealsAdded = t.next_deal;
                 }
-                insertOf(e).run(seq++, r.id, tenantId, now, now, ...values);
+                newDeals.add(item.line, [seq++, r.id, tenantId, now, now, ...values], r.values.external_id);
                 addActivity(tenantId, r.id, importEntry(newId, actor.id, now, jobId, null, r.values));
                 dealsAdded++;
               } else {
@@ -157,6 +204,7 @@ export function createSqliteJobsStore(db: Db, others: { security: SqliteSecurity
             throw err;
           }
         }
+        newDeals.write();
         if (seq >= 0) bumpNext.run(tenantId, dealsAdded);
         if (progress.run(tenantId, jobId, rows, outcome.added, outcome.updated, outcome.unchanged, leaseUntil).changes !== 1) {
           throw new Error("the job is no longer running");

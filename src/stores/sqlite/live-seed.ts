@@ -103,7 +103,7 @@ export async function liveSeed(db: Db, t: SeedTenant, now: number, progress: (do
   // held the server's writes back as long as the disk took (1.5 s seen on a busy machine).
   db.run("PRAGMA synchronous = NORMAL");
   const plan = pace.once("the accounts, contacts and users", () => {
-    const p = startSeed(db, t, now);
+    const p = startSeed(db, t, now, undefined, true);
     setDemoPassword(db, t);
     return p;
   });
