@@ -99,7 +99,9 @@ export function createSqliteBulkDealsStore(db: Db, others: { appendEventsInTx: A
    * what its triggers gave it as a new segment of the full-text index at every statement of the
    * transaction that opens a statement savepoint (any deal write with triggers does), so a
    * statement a deal made a segment a deal, each then merged again (a whole level at once, inside
-   * a batch, when a level reached `crisismerge` segments).
+   * a batch, when a level reached `crisismerge` segments). FTS5 also starts a segment when a rowid
+   * comes lower than the last: UPDATE … FROM and an IN list visit the deals in rowid order, whatever
+   * the array's (tests/stores/sqlite-fts-segments.test.ts reverts newest first).
    */
   function batchUpdates() {
     const rows = new Map<string, Array<Array<string | number | null>>>();
