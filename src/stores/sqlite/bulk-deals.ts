@@ -95,38 +95,36 @@ export function createSqliteBulkDealsStore(db: Db, others: { appendEventsInTx: A
    * A batch's stage and assignee writes, one UPDATE statement per shape for all its deals. Only the
    * columns that change are named, since SQLite rewrites every index holding a column named in SET
    * (deals-store's reason). stage_changed_at: the given time when the stage changes; else a deal
-   * from before it was kept gets its last write's time. One statement, not one a deal: FTS5 writes
-   * what its triggers gave it as a new segment of the full-text index at every statement of the
-   * transaction that opens a statement savepoint (any deal write with triggers does), so a
-   * statement a deal made a segment a deal, each then merged again (a whole level at once, inside
-   * a batch, when a level reached `crisismerge` segments). FTS5 also starts a segment when a rowid
-   * comes lower than the last: UPDATE … FROM and an IN list visit the deals in rowid order, whatever
-   * the array's (tests/stores/sqlite-fts-segments.test.ts reverts newest first).
+   * from before it was kept gets its last write's time. One statement, not one a deal, for the
+   * full-text index's sake (deal-batches.ts); its rowids need no order in the array: UPDATE … FROM
+   * and an IN list visit the deals in rowid order (tests/stores/sqlite-fts-segments.test.ts
+   * reverts newest first).
    */
   function batchUpdates() {
-    const rows = new Map<string, Array<Array<string | number | null>>>();
+    const shapes = new Map<string, { stage: boolean; assignee: boolean; rows: Array<Array<string | number | null>> }>();
     return {
       add(seq: number, next: { stage?: string; stageAt?: number | null; assignee?: { id: string | null; user: User | null } }, now: number): void {
-        const key = `${next.stage !== undefined ? "s" : ""}${next.assignee ? "a" : ""}`;
+        const stage = next.stage !== undefined;
+        const assignee = next.assignee !== undefined;
         const row: Array<string | number | null> = [seq, now];
         if (next.stage !== undefined) row.push(next.stage, next.stageAt === undefined ? now : next.stageAt);
         if (next.assignee) row.push(...assigneeArgs(next.assignee.id, next.assignee.user));
-        const list = rows.get(key);
-        if (list) list.push(row);
-        else rows.set(key, [row]);
+        const key = `${stage}:${assignee}`;
+        const shape = shapes.get(key);
+        if (shape) shape.rows.push(row);
+        else shapes.set(key, { stage, assignee, rows: [row] });
       },
       write(): void {
-        for (const [key, list] of rows) {
-          const stage = key.includes("s");
+        for (const { stage, assignee, rows } of shapes.values()) {
           const at = stage ? 4 : 2;
           const sets = [
             stage ? "stage = u.value ->> 2, stage_changed_at = u.value ->> 3" : "stage_changed_at = coalesce(stage_changed_at, updated_at)",
             "updated_at = u.value ->> 1",
-            ...(key.includes("a") ? [`assigned_to = u.value ->> ${at}, assignee_key = u.value ->> ${at + 1}, assignee_name = u.value ->> ${at + 2}, assignee_email = u.value ->> ${at + 3}`] : []),
+            ...(assignee ? [`assigned_to = u.value ->> ${at}, assignee_key = u.value ->> ${at + 1}, assignee_name = u.value ->> ${at + 2}, assignee_email = u.value ->> ${at + 3}`] : []),
           ];
-          stmt(`UPDATE deals NOT INDEXED SET ${sets.join(", ")} FROM json_each(?1) AS u WHERE deals.seq = u.value ->> 0`).run(JSON.stringify(list));
+          stmt(`UPDATE deals NOT INDEXED SET ${sets.join(", ")} FROM json_each(?1) AS u WHERE deals.seq = u.value ->> 0`).run(JSON.stringify(rows));
         }
-        rows.clear();
+        shapes.clear();
       },
     };
   }

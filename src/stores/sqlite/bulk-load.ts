@@ -3,6 +3,7 @@ import { type Db, withTempFiles, writeTx } from "../../db/database";
 import { mergeAllInside } from "../../db/fts-merge";
 import { newId } from "../../kernel/ids";
 import { TENANT_SPAN } from "../../crm/deal-columns";
+import { dealsInsertFromJson } from "./deal-batches";
 import { type SeedTally, openSeedTally } from "../../db/seed-tally";
 import { type RandomSource, randomSource } from "../../crm/demo-data";
 import { demoDealDrawer, drawDemoAccounts, drawDemoContacts, drawDemoUsers } from "../../crm/demo-records";
@@ -182,9 +183,8 @@ export interface SeedPlan {
 
 /**
  * Writes the tenant's demo users, accounts and contacts and reserves its deals' rowid range.
- * `oneStatement`: each insertDeals call writes its deals in one statement (the live path, with the
- * deals' triggers on: FTS5 makes a segment of the full-text index at each statement of a
- * transaction, so a statement a deal made a segment a deal). The bulk path, whose triggers are off,
+ * `oneStatement`: each insertDeals call writes its deals in one statement (the live path, whose
+ * deals' triggers are on: deal-batches.ts says why). The bulk path, whose triggers are off,
  * inserts a deal a statement.
  */
 export function startSeed(db: Db, t: SeedTenant, now: number, tally?: SeedTally, oneStatement = false): SeedPlan {
@@ -214,7 +214,7 @@ export function startSeed(db: Db, t: SeedTenant, now: number, tally?: SeedTally,
     "account_name", "contact_name", "assignee_name", "assignee_email",
   ];
   const insert = db.prepare(`INSERT INTO deals (${columns.join(", ")}) VALUES (${columns.map((_, i) => `?${i + 1}`).join(", ")})`);
-  const insertAll = db.prepare(`INSERT INTO deals (${columns.join(", ")}) SELECT ${columns.map((_, i) => `value ->> ${i}`).join(", ")} FROM json_each(?1) ORDER BY key`);
+  const insertAll = dealsInsertFromJson(db, columns);
   const draw = demoDealDrawer(r, { count: t.deals, now, accounts, contacts, users, stages });
   const summed = new Map<string, SeedSum>();
   const insertDeals = (from: number, to: number) => {
@@ -237,7 +237,7 @@ export function startSeed(db: Db, t: SeedTenant, now: number, tally?: SeedTally,
       if (oneStatement) rows.push(args);
       else insert.run(...args);
     }
-    if (rows.length > 0) insertAll.run(JSON.stringify(rows));
+    if (rows.length > 0) insertAll(rows);
   };
   return {
     result: { subdomain: t.subdomain, users: users.length, accounts: accounts.length, contacts: contacts.length, deals: t.deals },

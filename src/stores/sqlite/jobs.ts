@@ -16,6 +16,7 @@ import { recordImportEntry } from "../../crm/record-activity";
 import { recordActivityWriter } from "./record-activities";
 import { newId } from "../../kernel/ids";
 import { activityWriter } from "./deal-activities";
+import { dealsInsertFromJson } from "./deal-batches";
 
 /** What blocks a rename by import: deals copy the record's name (see resolveBatchItem). */
 const RENAMED: Partial<Record<Entity, { columns: string[]; deals: string }>> = {
@@ -45,13 +46,8 @@ export function createSqliteJobsStore(db: Db, others: { security: SqliteSecurity
     stmt(
       `UPDATE ${TABLE[e]} SET ${e === "deal" ? "stage_changed_at = CASE WHEN stage = ? THEN coalesce(stage_changed_at, updated_at) ELSE ? END, " : ""}updated_at = ?, ${columns.map((c) => `${c} = ?`).join(", ")} WHERE tenant_id = ? AND id = ?`,
     );
-  // A batch's new deals in one statement: FTS5 writes what the statement's triggers gave it as a
-  // segment of the full-text index at the next statement that opens a savepoint (every deal write
-  // with triggers does), so a statement a deal made a segment a deal, each merged again later.
-  const dealColumns = ["seq", "id", "tenant_id", "created_at", "updated_at", ...WRITTEN.deal];
-  const insertDeals = stmt(
-    `INSERT INTO deals (${dealColumns.join(", ")}) SELECT ${dealColumns.map((_, i) => `value ->> ${i}`).join(", ")} FROM json_each(?1) ORDER BY key`,
-  );
+  // A batch's new deals in one statement (deal-batches.ts says why): the columns insertOf names.
+  const insertDeals = dealsInsertFromJson(db, ["seq", "id", "tenant_id", "created_at", "updated_at", ...WRITTEN.deal]);
   const stageArgs = (e: Entity, stage: unknown, now: number): Array<string | number> => (e === "deal" ? [String(stage), now] : []);
   const addActivity = activityWriter(db);
   // The accounts and contacts it adds or changes get their timeline entry too, in the batch's transaction.
@@ -100,7 +96,7 @@ export function createSqliteJobsStore(db: Db, others: { security: SqliteSecurity
       write(): void {
         if (rows.length === 0) return;
         try {
-          insertDeals.run(JSON.stringify(rows.map((r) => r.args)));
+          insertDeals(rows.map((r) => r.args));
         } catch (err) {
           if (!isUniqueViolation(err)) throw err;
           for (const r of rows) {
