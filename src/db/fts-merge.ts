@@ -1,4 +1,5 @@
 import { type Db, writeTx } from "./database";
+import { ftsLevels } from "./fts-structure";
 
 /**
  * The deal search's full-text index (deals_fts, FTS5) is a stack of segments: every write
@@ -98,4 +99,56 @@ export function mergeAll(db: Db, budgetMs = MERGE_STEP_MS): number {
  */
 export function mergeAllInside(db: Db): void {
   while (mergePages(db, 2_000) >= 2);
+}
+
+/**
+ * The level a bulk load's index is written at, at least. FTS5 merges a level once it holds
+ * `usermerge` (4) segments, and its 'optimize' writes its one segment a level above the highest the
+ * index has had: a new file's bulk-loaded index ended at level 2, where the small segments of later
+ * writes arrived after a few hundred transactions, and each time a level filled it was rewritten
+ * whole with them (50,000 pages at a million deals, about 3 s of the upkeep's steps, three times in
+ * a bulk change of 100k deals and its undo). Written above this level, it sits where the writes'
+ * segments never climb to (4^16 transactions); they merge among themselves below it, and FTS5's own
+ * rule pulls it down to merge with them once one of theirs has grown as big as it is.
+ */
+export const PARKED_LEVEL = 16;
+
+/**
+ * Prepares an empty index for a bulk load that ends with `optimize` (the answer, to call in the
+ * same transaction after the load), so that the load's segment lands above PARKED_LEVEL; null when
+ * the index holds anything (its levels are then left to the merge steps, as before). While empty,
+ * the index is raised by `optimize`s of a few placeholder rows (negative rowids, which no deal has)
+ * at no cost. Two FTS5 rules shape how: it optimizes nothing when all segments share a level, and
+ * a flush pulls down every segment above it that is no bigger, unless a merge is under way on the
+ * way up (each load's flush is bigger than any placeholder). So the raise ends with a merge begun
+ * on the top level, which the load's flushes stop at; the answer removes the placeholders and
+ * optimizes, which writes everything, the begun merge included, as one segment above the top.
+ */
+export function parkBulkLoad(db: Db): (() => void) | null {
+  if (ftsLevels(db, "deals_fts").some((l) => l.segments.length > 0)) return null;
+  const add = db.prepare("INSERT INTO deals_fts (rowid, search_text, stage_token, unassigned_token) VALUES (?1, ?2, '', NULL)");
+  const remove = db.prepare("INSERT INTO deals_fts (deals_fts, rowid, search_text, stage_token, unassigned_token) VALUES ('delete', ?1, ?2, '', NULL)");
+  const placed: Array<[number, string]> = [];
+  // Each statement's rows are flushed as a segment of their own when the next statement begins.
+  const place = (text: string) => {
+    const rowid = -(placed.length + 1);
+    add.run(rowid, text);
+    placed.push([rowid, text]);
+  };
+  // A few pages of distinct trigrams, so that a small placeholder's flush cannot pull it down.
+  const pages = (n: number) => Array.from({ length: 600 }, (_, i) => (i * 7919 + n).toString(36)).join(" ");
+  place(pages(1));
+  place(pages(2));
+  while (ftsLevels(db, "deals_fts").length < PARKED_LEVEL) {
+    place("tiny");
+    db.run("INSERT INTO deals_fts (deals_fts) VALUES ('optimize')");
+  }
+  // A smaller segment below the top, then an incremental optimize of one page: both on a new top
+  // level, their merge begun there.
+  place(pages(3).slice(0, 1000));
+  db.run("INSERT INTO deals_fts (deals_fts, rank) VALUES ('merge', -1)");
+  return () => {
+    for (const [rowid, text] of placed) remove.run(rowid, text);
+    db.run("INSERT INTO deals_fts (deals_fts) VALUES ('optimize')");
+  };
 }

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { migrate } from "../../src/db/migrate";
-import { MIN_CHUNK_PAGES, chunkPages, ftsMergeStep, mergeAll } from "../../src/db/fts-merge";
+import { MIN_CHUNK_PAGES, PARKED_LEVEL, chunkPages, ftsMergeStep, mergeAll, parkBulkLoad } from "../../src/db/fts-merge";
 import { ftsLevels } from "../../src/db/fts-structure";
 import { startSearchFold } from "../../src/db/search-fold";
 import { testApp } from "../helpers";
@@ -124,6 +124,94 @@ describe("the server's upkeep and the bulk seed", () => {
     bulkSeed(t.ctx.db, [{ tenantId: tenant.id, subdomain: "mergeco", deals: 3_000, passwordHash: "not a real hash" }], Date.now());
     expect(inShape(t.ctx.db)).toBe(true);
     t.ctx.db.run("INSERT INTO deals_fts (deals_fts, rank) VALUES ('integrity-check', 1)");
+  });
+});
+
+describe("a bulk load into an empty index", () => {
+  /** The non-empty levels: [level, pages of each segment]. */
+  const used = (db: Database) => ftsLevels(db, "deals_fts").flatMap((l, i) => (l.segments.length ? [[i, l.segments] as const] : []));
+  const text = (id: number, round: number) => `deal ${id} pilot ${(id + round) % 7} account ${(id * 7919) % 100_003}`;
+  const matching = (db: Database, term: string) => (db.query("SELECT count(*) AS n FROM deals_fts WHERE deals_fts MATCH ?1").get(`search_text:"${term}"`) as { n: number }).n;
+
+  test("is written as one segment above PARKED_LEVEL; later writes merge below it until theirs is as big, then FTS5 merges them with it", () => {
+    const db = new Database(":memory:");
+    migrate(db);
+    const add = db.prepare("INSERT INTO deals_fts (rowid, search_text, stage_token, unassigned_token) VALUES (?1, ?2, 'snew', NULL)");
+    const remove = db.prepare("INSERT INTO deals_fts (deals_fts, rowid, search_text, stage_token, unassigned_token) VALUES ('delete', ?1, ?2, 'snew', NULL)");
+    db.transaction(() => {
+      const finish = parkBulkLoad(db);
+      expect(finish).not.toBeNull();
+      // A small buffer: the load's many flushes must not pull the placeholders' level down.
+      db.run("INSERT INTO deals_fts (deals_fts, rank) VALUES ('hashsize', 65536)");
+      db.run(
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 5000) INSERT INTO deals_fts (rowid, search_text, stage_token, unassigned_token) SELECT i, 'deal ' || i || ' pilot ' || (i % 7) || ' account ' || ((i * 7919) % 100003), 'snew', NULL FROM n",
+      );
+      expect(used(db).filter(([level]) => level === 0)[0]![1].length).toBeGreaterThan(10);
+      finish!();
+    })();
+    const [[level, pages]] = used(db) as [readonly [number, number[]]];
+    expect(used(db)).toHaveLength(1);
+    expect(level).toBeGreaterThan(PARKED_LEVEL);
+    expect(pages).toHaveLength(1);
+    // The placeholders are gone: only the load's rows are in the index.
+    expect((db.query("SELECT count(*) AS n FROM deals_fts WHERE deals_fts MATCH 'search_text:tiny' AND rowid < 0").get() as { n: number }).n).toBe(0);
+    expect(matching(db, "pilot 3")).toBe(714);
+    // An index that holds anything is left as it is.
+    expect(parkBulkLoad(db)).toBeNull();
+
+    // 1,000 rows re-written a round (edits, a transaction of 100 each), the next 1,000 each round.
+    const version = new Array<number>(5_001).fill(0);
+    let round = 0;
+    const rewrite = () => {
+      const from = ((round++ * 1_000) % 5_000) + 1;
+      for (let tx = 0; tx < 10; tx++)
+        db.transaction(() => {
+          for (let id = from + tx * 100; id < from + tx * 100 + 100; id++) {
+            remove.run(id, text(id, version[id]!));
+            add.run(id, text(id, ++version[id]!));
+          }
+        })();
+    };
+    /** Rows whose text says "pilot 3" now. */
+    const pilot3 = () => version.filter((v, id) => id > 0 && (id + v) % 7 === 3).length;
+    // 'delete' names a row's exact text: round 0's is the load's.
+    expect(text(12, 0)).toBe(`deal 12 pilot 5 account ${(12 * 7919) % 100_003}`);
+    rewrite();
+    mergeAll(db);
+    // The load's segment is where it was and as it was; the rewrites' segments merged below it.
+    expect(used(db).at(-1)).toEqual([level, pages]);
+    expect(used(db).slice(0, -1).every(([l]) => l < PARKED_LEVEL)).toBe(true);
+    expect(matching(db, "pilot 3")).toBe(pilot3());
+    // Once the rewrites' segments have grown as big as the load's, FTS5 pulls it down and merges them.
+    while (used(db).some(([l]) => l === level) && round < 40) {
+      rewrite();
+      mergeAll(db);
+    }
+    expect(used(db).every(([l]) => l < PARKED_LEVEL)).toBe(true);
+    expect(round).toBeGreaterThan(2);
+    expect(matching(db, "pilot 3")).toBe(pilot3());
+    db.run("INSERT INTO deals_fts (deals_fts, rank) VALUES ('integrity-check', 0)");
+  });
+
+  test("the bulk seed of a new file writes it that way, and its deals are found", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "fts-park-"));
+    const t = testApp({ db: join(dir, "park.db"), backend: "sqlite" });
+    try {
+      const org = await crmOrg(t, "parkco");
+      const { bulkSeed } = await import("../../src/stores/sqlite/bulk-load");
+      const tenant = t.ctx.db.query("SELECT id FROM tenants WHERE subdomain = 'parkco'").get() as { id: string };
+      bulkSeed(t.ctx.db, [{ tenantId: tenant.id, subdomain: "parkco", deals: 2_000, passwordHash: "not a real hash" }], Date.now());
+      expect(used(t.ctx.db)).toHaveLength(1);
+      expect(used(t.ctx.db)[0]![0]).toBeGreaterThan(PARKED_LEVEL);
+      const title = (t.ctx.db.query("SELECT title FROM deals WHERE tenant_id = ?1 ORDER BY seq LIMIT 1 OFFSET 700").get(tenant.id) as { title: string }).title;
+      const stored = (t.ctx.db.query("SELECT count(*) AS n FROM deals WHERE tenant_id = ?1 AND instr(lower(title), lower(?2)) > 0").get(tenant.id, title) as { n: number }).n;
+      const found = (await org.list(`search=${encodeURIComponent(title)}&limit=1`)) as { total: number };
+      expect(found.total).toBe(stored);
+      t.ctx.db.run("INSERT INTO deals_fts (deals_fts, rank) VALUES ('integrity-check', 1)");
+    } finally {
+      await t.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -1,6 +1,6 @@
 import type { SeedResult, SeedTenant } from "../../crm/seed-store";
 import { type Db, withTempFiles, writeTx } from "../../db/database";
-import { mergeAllInside } from "../../db/fts-merge";
+import { mergeAllInside, parkBulkLoad } from "../../db/fts-merge";
 import { newId } from "../../kernel/ids";
 import { TENANT_SPAN } from "../../crm/deal-columns";
 import { dealsInsertFromJson } from "./deal-batches";
@@ -97,6 +97,7 @@ function loadAllCounted(db: Db, tenants: SeedTenant[], now: number, bulk: boolea
       .all() as { type: string; name: string; sql: string }[];
     for (const s of saved) db.run(`DROP ${s.type === "index" ? "INDEX" : "TRIGGER"} ${s.name}`);
     const ranges: Array<[number, number]> = [];
+    let finishIndex: (() => void) | null = null;
     const summed: Array<SeedPlan["summed"]> = [];
     const out = tenants.map((t) => {
       const plan = startSeed(db, t, now, tally);
@@ -114,6 +115,8 @@ function loadAllCounted(db: Db, tenants: SeedTenant[], now: number, bulk: boolea
       db.run(`PRAGMA cache_size = ${SORT_CACHE_KIB}`);
       for (const s of saved) if (s.type === "index") db.run(s.sql);
       db.run(`PRAGMA cache_size = ${SEED_CACHE_KIB}`);
+      // A new file's index is written as one segment above the levels later writes merge in.
+      finishIndex = parkBulkLoad(db);
       const hashsize = db.prepare("INSERT INTO deals_fts (deals_fts, rank) VALUES ('hashsize', ?1)");
       hashsize.run(SEED_FTS_HASH_BYTES);
       const fts = db.prepare("INSERT INTO deals_fts (rowid, search_text, stage_token, unassigned_token) SELECT seq, search_text, stage_token, unassigned_token FROM deals WHERE seq BETWEEN ?1 AND ?2");
@@ -142,10 +145,12 @@ function loadAllCounted(db: Db, tenants: SeedTenant[], now: number, bulk: boolea
     tally?.write(db);
     for (const s of saved) if (s.type === "trigger") db.run(s.sql);
     // Deal writes leave the full-text index's merging to the server's steps (schema version 32):
-    // a bulk load's are merged here, so a new file's index is in shape when it ends. Beside
+    // a bulk load's are merged here, so a new file's index is in shape when it ends: an empty
+    // index's as one segment above the levels later writes merge in (fts-merge.ts). Beside
     // stored deals the merge would finish the stored index's pending levels too (the 100k-beside-1M
     // seed rewrote all 55,000 pages of it: 3.8 s), which the server's upkeep does in short steps.
-    if (bulk) mergeAllInside(db);
+    if (finishIndex) finishIndex();
+    else if (bulk) mergeAllInside(db);
     return out;
   });
   // Statistics of the deals only: the other tables grow later from their few seeded rows, and
