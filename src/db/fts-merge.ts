@@ -120,7 +120,7 @@ export const PARKED_LEVEL = 16;
  * the index is raised by `optimize`s of a few placeholder rows (negative rowids, which no deal has)
  * at no cost. Two FTS5 rules shape how: it optimizes nothing when all segments share a level, and
  * a flush pulls down every segment above it that is no bigger, unless a merge is under way on the
- * way up (each load's flush is bigger than any placeholder). So the raise ends with a merge begun
+ * way up (and a load's flushes are bigger than the placeholders). So the raise ends with a merge begun
  * on the top level, which the load's flushes stop at; the answer removes the placeholders and
  * optimizes, which writes everything, the begun merge included, as one segment above the top.
  */

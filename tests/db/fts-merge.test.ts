@@ -204,7 +204,9 @@ describe("a bulk load into an empty index", () => {
       expect(used(t.ctx.db)).toHaveLength(1);
       expect(used(t.ctx.db)[0]![0]).toBeGreaterThan(PARKED_LEVEL);
       const title = (t.ctx.db.query("SELECT title FROM deals WHERE tenant_id = ?1 ORDER BY seq LIMIT 1 OFFSET 700").get(tenant.id) as { title: string }).title;
-      const stored = (t.ctx.db.query("SELECT count(*) AS n FROM deals WHERE tenant_id = ?1 AND instr(lower(title), lower(?2)) > 0").get(tenant.id, title) as { n: number }).n;
+      // What the search reads: each deal's lower-cased text (title, account, contact, notes).
+      const stored = (t.ctx.db.query("SELECT count(*) AS n FROM deals WHERE tenant_id = ?1 AND instr(search_text, ?2) > 0").get(tenant.id, title.toLowerCase()) as { n: number }).n;
+      expect(stored).toBeGreaterThan(0);
       const found = (await org.list(`search=${encodeURIComponent(title)}&limit=1`)) as { total: number };
       expect(found.total).toBe(stored);
       t.ctx.db.run("INSERT INTO deals_fts (deals_fts, rank) VALUES ('integrity-check', 1)");
