@@ -118,11 +118,12 @@ export const PARKED_LEVEL = 16;
  * same transaction after the load), so that the load's segment lands above PARKED_LEVEL; null when
  * the index holds anything (its levels are then left to the merge steps, as before). While empty,
  * the index is raised by `optimize`s of a few placeholder rows (negative rowids, which no deal has)
- * at no cost. Two FTS5 rules shape how: it optimizes nothing when all segments share a level, and
- * a flush pulls down every segment above it that is no bigger, unless a merge is under way on the
- * way up (and a load's flushes are bigger than the placeholders). So the raise ends with a merge begun
- * on the top level, which the load's flushes stop at; the answer removes the placeholders and
- * optimizes, which writes everything, the begun merge included, as one segment above the top.
+ * at no cost. Two FTS5 rules shape how: an optimize of segments that all share a level merges them
+ * one level up only, and a flush pulls down every segment above it that is no bigger, unless a
+ * merge is under way on the way up (and a load's flushes are bigger than the placeholders). So the
+ * raise ends with a merge begun on the top level, which the load's flushes stop at; the answer
+ * removes the placeholders and optimizes, which writes everything, the begun merge included, as one
+ * segment above the top.
  */
 export function parkBulkLoad(db: Db): (() => void) | null {
   if (ftsLevels(db, "deals_fts").some((l) => l.segments.length > 0)) return null;
