@@ -1,4 +1,5 @@
 import type { Principal, RequestInfo } from "../auth/service";
+import { nextStepSize } from "../kernel/step-size";
 import { userActor } from "../events/repo";
 import { AppError, RequestValidationError, errors } from "../kernel/errors";
 import { newId } from "../kernel/ids";
@@ -43,9 +44,6 @@ const FIRST_WINDOW = 8_192;
 const MIN_WINDOW = 1_024;
 const MAX_WINDOW = 1 << 20;
 
-/** Grows by half at most a step (a row's cost varies), shrinks at once: the imports' rule. */
-const nextSize = (size: number, took: number, max: number, target: number) => Math.max(4, Math.min(max, Math.round(size * 1.5), Math.round((size * target) / Math.max(1, took))));
-
 /**
  * Bulk changes of deals (issue 32): change the stage or assignee of, or delete, up to every deal
  * of the organization, as a background job of the imports' kind (GET /api/v1/crm/jobs/{id}). The
@@ -85,7 +83,7 @@ export function createBulkService(d: BulkDeps) {
       const to = Math.min(hi, from + window);
       const started = performance.now();
       for (const t of await d.bulk.matching(tenantId, f, from, to)) out.push(t);
-      window = Math.max(MIN_WINDOW, nextSize(window, performance.now() - started, MAX_WINDOW, target));
+      window = nextStepSize(window, performance.now() - started, { min: MIN_WINDOW, max: MAX_WINDOW, targetMs: target });
       from = to;
       await nextTurn();
     }
@@ -137,7 +135,7 @@ export function createBulkService(d: BulkDeps) {
         const slice = targets.slice(i, i + size);
         const [r, took] = await timed(() => d.bulk.apply(t, job.id, d.now(), d.now() + JOB_LEASE_MS, slice, order.change, actor));
         updated += r.updated;
-        size = nextSize(size, took, 2_000, target);
+        size = nextStepSize(size, took, { min: 4, max: 2_000, targetMs: target });
         i += slice.length;
         // As an import's batches: other organizations' requests finish their steps between ours.
         await fairTurn();
@@ -167,7 +165,7 @@ export function createBulkService(d: BulkDeps) {
     for (;;) {
       const [r, took] = await timed(() => d.bulk.revert(tenantId, jobId, undoJobId, d.now(), d.now() + JOB_LEASE_MS, size, actor));
       if (r.entries === 0) return;
-      size = nextSize(size, took, 2_000, target);
+      size = nextStepSize(size, took, { min: 4, max: 2_000, targetMs: target });
       await fairTurn();
       await d.bulk.catchUp?.();
     }

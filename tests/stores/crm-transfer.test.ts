@@ -102,6 +102,25 @@ for (const backend of CRM_BACKENDS) {
       expect(await walk(filter("created_at", "asc", { search: "elsewhere" }), 2)).toBe("");
     });
 
+    test("a chunk walks at most `limit` deals of the order, matching or not: a rare filter answers empty chunks with where to go on", async () => {
+      // created_at asc: d01, d04, d07 (same time, by id), d02, d05, d03, d06. Only d04 is lost.
+      const lost = filter("created_at", "asc", { stages: ["lost"] });
+      const first = await b.transfer.dealsCsvAfter("t1", lost, null, 1);
+      expect(first.csv).toBeNull();
+      expect(first.next).toMatchObject({ id: "d01", inNulls: false });
+      const second = await b.transfer.dealsCsvAfter("t1", lost, first.next, 1);
+      expect(ids(decoder.decode(second.csv!))).toEqual(["d04"]);
+      expect(second.next).toMatchObject({ id: "d04" });
+      // A nullable order: the walk of keys ends, and the nulls are walked on in the same chunk.
+      const won = filter("close_date", "asc", { stages: ["won"] });
+      expect(ids(await walk(won, 1))).toEqual(["d06", "d02"]);
+      // close_date asc: d06, d03, d01, d04, then the nulls d02, d05, d07. After d01: d04, then d02.
+      const across = await b.transfer.dealsCsvAfter("t1", won, { key: "2026-03-01", id: "d01", inNulls: false }, 2);
+      expect(ids(decoder.decode(across.csv!))).toEqual(["d02"]);
+      expect(across.next).toEqual({ key: null, id: "d02", inNulls: true });
+      expect(ids(await walk(filter("created_at", "asc", { search: "nothing matches this" }), 2))).toEqual([]);
+    });
+
     test("accounts and contacts, newest first, after a row, with the list's search", async () => {
       const first = await b.transfer.accountsAfter("t1", null, null, 2);
       expect(first.map((a) => a.id)).toEqual(["a3", "a2"]);

@@ -5,7 +5,9 @@ import { containsPattern } from "../../kernel/paging";
 import type { AssigneeFilter } from "../deals-service";
 import type { SortDir, SortField } from "../model";
 import type { CrmStore } from "../repo";
-import { EXPORT_CHUNK, EXPORT_COLUMNS, type Kind } from "./model";
+import { nextStepSize } from "../../kernel/step-size";
+import { nextTurn } from "./import-upload";
+import { EXPORT_COLUMNS, EXPORT_STEP, type Kind } from "./model";
 import type { DealCursor, ExportFilter, TransferStore } from "./repo";
 import type { AccountRow, ContactRow } from "../repo";
 
@@ -23,6 +25,23 @@ export type DealExportQuery = { search: string | null; stages: string[] | null; 
 /** The header line of an export: the first chunk of its stream. */
 const headerLine = (kind: Kind) => BOM + csvLine([...EXPORT_COLUMNS[kind]]);
 
+/** Sizes an export's steps by this thread's CPU time for each (SQLite reads on it; PostgreSQL's rows are turned into lines on it). */
+function stepSizer() {
+  let size: number = EXPORT_STEP.first;
+  return {
+    get size() {
+      return size;
+    },
+    async step<T>(read: (size: number) => Promise<T>): Promise<T> {
+      const cpu = process.threadCpuUsage();
+      const out = await read(size);
+      const spent = process.threadCpuUsage(cpu);
+      size = nextStepSize(size, (spent.user + spent.system) / 1000, EXPORT_STEP);
+      return out;
+    },
+  };
+}
+
 /** CSV export and import of deals, accounts and contacts. */
 export function createTransferService(d: TransferDeps) {
   async function exportDeals(auth: Principal, q: DealExportQuery): Promise<ReadableStream<Uint8Array>> {
@@ -38,12 +57,16 @@ export function createTransferService(d: TransferDeps) {
     };
     let cursor: DealCursor | null = null;
     let done = stages !== null && stages.length === 0;
+    const sizer = stepSizer();
     // A chunk is read only when the client has taken the last one (pulledStream).
     const release = d.exportSlot(auth.tenantId);
     return pulledStream(headerLine("deals"), async () => {
-      for (;;) {
+      for (let steps = 0; ; steps++) {
         if (done) return null;
-        const { csv, next }: { csv: Uint8Array | null; next: DealCursor | null } = await d.transfer.dealsCsvAfter(auth.tenantId, filter, cursor, EXPORT_CHUNK);
+        // A step walks a bounded stretch of the order and may match nothing in it (a rare search):
+        // the next one runs in a turn of its own, as pulledStream gives each chunk.
+        if (steps > 0) await nextTurn();
+        const { csv, next }: { csv: Uint8Array | null; next: DealCursor | null } = await sizer.step((n) => d.transfer.dealsCsvAfter(auth.tenantId, filter, cursor, n));
         cursor = next;
         done = next === null;
         if (csv !== null) return csv;
@@ -55,19 +78,23 @@ export function createTransferService(d: TransferDeps) {
   function exportPeople<R extends AccountRow | ContactRow>(
     tenantId: string,
     kind: "accounts" | "contacts",
-    read: (after: R | null) => Promise<R[]>,
+    read: (after: R | null, limit: number) => Promise<R[]>,
     cells: (r: R) => Array<string | number | null>,
   ): ReadableStream<Uint8Array> {
     let after: R | null = null;
     let done = false;
+    const sizer = stepSizer();
     const release = d.exportSlot(tenantId);
     return pulledStream(headerLine(kind), async () => {
       if (done) return null;
-      const rows = await read(after);
-      if (rows.length < EXPORT_CHUNK) done = true;
-      if (rows.length === 0) return null;
-      after = rows[rows.length - 1]!;
-      return rows.map((r) => csvLine(cells(r))).join("");
+      // The lines are written inside the step: their cost is this thread's too.
+      return sizer.step(async (limit) => {
+        const rows = await read(after, limit);
+        if (rows.length < limit) done = true;
+        if (rows.length === 0) return null;
+        after = rows[rows.length - 1]!;
+        return rows.map((r) => csvLine(cells(r))).join("");
+      });
     }, release);
   }
 
@@ -76,7 +103,7 @@ export function createTransferService(d: TransferDeps) {
     return exportPeople<AccountRow>(
       auth.tenantId,
       "accounts",
-      (after) => d.transfer.accountsAfter(auth.tenantId, pattern, after, EXPORT_CHUNK),
+      (after, limit) => d.transfer.accountsAfter(auth.tenantId, pattern, after, limit),
       (a) => [a.id, a.name, a.domain, a.industry, toIso(a.created_at), toIso(a.updated_at), a.external_id ?? null],
     );
   };
@@ -86,7 +113,7 @@ export function createTransferService(d: TransferDeps) {
     return exportPeople<ContactRow & { account_name: string | null }>(
       auth.tenantId,
       "contacts",
-      (after) => d.transfer.contactsAfter(auth.tenantId, pattern, after, EXPORT_CHUNK),
+      (after, limit) => d.transfer.contactsAfter(auth.tenantId, pattern, after, limit),
       (c) => [c.id, c.first_name, c.last_name, c.email, c.phone, c.account_name, toIso(c.created_at), toIso(c.updated_at), c.external_id ?? null],
     );
   };

@@ -1,4 +1,5 @@
 import type { Principal, RequestInfo } from "../../auth/service";
+import { nextStepSize } from "../../kernel/step-size";
 import { newId } from "../../kernel/ids";
 import { runAs } from "../../db/stall-monitor";
 import { requireAdmin } from "../../kernel/principal";
@@ -160,8 +161,7 @@ export function createJobsService(d: JobsDeps) {
       await d.jobs.applyBatch(t, job.id, d.now(), d.now() + JOB_LEASE_MS, batch, checker.columns(), rows);
       const spent = process.threadCpuUsage(cpu);
       const took = Math.max(1, d.jobs.writesOnThisThread ? performance.now() - started : (spent.user + spent.system) / 1000);
-      // Grows by half at most a batch (a row's cost varies: new counter rows, page splits), shrinks at once.
-      size = Math.max(4, Math.min(2_000, Math.round(size * 1.5), Math.round((size * batchTargetMs(d.jobs.writesOnThisThread)) / took)));
+      size = nextStepSize(size, took, { min: 4, max: 2_000, targetMs: batchTargetMs(d.jobs.writesOnThisThread) });
       batch = [];
       rows = 0;
       // Other organizations' requests waiting behind the batch run to their end first.

@@ -11,11 +11,12 @@ export const MAX_HEADER_CHARS = 16_384;
 /** Any later row: at most this many characters. */
 export const MAX_ROW_CHARS = 1_048_576;
 /**
- * Rows read per step of an export walk: small enough to stay flat in memory and to keep a step
- * near the jobs' 5 ms (1,000 rows took about 13 ms at a million deals, and B's requests in the
- * neighbours bench waited for it: /auth/me p99 38-42 ms during the export), large enough to be fast.
+ * An export's steps: the deals (accounts, contacts) one step reads, sized by what the last step
+ * cost this thread, aiming at the jobs' 5 ms (a neighbour's request waits for about one step: with
+ * 1,000 rows a step, 13 ms at a million deals, B's /auth/me p99 in the neighbours bench was 38-42 ms
+ * during the export). A fixed 400 cost 8-24 ms alone and 62 ms on a loaded CI run.
  */
-export const EXPORT_CHUNK = 400;
+export const EXPORT_STEP = { first: 100, min: 20, max: 2_000, targetMs: 5 } as const;
 
 export const KINDS = ["deals", "accounts", "contacts"] as const;
 export type Kind = (typeof KINDS)[number];

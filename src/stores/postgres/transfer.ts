@@ -33,56 +33,68 @@ const CONTACT_SELECT = "SELECT c.*, a.name AS account_name FROM contacts c LEFT 
  * transaction or none.
  */
 export function createPostgresTransferStore(pg: Pg, _deps: { security: PgAuditWriter }) {
-  /** One chunk of the deals export after `after` in the filter's order (null: from the start), at most `limit` rows, as CSV bytes. */
+  /**
+   * One chunk of the deals export after `after` in the filter's order (null: from the start): at
+   * most `limit` deals of the order walked, those the filters match as CSV bytes, and where the walk
+   * stopped. The walk is bounded, not the matches, so no statement reads the whole organization for
+   * a rare search (SQLite's twin does the same: there the walk is this thread's time).
+   */
   async function dealsCsvAfter(tenantId: string, f: ExportFilter, after: DealCursor | null, limit: number): Promise<{ csv: Uint8Array | null; next: DealCursor | null }> {
     const { column, nullable } = SORT_COLUMN[f.sortBy];
     const dir = f.sortDir === "asc" ? "ASC" : "DESC";
     const cmp = f.sortDir === "asc" ? ">" : "<";
     const args: unknown[] = [tenantId];
     const arg = (v: unknown) => `$${args.push(v)}`;
-    const where = ["d.tenant_id = $1"];
-    if (f.stages !== null) where.push(`d.stage = ANY(${arg(f.stages)}::text[])`);
-    if (f.assignee === "") where.push("d.assigned_to IS NULL");
-    else if (f.assignee !== null) where.push(`d.assigned_to = ${arg(f.assignee)}`);
-    if (f.search !== null) where.push(`strpos(d.search_text, ${arg(f.search)}) > 0`);
+    const filters: string[] = [];
+    if (f.stages !== null) filters.push(`d.stage = ANY(${arg(f.stages)}::text[])`);
+    if (f.assignee === "") filters.push("d.assigned_to IS NULL");
+    else if (f.assignee !== null) filters.push(`d.assigned_to = ${arg(f.assignee)}`);
+    if (f.search !== null) filters.push(`strpos(d.search_text, ${arg(f.search)}) > 0`);
+    const hit = filters.length === 0 ? "true" : `coalesce(${filters.join(" AND ")}, false)`;
     const base = args.length;
 
-    const chunk = async (w: string[], n: number): Promise<ExportRow[]> => {
+    /** The walk (LIMIT stops it: no filter in it), then the matching deals of it and its last entry, in its order. */
+    const chunk = async (w: string[], n: number): Promise<Array<ExportRow & { hit: boolean; rn: string; walked: string }>> => {
       // The nullable orders' indexes lead with (key IS NULL): the same expression in ORDER BY lets
       // PostgreSQL walk them without sorting.
-      const order = `${nullable ? `(d.${column} IS NULL), ` : ""}d.${column} ${dir}, d.id ${dir}`;
-      const sql = `SELECT d.id, d.title, d.value_cents, d.currency, d.stage, s.name AS stage_name, d.probability, d.close_date, d.account_name,
-          d.contact_name, d.assignee_name, d.assignee_email, d.notes, d.custom_data, d.created_at, d.updated_at, d.external_id, d.${column} AS k
-        FROM deals d LEFT JOIN pipeline_stages s ON s.tenant_id = d.tenant_id AND s.key = d.stage
-        WHERE ${w.join(" AND ")} ORDER BY ${order} LIMIT ${arg(n)}`;
-      return pg.unsafe<ExportRow>(sql, args);
+      const orderBy = (key: string) => `${nullable ? `(${key} IS NULL), ` : ""}${key} ${dir}, d.id ${dir}`;
+      const sql = `WITH walk AS MATERIALIZED (
+          SELECT d.id, row_number() OVER (ORDER BY ${orderBy("d.k")}) AS rn, count(*) OVER () AS walked FROM (
+            SELECT d.id, d.${column} AS k FROM deals d WHERE ${w.join(" AND ")} ORDER BY ${orderBy(`d.${column}`)} LIMIT ${arg(n)}) d)
+        SELECT d.id, d.title, d.value_cents, d.currency, d.stage, s.name AS stage_name, d.probability, d.close_date, d.account_name,
+          d.contact_name, d.assignee_name, d.assignee_email, d.notes, d.custom_data, d.created_at, d.updated_at, d.external_id,
+          d.${column} AS k, ${hit} AS hit, w.rn, w.walked
+        FROM walk w JOIN deals d ON d.tenant_id = $1 AND d.id = w.id
+        LEFT JOIN pipeline_stages s ON s.tenant_id = d.tenant_id AND s.key = d.stage
+        WHERE ${hit} OR w.rn = w.walked ORDER BY w.rn`;
+      return pg.unsafe(sql, args);
     };
     const lines: string[] = [];
     let last: ExportRow | undefined;
-    let got = 0;
+    let walked = 0;
+    const take = (rows: Array<ExportRow & { hit: boolean; walked: string }>) => {
+      for (const r of rows) if (r.hit) lines.push(dealLine(r));
+      last = rows[rows.length - 1];
+      return last ? Number(rows[0]!.walked) : 0;
+    };
+    const csvOf = () => (lines.length === 0 ? null : encoder.encode(lines.join("")));
     if (!(after?.inNulls ?? false)) {
       args.length = base;
-      const w = [...where];
+      const w = ["d.tenant_id = $1"];
       if (nullable) w.push(`(d.${column} IS NULL) = false`);
       if (after) w.push(`(d.${column}, d.id) ${cmp} (${arg(after.key)}, ${arg(after.id)})`);
-      const rows = await chunk(w, limit);
-      for (const r of rows) lines.push(dealLine(r));
-      got = rows.length;
-      last = rows[rows.length - 1];
-      if (got === limit) return { csv: encoder.encode(lines.join("")), next: { key: last!.k, id: last!.id, inNulls: false } };
-      if (!nullable) return { csv: got === 0 ? null : encoder.encode(lines.join("")), next: null };
+      walked = take(await chunk(w, limit));
+      if (walked === limit) return { csv: csvOf(), next: { key: last!.k, id: last!.id, inNulls: false } };
+      if (!nullable) return { csv: csvOf(), next: null };
     }
-    // Then the rows without a key (nulls last either way), by id in the same direction.
+    // Then the deals without a key (nulls last either way), by id in the same direction.
     args.length = base;
-    const w = [...where, `(d.${column} IS NULL) = true`];
+    const w = ["d.tenant_id = $1", `(d.${column} IS NULL) = true`];
     if (after?.inNulls) w.push(`d.id ${cmp} ${arg(after.id)}`);
-    const rows = await chunk(w, limit - got);
-    for (const r of rows) lines.push(dealLine(r));
-    if (rows.length > 0) last = rows[rows.length - 1];
-    got += rows.length;
-    const csv = lines.length === 0 ? null : encoder.encode(lines.join(""));
-    if (got < limit) return { csv, next: null };
-    return { csv, next: { key: null, id: last!.id, inNulls: true } };
+    const nulls = take(await chunk(w, limit - walked));
+    walked += nulls;
+    if (walked < limit) return { csv: csvOf(), next: null };
+    return { csv: csvOf(), next: { key: null, id: last!.id, inNulls: true } };
   }
 
   const store = {

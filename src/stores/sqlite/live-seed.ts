@@ -1,4 +1,5 @@
 import { type Db, WAL_AUTOCHECKPOINT, writeTx } from "../../db/database";
+import { nextStepSize } from "../../kernel/step-size";
 import { mergeStepInside } from "../../db/fts-merge";
 import type { SeedResult, SeedTenant } from "../../crm/seed-store";
 import { setDemoPassword, startSeed } from "./bulk-load";
@@ -24,8 +25,6 @@ const MAX_BATCH = 5_000;
  */
 const MIN_GAP_MS = 10;
 
-/** The next batch's size after one of `size` held the writer `ms`: grows by half at most (a deal's cost varies), shrinks at once. */
-const nextSize = (size: number, ms: number) => Math.max(MIN_BATCH, Math.min(MAX_BATCH, Math.round(size * 1.5), Math.round((size * TARGET_MS) / Math.max(0.5, ms))));
 /** The pause after a transaction that held the writer `ms`. */
 const gapAfter = (ms: number) => Math.max(MIN_GAP_MS, Math.min(ms, 50));
 
@@ -68,7 +67,7 @@ export function pacer(db: Db) {
     /** One transaction of `fn(size)`, then the pause. */
     async step<T>(fn: (size: number) => T): Promise<T> {
       const { out, ms } = timed(`a batch of ${size}`, () => fn(size));
-      size = nextSize(size, ms);
+      size = nextStepSize(size, ms, { min: MIN_BATCH, max: MAX_BATCH, targetMs: TARGET_MS });
       // A batch that waited long for the lock already let the server's writes go first: the pause follows the hold alone.
       await Bun.sleep(gapAfter(ms));
       return out;
