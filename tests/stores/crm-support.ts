@@ -9,7 +9,7 @@ import { writeTx } from "../../src/db/database";
 import type { DealJoined, DealsStore } from "../../src/crm/deals-repo";
 import type { CrmStore } from "../../src/crm/repo";
 import type { StagesStore } from "../../src/crm/pipeline-repo";
-import type { DealCursor, ExportedContact, ExportFilter, TransferStore } from "../../src/crm/export-import/repo";
+import type { DealCursor, ExportedContact, ExportFilter, PeopleCursor, PeopleStep, TransferStore } from "../../src/crm/export-import/repo";
 import type { AccountRow, ContactRow } from "../../src/crm/repo";
 import type { JobsStore } from "../../src/crm/export-import/jobs-repo";
 import { createSqliteJobsStore } from "../../src/stores/sqlite/jobs";
@@ -36,8 +36,8 @@ export type Crm = Omit<CrmStore, "deals"> & { deals: Deals };
 export type Stages = StagesStore;
 export interface Transfer {
   dealsCsvAfter(tenantId: string, f: ExportFilter, after: DealCursor | null, limit: number): MaybeAsync<{ csv: Uint8Array | null; next: DealCursor | null }>;
-  accountsAfter(tenantId: string, pattern: string | null, after: AccountRow | null, limit: number): MaybeAsync<AccountRow[]>;
-  contactsAfter(tenantId: string, pattern: string | null, after: ContactRow | null, limit: number): MaybeAsync<ExportedContact[]>;
+  accountsAfter(tenantId: string, pattern: string | null, after: PeopleCursor | null, limit: number): MaybeAsync<PeopleStep<AccountRow>>;
+  contactsAfter(tenantId: string, pattern: string | null, after: PeopleCursor | null, limit: number): MaybeAsync<PeopleStep<ExportedContact>>;
   names: TransferStore["names"];
 }
 

@@ -121,15 +121,27 @@ for (const backend of CRM_BACKENDS) {
       expect(ids(await walk(filter("created_at", "asc", { search: "nothing matches this" }), 2))).toEqual([]);
     });
 
-    test("accounts and contacts, newest first, after a row, with the list's search", async () => {
+    test("accounts and contacts, newest first, after a row, with the list's search, a bounded walk a step", async () => {
       const first = await b.transfer.accountsAfter("t1", null, null, 2);
-      expect(first.map((a) => a.id)).toEqual(["a3", "a2"]);
-      expect((await b.transfer.accountsAfter("t1", null, first[1]!, 2)).map((a) => a.id)).toEqual(["a1"]);
-      expect((await b.transfer.accountsAfter("t1", "%beta%", null, 10)).map((a) => a.id)).toEqual(["a3"]);
+      expect(first.rows.map((a) => a.id)).toEqual(["a3", "a2"]);
+      expect(first.next).toEqual({ created_at: 2, id: "a2" });
+      expect(await b.transfer.accountsAfter("t1", null, first.next, 2)).toEqual({ rows: [expect.objectContaining({ id: "a1", name: "Acme" })], next: null });
+      expect((await b.transfer.accountsAfter("t1", "%beta%", null, 10)).rows.map((a) => a.id)).toEqual(["a3"]);
+      // The walk is bounded, not the matches: "acme" is the oldest account, so a step of one matches nothing and says where to go on.
+      const none = await b.transfer.accountsAfter("t1", "%acme%", null, 1);
+      expect(none).toEqual({ rows: [], next: { created_at: 3, id: "a3" } });
+      expect(await b.transfer.accountsAfter("t1", "%acme%", none.next, 1)).toEqual({ rows: [], next: { created_at: 2, id: "a2" } });
+      const found = await b.transfer.accountsAfter("t1", "%acme%", { created_at: 2, id: "a2" }, 1);
+      expect(found.rows.map((a) => a.id)).toEqual(["a1"]);
+      expect(found.next).toEqual({ created_at: 1, id: "a1" });
+      expect(await b.transfer.accountsAfter("t1", "%acme%", found.next, 1)).toEqual({ rows: [], next: null });
+      expect(await b.transfer.accountsAfter("t2", "%acme%", null, 10)).toEqual({ rows: [], next: null });
       const contacts = await b.transfer.contactsAfter("t1", null, null, 1);
-      expect(contacts).toEqual([{ id: "c2", tenant_id: "t1", first_name: "Bo", last_name: null, email: "bo@x.test", phone: "+1 2", account_id: null, created_at: 6, updated_at: 6, external_id: null, account_name: null }]);
-      expect((await b.transfer.contactsAfter("t1", null, contacts[0]!, 5)).map((c) => [c.id, c.account_name])).toEqual([["c1", "Acme"]]);
-      expect((await b.transfer.contactsAfter("t1", "%carla%", null, 5)).map((c) => c.id)).toEqual(["c1"]);
+      expect(contacts.rows).toEqual([{ id: "c2", tenant_id: "t1", first_name: "Bo", last_name: null, email: "bo@x.test", phone: "+1 2", account_id: null, created_at: 6, updated_at: 6, external_id: null, account_name: null }]);
+      expect(contacts.next).toEqual({ created_at: 6, id: "c2" });
+      expect((await b.transfer.contactsAfter("t1", null, contacts.next, 5))).toEqual({ rows: [expect.objectContaining({ id: "c1", account_name: "Acme" })], next: null });
+      expect((await b.transfer.contactsAfter("t1", "%carla%", null, 5)).rows.map((c) => c.id)).toEqual(["c1"]);
+      expect(await b.transfer.contactsAfter("t1", "%carla%", null, 1)).toEqual({ rows: [], next: { created_at: 6, id: "c2" } });
     });
 
     test("names: the tenant's accounts, contacts and members", async () => {

@@ -8,7 +8,7 @@ import type { CrmStore } from "../repo";
 import { nextStepSize } from "../../kernel/step-size";
 import { nextTurn } from "./import-upload";
 import { EXPORT_COLUMNS, EXPORT_STEP, type Kind } from "./model";
-import type { DealCursor, ExportFilter, TransferStore } from "./repo";
+import type { DealCursor, ExportFilter, PeopleCursor, PeopleStep, TransferStore } from "./repo";
 import type { AccountRow, ContactRow } from "../repo";
 
 export interface TransferDeps {
@@ -74,27 +74,30 @@ export function createTransferService(d: TransferDeps) {
     }, release);
   }
 
-  /** Accounts or contacts, newest first, with the list's search. */
+  /** Accounts or contacts, newest first, with the list's search: a bounded walk a step, as the deals'. */
   function exportPeople<R extends AccountRow | ContactRow>(
     tenantId: string,
     kind: "accounts" | "contacts",
-    read: (after: R | null, limit: number) => Promise<R[]>,
+    read: (after: PeopleCursor | null, limit: number) => Promise<PeopleStep<R>>,
     cells: (r: R) => Array<string | number | null>,
   ): ReadableStream<Uint8Array> {
-    let after: R | null = null;
+    let after: PeopleCursor | null = null;
     let done = false;
     const sizer = stepSizer();
     const release = d.exportSlot(tenantId);
     return pulledStream(headerLine(kind), async () => {
-      if (done) return null;
-      // The lines are written inside the step: their cost is this thread's too.
-      return sizer.step(async (limit) => {
-        const rows = await read(after, limit);
-        if (rows.length < limit) done = true;
-        if (rows.length === 0) return null;
-        after = rows[rows.length - 1]!;
-        return rows.map((r) => csvLine(cells(r))).join("");
-      });
+      for (let steps = 0; ; steps++) {
+        if (done) return null;
+        if (steps > 0) await nextTurn();
+        // The lines are written inside the step: their cost is this thread's too.
+        const lines = await sizer.step(async (limit) => {
+          const { rows, next } = await read(after, limit);
+          after = next;
+          done = next === null;
+          return rows.length === 0 ? null : rows.map((r) => csvLine(cells(r))).join("");
+        });
+        if (lines !== null) return lines;
+      }
     }, release);
   }
 

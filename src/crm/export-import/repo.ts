@@ -20,6 +20,18 @@ export interface DealCursor {
   inNulls: boolean;
 }
 
+/** Where an accounts or contacts export's walk stands: its last record's (created_at, id). */
+export interface PeopleCursor {
+  created_at: number;
+  id: string;
+}
+
+/** One step of an accounts or contacts export: the matching records walked, and where to go on. */
+export interface PeopleStep<R> {
+  rows: R[];
+  next: PeopleCursor | null;
+}
+
 export type ExportedContact = ContactRow & {
   account_name: string | null;
 };
@@ -44,9 +56,13 @@ export interface TransferStore {
     csv: Uint8Array | null;
     next: DealCursor | null;
   }>;
-  /** Accounts newest first, after the last one written (created_at, id). */
-  accountsAfter(tenantId: string, pattern: string | null, after: AccountRow | null, limit: number): Promise<AccountRow[]>;
-  contactsAfter(tenantId: string, pattern: string | null, after: ContactRow | null, limit: number): Promise<ExportedContact[]>;
+  /**
+   * Accounts newest first after `after` (null: from the newest): at most `limit` of them walked, those
+   * the search pattern matches, and where the walk stopped (null: the end). As the deals' steps, the
+   * walk is bounded, not the matches.
+   */
+  accountsAfter(tenantId: string, pattern: string | null, after: PeopleCursor | null, limit: number): Promise<PeopleStep<AccountRow>>;
+  contactsAfter(tenantId: string, pattern: string | null, after: PeopleCursor | null, limit: number): Promise<PeopleStep<ExportedContact>>;
   /** What an import matches names against: the tenant's accounts, contacts and members. */
   names(tenantId: string): Promise<{
     accounts: {

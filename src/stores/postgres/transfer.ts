@@ -4,7 +4,7 @@ import { csvLine } from "../../kernel/csv";
 import { SORT_COLUMN } from "../../crm/deal-columns";
 import { formatCents } from "../../crm/money";
 import type { AccountRow, ContactRow } from "../../crm/repo";
-import type { DealCursor, ExportedContact, ExportFilter } from "../../crm/export-import/repo";
+import type { DealCursor, ExportedContact, ExportFilter, PeopleCursor, PeopleStep } from "../../crm/export-import/repo";
 import type { Pg } from "./database";
 import type { PgAuditWriter } from "./stages";
 
@@ -22,9 +22,8 @@ const dealLine = (r: ExportRow) =>
 
 const encoder = new TextEncoder();
 
-const ACCOUNT_FILTER = `($2::text IS NULL OR lower(name) LIKE $2 ESCAPE '\\' OR lower(domain) LIKE $2 ESCAPE '\\')`;
-const CONTACT_FILTER = `($2::text IS NULL OR lower(c.first_name || ' ' || coalesce(c.last_name, '')) LIKE $2 ESCAPE '\\' OR lower(coalesce(c.email, '')) LIKE $2 ESCAPE '\\')`;
-const CONTACT_SELECT = "SELECT c.*, a.name AS account_name FROM contacts c LEFT JOIN accounts a ON a.tenant_id = c.tenant_id AND a.id = c.account_id";
+const ACCOUNT_FILTER = `($2::text IS NULL OR lower(x.name) LIKE $2 ESCAPE '\\' OR lower(x.domain) LIKE $2 ESCAPE '\\')`;
+const CONTACT_FILTER = `($2::text IS NULL OR lower(x.first_name || ' ' || coalesce(x.last_name, '')) LIKE $2 ESCAPE '\\' OR lower(coalesce(x.email, '')) LIKE $2 ESCAPE '\\')`;
 
 /**
  * PostgreSQL twin of src/crm/export-import/repo.ts. Exports walk the order's index by key
@@ -97,27 +96,34 @@ export function createPostgresTransferStore(pg: Pg, _deps: { security: PgAuditWr
     return { csv: csvOf(), next: { key: null, id: last!.id, inNulls: true } };
   }
 
+  /**
+   * One step of an accounts or contacts export: the walk newest first (LIMIT stops it: no filter in
+   * it), then the records of it the pattern matches and its last entry (the cursor), in its order.
+   */
+  async function peopleStep<R>(
+    table: "accounts" | "contacts", select: string, filter: string, tenantId: string, pattern: string | null, after: PeopleCursor | null, limit: number,
+  ): Promise<PeopleStep<R>> {
+    const join = table === "contacts" ? "LEFT JOIN accounts a ON a.tenant_id = x.tenant_id AND a.id = x.account_id" : "";
+    const walked = await pg.unsafe<{ created_at: number; id: string; hit_: boolean; rn_: string; walked_: string }>(
+      `WITH walk AS MATERIALIZED (
+          SELECT w.id, row_number() OVER (ORDER BY w.created_at DESC, w.id DESC) AS rn, count(*) OVER () AS walked FROM (
+            SELECT id, created_at FROM ${table} WHERE tenant_id = $1${after ? " AND (created_at, id) < ($4, $5)" : ""}
+            ORDER BY created_at DESC, id DESC LIMIT $3) w)
+        SELECT ${select}, coalesce(${filter}, false) AS hit_, w.rn AS rn_, w.walked AS walked_ FROM walk w JOIN ${table} x ON x.tenant_id = $1 AND x.id = w.id ${join}
+        WHERE ${filter} OR w.rn = w.walked ORDER BY w.rn`,
+      after ? [tenantId, pattern, limit, after.created_at, after.id] : [tenantId, pattern, limit],
+    );
+    const last = walked[walked.length - 1];
+    const rows = walked.filter((r) => r.hit_).map(({ hit_: _h, rn_: _r, walked_: _w, ...r }) => r as unknown as R);
+    return { rows, next: last && Number(last.walked_) === limit ? { created_at: Number(last.created_at), id: last.id } : null };
+  }
+
   const store = {
     dealsCsvAfter,
-    /** Accounts newest first, after the last one written (created_at, id). */
-    async accountsAfter(tenantId: string, pattern: string | null, after: AccountRow | null, limit: number): Promise<AccountRow[]> {
-      const rows = after
-        ? await pg.unsafe<AccountRow>(
-            `SELECT * FROM accounts WHERE tenant_id = $1 AND ${ACCOUNT_FILTER} AND (created_at, id) < ($4, $5) ORDER BY created_at DESC, id DESC LIMIT $3`,
-            [tenantId, pattern, limit, after.created_at, after.id],
-          )
-        : await pg.unsafe<AccountRow>(`SELECT * FROM accounts WHERE tenant_id = $1 AND ${ACCOUNT_FILTER} ORDER BY created_at DESC, id DESC LIMIT $3`, [tenantId, pattern, limit]);
-      return [...rows];
-    },
-    async contactsAfter(tenantId: string, pattern: string | null, after: ContactRow | null, limit: number): Promise<ExportedContact[]> {
-      const rows = after
-        ? await pg.unsafe<ExportedContact>(
-            `${CONTACT_SELECT} WHERE c.tenant_id = $1 AND ${CONTACT_FILTER} AND (c.created_at, c.id) < ($4, $5) ORDER BY c.created_at DESC, c.id DESC LIMIT $3`,
-            [tenantId, pattern, limit, after.created_at, after.id],
-          )
-        : await pg.unsafe<ExportedContact>(`${CONTACT_SELECT} WHERE c.tenant_id = $1 AND ${CONTACT_FILTER} ORDER BY c.created_at DESC, c.id DESC LIMIT $3`, [tenantId, pattern, limit]);
-      return [...rows];
-    },
+    accountsAfter: (tenantId: string, pattern: string | null, after: PeopleCursor | null, limit: number) =>
+      peopleStep<AccountRow>("accounts", "x.*", ACCOUNT_FILTER, tenantId, pattern, after, limit),
+    contactsAfter: (tenantId: string, pattern: string | null, after: PeopleCursor | null, limit: number) =>
+      peopleStep<ExportedContact>("contacts", "x.*, a.name AS account_name", CONTACT_FILTER, tenantId, pattern, after, limit),
     /** What an import matches names against: the tenant's accounts, contacts and members. */
     async names(tenantId: string) {
       const [accounts, contacts, users] = await Promise.all([

@@ -1,4 +1,4 @@
-import type { TransferStore, ExportFilter, DealCursor, ExportedContact } from "../../crm/export-import/repo";
+import type { TransferStore, ExportFilter, DealCursor, ExportedContact, PeopleCursor, PeopleStep } from "../../crm/export-import/repo";
 import type { Statement } from "bun:sqlite";
 import type { SqliteSecurityStore } from "./security";
 import type { Db } from "../../db/database";
@@ -131,21 +131,30 @@ export function createSqliteTransferStore(db: Db, _others: { security: SqliteSec
     return { csv, next: { key: null, id: r.id!, inNulls: true } };
   }
 
-  const accountFilter = "(?2 IS NULL OR lower(name) LIKE ?2 ESCAPE '\\' OR lower(domain) LIKE ?2 ESCAPE '\\')";
-  const accountsFirst = db.prepare<AccountRow, [string, string | null, number]>(
-    `SELECT * FROM accounts WHERE tenant_id = ?1 AND ${accountFilter} ORDER BY created_at DESC, id DESC LIMIT ?3`,
-  );
-  const accountsAfter = db.prepare<AccountRow, [string, string | null, number, number, string]>(
-    `SELECT * FROM accounts WHERE tenant_id = ?1 AND ${accountFilter} AND (created_at, id) < (?4, ?5) ORDER BY created_at DESC, id DESC LIMIT ?3`,
-  );
-  const contactFilter = `(?2 IS NULL OR lower(c.first_name || ' ' || coalesce(c.last_name, '')) LIKE ?2 ESCAPE '\\' OR lower(coalesce(c.email, '')) LIKE ?2 ESCAPE '\\')`;
-  const contactSelect = "SELECT c.*, a.name AS account_name FROM contacts c LEFT JOIN accounts a ON a.id = c.account_id AND a.tenant_id = c.tenant_id";
-  const contactsFirst = db.prepare<ExportedContact, [string, string | null, number]>(
-    `${contactSelect} WHERE c.tenant_id = ?1 AND ${contactFilter} ORDER BY c.created_at DESC, c.id DESC LIMIT ?3`,
-  );
-  const contactsAfter = db.prepare<ExportedContact, [string, string | null, number, number, string]>(
-    `${contactSelect} WHERE c.tenant_id = ?1 AND ${contactFilter} AND (c.created_at, c.id) < (?4, ?5) ORDER BY c.created_at DESC, c.id DESC LIMIT ?3`,
-  );
+  /**
+   * One step of an accounts or contacts export: the walk newest first (LIMIT stops it: no filter in
+   * it), then the records of it the pattern matches and its last entry (the cursor), in its order.
+   * The rows carry `hit_` (matched), `rn_` and `walked_` (the walk's length), taken off by peopleStep.
+   */
+  const peopleSql = (table: "accounts" | "contacts", filter: string, select: string, after: boolean) =>
+    db.prepare(`WITH walk AS MATERIALIZED (
+        SELECT r, row_number() OVER (ORDER BY created_at DESC, id DESC) AS rn, count(*) OVER () AS walked FROM (
+          SELECT rowid AS r, created_at, id FROM ${table} WHERE tenant_id = (SELECT ?1)${after ? " AND (created_at, id) < (SELECT ?4, ?5)" : ""}
+          ORDER BY created_at DESC, id DESC LIMIT (SELECT ?3)))
+      SELECT ${select}, ${filter} AS hit_, w.rn AS rn_, w.walked AS walked_ FROM walk w CROSS JOIN ${table} x ON x.rowid = w.r
+      ${table === "contacts" ? "LEFT JOIN accounts a ON a.id = x.account_id AND a.tenant_id = x.tenant_id" : ""}
+      WHERE x.tenant_id = (SELECT ?1) AND (${filter} OR w.rn = w.walked) ORDER BY w.rn`);
+  const accountFilter = "((SELECT ?2) IS NULL OR lower(x.name) LIKE (SELECT ?2) ESCAPE '\\' OR lower(x.domain) LIKE (SELECT ?2) ESCAPE '\\')";
+  const contactFilter = `((SELECT ?2) IS NULL OR lower(x.first_name || ' ' || coalesce(x.last_name, '')) LIKE (SELECT ?2) ESCAPE '\\' OR lower(coalesce(x.email, '')) LIKE (SELECT ?2) ESCAPE '\\')`;
+  const accountSteps = [false, true].map((after) => peopleSql("accounts", accountFilter, "x.*", after));
+  const contactSteps = [false, true].map((after) => peopleSql("contacts", contactFilter, "x.*, a.name AS account_name", after));
+  type Walked = { created_at: number; id: string; hit_: number; rn_: number; walked_: number };
+  function peopleStep<R>(statements: Statement[], tenantId: string, pattern: string | null, after: PeopleCursor | null, limit: number): PeopleStep<R> {
+    const walked = (after ? statements[1]!.all(tenantId, pattern, limit, after.created_at, after.id) : statements[0]!.all(tenantId, pattern, limit)) as Walked[];
+    const last = walked[walked.length - 1];
+    const rows = walked.filter((r) => r.hit_ === 1).map(({ hit_: _h, rn_: _r, walked_: _w, ...r }) => r as unknown as R);
+    return { rows, next: last && last.walked_ === limit ? { created_at: last.created_at, id: last.id } : null };
+  }
 
   const allAccounts = db.prepare<{ id: string; name: string }, [string]>("SELECT id, name FROM accounts WHERE tenant_id = ?1 ORDER BY created_at, id");
   const allContacts = db.prepare<{ id: string; first_name: string; last_name: string | null; account_id: string | null }, [string]>(
@@ -155,12 +164,11 @@ export function createSqliteTransferStore(db: Db, _others: { security: SqliteSec
 
   const store = {
     dealsCsvAfter: async (tenantId: string, f: ExportFilter, after: DealCursor | null, limit: number) => dealsCsvAfter(tenantId, f, after, limit),
-    /** Accounts newest first, after the last one written (created_at, id). */
-    async accountsAfter(tenantId: string, pattern: string | null, after: AccountRow | null, limit: number): Promise<AccountRow[]> {
-      return after ? accountsAfter.all(tenantId, pattern, limit, after.created_at, after.id) : accountsFirst.all(tenantId, pattern, limit);
+    async accountsAfter(tenantId: string, pattern: string | null, after: PeopleCursor | null, limit: number): Promise<PeopleStep<AccountRow>> {
+      return peopleStep<AccountRow>(accountSteps, tenantId, pattern, after, limit);
     },
-    async contactsAfter(tenantId: string, pattern: string | null, after: ContactRow | null, limit: number): Promise<ExportedContact[]> {
-      return after ? contactsAfter.all(tenantId, pattern, limit, after.created_at, after.id) : contactsFirst.all(tenantId, pattern, limit);
+    async contactsAfter(tenantId: string, pattern: string | null, after: PeopleCursor | null, limit: number): Promise<PeopleStep<ExportedContact>> {
+      return peopleStep<ExportedContact>(contactSteps, tenantId, pattern, after, limit);
     },
     /** What an import matches names against: the tenant's accounts, contacts and members. */
     async names(tenantId: string) {
