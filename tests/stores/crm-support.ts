@@ -38,7 +38,9 @@ export interface Transfer {
   dealsCsvAfter(tenantId: string, f: ExportFilter, after: DealCursor | null, limit: number): MaybeAsync<{ csv: Uint8Array | null; next: DealCursor | null }>;
   accountsAfter(tenantId: string, pattern: string | null, after: PeopleCursor | null, limit: number): MaybeAsync<PeopleStep<AccountRow>>;
   contactsAfter(tenantId: string, pattern: string | null, after: PeopleCursor | null, limit: number): MaybeAsync<PeopleStep<ExportedContact>>;
-  names: TransferStore["names"];
+  accountNamesAfter: TransferStore["accountNamesAfter"];
+  contactNamesAfter: TransferStore["contactNamesAfter"];
+  members: TransferStore["members"];
 }
 
 export interface Stores {

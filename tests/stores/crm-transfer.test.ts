@@ -144,11 +144,16 @@ for (const backend of CRM_BACKENDS) {
       expect(await b.transfer.contactsAfter("t1", "%carla%", null, 1)).toEqual({ rows: [], next: { created_at: 6, id: "c2" } });
     });
 
-    test("names: the tenant's accounts, contacts and members", async () => {
-      const n = await b.transfer.names("t1");
-      expect(n.accounts).toEqual([{ id: "a1", name: "Acme" }, { id: "a2", name: "=Evil, \"Co\"" }, { id: "a3", name: "Beta" }]);
-      expect(n.contacts).toEqual([{ id: "c1", first_name: "Carla", last_name: "Diaz", account_id: "a1" }, { id: "c2", first_name: "Bo", last_name: null, account_id: null }]);
-      expect([...n.users].sort((x, y) => (x.id < y.id ? -1 : 1))).toEqual([{ id: "u1", email: "ann@x.test", full_name: "Ann" }, { id: "u2", email: "zed@x.test", full_name: "Zed" }]);
+    test("names: the tenant's accounts and contacts oldest first, a bounded step at a time; its members", async () => {
+      const first = await b.transfer.accountNamesAfter("t1", null, 2);
+      expect(first).toEqual({ rows: [{ id: "a1", name: "Acme", created_at: 1 }, { id: "a2", name: "=Evil, \"Co\"", created_at: 2 }], next: { created_at: 2, id: "a2" } });
+      expect(await b.transfer.accountNamesAfter("t1", first.next, 2)).toEqual({ rows: [{ id: "a3", name: "Beta", created_at: 3 }], next: null });
+      expect(await b.transfer.accountNamesAfter("t2", null, 5)).toEqual({ rows: [{ id: "a9", name: "Other", created_at: 1 }], next: null });
+      const contacts = await b.transfer.contactNamesAfter("t1", null, 1);
+      expect(contacts).toEqual({ rows: [{ id: "c1", first_name: "Carla", last_name: "Diaz", account_id: "a1", created_at: 5 }], next: { created_at: 5, id: "c1" } });
+      expect(await b.transfer.contactNamesAfter("t1", contacts.next, 1)).toEqual({ rows: [{ id: "c2", first_name: "Bo", last_name: null, account_id: null, created_at: 6 }], next: { created_at: 6, id: "c2" } });
+      expect(await b.transfer.contactNamesAfter("t1", { created_at: 6, id: "c2" }, 1)).toEqual({ rows: [], next: null });
+      expect([...(await b.transfer.members("t1"))].sort((x, y) => (x.id < y.id ? -1 : 1))).toEqual([{ id: "u1", email: "ann@x.test", full_name: "Ann" }, { id: "u2", email: "zed@x.test", full_name: "Zed" }]);
     });
 
     const importDeal = (id: string, o: Partial<ImportDeal> = {}): ImportDeal => ({

@@ -30,9 +30,13 @@ const INTEGER = /^\s*[+-]?\d+\s*$/;
 const MAX_EXTERNAL_ID = 200;
 const ONE_LINE = /^[^\r\n]*$/;
 
+/** How a name is matched: trimmed, lower-cased. */
+export const nameKey = (s: string): string => s.trim().toLowerCase();
+
+/** What the rows' names are matched against; the maps are keyed by nameKey, the first of a name kept, and grow with the file's new records. */
 export interface Known {
-  accounts: Array<{ id: string; name: string }>;
-  contacts: Array<{ id: string; first_name: string; last_name: string | null; account_id: string | null }>;
+  accountByName: Map<string, { id: string; name: string }>;
+  contactByName: Map<string, { id: string; name: string }>;
   users: Array<{ id: string; email: string; full_name: string | null }>;
   stages: PipelineStageRow[];
   contactName: (first: string, last: string | null) => string;
@@ -121,14 +125,8 @@ export function createRowChecker(kind: Kind, known: Known, createMissing: boolea
     for (const r of REQUIRED[kind]) if (!header.includes(r)) fail(1, r, "This column is required.");
   };
 
-  const lower = (s: string) => s.trim().toLowerCase();
-  const accountByName = new Map<string, { id: string; name: string }>();
-  for (const a of known.accounts) if (!accountByName.has(lower(a.name))) accountByName.set(lower(a.name), a);
-  const contactByName = new Map<string, { id: string; name: string }>();
-  for (const c of known.contacts) {
-    const name = known.contactName(c.first_name, c.last_name);
-    if (!contactByName.has(lower(name))) contactByName.set(lower(name), { id: c.id, name });
-  }
+  const lower = nameKey;
+  const { accountByName, contactByName } = known;
   const userByEmail = new Map(known.users.map((u) => [lower(u.email), u]));
   const stageByName = new Map<string, string>();
   for (const s of known.stages) stageByName.set(lower(s.name), s.key);

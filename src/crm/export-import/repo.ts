@@ -63,22 +63,19 @@ export interface TransferStore {
    */
   accountsAfter(tenantId: string, pattern: string | null, after: PeopleCursor | null, limit: number): Promise<PeopleStep<AccountRow>>;
   contactsAfter(tenantId: string, pattern: string | null, after: PeopleCursor | null, limit: number): Promise<PeopleStep<ExportedContact>>;
-  /** What an import matches names against: the tenant's accounts, contacts and members. */
-  names(tenantId: string): Promise<{
-    accounts: {
-      id: string;
-      name: string;
-    }[];
-    contacts: {
-      id: string;
-      first_name: string;
-      last_name: string | null;
-      account_id: string | null;
-    }[];
-    users: {
-      id: string;
-      email: string;
-      full_name: string | null;
-    }[];
-  }>;
+  /**
+   * What an import matches names against, a bounded step at a time (an organization may hold
+   * hundreds of thousands): accounts and contacts oldest first after `after` (the first of a name
+   * wins), and where to go on (null: the end).
+   */
+  accountNamesAfter(tenantId: string, after: PeopleCursor | null, limit: number): Promise<PeopleStep<{ id: string; name: string; created_at: number }>>;
+  contactNamesAfter(tenantId: string, after: PeopleCursor | null, limit: number): Promise<PeopleStep<{
+    id: string;
+    first_name: string;
+    last_name: string | null;
+    account_id: string | null;
+    created_at: number;
+  }>>;
+  /** The members an import's assignee_email names. */
+  members(tenantId: string): Promise<Array<{ id: string; email: string; full_name: string | null }>>;
 }

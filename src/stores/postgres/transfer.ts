@@ -118,21 +118,29 @@ export function createPostgresTransferStore(pg: Pg, _deps: { security: PgAuditWr
     return { rows, next: last && Number(last.walked_) === limit ? { created_at: Number(last.created_at), id: last.id } : null };
   }
 
+  /** Accounts' or contacts' names oldest first, a bounded step: (created_at, id) after the last one read. */
+  async function namesStep<R extends { created_at: number; id: string }>(table: "accounts" | "contacts", columns: string, tenantId: string, after: PeopleCursor | null, limit: number): Promise<PeopleStep<R>> {
+    const rows = [...(await pg.unsafe<R>(
+      `SELECT ${columns} FROM ${table} WHERE tenant_id = $1${after ? " AND (created_at, id) > ($3, $4)" : ""} ORDER BY created_at, id LIMIT $2`,
+      after ? [tenantId, limit, after.created_at, after.id] : [tenantId, limit],
+    ))];
+    const last = rows[rows.length - 1];
+    return { rows, next: last && rows.length === limit ? { created_at: Number(last.created_at), id: last.id } : null };
+  }
+
   const store = {
     dealsCsvAfter,
     accountsAfter: (tenantId: string, pattern: string | null, after: PeopleCursor | null, limit: number) =>
       peopleStep<AccountRow>("accounts", "x.*", ACCOUNT_FILTER, tenantId, pattern, after, limit),
     contactsAfter: (tenantId: string, pattern: string | null, after: PeopleCursor | null, limit: number) =>
       peopleStep<ExportedContact>("contacts", "x.*, a.name AS account_name", CONTACT_FILTER, tenantId, pattern, after, limit),
-    /** What an import matches names against: the tenant's accounts, contacts and members. */
-    async names(tenantId: string) {
-      const [accounts, contacts, users] = await Promise.all([
-        pg.all<{ id: string; name: string }>`SELECT id, name FROM accounts WHERE tenant_id = ${tenantId} ORDER BY created_at, id`,
-        pg.all<{ id: string; first_name: string; last_name: string | null; account_id: string | null }>`
-          SELECT id, first_name, last_name, account_id FROM contacts WHERE tenant_id = ${tenantId} ORDER BY created_at, id`,
-        pg.all<{ id: string; email: string; full_name: string | null }>`SELECT id, email, full_name FROM users WHERE tenant_id = ${tenantId}`,
-      ]);
-      return { accounts: [...accounts], contacts: [...contacts], users: [...users] };
+    accountNamesAfter: (tenantId: string, after: PeopleCursor | null, limit: number) =>
+      namesStep<{ id: string; name: string; created_at: number }>("accounts", "id, name, created_at", tenantId, after, limit),
+    contactNamesAfter: (tenantId: string, after: PeopleCursor | null, limit: number) =>
+      namesStep<{ id: string; first_name: string; last_name: string | null; account_id: string | null; created_at: number }>(
+        "contacts", "id, first_name, last_name, account_id, created_at", tenantId, after, limit),
+    async members(tenantId: string) {
+      return [...(await pg.all<{ id: string; email: string; full_name: string | null }>`SELECT id, email, full_name FROM users WHERE tenant_id = ${tenantId}`)];
     },
   };
   return store satisfies TransferStore;

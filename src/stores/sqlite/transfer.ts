@@ -156,10 +156,18 @@ export function createSqliteTransferStore(db: Db, _others: { security: SqliteSec
     return { rows, next: last && last.walked_ === limit ? { created_at: last.created_at, id: last.id } : null };
   }
 
-  const allAccounts = db.prepare<{ id: string; name: string }, [string]>("SELECT id, name FROM accounts WHERE tenant_id = ?1 ORDER BY created_at, id");
-  const allContacts = db.prepare<{ id: string; first_name: string; last_name: string | null; account_id: string | null }, [string]>(
-    "SELECT id, first_name, last_name, account_id FROM contacts WHERE tenant_id = ?1 ORDER BY created_at, id",
+  // Oldest first, a bounded step: (created_at, id) after the last one read.
+  const accountNames = [false, true].map((after) =>
+    db.prepare(`SELECT id, name, created_at FROM accounts WHERE tenant_id = (SELECT ?1)${after ? " AND (created_at, id) > (SELECT ?3, ?4)" : ""} ORDER BY created_at, id LIMIT (SELECT ?2)`),
   );
+  const contactNames = [false, true].map((after) =>
+    db.prepare(`SELECT id, first_name, last_name, account_id, created_at FROM contacts WHERE tenant_id = (SELECT ?1)${after ? " AND (created_at, id) > (SELECT ?3, ?4)" : ""} ORDER BY created_at, id LIMIT (SELECT ?2)`),
+  );
+  function namesStep<R extends { created_at: number; id: string }>(statements: Statement[], tenantId: string, after: PeopleCursor | null, limit: number): PeopleStep<R> {
+    const rows = (after ? statements[1]!.all(tenantId, limit, after.created_at, after.id) : statements[0]!.all(tenantId, limit)) as R[];
+    const last = rows[rows.length - 1];
+    return { rows, next: last && rows.length === limit ? { created_at: last.created_at, id: last.id } : null };
+  }
   const allUsers = db.prepare<{ id: string; email: string; full_name: string | null }, [string]>("SELECT id, email, full_name FROM users WHERE tenant_id = ?1");
 
   const store = {
@@ -170,10 +178,11 @@ export function createSqliteTransferStore(db: Db, _others: { security: SqliteSec
     async contactsAfter(tenantId: string, pattern: string | null, after: PeopleCursor | null, limit: number): Promise<PeopleStep<ExportedContact>> {
       return peopleStep<ExportedContact>(contactSteps, tenantId, pattern, after, limit);
     },
-    /** What an import matches names against: the tenant's accounts, contacts and members. */
-    async names(tenantId: string) {
-      return { accounts: allAccounts.all(tenantId), contacts: allContacts.all(tenantId), users: allUsers.all(tenantId) };
-    },
+    accountNamesAfter: async (tenantId: string, after: PeopleCursor | null, limit: number) =>
+      namesStep<{ id: string; name: string; created_at: number }>(accountNames, tenantId, after, limit),
+    contactNamesAfter: async (tenantId: string, after: PeopleCursor | null, limit: number) =>
+      namesStep<{ id: string; first_name: string; last_name: string | null; account_id: string | null; created_at: number }>(contactNames, tenantId, after, limit),
+    members: async (tenantId: string) => allUsers.all(tenantId),
   };
   return store satisfies TransferStore;
 }

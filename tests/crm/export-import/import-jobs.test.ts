@@ -244,6 +244,31 @@ describe("bounded work", () => {
     expect(turns).toBeGreaterThanOrEqual(costs.length);
   });
 
+  test("an import reads the organization's account names a bounded step at a time, and finds one in the last step", async () => {
+    const many = await crmOrg(t, "namesorg");
+    const accounts = Array.from({ length: 1_500 }, (_, i) => `Named ${String(i).padStart(4, "0")}`);
+    expect(await imported(many, "accounts", `name\n${accounts.join("\n")}\n`)).toMatchObject({ status: "succeeded", added: 1_500 });
+    const steps: number[] = [];
+    const store = t.ctx.repos.transfer;
+    const original = store.accountNamesAfter;
+    store.accountNamesAfter = async (tenantId, after, limit) => {
+      const step = await original.call(store, tenantId, after, limit);
+      steps.push(step.rows.length);
+      return step;
+    };
+    try {
+      const r = await imported(many, "deals", "title,account_name\nLast one,named 1499\nFirst one,Named 0000\n");
+      expect(r).toMatchObject({ status: "succeeded", added: 2, error_count: 0 });
+    } finally {
+      store.accountNamesAfter = original;
+    }
+    // Read when the file is checked, and again when the job writes it: each time in steps, every name once.
+    expect(steps.length).toBeGreaterThanOrEqual(4);
+    expect(steps.reduce((a, b) => a + b, 0)).toBe(3_000);
+    const deals = (await t.json("GET", "/api/v1/crm/deals?search=last%20one", { token: many.token })).body.items;
+    expect(deals).toEqual([expect.objectContaining({ title: "Last one", account_name: "Named 1499" })]);
+  });
+
   test.skipIf(ON_POSTGRES)("an export whose search matches nothing still walks the deals a bounded step at a time", async () => {
     let turns = 0;
     let running = true;
