@@ -29,9 +29,6 @@ const headerLine = (kind: Kind) => BOM + csvLine([...EXPORT_COLUMNS[kind]]);
 function stepSizer() {
   let size: number = EXPORT_STEP.first;
   return {
-    get size() {
-      return size;
-    },
     async step<T>(read: (size: number) => Promise<T>): Promise<T> {
       const cpu = process.threadCpuUsage();
       const out = await read(size);
