@@ -3,7 +3,7 @@ import { toIso } from "../../kernel/ids";
 import { csvLine } from "../../kernel/csv";
 import { SORT_COLUMN } from "../../crm/deal-columns";
 import { formatCents } from "../../crm/money";
-import type { AccountRow, ContactRow } from "../../crm/repo";
+import type { AccountRow } from "../../crm/repo";
 import type { DealCursor, ExportedContact, ExportFilter, PeopleCursor, PeopleStep } from "../../crm/export-import/repo";
 import type { Pg } from "./database";
 import type { PgAuditWriter } from "./stages";

@@ -4,7 +4,7 @@ import type { SqliteSecurityStore } from "./security";
 import type { Db } from "../../db/database";
 import { SORT_COLUMN } from "../../crm/deal-columns";
 import { csvCellSql, csvGuardedSql, csvIntegerSql, csvIsoTimeSql } from "../../kernel/csv";
-import type { AccountRow, ContactRow } from "../../crm/repo";
+import type { AccountRow } from "../../crm/repo";
 
 /**
  * A line of the deals export (EXPORT_COLUMNS.deals), as SQLite writes it from a deals row `d`
