@@ -5,7 +5,7 @@ import { containsPattern } from "../../kernel/paging";
 import type { AssigneeFilter } from "../deals-service";
 import type { SortDir, SortField } from "../model";
 import type { CrmStore } from "../repo";
-import { nextStepSize } from "../../kernel/step-size";
+import { cpuSizedSteps } from "../../kernel/step-size";
 import { nextTurn } from "./import-upload";
 import { EXPORT_COLUMNS, EXPORT_STEP, type Kind } from "./model";
 import type { DealCursor, ExportFilter, PeopleCursor, PeopleStep, TransferStore } from "./repo";
@@ -25,20 +25,6 @@ export type DealExportQuery = { search: string | null; stages: string[] | null; 
 /** The header line of an export: the first chunk of its stream. */
 const headerLine = (kind: Kind) => BOM + csvLine([...EXPORT_COLUMNS[kind]]);
 
-/** Sizes an export's steps by this thread's CPU time for each (SQLite reads on it; PostgreSQL's rows are turned into lines on it). */
-function stepSizer() {
-  let size: number = EXPORT_STEP.first;
-  return {
-    async step<T>(read: (size: number) => Promise<T>): Promise<T> {
-      const cpu = process.threadCpuUsage();
-      const out = await read(size);
-      const spent = process.threadCpuUsage(cpu);
-      size = nextStepSize(size, (spent.user + spent.system) / 1000, EXPORT_STEP);
-      return out;
-    },
-  };
-}
-
 /** CSV export and import of deals, accounts and contacts. */
 export function createTransferService(d: TransferDeps) {
   async function exportDeals(auth: Principal, q: DealExportQuery): Promise<ReadableStream<Uint8Array>> {
@@ -54,7 +40,7 @@ export function createTransferService(d: TransferDeps) {
     };
     let cursor: DealCursor | null = null;
     let done = stages !== null && stages.length === 0;
-    const sizer = stepSizer();
+    const sizer = cpuSizedSteps(EXPORT_STEP);
     // A chunk is read only when the client has taken the last one (pulledStream).
     const release = d.exportSlot(auth.tenantId);
     return pulledStream(headerLine("deals"), async () => {
@@ -80,7 +66,7 @@ export function createTransferService(d: TransferDeps) {
   ): ReadableStream<Uint8Array> {
     let after: PeopleCursor | null = null;
     let done = false;
-    const sizer = stepSizer();
+    const sizer = cpuSizedSteps(EXPORT_STEP);
     const release = d.exportSlot(tenantId);
     return pulledStream(headerLine(kind), async () => {
       for (let steps = 0; ; steps++) {

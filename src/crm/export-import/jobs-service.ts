@@ -1,5 +1,5 @@
 import type { Principal, RequestInfo } from "../../auth/service";
-import { nextStepSize } from "../../kernel/step-size";
+import { cpuSizedSteps, nextStepSize } from "../../kernel/step-size";
 import { newId } from "../../kernel/ids";
 import { runAs } from "../../db/stall-monitor";
 import { requireAdmin } from "../../kernel/principal";
@@ -99,14 +99,14 @@ export function createJobsService(d: JobsDeps) {
 
   /** Every row of a stepped read, each step sized by its cost (with `take`'s) and followed by a turn. */
   async function readAll<R>(read: (after: PeopleCursor | null, limit: number) => Promise<PeopleStep<R>>, take: (r: R) => void): Promise<void> {
+    const sizer = cpuSizedSteps({ first: 500, min: 100, max: 20_000, targetMs: 5 });
     let after: PeopleCursor | null = null;
-    let size = 500;
     for (;;) {
-      const cpu = process.threadCpuUsage();
-      const { rows, next }: PeopleStep<R> = await read(after, size);
-      for (const r of rows) take(r);
-      const spent = process.threadCpuUsage(cpu);
-      size = nextStepSize(size, (spent.user + spent.system) / 1000, { min: 100, max: 20_000, targetMs: 5 });
+      const next = await sizer.step(async (size) => {
+        const step = await read(after, size);
+        for (const r of step.rows) take(r);
+        return step.next;
+      });
       if (next === null) return;
       after = next;
       await nextTurn();
