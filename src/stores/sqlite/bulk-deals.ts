@@ -1,5 +1,5 @@
 import type { Statement } from "bun:sqlite";
-import { walCatchUp } from "../../db/checkpointer";
+import { jobPause } from "../../db/fts-merge";
 import { type Db, writeTx } from "../../db/database";
 import { type BulkChange, type BulkDealsStore, type BulkFilter, type BulkTarget, BulkTargetGone, type Reverted } from "../../crm/bulk-repo";
 import { bulkEntries, restoredEntry } from "../../crm/deal-activity";
@@ -146,7 +146,7 @@ export function createSqliteBulkDealsStore(db: Db, others: { appendEventsInTx: A
 
   const store = {
     writesOnThisThread: true,
-    catchUp: () => walCatchUp(db.filename),
+    catchUp: () => jobPause(db),
     async seqRange(tenantId: string) {
       const t = numbering.get(tenantId);
       if (!t) return { lo: 0, hi: 0 };

@@ -1,5 +1,5 @@
 import type { Statement } from "bun:sqlite";
-import { walCatchUp } from "../../db/checkpointer";
+import { jobPause } from "../../db/fts-merge";
 import { type Db, writeTx } from "../../db/database";
 import { isSqliteUniqueViolation as isUniqueViolation } from "../../kernel/unique-violation";
 import { TENANT_SPAN } from "../../crm/deal-columns";
@@ -117,7 +117,7 @@ export function createSqliteJobsStore(db: Db, others: { security: SqliteSecurity
 
   const store = {
     writesOnThisThread: true,
-    catchUp: () => walCatchUp(db.filename),
+    catchUp: () => jobPause(db),
     async create(job: JobRow): Promise<boolean> {
       try {
         stmt(`INSERT INTO crm_jobs (${JOB_COLUMNS}) VALUES (${JOB_COLUMNS.split(", ").map(() => "?").join(", ")})`).run(
