@@ -101,8 +101,12 @@ export const CRISIS_GUARD = CRISIS_MERGE / 2;
  */
 export async function jobPause(db: Db): Promise<void> {
   await walCatchUp(db.filename);
-  const fullest = Math.max(0, ...ftsLevels(db, "deals_fts").map((l) => l.segments.length));
-  if (fullest >= CRISIS_GUARD) ftsMergeStep(db);
+  if (nearCrisis(db)) ftsMergeStep(db);
+}
+
+/** Whether a level of the search index holds CRISIS_GUARD segments or more (one structure record read: a few µs). */
+export function nearCrisis(db: Db): boolean {
+  return ftsLevels(db, "deals_fts").some((l) => l.segments.length >= CRISIS_GUARD);
 }
 
 /** Merges until the index is in shape, every step its own transaction (tests). Answers the steps taken. */

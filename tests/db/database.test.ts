@@ -165,6 +165,68 @@ describe("writeTx", () => {
   });
 });
 
+describe("writeTx waiting for another connection's writer", () => {
+  test("waits as long as busy_timeout says, polling (0: one try), and gives the connection its busy_timeout back", () => {
+    const file = freshFile();
+    const db = withTable(file);
+    const other = new Database(file);
+    other.run("BEGIN IMMEDIATE");
+    try {
+      db.run("PRAGMA busy_timeout = 0");
+      const once = performance.now();
+      expect(() => writeTx(db, () => db.run("INSERT INTO items (name) VALUES ('a')"))).toThrow(/locked|busy/i);
+      expect(performance.now() - once).toBeLessThan(40);
+      expect(pragma(db, "busy_timeout")).toBe(0);
+      db.run("PRAGMA busy_timeout = 60");
+      const waited = performance.now();
+      expect(() => writeTx(db, () => db.run("INSERT INTO items (name) VALUES ('a')"))).toThrow(/locked|busy/i);
+      expect(performance.now() - waited).toBeGreaterThanOrEqual(60);
+      expect(pragma(db, "busy_timeout")).toBe(60);
+    } finally {
+      other.run("COMMIT");
+      other.close();
+    }
+    // Free again: the write goes through, inside it and after it the connection's own busy_timeout.
+    db.run("PRAGMA busy_timeout = 5000");
+    expect(writeTx(db, () => pragma(db, "busy_timeout"))).toBe(5000);
+    expect(pragma(db, "busy_timeout")).toBe(5000);
+    expect(db.query("SELECT name FROM items").all()).toEqual([]);
+    db.close();
+  });
+
+  test("beside a writer that holds the lock in short cycles with short gaps, a write gets one of the first gaps", async () => {
+    // SQLite's own busy handler sleeps up to 25-100 ms between its tries once it has waited a while,
+    // so it slept through 10 ms gaps for several cycles (a sign-in waited 168 ms beside `suite seed`).
+    const file = freshFile();
+    const db = withTable(file);
+    const shared = new SharedArrayBuffer(12);
+    const state = new Int32Array(shared);
+    const worker = new Worker(new URL("./fixtures/lock-cycler.ts", import.meta.url).href);
+    worker.postMessage({ file, hold: 40, gap: 8, shared });
+    try {
+      for (let i = 0; i < 500 && Atomics.load(state, 0) < 3; i++) await Bun.sleep(5);
+      const waits: number[] = [];
+      for (let round = 0; round < 8; round++) {
+        // Ask while the other holds the lock, so each write has to wait for a gap.
+        while (Atomics.load(state, 2) !== 1) Bun.sleepSync(1);
+        const before = Atomics.load(state, 0);
+        writeTx(db, () => db.run("INSERT INTO items (name) VALUES (?)", [`mine ${round}`]));
+        waits.push(Atomics.load(state, 0) - before);
+        await Bun.sleep(15);
+      }
+      // Polled every millisecond, a write gets in at the gap after the cycle it asked in (one
+      // cycle), now and then the next one on a loaded machine.
+      expect(Math.max(...waits)).toBeLessThanOrEqual(2);
+    } finally {
+      Atomics.store(state, 1, 1);
+      await new Promise((r) => (worker.onmessage = r));
+      worker.terminate();
+    }
+    expect(db.query("SELECT count(*) AS n FROM items WHERE name LIKE 'mine %'").get()).toEqual({ n: 8 });
+    db.close();
+  });
+});
+
 describe("backupTo", () => {
   test("writes a consistent copy that passes integrity_check and holds the rows", () => {
     const file = freshFile();
