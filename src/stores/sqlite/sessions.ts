@@ -121,8 +121,9 @@ export function createSqliteSessionsStore(db: Db, others: { security: SqliteSecu
     /** The session whose secret sid hashes to `sidHash`, with its user's role and email and its tenant's subdomain. */
     principal: async (tenantId: string, sidHash: string) => principal(tenantId, sidHash),
     access: async (tenantId: string, sidHash: string, module: string) => access(tenantId, sidHash, module),
-    touch: async (tenantId: string, id: string, now: number) => void touch.run(id, now, tenantId),
-    rotate: async (tenantId: string, id: string, fromGen: number, now: number) => rotate.run(id, fromGen, now, tenantId).changes === 1,
+    // Single statements through writeTx too: its wait for another process's writer polls (database.ts).
+    touch: async (tenantId: string, id: string, now: number) => writeTx(db, () => void touch.run(id, now, tenantId)),
+    rotate: async (tenantId: string, id: string, fromGen: number, now: number) => writeTx(db, () => rotate.run(id, fromGen, now, tenantId).changes === 1),
     /** Records a fresh proof of the first factor on a live session, with its audit row. False when the session ended. */
     prove: async (tenantId: string, id: string, entry: AuditEntry, now: number) =>
       writeTx(db, () => {
@@ -176,7 +177,7 @@ export function createSqliteSessionsStore(db: Db, others: { security: SqliteSecu
         return true;
       }),
     /** Ends a user's outstanding challenges: their temp_tokens stop working (2FA disable, a password change). */
-    endChallenges: async (tenantId: string, userId: string) => endChallenges.run(tenantId, userId).changes,
+    endChallenges: async (tenantId: string, userId: string) => writeTx(db, () => endChallenges.run(tenantId, userId).changes),
   };
   return store satisfies SessionsStore;
 }
