@@ -141,7 +141,7 @@ export function writeTx<T>(db: Db, fn: () => T): T {
   try {
     if (db.inTransaction) return db.transaction(fn).immediate();
     const patience = (db.query("PRAGMA busy_timeout").get() as { timeout: number }).timeout;
-    // Cached statements (db.query): a write runs these three PRAGMAs, about 2 µs.
+    // Cached statements (db.query): three PRAGMAs a write, no difference measured on a 15-23 µs writeTx.
     let began = false;
     const tx = db.transaction(() => {
       began = true;
@@ -153,7 +153,8 @@ export function writeTx<T>(db: Db, fn: () => T): T {
       try {
         return tx.immediate();
       } catch (e) {
-        if (began || (e as { code?: unknown }).code !== "SQLITE_BUSY" || performance.now() - started >= patience) throw e;
+        // SQLITE_BUSY and its extended codes (SQLITE_BUSY_RECOVERY: another connection rebuilding the WAL index).
+        if (began || !String((e as { code?: unknown }).code).startsWith("SQLITE_BUSY") || performance.now() - started >= patience) throw e;
       } finally {
         if (!began) db.query(`PRAGMA busy_timeout = ${patience}`).run();
       }
