@@ -28,6 +28,7 @@ const NAMES_SQLITE_BUT_RUNS_ON_BOTH: Record<string, string> = {
   "tests/http/health.test.ts": "its key-file and disk-space test on a database file is skipped on PostgreSQL",
   "tests/crm/deal-notes-search.test.ts": "reaches ctx.db only in its SQLite branch (folds and recounts the gram counters; ctx.pg on PostgreSQL)",
   "tests/crm/deal-notes-migration.test.ts": "takes ctx.db back to version 32 in its SQLite branch, ctx.pg to version 21 in its PostgreSQL one, and migrates",
+  "tests/crm/export-import/import-jobs.test.ts": "reaches ctx.db only in its SQLite-only test of the import's write transactions (the search index's levels after each batch)",
   "tests/organization/delete.test.ts": "reaches ctx.db only in its SQLite branch (the full-text index's integrity check); its walk of every table reads PostgreSQL's catalog there",
 };
 
