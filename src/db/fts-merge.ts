@@ -104,9 +104,14 @@ export async function jobPause(db: Db): Promise<void> {
   if (nearCrisis(db)) ftsMergeStep(db);
 }
 
-/** Whether a level of the search index holds CRISIS_GUARD segments or more (one structure record read: a few µs). */
-export function nearCrisis(db: Db): boolean {
-  return ftsLevels(db, "deals_fts").some((l) => l.segments.length >= CRISIS_GUARD);
+/** Whether a level of the search index holds CRISIS_GUARD segments or more. */
+function nearCrisis(db: Db): boolean {
+  return fullestLevel(db) >= CRISIS_GUARD;
+}
+
+/** The segments of the search index's fullest level (one structure record read: a few µs). */
+export function fullestLevel(db: Db): number {
+  return Math.max(0, ...ftsLevels(db, "deals_fts").map((l) => l.segments.length));
 }
 
 /** Merges until the index is in shape, every step its own transaction (tests). Answers the steps taken. */
