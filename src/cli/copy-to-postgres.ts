@@ -64,6 +64,8 @@ export function skippedBecause(table: string): string | null {
   if (table === "deal_search_pending") return "derived from deals (SQLite's search counters' pending changes)";
   // Where a sweep of those pending changes stands (schema version 34): SQLite's fold's own bookkeeping.
   if (table === "deal_search_sweeps") return "derived from deals (SQLite's search counters' sweep under way)";
+  // A seed beside the server holding the fold off its organization (schema version 35): a few minutes' bookkeeping.
+  if (table === "deal_search_holds") return "SQLite's search counters' fold, held off an organization while a seed writes it";
   return null;
 }
 

@@ -31,6 +31,7 @@ import v31 from "./migrations/0031-record-activities.sql" with { type: "text" };
 import v32 from "./migrations/0032-search-index-merged-in-background.sql" with { type: "text" };
 import v33 from "./migrations/0033-deal-notes-searched.sql" with { type: "text" };
 import v34 from "./migrations/0034-deal-search-sweeps.sql" with { type: "text" };
+import v35 from "./migrations/0035-deal-search-holds.sql" with { type: "text" };
 import type { Db } from "./database";
 import { recountDealGrams } from "./deal-grams";
 import { recountDealKeyGrams } from "./deal-key-grams";
@@ -86,6 +87,7 @@ export const MIGRATIONS: Migration[] = [
   { version: 32, name: "deal search: the full-text index is merged in background steps, never inside a deal write", sql: v32 },
   { version: 33, name: "deal search: a deal's notes (their newest 20,000 characters) are part of its search text", sql: v33, after: backfillNoteText },
   { version: 34, name: "deal search: a burst of pending counter rows swept through in key order", sql: v34 },
+  { version: 35, name: "deal search: a seed beside the server holds the counters' fold off its organization until it ends", sql: v35 },
 ];
 
 /**

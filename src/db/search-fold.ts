@@ -67,7 +67,10 @@ export function foldSearchCounters(db: Db, budgetMs = FOLD_STEP_MS, now = Date.n
  */
 function nextTenant(db: Db, now: number): string | null {
   const after = db.query("SELECT tenant_id FROM deal_search_pending WHERE tenant_id > ?1 LIMIT 1");
-  const busy = db.query("SELECT 1 AS x FROM crm_jobs WHERE tenant_id = ?1 AND status = 'running' AND lease_until > ?2");
+  // A running job of the organization, or a seed beside the server holding the fold off it (holdFold).
+  const busy = db.query(
+    "SELECT 1 AS x FROM crm_jobs WHERE tenant_id = ?1 AND status = 'running' AND lease_until > ?2 UNION ALL SELECT 1 FROM deal_search_holds WHERE tenant_id = ?1 AND until > ?2 LIMIT 1",
+  );
   // The organization's pending rows, counted by two seeks: their ids are 1, 2, ... per organization,
   // removed oldest first. Two subqueries: SQLite seeks for a lone min() or max() only; both in one
   // SELECT read every pending row (10-25 ms at 100,000, on every tick of the upkeep during an import).
@@ -92,6 +95,21 @@ function nextTenant(db: Db, now: number): string | null {
     if (span.n >= DEFER_ROWS_MAX) return row.tenant_id;
     from = row.tenant_id;
   }
+}
+
+/**
+ * Until `until` (ms since the epoch) the fold leaves the organization's pending rows alone, as it
+ * does while the organization has a job running: a writer in another process (`suite seed` beside
+ * the server) calls this as it goes, inside its own transactions, and releaseFold when it ends;
+ * its rows are then swept together. Killed, it stops renewing and the hold runs out.
+ */
+export function holdFold(db: Db, tenantId: string, until: number): void {
+  db.run("INSERT INTO deal_search_holds (tenant_id, until) VALUES (?1, ?2) ON CONFLICT (tenant_id) DO UPDATE SET until = excluded.until", [tenantId, until]);
+}
+
+/** The organization's hold ends: its pending rows are folded (swept) from the fold's next step. */
+export function releaseFold(db: Db, tenantId: string): void {
+  db.run("DELETE FROM deal_search_holds WHERE tenant_id = ?1", [tenantId]);
 }
 
 /** The organization's oldest pending rows folded and deleted in one write transaction of about `budgetMs`. */

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { bulkSeed } from "../../src/stores/sqlite/bulk-load";
 import { recountDealGrams } from "../../src/db/deal-grams";
 import { recountDealKeyGrams } from "../../src/db/deal-key-grams";
-import { DEFER_ROWS_MAX, DROPPED_ROWS_STEP, FOLD_STEP_MS, foldAll, foldSearchCounters, pendingSearchRows } from "../../src/db/search-fold";
+import { DEFER_ROWS_MAX, DROPPED_ROWS_STEP, FOLD_STEP_MS, foldAll, foldSearchCounters, holdFold, pendingSearchRows, releaseFold } from "../../src/db/search-fold";
 import { SWEEP_FROM_ROWS, TALLY } from "../../src/db/search-sweep";
 import { gramKeysOf, gramOfKey, gramsOf, nextChunkRows } from "../../src/db/fold-tally";
 import { createSqliteDealsQuery } from "../../src/stores/sqlite/deals-query";
@@ -228,6 +228,30 @@ describe("pending search counter rows", () => {
     t.ctx.db.run("UPDATE crm_jobs SET status = 'succeeded', finished_at = ?2 WHERE tenant_id = ?1 AND id = 'j_busy'", [other.tenant.id, now]);
     foldAll(t.ctx.db);
     expect(pendingSearchRows(t.ctx.db)).toBe(0);
+    countersEqualRecount();
+  });
+
+  test("a hold (a seed writing the organization from another process) keeps its rows as a running job does, until it runs out or is released", async () => {
+    const { other, acc } = await anotherOrgFolded("heldco", "Held");
+    await other.deal({ title: "Held late", account_id: acc.id, stage: "new" });
+    const now = Date.now();
+    holdFold(t.ctx.db, other.tenant.id, now + 60_000);
+    const held = pendingSearchRows(t.ctx.db, other.tenant.id);
+    expect(held).toBeGreaterThan(0);
+    expect(foldSearchCounters(t.ctx.db, FOLD_STEP_MS, now)).toBe(0);
+    // A renewal moves the end; a hold past its end holds nothing (its seed was killed).
+    holdFold(t.ctx.db, other.tenant.id, now + 120_000);
+    expect(foldSearchCounters(t.ctx.db, FOLD_STEP_MS, now + 61_000)).toBe(0);
+    expect(pendingSearchRows(t.ctx.db, other.tenant.id)).toBe(held);
+    expect(foldSearchCounters(t.ctx.db, FOLD_STEP_MS, now + 121_000)).toBe(held);
+    // Released, the next rows are folded at once.
+    holdFold(t.ctx.db, other.tenant.id, now + 60_000);
+    await other.deal({ title: "Held later", account_id: acc.id, stage: "new" });
+    expect(foldSearchCounters(t.ctx.db, FOLD_STEP_MS, now)).toBe(0);
+    releaseFold(t.ctx.db, other.tenant.id);
+    foldAll(t.ctx.db);
+    expect(pendingSearchRows(t.ctx.db)).toBe(0);
+    expect(t.ctx.db.query("SELECT count(*) AS n FROM deal_search_holds").get()).toEqual({ n: 0 });
     countersEqualRecount();
   });
 

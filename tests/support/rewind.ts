@@ -82,6 +82,9 @@ END`);
   34: (db) => {
     db.run("DROP TABLE deal_search_sweeps");
   },
+  35: (db) => {
+    db.run("DROP TABLE deal_search_holds");
+  },
   21: (db) => {
     db.run("ALTER TABLE tenants DROP COLUMN require_passkey_for_admins");
     db.run("ALTER TABLE tenants DROP COLUMN require_passkey_or_2fa");

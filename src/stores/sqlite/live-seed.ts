@@ -1,6 +1,7 @@
 import { type Db, WAL_AUTOCHECKPOINT, writeTx } from "../../db/database";
 import { nextStepSize } from "../../kernel/step-size";
 import { mergeStepInside } from "../../db/fts-merge";
+import { holdFold, releaseFold } from "../../db/search-fold";
 import type { SeedResult, SeedTenant } from "../../crm/seed-store";
 import { setDemoPassword, startSeed } from "./bulk-load";
 
@@ -12,6 +13,8 @@ const FIRST_BATCH = 50;
  * (0.3 to 3 ms), so the batch follows the measured time, as the import's batches do.
  */
 const TARGET_MS = 15;
+/** Deals a statement within a batch: the batch may stop after any piece. */
+const PIECE = 10;
 /** Batches' bounds: a few deals at least (progress), a few thousand at most. */
 const MIN_BATCH = 5;
 const MAX_BATCH = 5_000;
@@ -24,6 +27,13 @@ const MAX_BATCH = 5_000;
  * its CPU time in wall time.
  */
 const MIN_GAP_MS = 10;
+
+/**
+ * How long the seed's hold on the server's search counters' fold lasts (holdFold), renewed at half
+ * of it from inside a batch: a seed that is killed stops renewing, and the organization's rows are
+ * folded again within a minute.
+ */
+const FOLD_HOLD_MS = 60_000;
 
 /** The pause after a transaction that held the writer `ms`. */
 const gapAfter = (ms: number) => Math.max(MIN_GAP_MS, Math.min(ms, 50));
@@ -101,11 +111,21 @@ export async function liveSeed(db: Db, t: SeedTenant, now: number, progress: (do
   // a power cut the last batches of demo data, the file stays whole): a sync inside the commit
   // held the server's writes back as long as the disk took (1.5 s seen on a busy machine).
   db.run("PRAGMA synchronous = NORMAL");
+  // The server's fold leaves this organization's pending rows while the seed writes (its steps beside
+  // the seed read pages the seed's commits had just made cold: event-loop turns of 67-145 ms), and
+  // sweeps them together once the hold is released.
+  let holdUntil = Date.now() + FOLD_HOLD_MS;
   const plan = pace.once("the accounts, contacts and users", () => {
     const p = startSeed(db, t, now, undefined, true);
     setDemoPassword(db, t);
+    holdFold(db, t.tenantId, holdUntil);
     return p;
   });
+  const renewHold = () => {
+    if (Date.now() < holdUntil - FOLD_HOLD_MS / 2) return;
+    holdUntil = Date.now() + FOLD_HOLD_MS;
+    holdFold(db, t.tenantId, holdUntil);
+  };
   let done = 0;
   // Progress at every tenth (at least every 1,000 deals): a batch ends there.
   const every = Math.max(1_000, Math.ceil(t.deals / 10));
@@ -117,9 +137,18 @@ export async function liveSeed(db: Db, t: SeedTenant, now: number, progress: (do
   try {
     while (done < t.deals) {
       await pace.step((size) => {
-        const to = Math.min(mark, done + size);
-        plan.insertDeals(done, to);
-        done = to;
+        // In pieces, the batch ending once it has held the writer TARGET_MS: sized by the batches
+        // before it, a batch whose deals cost more (the cache cold after the server's commits, the
+        // cores busy) held the writer 62-101 ms, and a neighbour's write waited through it.
+        const started = performance.now();
+        const end = Math.min(mark, done + size);
+        while (done < end) {
+          const to = Math.min(end, done + PIECE);
+          plan.insertDeals(done, to);
+          done = to;
+          if (performance.now() - started >= TARGET_MS) break;
+        }
+        renewHold();
       });
       await pace.merge();
       if (done === mark) {
@@ -130,8 +159,12 @@ export async function liveSeed(db: Db, t: SeedTenant, now: number, progress: (do
   } catch (e) {
     db.run(`PRAGMA wal_autocheckpoint = ${WAL_AUTOCHECKPOINT}`);
     await unseed(db, t.tenantId, plan.range[0], plan.range[0] + done, plan.added);
+    // The hold ends with the seed, failed or not (a tenant the seed created is removed, its hold with it).
+    writeTx(db, () => releaseFold(db, t.tenantId));
     throw e;
   }
+  // The deals are written: the server may sweep their pending rows (the statistics below are a few short steps).
+  pace.once("the search counters' fold released", () => releaseFold(db, t.tenantId));
   // The planner's statistics of the deals, one index a transaction: `ANALYZE deals` held the
   // writer 209 ms beside a server (19 indexes sampled at once), each index alone a tenth of that.
   // Only the indexes whose statistics are missing or were taken on fewer rows than this seed
