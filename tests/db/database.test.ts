@@ -3,7 +3,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { backupTo, openDatabase, retryWhileBusy, withTempFiles, writeTx } from "../../src/db/database";
+import { backupTo, openDatabase, retryWhileBusy, withTempFiles, writeTx, writeTxAsync } from "../../src/db/database";
 import { migrate } from "../../src/db/migrate";
 
 const dir = mkdtempSync(join(tmpdir(), "suite-db-"));
@@ -223,6 +223,70 @@ describe("writeTx waiting for another connection's writer", () => {
       worker.terminate();
     }
     expect(db.query("SELECT count(*) AS n FROM items WHERE name LIKE 'mine %'").get()).toEqual({ n: 8 });
+    db.close();
+  });
+});
+
+describe("writeTxAsync (a request's writes)", () => {
+  test("while another connection holds the writer, the event loop keeps turning; the write lands once it is free, fn run once", async () => {
+    const file = freshFile();
+    const db = withTable(file);
+    const other = new Database(file);
+    other.run("BEGIN IMMEDIATE");
+    let turns = 0;
+    const ticker = setInterval(() => turns++, 2);
+    let runs = 0;
+    try {
+      const write = writeTxAsync(db, () => {
+        runs++;
+        db.run("INSERT INTO items (name) VALUES ('waited')");
+        return "done";
+      });
+      await Bun.sleep(60);
+      // Still waiting, and other work ran meanwhile (writeTx would have held the thread the whole time).
+      expect(runs).toBe(0);
+      expect(turns).toBeGreaterThan(5);
+      // Nothing of it is in a transaction on the connection while it waits: another write goes first.
+      expect(db.inTransaction).toBe(false);
+      other.run("COMMIT");
+      expect(await write).toBe("done");
+      expect(runs).toBe(1);
+    } finally {
+      clearInterval(ticker);
+      if (other.inTransaction) other.run("COMMIT");
+      other.close();
+    }
+    expect(db.query("SELECT name FROM items").all()).toEqual([{ name: "waited" }]);
+    expect(pragma(db, "busy_timeout")).toBe(5000);
+    db.close();
+  });
+
+  test("gives up after busy_timeout (0: one try), rolls back on a throw, and refuses to run inside an open transaction", async () => {
+    const file = freshFile();
+    const db = withTable(file);
+    const other = new Database(file);
+    other.run("BEGIN IMMEDIATE");
+    try {
+      db.run("PRAGMA busy_timeout = 0");
+      await expect(writeTxAsync(db, () => db.run("INSERT INTO items (name) VALUES ('a')"))).rejects.toThrow(/locked|busy/i);
+      db.run("PRAGMA busy_timeout = 50");
+      const waited = performance.now();
+      await expect(writeTxAsync(db, () => db.run("INSERT INTO items (name) VALUES ('a')"))).rejects.toThrow(/locked|busy/i);
+      expect(performance.now() - waited).toBeGreaterThanOrEqual(50);
+      expect(pragma(db, "busy_timeout")).toBe(50);
+    } finally {
+      other.run("COMMIT");
+      other.close();
+    }
+    db.run("PRAGMA busy_timeout = 5000");
+    await expect(
+      writeTxAsync(db, () => {
+        db.run("INSERT INTO items (name) VALUES ('b')");
+        throw new Error("no");
+      }),
+    ).rejects.toThrow("no");
+    expect(() => writeTx(db, () => writeTxAsync(db, () => 1))).toThrow(/inside an open transaction/);
+    expect(db.query("SELECT count(*) AS n FROM items").get()).toEqual({ n: 0 });
     db.close();
   });
 });

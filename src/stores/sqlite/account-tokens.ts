@@ -2,7 +2,7 @@ import type { AccountTokensStore, AccountTokenPurpose, AccountTokenRow, AccountT
 import { MAX_WORKSPACES_PER_REQUEST } from "../../auth/email/repo";
 import type { OutgoingMail } from "../../mail/repo";
 import type { SqliteMailStore } from "./mail";
-import { type Db, writeTx } from "../../db/database";
+import { type Db, writeTxAsync } from "../../db/database";
 import type { AuditEntry } from "../../security/repo";
 import { type SqliteSecurityStore } from "./security";
 import type { UserRow } from "../../team/repo";
@@ -57,7 +57,7 @@ export function createSqliteAccountTokensStore(db: Db, others: { security: Sqlit
     insertInTx,
     /** The token row, the mail and its audit row in one transaction: all or nothing. */
     issue: async (r: Omit<AccountTokenRow, "used_at">, mail: OutgoingMail, audit: AuditEntry, now: number) =>
-      writeTx(db, () => {
+      writeTxAsync(db, () => {
         insertInTx(r);
         // Looked up on each call, not kept: tests wrap enqueueInTx to note mailed links as secrets.
         const mailId = others.mail.enqueueInTx(mail, now);
@@ -77,7 +77,7 @@ export function createSqliteAccountTokensStore(db: Db, others: { security: Sqlit
     proveInTx: (tenantId: string, userId: string, email: string, now: number) => prove.run(tenantId, userId, email, now).changes === 1,
     /** A verification link redeemed: the token spent, the address proven and the audit row, in one commit. */
     verify: async (tenantId: string, tokenHash: string, now: number, entry: (row: AccountTokenRow, proven: boolean) => AuditEntry) =>
-      writeTx(db, () => {
+      writeTxAsync(db, () => {
         const row = consume.get(tokenHash, "email_verify", now, tenantId);
         if (!row) return null;
         retire.run(row.tenant_id, row.user_id, "email_verify", now);

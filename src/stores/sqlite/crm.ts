@@ -1,5 +1,5 @@
 import type { CrmStore, PipelineStageRow, AccountRow, ContactRow } from "../../crm/repo";
-import { type Db, writeTx } from "../../db/database";
+import { type Db, writeTxAsync } from "../../db/database";
 import { newId } from "../../kernel/ids";
 import { type AppendEventsInTx, createSqliteDealsStore } from "./deals";
 import { type EventActor, SYSTEM_ACTOR } from "../../events/repo";
@@ -95,7 +95,7 @@ export function createSqliteCrmStore(db: Db, appendEventsInTx: AppendEventsInTx)
     stage: async (tenantId: string, key: string) => stageByKey.get(tenantId, key),
     async insertStage(s: Omit<PipelineStageRow, "position"> & { position: number | null }, actor: EventActor = SYSTEM_ACTOR): Promise<PipelineStageRow> {
       // One transaction with its event (withKeyMark adds the Idempotency-Key's mark to it).
-      return writeTx(db, () => withKeyMark(db, s.id, () => {
+      return writeTxAsync(db, () => withKeyMark(db, s.id, () => {
         const position = s.position ?? nextPosition.get(s.tenant_id)!.p;
         insertStage.run(s.id, s.tenant_id, s.key, s.name, s.color, position, s.probability, s.is_won, s.is_lost, s.created_at);
         const row = { ...s, position };
@@ -106,7 +106,7 @@ export function createSqliteCrmStore(db: Db, appendEventsInTx: AppendEventsInTx)
 
     account: async (tenantId: string, id: string) => accountById.get(tenantId, id),
     async insertAccount(a: AccountRow, actor: EventActor = SYSTEM_ACTOR): Promise<void> {
-      writeTx(db, () => withKeyMark(db, a.id, () => {
+      await writeTxAsync(db, () => withKeyMark(db, a.id, () => {
         insertAccount.run(a.id, a.tenant_id, a.name, a.domain, a.industry, a.created_at);
         addRecordEntries("account", a.tenant_id, a.id, recordEntriesOfWrite("account", newId, actor.id, a.created_at, null, { ...a }));
         appendEventsInTx(a.tenant_id, [{ type: "account.created", actor, data: { id: a.id, ...pick(a, ACCOUNT_EVENT_FIELDS) } }], a.created_at);
@@ -114,7 +114,7 @@ export function createSqliteCrmStore(db: Db, appendEventsInTx: AppendEventsInTx)
     },
     /** A new name shows at once in every deal of the account: same transaction. */
     async updateAccount(a: AccountRow, renamed: boolean, actor: EventActor = SYSTEM_ACTOR): Promise<void> {
-      writeTx(db, () => {
+      await writeTxAsync(db, () => {
         const before = accountById.get(a.tenant_id, a.id);
         updateAccount.run(a.tenant_id, a.id, a.name, a.domain, a.industry, a.updated_at);
         if (renamed) deals.refreshNamesInTx(a.tenant_id, "account", a.id);
@@ -125,7 +125,7 @@ export function createSqliteCrmStore(db: Db, appendEventsInTx: AppendEventsInTx)
     },
     /** False when deals still name the account (they need one). */
     async deleteAccount(tenantId: string, id: string, now: number = Date.now(), actor: EventActor = SYSTEM_ACTOR): Promise<boolean> {
-      return writeTx(db, () => {
+      return writeTxAsync(db, () => {
         if (accountHasDeals.get(tenantId, id)) return false;
         const before = accountById.get(tenantId, id);
         deleteAccount.run(tenantId, id);
@@ -139,14 +139,14 @@ export function createSqliteCrmStore(db: Db, appendEventsInTx: AppendEventsInTx)
 
     contact: async (tenantId: string, id: string) => contactById.get(tenantId, id),
     async insertContact(c: ContactRow, actor: EventActor = SYSTEM_ACTOR): Promise<void> {
-      writeTx(db, () => withKeyMark(db, c.id, () => {
+      await writeTxAsync(db, () => withKeyMark(db, c.id, () => {
         insertContact.run(c.id, c.tenant_id, c.first_name, c.last_name, c.email, c.phone, c.account_id, c.created_at);
         addRecordEntries("contact", c.tenant_id, c.id, recordEntriesOfWrite("contact", newId, actor.id, c.created_at, null, contactShown(c)));
         appendEventsInTx(c.tenant_id, [{ type: "contact.created", actor, data: { id: c.id, ...pick(c, CONTACT_EVENT_FIELDS) } }], c.created_at);
       }));
     },
     async updateContact(c: ContactRow, renamed: boolean, actor: EventActor = SYSTEM_ACTOR): Promise<void> {
-      writeTx(db, () => {
+      await writeTxAsync(db, () => {
         const before = contactById.get(c.tenant_id, c.id);
         updateContact.run(c.tenant_id, c.id, c.first_name, c.last_name, c.email, c.phone, c.account_id, c.updated_at);
         if (renamed) deals.refreshNamesInTx(c.tenant_id, "contact", c.id);
@@ -157,7 +157,7 @@ export function createSqliteCrmStore(db: Db, appendEventsInTx: AppendEventsInTx)
     },
     /** The contact's deals keep going, without a contact. */
     async deleteContact(tenantId: string, id: string, now: number = Date.now(), actor: EventActor = SYSTEM_ACTOR): Promise<void> {
-      writeTx(db, () => {
+      await writeTxAsync(db, () => {
         const before = contactById.get(tenantId, id);
         deals.detachContactInTx(tenantId, id);
         deleteContact.run(tenantId, id);

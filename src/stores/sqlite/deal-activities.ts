@@ -1,6 +1,6 @@
 import type { ActivityJoined, DealActivityStore, NoteJoined, NoteRow } from "../../crm/activities-repo";
 import type { NewActivity } from "../../crm/deal-activity";
-import { type Db, writeTx } from "../../db/database";
+import { type Db, writeTxAsync } from "../../db/database";
 import { keyCreatedInTx } from "./idempotency";
 import { searchTextOf } from "../../crm/model";
 import { noteTextOfDeal } from "../../db/deal-note-text";
@@ -64,7 +64,7 @@ export function createSqliteDealActivityStore(db: Db) {
     },
     note: async (tenantId: string, id: string) => noteById.get(tenantId, id),
     async insertNote(n: NoteRow): Promise<boolean> {
-      return writeTx(db, () => {
+      return writeTxAsync(db, () => {
         if (!dealExists.get(n.tenant_id, n.deal_id)) return false;
         insertNote.run(n.tenant_id, n.id, n.deal_id, n.author_id, n.body, n.created_at);
         write(n.tenant_id, n.deal_id, { id: n.id, type: "note", actor_id: n.author_id, created_at: n.created_at, data: "{}" });
@@ -74,7 +74,7 @@ export function createSqliteDealActivityStore(db: Db) {
       });
     },
     async updateNote(tenantId: string, id: string, body: string, now: number): Promise<void> {
-      writeTx(db, () => {
+      await writeTxAsync(db, () => {
         const n = noteDeal.get(tenantId, id);
         if (!n) return;
         updateNote.run(tenantId, id, body, now);
@@ -82,7 +82,7 @@ export function createSqliteDealActivityStore(db: Db) {
       });
     },
     async removeNote(tenantId: string, id: string): Promise<void> {
-      writeTx(db, () => {
+      await writeTxAsync(db, () => {
         const n = noteDeal.get(tenantId, id);
         if (!n) return;
         deleteEntry.run(tenantId, n.deal_id, id);

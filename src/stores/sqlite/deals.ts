@@ -1,6 +1,6 @@
 import type { DealsStore, DealFields, DealRow, DealJoined, Missing, WriteResult } from "../../crm/deals-repo";
 import type { Statement } from "bun:sqlite";
-import { type Db, writeTx } from "../../db/database";
+import { type Db, writeTxAsync } from "../../db/database";
 import { keyCreatedInTx } from "./idempotency";
 import { contactName, searchTextOf, sortKey } from "../../crm/model";
 import { entriesOfWrite } from "../../crm/deal-activity";
@@ -161,7 +161,7 @@ export function createSqliteDealsStore(db: Db, appendEventsInTx: AppendEventsInT
     },
 
     async insert(tenantId: string, id: string, f: DealFields, now: number, actor: EventActor = SYSTEM_ACTOR): Promise<WriteResult> {
-      return writeTx(db, () => {
+      return writeTxAsync(db, () => {
         const k = copiesInTx(tenantId, f, "");
         if ("missing" in k) return { ok: false, missing: k.missing };
         insert.run(nextSeqInTx(tenantId), id, tenantId, now, ...values(f), sortKey(f.title), ...k.copies);
@@ -174,7 +174,7 @@ export function createSqliteDealsStore(db: Db, appendEventsInTx: AppendEventsInT
 
     /** `change` gets the stored fields and answers the new ones, inside the transaction. */
     async update(tenantId: string, id: string, change: (current: DealFields) => DealFields, now: number, actor: EventActor = SYSTEM_ACTOR): Promise<WriteResult> {
-      return writeTx(db, () => {
+      return writeTxAsync(db, () => {
         const current = rowById.get(tenantId, id);
         if (!current) return { ok: false, notFound: true };
         const f = change(current);
@@ -201,7 +201,7 @@ export function createSqliteDealsStore(db: Db, appendEventsInTx: AppendEventsInT
     },
 
     async remove(tenantId: string, id: string, now: number = Date.now(), actor: EventActor = SYSTEM_ACTOR): Promise<boolean> {
-      return writeTx(db, () => {
+      return writeTxAsync(db, () => {
         const current = rowById.get(tenantId, id);
         if (!current) return false;
         remove.run(tenantId, id);

@@ -1,5 +1,5 @@
 import type { EventsStore, EventRow, NewEvent } from "../../events/repo";
-import { type Db, writeTx } from "../../db/database";
+import { type Db, writeTxAsync } from "../../db/database";
 
 /**
  * SQL of the event log. `appendInTx` runs inside the writing store's transaction: it takes the
@@ -56,7 +56,7 @@ export function createSqliteEventsStore(db: Db) {
     page: async (tenantId: string, before: number, after: number, limit: number) => page.all(tenantId, before, after, limit),
     lastSeq: async (tenantId: string) => last.get(tenantId)?.last_seq ?? 0,
     async sweepStep(before: number, afterTenant: string, tenants: number, maxRows: number): Promise<{ deleted: number; next: string | null }> {
-      return writeTx(db, () => {
+      return writeTxAsync(db, () => {
         const window = tenantsAfter.all(afterTenant, tenants);
         let deleted = 0;
         for (let i = 0; i < window.length; i++) {

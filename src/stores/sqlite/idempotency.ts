@@ -1,5 +1,5 @@
 import type { Statement } from "bun:sqlite";
-import { type Db, writeTx } from "../../db/database";
+import { type Db, writeTx, writeTxAsync } from "../../db/database";
 import type { IdempotencyHold, IdempotencyKeyRef, IdempotencyRow, IdempotencyStore } from "../../idempotency/repo";
 import { IdempotencyKeyLost, heldKey, keyMarked } from "../../idempotency/scope";
 
@@ -65,7 +65,7 @@ export function createSqliteIdempotencyStore(db: Db) {
 
   const store = {
     async claim(h: IdempotencyHold, requestHash: string, now: number, expiresAt: number, staleBefore: number): Promise<IdempotencyRow | null> {
-      return writeTx(db, () => {
+      return writeTxAsync(db, () => {
         claim.run(h.tenantId, h.userId, h.key, requestHash, h.claim, now, expiresAt, staleBefore);
         const r = row.get(h.tenantId, h.userId, h.key)!;
         return r.claim === h.claim ? null : r;
@@ -78,7 +78,7 @@ export function createSqliteIdempotencyStore(db: Db) {
       release.run(h.tenantId, h.userId, h.key, h.claim);
     },
     async purgeExpiredStep(now: number, afterTenant: string, tenants: number, maxRows: number): Promise<{ deleted: number; next: string | null }> {
-      return writeTx(db, () => {
+      return writeTxAsync(db, () => {
         const window = tenantsAfter.all(afterTenant, tenants);
         let deleted = 0;
         for (const t of window) {

@@ -1,7 +1,7 @@
 import type { InvitationsStore, InviteWrite, InviteOutcome, AcceptWrite, AcceptOutcome, ReissueOutcome, ReissueWrite, RevokeOutcome } from "../../team/invitations-repo";
 import type { NewSessionRow } from "../../auth/repo";
 import { type SqliteSessionsStore } from "./sessions";
-import { type Db, writeTx } from "../../db/database";
+import { type Db, writeTxAsync } from "../../db/database";
 import { keyCreatedInTx } from "./idempotency";
 import type { OutgoingMail } from "../../mail/repo";
 import { type SqliteMailStore } from "./mail";
@@ -76,7 +76,7 @@ export function createSqliteInvitationsStore(db: Db, others: { users: SqliteUser
 
     /** A first invitation, or a resend of the pending one (new token, new expiry, same id); its mail in the outbox. */
     async invite(w: InviteWrite, now: number): Promise<InviteOutcome> {
-      return writeTx(db, (): InviteOutcome => {
+      return writeTxAsync(db, (): InviteOutcome => {
         if (others.users.byEmailInTx(w.tenantId, w.email)) return { kind: "member" };
         const pending = pendingFor.get(w.tenantId, w.email, now);
         let kind: "created" | "resent";
@@ -101,7 +101,7 @@ export function createSqliteInvitationsStore(db: Db, others: { users: SqliteUser
 
     /** The new member, their session and the accepted invitation: all or nothing. */
     async accept(w: AcceptWrite, now: number): Promise<AcceptOutcome> {
-      return writeTx(db, (): AcceptOutcome => {
+      return writeTxAsync(db, (): AcceptOutcome => {
         const inv = byTokenHash.get(w.tokenHash, w.tenantId);
         if (!inv || statusOf(inv, now) !== "pending") return { kind: "invalid" };
         if (others.users.byEmailInTx(inv.tenant_id, inv.email)) return { kind: "member" };
@@ -133,7 +133,7 @@ export function createSqliteInvitationsStore(db: Db, others: { users: SqliteUser
 
     /** A pending invitation's token hash and expiry replaced (the earlier link stops working), audited; no outbox row. */
     async reissue(w: ReissueWrite, now: number): Promise<ReissueOutcome> {
-      return writeTx(db, (): ReissueOutcome => {
+      return writeTxAsync(db, (): ReissueOutcome => {
         const row = byId.get(w.tenantId, w.id);
         if (!row) return { kind: "missing" };
         if (statusOf(row, now) !== "pending") return { kind: "not_pending", row };
@@ -149,7 +149,7 @@ export function createSqliteInvitationsStore(db: Db, others: { users: SqliteUser
 
     /** Revoking twice answers the same revoked invitation; an accepted one cannot be revoked. */
     async revoke(tenantId: string, id: string, by: string, who: Who, now: number): Promise<RevokeOutcome> {
-      return writeTx(db, (): RevokeOutcome => {
+      return writeTxAsync(db, (): RevokeOutcome => {
         const row = byId.get(tenantId, id);
         if (!row) return { kind: "missing" };
         if (row.accepted_at !== null) return { kind: "accepted" };

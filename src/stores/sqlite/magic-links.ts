@@ -1,7 +1,6 @@
 import type { MagicLinksStore, MagicLinkRow, MagicLinkTarget } from "../../auth/magic-link/repo";
 import { MAX_WORKSPACES_PER_REQUEST } from "../../auth/magic-link/repo";
-import type { Db } from "../../db/database";
-import { writeTx } from "../../db/database";
+import { type Db, writeTxAsync } from "../../db/database";
 import type { UserRow } from "../../team/repo";
 import type { OutgoingMail } from "../../mail/repo";
 import type { AuditEntry } from "../../security/repo";
@@ -51,7 +50,7 @@ export function createSqliteMagicLinksStore(db: Db, others: { security: SqliteSe
     insertInTx: (r: Omit<MagicLinkRow, "used_at">) => void insert.run(r.token_hash, r.tenant_id, r.user_id, r.expires_at, r.created_at),
     /** The link, its mail and its audit row in one transaction: either all exist or none does. */
     issue: async (r: Omit<MagicLinkRow, "used_at">, mail: OutgoingMail, audit: AuditEntry, now: number) =>
-      writeTx(db, () => {
+      writeTxAsync(db, () => {
         insert.run(r.token_hash, r.tenant_id, r.user_id, r.expires_at, r.created_at);
         // Looked up on each call, not kept: tests wrap enqueueInTx to note mailed links as secrets.
         const mailId = others.mail.enqueueInTx(mail, now);
@@ -62,7 +61,7 @@ export function createSqliteMagicLinksStore(db: Db, others: { security: SqliteSe
     live: async (tenantId: string | null, tokenHash: string, now: number) => live.get(tokenHash, now, tenantId),
     /** Marks the link used; answers its user, or null when it was used, expired or unknown. */
     consume: async (tokenHash: string, tenantId: string, now: number) =>
-      writeTx(db, () => {
+      writeTxAsync(db, () => {
         const row = consume.get(tokenHash, tenantId, now);
         if (row) {
           retireOthers.run(row.tenant_id, row.user_id, now);

@@ -1,5 +1,5 @@
 import type { MembersStore, MemberChange, MemberChangePlan, Refusal } from "../../team/members-repo";
-import { type Db, writeTx } from "../../db/database";
+import { type Db, writeTxAsync } from "../../db/database";
 import type { AuditEntry } from "../../security/repo";
 import { type SqliteSecurityStore } from "./security";
 import type { UserRow } from "../../team/repo";
@@ -58,7 +58,7 @@ export function createSqliteMembersStore(
       now: number,
       plan: (before: UserRow, after: UserRow) => MemberChangePlan,
     ): Promise<UserRow | Refusal> {
-      return writeTx(db, () => {
+      return writeTxAsync(db, () => {
         const before = byId.get(tenantId, id);
         if (!before) return "not_found";
         if (c.role === "member" && removesLastAdmin(tenantId, before)) return "last_admin";
@@ -92,7 +92,7 @@ export function createSqliteMembersStore(
       now: number,
       audit: (u: UserRow, dealsMoved: number) => Omit<AuditEntry, "tenantId">,
     ): Promise<{ user: UserRow; dealsMoved: number } | Refusal> {
-      return writeTx(db, () => {
+      return writeTxAsync(db, () => {
         const user = byId.get(tenantId, id);
         if (!user) return "not_found";
         let to: UserRow | null = null;
@@ -113,7 +113,7 @@ export function createSqliteMembersStore(
 
     /** Turns a member's second factor off (enabled or pending): secret, backup codes and outstanding challenges. */
     async resetSecondFactor(tenantId: string, id: string, now: number, audit: (u: UserRow, wasEnabled: boolean) => Omit<AuditEntry, "tenantId">) {
-      return writeTx(db, (): UserRow | Refusal => {
+      return writeTxAsync(db, (): UserRow | Refusal => {
         const user = byId.get(tenantId, id);
         if (!user) return "not_found";
         const wasEnabled = totpEnabled.get(tenantId, id)?.enabled === 1;
@@ -129,7 +129,7 @@ export function createSqliteMembersStore(
 
     /** Lifts the second factor's lock; the caller clears the sign-in counter. */
     async unlock(tenantId: string, id: string, now: number, audit: (u: UserRow) => Omit<AuditEntry, "tenantId">) {
-      return writeTx(db, (): UserRow | Refusal => {
+      return writeTxAsync(db, (): UserRow | Refusal => {
         const user = byId.get(tenantId, id);
         if (!user) return "not_found";
         unlockTotp.run(tenantId, id, now);

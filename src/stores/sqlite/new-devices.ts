@@ -1,5 +1,5 @@
 import type { KnownDeviceRow, NewDeviceStore, SignInNoticeRow } from "../../auth/new-device/repo";
-import { type Db, writeTx } from "../../db/database";
+import { type Db, writeTxAsync } from "../../db/database";
 import type { OutgoingMail } from "../../mail/repo";
 import type { AuditEntry } from "../../security/repo";
 import type { SqliteMailStore } from "./mail";
@@ -34,9 +34,9 @@ export function createSqliteNewDeviceStore(db: Db, others: { security: SqliteSec
 
   const store = {
     known: async (tenantId: string, userId: string, deviceHash: string) => known.get(tenantId, userId, deviceHash),
-    remember: async (d: KnownDeviceRow) => writeTx(db, () => rememberInTx(d)),
+    remember: async (d: KnownDeviceRow) => writeTxAsync(db, () => rememberInTx(d)),
     notice: async (devices: KnownDeviceRow[], n: Omit<SignInNoticeRow, "used_at">, mail: OutgoingMail, audit: AuditEntry, now: number) =>
-      writeTx(db, () => {
+      writeTxAsync(db, () => {
         for (const d of devices) rememberInTx(d);
         insertNotice.run(n.tenant_id, n.token_hash, n.user_id, n.session_id, n.session_created_at, n.created_at, n.expires_at);
         // Looked up on each call, not kept: tests wrap enqueueInTx to note mailed links as secrets.
@@ -44,7 +44,7 @@ export function createSqliteNewDeviceStore(db: Db, others: { security: SqliteSec
         others.security.auditInTx({ ...audit, detail: { mail_id: mailId, ...audit.detail } }, now);
       }),
     notMe: async (tenantId: string, tokenHash: string, now: number, entry: (row: SignInNoticeRow, ended: number) => AuditEntry) =>
-      writeTx(db, () => {
+      writeTxAsync(db, () => {
         const row = spend.get(tenantId, tokenHash, now);
         if (!row) return null;
         endChallenges.run(row.tenant_id, row.user_id);
@@ -53,7 +53,7 @@ export function createSqliteNewDeviceStore(db: Db, others: { security: SqliteSec
         return { row, ended };
       }),
     purgeExpired: async (noticesBefore: number, devicesBefore: number) =>
-      writeTx(db, () => purgeNotices.run(noticesBefore).changes + purgeDevices.run(devicesBefore).changes),
+      writeTxAsync(db, () => purgeNotices.run(noticesBefore).changes + purgeDevices.run(devicesBefore).changes),
   };
   return store satisfies NewDeviceStore;
 }

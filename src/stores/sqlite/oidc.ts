@@ -1,5 +1,5 @@
 import type { OidcStore, ProviderRow, IdentityRow, FlowRow } from "../../auth/sign-in-providers/repo";
-import { type Db, writeTx } from "../../db/database";
+import { type Db, writeTxAsync } from "../../db/database";
 import type { AuditEntry } from "../../security/repo";
 import type { UserRow } from "../../team/repo";
 import { type SqliteUsersStore } from "./users";
@@ -55,18 +55,18 @@ export function createSqliteOidcStore(db: Db, others: { users: SqliteUsersStore;
 
   const store = {
     insertProvider: async (p: ProviderRow, audit: AuditEntry) =>
-      writeTx(db, () => {
+      writeTxAsync(db, () => {
         insertProvider.run(p.id, p.tenant_id, p.kind, p.name, p.issuer, p.client_id, p.client_secret_sealed, p.allowed_domains, p.auto_join, p.default_profile_id, p.enabled, p.created_at);
         others.auditInTx(audit, p.created_at);
       }),
     updateProvider: async (p: ProviderRow, audit: AuditEntry) =>
-      writeTx(db, () => {
+      writeTxAsync(db, () => {
         updateProvider.run(p.tenant_id, p.id, p.name, p.issuer, p.client_id, p.client_secret_sealed, p.allowed_domains, p.auto_join, p.default_profile_id, p.enabled, p.updated_at);
         others.auditInTx(audit, p.updated_at);
       }),
     /** false when there was no such provider. Its identities and flows go with it. */
     deleteProvider: async (tenantId: string, id: string, audit: AuditEntry, now: number) =>
-      writeTx(db, () => {
+      writeTxAsync(db, () => {
         if (deleteProvider.run(tenantId, id).changes !== 1) return false;
         others.auditInTx(audit, now);
         return true;
@@ -84,7 +84,7 @@ export function createSqliteOidcStore(db: Db, others: { users: SqliteUsersStore;
     touchIdentity: async (tenantId: string, id: string, now: number) => void touchIdentity.run(tenantId, id, now),
     /** Links an identity; "taken" when (issuer, subject) is already linked in this organization. */
     linkIdentity: async (row: IdentityRow, audit: AuditEntry) =>
-      writeTx(db, (): "linked" | "taken" => {
+      writeTxAsync(db, (): "linked" | "taken" => {
         if (identityBySubject.get(row.tenant_id, row.issuer, row.subject)) return "taken";
         insertIdentity.run(row.id, row.tenant_id, row.user_id, row.provider_id, row.issuer, row.subject, row.email, row.created_at);
         others.auditInTx(audit, row.created_at);
@@ -95,7 +95,7 @@ export function createSqliteOidcStore(db: Db, others: { users: SqliteUsersStore;
      * was taken meanwhile.
      */
     join: async (user: Omit<UserRow, "updated_at">, identity: IdentityRow, audit: AuditEntry) =>
-      writeTx(db, (): "joined" | "exists" => {
+      writeTxAsync(db, (): "joined" | "exists" => {
         if (others.users.byEmailInTx(user.tenant_id, user.email)) return "exists";
         if (identityBySubject.get(identity.tenant_id, identity.issuer, identity.subject)) return "exists";
         others.users.insertInTx(user);
@@ -104,7 +104,7 @@ export function createSqliteOidcStore(db: Db, others: { users: SqliteUsersStore;
         return "joined";
       }),
     unlinkIdentity: async (tenantId: string, userId: string, id: string, audit: AuditEntry, now: number) =>
-      writeTx(db, () => {
+      writeTxAsync(db, () => {
         if (deleteIdentity.run(tenantId, userId, id).changes !== 1) return false;
         others.auditInTx(audit, now);
         return true;
@@ -113,7 +113,7 @@ export function createSqliteOidcStore(db: Db, others: { users: SqliteUsersStore;
     openFlow: async (f: FlowRow) => void insertFlow.run(f.state_hash, f.tenant_id, f.provider_id, f.user_id, f.browser_hash, f.verifier_sealed, f.nonce, f.created_at, f.expires_at),
     /** The flow a state names, by the organization the state names and the state's hash. */
     flow: async (tenantId: string, stateHash: string) => flowByState.get(tenantId, stateHash),
-    spendFlow: async (tenantId: string, stateHash: string) => writeTx(db, () => spendFlow.get(tenantId, stateHash)),
+    spendFlow: async (tenantId: string, stateHash: string) => writeTxAsync(db, () => spendFlow.get(tenantId, stateHash)),
     purgeExpired: async (before: number) => void purgeFlows.run(before),
   };
   return store satisfies OidcStore;

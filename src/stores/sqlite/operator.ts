@@ -1,5 +1,5 @@
 import { statSync } from "node:fs";
-import { type Db, writeTx } from "../../db/database";
+import { type Db, writeTxAsync } from "../../db/database";
 import type {
   ConsoleJobRow, ConsoleMailRow, ConsoleOrganizationRow, NewOperatorSession, OperatorAuditEntry, OperatorAuditRow, OperatorRow, OperatorSessionListRow, OperatorSessionWithEmail, OperatorStore,
 } from "../../operator/repo";
@@ -101,7 +101,7 @@ export function createSqliteOperatorStore(db: Db) {
     acceptStep: async (id: string, step: number, at: number) => acceptStep.run(id, step, at).changes === 1,
     addChallenge: async (tokenHash: string, operatorId: string, expiresAt: number) => void addChallenge.run(tokenHash, operatorId, expiresAt),
     takeChallenge: async (tokenHash: string, now: number) => {
-      const row = writeTx(db, () => takeChallenge.get(tokenHash));
+      const row = await writeTxAsync(db, () => takeChallenge.get(tokenHash));
       return row && row.expires_at > now ? row.operator_id : null;
     },
     peekChallenge: async (tokenHash: string, now: number) => peekChallenge.get(tokenHash, now)?.operator_id ?? null,
@@ -111,7 +111,7 @@ export function createSqliteOperatorStore(db: Db) {
     proveSession: async (id: string, at: number) => void prove.run(id, at),
     endSession: async (id: string, at: number) => void end.run(id, at),
     replaceBackupCodes: async (operatorId: string, hashes: string[], at: number) =>
-      writeTx(db, () => {
+      writeTxAsync(db, () => {
         dropCodes.run(operatorId);
         for (const h of hashes) addCode.run(h, operatorId, at);
       }),

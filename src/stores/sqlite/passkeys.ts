@@ -1,5 +1,5 @@
 import type { PasskeyChallengeRow, PasskeyRemoval, PasskeyRow, PasskeysStore } from "../../auth/passkeys/repo";
-import { type Db, writeTx } from "../../db/database";
+import { type Db, writeTxAsync } from "../../db/database";
 import type { AuditEntry } from "../../security/repo";
 import type { SqliteSecurityStore } from "./security";
 
@@ -35,7 +35,7 @@ export function createSqlitePasskeysStore(db: Db, others: { security: SqliteSecu
 
   const store = {
     insert: async (r: PasskeyRow, audit: AuditEntry, now: number) =>
-      writeTx(db, () => {
+      writeTxAsync(db, () => {
         const n = insert.run(r.tenant_id, r.id, r.user_id, r.credential_id, r.public_key, r.counter, r.transports, r.backed_up ? 1 : 0, r.rp_id, r.name, r.created_at).changes;
         if (n === 0) return false;
         others.security.auditInTx(audit, now);
@@ -44,13 +44,13 @@ export function createSqlitePasskeysStore(db: Db, others: { security: SqliteSecu
     list: async (tenantId: string, userId: string) => list.all(tenantId, userId).map((r) => fromStored(r)!),
     byCredential: async (tenantId: string, credentialId: string) => fromStored(byCredential.get(tenantId, credentialId)),
     rename: async (tenantId: string, userId: string, id: string, name: string, audit: AuditEntry, now: number) =>
-      writeTx(db, () => {
+      writeTxAsync(db, () => {
         const row = fromStored(rename.get(tenantId, userId, id, name));
         if (row) others.security.auditInTx(audit, now);
         return row;
       }),
     remove: async (tenantId: string, userId: string, id: string, keepOne: boolean, audit: AuditEntry, now: number) =>
-      writeTx(db, (): PasskeyRemoval => {
+      writeTxAsync(db, (): PasskeyRemoval => {
         if (!exists.get(tenantId, userId, id)) return "not_found";
         if (keepOne && count.get(tenantId, userId)!.n <= 1) return "last";
         remove.run(tenantId, userId, id);
@@ -58,11 +58,12 @@ export function createSqlitePasskeysStore(db: Db, others: { security: SqliteSecu
         return "removed";
       }),
     recordUse: async (tenantId: string, id: string, counter: number, backedUp: boolean, now: number) =>
-      writeTx(db, () => recordUse.run(tenantId, id, counter, backedUp ? 1 : 0, now).changes > 0),
-    openChallenge: async (c: PasskeyChallengeRow) =>
-      void writeTx(db, () => openChallenge.run(c.challenge_hash, c.purpose, c.tenant_id, c.user_id, c.rp_id, c.created_at, c.expires_at)),
-    spendChallenge: async (hash: string, tenantId: string | null, now: number) => writeTx(db, () => spend.get(hash, tenantId, now) ?? null),
-    purgeExpired: async (now: number) => writeTx(db, () => purge.run(now).changes),
+      writeTxAsync(db, () => recordUse.run(tenantId, id, counter, backedUp ? 1 : 0, now).changes > 0),
+    openChallenge: async (c: PasskeyChallengeRow) => {
+      await writeTxAsync(db, () => openChallenge.run(c.challenge_hash, c.purpose, c.tenant_id, c.user_id, c.rp_id, c.created_at, c.expires_at));
+    },
+    spendChallenge: async (hash: string, tenantId: string | null, now: number) => writeTxAsync(db, () => spend.get(hash, tenantId, now) ?? null),
+    purgeExpired: async (now: number) => writeTxAsync(db, () => purge.run(now).changes),
   };
   return store satisfies PasskeysStore;
 }

@@ -1,6 +1,6 @@
 import type { PasswordNotice, PasswordStore } from "../../auth/password/repo";
 import type { SqliteMailStore } from "./mail";
-import { type Db, writeTx } from "../../db/database";
+import { type Db, writeTxAsync } from "../../db/database";
 import type { AuditEntry } from "../../security/repo";
 import { type SqliteSecurityStore } from "./security";
 import type { AccountTokenRow } from "../../auth/email/repo";
@@ -38,7 +38,7 @@ export function createSqlitePasswordStore(db: Db, others: { security: SqliteSecu
      * expired or unknown by the time the transaction ran.
      */
     reset: async (tenantId: string, tokenHash: string, hash: string, now: number, entry: (row: AccountTokenRow, revoked: number) => AuditEntry, notice?: PasswordNotice) =>
-      writeTx(db, () => {
+      writeTxAsync(db, () => {
         const row = others.tokens.consumeInTx(tenantId, tokenHash, "password_reset", now);
         if (!row) return null;
         const revoked = setPasswordInTx(row.tenant_id, row.user_id, hash, "", "password_reset", now);
@@ -49,7 +49,7 @@ export function createSqlitePasswordStore(db: Db, others: { security: SqliteSecu
       }),
     /** The signed-in user's new password; their other sessions end. Answers how many. */
     change: async (tenantId: string, userId: string, keepSessionId: string, hash: string, now: number, entry: (revoked: number) => AuditEntry, notice?: PasswordNotice) =>
-      writeTx(db, () => {
+      writeTxAsync(db, () => {
         const revoked = setPasswordInTx(tenantId, userId, hash, keepSessionId, "password_changed", now);
         others.security.auditInTx(entry(revoked), now);
         if (notice) others.mail.enqueueInTx(notice(revoked), now);

@@ -1,5 +1,5 @@
 import type { SavedViewChange, SavedViewJoined, SavedViewRow, SavedViewStore } from "../../crm/views-repo";
-import { type Db, writeTx } from "../../db/database";
+import { type Db, writeTxAsync } from "../../db/database";
 import { keyCreatedInTx } from "./idempotency";
 
 const JOINED = `SELECT v.*, coalesce(u.full_name, u.email) AS owner_name FROM saved_views v
@@ -32,7 +32,7 @@ export function createSqliteSavedViewStore(db: Db) {
     visible: async (tenantId: string, userId: string) => visible.all(tenantId, userId),
     byId: async (tenantId: string, id: string) => byId.get(tenantId, id),
     async insert(v: SavedViewRow, max: number): Promise<boolean> {
-      return writeTx(db, () => {
+      return writeTxAsync(db, () => {
         if (owned.get(v.tenant_id, v.owner_id)!.n >= max) return false;
         insert.run(v.tenant_id, v.id, v.owner_id, v.name, v.kind, v.query, v.columns, v.shared, v.created_at, v.updated_at);
         keyCreatedInTx(db, v.id);
@@ -43,7 +43,7 @@ export function createSqliteSavedViewStore(db: Db) {
       update.run(tenantId, id, c.name, c.kind, c.query, c.columns, c.shared, c.updated_at);
     },
     async remove(tenantId: string, id: string): Promise<void> {
-      writeTx(db, () => {
+      await writeTxAsync(db, () => {
         removeDefaults.run(tenantId, id);
         remove.run(tenantId, id);
       });

@@ -1,5 +1,5 @@
 import type { SecurityStore, AuditEntry, AuditRow } from "../../security/repo";
-import { type Db, writeTx } from "../../db/database";
+import { type Db, writeTx, writeTxAsync } from "../../db/database";
 import type { StoredKeys } from "../../security/key-file";
 
 /** SQL of rate limits, audit and stored keys. Each statement is prepared once. */
@@ -36,16 +36,17 @@ export function createSqliteSecurityStore(db: Db) {
   const auditInTx = (e: AuditEntry, now: number) =>
     void insertAudit.run(e.tenantId, e.userId, e.action, e.ip, e.userAgent, e.detail ? JSON.stringify(e.detail) : null, now);
 
-  // Single-statement writes go through writeTx too: it waits for another process's writer a try
-  // every millisecond, where SQLite's busy handler slept through its short gaps (database.ts).
+  // Single-statement writes go through writeTxAsync too: it waits for another process's writer a
+  // try every millisecond (SQLite's busy handler slept through its short gaps), and lets other
+  // requests run between the tries (database.ts).
   const store = {
-    hit: async (key: string, now: number, windowMs: number) => writeTx(db, () => hit.get(key, now, windowMs)!),
+    hit: async (key: string, now: number, windowMs: number) => writeTxAsync(db, () => hit.get(key, now, windowMs)!),
     peek: async (key: string) => peek.get(key),
-    clear: async (key: string) => writeTx(db, () => void clear.run(key)),
-    clearPrefix: async (prefix: string) => writeTx(db, () => void clearPrefix.run(prefix)),
+    clear: async (key: string) => writeTxAsync(db, () => void clear.run(key)),
+    clearPrefix: async (prefix: string) => writeTxAsync(db, () => void clearPrefix.run(prefix)),
     anyReached: async (prefix: string, max: number, now: number) => anyReached.get(prefix, max, now) !== null,
-    sweep: async (now: number) => writeTx(db, () => sweep.run(now).changes),
-    audit: async (e: AuditEntry, now: number) => writeTx(db, () => auditInTx(e, now)),
+    sweep: async (now: number) => writeTxAsync(db, () => sweep.run(now).changes),
+    audit: async (e: AuditEntry, now: number) => writeTxAsync(db, () => auditInTx(e, now)),
     /** Audit rows are also written inside other features' transactions. */
     auditInTx,
     auditForTenant: async (tenantId: string, limit = 100) => auditForTenant.all(tenantId, limit),

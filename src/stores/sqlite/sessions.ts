@@ -1,7 +1,7 @@
 import type { SessionsStore, SessionRow, NewSessionRow, SessionPrincipalRow, SessionAccessRow, ChallengeRow } from "../../auth/repo";
 import type { AppendEventsInTx } from "./deals";
 import { revokedEvent, signedInEvent } from "../../events/changes";
-import { type Db, writeTx } from "../../db/database";
+import { type Db, writeTxAsync } from "../../db/database";
 import type { AuditEntry } from "../../security/repo";
 import { type SqliteSecurityStore } from "./security";
 import { readTx } from "./read-tx";
@@ -113,7 +113,7 @@ export function createSqliteSessionsStore(db: Db, others: { security: SqliteSecu
     insertInTx,
     /** A new session and its audit row in one commit: a sign-in flood then costs half the fsyncs. */
     insertAudited: async (s: NewSessionRow, entry: AuditEntry, now: number) =>
-      writeTx(db, () => {
+      writeTxAsync(db, () => {
         insertInTx(s);
         auditInTx(entry, now);
         signedInInTx(s, now);
@@ -121,31 +121,31 @@ export function createSqliteSessionsStore(db: Db, others: { security: SqliteSecu
     /** The session whose secret sid hashes to `sidHash`, with its user's role and email and its tenant's subdomain. */
     principal: async (tenantId: string, sidHash: string) => principal(tenantId, sidHash),
     access: async (tenantId: string, sidHash: string, module: string) => access(tenantId, sidHash, module),
-    // Single statements through writeTx too: its wait for another process's writer polls (database.ts).
-    touch: async (tenantId: string, id: string, now: number) => writeTx(db, () => void touch.run(id, now, tenantId)),
-    rotate: async (tenantId: string, id: string, fromGen: number, now: number) => writeTx(db, () => rotate.run(id, fromGen, now, tenantId).changes === 1),
+    // Single statements through writeTxAsync too: while another process writes, the wait lets other requests run (database.ts).
+    touch: async (tenantId: string, id: string, now: number) => writeTxAsync(db, () => void touch.run(id, now, tenantId)),
+    rotate: async (tenantId: string, id: string, fromGen: number, now: number) => writeTxAsync(db, () => rotate.run(id, fromGen, now, tenantId).changes === 1),
     /** Records a fresh proof of the first factor on a live session, with its audit row. False when the session ended. */
     prove: async (tenantId: string, id: string, entry: AuditEntry, now: number) =>
-      writeTx(db, () => {
+      writeTxAsync(db, () => {
         if (prove.run(id, now, tenantId).changes === 0) return false;
         auditInTx(entry, now);
         return true;
       }),
     revoke: async (tenantId: string, userId: string, id: string, reason: string, now: number) =>
-      writeTx(db, () => {
+      writeTxAsync(db, () => {
         const n = revokeOne.run(id, tenantId, userId, now, reason).changes;
         revokedInTx(tenantId, userId, id, n, reason, true, now);
         return n;
       }),
     revokeOthers: async (tenantId: string, userId: string, keepId: string, reason: string, now: number) =>
-      writeTx(db, () => {
+      writeTxAsync(db, () => {
         const n = revokeOthers.run(tenantId, userId, keepId, now, reason).changes;
         revokedInTx(tenantId, userId, null, n, reason, true, now);
         return n;
       }),
     /** Ends every session and every outstanding 2FA challenge of a user, in one commit. */
     revokeAll: async (tenantId: string, userId: string, reason: string, now: number) =>
-      writeTx(db, () => {
+      writeTxAsync(db, () => {
         endChallenges.run(tenantId, userId);
         const n = revokeAll.run(tenantId, userId, now, reason).changes;
         revokedInTx(tenantId, userId, null, n, reason, false, now);
@@ -154,11 +154,11 @@ export function createSqliteSessionsStore(db: Db, others: { security: SqliteSecu
     live: async (tenantId: string, userId: string, now: number) => live.all(tenantId, userId, now),
     /** Drops sessions and challenges that ended long enough ago that nobody can present their tokens. */
     purgeExpired: async (before: number) =>
-      writeTx(db, () => purge.run(before).changes + purgeChallenges.run(before).changes),
+      writeTxAsync(db, () => purge.run(before).changes + purgeChallenges.run(before).changes),
 
     /** A new 2FA challenge and its audit row, in one commit. */
     openChallenge: async (c: ChallengeRow, entry: AuditEntry) =>
-      writeTx(db, () => {
+      writeTxAsync(db, () => {
         insertChallenge.run(c.id, c.tenant_id, c.user_id, c.method, c.created_at, c.expires_at);
         auditInTx(entry, c.created_at);
       }),
@@ -169,7 +169,7 @@ export function createSqliteSessionsStore(db: Db, others: { security: SqliteSecu
      * when another verify spent it first, or it was ended meanwhile.
      */
     spendChallengeForSession: async (c: ChallengeRow, s: NewSessionRow, entry: AuditEntry, now: number) =>
-      writeTx(db, () => {
+      writeTxAsync(db, () => {
         if (spendChallenge.run(c.id, c.tenant_id, c.user_id, now).changes === 0) return false;
         insertInTx(s);
         auditInTx(entry, now);
@@ -177,7 +177,7 @@ export function createSqliteSessionsStore(db: Db, others: { security: SqliteSecu
         return true;
       }),
     /** Ends a user's outstanding challenges: their temp_tokens stop working (2FA disable, a password change). */
-    endChallenges: async (tenantId: string, userId: string) => writeTx(db, () => endChallenges.run(tenantId, userId).changes),
+    endChallenges: async (tenantId: string, userId: string) => writeTxAsync(db, () => endChallenges.run(tenantId, userId).changes),
   };
   return store satisfies SessionsStore;
 }

@@ -1,5 +1,5 @@
 import type { StagesStore } from "../../crm/pipeline-repo";
-import { type Db, writeTx } from "../../db/database";
+import { type Db, writeTxAsync } from "../../db/database";
 import type { AuditEntry } from "../../security/repo";
 import { type SqliteSecurityStore } from "./security";
 import type { PipelineStageRow } from "../../crm/repo";
@@ -33,7 +33,7 @@ export function createSqliteStagesStore(db: Db, deps: { security: SqliteSecurity
     byId: async (tenantId: string, id: string) => byId.get(tenantId, id),
     hasDeals: async (tenantId: string, key: string) => hasDeals.get(tenantId, key) !== null,
     async update(s: PipelineStageRow, audit: AuditEntry, now: number): Promise<void> {
-      writeTx(db, () => {
+      await writeTxAsync(db, () => {
         const before = byId.get(s.tenant_id, s.id);
         update.run(s.tenant_id, s.id, s.name, s.color, s.probability, s.is_won, s.is_lost);
         deps.security.auditInTx(audit, now);
@@ -44,7 +44,7 @@ export function createSqliteStagesStore(db: Db, deps: { security: SqliteSecurity
     },
     /** False when `order` is not every stage id of the tenant exactly once (read in the same transaction). */
     async reorder(tenantId: string, order: string[], audit: AuditEntry, now: number): Promise<boolean> {
-      return writeTx(db, () => {
+      return writeTxAsync(db, () => {
         const known = new Set(ids.all(tenantId).map((r) => r.id));
         if (order.length !== known.size || new Set(order).size !== order.length || !order.every((id) => known.has(id))) return false;
         order.forEach((id, i) => setPosition.run(tenantId, id, i));
@@ -60,7 +60,7 @@ export function createSqliteStagesStore(db: Db, deps: { security: SqliteSecurity
      * or how many deals moved. Checked inside the transaction, so a deal added meanwhile moves too.
      */
     async remove(s: PipelineStageRow, moveTo: string | null, audit: (moved: number) => AuditEntry, now: number): Promise<"last" | "needs_target" | "unknown_target" | number> {
-      return writeTx(db, () => {
+      return writeTxAsync(db, () => {
         if (count.get(s.tenant_id)!.n <= 1) return "last";
         if (moveTo !== null && !keyExists.get(s.tenant_id, moveTo)) return "unknown_target";
         const any = hasDeals.get(s.tenant_id, s.key) !== null;

@@ -2,7 +2,7 @@ import type { TenantsStore, TenantRow, TenantListRow, NewOrganization, SignInPol
 import type { NewSessionRow } from "../../auth/repo";
 import { type SqliteSessionsStore } from "./sessions";
 import { type SqliteCrmStore } from "./crm";
-import { type Db, writeTx } from "../../db/database";
+import { type Db, writeTxAsync } from "../../db/database";
 import { newId } from "../../kernel/ids";
 import type { AuditEntry } from "../../security/repo";
 import { type SqliteSecurityStore } from "./security";
@@ -51,7 +51,7 @@ export function createSqliteTenantsStore(db: Db, others: { users: SqliteUsersSto
       now: number,
       audit: (before: TenantRow) => AuditEntry,
     ): Promise<{ before: TenantRow; changed: boolean } | undefined> {
-      return writeTx(db, () => {
+      return writeTxAsync(db, () => {
         const before = byId.get(tenantId);
         if (!before) return undefined;
         if ((before.disabled_at != null) === (at !== null)) return { before, changed: false };
@@ -72,7 +72,7 @@ export function createSqliteTenantsStore(db: Db, others: { users: SqliteUsersSto
       now: number,
       audits: (before: { row: TenantRow; modules: string[] }, after: { row: TenantRow; modules: string[] }) => AuditEntry[],
     ): Promise<{ row: TenantRow; modules: string[] } | undefined> {
-      return writeTx(db, () => {
+      return writeTxAsync(db, () => {
         const row = byId.get(tenantId);
         if (!row) return undefined;
         const before = { row, modules: modules.all(tenantId).map((m) => m.module) };
@@ -99,7 +99,7 @@ export function createSqliteTenantsStore(db: Db, others: { users: SqliteUsersSto
       const { tenant, admin, session } = o;
       const now = tenant.created_at;
       const adminProfileId = newId();
-      writeTx(db, () => {
+      await writeTxAsync(db, () => {
         insertTenant.run(tenant.id, tenant.name, tenant.subdomain, now);
         for (const m of o.modules) insertModule.run(tenant.id, m);
         others.users.insertProfileInTx({ id: adminProfileId, tenant_id: tenant.id, name: "Administrator", is_admin: 1, created_at: now });

@@ -1,6 +1,6 @@
 import type { TwoFactorStore, TotpRow, Owner } from "../../auth/two-factor/repo";
 import type { AppendEventsInTx } from "./deals";
-import { type Db, writeTx } from "../../db/database";
+import { type Db, writeTxAsync } from "../../db/database";
 import type { AuditEntry } from "../../security/repo";
 import { type SqliteSecurityStore } from "./security";
 
@@ -67,7 +67,7 @@ export function createSqliteTwoFactorStore(db: Db, others: { security: SqliteSec
 
     /** A new pending secret and its backup codes, replacing a pending one. False when 2FA is on. */
     async startSetup(o: Owner, secretEnc: string, codeHashes: string[], audit: Audit, now: number): Promise<boolean> {
-      return writeTx(db, () => {
+      return writeTxAsync(db, () => {
         if (upsertPending.run(o.tenantId, o.userId, secretEnc, now).changes === 0) return false;
         putCodesInTx(o, codeHashes, now);
         auditInTx(o, audit, now);
@@ -77,7 +77,7 @@ export function createSqliteTwoFactorStore(db: Db, others: { security: SqliteSec
 
     /** Turns a pending setup on at the code's step. False when it is no longer pending or the step is used. */
     async enable(o: Owner, step: number, audit: Audit, now: number): Promise<boolean> {
-      return writeTx(db, () => {
+      return writeTxAsync(db, () => {
         if (enable.run(o.tenantId, o.userId, step, now).changes === 0) return false;
         auditInTx(o, audit, now);
         factorEventInTx(o, "user.two_factor_enabled", now);
@@ -90,7 +90,7 @@ export function createSqliteTwoFactorStore(db: Db, others: { security: SqliteSec
 
     /** Spends a backup code of an enabled factor, once. */
     async useBackupCode(o: Owner, codeHash: string, now: number): Promise<boolean> {
-      return writeTx(db, () => {
+      return writeTxAsync(db, () => {
         const row = get.get(o.tenantId, o.userId);
         if (!row || row.enabled_at === null) return false;
         if (useCode.run(o.tenantId, o.userId, codeHash, now).changes === 0) return false;
@@ -107,7 +107,7 @@ export function createSqliteTwoFactorStore(db: Db, others: { security: SqliteSec
 
     /** Removes an enabled factor and its backup codes. False when it was not enabled. */
     async disable(o: Owner, audit: Audit, now: number): Promise<boolean> {
-      return writeTx(db, () => {
+      return writeTxAsync(db, () => {
         if (deleteTotp.run(o.tenantId, o.userId).changes === 0) return false;
         deleteCodes.run(o.tenantId, o.userId);
         auditInTx(o, audit, now);
@@ -118,7 +118,7 @@ export function createSqliteTwoFactorStore(db: Db, others: { security: SqliteSec
 
     /** New backup codes for an enabled factor; the old ones are deleted. False when it is not enabled. */
     async replaceBackupCodes(o: Owner, codeHashes: string[], audit: Audit, now: number): Promise<boolean> {
-      return writeTx(db, () => {
+      return writeTxAsync(db, () => {
         const row = get.get(o.tenantId, o.userId);
         if (!row || row.enabled_at === null) return false;
         putCodesInTx(o, codeHashes, now);

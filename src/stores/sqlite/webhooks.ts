@@ -1,5 +1,5 @@
 import type { NewEvent } from "../../events/repo";
-import { type Db, writeTx } from "../../db/database";
+import { type Db, writeTxAsync } from "../../db/database";
 import {
   type AttemptEnd, type AttemptResult, type DeliveryRow, type EndpointChange, type EndpointRow, type LeasedDelivery, type Subscription,
   type EndpointDisable, type FinishOutcome, type WebhooksStore, eventDeliveryId, subscriptionOf,
@@ -118,10 +118,10 @@ export function createSqliteWebhooksStore(db: Db, others: { mail: SqliteMailStor
       rotate.run(tenantId, id, sealed, previousSealed, previousUntil, now);
     },
     async removeDeliveries(tenantId: string, id: string, max: number): Promise<number> {
-      return writeTx(db, () => removeSome.run(tenantId, id, max).changes);
+      return writeTxAsync(db, () => removeSome.run(tenantId, id, max).changes);
     },
     async remove(tenantId: string, id: string): Promise<void> {
-      writeTx(db, () => remove.run(tenantId, id));
+      await writeTxAsync(db, () => remove.run(tenantId, id));
       changed(tenantId);
     },
     deliveries: async (tenantId: string, endpointId: string, limit: number, offset: number) => page.all(tenantId, endpointId, limit, offset),
@@ -134,7 +134,7 @@ export function createSqliteWebhooksStore(db: Db, others: { mail: SqliteMailStor
       requeue.run(tenantId, id, now);
     },
     async lease(now: number, leaseUntil: number, limit: number, accept: (d: DeliveryRow) => boolean): Promise<LeasedDelivery[]> {
-      const chosen = writeTx(db, () => {
+      const chosen = await writeTxAsync(db, () => {
         const out: DeliveryRow[] = [];
         for (const d of due.all(now, limit * 4)) {
           if (out.length >= limit || !accept(d)) continue;
@@ -150,7 +150,7 @@ export function createSqliteWebhooksStore(db: Db, others: { mail: SqliteMailStor
       const ended = () => finish.run(tenantId, id, attempts, status, end.kind === "retry" ? end.next : now, r.status, r.durationMs, r.error, now).changes > 0;
       // Most ends disable nothing: one statement, its own transaction.
       if (!disabling) return ended() ? "recorded" : "stale";
-      const outcome = writeTx(db, (): FinishOutcome => {
+      const outcome = await writeTxAsync(db, (): FinishOutcome => {
         if (!ended()) return "stale";
         if (disable.run(tenantId, disabling.endpointId, disabling.reason, now).changes === 0) return "recorded";
         const t = tenant.get(tenantId);
@@ -166,7 +166,7 @@ export function createSqliteWebhooksStore(db: Db, others: { mail: SqliteMailStor
     async sweepStep(before: number, max: number): Promise<number> {
       let deleted = 0;
       for (const e of endpoints.all()) {
-        deleted += writeTx(db, () => sweep.run(e.tenant_id, e.id, before, max - deleted).changes);
+        deleted += await writeTxAsync(db, () => sweep.run(e.tenant_id, e.id, before, max - deleted).changes);
         if (deleted >= max) break;
       }
       return deleted;
