@@ -78,6 +78,7 @@ export function stallsByPhase(lines: string[], phases: Phase[]): string[] {
   const out: string[] = [];
   for (const p of phases) {
     const longest = new Map<string, { ms: number; where: string }>();
+    const byWork = new Map<string, number>();
     let n = 0;
     for (const line of lines) {
       let w: Record<string, unknown>;
@@ -91,9 +92,13 @@ export function stallsByPhase(lines: string[], phases: Phase[]): string[] {
       n++;
       const kind = String(w.kind ?? "warning");
       if (w.ms > (longest.get(kind)?.ms ?? -1)) longest.set(kind, { ms: w.ms, where: String(w.work ?? "") });
+      const what = `${kind} in ${String(w.work ?? "?")}`;
+      byWork.set(what, (byWork.get(what) ?? 0) + 1);
     }
     const parts = [...longest].map(([k, v]) => `${k} ${v.ms.toFixed(1)} (${v.where})`);
     out.push(`  ${p.name}: ${n} stall warnings${parts.length ? `; longest ${parts.join("; ")}` : ""}`);
+    // Which work the warnings named, most often first: a phase's cause, not only its worst moment.
+    if (byWork.size > 0) out.push(`    ${[...byWork].sort((a, b) => b[1] - a[1]).map(([what, k]) => `${what}: ${k}`).join(", ")}`);
   }
   return out;
 }
