@@ -165,33 +165,41 @@ describe("writeTx", () => {
   });
 });
 
+/**
+ * What writeTx and writeTxAsync share: they wait as long as busy_timeout says, polling (0: one
+ * try), and give the connection its busy_timeout back, inside the transaction and after it.
+ */
+async function waitsItsBusyTimeout(write: <T>(db: Database, fn: () => T) => Promise<T>) {
+  const file = freshFile();
+  const db = withTable(file);
+  const other = new Database(file);
+  other.run("BEGIN IMMEDIATE");
+  try {
+    db.run("PRAGMA busy_timeout = 0");
+    const once = performance.now();
+    await expect(write(db, () => db.run("INSERT INTO items (name) VALUES ('a')"))).rejects.toThrow(/locked|busy/i);
+    expect(performance.now() - once).toBeLessThan(40);
+    expect(pragma(db, "busy_timeout")).toBe(0);
+    db.run("PRAGMA busy_timeout = 60");
+    const waited = performance.now();
+    await expect(write(db, () => db.run("INSERT INTO items (name) VALUES ('a')"))).rejects.toThrow(/locked|busy/i);
+    expect(performance.now() - waited).toBeGreaterThanOrEqual(60);
+    expect(pragma(db, "busy_timeout")).toBe(60);
+  } finally {
+    other.run("COMMIT");
+    other.close();
+  }
+  // Free again: the write goes through, inside it and after it the connection's own busy_timeout.
+  db.run("PRAGMA busy_timeout = 5000");
+  expect(await write(db, () => pragma(db, "busy_timeout"))).toBe(5000);
+  expect(pragma(db, "busy_timeout")).toBe(5000);
+  expect(db.query("SELECT name FROM items").all()).toEqual([]);
+  db.close();
+}
+
 describe("writeTx waiting for another connection's writer", () => {
-  test("waits as long as busy_timeout says, polling (0: one try), and gives the connection its busy_timeout back", () => {
-    const file = freshFile();
-    const db = withTable(file);
-    const other = new Database(file);
-    other.run("BEGIN IMMEDIATE");
-    try {
-      db.run("PRAGMA busy_timeout = 0");
-      const once = performance.now();
-      expect(() => writeTx(db, () => db.run("INSERT INTO items (name) VALUES ('a')"))).toThrow(/locked|busy/i);
-      expect(performance.now() - once).toBeLessThan(40);
-      expect(pragma(db, "busy_timeout")).toBe(0);
-      db.run("PRAGMA busy_timeout = 60");
-      const waited = performance.now();
-      expect(() => writeTx(db, () => db.run("INSERT INTO items (name) VALUES ('a')"))).toThrow(/locked|busy/i);
-      expect(performance.now() - waited).toBeGreaterThanOrEqual(60);
-      expect(pragma(db, "busy_timeout")).toBe(60);
-    } finally {
-      other.run("COMMIT");
-      other.close();
-    }
-    // Free again: the write goes through, inside it and after it the connection's own busy_timeout.
-    db.run("PRAGMA busy_timeout = 5000");
-    expect(writeTx(db, () => pragma(db, "busy_timeout"))).toBe(5000);
-    expect(pragma(db, "busy_timeout")).toBe(5000);
-    expect(db.query("SELECT name FROM items").all()).toEqual([]);
-    db.close();
+  test("waits as long as busy_timeout says, polling (0: one try), and gives the connection its busy_timeout back", async () => {
+    await waitsItsBusyTimeout(async (db, fn) => writeTx(db, fn));
   });
 
   test("beside a writer that holds the lock in short cycles with short gaps, a write gets one of the first gaps", async () => {
@@ -261,24 +269,12 @@ describe("writeTxAsync (a request's writes)", () => {
     db.close();
   });
 
-  test("gives up after busy_timeout (0: one try), rolls back on a throw, and refuses to run inside an open transaction", async () => {
-    const file = freshFile();
-    const db = withTable(file);
-    const other = new Database(file);
-    other.run("BEGIN IMMEDIATE");
-    try {
-      db.run("PRAGMA busy_timeout = 0");
-      await expect(writeTxAsync(db, () => db.run("INSERT INTO items (name) VALUES ('a')"))).rejects.toThrow(/locked|busy/i);
-      db.run("PRAGMA busy_timeout = 50");
-      const waited = performance.now();
-      await expect(writeTxAsync(db, () => db.run("INSERT INTO items (name) VALUES ('a')"))).rejects.toThrow(/locked|busy/i);
-      expect(performance.now() - waited).toBeGreaterThanOrEqual(50);
-      expect(pragma(db, "busy_timeout")).toBe(50);
-    } finally {
-      other.run("COMMIT");
-      other.close();
-    }
-    db.run("PRAGMA busy_timeout = 5000");
+  test("waits as long as busy_timeout says, as writeTx does", async () => {
+    await waitsItsBusyTimeout(writeTxAsync);
+  });
+
+  test("rolls back on a throw, and refuses to run inside an open transaction", async () => {
+    const db = withTable(freshFile());
     await expect(
       writeTxAsync(db, () => {
         db.run("INSERT INTO items (name) VALUES ('b')");

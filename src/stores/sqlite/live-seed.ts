@@ -139,7 +139,7 @@ export async function liveSeed(db: Db, t: SeedTenant, now: number, progress: (do
       await pace.step((size) => {
         // In pieces, the batch ending once it has held the writer TARGET_MS: sized by the batches
         // before it, a batch whose deals cost more (the cache cold after the server's commits, the
-        // cores busy) held the writer 62-101 ms, and a neighbour's write waited through it.
+        // cores busy) held the writer 61-101 ms, and a neighbour's write waited through it.
         const started = performance.now();
         const end = Math.min(mark, done + size);
         while (done < end) {
