@@ -231,19 +231,33 @@ describe("pending search counter rows", () => {
     countersEqualRecount();
   });
 
-  test("a hold (a seed writing the organization from another process) keeps its rows as a running job does, until it runs out or is released", async () => {
+  test("a hold (a seed writing an organization from another process) keeps every organization's rows until it runs out or is released", async () => {
     const { other, acc } = await anotherOrgFolded("heldco", "Held");
+    const bystander = await anotherOrgFolded("besideco", "Beside");
     await other.deal({ title: "Held late", account_id: acc.id, stage: "new" });
     const now = Date.now();
     holdFold(t.ctx.db, other.tenant.id, now + 60_000);
     const held = pendingSearchRows(t.ctx.db, other.tenant.id);
     expect(held).toBeGreaterThan(0);
     expect(foldSearchCounters(t.ctx.db, FOLD_STEP_MS, now)).toBe(0);
+    // Another organization's rows wait too (a fold step beside the seed reads pages its commits made stale).
+    await bystander.other.deal({ title: "Beside late", account_id: bystander.acc.id, stage: "new" });
+    const beside = pendingSearchRows(t.ctx.db, bystander.other.tenant.id);
+    expect(beside).toBeGreaterThan(0);
+    expect(foldSearchCounters(t.ctx.db, FOLD_STEP_MS, now)).toBe(0);
+    expect(pendingSearchRows(t.ctx.db, bystander.other.tenant.id)).toBe(beside);
+    releaseFold(t.ctx.db, other.tenant.id);
+    foldAll(t.ctx.db);
+    expect(pendingSearchRows(t.ctx.db)).toBe(0);
+    await other.deal({ title: "Held again", account_id: acc.id, stage: "new" });
+    const again = pendingSearchRows(t.ctx.db, other.tenant.id);
+    holdFold(t.ctx.db, other.tenant.id, now + 60_000);
     // A renewal moves the end; a hold past its end holds nothing (its seed was killed).
     holdFold(t.ctx.db, other.tenant.id, now + 120_000);
     expect(foldSearchCounters(t.ctx.db, FOLD_STEP_MS, now + 61_000)).toBe(0);
-    expect(pendingSearchRows(t.ctx.db, other.tenant.id)).toBe(held);
-    expect(foldSearchCounters(t.ctx.db, FOLD_STEP_MS, now + 121_000)).toBe(held);
+    expect(pendingSearchRows(t.ctx.db, other.tenant.id)).toBe(again);
+    expect(foldSearchCounters(t.ctx.db, FOLD_STEP_MS, now + 121_000)).toBeGreaterThan(0);
+    expect(pendingSearchRows(t.ctx.db, other.tenant.id)).toBe(0);
     // Released, the next rows are folded at once.
     holdFold(t.ctx.db, other.tenant.id, now + 60_000);
     await other.deal({ title: "Held later", account_id: acc.id, stage: "new" });
