@@ -85,7 +85,7 @@ export function createSqliteAccountTokensStore(db: Db, others: { security: Sqlit
         others.security.auditInTx(entry(row, proven), now);
         return row;
       }),
-    purgeExpired: async (before: number) => purge.run(before).changes,
+    purgeExpired: async (before: number) => writeTxAsync(db, () => purge.run(before).changes),
   };
   return store satisfies AccountTokensStore;
 }

@@ -1,6 +1,6 @@
 import type { Statement } from "bun:sqlite";
 import { jobPause } from "../../db/fts-merge";
-import { type Db, writeTx } from "../../db/database";
+import { type Db, writeTxAsync } from "../../db/database";
 import { type BulkChange, type BulkDealsStore, type BulkFilter, type BulkTarget, BulkTargetGone, type Reverted } from "../../crm/bulk-repo";
 import { bulkEntries, restoredEntry } from "../../crm/deal-activity";
 import { TENANT_SPAN, withNoteText } from "../../crm/deal-columns";
@@ -161,11 +161,11 @@ export function createSqliteBulkDealsStore(db: Db, others: { appendEventsInTx: A
     },
     memberExists: async (tenantId: string, userId: string) => userOf.get(tenantId, userId) !== null,
     async setTotal(tenantId: string, jobId: string, total: number, leaseUntil: number) {
-      writeTx(db, () => stmt("UPDATE crm_jobs SET total = ?3, lease_until = ?4 WHERE tenant_id = ?1 AND id = ?2 AND status = 'running'").run(tenantId, jobId, total, leaseUntil));
+      await writeTxAsync(db, () => stmt("UPDATE crm_jobs SET total = ?3, lease_until = ?4 WHERE tenant_id = ?1 AND id = ?2 AND status = 'running'").run(tenantId, jobId, total, leaseUntil));
     },
 
     async apply(tenantId: string, jobId: string, now: number, leaseUntil: number, targets: BulkTarget[], change: BulkChange, actor: EventActor) {
-      return writeTx(db, () => {
+      return writeTxAsync(db, () => {
         let n = lastUndo.get(tenantId, jobId)?.n ?? 0;
         let updated = 0;
         const updates = batchUpdates();
@@ -209,7 +209,7 @@ export function createSqliteBulkDealsStore(db: Db, others: { appendEventsInTx: A
     },
 
     async revert(tenantId: string, jobId: string, undoJobId: string | null, now: number, leaseUntil: number, limit: number, actor: EventActor): Promise<Reverted> {
-      return writeTx(db, () => {
+      return writeTxAsync(db, () => {
         const entries = newestUndo.all(tenantId, jobId, limit);
         const updates = batchUpdates();
         const out: Reverted = { entries: entries.length, reverted: 0, restored: 0, skipped: 0 };
@@ -272,7 +272,7 @@ export function createSqliteBulkDealsStore(db: Db, others: { appendEventsInTx: A
       );
     },
     async setDetail(tenantId: string, jobId: string, detail: string) {
-      writeTx(db, () => stmt("UPDATE crm_jobs SET detail = ?3 WHERE tenant_id = ?1 AND id = ?2").run(tenantId, jobId, detail));
+      await writeTxAsync(db, () => stmt("UPDATE crm_jobs SET detail = ?3 WHERE tenant_id = ?1 AND id = ?2").run(tenantId, jobId, detail));
     },
   };
 

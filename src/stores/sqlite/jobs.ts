@@ -1,6 +1,6 @@
 import type { Statement } from "bun:sqlite";
 import { jobPause } from "../../db/fts-merge";
-import { type Db, writeTx } from "../../db/database";
+import { type Db, writeTxAsync } from "../../db/database";
 import { isSqliteUniqueViolation as isUniqueViolation } from "../../kernel/unique-violation";
 import { TENANT_SPAN } from "../../crm/deal-columns";
 import { ImportRowError, type JobRow, type JobsStore } from "../../crm/export-import/jobs-repo";
@@ -137,7 +137,7 @@ export function createSqliteJobsStore(db: Db, others: { security: SqliteSecurity
     },
 
     async applyBatch(tenantId: string, jobId: string, now: number, leaseUntil: number, items: ImportItem[], present: ReadonlySet<string>, rows: number): Promise<Outcome> {
-      return writeTx(db, () => {
+      return writeTxAsync(db, () => {
         const outcome: Outcome = { added: 0, updated: 0, unchanged: 0 };
         let n = lastUndo.get(tenantId, jobId)?.n ?? 0;
         let seq = -1;
@@ -211,7 +211,7 @@ export function createSqliteJobsStore(db: Db, others: { security: SqliteSecurity
     },
 
     async undoStep(tenantId: string, jobId: string, limit: number): Promise<number> {
-      return writeTx(db, () => {
+      return writeTxAsync(db, () => {
         const entries = newestUndo.all(tenantId, jobId, limit);
         for (const u of entries) {
           try {
@@ -238,7 +238,7 @@ export function createSqliteJobsStore(db: Db, others: { security: SqliteSecurity
     },
 
     async dropUndo(tenantId: string, jobId: string, limit: number): Promise<number> {
-      return writeTx(db, () => {
+      return writeTxAsync(db, () => {
         const edge = oldestUndo.get(tenantId, jobId, limit);
         if (edge) return dropUndoBelow.run(tenantId, jobId, edge.n).changes;
         return dropAllUndo.run(tenantId, jobId).changes;
@@ -246,7 +246,7 @@ export function createSqliteJobsStore(db: Db, others: { security: SqliteSecurity
     },
 
     async finish(tenantId: string, jobId: string, now: number, status: "succeeded" | "failed", message: string | null, errors: string, errorCount: number, audit: AuditEntry | null) {
-      writeTx(db, () => {
+      await writeTxAsync(db, () => {
         stmt("UPDATE crm_jobs SET status = ?3, finished_at = ?4, message = ?5, errors = ?6, error_count = ?7 WHERE tenant_id = ?1 AND id = ?2").run(
           tenantId, jobId, status, now, message, errors, errorCount,
         );

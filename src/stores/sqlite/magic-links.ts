@@ -70,7 +70,7 @@ export function createSqliteMagicLinksStore(db: Db, others: { security: SqliteSe
         return row ?? null;
       }),
     /** Deletes links that expired before `before`; answers how many. */
-    purgeExpired: async (before: number) => purge.run(before).changes,
+    purgeExpired: async (before: number) => writeTxAsync(db, () => purge.run(before).changes),
   };
   return store satisfies MagicLinksStore;
 }

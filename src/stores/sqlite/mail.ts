@@ -1,5 +1,5 @@
 import { type MailStore, type OutgoingMail, type OutboxRow, backlogOf } from "../../mail/repo";
-import { type Db, writeTx } from "../../db/database";
+import { type Db, writeTx, writeTxAsync } from "../../db/database";
 import { newId } from "../../kernel/ids";
 import { type OutboxSeal, isSealed } from "../../mail/outbox-seal";
 
@@ -70,25 +70,25 @@ export function createSqliteMailStore(db: Db, seal: OutboxSeal) {
       return id;
     },
     // Looked up on the store at call time, as every store that writes mail does.
-    enqueue: async (m: OutgoingMail, now: number) => store.enqueueInTx(m, now),
+    enqueue: async (m: OutgoingMail, now: number) => writeTxAsync(db, () => store.enqueueInTx(m, now)),
     list: async (limit = 100) => list.all(limit).map(seal.open),
     byId: async (id: string) => {
       const row = byId.get(id);
       return row ? seal.open(row) : null;
     },
     /** Takes up to `limit` due rows for one sender, leased until `lockedUntil`. */
-    claimDue: async (now: number, lockedUntil: number, limit: number) => claim.all(now, lockedUntil, limit).map(seal.open),
-    markSent: async (id: string, now: number) => markSent.run(id, now).changes === 1,
-    markRetry: async (id: string, nextAttemptAt: number, error: string) => markRetry.run(id, nextAttemptAt, error).changes === 1,
-    markFailed: async (id: string, error: string) => markFailed.run(id, error).changes === 1,
+    claimDue: async (now: number, lockedUntil: number, limit: number) => (await writeTxAsync(db, () => claim.all(now, lockedUntil, limit))).map(seal.open),
+    markSent: async (id: string, now: number) => writeTxAsync(db, () => markSent.run(id, now).changes === 1),
+    markRetry: async (id: string, nextAttemptAt: number, error: string) => writeTxAsync(db, () => markRetry.run(id, nextAttemptAt, error).changes === 1),
+    markFailed: async (id: string, error: string) => writeTxAsync(db, () => markFailed.run(id, error).changes === 1),
     /** Extends the lease of rows a live sender still holds; answers how many it extended. */
-    renewLeases: async (ids: string[], lockedUntil: number) => (ids.length === 0 ? 0 : renew.run(JSON.stringify(ids), lockedUntil).changes),
+    renewLeases: async (ids: string[], lockedUntil: number) => (ids.length === 0 ? 0 : writeTxAsync(db, () => renew.run(JSON.stringify(ids), lockedUntil).changes)),
     /** Gives a claimed row back unsent (a sender stopping), without counting the attempt. */
-    release: async (id: string) => release.run(id).changes === 1,
+    release: async (id: string) => writeTxAsync(db, () => release.run(id).changes === 1),
     /** When the earliest pending row falls due or the earliest lease lapses; null when idle. */
     nextDueAt: async () => nextDue.get()?.at ?? null,
     /** Deletes sent and failed mail created before `before`; answers how many. */
-    purgeFinished: async (before: number) => purgeFinished.run(before).changes,
+    purgeFinished: async (before: number) => writeTxAsync(db, () => purgeFinished.run(before).changes),
     backlog: async () => backlogOf(backlog.all()),
   };
   return store satisfies MailStore;

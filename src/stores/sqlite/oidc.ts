@@ -81,7 +81,7 @@ export function createSqliteOidcStore(db: Db, others: { users: SqliteUsersStore;
     identityOfUser: async (tenantId: string, userId: string, id: string) => identityById.get(tenantId, userId, id),
     identitiesOfUser: async (tenantId: string, userId: string, limit: number, offset: number) => identitiesOfUser.all(tenantId, userId, limit, offset),
     identityCount: async (tenantId: string, userId: string) => identityCount.get(tenantId, userId)!.n,
-    touchIdentity: async (tenantId: string, id: string, now: number) => void touchIdentity.run(tenantId, id, now),
+    touchIdentity: async (tenantId: string, id: string, now: number) => void (await writeTxAsync(db, () => touchIdentity.run(tenantId, id, now))),
     /** Links an identity; "taken" when (issuer, subject) is already linked in this organization. */
     linkIdentity: async (row: IdentityRow, audit: AuditEntry) =>
       writeTxAsync(db, (): "linked" | "taken" => {
@@ -110,11 +110,11 @@ export function createSqliteOidcStore(db: Db, others: { users: SqliteUsersStore;
         return true;
       }),
 
-    openFlow: async (f: FlowRow) => void insertFlow.run(f.state_hash, f.tenant_id, f.provider_id, f.user_id, f.browser_hash, f.verifier_sealed, f.nonce, f.created_at, f.expires_at),
+    openFlow: async (f: FlowRow) => void (await writeTxAsync(db, () => insertFlow.run(f.state_hash, f.tenant_id, f.provider_id, f.user_id, f.browser_hash, f.verifier_sealed, f.nonce, f.created_at, f.expires_at))),
     /** The flow a state names, by the organization the state names and the state's hash. */
     flow: async (tenantId: string, stateHash: string) => flowByState.get(tenantId, stateHash),
     spendFlow: async (tenantId: string, stateHash: string) => writeTxAsync(db, () => spendFlow.get(tenantId, stateHash)),
-    purgeExpired: async (before: number) => void purgeFlows.run(before),
+    purgeExpired: async (before: number) => void (await writeTxAsync(db, () => purgeFlows.run(before))),
   };
   return store satisfies OidcStore;
 }

@@ -93,33 +93,33 @@ export function createSqliteOperatorStore(db: Db) {
   const pages = db.prepare<{ n: number }, []>("SELECT page_count * page_size AS n FROM pragma_page_count(), pragma_page_size()");
 
   const store = {
-    create: async (r: OperatorRow) => insert.run(r.id, r.email, r.password_hash, r.totp_secret, r.created_at).changes === 1,
+    create: async (r: OperatorRow) => writeTxAsync(db, () => insert.run(r.id, r.email, r.password_hash, r.totp_secret, r.created_at).changes === 1),
     byEmail: async (email: string) => byEmail.get(email) ?? null,
     byId: async (id: string) => byId.get(id) ?? null,
     list: async () => list.all(),
-    remove: async (email: string) => remove.run(email).changes === 1,
-    acceptStep: async (id: string, step: number, at: number) => acceptStep.run(id, step, at).changes === 1,
-    addChallenge: async (tokenHash: string, operatorId: string, expiresAt: number) => void addChallenge.run(tokenHash, operatorId, expiresAt),
+    remove: async (email: string) => writeTxAsync(db, () => remove.run(email).changes === 1),
+    acceptStep: async (id: string, step: number, at: number) => writeTxAsync(db, () => acceptStep.run(id, step, at).changes === 1),
+    addChallenge: async (tokenHash: string, operatorId: string, expiresAt: number) => void (await writeTxAsync(db, () => addChallenge.run(tokenHash, operatorId, expiresAt))),
     takeChallenge: async (tokenHash: string, now: number) => {
       const row = await writeTxAsync(db, () => takeChallenge.get(tokenHash));
       return row && row.expires_at > now ? row.operator_id : null;
     },
     peekChallenge: async (tokenHash: string, now: number) => peekChallenge.get(tokenHash, now)?.operator_id ?? null,
-    createSession: async (s: NewOperatorSession) => void createSession.run(s.id, s.tokenHash, s.operatorId, s.createdAt, s.expiresAt, s.ip, s.userAgent),
+    createSession: async (s: NewOperatorSession) => void (await writeTxAsync(db, () => createSession.run(s.id, s.tokenHash, s.operatorId, s.createdAt, s.expiresAt, s.ip, s.userAgent))),
     sessionByHash: async (tokenHash: string, now: number, idleSince: number) => sessionByHash.get(tokenHash, now, idleSince) ?? null,
-    touchSession: async (id: string, at: number) => void touch.run(id, at),
-    proveSession: async (id: string, at: number) => void prove.run(id, at),
-    endSession: async (id: string, at: number) => void end.run(id, at),
+    touchSession: async (id: string, at: number) => void (await writeTxAsync(db, () => touch.run(id, at))),
+    proveSession: async (id: string, at: number) => void (await writeTxAsync(db, () => prove.run(id, at))),
+    endSession: async (id: string, at: number) => void (await writeTxAsync(db, () => end.run(id, at))),
     replaceBackupCodes: async (operatorId: string, hashes: string[], at: number) =>
       writeTxAsync(db, () => {
         dropCodes.run(operatorId);
         for (const h of hashes) addCode.run(h, operatorId, at);
       }),
-    useBackupCode: async (operatorId: string, hash: string, at: number) => useCode.run(operatorId, hash, at).changes === 1,
+    useBackupCode: async (operatorId: string, hash: string, at: number) => writeTxAsync(db, () => useCode.run(operatorId, hash, at).changes === 1),
     remainingBackupCodes: async (operatorId: string) => codesLeft.get(operatorId)!.n,
     sessionsOf: async (operatorId: string, now: number, idleSince: number) => sessionsOf.all(operatorId, now, idleSince),
-    endSessionOf: async (operatorId: string, id: string, at: number) => endOf.run(operatorId, id, at).changes === 1,
-    endOtherSessions: async (operatorId: string, keepId: string, at: number) => endOthers.run(operatorId, keepId, at).changes,
+    endSessionOf: async (operatorId: string, id: string, at: number) => writeTxAsync(db, () => endOf.run(operatorId, id, at).changes === 1),
+    endOtherSessions: async (operatorId: string, keepId: string, at: number) => writeTxAsync(db, () => endOthers.run(operatorId, keepId, at).changes),
     purgeExpired: async (now: number, before: number) => {
       purgeChallenges.run(now);
       purgeSessions.run(before);
@@ -136,8 +136,8 @@ export function createSqliteOperatorStore(db: Db) {
       rows: mailQueue.all(status, limit, offset),
       total: mailCount.get(status)!.n,
     }),
-    retryMail: async (id: string, now: number) => retryMail.run(id, now).changes === 1,
-    discardMail: async (id: string) => discardMail.run(id).changes === 1,
+    retryMail: async (id: string, now: number) => writeTxAsync(db, () => retryMail.run(id, now).changes === 1),
+    discardMail: async (id: string) => writeTxAsync(db, () => discardMail.run(id).changes === 1),
     jobs: async (limit: number, offset: number) => ({ rows: jobs.all(limit, offset), total: jobsCount.get()!.n }),
     runningJobs: async () => running.get()!.n,
     // One server process writes a SQLite file: this one, since it started.
@@ -155,7 +155,7 @@ export function createSqliteOperatorStore(db: Db) {
       return { database_bytes: pages.get()!.n, wal_bytes: wal };
     },
     backupSchedule: async () => getSetting.get(BACKUP_SCHEDULE_KEY)?.value ?? null,
-    setBackupSchedule: async (json: string) => void putSetting.run(BACKUP_SCHEDULE_KEY, json),
+    setBackupSchedule: async (json: string) => void (await writeTxAsync(db, () => putSetting.run(BACKUP_SCHEDULE_KEY, json))),
   };
   return store satisfies OperatorStore;
 }

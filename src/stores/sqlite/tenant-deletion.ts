@@ -1,4 +1,4 @@
-import { type Db, writeTx } from "../../db/database";
+import { type Db, writeTxAsync } from "../../db/database";
 import { type DeletionMarker, type TenantDeletionStore, deletionOrder } from "../../organization/deletion-repo";
 
 /** The marker's key in settings: one per organization being deleted. */
@@ -90,7 +90,7 @@ export function createSqliteTenantDeletionStore(db: Db): TenantDeletionStore {
 
   return {
     async begin(tenantId, state, now) {
-      return writeTx(db, () => {
+      return writeTxAsync(db, () => {
         const changed = db.prepare("UPDATE tenants SET disabled_at = coalesce(disabled_at, ?2) WHERE id = ?1").run(tenantId, now).changes;
         if (changed === 0) return false;
         putMarker.run(MARKER + tenantId, state);
@@ -98,7 +98,7 @@ export function createSqliteTenantDeletionStore(db: Db): TenantDeletionStore {
       });
     },
     async update(tenantId, state) {
-      writeTx(db, () => {
+      await writeTxAsync(db, () => {
         if (getMarker.get(MARKER + tenantId)) putMarker.run(MARKER + tenantId, state);
       });
     },
@@ -117,10 +117,10 @@ export function createSqliteTenantDeletionStore(db: Db): TenantDeletionStore {
     },
     async deleteSome(tenantId, table, from, limit) {
       const plan = planOf(table);
-      return writeTx(db, () => plan.deleteSome(tenantId, from, limit));
+      return writeTxAsync(db, () => plan.deleteSome(tenantId, from, limit));
     },
     async finish(tenantId) {
-      writeTx(db, () => {
+      await writeTxAsync(db, () => {
         // Rate-limit windows keyed by the organization (e.g. imports per admin: tenant:user).
         db.prepare("DELETE FROM rate_limits WHERE instr(key, ?1) > 0").run(tenantId);
         db.prepare("DELETE FROM tenants WHERE id = ?1").run(tenantId);
