@@ -119,6 +119,7 @@ try {
   else if (bulk) await phase(`bulk change of the stage nearest ${BULK.toLocaleString("en-US")} deals`, () => bulkChange(a, adminA));
   if (PHASES.has("seed")) await phase(`seed ${SEED.toLocaleString("en-US")} more deals`, async () => {
     const seconds = await cli(["seed", "--tenant", "bigco", "--deals", String(SEED)]);
+    if (process.env.NEIGHBOURS_SHOW_SEED) say(cliOutput);
     const held = /longest write transaction: ([\d.]+) ms \(([^;]*)/.exec(cliOutput);
     return `(command line: ${seconds.toFixed(1)} s${held ? `, longest write transaction ${held[1]} ms: ${held[2]}` : ""})`;
   });

@@ -169,6 +169,7 @@ export function startCheckpointer(file: string, everyMs = 200, idleTicks = IDLE_
     if (event.data.caughtUp !== undefined) {
       waiting.get(event.data.caughtUp)?.(event.data.copied === true);
       waiting.delete(event.data.caughtUp);
+      if (waiting.size === 0) worker.unref();
     }
     if (event.data.closed) stopped?.();
   };
@@ -177,9 +178,12 @@ export function startCheckpointer(file: string, everyMs = 200, idleTicks = IDLE_
     shm: `${file}-shm`,
     fd: null,
     ahead: null,
+    // While a catch-up is asked, the thread keeps the process alive: a process with nothing else
+    // to wait for (`suite seed`, which has no server) exited at once, code 0, in the middle of its work.
     catchUp: () =>
       new Promise<boolean>((resolve) => {
         const id = ++asked;
+        if (waiting.size === 0) worker.ref();
         waiting.set(id, resolve);
         worker.postMessage({ catchUp: id });
       }),

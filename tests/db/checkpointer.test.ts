@@ -121,3 +121,36 @@ test("past CATCH_UP_FRAMES walCatchUp has the WAL copied while the job goes on; 
     db.close();
   }
 });
+
+test("a process with nothing else to wait for (the seed beside a server) lives through a catch-up's wait for the thread", async () => {
+  // Before, the thread never kept the process alive: `suite seed` awaiting the copy at RESTART_FRAMES
+  // exited at once, code 0, a few hundred deals into a seed of 30,000.
+  const file = join(dir, "alone.db");
+  const script = `
+    const { openDatabase, writeTx } = require(${JSON.stringify(join(import.meta.dir, "../../src/db/database.ts"))});
+    const { startCheckpointer, walCatchUp } = require(${JSON.stringify(join(import.meta.dir, "../../src/db/checkpointer.ts"))});
+    const db = openDatabase(${JSON.stringify(file)});
+    db.run("PRAGMA wal_autocheckpoint = 0");
+    db.run("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)");
+    const checkpointer = startCheckpointer(${JSON.stringify(file)}, 60_000);
+    const insert = db.prepare("INSERT INTO t (v) VALUES (?1)");
+    (async () => {
+      for (let b = 0; b < 40; b++) {
+        writeTx(db, () => { for (let i = 0; i < 250; i++) insert.run(b + " " + i + " " + "x".repeat(3900)); });
+        await walCatchUp(${JSON.stringify(file)});
+      }
+      console.log("all 40 batches");
+      await checkpointer.stop();
+      insert.finalize();
+      db.close();
+    })();
+  `;
+  const p = Bun.spawn([process.execPath, "-e", script], { stdout: "pipe", stderr: "pipe" });
+  const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+  expect(err).toBe("");
+  expect(out).toContain("all 40 batches");
+  expect(code).toBe(0);
+  const check = new Database(file, { readonly: true });
+  expect(check.query("SELECT count(*) AS n FROM t").get()).toEqual({ n: 10_000 });
+  check.close();
+}, 60_000);

@@ -2,6 +2,7 @@ import { type Db, WAL_AUTOCHECKPOINT, writeTx } from "../../db/database";
 import { nextStepSize } from "../../kernel/step-size";
 import { mergeStepInside } from "../../db/fts-merge";
 import { holdFold, releaseFold } from "../../db/search-fold";
+import { startCheckpointer, walCatchUp } from "../../db/checkpointer";
 import type { SeedResult, SeedTenant } from "../../crm/seed-store";
 import { setDemoPassword, startSeed } from "./bulk-load";
 
@@ -74,10 +75,11 @@ export function pacer(db: Db) {
     get longest() {
       return { ms: longestMs, what: longestWhat };
     },
-    /** One transaction of `fn(size)`, then the pause. */
+    /** One transaction of `fn(size)`, then the WAL caught up (liveSeed) and the pause. */
     async step<T>(fn: (size: number) => T): Promise<T> {
       const { out, ms } = timed(`a batch of ${size}`, () => fn(size));
       size = nextStepSize(size, ms, { min: MIN_BATCH, max: MAX_BATCH, targetMs: TARGET_MS });
+      await walCatchUp(db.filename);
       // A batch that waited long for the lock already let the server's writes go first: the pause follows the hold alone.
       await Bun.sleep(gapAfter(ms));
       return out;
@@ -130,55 +132,64 @@ export async function liveSeed(db: Db, t: SeedTenant, now: number, progress: (do
   // Progress at every tenth (at least every 1,000 deals): a batch ends there.
   const every = Math.max(1_000, Math.ceil(t.deals / 10));
   let mark = Math.min(t.deals, every);
-  // No checkpoint inside this connection's commits (SQLite's automatic one): the
-  // server's checkpointer thread copies the WAL meanwhile, and one PASSIVE checkpoint (never in a
-  // writer's way) runs at the end for a peer that has none.
+  // No checkpoint inside this connection's commits (SQLite's automatic one): a checkpointer thread
+  // of the seed's own copies the WAL, caught up between batches as a job's is (walCatchUp in
+  // pacer.step), so that the seed's next batch starts the WAL over before it is WAL_AUTOCHECKPOINT
+  // long. Left to the server's checkpointer (a tick every 200 ms; the seed's batches come every
+  // 25), the WAL stayed longer, and then every commit of the server ran SQLite's automatic
+  // checkpoint inside itself, copying and fsyncing on its event loop: 122 sign-ins held the writer
+  // or the event loop over 50 ms beside a seed of 100,000 deals. One PASSIVE checkpoint at the end.
   db.run("PRAGMA wal_autocheckpoint = 0");
+  const checkpointer = startCheckpointer(db.filename);
   try {
-    while (done < t.deals) {
-      await pace.step((size) => {
-        // In pieces, the batch ending once it has held the writer TARGET_MS: sized by the batches
-        // before it, a batch whose deals cost more (the cache cold after the server's commits, the
-        // cores busy) held the writer 61-101 ms, and a neighbour's write waited through it.
-        const started = performance.now();
-        const end = Math.min(mark, done + size);
-        while (done < end) {
-          const to = Math.min(end, done + PIECE);
-          plan.insertDeals(done, to);
-          done = to;
-          if (performance.now() - started >= TARGET_MS) break;
+    try {
+      while (done < t.deals) {
+        await pace.step((size) => {
+          // In pieces, the batch ending once it has held the writer TARGET_MS: sized by the batches
+          // before it, a batch whose deals cost more (the cache cold after the server's commits, the
+          // cores busy) held the writer 61-101 ms, and a neighbour's write waited through it.
+          const started = performance.now();
+          const end = Math.min(mark, done + size);
+          while (done < end) {
+            const to = Math.min(end, done + PIECE);
+            plan.insertDeals(done, to);
+            done = to;
+            if (performance.now() - started >= TARGET_MS) break;
+          }
+          renewHold();
+        });
+        await pace.merge();
+        if (done === mark) {
+          progress(done, t.deals);
+          mark = Math.min(t.deals, mark + every);
         }
-        renewHold();
-      });
-      await pace.merge();
-      if (done === mark) {
-        progress(done, t.deals);
-        mark = Math.min(t.deals, mark + every);
       }
+    } catch (e) {
+      db.run(`PRAGMA wal_autocheckpoint = ${WAL_AUTOCHECKPOINT}`);
+      await unseed(db, t.tenantId, plan.range[0], plan.range[0] + done, plan.added);
+      // The hold ends with the seed, failed or not (a tenant the seed created is removed, its hold with it).
+      writeTx(db, () => releaseFold(db, t.tenantId));
+      throw e;
     }
-  } catch (e) {
+    // The deals are written: the server may sweep their pending rows (the statistics below are a few short steps).
+    pace.once("the search counters' fold released", () => releaseFold(db, t.tenantId));
+    // The planner's statistics of the deals, one index a transaction: `ANALYZE deals` held the
+    // writer 209 ms beside a server (19 indexes sampled at once), each index alone a tenth of that.
+    // Only the indexes whose statistics are missing or were taken on fewer rows than this seed
+    // added (the table more than doubled since): at 1.1M deals each took up to 188 ms, and a
+    // server's writes waiting through them back to back waited 430 ms (its busy handler sleeps on
+    // its event loop); statistics of at least half the rows still describe the table.
+    for (const name of staleIndexes(db, "deals", t.deals)) {
+      pace.once(`ANALYZE ${name}`, () => db.run(`ANALYZE "${name!.replace(/"/g, '""')}"`));
+      // A gap between them, as between batches: the server's waiting writer polls for the lock.
+      await Bun.sleep(10);
+    }
     db.run(`PRAGMA wal_autocheckpoint = ${WAL_AUTOCHECKPOINT}`);
-    await unseed(db, t.tenantId, plan.range[0], plan.range[0] + done, plan.added);
-    // The hold ends with the seed, failed or not (a tenant the seed created is removed, its hold with it).
-    writeTx(db, () => releaseFold(db, t.tenantId));
-    throw e;
+    db.query("PRAGMA wal_checkpoint(PASSIVE)").get();
+    return { ...plan.result, longest: pace.longest };
+  } finally {
+    await checkpointer.stop();
   }
-  // The deals are written: the server may sweep their pending rows (the statistics below are a few short steps).
-  pace.once("the search counters' fold released", () => releaseFold(db, t.tenantId));
-  // The planner's statistics of the deals, one index a transaction: `ANALYZE deals` held the
-  // writer 209 ms beside a server (19 indexes sampled at once), each index alone a tenth of that.
-  // Only the indexes whose statistics are missing or were taken on fewer rows than this seed
-  // added (the table more than doubled since): at 1.1M deals each took up to 188 ms, and a
-  // server's writes waiting through them back to back waited 430 ms (its busy handler sleeps on
-  // its event loop); statistics of at least half the rows still describe the table.
-  for (const name of staleIndexes(db, "deals", t.deals)) {
-    pace.once(`ANALYZE ${name}`, () => db.run(`ANALYZE "${name!.replace(/"/g, '""')}"`));
-    // A gap between them, as between batches: the server's waiting writer polls for the lock.
-    await Bun.sleep(10);
-  }
-  db.run(`PRAGMA wal_autocheckpoint = ${WAL_AUTOCHECKPOINT}`);
-  db.query("PRAGMA wal_checkpoint(PASSIVE)").get();
-  return { ...plan.result, longest: pace.longest };
 }
 
 /** The indexes of `table` without statistics, or with statistics of fewer rows than `added`. */
