@@ -40,6 +40,7 @@ export const SLOW_REASONS: Record<string, string> = {
   "tests/cli/user-commands.test.ts": `${SUITE} (tests/cli/user-tenant-kit.ts), at a terminal through script(1)`,
   "tests/operator/console-backups-files.test.ts": "the console's \"Back up now\" runs `suite backup` from the source in a process of its own",
   "tests/crm/seed.test.ts": "`suite seed` in a process of its own, beside a spawned server",
+  "tests/db/checkpointer.test.ts": "a Bun process with nothing but catch-ups to wait for (the live seed's case)",
   "tests/db/search-fold.test.ts": "a second Bun process folding the search counters, killed mid-way",
   "tests/db/wal-bound.test.ts": "`suite backup` in a process of its own",
   "tests/deploy/release.test.ts": "builds the release binary and runs it",
